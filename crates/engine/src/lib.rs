@@ -1,1 +1,35 @@
-//! placeholder-free stub
+//! podsim's deterministic discrete-event core.
+//!
+//! # The ordering guarantee
+//! Events are handled in increasing `(time, priority, insertion sequence)`:
+//! 1. earlier simulated time first (integer picoseconds, so there are no float ties);
+//! 2. at equal times, the lower priority number first (`u8`; [`DEFAULT_PRIORITY`] is 128);
+//! 3. at equal time and priority, the event scheduled first.
+//!
+//! The key is unique, so the order is total: a run is a pure function of the model, its initial
+//! events and the master seed, whatever the machine, thread count or queue geometry.
+//!
+//! # Parts
+//! * [`EventQueue`]: a timing wheel for near events with an overflow heap for far ones.
+//! * [`Simulation`] and [`Model`]: run until empty ([`Simulation::run`]), until a time
+//!   ([`Simulation::run_until`]) or one event at a time ([`Simulation::step`]).
+//! * [`RngStreams`]: one random stream per component path, from a master seed.
+//! * [`Stats`]: counters and histograms under dotted paths with units and descriptions.
+//! * [`SimError`]: typed errors (deadlock, time limit, invalid configuration).
+//!
+//! Architecture invariant: the engine knows nothing about networks, topologies or file formats.
+
+mod error;
+mod queue;
+mod rng;
+mod sim;
+mod stats;
+
+pub use error::SimError;
+pub use queue::EventQueue;
+pub use rng::{RngStreams, SimRng, fnv1a64, splitmix64};
+pub use sim::{Context, DEFAULT_PRIORITY, Model, Simulation, Stop};
+pub use stats::{CounterId, Histogram, HistogramId, Stat, StatValue, Stats};
+
+#[cfg(test)]
+mod tests;
