@@ -1,1 +1,90 @@
-//! placeholder-free stub
+//! Interconnect topologies as pure graphs with coordinates, and their exact metrics.
+//!
+//! This first slice has one type, [`KAryNCube`], which covers rings, meshes, tori and mixed
+//! mesh/torus shapes, optionally grouped into blocks whose links differ (TPU v4's electrical
+//! 4x4x4 blocks joined by optical links). [`metrics`] computes node and link counts, degree,
+//! diameter, average distance and bisection, by closed forms where the structure gives them.
+//!
+//! Architecture invariant: topology knows nothing about time passing, packets or file formats;
+//! a link's latency is a number it carries, not something it simulates.
+
+mod kncube;
+pub mod metrics;
+
+use std::fmt;
+
+use podsim_units::{Bandwidth, SimDuration};
+
+pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
+pub use metrics::{BisectionMethod, Metrics, metrics};
+
+/// A node's index in its topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u64);
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "n{}", self.0)
+    }
+}
+
+/// What a link is physically made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LinkKind {
+    /// Wires on one die (a network-on-chip hop).
+    OnChip,
+    /// Copper between packages, boards or racks.
+    Electrical,
+    /// Fibre, possibly through an optical circuit switch.
+    Optical,
+}
+
+impl LinkKind {
+    /// Every kind, in display order.
+    pub const ALL: [LinkKind; 3] = [LinkKind::OnChip, LinkKind::Electrical, LinkKind::Optical];
+
+    /// The lower-case name used in files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkKind::OnChip => "on-chip",
+            LinkKind::Electrical => "electrical",
+            LinkKind::Optical => "optical",
+        }
+    }
+}
+
+impl fmt::Display for LinkKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A link's kind, its bandwidth in each direction and its latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinkSpec {
+    /// What it is made of.
+    pub kind: LinkKind,
+    /// Bandwidth per direction (a link carries this much each way at once).
+    pub bandwidth: Bandwidth,
+    /// Time of flight from one end to the other.
+    pub latency: SimDuration,
+}
+
+/// A topology that cannot be built; names the parameter and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}`: {why}")]
+pub struct TopologyError {
+    /// The parameter at fault (`dims`, `wrap`, `blocks.shape`, ...).
+    pub key: &'static str,
+    /// What was expected.
+    pub why: String,
+}
+
+impl TopologyError {
+    pub(crate) fn new(key: &'static str, why: impl Into<String>) -> Self {
+        TopologyError { key, why: why.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests;

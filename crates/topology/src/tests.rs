@@ -1,0 +1,214 @@
+use super::*;
+use crate::metrics::{bfs_distances, exhaustive_bisection, straight_cut_bisection};
+use podsim_units::{Bandwidth, SimDuration};
+use proptest::prelude::*;
+
+fn spec(gbps: u64) -> LinkSpec {
+    LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(gbps).unwrap(),
+        latency: SimDuration::from_ns(10),
+    }
+}
+
+fn cube(dims: &[u32], wrap: &[bool]) -> KAryNCube {
+    KAryNCube::new(dims.to_vec(), wrap.to_vec(), spec(50)).unwrap()
+}
+
+#[test]
+fn torus_4x4x8_by_hand() {
+    let m = metrics(&cube(&[4, 4, 8], &[true; 3]));
+    // 128 nodes, 3 links per node (one Plus link per dimension) = 384.
+    assert_eq!((m.nodes, m.links, m.degree_max), (128, 384, 6));
+    // Diameter 2 + 2 + 4 = 8.
+    assert_eq!(m.diameter, 8);
+    // Ring sums over ordered pairs: k=4: 4 × 4 = 16; k=8: 8 × 16 = 128.
+    // Total = 32² × 16 × 2 + 16² × 128 = 65,536 over 128 × 127 ordered pairs.
+    assert!((m.average_distance - 65_536.0 / (128.0 * 127.0)).abs() < 1e-12);
+    // Cutting the 8-long dimension cuts 2 links on each of 16 rings: 32 links,
+    // × 50 GB/s × 2 directions = 3.2 TB/s.
+    assert_eq!(m.bisection_links, 32);
+    assert_eq!(m.bisection_bandwidth_bytes_per_s, 3_200_000_000_000);
+    assert_eq!(m.bisection_method, BisectionMethod::StraightCut);
+}
+
+#[test]
+fn mesh_8x8_by_hand() {
+    let m = metrics(&cube(&[8, 8], &[false; 2]));
+    // 2 dimensions × 8 lines × 7 links = 112; corner degree 2, interior 4; diameter 7 + 7.
+    assert_eq!((m.nodes, m.links, m.degree_max, m.degree_min, m.diameter), (64, 112, 4, 2, 14));
+    // Line sum (k³-k)/3 = 168; total 2 × 8² × 168 = 21,504 over 64 × 63 pairs = 16/3.
+    assert!((m.average_distance - 16.0 / 3.0).abs() < 1e-12);
+    // The middle cut crosses 8 links: 8 × 50 GB/s × 2 = 800 GB/s.
+    assert_eq!((m.bisection_links, m.bisection_bandwidth_bytes_per_s), (8, 800_000_000_000));
+}
+
+#[test]
+fn k_computer_physical_network() {
+    // tofu-interconnect-d.txt, section II.A: 82,944 nodes, 46.1 TB/s bisection at 5.0 GB/s per
+    // link, 1.66 PB/s injection at 20 GB/s (4 TNIs) per node.
+    let t = KAryNCube::new(
+        vec![24, 18, 16, 2, 3, 2],
+        vec![true, false, true, false, true, false],
+        spec(5),
+    )
+    .unwrap()
+    .with_interfaces(4)
+    .unwrap();
+    let m = metrics(&t);
+    assert_eq!(m.nodes, 82_944);
+    // Cheapest cut: across Y (mesh of 18), one link on each of 82,944/18 = 4,608 lines.
+    assert_eq!(m.bisection_links, 4_608);
+    assert_eq!(m.bisection_bandwidth_bytes_per_s, 4_608 * 5_000_000_000 * 2);
+    assert_eq!(m.total_injection_bandwidth_bytes_per_s, 82_944 * 20_000_000_000);
+    // Ports: X, Z, B two each; Y two in the interior; A, C one each: 10 (the seed's 10 ports).
+    assert_eq!(m.degree_max, 10);
+}
+
+#[test]
+fn blocks_split_links_by_kind() {
+    // TPU v4 4x4x8 slice from two 4x4x4 blocks: each block is a 4x4x4 mesh (3 × 16 × 3 = 144
+    // electrical links); the other 384 - 288 = 96 links are optical.
+    let optical = LinkSpec { kind: LinkKind::Optical, ..spec(50) };
+    let t = cube(&[4, 4, 8], &[true; 3])
+        .with_blocks(Blocks { shape: vec![4, 4, 4], between: optical })
+        .unwrap();
+    let m = metrics(&t);
+    assert_eq!(m.links_by_kind, vec![(LinkKind::Electrical, 288), (LinkKind::Optical, 96)]);
+    assert_eq!(t.links().filter(|l| l.spec.kind == LinkKind::Optical).count(), 96);
+    assert!(cube(&[4, 4, 8], &[true; 3])
+        .with_blocks(Blocks { shape: vec![4, 4, 3], between: optical })
+        .is_err());
+}
+
+#[test]
+fn bad_shapes_are_rejected() {
+    assert!(KAryNCube::new(vec![0, 4], vec![true, true], spec(1)).is_err());
+    assert!(KAryNCube::new(vec![], vec![], spec(1)).is_err());
+    assert!(KAryNCube::new(vec![4, 4], vec![true], spec(1)).is_err());
+    assert!(KAryNCube::new(vec![1 << 20, 1 << 20, 2], vec![true; 3], spec(1)).is_err());
+}
+
+#[test]
+fn million_node_torus_is_closed_form() {
+    let m = metrics(&cube(&[100, 100, 100], &[true; 3]));
+    assert_eq!(m.nodes, 1_000_000);
+    assert_eq!(m.links, 3_000_000);
+    assert_eq!(m.diameter, 150);
+    // Cut across one dimension: 2 links on each of 10,000 rings.
+    assert_eq!(m.bisection_links, 20_000);
+    // Ring of 100: line sum 100 × 2500; total 3 × 10⁸ × 250,000 over 10⁶ × (10⁶ - 1) pairs.
+    let want = 3.0 * 1e8 * 250_000.0 / (1e6 * 999_999.0);
+    assert!((m.average_distance - want).abs() < 1e-9);
+}
+
+/// Every shape with at most 24 nodes and up to three dimensions of size >= 2.
+fn small_shapes() -> Vec<(Vec<u32>, Vec<bool>)> {
+    let mut out = Vec::new();
+    for a in 2..=24u32 {
+        for b in 1..=12u32 {
+            for c in 1..=6u32 {
+                if a * b * c > 24 || (b == 1 && c > 1) {
+                    continue;
+                }
+                let dims: Vec<u32> = [a, b, c].into_iter().filter(|&k| k > 1 || k == a).collect();
+                for w in 0..(1u32 << dims.len()) {
+                    let wrap = (0..dims.len()).map(|i| w & (1 << i) != 0).collect();
+                    out.push((dims.clone(), wrap));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn straight_cut_matches_exhaustive_search_on_small_shapes() {
+    let mut mismatches = Vec::new();
+    for (dims, wrap) in small_shapes() {
+        let t = cube(&dims, &wrap);
+        let closed = straight_cut_bisection(&t);
+        let exact = exhaustive_bisection(&t);
+        if closed != exact {
+            mismatches.push(format!("{}: closed {:?} exhaustive {:?}", t.shorthand(), closed, exact));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn closed_form_distances_match_breadth_first_search() {
+    for (dims, wrap) in small_shapes().into_iter().step_by(3) {
+        let t = cube(&dims, &wrap);
+        let n = t.node_count();
+        let mut sum = 0u64;
+        let mut diameter = 0;
+        for s in 0..n {
+            let d = bfs_distances(&t, NodeId(s));
+            for (v, &x) in d.iter().enumerate() {
+                assert_eq!(x, t.distance(NodeId(s), NodeId(v as u64)));
+            }
+            sum += d.iter().sum::<u64>();
+            diameter = diameter.max(*d.iter().max().unwrap());
+        }
+        let m = metrics(&t);
+        assert_eq!(m.diameter, diameter, "{}", t.shorthand());
+        let avg = sum as f64 / (n * (n - 1)) as f64;
+        assert!((m.average_distance - avg).abs() < 1e-12, "{}", t.shorthand());
+        assert_eq!(m.links as usize, t.links().count());
+    }
+}
+
+fn arb_cube() -> impl Strategy<Value = KAryNCube> {
+    prop::collection::vec((1u32..7, any::<bool>()), 1..5).prop_map(|v| {
+        let (dims, wrap): (Vec<u32>, Vec<bool>) = v.into_iter().unzip();
+        cube(&dims, &wrap)
+    })
+}
+
+proptest! {
+    #[test]
+    fn coordinates_round_trip(t in arb_cube(), pick in any::<u64>()) {
+        let node = NodeId(pick % t.node_count());
+        let c = t.coords(node).unwrap();
+        prop_assert_eq!(t.node_at(&c), Some(node));
+        for (d, &x) in c.iter().enumerate() {
+            prop_assert_eq!(t.coord(node, d), x);
+        }
+        prop_assert!(t.coords(NodeId(t.node_count())).is_none());
+    }
+
+    #[test]
+    fn links_are_symmetric_and_degrees_as_expected(t in arb_cube()) {
+        let mut port_total = 0u64;
+        for n in 0..t.node_count() {
+            let node = NodeId(n);
+            let ports = t.ports(node);
+            port_total += ports.len() as u64;
+            // Degree: per dimension, 2 neighbours inside a line or on a ring of >= 3, 1 at a
+            // mesh end or in a line of 2, 0 in a line of 1.
+            let mut want = 0;
+            for (d, &k) in t.dims().iter().enumerate() {
+                let c = t.coord(node, d);
+                want += match k {
+                    1 => 0,
+                    2 => 1,
+                    _ if t.wrap()[d] => 2,
+                    _ => u32::from(c > 0) + u32::from(c + 1 < k),
+                };
+            }
+            prop_assert_eq!(ports.len() as u32, want);
+            prop_assert!(want <= t.degree_max() && want >= t.degree_min());
+            for p in ports {
+                let other = t.neighbor(node, p).unwrap();
+                let back = Port { dim: p.dim, dir: match p.dir { Direction::Plus => Direction::Minus, Direction::Minus => Direction::Plus } };
+                // In a line of 2 both nodes use the port that points at the other.
+                let found = t.neighbor(other, back) == Some(node) || t.neighbor(other, p) == Some(node);
+                prop_assert!(found);
+                prop_assert_eq!(t.link_spec(node, p).map(|s| s.bandwidth), Some(t.link().bandwidth));
+            }
+        }
+        // Each link has two ends.
+        prop_assert_eq!(port_total, 2 * metrics(&t).links);
+    }
+}
