@@ -1,0 +1,146 @@
+use super::*;
+use podsim_topology::{LinkKind, LinkSpec};
+use podsim_units::{Bandwidth, SimDuration};
+use proptest::prelude::*;
+use std::collections::{HashMap, HashSet};
+
+fn cube(dims: &[u32], wrap: &[bool]) -> KAryNCube {
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(1).unwrap(),
+        latency: SimDuration::ZERO,
+    };
+    KAryNCube::new(dims.to_vec(), wrap.to_vec(), link).unwrap()
+}
+
+fn check_all_routes(t: &KAryNCube, r: &Routing) -> Result<(), TestCaseError> {
+    let n = t.node_count();
+    for s in 0..n {
+        for d in 0..n {
+            let (src, dst) = (NodeId(s), NodeId(d));
+            let hops = r.route(t, src, dst);
+            // Minimal: as long as the hop distance.
+            prop_assert_eq!(hops.len() as u64, t.distance(src, dst));
+            // Ends at the destination, each hop starting where the last ended.
+            let mut at = src;
+            let mut seen = HashSet::from([src]);
+            for h in &hops {
+                prop_assert_eq!(h.from, at);
+                prop_assert_eq!(t.neighbor(h.from, h.port), Some(h.to));
+                prop_assert!(seen.insert(h.to), "loop at {:?}", h.to);
+                at = h.to;
+            }
+            prop_assert_eq!(at, dst);
+        }
+    }
+    Ok(())
+}
+
+fn arb_cube() -> impl Strategy<Value = KAryNCube> {
+    prop::collection::vec((1u32..7, any::<bool>()), 1..4).prop_map(|v| {
+        let (dims, wrap): (Vec<u32>, Vec<bool>) = v.into_iter().unzip();
+        cube(&dims, &wrap)
+    })
+}
+
+proptest! {
+    #[test]
+    fn routes_are_minimal_loop_free_and_arrive(t in arb_cube(), seed in any::<u64>(), minus in any::<bool>()) {
+        // A random dimension order.
+        let mut order: Vec<usize> = (0..t.dims().len()).collect();
+        let mut s = seed;
+        for i in (1..order.len()).rev() {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            order.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        let r = Routing::DimensionOrder {
+            order: DimensionOrder::new(order, t.dims().len()).unwrap(),
+            tie: if minus { TieBreak::Minus } else { TieBreak::Plus },
+        };
+        check_all_routes(&t, &r)?;
+    }
+}
+
+#[test]
+fn ties_on_even_rings_follow_the_tie_break() {
+    let t = cube(&[8], &[true]);
+    let plus = Routing::dimension_order(1);
+    let hops = plus.route(&t, NodeId(0), NodeId(4));
+    assert!(hops.iter().all(|h| h.port.dir == Direction::Plus));
+    let minus = Routing::DimensionOrder { order: DimensionOrder::ascending(1), tie: TieBreak::Minus };
+    let hops = minus.route(&t, NodeId(0), NodeId(4));
+    // 0 -> 7 (wrap, class 1) -> 6 -> 5 -> 4, all class 1 after the dateline.
+    let path: Vec<(u64, u8)> = hops.iter().map(|h| (h.to.0, h.vc.0)).collect();
+    assert_eq!(path, vec![(7, 1), (6, 1), (5, 1), (4, 1)]);
+}
+
+#[test]
+fn dimension_order_is_respected() {
+    // 4x4 mesh, Y first: from (0,0) to (2,3) goes up three hops, then right two.
+    let t = cube(&[4, 4], &[false, false]);
+    let r = Routing::DimensionOrder { order: DimensionOrder::new(vec![1, 0], 2).unwrap(), tie: TieBreak::Plus };
+    let dims: Vec<usize> = r.route(&t, NodeId(0), t.node_at(&[2, 3]).unwrap()).iter().map(|h| h.port.dim).collect();
+    assert_eq!(dims, vec![1, 1, 1, 0, 0]);
+    assert!(DimensionOrder::new(vec![0, 0], 2).is_err());
+    assert!(DimensionOrder::new(vec![0, 2], 2).is_err());
+    assert!(DimensionOrder::new(vec![0], 2).is_err());
+}
+
+/// Whether the channel dependency graph of all routes has a cycle. A channel is
+/// (node, port, class); consecutive hops of a route make an edge.
+fn dependency_cycle(t: &KAryNCube, r: &Routing, use_classes: bool) -> bool {
+    type Channel = (u64, usize, bool, u8);
+    let key = |h: &Hop| -> Channel {
+        (h.from.0, h.port.dim, h.port.dir == Direction::Plus, if use_classes { h.vc.0 } else { 0 })
+    };
+    let mut edges: HashMap<Channel, HashSet<Channel>> = HashMap::new();
+    let n = t.node_count();
+    for s in 0..n {
+        for d in 0..n {
+            let hops = r.route(t, NodeId(s), NodeId(d));
+            for w in hops.windows(2) {
+                edges.entry(key(&w[0])).or_default().insert(key(&w[1]));
+            }
+        }
+    }
+    // Depth-first search for a back edge.
+    let mut state: HashMap<Channel, u8> = HashMap::new(); // 1 = on stack, 2 = done
+    fn visit(c: (u64, usize, bool, u8), e: &HashMap<(u64, usize, bool, u8), HashSet<(u64, usize, bool, u8)>>, st: &mut HashMap<(u64, usize, bool, u8), u8>) -> bool {
+        match st.get(&c) {
+            Some(1) => return true,
+            Some(2) => return false,
+            _ => {}
+        }
+        st.insert(c, 1);
+        if let Some(next) = e.get(&c) {
+            for &x in next {
+                if visit(x, e, st) {
+                    return true;
+                }
+            }
+        }
+        st.insert(c, 2);
+        false
+    }
+    let starts: Vec<Channel> = edges.keys().copied().collect();
+    starts.into_iter().any(|c| visit(c, &edges, &mut state))
+}
+
+#[test]
+fn dateline_classes_make_tori_deadlock_free() {
+    for dims in [vec![3], vec![4], vec![5], vec![8], vec![3, 3], vec![4, 4], vec![4, 5], vec![3, 4, 2], vec![4, 4, 4]] {
+        let n = dims.len();
+        let t = cube(&dims, &vec![true; n]);
+        for tie in [TieBreak::Plus, TieBreak::Minus] {
+            let r = Routing::DimensionOrder { order: DimensionOrder::ascending(n), tie };
+            assert!(!dependency_cycle(&t, &r, true), "{} has a dependency cycle", t.shorthand());
+        }
+        // Without the classes, every ring of 4 or more closes a cycle of waits.
+        if dims.iter().any(|&k| k >= 4) {
+            assert!(dependency_cycle(&t, &Routing::dimension_order(n), false), "{}", t.shorthand());
+        }
+    }
+    // Meshes need no classes at all.
+    let mesh = cube(&[4, 4], &[false, false]);
+    assert!(!dependency_cycle(&mesh, &Routing::dimension_order(2), false));
+}
