@@ -1,0 +1,331 @@
+//! Scenario files: what the file says (serde) -> a validated [`Scenario`] -> built topologies.
+//!
+//! ```toml
+//! name = "TPU v4: one 4x4x4 block vs a 4x4x8 slice"
+//! description = "..."
+//! seed = 1
+//!
+//! [[system]]
+//! name = "4x4x4 block"
+//! topology = "mesh:4x4x4"          # mesh:AxB.., torus:AxB.., ring:N, kncube:AxB..:wrap=tmt
+//! link_bandwidth = "50 GB/s"       # per direction
+//! link_latency = "0 ns"
+//! link_kind = "electrical"         # on-chip | electrical | optical (default electrical)
+//! interfaces = 6                   # network interfaces per node (default: one per port)
+//! [system.blocks]                  # optional: links leaving a block differ
+//! shape = [4, 4, 4]
+//! kind = "optical"
+//! bandwidth = "50 GB/s"            # default: link_bandwidth
+//! latency = "0 ns"                 # default: link_latency
+//!
+//! [[run]]
+//! what = "metrics"                 # the only analysis of this release
+//! systems = ["4x4x4 block"]        # default: every system
+//! ```
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use podsim_topology::{Blocks, KAryNCube, LinkKind, LinkSpec};
+use podsim_units::{Bandwidth, SimDuration};
+
+use crate::error::{ConfigError, from_toml, line_of, nearest};
+use crate::shorthand::{Shape, parse_shorthand};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    seed: Option<Spanned<i64>>,
+    #[serde(default)]
+    system: Vec<RawSystem>,
+    #[serde(default)]
+    run: Vec<RawRun>,
+}
+
+/// A system as written in a file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSystem {
+    #[serde(default)]
+    name: Option<String>,
+    topology: Spanned<String>,
+    link_bandwidth: Spanned<String>,
+    #[serde(default)]
+    link_latency: Option<Spanned<String>>,
+    #[serde(default)]
+    link_kind: Option<Spanned<String>>,
+    #[serde(default)]
+    interfaces: Option<Spanned<i64>>,
+    #[serde(default)]
+    blocks: Option<RawBlocks>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBlocks {
+    shape: Spanned<Vec<i64>>,
+    #[serde(default)]
+    kind: Option<Spanned<String>>,
+    #[serde(default)]
+    bandwidth: Option<Spanned<String>>,
+    #[serde(default)]
+    latency: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRun {
+    what: Spanned<String>,
+    #[serde(default)]
+    systems: Option<Vec<Spanned<String>>>,
+}
+
+/// A validated system: everything needed to build its topology.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemSpec {
+    /// Its name in reports.
+    pub name: String,
+    /// Sizes and wrap flags.
+    pub shape: Shape,
+    /// Links (inside blocks, when there are blocks).
+    pub link: LinkSpec,
+    /// Optional block grouping.
+    pub blocks: Option<Blocks>,
+    /// Network interfaces per node, if set.
+    pub interfaces: Option<u32>,
+}
+
+impl SystemSpec {
+    /// Build the topology. Validation already built it once, so this only fails for specs
+    /// constructed by hand.
+    pub fn build(&self) -> Result<KAryNCube, podsim_topology::TopologyError> {
+        let mut t = KAryNCube::new(self.shape.dims.clone(), self.shape.wrap.clone(), self.link)?;
+        if let Some(b) = &self.blocks {
+            t = t.with_blocks(b.clone())?;
+        }
+        if let Some(i) = self.interfaces {
+            t = t.with_interfaces(i)?;
+        }
+        Ok(t)
+    }
+}
+
+/// An analysis to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSpec {
+    /// Topology metrics of the listed systems (indices into [`Scenario::systems`]).
+    Metrics {
+        /// Which systems, in order.
+        systems: Vec<usize>,
+    },
+}
+
+/// The analyses a `[[run]]` may name.
+pub const RUN_KINDS: [&str; 1] = ["metrics"];
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// The file it came from.
+    pub file: String,
+    /// Its title.
+    pub name: String,
+    /// What it shows.
+    pub description: String,
+    /// The master random seed.
+    pub seed: u64,
+    /// The systems described.
+    pub systems: Vec<SystemSpec>,
+    /// What to run on them.
+    pub runs: Vec<RunSpec>,
+}
+
+/// Helps validation name the file and line of a value.
+pub(crate) struct Ctx<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+impl Ctx<'_> {
+    pub fn err<T>(&self, span: Option<std::ops::Range<usize>>, key: &str, why: impl Into<String>) -> Result<T, ConfigError> {
+        Err(ConfigError {
+            file: self.file.into(),
+            line: span.map(|s| line_of(self.text, s.start)),
+            key: key.into(),
+            why: why.into(),
+        })
+    }
+}
+
+fn bandwidth(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<Bandwidth, ConfigError> {
+    v.get_ref()
+        .parse::<Bandwidth>()
+        .or_else(|e| ctx.err(Some(v.span()), key, format!("{e}; expected a positive bandwidth such as \"50 GB/s\"")))
+}
+
+fn duration(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<SimDuration, ConfigError> {
+    v.get_ref()
+        .parse::<SimDuration>()
+        .or_else(|e| ctx.err(Some(v.span()), key, format!("{e}; expected a time such as \"100 ns\"")))
+}
+
+fn kind(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<LinkKind, ConfigError> {
+    let s = v.get_ref().as_str();
+    LinkKind::ALL.iter().copied().find(|k| k.name() == s).map_or_else(
+        || {
+            let names: Vec<&str> = LinkKind::ALL.iter().map(|k| k.name()).collect();
+            ctx.err(
+                Some(v.span()),
+                key,
+                format!("`{s}` is not a link kind; the nearest is `{}` (kinds: {})", nearest(s, &names).unwrap_or("electrical"), names.join(", ")),
+            )
+        },
+        Ok,
+    )
+}
+
+fn positive_u32(ctx: &Ctx<'_>, v: &Spanned<i64>, key: &str) -> Result<u32, ConfigError> {
+    match u32::try_from(*v.get_ref()) {
+        Ok(n) if n > 0 => Ok(n),
+        _ => ctx.err(Some(v.span()), key, format!("{} is not a positive whole number", v.get_ref())),
+    }
+}
+
+impl RawSystem {
+    pub(crate) fn validate(&self, ctx: &Ctx<'_>, prefix: &str) -> Result<SystemSpec, ConfigError> {
+        let key = |k: &str| format!("{prefix}.{k}");
+        let shape = parse_shorthand(self.topology.get_ref())
+            .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e))?;
+        let link = LinkSpec {
+            kind: match &self.link_kind {
+                Some(k) => kind(ctx, k, &key("link_kind"))?,
+                None => LinkKind::Electrical,
+            },
+            bandwidth: bandwidth(ctx, &self.link_bandwidth, &key("link_bandwidth"))?,
+            latency: match &self.link_latency {
+                Some(l) => duration(ctx, l, &key("link_latency"))?,
+                None => SimDuration::ZERO,
+            },
+        };
+        let blocks = match &self.blocks {
+            None => None,
+            Some(b) => {
+                let shape_key = key("blocks.shape");
+                let mut sizes = Vec::new();
+                for &s in b.shape.get_ref() {
+                    match u32::try_from(s) {
+                        Ok(v) if v > 0 => sizes.push(v),
+                        _ => return ctx.err(Some(b.shape.span()), &shape_key, format!("block size {s} is not a positive whole number")),
+                    }
+                }
+                Some(Blocks {
+                    shape: sizes,
+                    between: LinkSpec {
+                        kind: match &b.kind {
+                            Some(k) => kind(ctx, k, &key("blocks.kind"))?,
+                            None => link.kind,
+                        },
+                        bandwidth: match &b.bandwidth {
+                            Some(v) => bandwidth(ctx, v, &key("blocks.bandwidth"))?,
+                            None => link.bandwidth,
+                        },
+                        latency: match &b.latency {
+                            Some(v) => duration(ctx, v, &key("blocks.latency"))?,
+                            None => link.latency,
+                        },
+                    },
+                })
+            }
+        };
+        let interfaces = match &self.interfaces {
+            Some(i) => Some(positive_u32(ctx, i, &key("interfaces"))?),
+            None => None,
+        };
+        let spec = SystemSpec {
+            name: self.name.clone().unwrap_or_else(|| self.topology.get_ref().clone()),
+            shape,
+            link,
+            blocks,
+            interfaces,
+        };
+        // Build once so that every shape error is reported here, with its line.
+        if let Err(e) = spec.build() {
+            let span = match e.key {
+                "blocks.shape" => self.blocks.as_ref().map(|b| b.shape.span()),
+                "interfaces" => self.interfaces.as_ref().map(|i| i.span()),
+                _ => Some(self.topology.span()),
+            };
+            let k = if e.key == "blocks.shape" || e.key == "interfaces" { key(e.key) } else { key("topology") };
+            return ctx.err(span, &k, e.why);
+        }
+        Ok(spec)
+    }
+}
+
+/// Parse and validate the scenario in `text`, read from `file`.
+pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
+    let raw: RawScenario = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
+    let ctx = Ctx { file, text };
+    if raw.system.is_empty() {
+        return ctx.err(None, "system", "a scenario needs at least one [[system]]");
+    }
+    let mut systems = Vec::new();
+    for (i, s) in raw.system.iter().enumerate() {
+        let spec = s.validate(&ctx, &format!("system[{i}]"))?;
+        if systems.iter().any(|x: &SystemSpec| x.name == spec.name) {
+            return ctx.err(Some(s.topology.span()), &format!("system[{i}].name"), format!("two systems are named `{}`", spec.name));
+        }
+        systems.push(spec);
+    }
+    if raw.run.is_empty() {
+        return ctx.err(None, "run", "a scenario needs at least one [[run]], e.g. `[[run]]` with `what = \"metrics\"`");
+    }
+    let mut runs = Vec::new();
+    for (i, r) in raw.run.iter().enumerate() {
+        let what = r.what.get_ref().as_str();
+        if what != "metrics" {
+            return ctx.err(
+                Some(r.what.span()),
+                &format!("run[{i}].what"),
+                format!("`{what}` is not an analysis; the nearest is `{}` (analyses: {})", nearest(what, &RUN_KINDS).unwrap_or("metrics"), RUN_KINDS.join(", ")),
+            );
+        }
+        let picked = match &r.systems {
+            None => (0..systems.len()).collect(),
+            Some(names) => {
+                let mut out = Vec::new();
+                for n in names {
+                    let all: Vec<&str> = systems.iter().map(|s| s.name.as_str()).collect();
+                    match all.iter().position(|s| s == n.get_ref()) {
+                        Some(p) => out.push(p),
+                        None => {
+                            return ctx.err(
+                                Some(n.span()),
+                                &format!("run[{i}].systems"),
+                                format!("no system is named `{}`; the nearest is `{}`", n.get_ref(), nearest(n.get_ref(), &all).unwrap_or("")),
+                            );
+                        }
+                    }
+                }
+                out
+            }
+        };
+        runs.push(RunSpec::Metrics { systems: picked });
+    }
+    let seed = match &raw.seed {
+        None => 0,
+        Some(s) => u64::try_from(*s.get_ref()).or_else(|_| ctx.err(Some(s.span()), "seed", "the seed must be a non-negative integer"))?,
+    };
+    Ok(Scenario {
+        file: file.into(),
+        name: raw.name,
+        description: raw.description,
+        seed,
+        systems,
+        runs,
+    })
+}

@@ -1,0 +1,129 @@
+use super::*;
+
+const GOOD: &str = r#"
+name = "two systems"
+seed = 3
+
+[[system]]
+name = "block"
+topology = "mesh:4x4x4"
+link_bandwidth = "50 GB/s"
+link_latency = "10 ns"
+
+[[system]]
+name = "slice"
+topology = "torus:4x4x8"
+link_bandwidth = "50 GB/s"
+interfaces = 6
+[system.blocks]
+shape = [4, 4, 4]
+kind = "optical"
+
+[[run]]
+what = "metrics"
+"#;
+
+#[test]
+fn a_good_scenario_validates_and_builds() {
+    let s = parse_scenario("good.toml", GOOD).unwrap();
+    assert_eq!(s.seed, 3);
+    assert_eq!(s.systems.len(), 2);
+    assert_eq!(s.systems[1].shape, Shape { dims: vec![4, 4, 8], wrap: vec![true; 3] });
+    assert_eq!(s.systems[0].link.latency.as_ps(), 10_000);
+    let t = s.systems[1].build().unwrap();
+    assert_eq!(t.node_count(), 128);
+    assert_eq!(s.runs, vec![RunSpec::Metrics { systems: vec![0, 1] }]);
+}
+
+fn error_of(text: &str) -> ConfigError {
+    parse_scenario("bad.toml", text).unwrap_err()
+}
+
+#[test]
+fn a_misspelt_key_names_file_line_key_and_the_nearest_valid_key() {
+    let e = error_of(&GOOD.replace("link_latency = ", "link_latnecy = "));
+    assert_eq!(e.file, "bad.toml");
+    assert_eq!(e.line, Some(9));
+    assert_eq!(e.key, "system.link_latnecy");
+    assert!(e.why.contains("nearest valid key is `link_latency`"), "{e}");
+    let shown = e.to_string();
+    assert!(shown.starts_with("bad.toml, line 9: `system.link_latnecy`: unknown key"), "{shown}");
+    assert!(!shown.contains('\n'));
+}
+
+#[test]
+fn bad_values_name_their_key_and_line() {
+    let e = error_of(&GOOD.replace("link_bandwidth = \"50 GB/s\"\nlink_latency", "link_bandwidth = \"-50 GB/s\"\nlink_latency"));
+    assert_eq!((e.line, e.key.as_str()), (Some(8), "system[0].link_bandwidth"));
+    assert!(e.why.contains("negative"), "{e}");
+    let e = error_of(&GOOD.replace("torus:4x4x8", "torus:0x4"));
+    assert_eq!(e.key, "system[1].topology");
+    assert!(e.why.contains("size 1 is 0"), "{e}");
+    let e = error_of(&GOOD.replace("shape = [4, 4, 4]", "shape = [4, 4, 3]"));
+    assert_eq!(e.key, "system[1].blocks.shape");
+    assert!(e.why.contains("does not divide"), "{e}");
+    let e = error_of(&GOOD.replace("interfaces = 6", "interfaces = -1"));
+    assert_eq!(e.key, "system[1].interfaces");
+    let e = error_of(&GOOD.replace("kind = \"optical\"", "kind = \"opticle\""));
+    assert!(e.why.contains("nearest is `optical`"), "{e}");
+    let e = error_of(&GOOD.replace("what = \"metrics\"", "what = \"metric\""));
+    assert!(e.why.contains("nearest is `metrics`"), "{e}");
+    let e = error_of(&GOOD.replace("interfaces = 6", "interfaces = \"six\""));
+    assert_eq!(e.line, Some(15));
+    assert!(e.to_string().contains("interfaces"), "{e}");
+    let e = error_of("name = \"x\"\n[[run]]\nwhat = \"metrics\"\n");
+    assert_eq!(e.key, "system");
+}
+
+#[test]
+fn shorthands() {
+    assert_eq!(parse_shorthand("ring:16").unwrap(), Shape { dims: vec![16], wrap: vec![true] });
+    assert_eq!(
+        parse_shorthand("kncube:24x18x16:wrap=tmt").unwrap(),
+        Shape { dims: vec![24, 18, 16], wrap: vec![true, false, true] }
+    );
+    for (bad, says) in [
+        ("torus:0x4", "size 1 is 0"),
+        ("torus:4x", "size 2 is empty"),
+        ("torus:", "no sizes"),
+        ("tors:4x4", "nearest is `torus`"),
+        ("4x4", "expected KIND:SIZES"),
+        ("kncube:4x4", "needs `:wrap=`"),
+        ("kncube:4x4:wrap=t", "1 flags for 2"),
+        ("kncube:4x4:wrap=tq", "neither"),
+        ("ring:4x4", "one dimension"),
+        ("mesh:4xfour", "not a whole number"),
+    ] {
+        let e = parse_shorthand(bad).unwrap_err();
+        assert!(e.contains(says), "{bad}: {e}");
+        assert!(e.contains(&format!("`{bad}`")), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn edit_distance_by_hand() {
+    // kitten -> sitting: substitute k/s, e/i, insert g = 3.
+    assert_eq!(edit_distance("kitten", "sitting"), 3);
+    assert_eq!(nearest("bandwith", &["latency", "link_bandwidth", "bandwidth"]), Some("bandwidth"));
+}
+
+#[test]
+fn validation_cases_parse() {
+    let text = r#"
+[[case]]
+figure = "f"
+source = "s"
+quantity = "bisection_bandwidth"
+published = "46.1 TB/s"
+tolerance = "0.05 TB/s"
+[case.system]
+topology = "kncube:24x18x16x2x3x2:wrap=tmtmtm"
+link_bandwidth = "5 GB/s"
+interfaces = 4
+"#;
+    let cases = parse_validation("v.toml", text).unwrap();
+    assert_eq!(cases[0].published, 46_100_000_000_000);
+    assert_eq!(cases[0].tolerance, 50_000_000_000);
+    let e = parse_validation("v.toml", &text.replace("bisection_bandwidth", "bisection_bandwith")).unwrap_err();
+    assert!(e.why.contains("nearest is `bisection_bandwidth`"), "{e}");
+}

@@ -1,0 +1,197 @@
+//! Validation cases: a published figure, its source, a system that should reproduce it, and a
+//! tolerance. `podsim validate` runs every file of cases in `validation/`.
+//!
+//! ```toml
+//! [[case]]
+//! figure = "K computer: bisection bandwidth of the physical 6-D mesh/torus"
+//! source = "tofu-interconnect-d.txt, section II.A"
+//! quantity = "bisection_bandwidth"   # see QUANTITIES
+//! published = "46.1 TB/s"            # counts are plain numbers: "82,944"
+//! tolerance = "0.05 TB/s"            # absolute, in the same unit (default 0)
+//! not_reproduced = "why"             # optional: listed, marked, not evaluated
+//! [case.system]                      # as a scenario's [[system]]
+//! topology = "kncube:24x18x16x2x3x2:wrap=tmtmtm"
+//! link_bandwidth = "5 GB/s"
+//! interfaces = 4
+//! ```
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use podsim_topology::Metrics;
+use podsim_units::Bandwidth;
+
+use crate::error::{ConfigError, from_toml, nearest};
+use crate::scenario::{Ctx, RawSystem, SystemSpec};
+
+/// What a case measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// Node count.
+    Nodes,
+    /// Bidirectional link count.
+    Links,
+    /// Ports of the best-connected node.
+    DegreeMax,
+    /// Longest minimal route in hops.
+    Diameter,
+    /// Links cut by the bisection.
+    BisectionLinks,
+    /// Two-way bisection bandwidth.
+    BisectionBandwidth,
+    /// Injection bandwidth of one node.
+    InjectionBandwidth,
+    /// Injection bandwidth of all nodes together.
+    TotalInjectionBandwidth,
+}
+
+/// The quantity names a case may use.
+pub const QUANTITIES: [&str; 8] = [
+    "nodes",
+    "links",
+    "degree_max",
+    "diameter",
+    "bisection_links",
+    "bisection_bandwidth",
+    "injection_bandwidth",
+    "total_injection_bandwidth",
+];
+
+impl Quantity {
+    fn from_name(s: &str) -> Option<Self> {
+        Some(match s {
+            "nodes" => Quantity::Nodes,
+            "links" => Quantity::Links,
+            "degree_max" => Quantity::DegreeMax,
+            "diameter" => Quantity::Diameter,
+            "bisection_links" => Quantity::BisectionLinks,
+            "bisection_bandwidth" => Quantity::BisectionBandwidth,
+            "injection_bandwidth" => Quantity::InjectionBandwidth,
+            "total_injection_bandwidth" => Quantity::TotalInjectionBandwidth,
+            _ => return None,
+        })
+    }
+
+    /// Whether the quantity is a bandwidth (bytes/s) rather than a count.
+    pub fn is_bandwidth(self) -> bool {
+        matches!(
+            self,
+            Quantity::BisectionBandwidth | Quantity::InjectionBandwidth | Quantity::TotalInjectionBandwidth
+        )
+    }
+
+    /// The value of this quantity in `m` (bytes/s for bandwidths).
+    pub fn measure(self, m: &Metrics) -> u64 {
+        match self {
+            Quantity::Nodes => m.nodes,
+            Quantity::Links => m.links,
+            Quantity::DegreeMax => u64::from(m.degree_max),
+            Quantity::Diameter => m.diameter,
+            Quantity::BisectionLinks => m.bisection_links,
+            Quantity::BisectionBandwidth => m.bisection_bandwidth_bytes_per_s,
+            Quantity::InjectionBandwidth => m.injection_bandwidth_bytes_per_s,
+            Quantity::TotalInjectionBandwidth => m.total_injection_bandwidth_bytes_per_s,
+        }
+    }
+
+    /// Print a value of this quantity for people.
+    pub fn show(self, v: u64) -> String {
+        if self.is_bandwidth() {
+            Bandwidth::from_bytes_per_s(v).map_or_else(|| "0 B/s".into(), |b| b.to_string())
+        } else {
+            v.to_string()
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    case: Vec<RawCase>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCase {
+    figure: String,
+    source: String,
+    quantity: Spanned<String>,
+    published: Spanned<String>,
+    #[serde(default)]
+    tolerance: Option<Spanned<String>>,
+    #[serde(default)]
+    not_reproduced: Option<String>,
+    system: RawSystem,
+}
+
+/// One validated case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationCase {
+    /// What the figure is.
+    pub figure: String,
+    /// Seed file and section or table.
+    pub source: String,
+    /// What is measured.
+    pub quantity: Quantity,
+    /// The published value (bytes/s for bandwidths).
+    pub published: u64,
+    /// The accepted absolute difference, same unit.
+    pub tolerance: u64,
+    /// Why podsim cannot reproduce it yet, if it cannot.
+    pub not_reproduced: Option<String>,
+    /// The system that should reproduce it.
+    pub system: SystemSpec,
+}
+
+fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
+    let s = v.get_ref();
+    if q.is_bandwidth() {
+        if s.trim() == "0" {
+            return Ok(0);
+        }
+        s.parse::<Bandwidth>()
+            .map(|b| b.bytes_per_s())
+            .or_else(|e| ctx.err(Some(v.span()), key, format!("{e}; expected a bandwidth such as \"46.1 TB/s\"")))
+    } else {
+        s.replace([',', '_'], "")
+            .trim()
+            .parse::<u64>()
+            .or_else(|_| ctx.err(Some(v.span()), key, format!("`{s}` is not a whole number")))
+    }
+}
+
+/// Parse and validate a file of cases.
+pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, ConfigError> {
+    let raw: RawFile = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
+    let ctx = Ctx { file, text };
+    raw.case
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let key = |k: &str| format!("case[{i}].{k}");
+            let q = Quantity::from_name(c.quantity.get_ref()).map_or_else(
+                || {
+                    let name = c.quantity.get_ref();
+                    ctx.err(
+                        Some(c.quantity.span()),
+                        &key("quantity"),
+                        format!("`{name}` is not a quantity; the nearest is `{}` (quantities: {})", nearest(name, &QUANTITIES).unwrap_or(""), QUANTITIES.join(", ")),
+                    )
+                },
+                Ok,
+            )?;
+            Ok(ValidationCase {
+                figure: c.figure.clone(),
+                source: c.source.clone(),
+                quantity: q,
+                published: value(&ctx, q, &c.published, &key("published"))?,
+                tolerance: match &c.tolerance {
+                    Some(t) => value(&ctx, q, t, &key("tolerance"))?,
+                    None => 0,
+                },
+                not_reproduced: c.not_reproduced.clone(),
+                system: c.system.validate(&ctx, &key("system"))?,
+            })
+        })
+        .collect()
+}
