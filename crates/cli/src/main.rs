@@ -1,1 +1,269 @@
-fn main() {}
+//! `podsim`: the command-line front end. Only glue: parse arguments, call the library crates,
+//! print. Every error is one line on stderr and a non-zero exit.
+
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use podsim_config::{
+    ConfigError, RunSpec, Scenario, SystemSpec, ValidationCase, parse_scenario, parse_shorthand,
+    parse_system, parse_validation,
+};
+use podsim_topology::{KAryNCube, LinkKind, LinkSpec, metrics};
+use podsim_units::{Bandwidth, SimDuration};
+
+/// The built-in default scenario (also `examples/tpu-v4-block-vs-slice.toml`).
+const DEFAULT_SCENARIO: (&str, &str) = (
+    "examples/tpu-v4-block-vs-slice.toml",
+    include_str!("../../../examples/tpu-v4-block-vs-slice.toml"),
+);
+
+/// The validation cases built into the binary, by file name (the files in `validation/`).
+const VALIDATION: &[(&str, &str)] = &[
+    ("validation/k-computer.toml", include_str!("../../../validation/k-computer.toml")),
+    ("validation/bgq-sequoia.toml", include_str!("../../../validation/bgq-sequoia.toml")),
+];
+
+#[derive(Parser)]
+#[command(
+    name = "podsim",
+    version,
+    about = "podsim: simulate machine-learning supercomputers, from the processing element to the pod",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the metrics of a topology: nodes, links, degree, diameter, average distance,
+    /// bisection and the ideal uniform all-to-all bound.
+    ///
+    /// Bisection bandwidth counts both directions of every cut link (as the Tofu paper does:
+    /// the K computer's 4,608 cut links x 5 GB/s x 2 = 46.1 TB/s).
+    Topo {
+        /// A shorthand (`mesh:8x8`, `torus:4x4x8`, `ring:16`, `kncube:24x18x16:wrap=tmt` with
+        /// t = torus and m = mesh per dimension) or a TOML file with the keys of a scenario's
+        /// [[system]] (topology, link_bandwidth, link_latency, link_kind, interfaces, blocks).
+        spec: String,
+        /// Bandwidth of every link in each direction, e.g. "50 GB/s", "12.8 GiB/s", "56.1 Gb/s"
+        /// [unit required; default: 50 GB/s, the TPU v4 ICI link of tpu-v4-isca2023.txt Table 4].
+        /// Ignored for a file, which states its own.
+        #[arg(long, value_name = "BW", allow_hyphen_values = true)]
+        link_bandwidth: Option<String>,
+        /// Latency of every link, e.g. "100 ns", "0.49 us" [unit required; default: 0 ns;
+        /// the metrics do not depend on it]. Ignored for a file.
+        #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+        link_latency: Option<String>,
+        /// Network interfaces per node, each injecting at one link's bandwidth
+        /// [count; default: one per port of the best-connected node]. Ignored for a file.
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        interfaces: Option<String>,
+        /// Print one JSON object (keys: nodes, links, degree_max, diameter, average_distance,
+        /// bisection_links, bisection_bandwidth_bytes_per_s, bisection_method, and more).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a scenario file and print its report; with no file, the built-in default scenario:
+    /// a TPU v4 4x4x4 block (mesh) beside a 4x4x8 slice (torus with wraparound).
+    Run {
+        /// The scenario file (TOML); see examples/ [default: the built-in scenario].
+        scenario: Option<PathBuf>,
+        /// Print JSON (one object per system) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reproduce every published figure in validation/ and print paper vs podsim; exits
+    /// non-zero if any differs by more than its tolerance.
+    Validate {
+        /// Read the cases from this directory instead of the set built into the binary
+        /// [default: the built-in copy of validation/].
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// An error for the user: printed on one line.
+struct Failure(String);
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Topo { spec, link_bandwidth, link_latency, interfaces, json } => {
+            topo(&spec, link_bandwidth.as_deref(), link_latency.as_deref(), interfaces.as_deref(), json)
+        }
+        Command::Run { scenario, json } => run(scenario.as_deref(), json),
+        Command::Validate { dir } => validate(dir.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Failure(msg)) => {
+            eprintln!("error: {}", msg.replace('\n', " "));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cli_err(flag: &str, why: String) -> Failure {
+    Failure(format!("<command line>: `{flag}`: {why}"))
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| Failure(format!("{}: cannot read: {e}", path.display())))
+}
+
+fn build(spec: &SystemSpec, file: &str) -> Result<KAryNCube, Failure> {
+    spec.build().map_err(|e| Failure(format!("{file}: `{}`: {}", e.key, e.why)))
+}
+
+fn topo(
+    spec: &str,
+    link_bandwidth: Option<&str>,
+    link_latency: Option<&str>,
+    interfaces: Option<&str>,
+    json: bool,
+) -> Result<ExitCode, Failure> {
+    let path = Path::new(spec);
+    let system = if path.is_file() {
+        parse_system(spec, &read(path)?)?
+    } else {
+        let shape = parse_shorthand(spec).map_err(|e| cli_err("SPEC", e))?;
+        let bandwidth: Bandwidth = link_bandwidth
+            .unwrap_or("50 GB/s")
+            .parse()
+            .map_err(|e| cli_err("--link-bandwidth", format!("{e}; expected e.g. \"50 GB/s\"")))?;
+        let latency: SimDuration = link_latency
+            .unwrap_or("0 ns")
+            .parse()
+            .map_err(|e| cli_err("--link-latency", format!("{e}; expected e.g. \"100 ns\"")))?;
+        let interfaces = match interfaces {
+            None => None,
+            Some(s) => match s.parse::<u32>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => return Err(cli_err("--interfaces", format!("`{s}` is not a positive whole number"))),
+            },
+        };
+        SystemSpec {
+            name: spec.to_string(),
+            shape,
+            link: LinkSpec { kind: LinkKind::Electrical, bandwidth, latency },
+            blocks: None,
+            interfaces,
+        }
+    };
+    let t = build(&system, if path.is_file() { spec } else { "<command line>" })?;
+    let m = metrics(&t);
+    if json {
+        println!("{}", report::metrics_json(&t, &m));
+    } else {
+        print!("{}", report::metrics_table(&[system.name.clone()], &[(t, m)]));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
+    let scenario: Scenario = match file {
+        Some(p) => parse_scenario(&p.display().to_string(), &read(p)?)?,
+        None => parse_scenario(DEFAULT_SCENARIO.0, DEFAULT_SCENARIO.1)?,
+    };
+    let mut out = Vec::new();
+    if !json {
+        println!("{}", scenario.name);
+        if !scenario.description.is_empty() {
+            println!("{}", scenario.description.trim());
+        }
+    }
+    for r in &scenario.runs {
+        match r {
+            RunSpec::Metrics { systems } => {
+                let mut names = Vec::new();
+                let mut built = Vec::new();
+                for &i in systems {
+                    let s = &scenario.systems[i];
+                    let t = build(s, &scenario.file)?;
+                    let m = metrics(&t);
+                    if json {
+                        let mut v = report::metrics_json(&t, &m);
+                        v["system"] = serde_json::Value::String(s.name.clone());
+                        out.push(v);
+                    }
+                    names.push(s.name.clone());
+                    built.push((t, m));
+                }
+                if !json {
+                    println!();
+                    print!("{}", report::metrics_table(&names, &built));
+                }
+            }
+        }
+    }
+    if json {
+        println!("{}", serde_json::Value::Array(out));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One evaluated case: the podsim value, or why there is none.
+fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
+    if c.not_reproduced.is_some() {
+        return Ok(None);
+    }
+    let t = build(&c.system, file)?;
+    Ok(Some(c.quantity.measure(&metrics(&t))))
+}
+
+fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    match dir {
+        None => files.extend(VALIDATION.iter().map(|(n, t)| (n.to_string(), t.to_string()))),
+        Some(d) => {
+            let entries = std::fs::read_dir(d).map_err(|e| Failure(format!("{}: cannot read directory: {e}", d.display())))?;
+            let mut paths: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            paths.sort();
+            for p in paths {
+                files.push((p.display().to_string(), read(&p)?));
+            }
+        }
+    }
+    let mut rows = vec![(
+        "figure".to_string(),
+        vec!["source".into(), "published".into(), "podsim".into(), "tolerance".into(), "result".into()],
+    )];
+    let (mut pass, mut fail, mut marked) = (0, 0, 0);
+    for (file, text) in &files {
+        for c in parse_validation(file, text)? {
+            let got = evaluate(&c, file)?;
+            let (shown, verdict) = match (got, &c.not_reproduced) {
+                (None, reason) => {
+                    marked += 1;
+                    ("-".to_string(), format!("NOT REPRODUCED: {}", reason.as_deref().unwrap_or("")))
+                }
+                (Some(v), _) => {
+                    let ok = v.abs_diff(c.published) <= c.tolerance;
+                    if ok { pass += 1 } else { fail += 1 }
+                    (c.quantity.show(v), if ok { "pass".to_string() } else { "FAIL".to_string() })
+                }
+            };
+            rows.push((
+                c.figure.clone(),
+                vec![c.source.clone(), c.quantity.show(c.published), shown, format!("±{}", c.quantity.show(c.tolerance)), verdict],
+            ));
+        }
+    }
+    print!("{}", report::render(&rows));
+    println!("\n{pass} passed, {fail} failed, {marked} not reproduced");
+    Ok(if fail == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

@@ -14,7 +14,7 @@ mod shorthand;
 mod validation;
 
 pub use error::{ConfigError, edit_distance, nearest};
-pub use scenario::{RUN_KINDS, RunSpec, Scenario, SystemSpec, parse_scenario};
+pub use scenario::{RUN_KINDS, RunSpec, Scenario, SystemSpec, parse_scenario, parse_system};
 pub use shorthand::{SHORTHAND_KINDS, Shape, parse_shorthand};
 pub use validation::{QUANTITIES, Quantity, ValidationCase, parse_validation};
 

@@ -329,3 +329,9 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
         runs,
     })
 }
+
+/// Parse a file that describes one system at its top level (the keys of a `[[system]]`).
+pub fn parse_system(file: &str, text: &str) -> Result<SystemSpec, ConfigError> {
+    let raw: RawSystem = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
+    raw.validate(&Ctx { file, text }, "system")
+}

@@ -6,8 +6,9 @@
 //! * Node ids are mixed-radix numbers of the coordinates, dimension 0 varying fastest:
 //!   `id = c0 + k0 * (c1 + k1 * (c2 + ...))`.
 //! * Each adjacent pair along a dimension is joined by one bidirectional link. A wrapped
-//!   dimension of size k >= 3 adds the link between coordinates k-1 and 0. A wrapped dimension of
-//!   size 2 adds nothing (its two nodes are already neighbours) and one of size 1 has no links.
+//!   dimension adds the link between coordinates k-1 and 0; for k = 2 that is a second, parallel
+//!   link between the two nodes (as in Blue Gene/Q's E dimension, whose 2 nodes share 2 links).
+//!   A dimension of size 1 has no links.
 //! * Optionally the nodes are grouped into blocks (TPU v4: 4 x 4 x 4 chips cabled electrically);
 //!   links inside a block use the `link` spec, links that leave a block, wrap-around links
 //!   included, use the `block.between` spec (TPU v4: the optical links through the OCSes).
@@ -164,9 +165,9 @@ impl KAryNCube {
         self.interfaces.unwrap_or_else(|| self.degree_max())
     }
 
-    /// Whether dimension `d` has a wrap-around link (wrapped and size at least 3).
+    /// Whether dimension `d` has a wrap-around link (wrapped and size at least 2).
     pub fn has_wrap_link(&self, d: usize) -> bool {
-        self.wrap[d] && self.dims[d] >= 3
+        self.wrap[d] && self.dims[d] >= 2
     }
 
     /// A short description such as `torus:4x4x8` or `kncube:24x18x16:wrap=tmt`.
@@ -241,9 +242,6 @@ impl KAryNCube {
             Direction::Minus if wrap => k - 1,
             _ => return None,
         };
-        if to == c {
-            return None;
-        }
         Some(NodeId(base + u64::from(to) * s))
     }
 
@@ -293,9 +291,6 @@ impl KAryNCube {
             (0..self.dims.len()).filter_map(move |dim| {
                 let k = self.dims[dim];
                 let c = self.coord(node, dim);
-                if k == 2 && c == 1 {
-                    return None; // the pair is already linked from coordinate 0
-                }
                 let to = self.neighbor(node, Port { dim, dir: Direction::Plus })?;
                 Some(Link {
                     from: node,
@@ -308,7 +303,7 @@ impl KAryNCube {
         })
     }
 
-    /// Links along dimension `d` in one line of nodes (mesh k-1, wrapped k >= 3: k, size 2: 1).
+    /// Links along dimension `d` in one line of nodes (mesh: k-1, wrapped: k).
     pub fn links_per_line(&self, d: usize) -> u64 {
         let k = u64::from(self.dims[d]);
         if self.has_wrap_link(d) { k } else { k - 1 }
@@ -323,9 +318,10 @@ impl KAryNCube {
     pub fn degree_max(&self) -> u32 {
         self.dims
             .iter()
-            .map(|&k| match k {
+            .zip(&self.wrap)
+            .map(|(&k, &w)| match k {
                 1 => 0,
-                2 => 1,
+                2 if !w => 1,
                 _ => 2,
             })
             .sum()
@@ -338,7 +334,6 @@ impl KAryNCube {
             .zip(&self.wrap)
             .map(|(&k, &w)| match k {
                 1 => 0,
-                2 => 1,
                 _ if w => 2,
                 _ => 1,
             })

@@ -9,7 +9,7 @@
 //!   paper does (tofu-interconnect-d.txt, section II.A: 46.1 TB/s for the K computer).
 //!
 //! Closed forms used (per dimension d of size k, with N nodes in all):
-//! * links: `N/k × (k-1)` on a mesh dimension, `N/k × k` on a wrapped one (k >= 3);
+//! * links: `N/k × (k-1)` on a mesh dimension, `N/k × k` on a wrapped one;
 //! * diameter: sum of `k-1` (mesh) or `floor(k/2)` (torus);
 //! * sum of distances over all ordered pairs: `Σ_d (N/k)² × T(k)` with `T = (k³-k)/3` on a mesh
 //!   line and `T = k × floor(k²/4)` on a ring (hop distance is the sum of per-dimension
@@ -229,19 +229,18 @@ pub fn exhaustive_bisection(t: &KAryNCube) -> (u64, u64) {
     if n < 2 || n as u64 > EXHAUSTIVE_MAX_NODES {
         return (0, 0);
     }
-    // Adjacency masks per distinct link spec.
+    // Adjacency masks in layers: each layer holds links of one spec and at most one link per
+    // pair of nodes, so parallel links (a wrapped dimension of size 2) land in separate layers.
     let mut specs: Vec<LinkSpec> = Vec::new();
     let mut adj: Vec<Vec<u32>> = Vec::new();
     for l in t.links() {
-        let s = match specs.iter().position(|&s| s == l.spec) {
-            Some(i) => i,
-            None => {
-                specs.push(l.spec);
-                adj.push(vec![0; n]);
-                specs.len() - 1
-            }
-        };
         let (a, b) = (l.from.0 as usize, l.to.0 as usize);
+        let layer = (0..specs.len()).find(|&i| specs[i] == l.spec && adj[i][a] & (1 << b) == 0);
+        let s = layer.unwrap_or_else(|| {
+            specs.push(l.spec);
+            adj.push(vec![0; n]);
+            specs.len() - 1
+        });
         adj[s][a] |= 1 << b;
         adj[s][b] |= 1 << a;
     }
