@@ -20,10 +20,17 @@ const DEFAULT_SCENARIO: (&str, &str) = (
     include_str!("../../../examples/tpu-v4-block-vs-slice.toml"),
 );
 
-/// The validation cases built into the binary, by file name (the files in `validation/`).
+/// The validation cases built into the binary: the files of `validation/`, sorted by name
+/// (a test checks the two agree).
 const VALIDATION: &[(&str, &str)] = &[
-    ("validation/k-computer.toml", include_str!("../../../validation/k-computer.toml")),
-    ("validation/bgq-sequoia.toml", include_str!("../../../validation/bgq-sequoia.toml")),
+    (
+        "validation/bgq-sequoia.toml",
+        include_str!("../../../validation/bgq-sequoia.toml"),
+    ),
+    (
+        "validation/k-computer.toml",
+        include_str!("../../../validation/k-computer.toml"),
+    ),
 ];
 
 #[derive(Parser)]
@@ -99,9 +106,19 @@ impl From<ConfigError> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Topo { spec, link_bandwidth, link_latency, interfaces, json } => {
-            topo(&spec, link_bandwidth.as_deref(), link_latency.as_deref(), interfaces.as_deref(), json)
-        }
+        Command::Topo {
+            spec,
+            link_bandwidth,
+            link_latency,
+            interfaces,
+            json,
+        } => topo(
+            &spec,
+            link_bandwidth.as_deref(),
+            link_latency.as_deref(),
+            interfaces.as_deref(),
+            json,
+        ),
         Command::Run { scenario, json } => run(scenario.as_deref(), json),
         Command::Validate { dir } => validate(dir.as_deref()),
     };
@@ -119,11 +136,13 @@ fn cli_err(flag: &str, why: String) -> Failure {
 }
 
 fn read(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| Failure(format!("{}: cannot read: {e}", path.display())))
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure(format!("{}: cannot read: {e}", path.display())))
 }
 
 fn build(spec: &SystemSpec, file: &str) -> Result<KAryNCube, Failure> {
-    spec.build().map_err(|e| Failure(format!("{file}: `{}`: {}", e.key, e.why)))
+    spec.build()
+        .map_err(|e| Failure(format!("{file}: `{}`: {}", e.key, e.why)))
 }
 
 fn topo(
@@ -138,10 +157,12 @@ fn topo(
         parse_system(spec, &read(path)?)?
     } else {
         let shape = parse_shorthand(spec).map_err(|e| cli_err("SPEC", e))?;
-        let bandwidth: Bandwidth = link_bandwidth
-            .unwrap_or("50 GB/s")
-            .parse()
-            .map_err(|e| cli_err("--link-bandwidth", format!("{e}; expected e.g. \"50 GB/s\"")))?;
+        let bandwidth: Bandwidth = link_bandwidth.unwrap_or("50 GB/s").parse().map_err(|e| {
+            cli_err(
+                "--link-bandwidth",
+                format!("{e}; expected e.g. \"50 GB/s\""),
+            )
+        })?;
         let latency: SimDuration = link_latency
             .unwrap_or("0 ns")
             .parse()
@@ -150,23 +171,42 @@ fn topo(
             None => None,
             Some(s) => match s.parse::<u32>() {
                 Ok(n) if n > 0 => Some(n),
-                _ => return Err(cli_err("--interfaces", format!("`{s}` is not a positive whole number"))),
+                _ => {
+                    return Err(cli_err(
+                        "--interfaces",
+                        format!("`{s}` is not a positive whole number"),
+                    ));
+                }
             },
         };
         SystemSpec {
             name: spec.to_string(),
             shape,
-            link: LinkSpec { kind: LinkKind::Electrical, bandwidth, latency },
+            link: LinkSpec {
+                kind: LinkKind::Electrical,
+                bandwidth,
+                latency,
+            },
             blocks: None,
             interfaces,
         }
     };
-    let t = build(&system, if path.is_file() { spec } else { "<command line>" })?;
+    let t = build(
+        &system,
+        if path.is_file() {
+            spec
+        } else {
+            "<command line>"
+        },
+    )?;
     let m = metrics(&t);
     if json {
         println!("{}", report::metrics_json(&t, &m));
     } else {
-        print!("{}", report::metrics_table(&[system.name.clone()], &[(t, m)]));
+        print!(
+            "{}",
+            report::metrics_table(std::slice::from_ref(&system.name), &[(t, m)])
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -225,9 +265,14 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
 fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
     let mut files: Vec<(String, String)> = Vec::new();
     match dir {
-        None => files.extend(VALIDATION.iter().map(|(n, t)| (n.to_string(), t.to_string()))),
+        None => files.extend(
+            VALIDATION
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string())),
+        ),
         Some(d) => {
-            let entries = std::fs::read_dir(d).map_err(|e| Failure(format!("{}: cannot read directory: {e}", d.display())))?;
+            let entries = std::fs::read_dir(d)
+                .map_err(|e| Failure(format!("{}: cannot read directory: {e}", d.display())))?;
             let mut paths: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "toml"))
@@ -240,7 +285,13 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
     }
     let mut rows = vec![(
         "figure".to_string(),
-        vec!["source".into(), "published".into(), "podsim".into(), "tolerance".into(), "result".into()],
+        vec![
+            "source".into(),
+            "published".into(),
+            "podsim".into(),
+            "tolerance".into(),
+            "result".into(),
+        ],
     )];
     let (mut pass, mut fail, mut marked) = (0, 0, 0);
     for (file, text) in &files {
@@ -249,21 +300,45 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
             let (shown, verdict) = match (got, &c.not_reproduced) {
                 (None, reason) => {
                     marked += 1;
-                    ("-".to_string(), format!("NOT REPRODUCED: {}", reason.as_deref().unwrap_or("")))
+                    (
+                        "-".to_string(),
+                        format!("NOT REPRODUCED: {}", reason.as_deref().unwrap_or("")),
+                    )
                 }
                 (Some(v), _) => {
                     let ok = v.abs_diff(c.published) <= c.tolerance;
-                    if ok { pass += 1 } else { fail += 1 }
-                    (c.quantity.show(v), if ok { "pass".to_string() } else { "FAIL".to_string() })
+                    if ok {
+                        pass += 1
+                    } else {
+                        fail += 1
+                    }
+                    (
+                        c.quantity.show(v),
+                        if ok {
+                            "pass".to_string()
+                        } else {
+                            "FAIL".to_string()
+                        },
+                    )
                 }
             };
             rows.push((
                 c.figure.clone(),
-                vec![c.source.clone(), c.quantity.show(c.published), shown, format!("±{}", c.quantity.show(c.tolerance)), verdict],
+                vec![
+                    c.source.clone(),
+                    c.quantity.show(c.published),
+                    shown,
+                    format!("±{}", c.quantity.show(c.tolerance)),
+                    verdict,
+                ],
             ));
         }
     }
     print!("{}", report::render(&rows));
     println!("\n{pass} passed, {fail} failed, {marked} not reproduced");
-    Ok(if fail == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if fail == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

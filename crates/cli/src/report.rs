@@ -24,8 +24,19 @@ fn bw_f(v: f64) -> String {
     if v <= 0.0 {
         return "0 B/s".into();
     }
-    let units = [(1e15, "PB/s"), (1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")];
-    let (div, name) = units.iter().copied().find(|(d, _)| v >= *d).unwrap_or((1.0, "B/s"));
+    let units = [
+        (1e15, "PB/s"),
+        (1e12, "TB/s"),
+        (1e9, "GB/s"),
+        (1e6, "MB/s"),
+        (1e3, "kB/s"),
+        (1.0, "B/s"),
+    ];
+    let (div, name) = units
+        .iter()
+        .copied()
+        .find(|(d, _)| v >= *d)
+        .unwrap_or((1.0, "B/s"));
     format!("{:.4} {name}", v / div)
 }
 
@@ -63,28 +74,62 @@ pub fn metrics_json(t: &KAryNCube, m: &Metrics) -> Value {
 pub fn metrics_table(names: &[String], systems: &[(KAryNCube, Metrics)]) -> String {
     let mut rows: Vec<(String, Vec<String>)> = vec![("".into(), names.to_vec())];
     let mut row = |label: &str, f: &dyn Fn(&KAryNCube, &Metrics) -> String| {
-        rows.push((label.to_string(), systems.iter().map(|(t, m)| f(t, m)).collect()));
+        rows.push((
+            label.to_string(),
+            systems.iter().map(|(t, m)| f(t, m)).collect(),
+        ));
     };
     row("topology", &|t, _| t.shorthand());
     row("nodes", &|_, m| m.nodes.to_string());
     row("links", &|_, m| m.links.to_string());
     for kind in podsim_topology::LinkKind::ALL {
-        if systems.iter().any(|(_, m)| m.links_by_kind.iter().any(|(k, _)| *k == kind)) {
+        if systems
+            .iter()
+            .any(|(_, m)| m.links_by_kind.iter().any(|(k, _)| *k == kind))
+        {
             row(&format!("  {kind}"), &|_, m| {
-                m.links_by_kind.iter().find(|(k, _)| *k == kind).map_or(0, |(_, n)| *n).to_string()
+                m.links_by_kind
+                    .iter()
+                    .find(|(k, _)| *k == kind)
+                    .map_or(0, |(_, n)| *n)
+                    .to_string()
             });
         }
     }
-    row("link bandwidth (each way)", &|t, _| t.link().bandwidth.to_string());
-    row("degree (min..max)", &|_, m| format!("{}..{}", m.degree_min, m.degree_max));
+    row("link bandwidth (each way)", &|t, _| {
+        t.link().bandwidth.to_string()
+    });
+    row("degree (min..max)", &|_, m| {
+        format!("{}..{}", m.degree_min, m.degree_max)
+    });
     row("diameter (hops)", &|_, m| m.diameter.to_string());
-    row("average distance (hops)", &|_, m| format!("{:.4}", m.average_distance));
+    row("average distance (hops)", &|_, m| {
+        format!("{:.4}", m.average_distance)
+    });
     row("bisection links", &|_, m| m.bisection_links.to_string());
-    row("bisection bandwidth (2-way)", &|_, m| bw(m.bisection_bandwidth_bytes_per_s));
-    row("bisection method", &|_, m| method_token(m.bisection_method).to_string());
-    row("injection per node", &|_, m| format!("{} ({} NICs)", bw(m.injection_bandwidth_bytes_per_s), m.interfaces));
-    row("total injection", &|_, m| bw(m.total_injection_bandwidth_bytes_per_s));
-    row("all-to-all bound per node", &|_, m| format!("{} ({})", bw_f(m.all_to_all_bytes_per_s_per_node), m.all_to_all_limited_by));
+    row("bisection bandwidth (2-way)", &|_, m| {
+        bw(m.bisection_bandwidth_bytes_per_s)
+    });
+    row("bisection method", &|_, m| {
+        method_token(m.bisection_method).to_string()
+    });
+    row("injection per node", &|_, m| {
+        format!(
+            "{} ({} NICs)",
+            bw(m.injection_bandwidth_bytes_per_s),
+            m.interfaces
+        )
+    });
+    row("total injection", &|_, m| {
+        bw(m.total_injection_bandwidth_bytes_per_s)
+    });
+    row("all-to-all bound per node", &|_, m| {
+        format!(
+            "{} ({})",
+            bw_f(m.all_to_all_bytes_per_s_per_node),
+            m.all_to_all_limited_by
+        )
+    });
     render(&rows)
 }
 
@@ -93,7 +138,13 @@ pub fn render(rows: &[(String, Vec<String>)]) -> String {
     let label_w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     let cols = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().filter_map(|r| r.1.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.1.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for (label, cells) in rows {

@@ -33,7 +33,9 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, &cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -42,12 +44,19 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The candidate nearest to `word` (ties to the earlier candidate).
 pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates.iter().copied().min_by_key(|c| edit_distance(word, c))
+    candidates
+        .iter()
+        .copied()
+        .min_by_key(|c| edit_distance(word, c))
 }
 
 /// The 1-based line holding byte `offset` of `text`.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// The dotted name of the table that holds byte `offset`: the last `[header]` above it.
@@ -68,8 +77,19 @@ pub(crate) fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> ConfigEr
     let offset = e.span().map(|s| s.start);
     let line = offset.map(|o| line_of(text, o));
     let table = offset.map(|o| table_at(text, o)).unwrap_or_default();
-    let at_span = e.span().and_then(|s| text.get(s)).unwrap_or("").trim().to_string();
-    let qualify = |k: &str| if table.is_empty() { k.to_string() } else { format!("{table}.{k}") };
+    let at_span = e
+        .span()
+        .and_then(|s| text.get(s))
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let qualify = |k: &str| {
+        if table.is_empty() {
+            k.to_string()
+        } else {
+            format!("{table}.{k}")
+        }
+    };
     if let Some(rest) = msg.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or("");
         let expected: Vec<&str> = rest
@@ -83,11 +103,21 @@ pub(crate) fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> ConfigEr
             ),
             None => "unknown key; this table takes no keys".to_string(),
         };
-        return ConfigError { file: file.into(), line, key: qualify(field), why };
+        return ConfigError {
+            file: file.into(),
+            line,
+            key: qualify(field),
+            why,
+        };
     }
     // Other errors: name the key written on the offending line, if there is one.
     let key_on_line = offset
-        .and_then(|o| text[..o.min(text.len())].rsplit('\n').next().map(|l| l.to_string()))
+        .and_then(|o| {
+            text[..o.min(text.len())]
+                .rsplit('\n')
+                .next()
+                .map(|l| l.to_string())
+        })
         .and_then(|l| l.split_once('=').map(|(k, _)| k.trim().to_string()))
         .filter(|k| !k.is_empty())
         .unwrap_or_else(|| {

@@ -151,7 +151,12 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub fn err<T>(&self, span: Option<std::ops::Range<usize>>, key: &str, why: impl Into<String>) -> Result<T, ConfigError> {
+    pub fn err<T>(
+        &self,
+        span: Option<std::ops::Range<usize>>,
+        key: &str,
+        why: impl Into<String>,
+    ) -> Result<T, ConfigError> {
         Err(ConfigError {
             file: self.file.into(),
             line: span.map(|s| line_of(self.text, s.start)),
@@ -162,36 +167,56 @@ impl Ctx<'_> {
 }
 
 fn bandwidth(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<Bandwidth, ConfigError> {
-    v.get_ref()
-        .parse::<Bandwidth>()
-        .or_else(|e| ctx.err(Some(v.span()), key, format!("{e}; expected a positive bandwidth such as \"50 GB/s\"")))
+    v.get_ref().parse::<Bandwidth>().or_else(|e| {
+        ctx.err(
+            Some(v.span()),
+            key,
+            format!("{e}; expected a positive bandwidth such as \"50 GB/s\""),
+        )
+    })
 }
 
 fn duration(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<SimDuration, ConfigError> {
-    v.get_ref()
-        .parse::<SimDuration>()
-        .or_else(|e| ctx.err(Some(v.span()), key, format!("{e}; expected a time such as \"100 ns\"")))
+    v.get_ref().parse::<SimDuration>().or_else(|e| {
+        ctx.err(
+            Some(v.span()),
+            key,
+            format!("{e}; expected a time such as \"100 ns\""),
+        )
+    })
 }
 
 fn kind(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<LinkKind, ConfigError> {
     let s = v.get_ref().as_str();
-    LinkKind::ALL.iter().copied().find(|k| k.name() == s).map_or_else(
-        || {
-            let names: Vec<&str> = LinkKind::ALL.iter().map(|k| k.name()).collect();
-            ctx.err(
-                Some(v.span()),
-                key,
-                format!("`{s}` is not a link kind; the nearest is `{}` (kinds: {})", nearest(s, &names).unwrap_or("electrical"), names.join(", ")),
-            )
-        },
-        Ok,
-    )
+    LinkKind::ALL
+        .iter()
+        .copied()
+        .find(|k| k.name() == s)
+        .map_or_else(
+            || {
+                let names: Vec<&str> = LinkKind::ALL.iter().map(|k| k.name()).collect();
+                ctx.err(
+                    Some(v.span()),
+                    key,
+                    format!(
+                        "`{s}` is not a link kind; the nearest is `{}` (kinds: {})",
+                        nearest(s, &names).unwrap_or("electrical"),
+                        names.join(", ")
+                    ),
+                )
+            },
+            Ok,
+        )
 }
 
 fn positive_u32(ctx: &Ctx<'_>, v: &Spanned<i64>, key: &str) -> Result<u32, ConfigError> {
     match u32::try_from(*v.get_ref()) {
         Ok(n) if n > 0 => Ok(n),
-        _ => ctx.err(Some(v.span()), key, format!("{} is not a positive whole number", v.get_ref())),
+        _ => ctx.err(
+            Some(v.span()),
+            key,
+            format!("{} is not a positive whole number", v.get_ref()),
+        ),
     }
 }
 
@@ -219,7 +244,13 @@ impl RawSystem {
                 for &s in b.shape.get_ref() {
                     match u32::try_from(s) {
                         Ok(v) if v > 0 => sizes.push(v),
-                        _ => return ctx.err(Some(b.shape.span()), &shape_key, format!("block size {s} is not a positive whole number")),
+                        _ => {
+                            return ctx.err(
+                                Some(b.shape.span()),
+                                &shape_key,
+                                format!("block size {s} is not a positive whole number"),
+                            );
+                        }
                     }
                 }
                 Some(Blocks {
@@ -246,7 +277,10 @@ impl RawSystem {
             None => None,
         };
         let spec = SystemSpec {
-            name: self.name.clone().unwrap_or_else(|| self.topology.get_ref().clone()),
+            name: self
+                .name
+                .clone()
+                .unwrap_or_else(|| self.topology.get_ref().clone()),
             shape,
             link,
             blocks,
@@ -259,7 +293,11 @@ impl RawSystem {
                 "interfaces" => self.interfaces.as_ref().map(|i| i.span()),
                 _ => Some(self.topology.span()),
             };
-            let k = if e.key == "blocks.shape" || e.key == "interfaces" { key(e.key) } else { key("topology") };
+            let k = if e.key == "blocks.shape" || e.key == "interfaces" {
+                key(e.key)
+            } else {
+                key("topology")
+            };
             return ctx.err(span, &k, e.why);
         }
         Ok(spec)
@@ -277,12 +315,20 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
     for (i, s) in raw.system.iter().enumerate() {
         let spec = s.validate(&ctx, &format!("system[{i}]"))?;
         if systems.iter().any(|x: &SystemSpec| x.name == spec.name) {
-            return ctx.err(Some(s.topology.span()), &format!("system[{i}].name"), format!("two systems are named `{}`", spec.name));
+            return ctx.err(
+                Some(s.topology.span()),
+                &format!("system[{i}].name"),
+                format!("two systems are named `{}`", spec.name),
+            );
         }
         systems.push(spec);
     }
     if raw.run.is_empty() {
-        return ctx.err(None, "run", "a scenario needs at least one [[run]], e.g. `[[run]]` with `what = \"metrics\"`");
+        return ctx.err(
+            None,
+            "run",
+            "a scenario needs at least one [[run]], e.g. `[[run]]` with `what = \"metrics\"`",
+        );
     }
     let mut runs = Vec::new();
     for (i, r) in raw.run.iter().enumerate() {
@@ -291,7 +337,11 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             return ctx.err(
                 Some(r.what.span()),
                 &format!("run[{i}].what"),
-                format!("`{what}` is not an analysis; the nearest is `{}` (analyses: {})", nearest(what, &RUN_KINDS).unwrap_or("metrics"), RUN_KINDS.join(", ")),
+                format!(
+                    "`{what}` is not an analysis; the nearest is `{}` (analyses: {})",
+                    nearest(what, &RUN_KINDS).unwrap_or("metrics"),
+                    RUN_KINDS.join(", ")
+                ),
             );
         }
         let picked = match &r.systems {
@@ -306,7 +356,11 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
                             return ctx.err(
                                 Some(n.span()),
                                 &format!("run[{i}].systems"),
-                                format!("no system is named `{}`; the nearest is `{}`", n.get_ref(), nearest(n.get_ref(), &all).unwrap_or("")),
+                                format!(
+                                    "no system is named `{}`; the nearest is `{}`",
+                                    n.get_ref(),
+                                    nearest(n.get_ref(), &all).unwrap_or("")
+                                ),
                             );
                         }
                     }
@@ -318,7 +372,13 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
     }
     let seed = match &raw.seed {
         None => 0,
-        Some(s) => u64::try_from(*s.get_ref()).or_else(|_| ctx.err(Some(s.span()), "seed", "the seed must be a non-negative integer"))?,
+        Some(s) => u64::try_from(*s.get_ref()).or_else(|_| {
+            ctx.err(
+                Some(s.span()),
+                "seed",
+                "the seed must be a non-negative integer",
+            )
+        })?,
     };
     Ok(Scenario {
         file: file.into(),

@@ -28,30 +28,45 @@ pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
     let n = dims.len();
     let wrap = match kind {
         "mesh" | "torus" | "ring" if opts.is_some() => {
-            return Err(format!("`{t}`: `{kind}` takes no options after the sizes (only `kncube` takes `:wrap=`)"));
+            return Err(format!(
+                "`{t}`: `{kind}` takes no options after the sizes (only `kncube` takes `:wrap=`)"
+            ));
         }
         "mesh" => vec![false; n],
         "torus" => vec![true; n],
         "ring" if n == 1 => vec![true],
-        "ring" => return Err(format!("`{t}`: a ring has one dimension, `{sizes}` gives {n}")),
+        "ring" => {
+            return Err(format!(
+                "`{t}`: a ring has one dimension, `{sizes}` gives {n}"
+            ));
+        }
         "kncube" => {
             let o = opts.ok_or_else(|| format!("`{t}`: `kncube` needs `:wrap=` with one `t` (torus) or `m` (mesh) per dimension, e.g. `kncube:24x18x16:wrap=tmt`"))?;
-            let flags = o.strip_prefix("wrap=").ok_or_else(|| format!("`{t}`: expected `wrap=` after the sizes, found `{o}`"))?;
+            let flags = o
+                .strip_prefix("wrap=")
+                .ok_or_else(|| format!("`{t}`: expected `wrap=` after the sizes, found `{o}`"))?;
             if flags.chars().count() != n {
-                return Err(format!("`{t}`: `wrap={flags}` has {} flags for {n} dimensions", flags.chars().count()));
+                return Err(format!(
+                    "`{t}`: `wrap={flags}` has {} flags for {n} dimensions",
+                    flags.chars().count()
+                ));
             }
             flags
                 .chars()
                 .map(|c| match c {
                     't' | 'T' => Ok(true),
                     'm' | 'M' => Ok(false),
-                    other => Err(format!("`{t}`: wrap flag `{other}` is neither `t` (torus) nor `m` (mesh)")),
+                    other => Err(format!(
+                        "`{t}`: wrap flag `{other}` is neither `t` (torus) nor `m` (mesh)"
+                    )),
                 })
                 .collect::<Result<_, _>>()?
         }
         other => {
             let hint = nearest(other, &SHORTHAND_KINDS).unwrap_or("torus");
-            return Err(format!("`{t}`: unknown topology kind `{other}`; the nearest is `{hint}` (kinds: mesh, torus, ring, kncube)"));
+            return Err(format!(
+                "`{t}`: unknown topology kind `{other}`; the nearest is `{hint}` (kinds: mesh, torus, ring, kncube)"
+            ));
         }
     };
     Ok(Shape { dims, wrap })
@@ -59,20 +74,28 @@ pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
 
 fn parse_sizes(sizes: &str, whole: &str) -> Result<Vec<u32>, String> {
     if sizes.is_empty() {
-        return Err(format!("`{whole}`: no sizes given; expected sizes separated by `x`, e.g. `4x4x8`"));
+        return Err(format!(
+            "`{whole}`: no sizes given; expected sizes separated by `x`, e.g. `4x4x8`"
+        ));
     }
     sizes
         .split('x')
         .enumerate()
         .map(|(i, s)| {
             if s.is_empty() {
-                return Err(format!("`{whole}`: size {} is empty; expected sizes separated by `x`, e.g. `4x4x8`", i + 1));
+                return Err(format!(
+                    "`{whole}`: size {} is empty; expected sizes separated by `x`, e.g. `4x4x8`",
+                    i + 1
+                ));
             }
             let k: u32 = s
                 .parse()
                 .map_err(|_| format!("`{whole}`: size `{s}` is not a whole number"))?;
             if k == 0 {
-                return Err(format!("`{whole}`: size {} is 0; every size must be at least 1", i + 1));
+                return Err(format!(
+                    "`{whole}`: size {} is 0; every size must be at least 1",
+                    i + 1
+                ));
             }
             Ok(k)
         })

@@ -28,11 +28,22 @@ fn a_good_scenario_validates_and_builds() {
     let s = parse_scenario("good.toml", GOOD).unwrap();
     assert_eq!(s.seed, 3);
     assert_eq!(s.systems.len(), 2);
-    assert_eq!(s.systems[1].shape, Shape { dims: vec![4, 4, 8], wrap: vec![true; 3] });
+    assert_eq!(
+        s.systems[1].shape,
+        Shape {
+            dims: vec![4, 4, 8],
+            wrap: vec![true; 3]
+        }
+    );
     assert_eq!(s.systems[0].link.latency.as_ps(), 10_000);
     let t = s.systems[1].build().unwrap();
     assert_eq!(t.node_count(), 128);
-    assert_eq!(s.runs, vec![RunSpec::Metrics { systems: vec![0, 1] }]);
+    assert_eq!(
+        s.runs,
+        vec![RunSpec::Metrics {
+            systems: vec![0, 1]
+        }]
+    );
 }
 
 fn error_of(text: &str) -> ConfigError {
@@ -47,14 +58,23 @@ fn a_misspelt_key_names_file_line_key_and_the_nearest_valid_key() {
     assert_eq!(e.key, "system.link_latnecy");
     assert!(e.why.contains("nearest valid key is `link_latency`"), "{e}");
     let shown = e.to_string();
-    assert!(shown.starts_with("bad.toml, line 9: `system.link_latnecy`: unknown key"), "{shown}");
+    assert!(
+        shown.starts_with("bad.toml, line 9: `system.link_latnecy`: unknown key"),
+        "{shown}"
+    );
     assert!(!shown.contains('\n'));
 }
 
 #[test]
 fn bad_values_name_their_key_and_line() {
-    let e = error_of(&GOOD.replace("link_bandwidth = \"50 GB/s\"\nlink_latency", "link_bandwidth = \"-50 GB/s\"\nlink_latency"));
-    assert_eq!((e.line, e.key.as_str()), (Some(8), "system[0].link_bandwidth"));
+    let e = error_of(&GOOD.replace(
+        "link_bandwidth = \"50 GB/s\"\nlink_latency",
+        "link_bandwidth = \"-50 GB/s\"\nlink_latency",
+    ));
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(8), "system[0].link_bandwidth")
+    );
     assert!(e.why.contains("negative"), "{e}");
     let e = error_of(&GOOD.replace("torus:4x4x8", "torus:0x4"));
     assert_eq!(e.key, "system[1].topology");
@@ -77,10 +97,19 @@ fn bad_values_name_their_key_and_line() {
 
 #[test]
 fn shorthands() {
-    assert_eq!(parse_shorthand("ring:16").unwrap(), Shape { dims: vec![16], wrap: vec![true] });
+    assert_eq!(
+        parse_shorthand("ring:16").unwrap(),
+        Shape {
+            dims: vec![16],
+            wrap: vec![true]
+        }
+    );
     assert_eq!(
         parse_shorthand("kncube:24x18x16:wrap=tmt").unwrap(),
-        Shape { dims: vec![24, 18, 16], wrap: vec![true, false, true] }
+        Shape {
+            dims: vec![24, 18, 16],
+            wrap: vec![true, false, true]
+        }
     );
     for (bad, says) in [
         ("torus:0x4", "size 1 is 0"),
@@ -104,7 +133,10 @@ fn shorthands() {
 fn edit_distance_by_hand() {
     // kitten -> sitting: substitute k/s, e/i, insert g = 3.
     assert_eq!(edit_distance("kitten", "sitting"), 3);
-    assert_eq!(nearest("bandwith", &["latency", "link_bandwidth", "bandwidth"]), Some("bandwidth"));
+    assert_eq!(
+        nearest("bandwith", &["latency", "link_bandwidth", "bandwidth"]),
+        Some("bandwidth")
+    );
 }
 
 #[test]
@@ -124,6 +156,10 @@ interfaces = 4
     let cases = parse_validation("v.toml", text).unwrap();
     assert_eq!(cases[0].published, 46_100_000_000_000);
     assert_eq!(cases[0].tolerance, 50_000_000_000);
-    let e = parse_validation("v.toml", &text.replace("bisection_bandwidth", "bisection_bandwith")).unwrap_err();
+    let e = parse_validation(
+        "v.toml",
+        &text.replace("bisection_bandwidth", "bisection_bandwith"),
+    )
+    .unwrap_err();
     assert!(e.why.contains("nearest is `bisection_bandwidth`"), "{e}");
 }

@@ -76,7 +76,9 @@ impl Quantity {
     pub fn is_bandwidth(self) -> bool {
         matches!(
             self,
-            Quantity::BisectionBandwidth | Quantity::InjectionBandwidth | Quantity::TotalInjectionBandwidth
+            Quantity::BisectionBandwidth
+                | Quantity::InjectionBandwidth
+                | Quantity::TotalInjectionBandwidth
         )
     }
 
@@ -151,7 +153,13 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
         }
         s.parse::<Bandwidth>()
             .map(|b| b.bytes_per_s())
-            .or_else(|e| ctx.err(Some(v.span()), key, format!("{e}; expected a bandwidth such as \"46.1 TB/s\"")))
+            .or_else(|e| {
+                ctx.err(
+                    Some(v.span()),
+                    key,
+                    format!("{e}; expected a bandwidth such as \"46.1 TB/s\""),
+                )
+            })
     } else {
         s.replace([',', '_'], "")
             .trim()
@@ -175,7 +183,11 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     ctx.err(
                         Some(c.quantity.span()),
                         &key("quantity"),
-                        format!("`{name}` is not a quantity; the nearest is `{}` (quantities: {})", nearest(name, &QUANTITIES).unwrap_or(""), QUANTITIES.join(", ")),
+                        format!(
+                            "`{name}` is not a quantity; the nearest is `{}` (quantities: {})",
+                            nearest(name, &QUANTITIES).unwrap_or(""),
+                            QUANTITIES.join(", ")
+                        ),
                     )
                 },
                 Ok,

@@ -4,6 +4,8 @@
 //! random delays in the same process; criterion prints each one's events per second
 //! ("thrpt", in elements/s; one element = one pop plus one push).
 
+#![allow(missing_docs)] // criterion_group! generates undocumented functions
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
@@ -37,7 +39,11 @@ fn hold(c: &mut Criterion) {
             b.iter(|| {
                 for _ in 0..STEPS {
                     let (t, ev) = wheel.pop().expect("hold keeps P events pending");
-                    wheel.push(SimTime::from_ps(t.as_ps() + delay(&mut rng)), 0, black_box(ev));
+                    wheel.push(
+                        SimTime::from_ps(t.as_ps() + delay(&mut rng)),
+                        0,
+                        black_box(ev),
+                    );
                 }
             })
         });

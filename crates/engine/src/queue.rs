@@ -196,7 +196,7 @@ impl<E> EventQueue<E> {
             self.in_wheel -= self.front.len();
             // Earliest at the end. Buckets are mostly in push order already, which the sort
             // recognises as a single run.
-            self.front.sort_unstable_by(|a, b| b.key().cmp(&a.key()));
+            self.front.sort_unstable_by_key(|e| Reverse(e.key()));
         }
         // Bring overflow events inside the new horizon into the wheel (or the current slot).
         while let Some(r) = self.overflow.peek() {

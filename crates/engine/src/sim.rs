@@ -9,7 +9,11 @@ pub trait Model {
     /// The events this model schedules for itself.
     type Event;
     /// Handle `event`, due at `ctx.now()`; schedule follow-ups through `ctx`.
-    fn handle(&mut self, event: Self::Event, ctx: &mut Context<'_, Self::Event>) -> Result<(), SimError>;
+    fn handle(
+        &mut self,
+        event: Self::Event,
+        ctx: &mut Context<'_, Self::Event>,
+    ) -> Result<(), SimError>;
 }
 
 /// What a model may do while handling an event.

@@ -89,7 +89,11 @@ impl Histogram {
     }
     /// Exact mean (0 when empty).
     pub fn mean(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum as f64 / self.count as f64 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
     }
 
     /// The nearest-rank percentile `q` in `[0, 1]`: the smallest recorded bucket whose cumulative
@@ -154,7 +158,8 @@ fn check_path(path: &str) -> Result<(), SimError> {
         Err(SimError::InvalidConfig {
             file: "<statistics>".into(),
             key: path.into(),
-            why: "a statistic path is dot-separated non-empty names of letters, digits, `_` or `-`".into(),
+            why: "a statistic path is dot-separated non-empty names of letters, digits, `_` or `-`"
+                .into(),
         })
     }
 }
@@ -165,7 +170,13 @@ impl Stats {
         Self::default()
     }
 
-    fn register(&mut self, path: &str, unit: &str, description: &str, value: StatValue) -> Result<usize, SimError> {
+    fn register(
+        &mut self,
+        path: &str,
+        unit: &str,
+        description: &str,
+        value: StatValue,
+    ) -> Result<usize, SimError> {
         check_path(path)?;
         if self.by_path.contains_key(path) {
             return Err(SimError::InvalidConfig {
@@ -186,14 +197,30 @@ impl Stats {
     }
 
     /// Register a counter starting at zero.
-    pub fn counter(&mut self, path: &str, unit: &str, description: &str) -> Result<CounterId, SimError> {
-        self.register(path, unit, description, StatValue::Counter(0)).map(CounterId)
+    pub fn counter(
+        &mut self,
+        path: &str,
+        unit: &str,
+        description: &str,
+    ) -> Result<CounterId, SimError> {
+        self.register(path, unit, description, StatValue::Counter(0))
+            .map(CounterId)
     }
 
     /// Register an empty histogram.
-    pub fn histogram(&mut self, path: &str, unit: &str, description: &str) -> Result<HistogramId, SimError> {
-        self.register(path, unit, description, StatValue::Histogram(Histogram::new()))
-            .map(HistogramId)
+    pub fn histogram(
+        &mut self,
+        path: &str,
+        unit: &str,
+        description: &str,
+    ) -> Result<HistogramId, SimError> {
+        self.register(
+            path,
+            unit,
+            description,
+            StatValue::Histogram(Histogram::new()),
+        )
+        .map(HistogramId)
     }
 
     /// Add `n` to a counter.
@@ -226,7 +253,11 @@ impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for s in self.iter() {
             match &s.value {
-                StatValue::Counter(c) => writeln!(f, "{:<48} {:>14} {:<8} # {}", s.path, c, s.unit, s.description)?,
+                StatValue::Counter(c) => writeln!(
+                    f,
+                    "{:<48} {:>14} {:<8} # {}",
+                    s.path, c, s.unit, s.description
+                )?,
                 StatValue::Histogram(h) => writeln!(
                     f,
                     "{:<48} n={} mean={:.2} p50={} p99={} max={} {} # {}",

@@ -4,7 +4,11 @@ use proptest::prelude::*;
 use rand::RngCore;
 
 /// Pushes and pops driven by `ops`; checks every pop against a sorted reference list.
-fn check_against_reference(ops: &[(bool, u64, u8)], shift: u32, log2: u32) -> Result<(), TestCaseError> {
+fn check_against_reference(
+    ops: &[(bool, u64, u8)],
+    shift: u32,
+    log2: u32,
+) -> Result<(), TestCaseError> {
     let mut q = EventQueue::with_geometry(shift, log2);
     let mut reference: Vec<(u64, u8, u64)> = Vec::new(); // (time, priority, seq)
     let mut now = 0u64;
@@ -59,7 +63,9 @@ fn far_future_events_come_back_from_overflow() {
     q.push(SimTime::from_ps(10), 0, 'a');
     q.push(SimTime::from_ps(500), 0, 'b');
     assert_eq!(q.peek_time(), Some(SimTime::from_ps(10)));
-    let got: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.as_ps(), e)).collect();
+    let got: Vec<_> = std::iter::from_fn(|| q.pop())
+        .map(|(t, e)| (t.as_ps(), e))
+        .collect();
     assert_eq!(got, vec![(10, 'a'), (500, 'b'), (1_000_000, 'c')]);
 }
 
@@ -82,7 +88,14 @@ impl Model for Ticker {
 }
 
 fn ticker(left: u32) -> Simulation<Ticker> {
-    let mut sim = Simulation::new(Ticker { period: SimDuration::from_ns(3), left, seen: vec![] }, 1);
+    let mut sim = Simulation::new(
+        Ticker {
+            period: SimDuration::from_ns(3),
+            left,
+            seen: vec![],
+        },
+        1,
+    );
     sim.schedule_at(SimTime::ZERO, ()).unwrap();
     sim
 }
@@ -92,7 +105,10 @@ fn run_step_and_run_until() {
     // Events at 0, 3, 6, 9, 12 ns.
     let mut sim = ticker(4);
     assert_eq!(sim.step().unwrap(), Some(SimTime::ZERO));
-    assert_eq!(sim.run_until(SimTime::from_ns(7)).unwrap(), Stop::Reached(SimTime::from_ns(7)));
+    assert_eq!(
+        sim.run_until(SimTime::from_ns(7)).unwrap(),
+        Stop::Reached(SimTime::from_ns(7))
+    );
     assert_eq!(sim.model().seen.len(), 3);
     assert_eq!(sim.now(), SimTime::from_ns(7));
     assert_eq!(sim.run().unwrap(), Stop::Empty);
@@ -113,9 +129,18 @@ fn time_limit_and_past_events_are_typed_errors() {
         other => panic!("expected a time limit, got {other:?}"),
     }
     // Last handled event was at 9 ns; scheduling at 5 ns is in the past.
-    assert!(matches!(sim.schedule_at(SimTime::from_ns(5), ()), Err(SimError::ScheduledInPast { .. })));
-    let e = SimError::Deadlock { at: SimTime::from_ns(1), waiting: vec!["a".into(), "b".into()] };
-    assert_eq!(e.to_string(), "deadlock at 1 ns: 2 waiting in a cycle: a -> b");
+    assert!(matches!(
+        sim.schedule_at(SimTime::from_ns(5), ()),
+        Err(SimError::ScheduledInPast { .. })
+    ));
+    let e = SimError::Deadlock {
+        at: SimTime::from_ns(1),
+        waiting: vec!["a".into(), "b".into()],
+    };
+    assert_eq!(
+        e.to_string(),
+        "deadlock at 1 ns: 2 waiting in a cycle: a -> b"
+    );
 }
 
 /// xoshiro256++ and SplitMix64 written from the authors' reference C code (Blackman and Vigna),
@@ -157,7 +182,10 @@ fn streams_are_pinned_and_independent() {
     assert_ne!(got[0], b.next_u64());
     let mut again = RngStreams::new(42).stream("net.router.0");
     assert_eq!(again.next_u64(), got[0]);
-    assert_ne!(RngStreams::new(43).seed_for("net.router.0"), streams.seed_for("net.router.0"));
+    assert_ne!(
+        RngStreams::new(43).seed_for("net.router.0"),
+        streams.seed_for("net.router.0")
+    );
 }
 
 #[test]
@@ -177,18 +205,26 @@ fn histogram_percentiles_by_nearest_rank() {
     big.record(1_000_003);
     big.record(2_000_000);
     let p = big.percentile(0.5);
-    assert!(p <= 1_000_003 && p as f64 >= 1_000_003.0 * (1.0 - 1.0 / 128.0), "{p}");
+    assert!(
+        p <= 1_000_003 && p as f64 >= 1_000_003.0 * (1.0 - 1.0 / 128.0),
+        "{p}"
+    );
 }
 
 #[test]
 fn stats_are_registered_once_under_valid_paths() {
     let mut s = Stats::new();
-    let c = s.counter("net.link.0.flits", "flits", "Flits carried").unwrap();
+    let c = s
+        .counter("net.link.0.flits", "flits", "Flits carried")
+        .unwrap();
     let h = s.histogram("net.latency", "ps", "Packet latency").unwrap();
     s.add(c, 3);
     s.add(c, 4);
     s.record(h, 10);
-    assert_eq!(s.get("net.link.0.flits").map(|x| &x.value), Some(&StatValue::Counter(7)));
+    assert_eq!(
+        s.get("net.link.0.flits").map(|x| &x.value),
+        Some(&StatValue::Counter(7))
+    );
     assert!(s.counter("net.link.0.flits", "flits", "again").is_err());
     assert!(s.counter("net..x", "x", "bad").is_err());
     assert!(s.counter("", "x", "bad").is_err());

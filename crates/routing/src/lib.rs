@@ -156,7 +156,11 @@ impl Routing {
 pub fn direction(t: &KAryNCube, d: usize, c: u32, want: u32, tie: TieBreak) -> Direction {
     let k = t.dims()[d];
     if !t.has_wrap_link(d) {
-        return if want > c { Direction::Plus } else { Direction::Minus };
+        return if want > c {
+            Direction::Plus
+        } else {
+            Direction::Minus
+        };
     }
     let fwd = if want >= c { want - c } else { want + k - c };
     let back = k - fwd;

@@ -67,7 +67,10 @@ fn ties_on_even_rings_follow_the_tie_break() {
     let plus = Routing::dimension_order(1);
     let hops = plus.route(&t, NodeId(0), NodeId(4));
     assert!(hops.iter().all(|h| h.port.dir == Direction::Plus));
-    let minus = Routing::DimensionOrder { order: DimensionOrder::ascending(1), tie: TieBreak::Minus };
+    let minus = Routing::DimensionOrder {
+        order: DimensionOrder::ascending(1),
+        tie: TieBreak::Minus,
+    };
     let hops = minus.route(&t, NodeId(0), NodeId(4));
     // 0 -> 7 (wrap, class 1) -> 6 -> 5 -> 4, all class 1 after the dateline.
     let path: Vec<(u64, u8)> = hops.iter().map(|h| (h.to.0, h.vc.0)).collect();
@@ -78,8 +81,15 @@ fn ties_on_even_rings_follow_the_tie_break() {
 fn dimension_order_is_respected() {
     // 4x4 mesh, Y first: from (0,0) to (2,3) goes up three hops, then right two.
     let t = cube(&[4, 4], &[false, false]);
-    let r = Routing::DimensionOrder { order: DimensionOrder::new(vec![1, 0], 2).unwrap(), tie: TieBreak::Plus };
-    let dims: Vec<usize> = r.route(&t, NodeId(0), t.node_at(&[2, 3]).unwrap()).iter().map(|h| h.port.dim).collect();
+    let r = Routing::DimensionOrder {
+        order: DimensionOrder::new(vec![1, 0], 2).unwrap(),
+        tie: TieBreak::Plus,
+    };
+    let dims: Vec<usize> = r
+        .route(&t, NodeId(0), t.node_at(&[2, 3]).unwrap())
+        .iter()
+        .map(|h| h.port.dim)
+        .collect();
     assert_eq!(dims, vec![1, 1, 1, 0, 0]);
     assert!(DimensionOrder::new(vec![0, 0], 2).is_err());
     assert!(DimensionOrder::new(vec![0, 2], 2).is_err());
@@ -88,12 +98,19 @@ fn dimension_order_is_respected() {
 
 /// Whether the channel dependency graph of all routes has a cycle. A channel is
 /// (node, port, class); consecutive hops of a route make an edge.
+type Channel = (u64, usize, bool, u8);
+type Dependencies = HashMap<Channel, HashSet<Channel>>;
+
 fn dependency_cycle(t: &KAryNCube, r: &Routing, use_classes: bool) -> bool {
-    type Channel = (u64, usize, bool, u8);
     let key = |h: &Hop| -> Channel {
-        (h.from.0, h.port.dim, h.port.dir == Direction::Plus, if use_classes { h.vc.0 } else { 0 })
+        (
+            h.from.0,
+            h.port.dim,
+            h.port.dir == Direction::Plus,
+            if use_classes { h.vc.0 } else { 0 },
+        )
     };
-    let mut edges: HashMap<Channel, HashSet<Channel>> = HashMap::new();
+    let mut edges: Dependencies = HashMap::new();
     let n = t.node_count();
     for s in 0..n {
         for d in 0..n {
@@ -105,7 +122,7 @@ fn dependency_cycle(t: &KAryNCube, r: &Routing, use_classes: bool) -> bool {
     }
     // Depth-first search for a back edge.
     let mut state: HashMap<Channel, u8> = HashMap::new(); // 1 = on stack, 2 = done
-    fn visit(c: (u64, usize, bool, u8), e: &HashMap<(u64, usize, bool, u8), HashSet<(u64, usize, bool, u8)>>, st: &mut HashMap<(u64, usize, bool, u8), u8>) -> bool {
+    fn visit(c: Channel, e: &Dependencies, st: &mut HashMap<Channel, u8>) -> bool {
         match st.get(&c) {
             Some(1) => return true,
             Some(2) => return false,
@@ -128,19 +145,44 @@ fn dependency_cycle(t: &KAryNCube, r: &Routing, use_classes: bool) -> bool {
 
 #[test]
 fn dateline_classes_make_tori_deadlock_free() {
-    for dims in [vec![3], vec![4], vec![5], vec![8], vec![3, 3], vec![4, 4], vec![4, 5], vec![3, 4, 2], vec![4, 4, 4]] {
+    for dims in [
+        vec![3],
+        vec![4],
+        vec![5],
+        vec![8],
+        vec![3, 3],
+        vec![4, 4],
+        vec![4, 5],
+        vec![3, 4, 2],
+        vec![4, 4, 4],
+    ] {
         let n = dims.len();
         let t = cube(&dims, &vec![true; n]);
         for tie in [TieBreak::Plus, TieBreak::Minus] {
-            let r = Routing::DimensionOrder { order: DimensionOrder::ascending(n), tie };
-            assert!(!dependency_cycle(&t, &r, true), "{} has a dependency cycle", t.shorthand());
+            let r = Routing::DimensionOrder {
+                order: DimensionOrder::ascending(n),
+                tie,
+            };
+            assert!(
+                !dependency_cycle(&t, &r, true),
+                "{} has a dependency cycle",
+                t.shorthand()
+            );
         }
         // Without the classes, every ring of 4 or more closes a cycle of waits.
         if dims.iter().any(|&k| k >= 4) {
-            assert!(dependency_cycle(&t, &Routing::dimension_order(n), false), "{}", t.shorthand());
+            assert!(
+                dependency_cycle(&t, &Routing::dimension_order(n), false),
+                "{}",
+                t.shorthand()
+            );
         }
     }
     // Meshes need no classes at all.
     let mesh = cube(&[4, 4], &[false, false]);
-    assert!(!dependency_cycle(&mesh, &Routing::dimension_order(2), false));
+    assert!(!dependency_cycle(
+        &mesh,
+        &Routing::dimension_order(2),
+        false
+    ));
 }

@@ -75,12 +75,19 @@ impl KAryNCube {
     /// A cube of the given sizes and wrap flags with every link as `link`.
     pub fn new(dims: Vec<u32>, wrap: Vec<bool>, link: LinkSpec) -> Result<Self, TopologyError> {
         if dims.is_empty() {
-            return Err(TopologyError::new("dims", "at least one dimension is needed"));
+            return Err(TopologyError::new(
+                "dims",
+                "at least one dimension is needed",
+            ));
         }
         if dims.len() != wrap.len() {
             return Err(TopologyError::new(
                 "wrap",
-                format!("{} wrap flags given for {} dimensions", wrap.len(), dims.len()),
+                format!(
+                    "{} wrap flags given for {} dimensions",
+                    wrap.len(),
+                    dims.len()
+                ),
             ));
         }
         let mut nodes: u64 = 1;
@@ -94,7 +101,9 @@ impl KAryNCube {
             nodes = nodes
                 .checked_mul(u64::from(k))
                 .filter(|&n| n <= MAX_NODES)
-                .ok_or_else(|| TopologyError::new("dims", format!("more than {MAX_NODES} nodes")))?;
+                .ok_or_else(|| {
+                    TopologyError::new("dims", format!("more than {MAX_NODES} nodes"))
+                })?;
         }
         Ok(KAryNCube {
             dims,
@@ -134,7 +143,10 @@ impl KAryNCube {
     /// Without it, a node can inject on all of its ports at once.
     pub fn with_interfaces(mut self, interfaces: u32) -> Result<Self, TopologyError> {
         if interfaces == 0 {
-            return Err(TopologyError::new("interfaces", "a node needs at least one network interface"));
+            return Err(TopologyError::new(
+                "interfaces",
+                "a node needs at least one network interface",
+            ));
         }
         self.interfaces = Some(interfaces);
         Ok(self)
@@ -172,7 +184,12 @@ impl KAryNCube {
 
     /// A short description such as `torus:4x4x8` or `kncube:24x18x16:wrap=tmt`.
     pub fn shorthand(&self) -> String {
-        let sizes = self.dims.iter().map(|k| k.to_string()).collect::<Vec<_>>().join("x");
+        let sizes = self
+            .dims
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join("x");
         if self.dims.len() == 1 && self.wrap[0] {
             format!("ring:{sizes}")
         } else if self.wrap.iter().all(|&w| w) {
@@ -180,7 +197,11 @@ impl KAryNCube {
         } else if self.wrap.iter().all(|&w| !w) {
             format!("mesh:{sizes}")
         } else {
-            let w: String = self.wrap.iter().map(|&w| if w { 't' } else { 'm' }).collect();
+            let w: String = self
+                .wrap
+                .iter()
+                .map(|&w| if w { 't' } else { 'm' })
+                .collect();
             format!("kncube:{sizes}:wrap={w}")
         }
     }
@@ -291,7 +312,13 @@ impl KAryNCube {
             (0..self.dims.len()).filter_map(move |dim| {
                 let k = self.dims[dim];
                 let c = self.coord(node, dim);
-                let to = self.neighbor(node, Port { dim, dir: Direction::Plus })?;
+                let to = self.neighbor(
+                    node,
+                    Port {
+                        dim,
+                        dir: Direction::Plus,
+                    },
+                )?;
                 Some(Link {
                     from: node,
                     to,
@@ -345,7 +372,11 @@ impl KAryNCube {
         let k = self.dims[d];
         let fwd = if b >= a { b - a } else { b + k - a };
         let direct = a.abs_diff(b);
-        if self.has_wrap_link(d) { fwd.min(k - fwd) } else { direct }
+        if self.has_wrap_link(d) {
+            fwd.min(k - fwd)
+        } else {
+            direct
+        }
     }
 
     /// The hop distance between two nodes: the sum of per-dimension distances.

@@ -82,7 +82,10 @@ pub struct TopologyError {
 
 impl TopologyError {
     pub(crate) fn new(key: &'static str, why: impl Into<String>) -> Self {
-        TopologyError { key, why: why.into() }
+        TopologyError {
+            key,
+            why: why.into(),
+        }
     }
 }
 

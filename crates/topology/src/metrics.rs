@@ -43,7 +43,9 @@ impl BisectionMethod {
     pub fn describe(self) -> &'static str {
         match self {
             BisectionMethod::Exhaustive => "exhaustive search over all balanced partitions",
-            BisectionMethod::StraightCut => "closed form: cheapest straight cut across one dimension",
+            BisectionMethod::StraightCut => {
+                "closed form: cheapest straight cut across one dimension"
+            }
         }
     }
 }
@@ -95,7 +97,11 @@ pub struct Metrics {
 /// sides of a and b nodes, a × b × r / (N-1) must cross in each direction, at most half the
 /// (two-way) bisection bandwidth B; so r <= (B/2) × (N-1) / (a × b). A node also cannot send
 /// faster than it can inject. Returns the rate and which limit binds.
-pub fn all_to_all_bound(nodes: u64, bisection_bytes_per_s: u64, injection: u64) -> (f64, &'static str) {
+pub fn all_to_all_bound(
+    nodes: u64,
+    bisection_bytes_per_s: u64,
+    injection: u64,
+) -> (f64, &'static str) {
     if nodes < 2 {
         return (0.0, "injection");
     }
@@ -117,8 +123,8 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
     let mut links = 0;
     let mut diameter = 0u64;
     let mut pair_sum: u128 = 0;
-    for d in 0..dims.len() {
-        let k = u64::from(dims[d]);
+    for (d, &size) in dims.iter().enumerate() {
+        let k = u64::from(size);
         let per_line = t.links_per_line(d);
         let lines = t.lines(d);
         links += lines * per_line;
@@ -137,11 +143,19 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
         let ring = t.has_wrap_link(d);
         diameter += if ring { k / 2 } else { k - 1 };
         let k128 = u128::from(k);
-        let line_sum = if ring { k128 * (k128 * k128 / 4) } else { (k128 * k128 * k128 - k128) / 3 };
+        let line_sum = if ring {
+            k128 * (k128 * k128 / 4)
+        } else {
+            (k128 * k128 * k128 - k128) / 3
+        };
         let l = u128::from(lines);
         pair_sum += l * l * line_sum;
     }
-    let average_distance = if n > 1 { pair_sum as f64 / (n as f64 * (n - 1) as f64) } else { 0.0 };
+    let average_distance = if n > 1 {
+        pair_sum as f64 / (n as f64 * (n - 1) as f64)
+    } else {
+        0.0
+    };
     let (bisection_links, bisection_bw, method) = if n <= EXHAUSTIVE_MAX_NODES {
         let (l, b) = exhaustive_bisection(t);
         (l, b, BisectionMethod::Exhaustive)
@@ -197,7 +211,10 @@ fn cut_subcube(t: &KAryNCube, mask: u64, memo: &mut HashMap<u64, (u128, u64)>) -
     if let Some(&r) = memo.get(&mask) {
         return r;
     }
-    let size: u64 = (0..64).filter(|d| mask & (1 << d) != 0).map(|d| u64::from(t.dims()[d])).product();
+    let size: u64 = (0..64)
+        .filter(|d| mask & (1 << d) != 0)
+        .map(|d| u64::from(t.dims()[d]))
+        .product();
     let mut best: Option<(u128, u64)> = None;
     for d in (0..64).filter(|d| mask & (1 << d) != 0) {
         let k = t.dims()[d];

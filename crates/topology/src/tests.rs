@@ -36,11 +36,17 @@ fn torus_4x4x8_by_hand() {
 fn mesh_8x8_by_hand() {
     let m = metrics(&cube(&[8, 8], &[false; 2]));
     // 2 dimensions × 8 lines × 7 links = 112; corner degree 2, interior 4; diameter 7 + 7.
-    assert_eq!((m.nodes, m.links, m.degree_max, m.degree_min, m.diameter), (64, 112, 4, 2, 14));
+    assert_eq!(
+        (m.nodes, m.links, m.degree_max, m.degree_min, m.diameter),
+        (64, 112, 4, 2, 14)
+    );
     // Line sum (k³-k)/3 = 168; total 2 × 8² × 168 = 21,504 over 64 × 63 pairs = 16/3.
     assert!((m.average_distance - 16.0 / 3.0).abs() < 1e-12);
     // The middle cut crosses 8 links: 8 × 50 GB/s × 2 = 800 GB/s.
-    assert_eq!((m.bisection_links, m.bisection_bandwidth_bytes_per_s), (8, 800_000_000_000));
+    assert_eq!(
+        (m.bisection_links, m.bisection_bandwidth_bytes_per_s),
+        (8, 800_000_000_000)
+    );
 }
 
 #[test]
@@ -60,7 +66,10 @@ fn k_computer_physical_network() {
     // Cheapest cut: across Y (mesh of 18), one link on each of 82,944/18 = 4,608 lines.
     assert_eq!(m.bisection_links, 4_608);
     assert_eq!(m.bisection_bandwidth_bytes_per_s, 4_608 * 5_000_000_000 * 2);
-    assert_eq!(m.total_injection_bandwidth_bytes_per_s, 82_944 * 20_000_000_000);
+    assert_eq!(
+        m.total_injection_bandwidth_bytes_per_s,
+        82_944 * 20_000_000_000
+    );
     // Ports: X, Z, B two each; Y two in the interior; A, C one each: 10 (the seed's 10 ports).
     assert_eq!(m.degree_max, 10);
 }
@@ -69,16 +78,35 @@ fn k_computer_physical_network() {
 fn blocks_split_links_by_kind() {
     // TPU v4 4x4x8 slice from two 4x4x4 blocks: each block is a 4x4x4 mesh (3 × 16 × 3 = 144
     // electrical links); the other 384 - 288 = 96 links are optical.
-    let optical = LinkSpec { kind: LinkKind::Optical, ..spec(50) };
+    let optical = LinkSpec {
+        kind: LinkKind::Optical,
+        ..spec(50)
+    };
     let t = cube(&[4, 4, 8], &[true; 3])
-        .with_blocks(Blocks { shape: vec![4, 4, 4], between: optical })
+        .with_blocks(Blocks {
+            shape: vec![4, 4, 4],
+            between: optical,
+        })
         .unwrap();
     let m = metrics(&t);
-    assert_eq!(m.links_by_kind, vec![(LinkKind::Electrical, 288), (LinkKind::Optical, 96)]);
-    assert_eq!(t.links().filter(|l| l.spec.kind == LinkKind::Optical).count(), 96);
-    assert!(cube(&[4, 4, 8], &[true; 3])
-        .with_blocks(Blocks { shape: vec![4, 4, 3], between: optical })
-        .is_err());
+    assert_eq!(
+        m.links_by_kind,
+        vec![(LinkKind::Electrical, 288), (LinkKind::Optical, 96)]
+    );
+    assert_eq!(
+        t.links()
+            .filter(|l| l.spec.kind == LinkKind::Optical)
+            .count(),
+        96
+    );
+    assert!(
+        cube(&[4, 4, 8], &[true; 3])
+            .with_blocks(Blocks {
+                shape: vec![4, 4, 3],
+                between: optical
+            })
+            .is_err()
+    );
 }
 
 #[test]
@@ -130,7 +158,12 @@ fn straight_cut_matches_exhaustive_search_on_small_shapes() {
         let closed = straight_cut_bisection(&t);
         let exact = exhaustive_bisection(&t);
         if closed != exact {
-            mismatches.push(format!("{}: closed {:?} exhaustive {:?}", t.shorthand(), closed, exact));
+            mismatches.push(format!(
+                "{}: closed {:?} exhaustive {:?}",
+                t.shorthand(),
+                closed,
+                exact
+            ));
         }
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
@@ -154,7 +187,11 @@ fn closed_form_distances_match_breadth_first_search() {
         let m = metrics(&t);
         assert_eq!(m.diameter, diameter, "{}", t.shorthand());
         let avg = sum as f64 / (n * (n - 1)) as f64;
-        assert!((m.average_distance - avg).abs() < 1e-12, "{}", t.shorthand());
+        assert!(
+            (m.average_distance - avg).abs() < 1e-12,
+            "{}",
+            t.shorthand()
+        );
         assert_eq!(m.links as usize, t.links().count());
     }
 }

@@ -43,7 +43,11 @@ impl UnitError {
 
 impl fmt::Display for UnitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` is not a valid {}: {}", self.text, self.what, self.why)
+        write!(
+            f,
+            "`{}` is not a valid {}: {}",
+            self.text, self.what, self.why
+        )
     }
 }
 
@@ -52,11 +56,31 @@ impl std::error::Error for UnitError {}
 const PS_PER_S: u64 = 1_000_000_000_000;
 
 const TIME_UNITS: &[UnitDef] = &[
-    UnitDef { names: &["ps"], num: 1, den: 1 },
-    UnitDef { names: &["ns"], num: 1_000, den: 1 },
-    UnitDef { names: &["us", "µs", "μs"], num: 1_000_000, den: 1 },
-    UnitDef { names: &["ms"], num: 1_000_000_000, den: 1 },
-    UnitDef { names: &["s"], num: PS_PER_S as u128, den: 1 },
+    UnitDef {
+        names: &["ps"],
+        num: 1,
+        den: 1,
+    },
+    UnitDef {
+        names: &["ns"],
+        num: 1_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["us", "µs", "μs"],
+        num: 1_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["ms"],
+        num: 1_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["s"],
+        num: PS_PER_S as u128,
+        den: 1,
+    },
 ];
 const TIME_SCALES: &[(u64, &str)] = &[
     (PS_PER_S, "s"),
@@ -170,11 +194,31 @@ impl fmt::Display for Cycles {
 }
 
 const FREQ_UNITS: &[UnitDef] = &[
-    UnitDef { names: &["Hz"], num: 1, den: 1 },
-    UnitDef { names: &["kHz"], num: 1_000, den: 1 },
-    UnitDef { names: &["MHz"], num: 1_000_000, den: 1 },
-    UnitDef { names: &["GHz"], num: 1_000_000_000, den: 1 },
-    UnitDef { names: &["THz"], num: 1_000_000_000_000, den: 1 },
+    UnitDef {
+        names: &["Hz"],
+        num: 1,
+        den: 1,
+    },
+    UnitDef {
+        names: &["kHz"],
+        num: 1_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["MHz"],
+        num: 1_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["GHz"],
+        num: 1_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["THz"],
+        num: 1_000_000_000_000,
+        den: 1,
+    },
 ];
 
 /// A clock frequency in integer hertz.
@@ -271,24 +315,76 @@ impl ClockDomain {
     /// The fewest whole cycles that last at least `d`.
     pub fn cycles_covering(self, d: SimDuration) -> Cycles {
         let at = self.cycles_at(SimTime(d.0));
-        if self.span_of(at) >= d { at } else { Cycles(at.0 + 1) }
+        if self.span_of(at) >= d {
+            at
+        } else {
+            Cycles(at.0 + 1)
+        }
     }
 }
 
 const BYTE_UNITS: &[UnitDef] = &[
-    UnitDef { names: &["B"], num: 1, den: 1 },
-    UnitDef { names: &["kB", "KB"], num: 1_000, den: 1 },
-    UnitDef { names: &["MB"], num: 1_000_000, den: 1 },
-    UnitDef { names: &["GB"], num: 1_000_000_000, den: 1 },
-    UnitDef { names: &["TB"], num: 1_000_000_000_000, den: 1 },
-    UnitDef { names: &["PB"], num: 1_000_000_000_000_000, den: 1 },
-    UnitDef { names: &["KiB"], num: 1 << 10, den: 1 },
-    UnitDef { names: &["MiB"], num: 1 << 20, den: 1 },
-    UnitDef { names: &["GiB"], num: 1 << 30, den: 1 },
-    UnitDef { names: &["TiB"], num: 1 << 40, den: 1 },
-    UnitDef { names: &["PiB"], num: 1 << 50, den: 1 },
+    UnitDef {
+        names: &["B"],
+        num: 1,
+        den: 1,
+    },
+    UnitDef {
+        names: &["kB", "KB"],
+        num: 1_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["MB"],
+        num: 1_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["GB"],
+        num: 1_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["TB"],
+        num: 1_000_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["PB"],
+        num: 1_000_000_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["KiB"],
+        num: 1 << 10,
+        den: 1,
+    },
+    UnitDef {
+        names: &["MiB"],
+        num: 1 << 20,
+        den: 1,
+    },
+    UnitDef {
+        names: &["GiB"],
+        num: 1 << 30,
+        den: 1,
+    },
+    UnitDef {
+        names: &["TiB"],
+        num: 1 << 40,
+        den: 1,
+    },
+    UnitDef {
+        names: &["PiB"],
+        num: 1 << 50,
+        den: 1,
+    },
 ];
-const BYTE_UNIT_PLAIN: UnitDef = UnitDef { names: &["B"], num: 1, den: 1 };
+const BYTE_UNIT_PLAIN: UnitDef = UnitDef {
+    names: &["B"],
+    num: 1,
+    den: 1,
+};
 
 /// A size in whole bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -306,7 +402,14 @@ impl FromStr for Bytes {
     /// Accepts `B`, `kB`, `MB`, `GB`, `TB`, `PB` (powers of 1000) and `KiB` .. `PiB` (powers of
     /// 1024); a bare number means bytes. The value must be a whole number of bytes.
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        parse_quantity(s, "size", BYTE_UNITS, Some(&BYTE_UNIT_PLAIN), Rounding::Exact).map(Bytes)
+        parse_quantity(
+            s,
+            "size",
+            BYTE_UNITS,
+            Some(&BYTE_UNIT_PLAIN),
+            Rounding::Exact,
+        )
+        .map(Bytes)
     }
 }
 
@@ -314,7 +417,13 @@ impl fmt::Display for Bytes {
     /// Binary units when the value has at most three decimals in one (`4 KiB`, `1.5 KiB`),
     /// otherwise decimal units (`1.234 kB`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (div, suffix) in [(1u64 << 50, "PiB"), (1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        for (div, suffix) in [
+            (1u64 << 50, "PiB"),
+            (1 << 40, "TiB"),
+            (1 << 30, "GiB"),
+            (1 << 20, "MiB"),
+            (1 << 10, "KiB"),
+        ] {
             if self.0 >= div {
                 if let Some(s) = exact_decimal(self.0, div, 3) {
                     return write!(f, "{s} {suffix}");
@@ -335,21 +444,81 @@ const DECIMAL_SCALES_B: &[(u64, &str)] = &[
 ];
 
 const BW_UNITS: &[UnitDef] = &[
-    UnitDef { names: &["B/s"], num: 1, den: 1 },
-    UnitDef { names: &["kB/s", "KB/s"], num: 1_000, den: 1 },
-    UnitDef { names: &["MB/s"], num: 1_000_000, den: 1 },
-    UnitDef { names: &["GB/s"], num: 1_000_000_000, den: 1 },
-    UnitDef { names: &["TB/s"], num: 1_000_000_000_000, den: 1 },
-    UnitDef { names: &["PB/s"], num: 1_000_000_000_000_000, den: 1 },
-    UnitDef { names: &["KiB/s"], num: 1 << 10, den: 1 },
-    UnitDef { names: &["MiB/s"], num: 1 << 20, den: 1 },
-    UnitDef { names: &["GiB/s"], num: 1 << 30, den: 1 },
-    UnitDef { names: &["TiB/s"], num: 1 << 40, den: 1 },
-    UnitDef { names: &["b/s", "bps"], num: 1, den: 8 },
-    UnitDef { names: &["kb/s", "Kb/s", "kbps", "Kbps"], num: 1_000, den: 8 },
-    UnitDef { names: &["Mb/s", "Mbps"], num: 1_000_000, den: 8 },
-    UnitDef { names: &["Gb/s", "Gbps"], num: 1_000_000_000, den: 8 },
-    UnitDef { names: &["Tb/s", "Tbps"], num: 1_000_000_000_000, den: 8 },
+    UnitDef {
+        names: &["B/s"],
+        num: 1,
+        den: 1,
+    },
+    UnitDef {
+        names: &["kB/s", "KB/s"],
+        num: 1_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["MB/s"],
+        num: 1_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["GB/s"],
+        num: 1_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["TB/s"],
+        num: 1_000_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["PB/s"],
+        num: 1_000_000_000_000_000,
+        den: 1,
+    },
+    UnitDef {
+        names: &["KiB/s"],
+        num: 1 << 10,
+        den: 1,
+    },
+    UnitDef {
+        names: &["MiB/s"],
+        num: 1 << 20,
+        den: 1,
+    },
+    UnitDef {
+        names: &["GiB/s"],
+        num: 1 << 30,
+        den: 1,
+    },
+    UnitDef {
+        names: &["TiB/s"],
+        num: 1 << 40,
+        den: 1,
+    },
+    UnitDef {
+        names: &["b/s", "bps"],
+        num: 1,
+        den: 8,
+    },
+    UnitDef {
+        names: &["kb/s", "Kb/s", "kbps", "Kbps"],
+        num: 1_000,
+        den: 8,
+    },
+    UnitDef {
+        names: &["Mb/s", "Mbps"],
+        num: 1_000_000,
+        den: 8,
+    },
+    UnitDef {
+        names: &["Gb/s", "Gbps"],
+        num: 1_000_000_000,
+        den: 8,
+    },
+    UnitDef {
+        names: &["Tb/s", "Tbps"],
+        num: 1_000_000_000_000,
+        den: 8,
+    },
 ];
 
 /// A bandwidth in whole bytes per second.
@@ -463,7 +632,9 @@ impl FromStr for FlopRate {
     type Err = UnitError;
     /// Accepts `FLOP/s` .. `EFLOP/s` (powers of 1000); a whole number per second.
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        const N: [&str; 7] = ["FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s"];
+        const N: [&str; 7] = [
+            "FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s",
+        ];
         parse_quantity(s, "compute rate", &flop_units(&N), None, Rounding::Exact).map(FlopRate)
     }
 }

@@ -37,7 +37,8 @@ fn split(text: &str) -> (&str, &str) {
                 || c == '-'
                 || c == '+'
                 || ((c == 'e' || c == 'E')
-                    && t[i + 1..].starts_with(|n: char| n.is_ascii_digit() || n == '-' || n == '+')
+                    && t[i + 1..]
+                        .starts_with(|n: char| n.is_ascii_digit() || n == '-' || n == '+')
                     && i > 0))
         })
         .map(|(i, _)| i)
@@ -122,7 +123,10 @@ pub(crate) fn parse_quantity(
                 UnitError::new(
                     text,
                     what,
-                    &format!("`{unit}` is not a unit of {what} (expected one of {})", unit_list(units)),
+                    &format!(
+                        "`{unit}` is not a unit of {what} (expected one of {})",
+                        unit_list(units)
+                    ),
                 )
             })?
     };

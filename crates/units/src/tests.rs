@@ -4,34 +4,60 @@ use proptest::prelude::*;
 #[test]
 fn parses_the_issue_examples() {
     // 50 × 10⁹ B/s.
-    assert_eq!("50 GB/s".parse::<Bandwidth>().unwrap().bytes_per_s(), 50_000_000_000);
+    assert_eq!(
+        "50 GB/s".parse::<Bandwidth>().unwrap().bytes_per_s(),
+        50_000_000_000
+    );
     // 12.8 × 2³⁰ = 13,743,895,347.2 B/s, rounded to nearest.
-    assert_eq!("12.8 GiB/s".parse::<Bandwidth>().unwrap().bytes_per_s(), 13_743_895_347);
+    assert_eq!(
+        "12.8 GiB/s".parse::<Bandwidth>().unwrap().bytes_per_s(),
+        13_743_895_347
+    );
     // 28.05 × 10⁹ bits/s ÷ 8 = 3,506,250,000 B/s.
-    assert_eq!("28.05 Gb/s".parse::<Bandwidth>().unwrap().bytes_per_s(), 3_506_250_000);
+    assert_eq!(
+        "28.05 Gb/s".parse::<Bandwidth>().unwrap().bytes_per_s(),
+        3_506_250_000
+    );
     // 0.49 µs = 490,000 ps; 500 ns = 500,000 ps.
     assert_eq!("0.49 us".parse::<SimDuration>().unwrap().as_ps(), 490_000);
     assert_eq!("500ns".parse::<SimDuration>().unwrap().as_ps(), 500_000);
     assert_eq!("0.49 µs".parse::<SimTime>().unwrap().as_ps(), 490_000);
-    assert_eq!("1.05 GHz".parse::<Frequency>().unwrap().as_hz(), 1_050_000_000);
+    assert_eq!(
+        "1.05 GHz".parse::<Frequency>().unwrap().as_hz(),
+        1_050_000_000
+    );
     assert_eq!("4 KiB".parse::<Bytes>().unwrap().get(), 4096);
     assert_eq!("4096".parse::<Bytes>().unwrap().get(), 4096);
-    assert_eq!("1e9 B/s".parse::<Bandwidth>().unwrap().bytes_per_s(), 1_000_000_000);
-    assert_eq!("275 TFLOP/s".parse::<FlopRate>().unwrap().0, 275_000_000_000_000);
+    assert_eq!(
+        "1e9 B/s".parse::<Bandwidth>().unwrap().bytes_per_s(),
+        1_000_000_000
+    );
+    assert_eq!(
+        "275 TFLOP/s".parse::<FlopRate>().unwrap().0,
+        275_000_000_000_000
+    );
     assert_eq!("2 GFLOP".parse::<Flops>().unwrap().0, 2_000_000_000);
 }
 
 #[test]
 fn displays_in_readable_exact_units() {
     assert_eq!(Bandwidth::from_gbps(50).unwrap().to_string(), "50 GB/s");
-    assert_eq!(Bandwidth::from_bytes_per_s(6_800_000_000).unwrap().to_string(), "6.8 GB/s");
+    assert_eq!(
+        Bandwidth::from_bytes_per_s(6_800_000_000)
+            .unwrap()
+            .to_string(),
+        "6.8 GB/s"
+    );
     assert_eq!(SimDuration::from_ps(490_000).to_string(), "490 ns");
     assert_eq!(SimDuration::from_ps(1_500).to_string(), "1.5 ns");
     assert_eq!(Bytes(4096).to_string(), "4 KiB");
     assert_eq!(Bytes(1536).to_string(), "1.5 KiB");
     assert_eq!(Bytes(1000).to_string(), "1 kB");
     assert_eq!(Bytes(7).to_string(), "7 B");
-    assert_eq!(Frequency::from_hz(1_050_000_000).unwrap().to_string(), "1.05 GHz");
+    assert_eq!(
+        Frequency::from_hz(1_050_000_000).unwrap().to_string(),
+        "1.05 GHz"
+    );
     assert_eq!(FlopRate(275_000_000_000_000).to_string(), "275 TFLOP/s");
 }
 

@@ -1,0 +1,267 @@
+//! End-to-end tests of the `podsim` binary. Expected numbers are derived by hand in comments.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn podsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("podsim runs")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = podsim(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn topo_torus_4x4x8_json() {
+    let v = json(&["topo", "torus:4x4x8", "--json"]);
+    // 4·4·8 = 128 nodes; 3 links per node = 384; 6 ports; diameter 2 + 2 + 4 = 8.
+    assert_eq!(v["nodes"], 128);
+    assert_eq!(v["links"], 384);
+    assert_eq!(v["degree_max"], 6);
+    assert_eq!(v["diameter"], 8);
+    // Ordered-pair distance sum: rings of 4 sum to 4·4 = 16, of 8 to 8·16 = 128;
+    // 32²·16·2 + 16²·128 = 65,536 over 128·127 pairs.
+    let avg = v["average_distance"].as_f64().unwrap();
+    assert!((avg - 65_536.0 / 16_256.0).abs() < 1e-12);
+    // Cut across the 8-ring: 2 links × 16 rings = 32; × 50 GB/s (default) × 2 ways = 3.2 TB/s.
+    assert_eq!(v["bisection_links"], 32);
+    assert_eq!(v["bisection_bandwidth_bytes_per_s"], 3_200_000_000_000u64);
+    assert_eq!(v["bisection_method"], "closed-form-straight-cut");
+}
+
+#[test]
+fn topo_mesh_8x8_json_with_link_flags() {
+    let v = json(&[
+        "topo",
+        "mesh:8x8",
+        "--json",
+        "--link-bandwidth",
+        "12.8 GiB/s",
+        "--link-latency",
+        "500ns",
+    ]);
+    // 2·8·7 = 112 links; corner degree 2, interior 4; diameter 14; average 16/3 (see topology tests).
+    assert_eq!(v["nodes"], 64);
+    assert_eq!(v["links"], 112);
+    assert_eq!(v["degree_max"], 4);
+    assert_eq!(v["diameter"], 14);
+    assert!((v["average_distance"].as_f64().unwrap() - 16.0 / 3.0).abs() < 1e-12);
+    // 8 cut links × 13,743,895,347 B/s (12.8 GiB/s rounded) × 2 ways.
+    assert_eq!(v["bisection_links"], 8);
+    assert_eq!(
+        v["bisection_bandwidth_bytes_per_s"],
+        8 * 13_743_895_347u64 * 2
+    );
+    assert_eq!(v["link_latency_s"].as_f64().unwrap(), 5e-7);
+}
+
+#[test]
+fn topo_small_graphs_use_exhaustive_search() {
+    // A ring of 16: any bisection cuts 2 links.
+    let v = json(&["topo", "ring:16", "--json"]);
+    assert_eq!(v["bisection_links"], 2);
+    assert_eq!(v["bisection_method"], "exhaustive-search");
+}
+
+#[test]
+fn topo_k_computer_shape() {
+    let v = json(&[
+        "topo",
+        "kncube:24x18x16x2x3x2:wrap=tmtmtm",
+        "--json",
+        "--link-bandwidth",
+        "5 GB/s",
+        "--interfaces",
+        "4",
+    ]);
+    // Tofu paper, section II.A: 82,944 nodes; 46.1 TB/s = 4,608 links × 5 GB/s × 2.
+    assert_eq!(v["nodes"], 82_944);
+    assert_eq!(v["bisection_bandwidth_bytes_per_s"], 46_080_000_000_000u64);
+    assert_eq!(
+        v["total_injection_bandwidth_bytes_per_s"],
+        1_658_880_000_000_000u64
+    );
+}
+
+#[test]
+fn default_run_shows_block_and_slice() {
+    let out = podsim(&["run"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("4x4x4 block") && text.contains("4x4x8 slice"),
+        "{text}"
+    );
+    let v = json(&["run", "--json"]);
+    let block = &v[0];
+    let slice = &v[1];
+    // Block: 4x4x4 mesh: 3·16·3 = 144 links, diameter 9, bisection 16 links = 1.6 TB/s.
+    assert_eq!(block["links"], 144);
+    assert_eq!(block["diameter"], 9);
+    assert_eq!(
+        block["bisection_bandwidth_bytes_per_s"],
+        1_600_000_000_000u64
+    );
+    // Slice: two blocks (288 electrical links) and 96 optical links; diameter 8.
+    assert_eq!(slice["links_by_kind"]["electrical"], 288);
+    assert_eq!(slice["links_by_kind"]["optical"], 96);
+    assert_eq!(slice["diameter"], 8);
+    assert_eq!(
+        slice["bisection_bandwidth_bytes_per_s"],
+        3_200_000_000_000u64
+    );
+}
+
+#[test]
+fn every_example_runs() {
+    let mut n = 0;
+    for e in std::fs::read_dir(repo().join("examples")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let out = podsim(&["run", p.to_str().unwrap()]);
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                p.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 3);
+}
+
+#[test]
+fn validate_passes_and_the_built_in_cases_are_the_files() {
+    let built_in = podsim(&["validate"]);
+    assert!(
+        built_in.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built_in.stdout)
+    );
+    let from_dir = podsim(&["validate", "--dir", "validation"]);
+    assert!(from_dir.status.success());
+    // The binary embeds every file of validation/ (same table, same order).
+    assert_eq!(
+        String::from_utf8_lossy(&built_in.stdout),
+        String::from_utf8_lossy(&from_dir.stdout)
+    );
+    let text = String::from_utf8(built_in.stdout).unwrap();
+    assert!(text.contains("46.08 TB/s"), "{text}");
+    assert!(text.contains("NOT REPRODUCED"), "{text}");
+}
+
+#[test]
+fn validate_fails_on_a_wrong_figure() {
+    let dir = std::env::temp_dir().join(format!("podsim-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(repo().join("validation/k-computer.toml")).unwrap();
+    std::fs::write(dir.join("wrong.toml"), text.replace("46.1 TB/s", "50 TB/s")).unwrap();
+    let out = podsim(&["validate", "--dir", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Runs podsim expecting a one-line error mentioning every fragment.
+fn expect_error(args: &[&str], fragments: &[&str]) {
+    let out = podsim(args);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {err}"
+    );
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for f in fragments {
+        assert!(err.contains(f), "{args:?}: {err} lacks {f}");
+    }
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    expect_error(&["topo", "torus:0x4"], &["torus:0x4", "at least 1"]);
+    expect_error(&["topo", "torus:4x"], &["torus:4x", "empty"]);
+    expect_error(&["topo", "tors:4x4"], &["nearest is `torus`"]);
+    expect_error(
+        &["topo", "mesh:8x8", "--link-bandwidth", "-5 GB/s"],
+        &["--link-bandwidth", "negative"],
+    );
+    expect_error(
+        &["topo", "mesh:8x8", "--link-latency", "fast"],
+        &["--link-latency"],
+    );
+    expect_error(
+        &["topo", "mesh:8x8", "--interfaces", "0"],
+        &["--interfaces"],
+    );
+    expect_error(&["topo", "torus:2000000x2000000"], &["nodes"]);
+    expect_error(
+        &["run", "no/such/file.toml"],
+        &["no/such/file.toml", "cannot read"],
+    );
+
+    let dir = std::env::temp_dir().join(format!("podsim-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = std::fs::read_to_string(repo().join("examples/booksim-mesh-8x8.toml")).unwrap();
+    let misspelt = dir.join("misspelt.toml");
+    std::fs::write(&misspelt, good.replacen("link_latency", "link_latncy", 1)).unwrap();
+    expect_error(
+        &["run", misspelt.to_str().unwrap()],
+        &[
+            "misspelt.toml",
+            "line 9",
+            "link_latncy",
+            "nearest valid key is `link_latency`",
+        ],
+    );
+    let negative = dir.join("negative.toml");
+    std::fs::write(&negative, good.replacen("\"16 GB/s\"", "\"-16 GB/s\"", 1)).unwrap();
+    expect_error(
+        &["run", negative.to_str().unwrap()],
+        &[
+            "negative.toml",
+            "line 8",
+            "system[0].link_bandwidth",
+            "negative",
+        ],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn topo_reads_a_system_file() {
+    let dir = std::env::temp_dir().join(format!("podsim-sys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("slice.toml");
+    std::fs::write(&f, "topology = \"torus:4x4x8\"\nlink_bandwidth = \"50 GB/s\"\n[blocks]\nshape = [4, 4, 4]\nkind = \"optical\"\n").unwrap();
+    let v = json(&["topo", f.to_str().unwrap(), "--json"]);
+    assert_eq!(v["links_by_kind"]["optical"], 96);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn help_lists_units_and_defaults() {
+    let out = podsim(&["topo", "--help"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("default: 50 GB/s"), "{text}");
+    assert!(text.contains("both directions"), "{text}");
+}
