@@ -196,7 +196,8 @@ impl<E> EventQueue<E> {
             self.in_wheel -= self.front.len();
             // Earliest at the end. Buckets are mostly in push order already, which the sort
             // recognises as a single run.
-            #[allow(clippy::unnecessary_sort_by)] // measured: faster than sort_unstable_by_key here
+            #[allow(clippy::unnecessary_sort_by)]
+            // measured: faster than sort_unstable_by_key here
             self.front.sort_unstable_by(|a, b| b.key().cmp(&a.key()));
         }
         // Bring overflow events inside the new horizon into the wheel (or the current slot).

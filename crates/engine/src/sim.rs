@@ -40,16 +40,26 @@ impl<E> Context<'_, E> {
     }
     /// Schedule `event` at the absolute time `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: SimTime, event: E) -> Result<(), SimError> {
-        if at < self.now {
-            return Err(SimError::ScheduledInPast { at, now: self.now });
-        }
-        self.queue.push(at, DEFAULT_PRIORITY, event);
-        Ok(())
+        push_at(self.queue, self.now, at, event)
     }
     /// The random streams of this simulation.
     pub fn rng(&self) -> RngStreams {
         self.rng
     }
+}
+
+/// Push `event` at `at` unless that is before `now`.
+fn push_at<E>(
+    queue: &mut EventQueue<E>,
+    now: SimTime,
+    at: SimTime,
+    event: E,
+) -> Result<(), SimError> {
+    if at < now {
+        return Err(SimError::ScheduledInPast { at, now });
+    }
+    queue.push(at, DEFAULT_PRIORITY, event);
+    Ok(())
 }
 
 /// The priority of events scheduled without one.
@@ -96,11 +106,7 @@ impl<M: Model> Simulation<M> {
 
     /// Schedule an initial event at `at` (which must not be before the current time).
     pub fn schedule_at(&mut self, at: SimTime, event: M::Event) -> Result<(), SimError> {
-        if at < self.now {
-            return Err(SimError::ScheduledInPast { at, now: self.now });
-        }
-        self.queue.push(at, DEFAULT_PRIORITY, event);
-        Ok(())
+        push_at(&mut self.queue, self.now, at, event)
     }
 
     /// The current time: that of the last event handled.
