@@ -1,19 +1,8 @@
 //! Turning metrics into text tables and JSON.
 
-use podsim_topology::{BisectionMethod, KAryNCube, Metrics};
+use podsim_topology::{KAryNCube, Metrics};
 use podsim_units::Bandwidth;
 use serde_json::{Value, json};
-
-/// A short, stable token for the bisection method, for JSON.
-pub fn method_token(m: BisectionMethod) -> &'static str {
-    match m {
-        BisectionMethod::Exhaustive => "exhaustive-search",
-        BisectionMethod::StraightCut => "closed-form-straight-cut",
-    }
-}
-
-/// The method used for distances and diameter.
-pub const DISTANCE_METHOD: &str = "closed form: sum of per-dimension ring/line distances";
 
 fn bw(v: u64) -> String {
     Bandwidth::from_bytes_per_s(v).map_or_else(|| "0 B/s".to_string(), |b| b.to_string())
@@ -56,10 +45,10 @@ pub fn metrics_json(t: &KAryNCube, m: &Metrics) -> Value {
         "degree_min": m.degree_min,
         "diameter": m.diameter,
         "average_distance": m.average_distance,
-        "distance_method": DISTANCE_METHOD,
+        "distance_method": m.distance_method.token(),
         "bisection_links": m.bisection_links,
         "bisection_bandwidth_bytes_per_s": m.bisection_bandwidth_bytes_per_s,
-        "bisection_method": method_token(m.bisection_method),
+        "bisection_method": m.bisection_method.token(),
         "link_bandwidth_bytes_per_s": t.link().bandwidth.bytes_per_s(),
         "link_latency_s": t.link().latency.as_secs_f64(),
         "interfaces_per_node": m.interfaces,
@@ -111,7 +100,7 @@ pub fn metrics_table(names: &[String], systems: &[(KAryNCube, Metrics)]) -> Stri
         bw(m.bisection_bandwidth_bytes_per_s)
     });
     row("bisection method", &|_, m| {
-        method_token(m.bisection_method).to_string()
+        m.bisection_method.token().to_string()
     });
     row("injection per node", &|_, m| {
         format!(

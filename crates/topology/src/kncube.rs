@@ -32,6 +32,9 @@ pub struct KAryNCube {
     link: LinkSpec,
     blocks: Option<Blocks>,
     interfaces: Option<u32>,
+    /// `twist[d][j]`: how far leaving dimension `d` through its Plus wrap-around link moves
+    /// coordinate `j` (Minus moves it back). Empty when the cube is not twisted.
+    twist: Vec<Vec<u32>>,
     nodes: u64,
 }
 
@@ -111,6 +114,7 @@ impl KAryNCube {
             link,
             blocks: None,
             interfaces: None,
+            twist: Vec::new(),
             nodes,
         })
     }
@@ -137,6 +141,94 @@ impl KAryNCube {
         }
         self.blocks = Some(blocks);
         Ok(self)
+    }
+
+    /// Twist the wrap-around links: leaving dimension `d` through its Plus wrap-around link also
+    /// moves every coordinate `j` forward by `shifts[d][j]` (modulo k_j), and leaving through
+    /// the Minus one moves it back. This is the lattice description of twisted tori (Camara et
+    /// al.; Camarero, Martinez and Beivide): the wrap vector of dimension d is
+    /// `k_d e_d - shifts[d]`. Rules: a shifted or shifting dimension must be wrapped, no
+    /// dimension shifts itself, shifts are below the shifted dimension's size, and a
+    /// dimension that shifts others is not itself shifted (so the node box stays a fundamental
+    /// region of the lattice and every node keeps its coordinates).
+    pub fn with_twist(mut self, shifts: Vec<Vec<u32>>) -> Result<Self, TopologyError> {
+        let n = self.dims.len();
+        if shifts.len() != n || shifts.iter().any(|s| s.len() != n) {
+            return Err(TopologyError::new("twist", format!("expected {n} shift vectors of {n} entries each")));
+        }
+        for d in 0..n {
+            for j in 0..n {
+                let v = shifts[d][j];
+                if v == 0 {
+                    continue;
+                }
+                if d == j {
+                    return Err(TopologyError::new("twist", format!("dimension {d} cannot shift itself")));
+                }
+                if !self.wrap[d] || !self.wrap[j] {
+                    return Err(TopologyError::new("twist", format!("dimension {d} shifts dimension {j}, but only wrapped dimensions take part in a twist")));
+                }
+                if v >= self.dims[j] {
+                    return Err(TopologyError::new("twist", format!("shift {v} of dimension {j} is not below its size {}", self.dims[j])));
+                }
+                if shifts.iter().any(|s| s[d] != 0) {
+                    return Err(TopologyError::new("twist", format!("dimension {d} both shifts and is shifted; a twisting dimension must not itself be shifted")));
+                }
+            }
+        }
+        let twisted = shifts.iter().flatten().any(|&v| v != 0);
+        if twisted && !self.wrap.iter().all(|&w| w) {
+            return Err(TopologyError::new("twist", "a twisted torus must wrap in every dimension"));
+        }
+        self.twist = if twisted { shifts } else { Vec::new() };
+        Ok(self)
+    }
+
+    /// The twist of the named twisted shapes, or `None` if the shape has none:
+    /// * `2a x a` (either order): leaving the short dimension through its wrap-around link
+    ///   moves the long one by a, the rectangular twisted torus of Camara et al. (2010);
+    /// * `k x k x 2k` (any order): each k-dimension's wrap-around link moves the 2k one by k;
+    /// * `k x 2k x 2k` (any order): the k-dimension's wrap-around link moves both 2k ones by k.
+    ///
+    /// The 3-D shapes are the twisted tori TPU v4 offers (tpu-v4-isca2023.txt, section 2.8,
+    /// after Camarero, Martinez and Beivide, 2014): lattice graphs of the FCC and BCC kind.
+    pub fn named_twist(dims: &[u32]) -> Option<Vec<Vec<u32>>> {
+        let n = dims.len();
+        let mut s = vec![vec![0u32; n]; n];
+        match n {
+            2 => {
+                let (short, long) = if dims[0] < dims[1] { (0, 1) } else { (1, 0) };
+                if dims[long] != 2 * dims[short] {
+                    return None;
+                }
+                s[short][long] = dims[short];
+            }
+            3 => {
+                let min = *dims.iter().min()?;
+                let small: Vec<usize> = (0..3).filter(|&d| dims[d] == min).collect();
+                let big: Vec<usize> = (0..3).filter(|&d| dims[d] == 2 * min).collect();
+                if small.len() + big.len() != 3 || big.is_empty() {
+                    return None;
+                }
+                for &a in &small {
+                    for &b in &big {
+                        s[a][b] = min;
+                    }
+                }
+            }
+            _ => return None,
+        }
+        Some(s)
+    }
+
+    /// Whether any wrap-around link is twisted.
+    pub fn is_twisted(&self) -> bool {
+        !self.twist.is_empty()
+    }
+
+    /// The twist shifts (empty when untwisted); see [`KAryNCube::with_twist`].
+    pub fn twist(&self) -> &[Vec<u32>] {
+        &self.twist
     }
 
     /// Set the number of network interfaces per node (each injecting at one link's bandwidth).
@@ -256,14 +348,30 @@ impl KAryNCube {
         let s = self.stride(port.dim);
         let base = node.0 - u64::from(c) * s;
         let wrap = self.has_wrap_link(port.dim);
-        let to = match port.dir {
-            Direction::Plus if c + 1 < k => c + 1,
-            Direction::Plus if wrap => 0,
-            Direction::Minus if c > 0 => c - 1,
-            Direction::Minus if wrap => k - 1,
+        let (to, wrapped) = match port.dir {
+            Direction::Plus if c + 1 < k => (c + 1, false),
+            Direction::Plus if wrap => (0, true),
+            Direction::Minus if c > 0 => (c - 1, false),
+            Direction::Minus if wrap => (k - 1, true),
             _ => return None,
         };
-        Some(NodeId(base + u64::from(to) * s))
+        let mut id = base + u64::from(to) * s;
+        if wrapped && self.is_twisted() {
+            for (j, &shift) in self.twist[port.dim].iter().enumerate() {
+                if shift == 0 {
+                    continue;
+                }
+                let kj = self.dims[j];
+                let cj = self.coord(NodeId(id), j);
+                let moved = match port.dir {
+                    Direction::Plus => (cj + shift) % kj,
+                    Direction::Minus => (cj + kj - shift) % kj,
+                };
+                let sj = self.stride(j);
+                id = id - u64::from(cj) * sj + u64::from(moved) * sj;
+            }
+        }
+        Some(NodeId(id))
     }
 
     /// The ports of `node` that have links, in (dimension, Plus before Minus) order.
@@ -379,11 +487,70 @@ impl KAryNCube {
         }
     }
 
-    /// The hop distance between two nodes: the sum of per-dimension distances.
+    /// The hop distance between two nodes: the length of a minimal displacement (untwisted:
+    /// the sum of per-dimension distances).
     pub fn distance(&self, a: NodeId, b: NodeId) -> u64 {
+        if self.is_twisted() {
+            return self.displacement(a, b).iter().map(|x| x.unsigned_abs()).sum();
+        }
         (0..self.dims.len())
             .map(|d| u64::from(self.dim_distance(d, self.coord(a, d), self.coord(b, d))))
             .sum()
+    }
+
+    /// A minimal displacement from `from` to `to`: a vector of signed steps per dimension whose
+    /// walk (in any order) leads from `from` to `to` in the fewest hops.
+    ///
+    /// Among minimal displacements the lexicographically largest is chosen (ties go Plus in the
+    /// earliest dimension). That choice is consistent: after one step of the first non-zero
+    /// dimension, the displacement of the rest of the way is the same vector minus that step,
+    /// so routing hop by hop along it follows one dimension-ordered path.
+    ///
+    /// Twisted tori: the displacements equivalent to the coordinate difference r are
+    /// `r + Σ m_d (k_d e_d - shift_d)`. Dimensions that shift others try `m` in -2..=2; every
+    /// other dimension is then independent and takes its nearest representative.
+    pub fn displacement(&self, from: NodeId, to: NodeId) -> Vec<i64> {
+        let n = self.dims.len();
+        let r: Vec<i64> = (0..n)
+            .map(|d| i64::from(self.coord(to, d)) - i64::from(self.coord(from, d)))
+            .collect();
+        let twisting: Vec<usize> = (0..n)
+            .filter(|&d| self.twist.get(d).is_some_and(|s| s.iter().any(|&v| v != 0)))
+            .collect();
+        let mut best: Option<(u64, Vec<i64>)> = None;
+        let combos = 5usize.pow(twisting.len() as u32);
+        for c in 0..combos {
+            let mut v = r.clone();
+            let mut rest = c;
+            for &t in &twisting {
+                let m = (rest % 5) as i64 - 2;
+                rest /= 5;
+                v[t] += m * i64::from(self.dims[t]);
+                for (j, &sh) in self.twist[t].iter().enumerate() {
+                    v[j] -= m * i64::from(sh);
+                }
+            }
+            for (d, x) in v.iter_mut().enumerate() {
+                if twisting.contains(&d) || !self.has_wrap_link(d) {
+                    continue;
+                }
+                let k = i64::from(self.dims[d]);
+                let mut y = x.rem_euclid(k);
+                if y * 2 > k {
+                    y -= k;
+                }
+                *x = y;
+            }
+            let len: u64 = v.iter().map(|x| x.unsigned_abs()).sum();
+            let better = match &best {
+                None => true,
+                Some((bl, bv)) => len < *bl || (len == *bl && v > *bv),
+            };
+            if better {
+                best = Some((len, v));
+            }
+        }
+        best.map(|b| b.1).unwrap_or(r)
     }
 
     /// Kind of the links inside blocks and between them (the same without blocks).

@@ -16,7 +16,7 @@ use std::fmt;
 use podsim_units::{Bandwidth, SimDuration};
 
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
-pub use metrics::{BisectionMethod, Metrics, metrics};
+pub use metrics::{BisectionMethod, DistanceMethod, Metrics, metrics};
 
 /// A node's index in its topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -36,16 +36,29 @@ pub enum BisectionMethod {
     Exhaustive,
     /// The straight-cut closed form (see the module docs).
     StraightCut,
+    /// The cheapest of the cuts that split one coordinate's range into two halves, at every
+    /// rotation (twisted tori): an upper bound on the bisection width.
+    HalfSpaceCut,
 }
 
 impl BisectionMethod {
-    /// A phrase for reports and JSON.
+    /// A short, stable token for JSON.
+    pub fn token(self) -> &'static str {
+        match self {
+            BisectionMethod::Exhaustive => "exhaustive-search",
+            BisectionMethod::StraightCut => "closed-form-straight-cut",
+            BisectionMethod::HalfSpaceCut => "half-space-cut-upper-bound",
+        }
+    }
+
+    /// A phrase for reports.
     pub fn describe(self) -> &'static str {
         match self {
             BisectionMethod::Exhaustive => "exhaustive search over all balanced partitions",
             BisectionMethod::StraightCut => {
                 "closed form: cheapest straight cut across one dimension"
             }
+            BisectionMethod::HalfSpaceCut => "cheapest coordinate half-space cut (an upper bound)",
         }
     }
 }
@@ -53,6 +66,26 @@ impl BisectionMethod {
 impl fmt::Display for BisectionMethod {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.describe())
+    }
+}
+
+/// How distances were found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DistanceMethod {
+    /// Per-dimension closed forms (see the module docs).
+    ClosedForm,
+    /// Minimal displacements from one node to every other: exact because a twisted torus is a
+    /// lattice (Cayley) graph, so every node sees the same distances.
+    VertexTransitive,
+}
+
+impl DistanceMethod {
+    /// A short, stable token for reports and JSON.
+    pub fn token(self) -> &'static str {
+        match self {
+            DistanceMethod::ClosedForm => "closed-form",
+            DistanceMethod::VertexTransitive => "vertex-transitive-one-source",
+        }
     }
 }
 
@@ -73,6 +106,8 @@ pub struct Metrics {
     pub diameter: u64,
     /// Mean minimal hop count over ordered pairs of distinct nodes.
     pub average_distance: f64,
+    /// How diameter and average distance were found.
+    pub distance_method: DistanceMethod,
     /// Links cut by the bisection.
     pub bisection_links: u64,
     /// Bandwidth across the bisection, both directions of every cut link, in bytes/s.
@@ -151,14 +186,30 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
         let l = u128::from(lines);
         pair_sum += l * l * line_sum;
     }
-    let average_distance = if n > 1 {
+    let mut average_distance = if n > 1 {
         pair_sum as f64 / (n as f64 * (n - 1) as f64)
     } else {
         0.0
     };
+    let mut distance_method = DistanceMethod::ClosedForm;
+    if t.is_twisted() {
+        // Vertex-transitive: the distances from node 0 are those from every node.
+        let (mut sum, mut far) = (0u64, 0u64);
+        for v in 1..n {
+            let d = t.distance(NodeId(0), NodeId(v));
+            sum += d;
+            far = far.max(d);
+        }
+        diameter = far;
+        average_distance = if n > 1 { sum as f64 / (n - 1) as f64 } else { 0.0 };
+        distance_method = DistanceMethod::VertexTransitive;
+    }
     let (bisection_links, bisection_bw, method) = if n <= EXHAUSTIVE_MAX_NODES {
         let (l, b) = exhaustive_bisection(t);
         (l, b, BisectionMethod::Exhaustive)
+    } else if t.is_twisted() {
+        let (l, b) = half_space_bisection(t);
+        (l, b, BisectionMethod::HalfSpaceCut)
     } else {
         let (l, b) = straight_cut_bisection(t);
         (l, b, BisectionMethod::StraightCut)
@@ -178,6 +229,7 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
         degree_min: t.degree_min(),
         diameter,
         average_distance,
+        distance_method,
         bisection_links,
         bisection_bandwidth_bytes_per_s: bisection_bw,
         bisection_method: method,
@@ -187,6 +239,34 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
         all_to_all_bytes_per_s_per_node: a2a,
         all_to_all_limited_by: limited_by,
     }
+}
+
+/// The cheapest cut of the form "coordinate d, rotated by a, below k_d / 2", over every
+/// dimension of even size and every rotation: (links cut, two-way bandwidth in bytes/s).
+/// Counts by walking every link, so it costs O(N × n × k).
+pub fn half_space_bisection(t: &KAryNCube) -> (u64, u64) {
+    let links: Vec<_> = t.links().collect();
+    let mut best: Option<(u128, u64)> = None;
+    for (d, &k) in t.dims().iter().enumerate() {
+        if k < 2 || k % 2 == 1 {
+            continue;
+        }
+        for a in 0..k {
+            let side = |node: NodeId| (t.coord(node, d) + k - a) % k < k / 2;
+            let (mut bw, mut cut) = (0u128, 0u64);
+            for l in &links {
+                if side(l.from) != side(l.to) {
+                    cut += 1;
+                    bw += two_way(l.spec, 1);
+                }
+            }
+            if best.is_none_or(|b| (bw, cut) < b) {
+                best = Some((bw, cut));
+            }
+        }
+    }
+    let (bw, cut) = best.unwrap_or((0, 0));
+    (cut, u64::try_from(bw).unwrap_or(u64::MAX))
 }
 
 fn two_way(spec: LinkSpec, links: u64) -> u128 {
