@@ -265,3 +265,19 @@ fn help_lists_units_and_defaults() {
     assert!(text.contains("default: 50 GB/s"), "{text}");
     assert!(text.contains("both directions"), "{text}");
 }
+
+#[test]
+fn twisted_torus_shorthand() {
+    let v = json(&["topo", "torus:4x4x8:twisted", "--json"]);
+    // Same nodes and links as the regular torus; diameter 6 = 3k/2 for k = 4 (checked against
+    // breadth-first search in the topology tests) against 2 + 2 + 4 = 8 regular.
+    assert_eq!(v["topology"], "torus:4x4x8:twisted");
+    assert_eq!(
+        (v["nodes"].as_u64(), v["links"].as_u64()),
+        (Some(128), Some(384))
+    );
+    assert_eq!(v["diameter"], 6);
+    assert_eq!(v["distance_method"], "vertex-transitive-one-source");
+    assert_eq!(v["bisection_method"], "half-space-cut-upper-bound");
+    expect_error(&["topo", "torus:4x4x4:twisted"], &["no named twist"]);
+}

@@ -12,6 +12,7 @@
 //! link_latency = "0 ns"
 //! link_kind = "electrical"         # on-chip | electrical | optical (default electrical)
 //! interfaces = 6                   # network interfaces per node (default: one per port)
+//! twist = [[0, 0, 4], [0, 0, 4], [0, 0, 0]]  # optional: twist[d][j], see KAryNCube::with_twist
 //! [system.blocks]                  # optional: links leaving a block differ
 //! shape = [4, 4, 4]
 //! kind = "optical"
@@ -61,6 +62,8 @@ pub(crate) struct RawSystem {
     #[serde(default)]
     interfaces: Option<Spanned<i64>>,
     #[serde(default)]
+    twist: Option<Spanned<Vec<Vec<i64>>>>,
+    #[serde(default)]
     blocks: Option<RawBlocks>,
 }
 
@@ -104,6 +107,9 @@ impl SystemSpec {
     /// constructed by hand.
     pub fn build(&self) -> Result<KAryNCube, podsim_topology::TopologyError> {
         let mut t = KAryNCube::new(self.shape.dims.clone(), self.shape.wrap.clone(), self.link)?;
+        if let Some(tw) = &self.shape.twist {
+            t = t.with_twist(tw.clone())?;
+        }
         if let Some(b) = &self.blocks {
             t = t.with_blocks(b.clone())?;
         }
@@ -223,8 +229,28 @@ fn positive_u32(ctx: &Ctx<'_>, v: &Spanned<i64>, key: &str) -> Result<u32, Confi
 impl RawSystem {
     pub(crate) fn validate(&self, ctx: &Ctx<'_>, prefix: &str) -> Result<SystemSpec, ConfigError> {
         let key = |k: &str| format!("{prefix}.{k}");
-        let shape = parse_shorthand(self.topology.get_ref())
+        let mut shape = parse_shorthand(self.topology.get_ref())
             .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e))?;
+        if let Some(tw) = &self.twist {
+            let mut rows = Vec::new();
+            for row in tw.get_ref() {
+                let mut r = Vec::new();
+                for &v in row {
+                    match u32::try_from(v) {
+                        Ok(x) => r.push(x),
+                        Err(_) => {
+                            return ctx.err(
+                                Some(tw.span()),
+                                &key("twist"),
+                                format!("shift {v} is not a non-negative whole number"),
+                            );
+                        }
+                    }
+                }
+                rows.push(r);
+            }
+            shape.twist = Some(rows);
+        }
         let link = LinkSpec {
             kind: match &self.link_kind {
                 Some(k) => kind(ctx, k, &key("link_kind"))?,
@@ -291,9 +317,14 @@ impl RawSystem {
             let span = match e.key {
                 "blocks.shape" => self.blocks.as_ref().map(|b| b.shape.span()),
                 "interfaces" => self.interfaces.as_ref().map(|i| i.span()),
+                "twist" => self
+                    .twist
+                    .as_ref()
+                    .map(|t| t.span())
+                    .or(Some(self.topology.span())),
                 _ => Some(self.topology.span()),
             };
-            let k = if e.key == "blocks.shape" || e.key == "interfaces" {
+            let k = if matches!(e.key, "blocks.shape" | "interfaces" | "twist") {
                 key(e.key)
             } else {
                 key("topology")

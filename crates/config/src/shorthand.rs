@@ -1,14 +1,19 @@
-//! Topology shorthands: `mesh:8x8`, `torus:4x4x8`, `ring:16`, `kncube:24x18x16:wrap=tmt`.
+//! Topology shorthands: `mesh:8x8`, `torus:4x4x8`, `torus:4x4x8:twisted`, `ring:16`,
+//! `kncube:24x18x16:wrap=tmt`.
+
+use podsim_topology::KAryNCube;
 
 use crate::error::nearest;
 
-/// The shape a shorthand names: sizes and wrap flags per dimension.
+/// The shape a shorthand names: sizes, wrap flags and twist per dimension.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
     /// Size of each dimension (each at least 1).
     pub dims: Vec<u32>,
     /// Whether each dimension wraps around.
     pub wrap: Vec<bool>,
+    /// Twist shifts (see `KAryNCube::with_twist`), if twisted.
+    pub twist: Option<Vec<Vec<u32>>>,
 }
 
 /// The kinds a shorthand may start with.
@@ -26,10 +31,22 @@ pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
     };
     let dims = parse_sizes(sizes, t)?;
     let n = dims.len();
+    let mut twist = None;
     let wrap = match kind {
-        "mesh" | "torus" | "ring" if opts.is_some() => {
+        "torus" if opts == Some("twisted") => {
+            twist = Some(KAryNCube::named_twist(&dims).ok_or_else(|| {
+                format!("`{t}`: this shape has no named twist; twisted shapes are k x k x 2k, k x 2k x 2k (any order) and 2a x a")
+            })?);
+            vec![true; n]
+        }
+        "torus" if opts.is_some() => {
             return Err(format!(
-                "`{t}`: `{kind}` takes no options after the sizes (only `kncube` takes `:wrap=`)"
+                "`{t}`: the only option a torus takes is `:twisted`"
+            ));
+        }
+        "mesh" | "ring" if opts.is_some() => {
+            return Err(format!(
+                "`{t}`: `{kind}` takes no options after the sizes (only `kncube` takes `:wrap=` and `torus` takes `:twisted`)"
             ));
         }
         "mesh" => vec![false; n],
@@ -69,7 +86,7 @@ pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
             ));
         }
     };
-    Ok(Shape { dims, wrap })
+    Ok(Shape { dims, wrap, twist })
 }
 
 fn parse_sizes(sizes: &str, whole: &str) -> Result<Vec<u32>, String> {

@@ -32,7 +32,8 @@ fn a_good_scenario_validates_and_builds() {
         s.systems[1].shape,
         Shape {
             dims: vec![4, 4, 8],
-            wrap: vec![true; 3]
+            wrap: vec![true; 3],
+            twist: None,
         }
     );
     assert_eq!(s.systems[0].link.latency.as_ps(), 10_000);
@@ -91,6 +92,12 @@ fn bad_values_name_their_key_and_line() {
     let e = error_of(&GOOD.replace("interfaces = 6", "interfaces = \"six\""));
     assert_eq!(e.line, Some(15));
     assert!(e.to_string().contains("interfaces"), "{e}");
+    let e = error_of(&GOOD.replace(
+        "interfaces = 6",
+        "twist = [[0, 0, 4], [0, 0, 4], [1, 0, 0]]",
+    ));
+    assert_eq!(e.key, "system[1].twist");
+    assert!(e.why.contains("both shifts and is shifted"), "{e}");
     let e = error_of("name = \"x\"\n[[run]]\nwhat = \"metrics\"\n");
     assert_eq!(e.key, "system");
 }
@@ -101,15 +108,28 @@ fn shorthands() {
         parse_shorthand("ring:16").unwrap(),
         Shape {
             dims: vec![16],
-            wrap: vec![true]
+            wrap: vec![true],
+            twist: None,
         }
     );
     assert_eq!(
         parse_shorthand("kncube:24x18x16:wrap=tmt").unwrap(),
         Shape {
             dims: vec![24, 18, 16],
-            wrap: vec![true, false, true]
+            wrap: vec![true, false, true],
+            twist: None,
         }
+    );
+    // k x k x 2k twists both k-dimensions into the 2k one by k (see KAryNCube::named_twist).
+    assert_eq!(
+        parse_shorthand("torus:4x4x8:twisted").unwrap().twist,
+        Some(vec![vec![0, 0, 4], vec![0, 0, 4], vec![0, 0, 0]])
+    );
+    assert!(
+        parse_shorthand("torus:16x8:twisted")
+            .unwrap()
+            .twist
+            .is_some()
     );
     for (bad, says) in [
         ("torus:0x4", "size 1 is 0"),
@@ -122,6 +142,9 @@ fn shorthands() {
         ("kncube:4x4:wrap=tq", "neither"),
         ("ring:4x4", "one dimension"),
         ("mesh:4xfour", "not a whole number"),
+        ("torus:4x4x4:twisted", "no named twist"),
+        ("torus:4x4x8:twist", "only option"),
+        ("mesh:4x8:twisted", "no options"),
     ] {
         let e = parse_shorthand(bad).unwrap_err();
         assert!(e.contains(says), "{bad}: {e}");

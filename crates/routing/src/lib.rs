@@ -191,7 +191,11 @@ pub fn direction(t: &KAryNCube, d: usize, c: u32, want: u32, tie: TieBreak) -> D
 fn minimal_next_hop(t: &KAryNCube, src: NodeId, cur: NodeId, dst: NodeId) -> Option<Hop> {
     let rem = t.displacement(cur, dst);
     let d = rem.iter().position(|&x| x != 0)?;
-    let dir = if rem[d] > 0 { Direction::Plus } else { Direction::Minus };
+    let dir = if rem[d] > 0 {
+        Direction::Plus
+    } else {
+        Direction::Minus
+    };
     let port = Port { dim: d, dir };
     let to = t.neighbor(cur, port)?;
     // Steps already taken along d: the whole route's displacement minus what remains (the

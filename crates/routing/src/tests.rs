@@ -211,10 +211,24 @@ proptest! {
 
 #[test]
 fn minimal_routing_on_twisted_tori_is_minimal_and_deadlock_free() {
-    for dims in [vec![8u32, 4], vec![16, 8], vec![4, 4, 8], vec![4, 8, 8], vec![2, 2, 4]] {
+    for dims in [
+        vec![8u32, 4],
+        vec![16, 8],
+        vec![4, 4, 8],
+        vec![4, 8, 8],
+        vec![2, 2, 4],
+    ] {
         let t = twisted(&dims);
         check_all_routes(&t, &Routing::Minimal).unwrap();
-        assert!(!dependency_cycle(&t, &Routing::Minimal, true), "{}", t.shorthand());
-        assert!(dependency_cycle(&t, &Routing::Minimal, false), "{}", t.shorthand());
+        assert!(
+            !dependency_cycle(&t, &Routing::Minimal, true),
+            "{}",
+            t.shorthand()
+        );
+        assert!(
+            dependency_cycle(&t, &Routing::Minimal, false),
+            "{}",
+            t.shorthand()
+        );
     }
 }

@@ -154,7 +154,10 @@ impl KAryNCube {
     pub fn with_twist(mut self, shifts: Vec<Vec<u32>>) -> Result<Self, TopologyError> {
         let n = self.dims.len();
         if shifts.len() != n || shifts.iter().any(|s| s.len() != n) {
-            return Err(TopologyError::new("twist", format!("expected {n} shift vectors of {n} entries each")));
+            return Err(TopologyError::new(
+                "twist",
+                format!("expected {n} shift vectors of {n} entries each"),
+            ));
         }
         for d in 0..n {
             for j in 0..n {
@@ -163,22 +166,44 @@ impl KAryNCube {
                     continue;
                 }
                 if d == j {
-                    return Err(TopologyError::new("twist", format!("dimension {d} cannot shift itself")));
+                    return Err(TopologyError::new(
+                        "twist",
+                        format!("dimension {d} cannot shift itself"),
+                    ));
                 }
                 if !self.wrap[d] || !self.wrap[j] {
-                    return Err(TopologyError::new("twist", format!("dimension {d} shifts dimension {j}, but only wrapped dimensions take part in a twist")));
+                    return Err(TopologyError::new(
+                        "twist",
+                        format!(
+                            "dimension {d} shifts dimension {j}, but only wrapped dimensions take part in a twist"
+                        ),
+                    ));
                 }
                 if v >= self.dims[j] {
-                    return Err(TopologyError::new("twist", format!("shift {v} of dimension {j} is not below its size {}", self.dims[j])));
+                    return Err(TopologyError::new(
+                        "twist",
+                        format!(
+                            "shift {v} of dimension {j} is not below its size {}",
+                            self.dims[j]
+                        ),
+                    ));
                 }
                 if shifts.iter().any(|s| s[d] != 0) {
-                    return Err(TopologyError::new("twist", format!("dimension {d} both shifts and is shifted; a twisting dimension must not itself be shifted")));
+                    return Err(TopologyError::new(
+                        "twist",
+                        format!(
+                            "dimension {d} both shifts and is shifted; a twisting dimension must not itself be shifted"
+                        ),
+                    ));
                 }
             }
         }
         let twisted = shifts.iter().flatten().any(|&v| v != 0);
         if twisted && !self.wrap.iter().all(|&w| w) {
-            return Err(TopologyError::new("twist", "a twisted torus must wrap in every dimension"));
+            return Err(TopologyError::new(
+                "twist",
+                "a twisted torus must wrap in every dimension",
+            ));
         }
         self.twist = if twisted { shifts } else { Vec::new() };
         Ok(self)
@@ -282,7 +307,7 @@ impl KAryNCube {
             .map(|k| k.to_string())
             .collect::<Vec<_>>()
             .join("x");
-        if self.dims.len() == 1 && self.wrap[0] {
+        let base = if self.dims.len() == 1 && self.wrap[0] {
             format!("ring:{sizes}")
         } else if self.wrap.iter().all(|&w| w) {
             format!("torus:{sizes}")
@@ -295,6 +320,13 @@ impl KAryNCube {
                 .map(|&w| if w { 't' } else { 'm' })
                 .collect();
             format!("kncube:{sizes}:wrap={w}")
+        };
+        if !self.is_twisted() {
+            base
+        } else if Self::named_twist(&self.dims).as_deref() == Some(&self.twist[..]) {
+            format!("{base}:twisted")
+        } else {
+            format!("{base} (custom twist)")
         }
     }
 
@@ -491,7 +523,11 @@ impl KAryNCube {
     /// the sum of per-dimension distances).
     pub fn distance(&self, a: NodeId, b: NodeId) -> u64 {
         if self.is_twisted() {
-            return self.displacement(a, b).iter().map(|x| x.unsigned_abs()).sum();
+            return self
+                .displacement(a, b)
+                .iter()
+                .map(|x| x.unsigned_abs())
+                .sum();
         }
         (0..self.dims.len())
             .map(|d| u64::from(self.dim_distance(d, self.coord(a, d), self.coord(b, d))))

@@ -201,7 +201,11 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
             far = far.max(d);
         }
         diameter = far;
-        average_distance = if n > 1 { sum as f64 / (n - 1) as f64 } else { 0.0 };
+        average_distance = if n > 1 {
+            sum as f64 / (n - 1) as f64
+        } else {
+            0.0
+        };
         distance_method = DistanceMethod::VertexTransitive;
     }
     let (bisection_links, bisection_bw, method) = if n <= EXHAUSTIVE_MAX_NODES {

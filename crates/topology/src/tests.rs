@@ -257,11 +257,20 @@ fn twisted(dims: &[u32]) -> KAryNCube {
 #[test]
 fn named_twists() {
     // k x k x 2k: both k-dimensions shift the 2k one by k.
-    assert_eq!(KAryNCube::named_twist(&[4, 4, 8]), Some(vec![vec![0, 0, 4], vec![0, 0, 4], vec![0, 0, 0]]));
+    assert_eq!(
+        KAryNCube::named_twist(&[4, 4, 8]),
+        Some(vec![vec![0, 0, 4], vec![0, 0, 4], vec![0, 0, 0]])
+    );
     // k x 2k x 2k: the k-dimension shifts both 2k ones by k.
-    assert_eq!(KAryNCube::named_twist(&[4, 8, 8]), Some(vec![vec![0, 4, 4], vec![0, 0, 0], vec![0, 0, 0]]));
+    assert_eq!(
+        KAryNCube::named_twist(&[4, 8, 8]),
+        Some(vec![vec![0, 4, 4], vec![0, 0, 0], vec![0, 0, 0]])
+    );
     // 2a x a: the short dimension shifts the long one by a.
-    assert_eq!(KAryNCube::named_twist(&[16, 8]), Some(vec![vec![0, 0], vec![8, 0]]));
+    assert_eq!(
+        KAryNCube::named_twist(&[16, 8]),
+        Some(vec![vec![0, 0], vec![8, 0]])
+    );
     assert_eq!(KAryNCube::named_twist(&[4, 4, 4]), None);
     assert_eq!(KAryNCube::named_twist(&[4, 8, 12]), None);
     assert_eq!(KAryNCube::named_twist(&[16]), None);
@@ -270,9 +279,21 @@ fn named_twists() {
 #[test]
 fn twists_are_validated() {
     let t = cube(&[4, 4, 8], &[true; 3]);
-    assert!(t.clone().with_twist(vec![vec![1, 0, 0], vec![0; 3], vec![0; 3]]).is_err()); // self
-    assert!(t.clone().with_twist(vec![vec![0, 0, 8], vec![0; 3], vec![0; 3]]).is_err()); // too big
-    assert!(t.clone().with_twist(vec![vec![0, 0, 4], vec![0; 3], vec![1, 0, 0]]).is_err()); // chain
+    assert!(
+        t.clone()
+            .with_twist(vec![vec![1, 0, 0], vec![0; 3], vec![0; 3]])
+            .is_err()
+    ); // self
+    assert!(
+        t.clone()
+            .with_twist(vec![vec![0, 0, 8], vec![0; 3], vec![0; 3]])
+            .is_err()
+    ); // too big
+    assert!(
+        t.clone()
+            .with_twist(vec![vec![0, 0, 4], vec![0; 3], vec![1, 0, 0]])
+            .is_err()
+    ); // chain
     assert!(t.clone().with_twist(vec![vec![0; 3]; 2]).is_err()); // wrong length
     let mesh = cube(&[4, 8], &[false, true]);
     assert!(mesh.with_twist(vec![vec![0, 4], vec![0, 0]]).is_err()); // not wrapped
@@ -303,13 +324,23 @@ fn twisted_tori_beat_regular_ones() {
 
 #[test]
 fn twisted_displacements_are_minimal_and_short() {
-    for dims in [vec![4u32, 4, 8], vec![4, 8, 8], vec![16, 8], vec![6, 3], vec![2, 2, 4]] {
+    for dims in [
+        vec![4u32, 4, 8],
+        vec![4, 8, 8],
+        vec![16, 8],
+        vec![6, 3],
+        vec![2, 2, 4],
+    ] {
         let t = twisted(&dims);
         for src in [0, 1, t.node_count() / 3, t.node_count() - 1] {
             let bfs = bfs_distances(&t, NodeId(src));
             for (v, &want) in bfs.iter().enumerate() {
                 let d = t.displacement(NodeId(src), NodeId(v as u64));
-                assert_eq!(d.iter().map(|x| x.unsigned_abs()).sum::<u64>(), want, "{dims:?} {src}->{v}");
+                assert_eq!(
+                    d.iter().map(|x| x.unsigned_abs()).sum::<u64>(),
+                    want,
+                    "{dims:?} {src}->{v}"
+                );
                 // Each dimension is walked at most k steps, so a route crosses each dimension's
                 // wrap-around at most once (what the dateline classes need).
                 for (k, x) in t.dims().iter().zip(&d) {
@@ -328,7 +359,14 @@ fn twisted_links_are_symmetric() {
         for n in 0..t.node_count() {
             for p in t.ports(NodeId(n)) {
                 let other = t.neighbor(NodeId(n), p).unwrap();
-                let back = Port { dim: p.dim, dir: if p.dir == Direction::Plus { Direction::Minus } else { Direction::Plus } };
+                let back = Port {
+                    dim: p.dim,
+                    dir: if p.dir == Direction::Plus {
+                        Direction::Minus
+                    } else {
+                        Direction::Plus
+                    },
+                };
                 assert_eq!(t.neighbor(other, back), Some(NodeId(n)));
                 count += 1;
             }
