@@ -8,11 +8,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use podsim_config::{
-    ConfigError, RunSpec, Scenario, SystemSpec, ValidationCase, parse_scenario, parse_shorthand,
-    parse_system, parse_validation,
+    ConfigError, RunSpec, Scenario, SystemSpec, ValidationCase, parse_scenario, parse_system,
+    parse_validation,
 };
-use podsim_topology::{KAryNCube, LinkKind, LinkSpec, metrics};
-use podsim_units::{Bandwidth, SimDuration};
+use podsim_topology::{Network, metrics};
 
 /// The built-in default scenario (also `examples/tpu-v4-block-vs-slice.toml`).
 const DEFAULT_SCENARIO: (&str, &str) = (
@@ -30,6 +29,10 @@ const VALIDATION: &[(&str, &str)] = &[
     (
         "validation/k-computer.toml",
         include_str!("../../../validation/k-computer.toml"),
+    ),
+    (
+        "validation/tofu-family.toml",
+        include_str!("../../../validation/tofu-family.toml"),
     ),
 ];
 
@@ -131,16 +134,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn cli_err(flag: &str, why: String) -> Failure {
-    Failure(format!("<command line>: `{flag}`: {why}"))
-}
-
 fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("{}: cannot read: {e}", path.display())))
 }
 
-fn build(spec: &SystemSpec, file: &str) -> Result<KAryNCube, Failure> {
+fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
     spec.build()
         .map_err(|e| Failure(format!("{file}: `{}`: {}", e.key, e.why)))
 }
@@ -153,59 +152,22 @@ fn topo(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let path = Path::new(spec);
-    let system = if path.is_file() {
-        parse_system(spec, &read(path)?)?
+    let (system, file) = if path.is_file() {
+        (parse_system(spec, &read(path)?)?, spec)
     } else {
-        let shape = parse_shorthand(spec).map_err(|e| cli_err("SPEC", e))?;
-        let bandwidth: Bandwidth = link_bandwidth.unwrap_or("50 GB/s").parse().map_err(|e| {
-            cli_err(
-                "--link-bandwidth",
-                format!("{e}; expected e.g. \"50 GB/s\""),
-            )
-        })?;
-        let latency: SimDuration = link_latency
-            .unwrap_or("0 ns")
-            .parse()
-            .map_err(|e| cli_err("--link-latency", format!("{e}; expected e.g. \"100 ns\"")))?;
-        let interfaces = match interfaces {
-            None => None,
-            Some(s) => match s.parse::<u32>() {
-                Ok(n) if n > 0 => Some(n),
-                _ => {
-                    return Err(cli_err(
-                        "--interfaces",
-                        format!("`{s}` is not a positive whole number"),
-                    ));
-                }
-            },
-        };
-        SystemSpec {
-            name: spec.to_string(),
-            shape,
-            link: LinkSpec {
-                kind: LinkKind::Electrical,
-                bandwidth,
-                latency,
-            },
-            blocks: None,
-            interfaces,
-        }
+        (
+            SystemSpec::from_cli(spec, link_bandwidth, link_latency, interfaces)?,
+            "<command line>",
+        )
     };
-    let t = build(
-        &system,
-        if path.is_file() {
-            spec
-        } else {
-            "<command line>"
-        },
-    )?;
-    let m = metrics(&t);
+    let net = build(&system, file)?;
+    let m = metrics(net.cube());
     if json {
-        println!("{}", report::metrics_json(&t, &m));
+        println!("{}", report::metrics_json(&net, &m));
     } else {
         print!(
             "{}",
-            report::metrics_table(std::slice::from_ref(&system.name), &[(t, m)])
+            report::metrics_table(std::slice::from_ref(&system.name), &[(net, m)])
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -231,7 +193,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                 for &i in systems {
                     let s = &scenario.systems[i];
                     let t = build(s, &scenario.file)?;
-                    let m = metrics(&t);
+                    let m = metrics(t.cube());
                     if json {
                         let mut v = report::metrics_json(&t, &m);
                         v["system"] = serde_json::Value::String(s.name.clone());
@@ -258,8 +220,12 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     if c.not_reproduced.is_some() {
         return Ok(None);
     }
-    let t = build(&c.system, file)?;
-    Ok(Some(c.quantity.measure(&metrics(&t))))
+    let net = build(&c.system, file)?;
+    let m = metrics(net.cube());
+    c.quantity
+        .measure(&net, &m)
+        .map(Some)
+        .map_err(|e| Failure(format!("{file}: case `{}`: {e}", c.figure)))
 }
 
 fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {

@@ -1,6 +1,6 @@
 //! Turning metrics into text tables and JSON.
 
-use podsim_topology::{KAryNCube, Metrics};
+use podsim_topology::{Metrics, Network, metrics};
 use podsim_units::Bandwidth;
 use serde_json::{Value, json};
 
@@ -30,18 +30,20 @@ fn bw_f(v: f64) -> String {
 }
 
 /// The JSON object of `podsim topo --json` (keys documented in the README).
-pub fn metrics_json(t: &KAryNCube, m: &Metrics) -> Value {
+pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
+    let t = net.cube();
     let by_kind: serde_json::Map<String, Value> = m
         .links_by_kind
         .iter()
         .map(|(k, n)| (k.name().to_string(), json!(n)))
         .collect();
-    json!({
-        "topology": t.shorthand(),
+    let mut v = json!({
+        "topology": net.shorthand(),
         "nodes": m.nodes,
         "links": m.links,
         "links_by_kind": by_kind,
         "degree_max": m.degree_max,
+        "ports_per_node_max": m.degree_max,
         "degree_min": m.degree_min,
         "diameter": m.diameter,
         "average_distance": m.average_distance,
@@ -56,19 +58,31 @@ pub fn metrics_json(t: &KAryNCube, m: &Metrics) -> Value {
         "total_injection_bandwidth_bytes_per_s": m.total_injection_bandwidth_bytes_per_s,
         "all_to_all_bytes_per_s_per_node": m.all_to_all_bytes_per_s_per_node,
         "all_to_all_limited_by": m.all_to_all_limited_by,
-    })
+    });
+    if let Network::Tofu(tofu) = net {
+        v["generation"] = json!(tofu.generation().name());
+        v["link_bandwidth_arithmetic"] = json!(tofu.generation().link_arithmetic());
+        if let Some(vt) = tofu.virtual_torus() {
+            let vm = metrics(vt);
+            v["virtual_torus"] = json!(vt.shorthand());
+            v["virtual_bisection_bandwidth_bytes_per_s"] =
+                json!(vm.bisection_bandwidth_bytes_per_s);
+        }
+    }
+    v
 }
 
 /// Rows of a side-by-side metrics table: one column per system.
-pub fn metrics_table(names: &[String], systems: &[(KAryNCube, Metrics)]) -> String {
+pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String {
     let mut rows: Vec<(String, Vec<String>)> = vec![("".into(), names.to_vec())];
-    let mut row = |label: &str, f: &dyn Fn(&KAryNCube, &Metrics) -> String| {
+    let mut row = |label: &str, f: &dyn Fn(&Network, &Metrics) -> String| {
         rows.push((
             label.to_string(),
             systems.iter().map(|(t, m)| f(t, m)).collect(),
         ));
     };
     row("topology", &|t, _| t.shorthand());
+    row("shape", &|t, _| t.cube().shorthand());
     row("nodes", &|_, m| m.nodes.to_string());
     row("links", &|_, m| m.links.to_string());
     for kind in podsim_topology::LinkKind::ALL {
@@ -86,7 +100,7 @@ pub fn metrics_table(names: &[String], systems: &[(KAryNCube, Metrics)]) -> Stri
         }
     }
     row("link bandwidth (each way)", &|t, _| {
-        t.link().bandwidth.to_string()
+        t.cube().link().bandwidth.to_string()
     });
     row("degree (min..max)", &|_, m| {
         format!("{}..{}", m.degree_min, m.degree_max)
@@ -112,6 +126,18 @@ pub fn metrics_table(names: &[String], systems: &[(KAryNCube, Metrics)]) -> Stri
     row("total injection", &|_, m| {
         bw(m.total_injection_bandwidth_bytes_per_s)
     });
+    if systems.iter().any(|(t, _)| matches!(t, Network::Tofu(_))) {
+        row("virtual torus", &|t, _| match t {
+            Network::Tofu(x) => x.virtual_torus().map_or("-".into(), |v| v.shorthand()),
+            Network::Cube(_) => "-".into(),
+        });
+        row("virtual bisection (2-way)", &|t, _| match t {
+            Network::Tofu(x) => x.virtual_torus().map_or("-".into(), |v| {
+                bw(metrics(v).bisection_bandwidth_bytes_per_s)
+            }),
+            Network::Cube(_) => "-".into(),
+        });
+    }
     row("all-to-all bound per node", &|_, m| {
         format!(
             "{} ({})",

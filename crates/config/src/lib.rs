@@ -14,8 +14,10 @@ mod shorthand;
 mod validation;
 
 pub use error::{ConfigError, edit_distance, nearest};
-pub use scenario::{RUN_KINDS, RunSpec, Scenario, SystemSpec, parse_scenario, parse_system};
-pub use shorthand::{SHORTHAND_KINDS, Shape, parse_shorthand};
+pub use scenario::{
+    DEFAULT_LINK_BANDWIDTH, RUN_KINDS, RunSpec, Scenario, SystemSpec, parse_scenario, parse_system,
+};
+pub use shorthand::{SHORTHAND_KINDS, Shape, TofuSpec, TopoSpec, parse_shorthand, parse_topology};
 pub use validation::{QUANTITIES, Quantity, ValidationCase, parse_validation};
 
 #[cfg(test)]

@@ -27,11 +27,11 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_topology::{Blocks, KAryNCube, LinkKind, LinkSpec};
+use podsim_topology::{Blocks, KAryNCube, LinkKind, LinkSpec, Network, Tofu};
 use podsim_units::{Bandwidth, SimDuration};
 
 use crate::error::{ConfigError, from_toml, line_of, nearest};
-use crate::shorthand::{Shape, parse_shorthand};
+use crate::shorthand::{TopoSpec, parse_topology};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,7 +54,8 @@ pub(crate) struct RawSystem {
     #[serde(default)]
     name: Option<String>,
     topology: Spanned<String>,
-    link_bandwidth: Spanned<String>,
+    #[serde(default)]
+    link_bandwidth: Option<Spanned<String>>,
     #[serde(default)]
     link_latency: Option<Spanned<String>>,
     #[serde(default)]
@@ -92,9 +93,9 @@ struct RawRun {
 pub struct SystemSpec {
     /// Its name in reports.
     pub name: String,
-    /// Sizes and wrap flags.
-    pub shape: Shape,
-    /// Links (inside blocks, when there are blocks).
+    /// What the topology is.
+    pub topology: TopoSpec,
+    /// Links (inside blocks, when there are blocks). For Tofu, derived from the generation.
     pub link: LinkSpec,
     /// Optional block grouping.
     pub blocks: Option<Blocks>,
@@ -105,9 +106,23 @@ pub struct SystemSpec {
 impl SystemSpec {
     /// Build the topology. Validation already built it once, so this only fails for specs
     /// constructed by hand.
-    pub fn build(&self) -> Result<KAryNCube, podsim_topology::TopologyError> {
-        let mut t = KAryNCube::new(self.shape.dims.clone(), self.shape.wrap.clone(), self.link)?;
-        if let Some(tw) = &self.shape.twist {
+    pub fn build(&self) -> Result<Network, podsim_topology::TopologyError> {
+        let shape = match &self.topology {
+            TopoSpec::Cube(s) => s,
+            TopoSpec::Tofu(s) => {
+                return Tofu::new(
+                    s.generation,
+                    s.xyz,
+                    s.xyz_wrap,
+                    s.abc,
+                    self.link.latency,
+                    &s.label,
+                )
+                .map(Network::Tofu);
+            }
+        };
+        let mut t = KAryNCube::new(shape.dims.clone(), shape.wrap.clone(), self.link)?;
+        if let Some(tw) = &shape.twist {
             t = t.with_twist(tw.clone())?;
         }
         if let Some(b) = &self.blocks {
@@ -116,7 +131,7 @@ impl SystemSpec {
         if let Some(i) = self.interfaces {
             t = t.with_interfaces(i)?;
         }
-        Ok(t)
+        Ok(Network::Cube(t))
     }
 }
 
@@ -229,9 +244,27 @@ fn positive_u32(ctx: &Ctx<'_>, v: &Spanned<i64>, key: &str) -> Result<u32, Confi
 impl RawSystem {
     pub(crate) fn validate(&self, ctx: &Ctx<'_>, prefix: &str) -> Result<SystemSpec, ConfigError> {
         let key = |k: &str| format!("{prefix}.{k}");
-        let mut shape = parse_shorthand(self.topology.get_ref())
+        let mut topology = parse_topology(self.topology.get_ref())
             .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e))?;
-        if let Some(tw) = &self.twist {
+        if let TopoSpec::Tofu(spec) = &topology {
+            // Tofu sets its own links, interfaces and geometry.
+            let fixed: [(&str, Option<std::ops::Range<usize>>); 5] = [
+                (
+                    "link_bandwidth",
+                    self.link_bandwidth.as_ref().map(|s| s.span()),
+                ),
+                ("link_kind", self.link_kind.as_ref().map(|s| s.span())),
+                ("interfaces", self.interfaces.as_ref().map(|s| s.span())),
+                ("twist", self.twist.as_ref().map(|s| s.span())),
+                ("blocks", self.blocks.as_ref().map(|b| b.shape.span())),
+            ];
+            for (k, span) in fixed {
+                if span.is_some() {
+                    return ctx.err(span, &key(k), format!("{} sets this itself (links from lanes x rate x coding, one interface per TNI); remove the key", spec.generation));
+                }
+            }
+        }
+        if let (Some(tw), TopoSpec::Cube(shape)) = (&self.twist, &mut topology) {
             let mut rows = Vec::new();
             for row in tw.get_ref() {
                 let mut r = Vec::new();
@@ -256,7 +289,13 @@ impl RawSystem {
                 Some(k) => kind(ctx, k, &key("link_kind"))?,
                 None => LinkKind::Electrical,
             },
-            bandwidth: bandwidth(ctx, &self.link_bandwidth, &key("link_bandwidth"))?,
+            bandwidth: match (&self.link_bandwidth, &topology) {
+                (Some(b), _) => bandwidth(ctx, b, &key("link_bandwidth"))?,
+                (None, TopoSpec::Tofu(s)) => s.generation.link_bandwidth(),
+                (None, TopoSpec::Cube(_)) => {
+                    return ctx.err(Some(self.topology.span()), &key("link_bandwidth"), "missing: a mesh, torus or ring needs its link bandwidth, e.g. link_bandwidth = \"50 GB/s\"");
+                }
+            },
             latency: match &self.link_latency {
                 Some(l) => duration(ctx, l, &key("link_latency"))?,
                 None => SimDuration::ZERO,
@@ -307,7 +346,7 @@ impl RawSystem {
                 .name
                 .clone()
                 .unwrap_or_else(|| self.topology.get_ref().clone()),
-            shape,
+            topology,
             link,
             blocks,
             interfaces,
@@ -425,4 +464,90 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
 pub fn parse_system(file: &str, text: &str) -> Result<SystemSpec, ConfigError> {
     let raw: RawSystem = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
     raw.validate(&Ctx { file, text }, "system")
+}
+
+/// The link bandwidth `podsim topo` assumes for a mesh, torus or ring when none is given:
+/// a TPU v4 ICI link (tpu-v4-isca2023.txt, Table 4).
+pub const DEFAULT_LINK_BANDWIDTH: &str = "50 GB/s";
+
+impl SystemSpec {
+    /// A system from the command line: a topology shorthand and the optional values of
+    /// `--link-bandwidth`, `--link-latency` and `--interfaces`. Errors name the flag.
+    pub fn from_cli(
+        spec: &str,
+        link_bandwidth: Option<&str>,
+        link_latency: Option<&str>,
+        interfaces: Option<&str>,
+    ) -> Result<SystemSpec, ConfigError> {
+        let err = |key: &str, why: String| ConfigError {
+            file: "<command line>".into(),
+            line: None,
+            key: key.into(),
+            why,
+        };
+        let topology = parse_topology(spec).map_err(|e| err("SPEC", e))?;
+        let latency = match link_latency {
+            None => SimDuration::ZERO,
+            Some(s) => s.parse().map_err(|e| {
+                err(
+                    "--link-latency",
+                    format!("{e}; expected a time such as \"100 ns\""),
+                )
+            })?,
+        };
+        let interfaces = match interfaces {
+            None => None,
+            Some(s) => match s.parse::<u32>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(err(
+                        "--interfaces",
+                        format!("`{s}` is not a positive whole number"),
+                    ));
+                }
+            },
+        };
+        let bandwidth = match (&topology, link_bandwidth) {
+            (TopoSpec::Tofu(t), None) => t.generation.link_bandwidth(),
+            (TopoSpec::Tofu(t), Some(_)) => {
+                return Err(err(
+                    "--link-bandwidth",
+                    format!(
+                        "{} sets its link bandwidth from lanes x rate x coding; drop the flag",
+                        t.generation
+                    ),
+                ));
+            }
+            (TopoSpec::Cube(_), b) => b.unwrap_or(DEFAULT_LINK_BANDWIDTH).parse().map_err(|e| {
+                err(
+                    "--link-bandwidth",
+                    format!("{e}; expected a bandwidth such as \"50 GB/s\""),
+                )
+            })?,
+        };
+        if let (TopoSpec::Tofu(t), Some(_)) = (&topology, interfaces) {
+            return Err(err(
+                "--interfaces",
+                format!(
+                    "{} has {} TNIs per node; drop the flag",
+                    t.generation,
+                    t.generation.tnis()
+                ),
+            ));
+        }
+        let spec = SystemSpec {
+            name: spec.to_string(),
+            topology,
+            link: LinkSpec {
+                kind: LinkKind::Electrical,
+                bandwidth,
+                latency,
+            },
+            blocks: None,
+            interfaces,
+        };
+        spec.build()
+            .map_err(|e| err("SPEC", format!("`{spec}`: {}", e.why, spec = spec.name)))?;
+        Ok(spec)
+    }
 }

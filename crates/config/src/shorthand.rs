@@ -1,7 +1,7 @@
 //! Topology shorthands: `mesh:8x8`, `torus:4x4x8`, `torus:4x4x8:twisted`, `ring:16`,
 //! `kncube:24x18x16:wrap=tmt`.
 
-use podsim_topology::KAryNCube;
+use podsim_topology::{KAryNCube, TofuGeneration};
 
 use crate::error::nearest;
 
@@ -17,7 +17,125 @@ pub struct Shape {
 }
 
 /// The kinds a shorthand may start with.
-pub const SHORTHAND_KINDS: [&str; 4] = ["mesh", "torus", "ring", "kncube"];
+pub const SHORTHAND_KINDS: [&str; 8] = [
+    "mesh", "torus", "ring", "kncube", "tofu", "tofu1", "tofu2", "tofud",
+];
+
+/// A Tofu network as a shorthand names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TofuSpec {
+    /// Which generation (sets lanes, rate, coding and TNIs).
+    pub generation: TofuGeneration,
+    /// X, Y, Z sizes.
+    pub xyz: [u32; 3],
+    /// X, Y, Z wrap flags.
+    pub xyz_wrap: [bool; 3],
+    /// A, B, C sizes (2, 3, 2 except for the FX100 chassis).
+    pub abc: [u32; 3],
+    /// The shorthand as given.
+    pub label: String,
+}
+
+/// Any topology a shorthand can name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopoSpec {
+    /// A k-ary n-cube.
+    Cube(Shape),
+    /// A Tofu 6-D mesh/torus.
+    Tofu(TofuSpec),
+}
+
+/// Read any topology shorthand: the k-ary n-cube forms of [`parse_shorthand`], and
+/// `tofu:k` (K computer), `tofu:fugaku`, `tofu:fx100` (one FX100 chassis), `tofu:XxYxZ`
+/// (TofuD, all tori), `tofu1:`, `tofu2:` or `tofud:` + `XxYxZ`, each optionally `:wrap=ttm`.
+pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
+    let t = text.trim();
+    let kind = t.split(':').next().unwrap_or("");
+    let generation = match kind {
+        "tofu" | "tofud" => TofuGeneration::TofuD,
+        "tofu1" => TofuGeneration::Tofu,
+        "tofu2" => TofuGeneration::Tofu2,
+        _ => return parse_shorthand(t).map(TopoSpec::Cube),
+    };
+    let rest = t[kind.len()..].strip_prefix(':').unwrap_or("");
+    let preset = |generation, xyz, xyz_wrap, abc| {
+        Ok(TopoSpec::Tofu(TofuSpec {
+            generation,
+            xyz,
+            xyz_wrap,
+            abc,
+            label: t.to_string(),
+        }))
+    };
+    if kind == "tofu" {
+        match rest {
+            "k" => {
+                return preset(
+                    TofuGeneration::Tofu,
+                    [24, 18, 16],
+                    [true, false, true],
+                    [2, 3, 2],
+                );
+            }
+            "fugaku" => return preset(TofuGeneration::TofuD, [24, 23, 24], [true; 3], [2, 3, 2]),
+            "fx100" => {
+                return preset(
+                    TofuGeneration::Tofu2,
+                    [1, 1, 3],
+                    [false, false, true],
+                    [2, 1, 2],
+                );
+            }
+            _ => {}
+        }
+    }
+    let (sizes, opts) = match rest.split_once(':') {
+        Some((s, o)) => (s, Some(o)),
+        None => (rest, None),
+    };
+    if !sizes.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!(
+            "`{t}`: expected a preset (tofu:k, tofu:fugaku, tofu:fx100) or X, Y and Z sizes such as `tofu:24x23x24`"
+        ));
+    }
+    let dims = parse_sizes(sizes, t)?;
+    let [x, y, z] = dims[..] else {
+        return Err(format!(
+            "`{t}`: a Tofu network takes three sizes (X, Y, Z), `{sizes}` gives {}",
+            dims.len()
+        ));
+    };
+    let wrap = match opts {
+        None => [true; 3],
+        Some(o) => {
+            let flags = parse_wrap_flags(o, 3, t)?;
+            [flags[0], flags[1], flags[2]]
+        }
+    };
+    preset(generation, [x, y, z], wrap, [2, 3, 2])
+}
+
+fn parse_wrap_flags(o: &str, n: usize, t: &str) -> Result<Vec<bool>, String> {
+    let flags = o
+        .strip_prefix("wrap=")
+        .ok_or_else(|| format!("`{t}`: expected `wrap=` after the sizes, found `{o}`"))?;
+    if flags.chars().count() != n {
+        return Err(format!(
+            "`{t}`: `wrap={flags}` has {} flags for {n} dimensions",
+            flags.chars().count()
+        ));
+    }
+    flags
+        .chars()
+        .map(|c| match c {
+            't' | 'T' => Ok(true),
+            'm' | 'M' => Ok(false),
+            other => Err(format!(
+                "`{t}`: wrap flag `{other}` is neither `t` (torus) nor `m` (mesh)"
+            )),
+        })
+        .collect()
+}
 
 /// Read a shorthand; the error says what was expected and quotes the text.
 pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
@@ -29,6 +147,13 @@ pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
         Some((s, o)) => (s, Some(o)),
         None => (rest, None),
     };
+    if !["mesh", "torus", "ring", "kncube"].contains(&kind) {
+        let hint = nearest(kind, &SHORTHAND_KINDS).unwrap_or("torus");
+        return Err(format!(
+            "`{t}`: unknown topology kind `{kind}`; the nearest is `{hint}` (kinds: {})",
+            SHORTHAND_KINDS.join(", ")
+        ));
+    }
     let dims = parse_sizes(sizes, t)?;
     let n = dims.len();
     let mut twist = None;
@@ -59,30 +184,13 @@ pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
         }
         "kncube" => {
             let o = opts.ok_or_else(|| format!("`{t}`: `kncube` needs `:wrap=` with one `t` (torus) or `m` (mesh) per dimension, e.g. `kncube:24x18x16:wrap=tmt`"))?;
-            let flags = o
-                .strip_prefix("wrap=")
-                .ok_or_else(|| format!("`{t}`: expected `wrap=` after the sizes, found `{o}`"))?;
-            if flags.chars().count() != n {
-                return Err(format!(
-                    "`{t}`: `wrap={flags}` has {} flags for {n} dimensions",
-                    flags.chars().count()
-                ));
-            }
-            flags
-                .chars()
-                .map(|c| match c {
-                    't' | 'T' => Ok(true),
-                    'm' | 'M' => Ok(false),
-                    other => Err(format!(
-                        "`{t}`: wrap flag `{other}` is neither `t` (torus) nor `m` (mesh)"
-                    )),
-                })
-                .collect::<Result<_, _>>()?
+            parse_wrap_flags(o, n, t)?
         }
         other => {
             let hint = nearest(other, &SHORTHAND_KINDS).unwrap_or("torus");
             return Err(format!(
-                "`{t}`: unknown topology kind `{other}`; the nearest is `{hint}` (kinds: mesh, torus, ring, kncube)"
+                "`{t}`: unknown topology kind `{other}`; the nearest is `{hint}` (kinds: {})",
+                SHORTHAND_KINDS.join(", ")
             ));
         }
     };

@@ -29,16 +29,16 @@ fn a_good_scenario_validates_and_builds() {
     assert_eq!(s.seed, 3);
     assert_eq!(s.systems.len(), 2);
     assert_eq!(
-        s.systems[1].shape,
-        Shape {
+        s.systems[1].topology,
+        TopoSpec::Cube(Shape {
             dims: vec![4, 4, 8],
             wrap: vec![true; 3],
             twist: None,
-        }
+        })
     );
     assert_eq!(s.systems[0].link.latency.as_ps(), 10_000);
     let t = s.systems[1].build().unwrap();
-    assert_eq!(t.node_count(), 128);
+    assert_eq!(t.cube().node_count(), 128);
     assert_eq!(
         s.runs,
         vec![RunSpec::Metrics {
@@ -185,4 +185,60 @@ interfaces = 4
     )
     .unwrap_err();
     assert!(e.why.contains("nearest is `bisection_bandwidth`"), "{e}");
+}
+
+#[test]
+fn tofu_shorthands_and_keys() {
+    let TopoSpec::Tofu(k) = parse_topology("tofu:k").unwrap() else {
+        panic!("tofu:k is Tofu")
+    };
+    assert_eq!(
+        (k.xyz, k.xyz_wrap, k.abc),
+        ([24, 18, 16], [true, false, true], [2, 3, 2])
+    );
+    let TopoSpec::Tofu(f) = parse_topology("tofu:fugaku").unwrap() else {
+        panic!()
+    };
+    assert_eq!(f.xyz, [24, 23, 24]);
+    let TopoSpec::Tofu(x) = parse_topology("tofu2:4x6x8:wrap=tmt").unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (x.generation, x.xyz_wrap),
+        (podsim_topology::TofuGeneration::Tofu2, [true, false, true])
+    );
+    assert!(matches!(parse_topology("torus:4x4"), Ok(TopoSpec::Cube(_))));
+    for (bad, says) in [
+        ("tofu:2x2", "three sizes"),
+        ("tofu:kk", "expected a preset"),
+        ("tofo:k", "nearest is `tofu`"),
+    ] {
+        let e = parse_topology(bad).unwrap_err();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+    // A Tofu system takes its links from the generation; setting them is an error.
+    let text = "name = \"t\"\n[[system]]\ntopology = \"tofu:k\"\nlink_bandwidth = \"5 GB/s\"\n[[run]]\nwhat = \"metrics\"\n";
+    let e = parse_scenario("t.toml", text).unwrap_err();
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(4), "system[0].link_bandwidth")
+    );
+    let ok = parse_scenario(
+        "t.toml",
+        &text.replace(
+            "link_bandwidth = \"5 GB/s\"\n",
+            "link_latency = \"100 ns\"\n",
+        ),
+    )
+    .unwrap();
+    assert_eq!(ok.systems[0].link.bandwidth.bytes_per_s(), 5_000_000_000);
+    // A torus without link_bandwidth is an error naming the key.
+    let e = parse_scenario(
+        "t.toml",
+        &text
+            .replace("tofu:k", "torus:4x4")
+            .replace("link_bandwidth = \"5 GB/s\"\n", ""),
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "system[0].link_bandwidth");
 }

@@ -18,7 +18,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_topology::Metrics;
+use podsim_topology::{Metrics, Network, metrics};
 use podsim_units::Bandwidth;
 
 use crate::error::{ConfigError, from_toml, nearest};
@@ -43,10 +43,14 @@ pub enum Quantity {
     InjectionBandwidth,
     /// Injection bandwidth of all nodes together.
     TotalInjectionBandwidth,
+    /// Bandwidth of one link in one direction.
+    LinkBandwidth,
+    /// Two-way bisection bandwidth of the virtual torus laid over the network (Tofu).
+    VirtualBisectionBandwidth,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 8] = [
+pub const QUANTITIES: [&str; 10] = [
     "nodes",
     "links",
     "degree_max",
@@ -55,6 +59,8 @@ pub const QUANTITIES: [&str; 8] = [
     "bisection_bandwidth",
     "injection_bandwidth",
     "total_injection_bandwidth",
+    "link_bandwidth",
+    "virtual_bisection_bandwidth",
 ];
 
 impl Quantity {
@@ -68,6 +74,8 @@ impl Quantity {
             "bisection_bandwidth" => Quantity::BisectionBandwidth,
             "injection_bandwidth" => Quantity::InjectionBandwidth,
             "total_injection_bandwidth" => Quantity::TotalInjectionBandwidth,
+            "link_bandwidth" => Quantity::LinkBandwidth,
+            "virtual_bisection_bandwidth" => Quantity::VirtualBisectionBandwidth,
             _ => return None,
         })
     }
@@ -79,12 +87,15 @@ impl Quantity {
             Quantity::BisectionBandwidth
                 | Quantity::InjectionBandwidth
                 | Quantity::TotalInjectionBandwidth
+                | Quantity::LinkBandwidth
+                | Quantity::VirtualBisectionBandwidth
         )
     }
 
-    /// The value of this quantity in `m` (bytes/s for bandwidths).
-    pub fn measure(self, m: &Metrics) -> u64 {
-        match self {
+    /// The value of this quantity for `net`, whose metrics are `m` (bytes/s for bandwidths);
+    /// an error when the network has no such quantity.
+    pub fn measure(self, net: &Network, m: &Metrics) -> Result<u64, String> {
+        Ok(match self {
             Quantity::Nodes => m.nodes,
             Quantity::Links => m.links,
             Quantity::DegreeMax => u64::from(m.degree_max),
@@ -93,7 +104,15 @@ impl Quantity {
             Quantity::BisectionBandwidth => m.bisection_bandwidth_bytes_per_s,
             Quantity::InjectionBandwidth => m.injection_bandwidth_bytes_per_s,
             Quantity::TotalInjectionBandwidth => m.total_injection_bandwidth_bytes_per_s,
-        }
+            Quantity::LinkBandwidth => net.cube().link().bandwidth.bytes_per_s(),
+            Quantity::VirtualBisectionBandwidth => match net {
+                Network::Tofu(t) => t
+                    .virtual_torus()
+                    .map(|v| metrics(v).bisection_bandwidth_bytes_per_s)
+                    .ok_or("this Tofu shape has no virtual 3-D torus")?,
+                Network::Cube(_) => return Err("only a Tofu network has a virtual torus".into()),
+            },
+        })
     }
 
     /// Print a value of this quantity for people.

@@ -10,6 +10,7 @@
 
 mod kncube;
 pub mod metrics;
+mod tofu;
 
 use std::fmt;
 
@@ -17,6 +18,34 @@ use podsim_units::{Bandwidth, SimDuration};
 
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
 pub use metrics::{BisectionMethod, DistanceMethod, Metrics, metrics};
+pub use tofu::{Tofu, TofuGeneration};
+
+/// Any topology podsim can build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Network {
+    /// A k-ary n-cube: ring, mesh, torus, mixed or twisted.
+    Cube(KAryNCube),
+    /// A Tofu 6-D mesh/torus with its virtual 3-D torus.
+    Tofu(Tofu),
+}
+
+impl Network {
+    /// The physical network as a k-ary n-cube.
+    pub fn cube(&self) -> &KAryNCube {
+        match self {
+            Network::Cube(c) => c,
+            Network::Tofu(t) => t.cube(),
+        }
+    }
+
+    /// The shorthand that names it.
+    pub fn shorthand(&self) -> String {
+        match self {
+            Network::Cube(c) => c.shorthand(),
+            Network::Tofu(t) => t.label().to_string(),
+        }
+    }
+}
 
 /// A node's index in its topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -374,3 +374,103 @@ fn twisted_links_are_symmetric() {
         assert_eq!(count, 2 * t.links().count());
     }
 }
+
+#[test]
+fn tofu_link_bandwidths_from_lanes_rate_and_coding() {
+    // Seed Table I: 8 x 6.25 Gb/s x 8/10 / 8 = 5.0 GB/s; 4 x 25.78125 x 64/66 / 8 = 12.5 GB/s;
+    // 2 x 28.05 x 64/66 / 8 = 6.8 GB/s.
+    assert_eq!(
+        TofuGeneration::Tofu.link_bandwidth().bytes_per_s(),
+        5_000_000_000
+    );
+    assert_eq!(
+        TofuGeneration::Tofu2.link_bandwidth().bytes_per_s(),
+        12_500_000_000
+    );
+    assert_eq!(
+        TofuGeneration::TofuD.link_bandwidth().bytes_per_s(),
+        6_800_000_000
+    );
+    assert_eq!(
+        TofuGeneration::TofuD.link_arithmetic(),
+        "2 lanes x 28.05 Gb/s x 64/66 coding / 8 bits = 6.8 GB/s"
+    );
+}
+
+#[test]
+fn tofu_presets() {
+    // K computer, seed II.A: 82,944 nodes, 20 GB/s per node (4 TNIs x 5 GB/s), 46.1 TB/s
+    // physical bisection (4,608 links x 5 GB/s x 2) and 34.6 TB/s virtual: the 48x36x48 torus
+    // cut across a 48-long axis, 2 x 36 x 48 = 3,456 links x 5 GB/s x 2 = 34.56 TB/s.
+    let k = Tofu::k_computer();
+    let m = metrics(k.cube());
+    assert_eq!(m.nodes, 82_944);
+    assert_eq!(m.injection_bandwidth_bytes_per_s, 20_000_000_000);
+    assert_eq!(m.bisection_bandwidth_bytes_per_s, 46_080_000_000_000);
+    assert_eq!(m.degree_max, 10);
+    let v = k.virtual_torus().unwrap();
+    assert_eq!(v.dims(), &[48, 36, 48]);
+    assert_eq!(
+        metrics(v).bisection_bandwidth_bytes_per_s,
+        34_560_000_000_000
+    );
+    // Fugaku: 24 x 23 x 24 x 2 x 3 x 2 = 158,976 nodes; TofuD: 6 TNIs x 6.8 = 40.8 GB/s.
+    let f = Tofu::fugaku();
+    let m = metrics(f.cube());
+    assert_eq!(m.nodes, 158_976);
+    assert_eq!(m.injection_bandwidth_bytes_per_s, 40_800_000_000);
+    assert_eq!(f.virtual_torus().unwrap().dims(), &[48, 46, 72]);
+    // FX100 chassis (seed IV.B): 1 x 1 x 3 x 2 x 1 x 2 = 12 nodes, Tofu2 links, 4 TNIs.
+    let x = Tofu::fx100_chassis();
+    assert_eq!(metrics(x.cube()).nodes, 12);
+    assert_eq!(
+        metrics(x.cube()).injection_bandwidth_bytes_per_s,
+        50_000_000_000
+    );
+    assert!(x.virtual_torus().is_none());
+}
+
+#[test]
+fn virtual_torus_hops_are_physical_links() {
+    for t in [
+        Tofu::new(
+            TofuGeneration::TofuD,
+            [3, 2, 4],
+            [true, false, true],
+            [2, 3, 2],
+            SimDuration::ZERO,
+            "small",
+        )
+        .unwrap(),
+        Tofu::new(
+            TofuGeneration::Tofu,
+            [1, 5, 2],
+            [false, true, true],
+            [2, 3, 2],
+            SimDuration::ZERO,
+            "odd",
+        )
+        .unwrap(),
+        Tofu::k_computer(),
+    ] {
+        let v = t.virtual_torus().unwrap();
+        let n = v.node_count();
+        assert_eq!(n, t.cube().node_count());
+        let step = if n > 1000 { 97 } else { 1 };
+        let mut seen = std::collections::HashSet::new();
+        for r in (0..n).step_by(step) {
+            let p = t.physical_of(NodeId(r)).unwrap();
+            assert_eq!(t.virtual_of(p), Some(NodeId(r)));
+            assert!(seen.insert(p));
+            for port in v.ports(NodeId(r)) {
+                let q = t.physical_of(v.neighbor(NodeId(r), port).unwrap()).unwrap();
+                assert_eq!(
+                    t.cube().distance(p, q),
+                    1,
+                    "{}: virtual hop {r} -> not adjacent",
+                    t.label()
+                );
+            }
+        }
+    }
+}
