@@ -25,7 +25,7 @@
 
 use std::fmt;
 
-use podsim_topology::{Direction, KAryNCube, NodeId, Port};
+use podsim_topology::{Direction, KAryNCube, NodeId, Port, Tofu};
 
 /// An order in which to correct dimensions: a permutation of `0..n`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -253,6 +253,20 @@ fn dor_next_hop(
         });
     }
     None
+}
+
+/// The physical path of a message on a Tofu network routed on its virtual 3-D torus: dimension
+/// order (ascending, ties to `Plus`, dateline classes) on the virtual torus, each virtual hop
+/// being one physical link. Returns the physical nodes visited after `src`, ending at `dst`, or
+/// `None` when the shape has no virtual torus or a node does not exist.
+pub fn tofu_virtual_route(t: &Tofu, src: NodeId, dst: NodeId) -> Option<Vec<(NodeId, VcClass)>> {
+    let v = t.virtual_torus()?;
+    let (vs, vd) = (t.virtual_of(src)?, t.virtual_of(dst)?);
+    Routing::dimension_order(3)
+        .route(v, vs, vd)
+        .into_iter()
+        .map(|h| t.physical_of(h.to).map(|p| (p, h.vc)))
+        .collect()
 }
 
 #[cfg(test)]

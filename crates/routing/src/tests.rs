@@ -232,3 +232,36 @@ fn minimal_routing_on_twisted_tori_is_minimal_and_deadlock_free() {
         );
     }
 }
+
+#[test]
+fn tofu_virtual_routes_walk_physical_links() {
+    use podsim_topology::{Tofu, TofuGeneration};
+    let t = Tofu::new(
+        TofuGeneration::TofuD,
+        [2, 2, 3],
+        [true, false, true],
+        [2, 3, 2],
+        SimDuration::ZERO,
+        "t",
+    )
+    .unwrap();
+    let n = t.cube().node_count();
+    let v = t.virtual_torus().unwrap();
+    for s in 0..n {
+        for d in 0..n {
+            let path = tofu_virtual_route(&t, NodeId(s), NodeId(d)).unwrap();
+            let mut at = NodeId(s);
+            for &(p, _) in &path {
+                assert_eq!(t.cube().distance(at, p), 1);
+                at = p;
+            }
+            assert_eq!(at, NodeId(d));
+            // As long as the virtual distance: minimal on the virtual torus.
+            let (vs, vd) = (
+                t.virtual_of(NodeId(s)).unwrap(),
+                t.virtual_of(NodeId(d)).unwrap(),
+            );
+            assert_eq!(path.len() as u64, v.distance(vs, vd));
+        }
+    }
+}
