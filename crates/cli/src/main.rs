@@ -34,6 +34,10 @@ const VALIDATION: &[(&str, &str)] = &[
         "validation/tofu-family.toml",
         include_str!("../../../validation/tofu-family.toml"),
     ),
+    (
+        "validation/tpu-v4-pod.toml",
+        include_str!("../../../validation/tpu-v4-pod.toml"),
+    ),
 ];
 
 #[derive(Parser)]
@@ -223,7 +227,7 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     let net = build(&c.system, file)?;
     let m = metrics(net.cube());
     c.quantity
-        .measure(&net, &m)
+        .measure(&c.system, &net, &m)
         .map(Some)
         .map_err(|e| Failure(format!("{file}: case `{}`: {e}", c.figure)))
 }

@@ -317,3 +317,28 @@ fn tofu_presets_report_their_virtual_torus() {
         &["--link-bandwidth", "lanes"],
     );
 }
+
+#[test]
+fn tpu_v4_slices_and_pod() {
+    // The whole pod: 64 blocks x 64 chips = 4096, a 16x16x16 torus. Optical links, one per OCS
+    // circuit: 64 blocks x 96 ports / 2 = 3072. Electrical, inside blocks: 64 x 144 = 9216
+    // (a 4x4x4 mesh has 3 x 16 x 3 = 144 links).
+    let v = json(&["topo", "tpuv4:pod", "--json"]);
+    assert_eq!(v["nodes"], 4096);
+    assert_eq!(v["links_by_kind"]["optical"], 3072);
+    assert_eq!(v["links_by_kind"]["electrical"], 9216);
+    // Twisted 4x4x8 slice: same links as the regular one, diameter 6 instead of 8.
+    let t = json(&["topo", "tpuv4:slice=4x4x8:twisted", "--json"]);
+    assert_eq!(t["diameter"], 6);
+    assert_eq!(t["links_by_kind"]["optical"], 96);
+    // A slice inside one block is a mesh: 1x2x2 has 4 chips and 4 links.
+    let s = json(&["topo", "tpuv4:slice=1x2x2", "--json"]);
+    assert_eq!(
+        (s["nodes"].as_u64(), s["links"].as_u64()),
+        (Some(4), Some(4))
+    );
+    expect_error(&["topo", "tpuv4:slice=8x4x4"], &["x <= y <= z"]);
+    expect_error(&["topo", "tpuv4:slice=4x4x4:twisted"], &["twist"]);
+    expect_error(&["topo", "tpuv4:slice=4x4x6"], &["multiples of 4"]);
+    expect_error(&["topo", "tpuv4:slice=32x32x32"], &["blocks"]);
+}

@@ -27,7 +27,8 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_topology::{Blocks, KAryNCube, LinkKind, LinkSpec, Network, Tofu};
+use podsim_system::tpu_v4::{TpuPod, ici_link};
+use podsim_topology::{Blocks, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError};
 use podsim_units::{Bandwidth, SimDuration};
 
 use crate::error::{ConfigError, from_toml, line_of, nearest};
@@ -120,6 +121,21 @@ impl SystemSpec {
                 )
                 .map(Network::Tofu);
             }
+            TopoSpec::TpuV4 { shape, twisted, .. } => {
+                let mut pod = TpuPod::new();
+                let id = pod.allocate(*shape, *twisted).map_err(|e| TopologyError {
+                    key: "topology",
+                    why: e.to_string(),
+                })?;
+                let slice = pod
+                    .slices()
+                    .find(|s| s.id == id)
+                    .map(|s| s.topology.clone());
+                return slice.map(Network::Cube).ok_or(TopologyError {
+                    key: "topology",
+                    why: "the pod lost the slice it just made".into(),
+                });
+            }
         };
         let mut t = KAryNCube::new(shape.dims.clone(), shape.wrap.clone(), self.link)?;
         if let Some(tw) = &shape.twist {
@@ -132,6 +148,21 @@ impl SystemSpec {
             t = t.with_interfaces(i)?;
         }
         Ok(Network::Cube(t))
+    }
+}
+
+impl SystemSpec {
+    /// The OCSes a TPU v4 system programs (distinct switches with circuits), by building its
+    /// slice in an empty pod; `None` for other systems.
+    pub fn ocs_switches(&self) -> Option<u64> {
+        let TopoSpec::TpuV4 { shape, twisted, .. } = &self.topology else {
+            return None;
+        };
+        let mut pod = TpuPod::new();
+        pod.allocate(*shape, *twisted).ok()?;
+        let ocses: std::collections::BTreeSet<u32> =
+            pod.circuits().map(|(a, _, _)| a.ocs).collect();
+        Some(ocses.len() as u64)
     }
 }
 
@@ -246,8 +277,19 @@ impl RawSystem {
         let key = |k: &str| format!("{prefix}.{k}");
         let mut topology = parse_topology(self.topology.get_ref())
             .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e))?;
-        if let TopoSpec::Tofu(spec) = &topology {
-            // Tofu sets its own links, interfaces and geometry.
+        let preset = match &topology {
+            TopoSpec::Tofu(spec) => Some(format!(
+                "{} sets this itself (links from lanes x rate x coding, one interface per TNI); remove the key",
+                spec.generation
+            )),
+            TopoSpec::TpuV4 { .. } => Some(
+                "a TPU v4 slice sets this itself (6 ICI links per chip at 50 GB/s, optical between blocks); remove the key"
+                    .to_string(),
+            ),
+            TopoSpec::Cube(_) => None,
+        };
+        if let Some(why) = preset {
+            // Presets set their own links, interfaces and geometry.
             let fixed: [(&str, Option<std::ops::Range<usize>>); 5] = [
                 (
                     "link_bandwidth",
@@ -260,7 +302,7 @@ impl RawSystem {
             ];
             for (k, span) in fixed {
                 if span.is_some() {
-                    return ctx.err(span, &key(k), format!("{} sets this itself (links from lanes x rate x coding, one interface per TNI); remove the key", spec.generation));
+                    return ctx.err(span, &key(k), why);
                 }
             }
         }
@@ -292,6 +334,7 @@ impl RawSystem {
             bandwidth: match (&self.link_bandwidth, &topology) {
                 (Some(b), _) => bandwidth(ctx, b, &key("link_bandwidth"))?,
                 (None, TopoSpec::Tofu(s)) => s.generation.link_bandwidth(),
+                (None, TopoSpec::TpuV4 { .. }) => ici_link(LinkKind::Electrical).bandwidth,
                 (None, TopoSpec::Cube(_)) => {
                     return ctx.err(Some(self.topology.span()), &key("link_bandwidth"), "missing: a mesh, torus or ring needs its link bandwidth, e.g. link_bandwidth = \"50 GB/s\"");
                 }
@@ -509,6 +552,13 @@ impl SystemSpec {
         };
         let bandwidth = match (&topology, link_bandwidth) {
             (TopoSpec::Tofu(t), None) => t.generation.link_bandwidth(),
+            (TopoSpec::TpuV4 { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
+            (TopoSpec::TpuV4 { .. }, Some(_)) => {
+                return Err(err(
+                    "--link-bandwidth",
+                    "a TPU v4 slice has 50 GB/s ICI links (Table 4); drop the flag".to_string(),
+                ));
+            }
             (TopoSpec::Tofu(t), Some(_)) => {
                 return Err(err(
                     "--link-bandwidth",
@@ -525,14 +575,10 @@ impl SystemSpec {
                 )
             })?,
         };
-        if let (TopoSpec::Tofu(t), Some(_)) = (&topology, interfaces) {
+        if let (false, Some(_)) = (matches!(topology, TopoSpec::Cube(_)), interfaces) {
             return Err(err(
                 "--interfaces",
-                format!(
-                    "{} has {} TNIs per node; drop the flag",
-                    t.generation,
-                    t.generation.tnis()
-                ),
+                "this preset sets its own interfaces per node (Tofu TNIs, TPU v4 ICI links); drop the flag".into(),
             ));
         }
         let spec = SystemSpec {

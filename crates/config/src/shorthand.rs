@@ -17,8 +17,8 @@ pub struct Shape {
 }
 
 /// The kinds a shorthand may start with.
-pub const SHORTHAND_KINDS: [&str; 8] = [
-    "mesh", "torus", "ring", "kncube", "tofu", "tofu1", "tofu2", "tofud",
+pub const SHORTHAND_KINDS: [&str; 9] = [
+    "mesh", "torus", "ring", "kncube", "tofu", "tofu1", "tofu2", "tofud", "tpuv4",
 ];
 
 /// A Tofu network as a shorthand names it.
@@ -43,6 +43,15 @@ pub enum TopoSpec {
     Cube(Shape),
     /// A Tofu 6-D mesh/torus.
     Tofu(TofuSpec),
+    /// A TPU v4 slice built from blocks and OCS circuits in an otherwise empty pod.
+    TpuV4 {
+        /// Chips along x, y, z (x <= y <= z).
+        shape: [u32; 3],
+        /// Whether the wraparound is twisted.
+        twisted: bool,
+        /// The shorthand as given.
+        label: String,
+    },
 }
 
 /// Read any topology shorthand: the k-ary n-cube forms of [`parse_shorthand`], and
@@ -51,6 +60,9 @@ pub enum TopoSpec {
 pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
     let t = text.trim();
     let kind = t.split(':').next().unwrap_or("");
+    if kind == "tpuv4" {
+        return parse_tpuv4(t);
+    }
     let generation = match kind {
         "tofu" | "tofud" => TofuGeneration::TofuD,
         "tofu1" => TofuGeneration::Tofu,
@@ -113,6 +125,45 @@ pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
         }
     };
     preset(generation, [x, y, z], wrap, [2, 3, 2])
+}
+
+/// `tpuv4:pod` (all 4096 chips, 16x16x16) or `tpuv4:slice=AxBxC[:twisted]`.
+fn parse_tpuv4(t: &str) -> Result<TopoSpec, String> {
+    let rest = t.strip_prefix("tpuv4:").unwrap_or("");
+    let label = t.to_string();
+    if rest == "pod" {
+        return Ok(TopoSpec::TpuV4 {
+            shape: [16, 16, 16],
+            twisted: false,
+            label,
+        });
+    }
+    let Some(slice) = rest.strip_prefix("slice=") else {
+        return Err(format!(
+            "`{t}`: expected `tpuv4:pod` or `tpuv4:slice=AxBxC` (optionally `:twisted`)"
+        ));
+    };
+    let (sizes, twisted) = match slice.split_once(':') {
+        None => (slice, false),
+        Some((s, "twisted")) => (s, true),
+        Some((_, o)) => {
+            return Err(format!(
+                "`{t}`: unknown option `{o}`; the only option is `:twisted`"
+            ));
+        }
+    };
+    let dims = parse_sizes(sizes, t)?;
+    let [x, y, z] = dims[..] else {
+        return Err(format!(
+            "`{t}`: a TPU v4 slice has three sides, `{sizes}` gives {}",
+            dims.len()
+        ));
+    };
+    Ok(TopoSpec::TpuV4 {
+        shape: [x, y, z],
+        twisted,
+        label,
+    })
 }
 
 fn parse_wrap_flags(o: &str, n: usize, t: &str) -> Result<Vec<bool>, String> {

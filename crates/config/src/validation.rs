@@ -47,10 +47,12 @@ pub enum Quantity {
     LinkBandwidth,
     /// Two-way bisection bandwidth of the virtual torus laid over the network (Tofu).
     VirtualBisectionBandwidth,
+    /// Optical circuit switches a TPU v4 system programs.
+    OcsSwitches,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 10] = [
+pub const QUANTITIES: [&str; 11] = [
     "nodes",
     "links",
     "degree_max",
@@ -61,6 +63,7 @@ pub const QUANTITIES: [&str; 10] = [
     "total_injection_bandwidth",
     "link_bandwidth",
     "virtual_bisection_bandwidth",
+    "ocs_switches",
 ];
 
 impl Quantity {
@@ -76,6 +79,7 @@ impl Quantity {
             "total_injection_bandwidth" => Quantity::TotalInjectionBandwidth,
             "link_bandwidth" => Quantity::LinkBandwidth,
             "virtual_bisection_bandwidth" => Quantity::VirtualBisectionBandwidth,
+            "ocs_switches" => Quantity::OcsSwitches,
             _ => return None,
         })
     }
@@ -94,7 +98,7 @@ impl Quantity {
 
     /// The value of this quantity for `net`, whose metrics are `m` (bytes/s for bandwidths);
     /// an error when the network has no such quantity.
-    pub fn measure(self, net: &Network, m: &Metrics) -> Result<u64, String> {
+    pub fn measure(self, spec: &SystemSpec, net: &Network, m: &Metrics) -> Result<u64, String> {
         Ok(match self {
             Quantity::Nodes => m.nodes,
             Quantity::Links => m.links,
@@ -112,6 +116,9 @@ impl Quantity {
                     .ok_or("this Tofu shape has no virtual 3-D torus")?,
                 Network::Cube(_) => return Err("only a Tofu network has a virtual torus".into()),
             },
+            Quantity::OcsSwitches => spec
+                .ocs_switches()
+                .ok_or("only a TPU v4 system (tpuv4:...) has optical circuit switches")?,
         })
     }
 
