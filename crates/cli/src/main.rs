@@ -11,7 +11,7 @@ use podsim_config::{
     ConfigError, RunSpec, Scenario, SystemSpec, ValidationCase, parse_scenario, parse_system,
     parse_validation,
 };
-use podsim_topology::{Network, metrics};
+use podsim_topology::Network;
 
 /// The built-in default scenario (also `examples/tpu-v4-block-vs-slice.toml`).
 const DEFAULT_SCENARIO: (&str, &str) = (
@@ -165,7 +165,7 @@ fn topo(
         )
     };
     let net = build(&system, file)?;
-    let m = metrics(net.cube());
+    let m = net.metrics();
     if json {
         println!("{}", report::metrics_json(&net, &m));
     } else {
@@ -197,7 +197,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                 for &i in systems {
                     let s = &scenario.systems[i];
                     let t = build(s, &scenario.file)?;
-                    let m = metrics(t.cube());
+                    let m = t.metrics();
                     if json {
                         let mut v = report::metrics_json(&t, &m);
                         v["system"] = serde_json::Value::String(s.name.clone());
@@ -225,7 +225,7 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
         return Ok(None);
     }
     let net = build(&c.system, file)?;
-    let m = metrics(net.cube());
+    let m = net.metrics();
     c.quantity
         .measure(&c.system, &net, &m)
         .map(Some)

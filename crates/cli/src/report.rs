@@ -31,7 +31,7 @@ fn bw_f(v: f64) -> String {
 
 /// The JSON object of `podsim topo --json` (keys documented in the README).
 pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
-    let t = net.cube();
+    let link = net.link();
     let by_kind: serde_json::Map<String, Value> = m
         .links_by_kind
         .iter()
@@ -51,8 +51,9 @@ pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
         "bisection_links": m.bisection_links,
         "bisection_bandwidth_bytes_per_s": m.bisection_bandwidth_bytes_per_s,
         "bisection_method": m.bisection_method.token(),
-        "link_bandwidth_bytes_per_s": t.link().bandwidth.bytes_per_s(),
-        "link_latency_s": t.link().latency.as_secs_f64(),
+        "link_bandwidth_bytes_per_s": link.bandwidth.bytes_per_s(),
+        "link_latency_s": link.latency.as_secs_f64(),
+        "switches": m.switches,
         "interfaces_per_node": m.interfaces,
         "injection_bandwidth_bytes_per_s": m.injection_bandwidth_bytes_per_s,
         "total_injection_bandwidth_bytes_per_s": m.total_injection_bandwidth_bytes_per_s,
@@ -82,7 +83,7 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
         ));
     };
     row("topology", &|t, _| t.shorthand());
-    row("shape", &|t, _| t.cube().shorthand());
+    row("shape", &|t, _| t.shape());
     row("nodes", &|_, m| m.nodes.to_string());
     row("links", &|_, m| m.links.to_string());
     for kind in podsim_topology::LinkKind::ALL {
@@ -100,8 +101,11 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
         }
     }
     row("link bandwidth (each way)", &|t, _| {
-        t.cube().link().bandwidth.to_string()
+        t.link().bandwidth.to_string()
     });
+    if systems.iter().any(|(_, m)| m.switches > 0) {
+        row("switches", &|_, m| m.switches.to_string());
+    }
     row("degree (min..max)", &|_, m| {
         format!("{}..{}", m.degree_min, m.degree_max)
     });
@@ -129,13 +133,13 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
     if systems.iter().any(|(t, _)| matches!(t, Network::Tofu(_))) {
         row("virtual torus", &|t, _| match t {
             Network::Tofu(x) => x.virtual_torus().map_or("-".into(), |v| v.shorthand()),
-            Network::Cube(_) => "-".into(),
+            Network::Cube(_) | Network::FatTree(_) => "-".into(),
         });
         row("virtual bisection (2-way)", &|t, _| match t {
             Network::Tofu(x) => x.virtual_torus().map_or("-".into(), |v| {
                 bw(metrics(v).bisection_bandwidth_bytes_per_s)
             }),
-            Network::Cube(_) => "-".into(),
+            Network::Cube(_) | Network::FatTree(_) => "-".into(),
         });
     }
     row("all-to-all bound per node", &|_, m| {

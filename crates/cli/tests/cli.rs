@@ -342,3 +342,28 @@ fn tpu_v4_slices_and_pod() {
     expect_error(&["topo", "tpuv4:slice=4x4x6"], &["multiples of 4"]);
     expect_error(&["topo", "tpuv4:slice=32x32x32"], &["blocks"]);
 }
+
+#[test]
+fn fat_tree_shorthand() {
+    // k = 16: 16³/4 = 1024 hosts, 5·256/4 = 320 switches, 3 × 1024 links, full bisection of
+    // 512 links at 25 GB/s (200 Gb/s) × 2 ways = 25.6 TB/s.
+    let v = json(&[
+        "topo",
+        "fattree:16",
+        "--json",
+        "--link-bandwidth",
+        "200 Gb/s",
+    ]);
+    assert_eq!(
+        (
+            v["nodes"].as_u64(),
+            v["switches"].as_u64(),
+            v["links"].as_u64()
+        ),
+        (Some(1024), Some(320), Some(3072))
+    );
+    assert_eq!(v["diameter"], 6);
+    assert_eq!(v["bisection_links"], 512);
+    assert_eq!(v["bisection_bandwidth_bytes_per_s"], 25_600_000_000_000u64);
+    expect_error(&["topo", "fattree:7"], &["even"]);
+}

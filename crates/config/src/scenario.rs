@@ -28,7 +28,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use podsim_system::tpu_v4::{TpuPod, ici_link};
-use podsim_topology::{Blocks, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError};
+use podsim_topology::{
+    Blocks, FatTree, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError,
+};
 use podsim_units::{Bandwidth, SimDuration};
 
 use crate::error::{ConfigError, from_toml, line_of, nearest};
@@ -121,6 +123,7 @@ impl SystemSpec {
                 )
                 .map(Network::Tofu);
             }
+            TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
             TopoSpec::TpuV4 { shape, twisted, .. } => {
                 let mut pod = TpuPod::new();
                 let id = pod.allocate(*shape, *twisted).map_err(|e| TopologyError {
@@ -286,7 +289,7 @@ impl RawSystem {
                 "a TPU v4 slice sets this itself (6 ICI links per chip at 50 GB/s, optical between blocks); remove the key"
                     .to_string(),
             ),
-            TopoSpec::Cube(_) => None,
+            TopoSpec::Cube(_) | TopoSpec::FatTree { .. } => None,
         };
         if let Some(why) = preset {
             // Presets set their own links, interfaces and geometry.
@@ -335,7 +338,7 @@ impl RawSystem {
                 (Some(b), _) => bandwidth(ctx, b, &key("link_bandwidth"))?,
                 (None, TopoSpec::Tofu(s)) => s.generation.link_bandwidth(),
                 (None, TopoSpec::TpuV4 { .. }) => ici_link(LinkKind::Electrical).bandwidth,
-                (None, TopoSpec::Cube(_)) => {
+                (None, TopoSpec::Cube(_) | TopoSpec::FatTree { .. }) => {
                     return ctx.err(Some(self.topology.span()), &key("link_bandwidth"), "missing: a mesh, torus or ring needs its link bandwidth, e.g. link_bandwidth = \"50 GB/s\"");
                 }
             },
@@ -568,14 +571,17 @@ impl SystemSpec {
                     ),
                 ));
             }
-            (TopoSpec::Cube(_), b) => b.unwrap_or(DEFAULT_LINK_BANDWIDTH).parse().map_err(|e| {
-                err(
-                    "--link-bandwidth",
-                    format!("{e}; expected a bandwidth such as \"50 GB/s\""),
-                )
-            })?,
+            (TopoSpec::Cube(_) | TopoSpec::FatTree { .. }, b) => {
+                b.unwrap_or(DEFAULT_LINK_BANDWIDTH).parse().map_err(|e| {
+                    err(
+                        "--link-bandwidth",
+                        format!("{e}; expected a bandwidth such as \"50 GB/s\""),
+                    )
+                })?
+            }
         };
         if let (false, Some(_)) = (matches!(topology, TopoSpec::Cube(_)), interfaces) {
+            // Presets (and a fat tree's one link per host) fix the interfaces per node.
             return Err(err(
                 "--interfaces",
                 "this preset sets its own interfaces per node (Tofu TNIs, TPU v4 ICI links); drop the flag".into(),

@@ -17,8 +17,8 @@ pub struct Shape {
 }
 
 /// The kinds a shorthand may start with.
-pub const SHORTHAND_KINDS: [&str; 9] = [
-    "mesh", "torus", "ring", "kncube", "tofu", "tofu1", "tofu2", "tofud", "tpuv4",
+pub const SHORTHAND_KINDS: [&str; 10] = [
+    "mesh", "torus", "ring", "kncube", "tofu", "tofu1", "tofu2", "tofud", "tpuv4", "fattree",
 ];
 
 /// A Tofu network as a shorthand names it.
@@ -43,6 +43,11 @@ pub enum TopoSpec {
     Cube(Shape),
     /// A Tofu 6-D mesh/torus.
     Tofu(TofuSpec),
+    /// A 3-level fat tree of k-port switches.
+    FatTree {
+        /// Ports per switch.
+        k: u32,
+    },
     /// A TPU v4 slice built from blocks and OCS circuits in an otherwise empty pod.
     TpuV4 {
         /// Chips along x, y, z (x <= y <= z).
@@ -62,6 +67,15 @@ pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
     let kind = t.split(':').next().unwrap_or("");
     if kind == "tpuv4" {
         return parse_tpuv4(t);
+    }
+    if kind == "fattree" {
+        let k = t["fattree".len()..].strip_prefix(':').unwrap_or("");
+        return match k.parse::<u32>() {
+            Ok(k) if k >= 2 && k % 2 == 0 => Ok(TopoSpec::FatTree { k }),
+            _ => Err(format!(
+                "`{t}`: expected `fattree:K` with K an even number of switch ports, at least 2, e.g. `fattree:16`"
+            )),
+        };
     }
     let generation = match kind {
         "tofu" | "tofud" => TofuGeneration::TofuD,

@@ -38,7 +38,7 @@ fn a_good_scenario_validates_and_builds() {
     );
     assert_eq!(s.systems[0].link.latency.as_ps(), 10_000);
     let t = s.systems[1].build().unwrap();
-    assert_eq!(t.cube().node_count(), 128);
+    assert_eq!(t.metrics().nodes, 128);
     assert_eq!(
         s.runs,
         vec![RunSpec::Metrics {

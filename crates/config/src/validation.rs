@@ -108,13 +108,15 @@ impl Quantity {
             Quantity::BisectionBandwidth => m.bisection_bandwidth_bytes_per_s,
             Quantity::InjectionBandwidth => m.injection_bandwidth_bytes_per_s,
             Quantity::TotalInjectionBandwidth => m.total_injection_bandwidth_bytes_per_s,
-            Quantity::LinkBandwidth => net.cube().link().bandwidth.bytes_per_s(),
+            Quantity::LinkBandwidth => net.link().bandwidth.bytes_per_s(),
             Quantity::VirtualBisectionBandwidth => match net {
                 Network::Tofu(t) => t
                     .virtual_torus()
                     .map(|v| metrics(v).bisection_bandwidth_bytes_per_s)
                     .ok_or("this Tofu shape has no virtual 3-D torus")?,
-                Network::Cube(_) => return Err("only a Tofu network has a virtual torus".into()),
+                Network::Cube(_) | Network::FatTree(_) => {
+                    return Err("only a Tofu network has a virtual torus".into());
+                }
             },
             Quantity::OcsSwitches => spec
                 .ocs_switches()

@@ -8,6 +8,7 @@
 //! Architecture invariant: topology knows nothing about time passing, packets or file formats;
 //! a link's latency is a number it carries, not something it simulates.
 
+mod fattree;
 mod kncube;
 pub mod metrics;
 mod tofu;
@@ -16,6 +17,7 @@ use std::fmt;
 
 use podsim_units::{Bandwidth, SimDuration};
 
+pub use fattree::{FatTree, FatTreeNode};
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
 pub use metrics::{BisectionMethod, DistanceMethod, Metrics, metrics};
 pub use tofu::{Tofu, TofuGeneration};
@@ -27,14 +29,43 @@ pub enum Network {
     Cube(KAryNCube),
     /// A Tofu 6-D mesh/torus with its virtual 3-D torus.
     Tofu(Tofu),
+    /// A 3-level fat tree of k-port switches.
+    FatTree(FatTree),
 }
 
 impl Network {
-    /// The physical network as a k-ary n-cube.
-    pub fn cube(&self) -> &KAryNCube {
+    /// The physical network as a k-ary n-cube, if it is one.
+    pub fn cube(&self) -> Option<&KAryNCube> {
         match self {
-            Network::Cube(c) => c,
-            Network::Tofu(t) => t.cube(),
+            Network::Cube(c) => Some(c),
+            Network::Tofu(t) => Some(t.cube()),
+            Network::FatTree(_) => None,
+        }
+    }
+
+    /// The spec of its links (inside blocks, where there are blocks).
+    pub fn link(&self) -> LinkSpec {
+        match self {
+            Network::Cube(c) => c.link(),
+            Network::Tofu(t) => t.cube().link(),
+            Network::FatTree(f) => f.link(),
+        }
+    }
+
+    /// Its physical shape as a shorthand (`kncube:...` for Tofu, `fattree:K`).
+    pub fn shape(&self) -> String {
+        match self {
+            Network::FatTree(f) => format!("fattree:{}", f.k()),
+            _ => self.cube().map(|c| c.shorthand()).unwrap_or_default(),
+        }
+    }
+
+    /// Every metric (see [`metrics`]).
+    pub fn metrics(&self) -> Metrics {
+        match self {
+            Network::Cube(c) => metrics(c),
+            Network::Tofu(t) => metrics(t.cube()),
+            Network::FatTree(f) => metrics::fat_tree_metrics(f),
         }
     }
 
@@ -43,6 +74,7 @@ impl Network {
         match self {
             Network::Cube(c) => c.shorthand(),
             Network::Tofu(t) => t.label().to_string(),
+            Network::FatTree(f) => format!("fattree:{}", f.k()),
         }
     }
 }

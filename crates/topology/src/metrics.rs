@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::{KAryNCube, LinkKind, LinkSpec, NodeId};
+use crate::{FatTree, KAryNCube, LinkKind, LinkSpec, NodeId};
 
 /// Graphs up to this many nodes get their bisection by exhaustive search.
 pub const EXHAUSTIVE_MAX_NODES: u64 = 24;
@@ -39,6 +39,8 @@ pub enum BisectionMethod {
     /// The cheapest of the cuts that split one coordinate's range into two halves, at every
     /// rotation (twisted tori): an upper bound on the bisection width.
     HalfSpaceCut,
+    /// A fat tree's full bisection: half the hosts' links (see [`FatTree::bisection_links`]).
+    FullBisectionFatTree,
 }
 
 impl BisectionMethod {
@@ -48,6 +50,7 @@ impl BisectionMethod {
             BisectionMethod::Exhaustive => "exhaustive-search",
             BisectionMethod::StraightCut => "closed-form-straight-cut",
             BisectionMethod::HalfSpaceCut => "half-space-cut-upper-bound",
+            BisectionMethod::FullBisectionFatTree => "closed-form-full-bisection-fat-tree",
         }
     }
 
@@ -57,6 +60,9 @@ impl BisectionMethod {
             BisectionMethod::Exhaustive => "exhaustive search over all balanced partitions",
             BisectionMethod::StraightCut => {
                 "closed form: cheapest straight cut across one dimension"
+            }
+            BisectionMethod::FullBisectionFatTree => {
+                "closed form: a fat tree has full bisection (k³/8 links)"
             }
             BisectionMethod::HalfSpaceCut => "cheapest coordinate half-space cut (an upper bound)",
         }
@@ -114,6 +120,8 @@ pub struct Metrics {
     pub bisection_bandwidth_bytes_per_s: u64,
     /// How the bisection was found.
     pub bisection_method: BisectionMethod,
+    /// Switches that are not endpoints (0 for direct networks such as tori).
+    pub switches: u64,
     /// Network interfaces per node.
     pub interfaces: u32,
     /// What one node can inject at once: interfaces × the link bandwidth, in bytes/s.
@@ -237,6 +245,7 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
         bisection_links,
         bisection_bandwidth_bytes_per_s: bisection_bw,
         bisection_method: method,
+        switches: 0,
         interfaces,
         injection_bandwidth_bytes_per_s: injection,
         total_injection_bandwidth_bytes_per_s: injection.saturating_mul(n),
@@ -400,4 +409,33 @@ pub fn bfs_distances(t: &KAryNCube, src: NodeId) -> Vec<u64> {
         }
     }
     dist
+}
+
+/// The metrics of a fat tree, all by closed form over its hosts (see [`FatTree`]). Degrees are
+/// those of the switches (k) and hosts (1).
+pub fn fat_tree_metrics(f: &FatTree) -> Metrics {
+    let hosts = f.hosts();
+    let bw = f.link().bandwidth.bytes_per_s();
+    let bisection_links = f.bisection_links();
+    let bisection_bw = u64::try_from(two_way(f.link(), bisection_links)).unwrap_or(u64::MAX);
+    let (a2a, limited_by) = all_to_all_bound(hosts, bisection_bw, bw);
+    Metrics {
+        nodes: hosts,
+        links: f.links(),
+        links_by_kind: vec![(f.link().kind, f.links())],
+        degree_max: f.k(),
+        degree_min: 1,
+        diameter: f.diameter(),
+        average_distance: f.average_host_distance(),
+        distance_method: DistanceMethod::ClosedForm,
+        bisection_links,
+        bisection_bandwidth_bytes_per_s: bisection_bw,
+        bisection_method: BisectionMethod::FullBisectionFatTree,
+        switches: f.switches(),
+        interfaces: 1,
+        injection_bandwidth_bytes_per_s: bw,
+        total_injection_bandwidth_bytes_per_s: bw.saturating_mul(hosts),
+        all_to_all_bytes_per_s_per_node: a2a,
+        all_to_all_limited_by: limited_by,
+    }
 }

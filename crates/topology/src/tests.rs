@@ -474,3 +474,126 @@ fn virtual_torus_hops_are_physical_links() {
         }
     }
 }
+
+fn fat(k: u32) -> FatTree {
+    FatTree::new(k, spec(25)).unwrap()
+}
+
+#[test]
+fn fat_tree_by_hand() {
+    // k = 4: 4³/4 = 16 hosts, 5·16/4 = 20 switches, 3·16 = 48 links. From a host: 1 host at 2
+    // hops (same edge), 2·1 = 2 at 4 (same pod), 3 pods × 4 = 12 at 6: (2 + 8 + 72) / 15.
+    let f = fat(4);
+    let m = Network::FatTree(f.clone()).metrics();
+    assert_eq!((m.nodes, m.switches, m.links, m.diameter), (16, 20, 48, 6));
+    assert!((m.average_distance - 82.0 / 15.0).abs() < 1e-12);
+    assert_eq!(m.bisection_links, 8);
+    // 8 links × 25 GB/s × 2 ways.
+    assert_eq!(m.bisection_bandwidth_bytes_per_s, 400_000_000_000);
+    // Full bisection: all-to-all is limited by injection, not by the bisection.
+    assert_eq!(m.all_to_all_limited_by, "injection");
+    // Every switch has k ports, every host one; links counted from both ends.
+    let total: usize = (0..f.hosts() + f.switches())
+        .map(|n| f.neighbors(NodeId(n)).len())
+        .sum();
+    assert_eq!(total as u64, 2 * f.links());
+    for n in f.hosts()..f.hosts() + f.switches() {
+        assert_eq!(f.neighbors(NodeId(n)).len(), 4);
+    }
+    assert!(FatTree::new(3, spec(1)).is_err());
+    assert!(FatTree::new(0, spec(1)).is_err());
+}
+
+#[test]
+fn fat_tree_paths_are_all_the_equal_cost_paths() {
+    let f = fat(6);
+    let h = f.hosts();
+    for a in [0, 1, 5, h / 2, h - 1] {
+        for b in 0..h {
+            let paths = f.paths(a, b);
+            let d = f.host_distance(a, b);
+            // ECMP: 1 path under one edge switch, k/2 = 3 inside a pod, (k/2)² = 9 across pods.
+            let want = match d {
+                0 | 2 => 1,
+                4 => 3,
+                _ => 9,
+            };
+            assert_eq!(paths.len(), want, "{a}->{b}");
+            let distinct: std::collections::HashSet<_> = paths.iter().collect();
+            assert_eq!(distinct.len(), want);
+            for p in paths {
+                assert_eq!(p.len() as u64, d);
+                let mut at = NodeId(a);
+                for &n in &p {
+                    assert!(f.neighbors(at).contains(&n), "{a}->{b}: {at:?} -/- {n:?}");
+                    at = n;
+                }
+                assert_eq!(at, NodeId(b));
+            }
+        }
+    }
+}
+
+/// The fewest links whose removal separates hosts `side` from the other hosts, switches free
+/// to fall either way: a unit-capacity max flow (Edmonds-Karp).
+fn min_cut(f: &FatTree, side: &[bool]) -> u64 {
+    let n = (f.hosts() + f.switches()) as usize;
+    let (s, t) = (n, n + 1);
+    let mut cap = vec![std::collections::HashMap::<usize, i64>::new(); n + 2];
+    for (u, c) in cap.iter_mut().enumerate().take(n) {
+        for v in f.neighbors(NodeId(u as u64)) {
+            *c.entry(v.0 as usize).or_default() += 1;
+        }
+    }
+    for (h, &in_s) in side.iter().enumerate() {
+        let (a, b) = if in_s { (s, h) } else { (h, t) };
+        *cap[a].entry(b).or_default() += 1 << 30;
+        cap[b].entry(a).or_default();
+    }
+    let mut flow = 0;
+    loop {
+        let mut prev = vec![usize::MAX; n + 2];
+        prev[s] = s;
+        let mut q = std::collections::VecDeque::from([s]);
+        while let Some(u) = q.pop_front() {
+            let next: Vec<usize> = cap[u]
+                .iter()
+                .filter(|(_, c)| **c > 0)
+                .map(|(v, _)| *v)
+                .collect();
+            for v in next {
+                if prev[v] == usize::MAX {
+                    prev[v] = u;
+                    q.push_back(v);
+                }
+            }
+        }
+        if prev[t] == usize::MAX {
+            return flow;
+        }
+        let mut v = t;
+        while v != s {
+            let u = prev[v];
+            *cap[u].get_mut(&v).unwrap() -= 1;
+            *cap[v].entry(u).or_default() += 1;
+            v = u;
+        }
+        flow += 1;
+    }
+}
+
+#[test]
+fn fat_tree_bisection_is_the_minimum_over_all_balanced_host_splits() {
+    // k = 4: every split of the 16 hosts into 8 + 8 (host 0 on one side), by max flow.
+    let f = fat(4);
+    let h = f.hosts() as u32;
+    let mut best = u64::MAX;
+    for mask in 0u32..(1 << h) {
+        if mask.count_ones() != h / 2 || mask & 1 == 0 {
+            continue;
+        }
+        let side: Vec<bool> = (0..h).map(|i| mask & (1 << i) != 0).collect();
+        best = best.min(min_cut(&f, &side));
+    }
+    assert_eq!(best, f.bisection_links());
+}
