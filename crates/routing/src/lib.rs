@@ -20,10 +20,17 @@
 //! Minus side): neither class closes a ring, and the channel dependency graph is acyclic
 //! (Dally and Seitz). Tests build that graph for every small torus and check it.
 //!
+//! # Faults
+//! [`route_around`] takes any [`podsim_topology::Network`] with failed links and nodes and
+//! returns a loop-free surviving path, or says the destination is unreachable.
+//!
 //! Architecture invariant: routing knows nothing about time, buffers or bandwidth; it is a pure
 //! function of the topology and the packet's source, position and destination.
 
 use std::fmt;
+
+mod faults;
+pub use faults::{Faults, RouteError, preferred_route, route_around};
 
 use podsim_topology::{Direction, KAryNCube, NodeId, Port, Tofu};
 

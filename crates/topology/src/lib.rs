@@ -34,6 +34,27 @@ pub enum Network {
 }
 
 impl Network {
+    /// Every node of the graph, switches included.
+    pub fn node_count(&self) -> u64 {
+        match self {
+            Network::FatTree(f) => f.hosts() + f.switches(),
+            _ => self.cube().map_or(0, |c| c.node_count()),
+        }
+    }
+
+    /// The nodes one link away from `n` (a node reached by parallel links appears once per link).
+    pub fn neighbors(&self, n: NodeId) -> Vec<NodeId> {
+        match self {
+            Network::FatTree(f) => f.neighbors(n),
+            _ => self.cube().map_or_else(Vec::new, |c| {
+                c.ports(n)
+                    .into_iter()
+                    .filter_map(|p| c.neighbor(n, p))
+                    .collect()
+            }),
+        }
+    }
+
     /// The physical network as a k-ary n-cube, if it is one.
     pub fn cube(&self) -> Option<&KAryNCube> {
         match self {
