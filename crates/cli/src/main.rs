@@ -23,6 +23,10 @@ const DEFAULT_SCENARIO: (&str, &str) = (
 /// (a test checks the two agree).
 const VALIDATION: &[(&str, &str)] = &[
     (
+        "validation/dojo.toml",
+        include_str!("../../../validation/dojo.toml"),
+    ),
+    (
         "validation/bgq-sequoia.toml",
         include_str!("../../../validation/bgq-sequoia.toml"),
     ),
@@ -227,7 +231,7 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     let net = build(&c.system, file)?;
     let m = net.metrics();
     c.quantity
-        .measure(&c.system, &net, &m)
+        .measure(&c.system, c.route, &net, &m)
         .map(Some)
         .map_err(|e| Failure(format!("{file}: case `{}`: {e}", c.figure)))
 }

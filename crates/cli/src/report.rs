@@ -60,6 +60,14 @@ pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
         "all_to_all_bytes_per_s_per_node": m.all_to_all_bytes_per_s_per_node,
         "all_to_all_limited_by": m.all_to_all_limited_by,
     });
+    if let Network::Dojo(d) = net {
+        v["dies"] = json!(d.dies());
+        v["routers"] = json!(d.routers());
+        v["sram_bytes"] = json!(d.sram().0);
+        v["dips"] = json!(d.dips());
+        v["hosts"] = json!(d.hosts());
+        v["dip_hbm_bytes"] = json!(u64::from(d.dips()) * podsim_topology::DIP_HBM.0);
+    }
     if let Network::Tofu(tofu) = net {
         v["generation"] = json!(tofu.generation().name());
         v["link_bandwidth_arithmetic"] = json!(tofu.generation().link_arithmetic());
@@ -131,15 +139,35 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
         bw(m.total_injection_bandwidth_bytes_per_s)
     });
     if systems.iter().any(|(t, _)| matches!(t, Network::Tofu(_))) {
-        row("virtual torus", &|t, _| match t {
-            Network::Tofu(x) => x.virtual_torus().map_or("-".into(), |v| v.shorthand()),
-            Network::Cube(_) | Network::FatTree(_) => "-".into(),
+        let virt = |t: &Network| match t {
+            Network::Tofu(x) => x.virtual_torus().cloned(),
+            _ => None,
+        };
+        row("virtual torus", &|t, _| {
+            virt(t).map_or("-".into(), |v| v.shorthand())
         });
-        row("virtual bisection (2-way)", &|t, _| match t {
-            Network::Tofu(x) => x.virtual_torus().map_or("-".into(), |v| {
-                bw(metrics(v).bisection_bandwidth_bytes_per_s)
-            }),
-            Network::Cube(_) | Network::FatTree(_) => "-".into(),
+        row("virtual bisection (2-way)", &|t, _| {
+            virt(t).map_or("-".into(), |v| {
+                bw(metrics(&v).bisection_bandwidth_bytes_per_s)
+            })
+        });
+    }
+    if systems.iter().any(|(t, _)| matches!(t, Network::Dojo(_))) {
+        let dojo = |t: &Network| match t {
+            Network::Dojo(d) => Some(d.clone()),
+            _ => None,
+        };
+        row("dies", &|t, _| {
+            dojo(t).map_or("-".into(), |d| d.dies().to_string())
+        });
+        row("routers", &|t, _| {
+            dojo(t).map_or("-".into(), |d| d.routers().to_string())
+        });
+        row("node SRAM", &|t, _| {
+            dojo(t).map_or("-".into(), |d| d.sram().to_string())
+        });
+        row("DIPs / hosts", &|t, _| {
+            dojo(t).map_or("-".into(), |d| format!("{} / {}", d.dips(), d.hosts()))
         });
     }
     row("all-to-all bound per node", &|_, m| {

@@ -367,3 +367,31 @@ fn fat_tree_shorthand() {
     assert_eq!(v["bisection_bandwidth_bytes_per_s"], 25_600_000_000_000u64);
     expect_error(&["topo", "fattree:7"], &["even"]);
 }
+
+#[test]
+fn dojo_presets() {
+    // One die: 354 nodes, 354 × 1.25 MB = 442.5 MB; 18 x 20 routers, diameter 17 + 19 = 36.
+    let d = json(&["topo", "dojo:die", "--json"]);
+    assert_eq!(
+        (d["nodes"].as_u64(), d["routers"].as_u64()),
+        (Some(354), Some(360))
+    );
+    assert_eq!(d["sram_bytes"], 442_500_000u64);
+    assert_eq!(d["diameter"], 36);
+    // 10 x 12 tiles: 3000 dies, 1,062,000 nodes; DIPs on 50 die rows x 2 edges = 100, 20 hosts.
+    let s = json(&["topo", "dojo:system=10x12", "--json"]);
+    assert_eq!(
+        (s["dies"].as_u64(), s["nodes"].as_u64()),
+        (Some(3000), Some(1_062_000))
+    );
+    assert_eq!(
+        (s["dips"].as_u64(), s["hosts"].as_u64()),
+        (Some(100), Some(20))
+    );
+    expect_error(&["topo", "dojo:system=10"], &["RxC"]);
+    expect_error(&["topo", "dojo:wafer"], &["dojo:die"]);
+    expect_error(
+        &["topo", "dojo:tile", "--link-bandwidth", "1 GB/s"],
+        &["--link-bandwidth"],
+    );
+}

@@ -29,7 +29,7 @@ use toml::Spanned;
 
 use podsim_system::tpu_v4::{TpuPod, ici_link};
 use podsim_topology::{
-    Blocks, FatTree, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError,
+    Blocks, Dojo, DojoSpec, FatTree, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError,
 };
 use podsim_units::{Bandwidth, SimDuration};
 
@@ -124,6 +124,7 @@ impl SystemSpec {
                 .map(Network::Tofu);
             }
             TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
+            TopoSpec::Dojo(spec) => return Dojo::new(spec.clone()).map(Network::Dojo),
             TopoSpec::TpuV4 { shape, twisted, .. } => {
                 let mut pod = TpuPod::new();
                 let id = pod.allocate(*shape, *twisted).map_err(|e| TopologyError {
@@ -289,6 +290,10 @@ impl RawSystem {
                 "a TPU v4 slice sets this itself (6 ICI links per chip at 50 GB/s, optical between blocks); remove the key"
                     .to_string(),
             ),
+            TopoSpec::Dojo(_) => Some(
+                "a DOJO system sets this itself (its links per level come from the seed); remove the key"
+                    .to_string(),
+            ),
             TopoSpec::Cube(_) | TopoSpec::FatTree { .. } => None,
         };
         if let Some(why) = preset {
@@ -338,6 +343,9 @@ impl RawSystem {
                 (Some(b), _) => bandwidth(ctx, b, &key("link_bandwidth"))?,
                 (None, TopoSpec::Tofu(s)) => s.generation.link_bandwidth(),
                 (None, TopoSpec::TpuV4 { .. }) => ici_link(LinkKind::Electrical).bandwidth,
+                (None, TopoSpec::Dojo(_)) => Dojo::new(DojoSpec::die())
+                    .map(|d| d.on_die_link().bandwidth)
+                    .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e.why))?,
                 (None, TopoSpec::Cube(_) | TopoSpec::FatTree { .. }) => {
                     return ctx.err(Some(self.topology.span()), &key("link_bandwidth"), "missing: a mesh, torus or ring needs its link bandwidth, e.g. link_bandwidth = \"50 GB/s\"");
                 }
@@ -556,6 +564,16 @@ impl SystemSpec {
         let bandwidth = match (&topology, link_bandwidth) {
             (TopoSpec::Tofu(t), None) => t.generation.link_bandwidth(),
             (TopoSpec::TpuV4 { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
+            (TopoSpec::Dojo(d), None) => Dojo::new(d.clone())
+                .map(|d| d.on_die_link().bandwidth)
+                .map_err(|e| err("SPEC", e.why))?,
+            (TopoSpec::Dojo(_), Some(_)) => {
+                return Err(err(
+                    "--link-bandwidth",
+                    "a DOJO system sets its link bandwidths per level from the seed; drop the flag"
+                        .to_string(),
+                ));
+            }
             (TopoSpec::TpuV4 { .. }, Some(_)) => {
                 return Err(err(
                     "--link-bandwidth",

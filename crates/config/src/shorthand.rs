@@ -1,7 +1,7 @@
 //! Topology shorthands: `mesh:8x8`, `torus:4x4x8`, `torus:4x4x8:twisted`, `ring:16`,
 //! `kncube:24x18x16:wrap=tmt`.
 
-use podsim_topology::{KAryNCube, TofuGeneration};
+use podsim_topology::{DojoSpec, KAryNCube, TofuGeneration};
 
 use crate::error::nearest;
 
@@ -17,8 +17,9 @@ pub struct Shape {
 }
 
 /// The kinds a shorthand may start with.
-pub const SHORTHAND_KINDS: [&str; 10] = [
+pub const SHORTHAND_KINDS: [&str; 11] = [
     "mesh", "torus", "ring", "kncube", "tofu", "tofu1", "tofu2", "tofud", "tpuv4", "fattree",
+    "dojo",
 ];
 
 /// A Tofu network as a shorthand names it.
@@ -43,6 +44,8 @@ pub enum TopoSpec {
     Cube(Shape),
     /// A Tofu 6-D mesh/torus.
     Tofu(TofuSpec),
+    /// A DOJO die, tile or multi-tile system.
+    Dojo(DojoSpec),
     /// A 3-level fat tree of k-port switches.
     FatTree {
         /// Ports per switch.
@@ -67,6 +70,23 @@ pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
     let kind = t.split(':').next().unwrap_or("");
     if kind == "tpuv4" {
         return parse_tpuv4(t);
+    }
+    if kind == "dojo" {
+        return match &t[4..] {
+            ":die" => Ok(TopoSpec::Dojo(DojoSpec::die())),
+            ":tile" => Ok(TopoSpec::Dojo(DojoSpec::tile())),
+            rest => {
+                let sizes = rest.strip_prefix(":system=").ok_or_else(|| {
+                    format!("`{t}`: expected `dojo:die`, `dojo:tile` or `dojo:system=RxC` (tile rows x columns)")
+                })?;
+                match parse_sizes(sizes, t)?[..] {
+                    [r, c] => Ok(TopoSpec::Dojo(DojoSpec::system(r, c))),
+                    _ => Err(format!(
+                        "`{t}`: a DOJO system is RxC tiles, e.g. `dojo:system=10x12`"
+                    )),
+                }
+            }
+        };
     }
     if kind == "fattree" {
         let k = t["fattree".len()..].strip_prefix(':').unwrap_or("");

@@ -18,8 +18,9 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
 use podsim_topology::{Metrics, Network, metrics};
-use podsim_units::Bandwidth;
+use podsim_units::{Bandwidth, Bytes};
 
 use crate::error::{ConfigError, from_toml, nearest};
 use crate::scenario::{Ctx, RawSystem, SystemSpec};
@@ -49,10 +50,14 @@ pub enum Quantity {
     VirtualBisectionBandwidth,
     /// Optical circuit switches a TPU v4 system programs.
     OcsSwitches,
+    /// On-chip SRAM of all compute nodes, in bytes (DOJO).
+    Sram,
+    /// Mesh links a DOJO route between the case's two routers occupies.
+    RouteMeshLinks,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 11] = [
+pub const QUANTITIES: [&str; 13] = [
     "nodes",
     "links",
     "degree_max",
@@ -64,6 +69,8 @@ pub const QUANTITIES: [&str; 11] = [
     "link_bandwidth",
     "virtual_bisection_bandwidth",
     "ocs_switches",
+    "sram",
+    "route_mesh_links",
 ];
 
 impl Quantity {
@@ -80,6 +87,8 @@ impl Quantity {
             "link_bandwidth" => Quantity::LinkBandwidth,
             "virtual_bisection_bandwidth" => Quantity::VirtualBisectionBandwidth,
             "ocs_switches" => Quantity::OcsSwitches,
+            "sram" => Quantity::Sram,
+            "route_mesh_links" => Quantity::RouteMeshLinks,
             _ => return None,
         })
     }
@@ -98,7 +107,13 @@ impl Quantity {
 
     /// The value of this quantity for `net`, whose metrics are `m` (bytes/s for bandwidths);
     /// an error when the network has no such quantity.
-    pub fn measure(self, spec: &SystemSpec, net: &Network, m: &Metrics) -> Result<u64, String> {
+    pub fn measure(
+        self,
+        spec: &SystemSpec,
+        route: Option<[[u32; 2]; 2]>,
+        net: &Network,
+        m: &Metrics,
+    ) -> Result<u64, String> {
         Ok(match self {
             Quantity::Nodes => m.nodes,
             Quantity::Links => m.links,
@@ -114,19 +129,43 @@ impl Quantity {
                     .virtual_torus()
                     .map(|v| metrics(v).bisection_bandwidth_bytes_per_s)
                     .ok_or("this Tofu shape has no virtual 3-D torus")?,
-                Network::Cube(_) | Network::FatTree(_) => {
+                Network::Cube(_) | Network::FatTree(_) | Network::Dojo(_) => {
                     return Err("only a Tofu network has a virtual torus".into());
                 }
             },
             Quantity::OcsSwitches => spec
                 .ocs_switches()
                 .ok_or("only a TPU v4 system (tpuv4:...) has optical circuit switches")?,
+            Quantity::Sram => match net {
+                Network::Dojo(d) => d.sram().0,
+                _ => return Err("only a DOJO system states its SRAM".into()),
+            },
+            Quantity::RouteMeshLinks => {
+                let Network::Dojo(d) = net else {
+                    return Err("route_mesh_links needs a DOJO system".into());
+                };
+                let [[x0, y0], [x1, y1]] =
+                    route.ok_or("route_mesh_links needs `route = [[x, y], [x, y]]`")?;
+                if x0.max(x1) >= d.width() || y0.max(y1) >= d.height() {
+                    return Err(format!(
+                        "the route leaves the {}x{} plane",
+                        d.width(),
+                        d.height()
+                    ));
+                }
+                let (a, b) = (d.router(x0, y0), d.router(x1, y1));
+                let path = dojo_route(d, &Faults::new(), a, b, Shortcut::Never)
+                    .map_err(|e| e.to_string())?;
+                mesh_links(d, a, &path)
+            }
         })
     }
 
     /// Print a value of this quantity for people.
     pub fn show(self, v: u64) -> String {
-        if self.is_bandwidth() {
+        if self == Quantity::Sram {
+            Bytes(v).to_string()
+        } else if self.is_bandwidth() {
             Bandwidth::from_bytes_per_s(v).map_or_else(|| "0 B/s".into(), |b| b.to_string())
         } else {
             v.to_string()
@@ -151,6 +190,8 @@ struct RawCase {
     tolerance: Option<Spanned<String>>,
     #[serde(default)]
     not_reproduced: Option<String>,
+    #[serde(default)]
+    route: Option<Spanned<Vec<Vec<i64>>>>,
     system: RawSystem,
 }
 
@@ -169,12 +210,23 @@ pub struct ValidationCase {
     pub tolerance: u64,
     /// Why podsim cannot reproduce it yet, if it cannot.
     pub not_reproduced: Option<String>,
+    /// For route quantities: from and to, as plane coordinates.
+    pub route: Option<[[u32; 2]; 2]>,
     /// The system that should reproduce it.
     pub system: SystemSpec,
 }
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
     let s = v.get_ref();
+    if q == Quantity::Sram {
+        return s.parse::<Bytes>().map(|b| b.0).or_else(|e| {
+            ctx.err(
+                Some(v.span()),
+                key,
+                format!("{e}; expected a size such as \"440 MB\""),
+            )
+        });
+    }
     if q.is_bandwidth() {
         if s.trim() == "0" {
             return Ok(0);
@@ -230,6 +282,28 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     None => 0,
                 },
                 not_reproduced: c.not_reproduced.clone(),
+                route: match &c.route {
+                    None => None,
+                    Some(r) => {
+                        let v: Vec<u32> = r
+                            .get_ref()
+                            .iter()
+                            .flatten()
+                            .filter_map(|&x| u32::try_from(x).ok())
+                            .collect();
+                        let pairs = r.get_ref().iter().all(|p| p.len() == 2);
+                        match (pairs, &v[..]) {
+                            (true, &[a, b, c2, d]) => Some([[a, b], [c2, d]]),
+                            _ => {
+                                return ctx.err(
+                                    Some(r.span()),
+                                    &key("route"),
+                                    "expected [[x, y], [x, y]] with non-negative whole numbers",
+                                );
+                            }
+                        }
+                    }
+                },
                 system: c.system.validate(&ctx, &key("system"))?,
             })
         })

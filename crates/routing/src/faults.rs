@@ -76,6 +76,7 @@ impl Faults {
 pub fn preferred_route(net: &Network, src: NodeId, dst: NodeId) -> Vec<NodeId> {
     match net {
         Network::FatTree(f) => f.paths(src.0, dst.0).into_iter().next().unwrap_or_default(),
+        Network::Dojo(d) => crate::xy_path(d, src, dst),
         _ => match net.cube() {
             Some(c) => Routing::Minimal
                 .route(c, src, dst)

@@ -29,7 +29,9 @@
 
 use std::fmt;
 
+mod dojo;
 mod faults;
+pub use dojo::{Shortcut, dojo_route, mesh_links, xy_path};
 pub use faults::{Faults, RouteError, preferred_route, route_around};
 
 use podsim_topology::{Direction, KAryNCube, NodeId, Port, Tofu};

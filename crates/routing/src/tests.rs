@@ -343,3 +343,38 @@ fn isolated_and_failed_nodes_are_reported() {
         Err(RouteError::FailedEndpoint(NodeId(1)))
     );
 }
+
+#[test]
+fn dojo_routes() {
+    use podsim_topology::{Dojo, DojoNode, DojoSpec};
+    let d = Dojo::new(DojoSpec::system(1, 2)).unwrap();
+    // A 10-hop route keeps 10 mesh links occupied (seed, "Communication Mechanisms").
+    let (a, b) = (d.router(3, 7), d.router(9, 11));
+    let p = dojo_route(&d, &Faults::new(), a, b, Shortcut::Never).unwrap();
+    assert_eq!((p.len(), mesh_links(&d, a, &p)), (10, 10));
+    // Row first: the first six hops stay on row 7.
+    assert!(p[..6].iter().all(|&n| d.node(n)
+        == Some(DojoNode::Router {
+            x: (n.0 % 180) as u32,
+            y: 7
+        })));
+    // Across the plane, west edge to east edge on row 50: 179 mesh hops directly; through the
+    // DIPs of that die row (both attach on row 50) only the links into and out of the DIPs.
+    let (w, e) = (d.router(0, 50), d.router(179, 50));
+    let direct = dojo_route(&d, &Faults::new(), w, e, Shortcut::Never).unwrap();
+    assert_eq!(mesh_links(&d, w, &direct), 179);
+    let short = dojo_route(&d, &Faults::new(), w, e, Shortcut::Beyond(20)).unwrap();
+    assert_eq!(mesh_links(&d, w, &short), 0);
+    assert_eq!(short.len(), 4); // DIP, switch, DIP, router
+    // A failed link on the row makes the table turn the packet around it.
+    let mut f = Faults::new();
+    f.fail_link(d.router(5, 7), d.router(6, 7));
+    let p = dojo_route(&d, &f, a, b, Shortcut::Never).unwrap();
+    assert_eq!(p.len(), 10); // still minimal: turn early, go round
+    let mut at = a;
+    for &n in &p {
+        assert!(f.hop_ok(at, n));
+        at = n;
+    }
+    assert_eq!(at, b);
+}

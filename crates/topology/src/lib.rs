@@ -8,6 +8,7 @@
 //! Architecture invariant: topology knows nothing about time passing, packets or file formats;
 //! a link's latency is a number it carries, not something it simulates.
 
+mod dojo;
 mod fattree;
 mod kncube;
 pub mod metrics;
@@ -17,6 +18,7 @@ use std::fmt;
 
 use podsim_units::{Bandwidth, SimDuration};
 
+pub use dojo::{DIP_HBM, DIPS_PER_HOST, Dojo, DojoNode, DojoSpec, NODE_SRAM, TILE_DIES};
 pub use fattree::{FatTree, FatTreeNode};
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
 pub use metrics::{BisectionMethod, DistanceMethod, Metrics, metrics};
@@ -31,6 +33,8 @@ pub enum Network {
     Tofu(Tofu),
     /// A 3-level fat tree of k-port switches.
     FatTree(FatTree),
+    /// A DOJO compute plane with its interface processors.
+    Dojo(Dojo),
 }
 
 impl Network {
@@ -38,6 +42,7 @@ impl Network {
     pub fn node_count(&self) -> u64 {
         match self {
             Network::FatTree(f) => f.hosts() + f.switches(),
+            Network::Dojo(d) => d.node_count(),
             _ => self.cube().map_or(0, |c| c.node_count()),
         }
     }
@@ -46,6 +51,7 @@ impl Network {
     pub fn neighbors(&self, n: NodeId) -> Vec<NodeId> {
         match self {
             Network::FatTree(f) => f.neighbors(n),
+            Network::Dojo(d) => d.links_of(n).into_iter().map(|(v, _)| v).collect(),
             _ => self.cube().map_or_else(Vec::new, |c| {
                 c.ports(n)
                     .into_iter()
@@ -60,7 +66,7 @@ impl Network {
         match self {
             Network::Cube(c) => Some(c),
             Network::Tofu(t) => Some(t.cube()),
-            Network::FatTree(_) => None,
+            Network::FatTree(_) | Network::Dojo(_) => None,
         }
     }
 
@@ -70,6 +76,7 @@ impl Network {
             Network::Cube(c) => c.link(),
             Network::Tofu(t) => t.cube().link(),
             Network::FatTree(f) => f.link(),
+            Network::Dojo(d) => d.on_die_link(),
         }
     }
 
@@ -77,6 +84,7 @@ impl Network {
     pub fn shape(&self) -> String {
         match self {
             Network::FatTree(f) => format!("fattree:{}", f.k()),
+            Network::Dojo(d) => d.mesh().shorthand(),
             _ => self.cube().map(|c| c.shorthand()).unwrap_or_default(),
         }
     }
@@ -87,6 +95,7 @@ impl Network {
             Network::Cube(c) => metrics(c),
             Network::Tofu(t) => metrics(t.cube()),
             Network::FatTree(f) => metrics::fat_tree_metrics(f),
+            Network::Dojo(d) => metrics::dojo_metrics(d),
         }
     }
 
@@ -96,6 +105,7 @@ impl Network {
             Network::Cube(c) => c.shorthand(),
             Network::Tofu(t) => t.label().to_string(),
             Network::FatTree(f) => format!("fattree:{}", f.k()),
+            Network::Dojo(d) => d.spec().label.clone(),
         }
     }
 }

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::{FatTree, KAryNCube, LinkKind, LinkSpec, NodeId};
+use crate::{Dojo, FatTree, KAryNCube, LinkKind, LinkSpec, NodeId};
 
 /// Graphs up to this many nodes get their bisection by exhaustive search.
 pub const EXHAUSTIVE_MAX_NODES: u64 = 24;
@@ -435,6 +435,70 @@ pub fn fat_tree_metrics(f: &FatTree) -> Metrics {
         interfaces: 1,
         injection_bandwidth_bytes_per_s: bw,
         total_injection_bandwidth_bytes_per_s: bw.saturating_mul(hosts),
+        all_to_all_bytes_per_s_per_node: a2a,
+        all_to_all_limited_by: limited_by,
+    }
+}
+
+/// The metrics of a DOJO plane. Nodes are the working compute nodes; distances are mesh hops
+/// between router positions (closed form for a `width x height` mesh; the DIP shortcuts are not
+/// counted). The bisection is the cheaper straight cut through the middle of the plane across
+/// x or y; it cuts the mesh links of that line plus the Ethernet links of the DIPs on the far
+/// side of the switch. Injection: one 64-B packet per cycle at 2 GHz each way (128 GB/s).
+pub fn dojo_metrics(d: &Dojo) -> Metrics {
+    let mesh = metrics(&d.mesh());
+    let links_by_kind: Vec<(LinkKind, u64)> =
+        d.link_counts().into_iter().filter(|k| k.1 > 0).collect();
+    let links = links_by_kind.iter().map(|k| k.1).sum();
+    let ether = d.dip_links()[2];
+    let dies_y = u64::from(if d.spec().with_dips {
+        d.spec().dies_y
+    } else {
+        0
+    });
+    let cut = |dim: usize| -> Option<(u128, u64)> {
+        let (len, across) = if dim == 0 {
+            (d.width(), d.height())
+        } else {
+            (d.height(), d.width())
+        };
+        if len < 2 {
+            return None;
+        }
+        let (x, y) = if dim == 0 {
+            (len / 2 - 1, 0)
+        } else {
+            (0, len / 2 - 1)
+        };
+        let spec = d.mesh_link(x, y, dim);
+        let n = u64::from(across);
+        Some((two_way(spec, n) + two_way(ether, dies_y), n + dies_y))
+    };
+    let (bw, cut_links) = [cut(0), cut(1)]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or((0, 0));
+    let bisection = u64::try_from(bw).unwrap_or(u64::MAX);
+    let injection = 128_000_000_000u64;
+    let nodes = d.compute_nodes();
+    let (a2a, limited_by) = all_to_all_bound(nodes, bisection, injection);
+    Metrics {
+        nodes,
+        links,
+        links_by_kind,
+        degree_max: if d.dips() > 0 { 5 } else { mesh.degree_max },
+        degree_min: mesh.degree_min,
+        diameter: mesh.diameter,
+        average_distance: mesh.average_distance,
+        distance_method: DistanceMethod::ClosedForm,
+        bisection_links: cut_links,
+        bisection_bandwidth_bytes_per_s: bisection,
+        bisection_method: BisectionMethod::StraightCut,
+        switches: u64::from(d.dips() > 0),
+        interfaces: 1,
+        injection_bandwidth_bytes_per_s: injection,
+        total_injection_bandwidth_bytes_per_s: injection.saturating_mul(nodes),
         all_to_all_bytes_per_s_per_node: a2a,
         all_to_all_limited_by: limited_by,
     }

@@ -597,3 +597,81 @@ fn fat_tree_bisection_is_the_minimum_over_all_balanced_host_splits() {
     }
     assert_eq!(best, f.bisection_links());
 }
+
+#[test]
+fn dojo_die_and_tile_by_hand() {
+    // One D1 die: 354 nodes x 1.25 MB = 442.5 MB (seed: "440 MB"); 18 x 20 routers,
+    // 20 x 17 + 18 x 19 = 682 on-die links.
+    let die = Dojo::new(DojoSpec::die()).unwrap();
+    assert_eq!((die.compute_nodes(), die.routers()), (354, 360));
+    assert_eq!(die.sram().0, 442_500_000);
+    let m = Network::Dojo(die.clone()).metrics();
+    assert_eq!((m.nodes, m.links), (354, 682));
+    assert_eq!(m.links_by_kind, vec![(LinkKind::OnChip, 682)]);
+    assert_eq!(m.diameter, 17 + 19);
+    // Tile: 25 dies, 8,850 nodes ("about 9000"), 11.0625 GB ("11 GB"); 90 x 100 routers; die
+    // boundaries: 4 columns x 100 + 4 rows x 90 = 760 links off-die.
+    let tile = Dojo::new(DojoSpec::tile()).unwrap();
+    assert_eq!(
+        (tile.compute_nodes(), tile.width(), tile.height()),
+        (8_850, 90, 100)
+    );
+    assert_eq!(tile.sram().0, 11_062_500_000);
+    let m = Network::Dojo(tile.clone()).metrics();
+    let electrical = m
+        .links_by_kind
+        .iter()
+        .find(|k| k.0 == LinkKind::Electrical)
+        .unwrap()
+        .1;
+    assert_eq!(electrical, 760);
+    // Link rates: on-die 256 GB/s bidirectional = 128 each way, 500 ps (1 cycle at 2 GHz); die to
+    // die in a tile 2 TB/s over the 20 routers of a die's side = 100 GB/s; across a tile edge
+    // 900 GB/s / 20 = 45 GB/s.
+    assert_eq!(
+        tile.mesh_link(0, 0, 0).bandwidth.bytes_per_s(),
+        128_000_000_000
+    );
+    assert_eq!(tile.mesh_link(0, 0, 0).latency.as_ps(), 500);
+    assert_eq!(
+        tile.mesh_link(17, 0, 0).bandwidth.bytes_per_s(),
+        100_000_000_000
+    );
+    let system = Dojo::new(DojoSpec::system(1, 2)).unwrap();
+    assert_eq!(
+        system.mesh_link(89, 0, 0).bandwidth.bytes_per_s(),
+        45_000_000_000
+    );
+    // 1 x 2 tiles: 5 die rows x 2 edges = 10 DIPs, 2 hosts; 10 x 32 GB HBM.
+    assert_eq!((system.dips(), system.hosts()), (10, 2));
+}
+
+#[test]
+fn dojo_links_are_symmetric_and_counted() {
+    let d = Dojo::new(DojoSpec::system(1, 1)).unwrap();
+    let mut ends = 0u64;
+    for n in 0..d.node_count() {
+        for (v, spec) in d.links_of(NodeId(n)) {
+            assert!(d.links_of(v).contains(&(NodeId(n), spec)), "{n} -> {v:?}");
+            ends += 1;
+        }
+    }
+    let counted: u64 = d.link_counts().iter().map(|k| k.1).sum();
+    assert_eq!(ends, 2 * counted);
+    assert!(
+        Dojo::new(DojoSpec {
+            die_nodes: 400,
+            ..DojoSpec::die()
+        })
+        .is_err()
+    );
+}
+
+#[test]
+fn large_dojo_metrics_are_closed_form() {
+    // 10 x 12 tiles: 1080 x 1000 routers (1.08 million), 3000 dies, 1,062,000 nodes.
+    let d = Dojo::new(DojoSpec::system(10, 12)).unwrap();
+    let m = Network::Dojo(d).metrics();
+    assert_eq!(m.nodes, 1_062_000);
+    assert_eq!(m.diameter, 1079 + 999);
+}

@@ -414,9 +414,10 @@ impl FromStr for Bytes {
 }
 
 impl fmt::Display for Bytes {
-    /// Binary units when the value has at most three decimals in one (`4 KiB`, `1.5 KiB`),
-    /// otherwise decimal units (`1.234 kB`).
+    /// The shorter of the exact binary form (`4 KiB`, `1.5 KiB`, at most three decimals) and the
+    /// exact decimal form (`440 MB`, `1.234 kB`); binary on a tie.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let decimal = display_scaled(self.0, DECIMAL_SCALES_B);
         for (div, suffix) in [
             (1u64 << 50, "PiB"),
             (1 << 40, "TiB"),
@@ -426,11 +427,15 @@ impl fmt::Display for Bytes {
         ] {
             if self.0 >= div {
                 if let Some(s) = exact_decimal(self.0, div, 3) {
-                    return write!(f, "{s} {suffix}");
+                    let binary = format!("{s} {suffix}");
+                    if binary.len() <= decimal.len() {
+                        return f.write_str(&binary);
+                    }
+                    break;
                 }
             }
         }
-        f.write_str(&display_scaled(self.0, DECIMAL_SCALES_B))
+        f.write_str(&decimal)
     }
 }
 
