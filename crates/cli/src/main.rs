@@ -239,11 +239,14 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
 fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
     let mut files: Vec<(String, String)> = Vec::new();
     match dir {
-        None => files.extend(
-            VALIDATION
-                .iter()
-                .map(|(n, t)| (n.to_string(), t.to_string())),
-        ),
+        None => {
+            files.extend(
+                VALIDATION
+                    .iter()
+                    .map(|(n, t)| (n.to_string(), t.to_string())),
+            );
+            files.sort();
+        }
         Some(d) => {
             let entries = std::fs::read_dir(d)
                 .map_err(|e| Failure(format!("{}: cannot read directory: {e}", d.display())))?;
