@@ -23,6 +23,10 @@ const DEFAULT_SCENARIO: (&str, &str) = (
 /// (a test checks the two agree).
 const VALIDATION: &[(&str, &str)] = &[
     (
+        "validation/tenstorrent.toml",
+        include_str!("../../../validation/tenstorrent.toml"),
+    ),
+    (
         "validation/dojo.toml",
         include_str!("../../../validation/dojo.toml"),
     ),

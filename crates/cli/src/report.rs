@@ -60,6 +60,12 @@ pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
         "all_to_all_bytes_per_s_per_node": m.all_to_all_bytes_per_s_per_node,
         "all_to_all_limited_by": m.all_to_all_limited_by,
     });
+    if let Network::Tenstorrent(g) = net {
+        v["workers"] = json!(g.workers());
+        v["dram_banks"] = json!(g.dram_banks());
+        v["harvested_rows"] = json!(g.harvested_rows());
+        v["noc_clock_hz"] = json!(g.clock().as_hz());
+    }
     if let Network::Dojo(d) = net {
         v["dies"] = json!(d.dies());
         v["routers"] = json!(d.routers());
@@ -150,6 +156,24 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
             virt(t).map_or("-".into(), |v| {
                 bw(metrics(&v).bisection_bandwidth_bytes_per_s)
             })
+        });
+    }
+    if systems
+        .iter()
+        .any(|(t, _)| matches!(t, Network::Tenstorrent(_)))
+    {
+        let grid = |t: &Network| match t {
+            Network::Tenstorrent(g) => Some(g.clone()),
+            _ => None,
+        };
+        row("Tensix workers", &|t, _| {
+            grid(t).map_or("-".into(), |g| g.workers().to_string())
+        });
+        row("DRAM banks", &|t, _| {
+            grid(t).map_or("-".into(), |g| g.dram_banks().to_string())
+        });
+        row("harvested rows", &|t, _| {
+            grid(t).map_or("-".into(), |g| format!("{:?}", g.harvested_rows()))
         });
     }
     if systems.iter().any(|(t, _)| matches!(t, Network::Dojo(_))) {

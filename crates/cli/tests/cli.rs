@@ -395,3 +395,29 @@ fn dojo_presets() {
         &["--link-bandwidth"],
     );
 }
+
+#[test]
+fn tenstorrent_grids() {
+    // Wormhole: 10 x 12 tiles as one torus of the two NoCs; 12 DRAM banks; 80 workers less a
+    // harvested row of 8 = 72; 32 B/cycle x 1 GHz = 32 GB/s per link.
+    let v = json(&["topo", "wormhole:harvest=1", "--json"]);
+    assert_eq!(
+        (
+            v["nodes"].as_u64(),
+            v["dram_banks"].as_u64(),
+            v["workers"].as_u64()
+        ),
+        (Some(120), Some(12), Some(72))
+    );
+    assert_eq!(v["link_bandwidth_bytes_per_s"], 32_000_000_000u64);
+    let g = json(&["topo", "grayskull", "--json"]);
+    assert_eq!(
+        (
+            g["nodes"].as_u64(),
+            g["dram_banks"].as_u64(),
+            g["workers"].as_u64()
+        ),
+        (Some(156), Some(8), Some(120))
+    );
+    expect_error(&["topo", "wormhole:harvest=11"], &["0 to 10"]);
+}

@@ -30,6 +30,7 @@ use toml::Spanned;
 use podsim_system::tpu_v4::{TpuPod, ici_link};
 use podsim_topology::{
     Blocks, Dojo, DojoSpec, FatTree, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError,
+    TtGrid,
 };
 use podsim_units::{Bandwidth, SimDuration};
 
@@ -125,6 +126,10 @@ impl SystemSpec {
             }
             TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
             TopoSpec::Dojo(spec) => return Dojo::new(spec.clone()).map(Network::Dojo),
+            TopoSpec::Grayskull => return Ok(Network::Tenstorrent(TtGrid::grayskull())),
+            TopoSpec::Wormhole { harvest } => {
+                return TtGrid::wormhole(*harvest).map(Network::Tenstorrent);
+            }
             TopoSpec::TpuV4 { shape, twisted, .. } => {
                 let mut pod = TpuPod::new();
                 let id = pod.allocate(*shape, *twisted).map_err(|e| TopologyError {
@@ -294,6 +299,10 @@ impl RawSystem {
                 "a DOJO system sets this itself (its links per level come from the seed); remove the key"
                     .to_string(),
             ),
+            TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some(
+                "a Tenstorrent grid sets this itself (32 B/cycle NoC links at the chip clock); remove the key"
+                    .to_string(),
+            ),
             TopoSpec::Cube(_) | TopoSpec::FatTree { .. } => None,
         };
         if let Some(why) = preset {
@@ -343,6 +352,8 @@ impl RawSystem {
                 (Some(b), _) => bandwidth(ctx, b, &key("link_bandwidth"))?,
                 (None, TopoSpec::Tofu(s)) => s.generation.link_bandwidth(),
                 (None, TopoSpec::TpuV4 { .. }) => ici_link(LinkKind::Electrical).bandwidth,
+                (None, TopoSpec::Grayskull) => TtGrid::grayskull().cube().link().bandwidth,
+                (None, TopoSpec::Wormhole { .. }) => TtGrid::wormhole_base_link().bandwidth,
                 (None, TopoSpec::Dojo(_)) => Dojo::new(DojoSpec::die())
                     .map(|d| d.on_die_link().bandwidth)
                     .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e.why))?,
@@ -567,6 +578,15 @@ impl SystemSpec {
             (TopoSpec::Dojo(d), None) => Dojo::new(d.clone())
                 .map(|d| d.on_die_link().bandwidth)
                 .map_err(|e| err("SPEC", e.why))?,
+            (TopoSpec::Grayskull, None) => TtGrid::grayskull().cube().link().bandwidth,
+            (TopoSpec::Wormhole { .. }, None) => TtGrid::wormhole_base_link().bandwidth,
+            (TopoSpec::Grayskull | TopoSpec::Wormhole { .. }, Some(_)) => {
+                return Err(err(
+                    "--link-bandwidth",
+                    "a Tenstorrent grid has 32 B/cycle NoC links at its clock; drop the flag"
+                        .to_string(),
+                ));
+            }
             (TopoSpec::Dojo(_), Some(_)) => {
                 return Err(err(
                     "--link-bandwidth",

@@ -17,9 +17,20 @@ pub struct Shape {
 }
 
 /// The kinds a shorthand may start with.
-pub const SHORTHAND_KINDS: [&str; 11] = [
-    "mesh", "torus", "ring", "kncube", "tofu", "tofu1", "tofu2", "tofud", "tpuv4", "fattree",
+pub const SHORTHAND_KINDS: [&str; 13] = [
+    "mesh",
+    "torus",
+    "ring",
+    "kncube",
+    "tofu",
+    "tofu1",
+    "tofu2",
+    "tofud",
+    "tpuv4",
+    "fattree",
     "dojo",
+    "grayskull",
+    "wormhole",
 ];
 
 /// A Tofu network as a shorthand names it.
@@ -46,6 +57,13 @@ pub enum TopoSpec {
     Tofu(TofuSpec),
     /// A DOJO die, tile or multi-tile system.
     Dojo(DojoSpec),
+    /// A Tenstorrent Grayskull grid.
+    Grayskull,
+    /// A Tenstorrent Wormhole grid with some worker rows harvested.
+    Wormhole {
+        /// Harvested worker rows.
+        harvest: u32,
+    },
     /// A 3-level fat tree of k-port switches.
     FatTree {
         /// Ports per switch.
@@ -70,6 +88,24 @@ pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
     let kind = t.split(':').next().unwrap_or("");
     if kind == "tpuv4" {
         return parse_tpuv4(t);
+    }
+    match t {
+        "grayskull" => return Ok(TopoSpec::Grayskull),
+        "wormhole" => return Ok(TopoSpec::Wormhole { harvest: 0 }),
+        _ => {}
+    }
+    if let Some(n) = t.strip_prefix("wormhole:harvest=") {
+        return match n.parse::<u32>() {
+            Ok(h) if h <= 10 => Ok(TopoSpec::Wormhole { harvest: h }),
+            _ => Err(format!(
+                "`{t}`: expected `wormhole:harvest=N` with N from 0 to 10 worker rows"
+            )),
+        };
+    }
+    if kind == "grayskull" || kind == "wormhole" {
+        return Err(format!(
+            "`{t}`: expected `grayskull`, `wormhole` or `wormhole:harvest=N`"
+        ));
     }
     if kind == "dojo" {
         return match &t[4..] {

@@ -242,3 +242,47 @@ fn tofu_shorthands_and_keys() {
     .unwrap_err();
     assert_eq!(e.key, "system[0].link_bandwidth");
 }
+
+#[test]
+fn every_preset_shorthand_builds_in_a_scenario() {
+    // Each preset as a scenario's topology, with no link keys: it must validate and build, and
+    // report the node count its preset implies (derivations in the topology tests).
+    for (spec, nodes) in [
+        ("tpuv4:pod", 4096),
+        ("tpuv4:slice=4x4x8:twisted", 128),
+        ("tpuv4:slice=1x2x2", 4),
+        ("tofu:k", 82_944),
+        ("tofu:fugaku", 158_976),
+        ("tofu:fx100", 12),
+        ("tofu:2x2x3", 144),
+        ("dojo:die", 354),
+        ("dojo:tile", 8_850),
+        ("dojo:system=1x2", 17_700),
+        ("grayskull", 156),
+        ("wormhole:harvest=2", 120),
+    ] {
+        let text = format!(
+            "name = \"p\"\n[[system]]\ntopology = \"{spec}\"\n[[run]]\nwhat = \"metrics\"\n"
+        );
+        let s = parse_scenario("p.toml", &text).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        assert_eq!(
+            s.systems[0].build().unwrap().metrics().nodes,
+            nodes,
+            "{spec}"
+        );
+        // Presets refuse link keys.
+        let with_bw = text.replace("[[run]]", "link_bandwidth = \"1 GB/s\"\n[[run]]");
+        let e = parse_scenario("p.toml", &with_bw).unwrap_err();
+        assert_eq!(e.key, "system[0].link_bandwidth", "{spec}");
+    }
+    // A fat tree needs its link bandwidth like a torus does.
+    let text = "name = \"f\"\n[[system]]\ntopology = \"fattree:8\"\nlink_bandwidth = \"25 GB/s\"\n[[run]]\nwhat = \"metrics\"\n";
+    assert_eq!(
+        parse_scenario("f.toml", text).unwrap().systems[0]
+            .build()
+            .unwrap()
+            .metrics()
+            .nodes,
+        128
+    );
+}

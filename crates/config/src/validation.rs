@@ -54,10 +54,14 @@ pub enum Quantity {
     Sram,
     /// Mesh links a DOJO route between the case's two routers occupies.
     RouteMeshLinks,
+    /// DRAM banks of a Tenstorrent chip.
+    DramBanks,
+    /// Usable Tensix workers of a Tenstorrent chip.
+    Workers,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 13] = [
+pub const QUANTITIES: [&str; 15] = [
     "nodes",
     "links",
     "degree_max",
@@ -71,6 +75,8 @@ pub const QUANTITIES: [&str; 13] = [
     "ocs_switches",
     "sram",
     "route_mesh_links",
+    "dram_banks",
+    "workers",
 ];
 
 impl Quantity {
@@ -89,6 +95,8 @@ impl Quantity {
             "ocs_switches" => Quantity::OcsSwitches,
             "sram" => Quantity::Sram,
             "route_mesh_links" => Quantity::RouteMeshLinks,
+            "dram_banks" => Quantity::DramBanks,
+            "workers" => Quantity::Workers,
             _ => return None,
         })
     }
@@ -129,7 +137,7 @@ impl Quantity {
                     .virtual_torus()
                     .map(|v| metrics(v).bisection_bandwidth_bytes_per_s)
                     .ok_or("this Tofu shape has no virtual 3-D torus")?,
-                Network::Cube(_) | Network::FatTree(_) | Network::Dojo(_) => {
+                _ => {
                     return Err("only a Tofu network has a virtual torus".into());
                 }
             },
@@ -139,6 +147,11 @@ impl Quantity {
             Quantity::Sram => match net {
                 Network::Dojo(d) => d.sram().0,
                 _ => return Err("only a DOJO system states its SRAM".into()),
+            },
+            Quantity::DramBanks | Quantity::Workers => match net {
+                Network::Tenstorrent(g) if self == Quantity::DramBanks => g.dram_banks() as u64,
+                Network::Tenstorrent(g) => g.workers() as u64,
+                _ => return Err("only a Tenstorrent grid has DRAM banks and Tensix workers".into()),
             },
             Quantity::RouteMeshLinks => {
                 let Network::Dojo(d) = net else {

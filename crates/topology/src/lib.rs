@@ -12,6 +12,7 @@ mod dojo;
 mod fattree;
 mod kncube;
 pub mod metrics;
+mod tenstorrent;
 mod tofu;
 
 use std::fmt;
@@ -22,6 +23,7 @@ pub use dojo::{DIP_HBM, DIPS_PER_HOST, Dojo, DojoNode, DojoSpec, NODE_SRAM, TILE
 pub use fattree::{FatTree, FatTreeNode};
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
 pub use metrics::{BisectionMethod, DistanceMethod, Metrics, metrics};
+pub use tenstorrent::{Noc, TileKind, TtChip, TtGrid};
 pub use tofu::{Tofu, TofuGeneration};
 
 /// Any topology podsim can build.
@@ -35,6 +37,8 @@ pub enum Network {
     FatTree(FatTree),
     /// A DOJO compute plane with its interface processors.
     Dojo(Dojo),
+    /// A Tenstorrent chip's grid (its two NoCs as one torus).
+    Tenstorrent(TtGrid),
 }
 
 impl Network {
@@ -66,6 +70,7 @@ impl Network {
         match self {
             Network::Cube(c) => Some(c),
             Network::Tofu(t) => Some(t.cube()),
+            Network::Tenstorrent(g) => Some(g.cube()),
             Network::FatTree(_) | Network::Dojo(_) => None,
         }
     }
@@ -75,6 +80,7 @@ impl Network {
         match self {
             Network::Cube(c) => c.link(),
             Network::Tofu(t) => t.cube().link(),
+            Network::Tenstorrent(g) => g.cube().link(),
             Network::FatTree(f) => f.link(),
             Network::Dojo(d) => d.on_die_link(),
         }
@@ -94,6 +100,7 @@ impl Network {
         match self {
             Network::Cube(c) => metrics(c),
             Network::Tofu(t) => metrics(t.cube()),
+            Network::Tenstorrent(g) => metrics(g.cube()),
             Network::FatTree(f) => metrics::fat_tree_metrics(f),
             Network::Dojo(d) => metrics::dojo_metrics(d),
         }
@@ -106,6 +113,7 @@ impl Network {
             Network::Tofu(t) => t.label().to_string(),
             Network::FatTree(f) => format!("fattree:{}", f.k()),
             Network::Dojo(d) => d.spec().label.clone(),
+            Network::Tenstorrent(g) => g.label().to_string(),
         }
     }
 }

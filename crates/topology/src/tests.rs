@@ -675,3 +675,60 @@ fn large_dojo_metrics_are_closed_form() {
     assert_eq!(m.nodes, 1_062_000);
     assert_eq!(m.diameter, 1079 + 999);
 }
+
+#[test]
+fn tenstorrent_grids_by_the_descriptors() {
+    // Grayskull: 13 x 12 tiles, 8 DRAM banks, 12 x 10 = 120 workers; 32 B/cycle at 1.2 GHz.
+    let gs = TtGrid::grayskull();
+    assert_eq!(
+        (gs.cube().node_count(), gs.dram_banks(), gs.workers()),
+        (156, 8, 120)
+    );
+    assert_eq!(gs.cube().link().bandwidth.bytes_per_s(), 38_400_000_000);
+    assert_eq!(gs.kind(1, 6), Some(TileKind::Dram(1)));
+    // Wormhole: 10 x 12, 12 banks, 8 x 10 = 80 workers; 32 GB/s links at 1 GHz; N150 harvests
+    // one row (72 workers), N300 two (64).
+    let wh = TtGrid::wormhole(0).unwrap();
+    assert_eq!(
+        (wh.cube().node_count(), wh.dram_banks(), wh.workers()),
+        (120, 12, 80)
+    );
+    assert_eq!(wh.cube().link().bandwidth.bytes_per_s(), 32_000_000_000);
+    assert_eq!(TtGrid::wormhole(1).unwrap().workers(), 72);
+    assert_eq!(TtGrid::wormhole(2).unwrap().workers(), 64);
+    assert!(TtGrid::wormhole(11).is_err());
+    assert!(wh.clone().with_harvested_rows(&[0]).is_err()); // y = 0 is DRAM and Ethernet
+    // Every bank endpoint is a DRAM tile of the bank's channel (banks 2c, 2c+1 on channel c).
+    for i in 0..12 {
+        let (x, y) = wh.bank_tile(i).unwrap();
+        assert_eq!(wh.kind(x, y), Some(TileKind::Dram(i as u32 / 2)));
+    }
+}
+
+#[test]
+fn noc_paths_go_their_own_way_round() {
+    let wh = TtGrid::wormhole(0).unwrap();
+    // NoC0 east then south: (8,3) -> (1,2) wraps east 3 hops (9, 0, 1) then south 11 (4..11, 0..2).
+    let p = wh.noc_path(Noc::Noc0, (8, 3), (1, 2));
+    assert_eq!(p.len(), 3 + 11);
+    assert_eq!(&p[..3], &[(9, 3), (0, 3), (1, 3)]);
+    // NoC1 north then west: the same pair is 1 north, then 7 west.
+    let q = wh.noc_path(Noc::Noc1, (8, 3), (1, 2));
+    assert_eq!(q.len(), 1 + 7);
+    assert_eq!(q[0], (8, 2));
+    // A reader next to its bank gets the data back in one hop on one of the NoCs (the seed's
+    // placement): bank 4's tile (5,1) to the worker at (6,1) is one hop east on NoC0.
+    assert_eq!(wh.noc_path(Noc::Noc0, (5, 1), (6, 1)), vec![(6, 1)]);
+    // Each NoC path is a walk on the grid's torus.
+    for (a, b) in [((0, 0), (9, 11)), ((4, 7), (4, 7)), ((9, 1), (2, 10))] {
+        for noc in [Noc::Noc0, Noc::Noc1] {
+            let mut at = wh.tile(a.0, a.1);
+            for &(x, y) in &wh.noc_path(noc, a, b) {
+                let next = wh.tile(x, y);
+                assert_eq!(wh.cube().distance(at, next), 1);
+                at = next;
+            }
+            assert_eq!(at, wh.tile(b.0, b.1));
+        }
+    }
+}
