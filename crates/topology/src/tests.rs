@@ -492,7 +492,13 @@ fn fat_tree_by_hand() {
     assert_eq!(m.bisection_bandwidth_bytes_per_s, 400_000_000_000);
     // Full bisection: all-to-all is limited by injection, not by the bisection.
     assert_eq!(m.all_to_all_limited_by, "injection");
-    // Every switch has k ports, every host one; links counted from both ends.
+    // Every switch has k ports, every host one; links counted from both ends; every link is
+    // listed by both of its ends.
+    for n in 0..f.hosts() + f.switches() {
+        for v in f.neighbors(NodeId(n)) {
+            assert!(f.neighbors(v).contains(&NodeId(n)), "{n} -> {v:?}");
+        }
+    }
     let total: usize = (0..f.hosts() + f.switches())
         .map(|n| f.neighbors(NodeId(n)).len())
         .sum();
