@@ -65,6 +65,39 @@ impl Network {
         }
     }
 
+    /// The links leaving `n`: the node each reaches and its spec, in a fixed order (for cubes,
+    /// the order of [`KAryNCube::ports`], so parallel links stay distinct).
+    pub fn links_from(&self, n: NodeId) -> Vec<(NodeId, LinkSpec)> {
+        match self {
+            Network::FatTree(f) => f.neighbors(n).into_iter().map(|v| (v, f.link())).collect(),
+            Network::Dojo(d) => d.links_of(n),
+            _ => self.cube().map_or_else(Vec::new, |c| {
+                c.ports(n)
+                    .into_iter()
+                    .filter_map(|p| Some((c.neighbor(n, p)?, c.link_spec(n, p)?)))
+                    .collect()
+            }),
+        }
+    }
+
+    /// The nodes that send and receive traffic: hosts of a fat tree, routers of a DOJO plane,
+    /// every node otherwise.
+    pub fn endpoints(&self) -> u64 {
+        match self {
+            Network::FatTree(f) => f.hosts(),
+            Network::Dojo(d) => d.routers(),
+            _ => self.node_count(),
+        }
+    }
+
+    /// Network interfaces per endpoint (each injecting at one link's bandwidth).
+    pub fn interfaces(&self) -> u32 {
+        match self {
+            Network::FatTree(_) | Network::Dojo(_) => 1,
+            _ => self.cube().map_or(1, |c| c.interfaces()),
+        }
+    }
+
     /// The physical network as a k-ary n-cube, if it is one.
     pub fn cube(&self) -> Option<&KAryNCube> {
         match self {

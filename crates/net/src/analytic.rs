@@ -1,0 +1,143 @@
+//! The analytic (alpha-beta) model: each transfer alone on the network.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use podsim_topology::{Network, NodeId};
+use podsim_units::{Bytes, SimDuration, SimTime};
+
+use crate::{
+    Completion, LinkTable, NetError, NetReport, NetworkModel, Packetization, TransferId, drain_ps,
+    paths,
+};
+
+/// Alpha-beta costs: a transfer takes the latency of its path plus its wire bytes over the
+/// bandwidth of the path's slowest link (summed over equal-cost paths when it is split). It
+/// ignores every other transfer, so it is optimistic under contention; the flow model is not.
+pub struct AnalyticModel {
+    net: Network,
+    links: LinkTable,
+    packets: Packetization,
+    pending: BinaryHeap<Reverse<(SimTime, TransferId)>>,
+    info: Vec<Completion>,
+    now: SimTime,
+    report: NetReport,
+}
+
+impl AnalyticModel {
+    /// A model of `net` with packet overheads `packets`.
+    pub fn new(net: Network, packets: Packetization) -> Self {
+        let links = LinkTable::new(&net);
+        AnalyticModel {
+            net,
+            links,
+            packets,
+            pending: BinaryHeap::new(),
+            info: Vec::new(),
+            now: SimTime::ZERO,
+            report: NetReport::default(),
+        }
+    }
+
+    /// The time a lone transfer of `bytes` from `src` to `dst` takes.
+    pub fn lone_time(
+        &self,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+    ) -> Result<SimDuration, NetError> {
+        if src == dst {
+            return Ok(SimDuration::ZERO);
+        }
+        let ps = paths(&self.net, &self.links, src, dst);
+        if ps.is_empty() || ps.iter().any(|p| p.is_empty()) {
+            return Err(NetError::NoRoute(src, dst));
+        }
+        let latency = ps[0]
+            .iter()
+            .map(|&l| self.links.spec(l).latency.as_ps())
+            .sum::<u64>();
+        let bw: f64 = ps
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|&l| self.links.spec(l).bandwidth.bytes_per_s())
+                    .min()
+                    .unwrap_or(u64::MAX) as f64
+            })
+            .sum();
+        let nic = f64::from(self.net.interfaces()) * self.net.link().bandwidth.bytes_per_s() as f64;
+        let wire = self.packets.wire_bytes(bytes.0) as f64;
+        Ok(SimDuration::from_ps(latency + drain_ps(wire, bw.min(nic))))
+    }
+}
+
+impl NetworkModel for AnalyticModel {
+    fn send(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+    ) -> Result<TransferId, NetError> {
+        if at < self.now {
+            return Err(NetError::InThePast { at, now: self.now });
+        }
+        for n in [src, dst] {
+            if n.0 >= self.net.node_count() {
+                return Err(NetError::NoSuchNode(n));
+            }
+        }
+        let t = self.lone_time(src, dst, bytes)?;
+        let id = TransferId(self.info.len() as u64);
+        let end = at + t;
+        let hops = paths(&self.net, &self.links, src, dst)
+            .first()
+            .map_or(0, |p| p.len() as u64);
+        self.report.bytes_sent += bytes.0;
+        self.report.bytes_on_wire += self.packets.wire_bytes(bytes.0) * hops;
+        self.info.push(Completion {
+            id,
+            tag,
+            src,
+            dst,
+            bytes,
+            start: at,
+            end,
+        });
+        self.pending.push(Reverse((end, id)));
+        Ok(id)
+    }
+
+    fn next_completion(&mut self) -> Option<SimTime> {
+        self.pending.peek().map(|r| r.0.0)
+    }
+
+    fn advance(&mut self, until: SimTime) -> Vec<Completion> {
+        let mut out = Vec::new();
+        while let Some(Reverse((t, id))) = self.pending.peek().copied() {
+            if t > until {
+                break;
+            }
+            self.pending.pop();
+            let c = self.info[id.0 as usize];
+            self.report.bytes_delivered += c.bytes.0;
+            out.push(c);
+        }
+        self.now = self.now.max(until);
+        out
+    }
+
+    fn report(&self) -> NetReport {
+        // Each transfer alone would run its slowest link at full rate.
+        NetReport {
+            max_link_utilization: if self.info.is_empty() { 0.0 } else { 1.0 },
+            ..self.report
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "analytic"
+    }
+}

@@ -1,0 +1,373 @@
+//! The flow-level model: transfers as flows sharing links max-min fairly.
+//!
+//! Each transfer becomes one flow per path it is split over (equal shares of its wire bytes).
+//! A flow's path is its routed directed links plus two endpoint links: the source's injection
+//! and the destination's ejection, each `interfaces x link bandwidth`. Whenever the set of
+//! draining flows changes, rates are recomputed by progressive filling: the link with the
+//! smallest fair share (remaining capacity / unfrozen flows) fixes the rate of every unfrozen
+//! flow through it, those flows' rates are taken off every link they cross, and so on. The
+//! result is max-min fair, and no link is ever loaded past its bandwidth.
+//!
+//! A flow's last byte leaves when its bytes have drained and arrives one path latency later;
+//! the transfer completes when all its flows have arrived. Simultaneous drains are handled
+//! together, in one recomputation.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use podsim_topology::{Network, NodeId};
+use podsim_units::{Bytes, SimTime};
+
+use crate::{
+    Completion, LinkId, LinkTable, NetError, NetReport, NetworkModel, Packetization, TransferId,
+    drain_ps, paths,
+};
+
+#[derive(Debug, Clone)]
+struct Flow {
+    transfer: usize,
+    links: Vec<LinkId>,
+    remaining: f64,
+    rate: f64,
+    finish: SimTime,
+    latency: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Transfer {
+    c: Completion,
+    flows_left: usize,
+}
+
+/// f64 with a total order, for heaps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ord64(f64);
+impl Eq for Ord64 {}
+impl PartialOrd for Ord64 {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ord64 {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// The congestion-aware flow-level model (see the module docs).
+pub struct FlowModel {
+    net: Network,
+    links: LinkTable,
+    capacity: Vec<f64>,
+    packets: Packetization,
+    ecmp: bool,
+    flows: Vec<Flow>,
+    active: Vec<usize>,
+    transfers: Vec<Transfer>,
+    arrivals: BinaryHeap<Reverse<(SimTime, usize)>>,
+    now: SimTime,
+    dirty: bool,
+    report: NetReport,
+}
+
+impl FlowModel {
+    /// A model of `net` with packet overheads `packets`; `ecmp` splits transfers over every
+    /// equal-cost path the routing offers (otherwise the first path only).
+    pub fn new(net: Network, packets: Packetization, ecmp: bool) -> Self {
+        let links = LinkTable::new(&net);
+        let endpoints = net.node_count() as usize;
+        let nic = f64::from(net.interfaces()) * net.link().bandwidth.bytes_per_s() as f64;
+        let mut capacity: Vec<f64> = (0..links.len())
+            .map(|l| links.spec(l).bandwidth.bytes_per_s() as f64)
+            .collect();
+        capacity.extend(std::iter::repeat_n(nic, 2 * endpoints));
+        FlowModel {
+            net,
+            links,
+            capacity,
+            packets,
+            ecmp,
+            flows: Vec::new(),
+            active: Vec::new(),
+            transfers: Vec::new(),
+            arrivals: BinaryHeap::new(),
+            now: SimTime::ZERO,
+            dirty: false,
+            report: NetReport::default(),
+        }
+    }
+
+    fn inject(&self, n: NodeId) -> LinkId {
+        self.links.len() + n.0 as usize
+    }
+    fn eject(&self, n: NodeId) -> LinkId {
+        self.links.len() + self.net.node_count() as usize + n.0 as usize
+    }
+
+    /// The current rate of every draining flow's transfer, for tests: (transfer, bytes/s).
+    pub fn rates(&mut self) -> Vec<(TransferId, f64)> {
+        self.recompute();
+        self.active
+            .iter()
+            .map(|&f| {
+                (
+                    TransferId(self.flows[f].transfer as u64),
+                    self.flows[f].rate,
+                )
+            })
+            .collect()
+    }
+
+    /// The load of every link (bytes/s) under the current rates, for tests.
+    pub fn link_loads(&mut self) -> Vec<(f64, f64)> {
+        self.recompute();
+        let mut load = vec![0.0; self.capacity.len()];
+        for &f in &self.active {
+            for &l in &self.flows[f].links {
+                load[l] += self.flows[f].rate;
+            }
+        }
+        load.into_iter()
+            .zip(self.capacity.iter().copied())
+            .collect()
+    }
+
+    /// Drain every active flow at its rate up to `t`.
+    fn progress_to(&mut self, t: SimTime) {
+        if t <= self.now {
+            return;
+        }
+        let dt = (t - self.now).as_ps() as f64 / 1e12;
+        for &f in &self.active {
+            let fl = &mut self.flows[f];
+            fl.remaining = (fl.remaining - fl.rate * dt).max(0.0);
+        }
+        self.now = t;
+    }
+
+    /// Max-min fair rates by progressive filling; then every flow's drain time.
+    fn recompute(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let mut on_link: std::collections::HashMap<LinkId, Vec<usize>> =
+            std::collections::HashMap::new();
+        for &f in &self.active {
+            for &l in &self.flows[f].links {
+                on_link.entry(l).or_default().push(f);
+            }
+        }
+        let mut cap: std::collections::HashMap<LinkId, f64> =
+            on_link.keys().map(|&l| (l, self.capacity[l])).collect();
+        let mut count: std::collections::HashMap<LinkId, usize> =
+            on_link.iter().map(|(&l, v)| (l, v.len())).collect();
+        let mut heap: BinaryHeap<Reverse<(Ord64, LinkId)>> = on_link
+            .iter()
+            .map(|(&l, v)| Reverse((Ord64(self.capacity[l] / v.len() as f64), l)))
+            .collect();
+        let mut frozen = vec![false; self.flows.len()];
+        let mut peak = 0.0f64;
+        while let Some(Reverse((Ord64(share), l))) = heap.pop() {
+            let n = count[&l];
+            if n == 0 || (cap[&l].max(0.0) / n as f64) != share {
+                continue;
+            }
+            for &f in &on_link[&l] {
+                if frozen[f] {
+                    continue;
+                }
+                frozen[f] = true;
+                self.flows[f].rate = share;
+                for &l2 in &self.flows[f].links {
+                    let c = cap.get_mut(&l2).expect("every path link is tracked");
+                    *c -= share;
+                    let k = count.get_mut(&l2).expect("every path link is counted");
+                    *k -= 1;
+                    if *k > 0 {
+                        heap.push(Reverse((Ord64(c.max(0.0) / *k as f64), l2)));
+                    }
+                }
+            }
+        }
+        for (&l, &c) in &cap {
+            peak = peak.max((self.capacity[l] - c) / self.capacity[l]);
+        }
+        self.report.max_link_utilization = self.report.max_link_utilization.max(peak);
+        for &f in &self.active {
+            let fl = &mut self.flows[f];
+            fl.finish =
+                self.now + podsim_units::SimDuration::from_ps(drain_ps(fl.remaining, fl.rate));
+        }
+    }
+
+    /// The earliest drain among active flows.
+    fn next_drain(&mut self) -> Option<SimTime> {
+        self.recompute();
+        self.active.iter().map(|&f| self.flows[f].finish).min()
+    }
+
+    /// Process drains up to and including `t`.
+    fn drain_until(&mut self, t: SimTime) {
+        while let Some(d) = self.next_drain() {
+            if d > t {
+                break;
+            }
+            self.progress_to(d);
+            let (finished, still): (Vec<usize>, Vec<usize>) = self
+                .active
+                .iter()
+                .partition(|&&f| self.flows[f].finish <= d);
+            self.active = still;
+            for f in finished {
+                self.flows[f].remaining = 0.0;
+                self.arrivals.push(Reverse((
+                    d + podsim_units::SimDuration::from_ps(self.flows[f].latency),
+                    f,
+                )));
+            }
+            self.dirty = true;
+        }
+        self.progress_to(t);
+    }
+}
+
+impl NetworkModel for FlowModel {
+    fn send(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+    ) -> Result<TransferId, NetError> {
+        if at < self.now {
+            return Err(NetError::InThePast { at, now: self.now });
+        }
+        for n in [src, dst] {
+            if n.0 >= self.net.node_count() {
+                return Err(NetError::NoSuchNode(n));
+            }
+        }
+        let mut routes = if src == dst {
+            vec![Vec::new()]
+        } else {
+            paths(&self.net, &self.links, src, dst)
+        };
+        if routes.is_empty() {
+            return Err(NetError::NoRoute(src, dst));
+        }
+        if !self.ecmp {
+            routes.truncate(1);
+        }
+        self.drain_until(at);
+        let id = self.transfers.len();
+        let wire = self.packets.wire_bytes(bytes.0);
+        let share = wire as f64 / routes.len() as f64;
+        self.report.bytes_sent += bytes.0;
+        self.report.bytes_on_wire += routes
+            .iter()
+            .map(|r| (share * r.len() as f64).round() as u64)
+            .sum::<u64>();
+        self.transfers.push(Transfer {
+            c: Completion {
+                id: TransferId(id as u64),
+                tag,
+                src,
+                dst,
+                bytes,
+                start: at,
+                end: at,
+            },
+            flows_left: routes.len(),
+        });
+        for r in routes {
+            let latency = r.iter().map(|&l| self.links.spec(l).latency.as_ps()).sum();
+            let f = self.flows.len();
+            if src == dst || wire == 0 {
+                self.flows.push(Flow {
+                    transfer: id,
+                    links: Vec::new(),
+                    remaining: 0.0,
+                    rate: 0.0,
+                    finish: at,
+                    latency,
+                });
+                self.arrivals.push(Reverse((
+                    at + podsim_units::SimDuration::from_ps(latency),
+                    f,
+                )));
+                continue;
+            }
+            let mut links = r;
+            links.push(self.inject(src));
+            links.push(self.eject(dst));
+            self.flows.push(Flow {
+                transfer: id,
+                links,
+                remaining: share,
+                rate: 0.0,
+                finish: at,
+                latency,
+            });
+            self.active.push(f);
+            self.dirty = true;
+        }
+        Ok(TransferId(id as u64))
+    }
+
+    fn next_completion(&mut self) -> Option<SimTime> {
+        // Arrivals already scheduled, and the arrival of the next flow to drain.
+        let arrival = self.arrivals.peek().map(|r| r.0.0);
+        let drain = self.next_drain().and_then(|d| {
+            self.active
+                .iter()
+                .filter(|&&f| self.flows[f].finish == d)
+                .map(|&f| d + podsim_units::SimDuration::from_ps(self.flows[f].latency))
+                .min()
+        });
+        // A transfer completes no earlier than its first flow's arrival; advancing to this time
+        // processes everything up to it.
+        match (arrival, drain) {
+            (Some(a), Some(d)) => Some(a.min(d)),
+            (a, d) => a.or(d),
+        }
+    }
+
+    fn advance(&mut self, until: SimTime) -> Vec<Completion> {
+        let mut out = Vec::new();
+        loop {
+            let arrival = self.arrivals.peek().map(|r| r.0.0);
+            let drain = self.next_drain();
+            match (drain, arrival) {
+                // Drains first (at equal times too): they may schedule arrivals at that time.
+                (Some(d), a) if d <= until && a.is_none_or(|a| d <= a) => self.drain_until(d),
+                (_, Some(a)) if a <= until => {
+                    self.progress_to(a);
+                    let Some(Reverse((t, f))) = self.arrivals.pop() else {
+                        break;
+                    };
+                    let tr = &mut self.transfers[self.flows[f].transfer];
+                    tr.flows_left -= 1;
+                    tr.c.end = tr.c.end.max(t);
+                    if tr.flows_left == 0 {
+                        self.report.bytes_delivered += tr.c.bytes.0;
+                        out.push(tr.c);
+                    }
+                }
+                _ => break,
+            }
+        }
+        self.progress_to(until);
+        out.sort_by_key(|c| (c.end, c.id));
+        out
+    }
+
+    fn report(&self) -> NetReport {
+        self.report
+    }
+
+    fn name(&self) -> &'static str {
+        "flow"
+    }
+}

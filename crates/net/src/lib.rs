@@ -1,0 +1,155 @@
+//! Network models behind one endpoint-facing interface, [`NetworkModel`]: transfers are started
+//! with `send(at, src, dst, bytes, tag)` and come back as [`Completion`]s from `advance`.
+//! Collectives and workloads see only this interface.
+//!
+//! * [`AnalyticModel`]: alpha-beta per transfer (latency of the path plus bytes over its slowest
+//!   link), every transfer alone on the network. Instant; a cross-check.
+//! * [`FlowModel`]: every transfer is a flow over its routed path (split over equal-cost paths
+//!   where the routing offers several); active flows share each directed link max-min fairly,
+//!   recomputed whenever a flow starts or drains; each endpoint's injection and ejection are
+//!   links too (interfaces x link bandwidth). Congestion-aware.
+//!
+//! Both add packet overheads the same way ([`Packetization`]): a transfer of `b` bytes puts
+//! `b + ceil(b / payload) x header` bytes on the wire.
+//!
+//! Architecture invariant: a network model knows topology and routing but nothing of what the
+//! bytes mean; it never reports a transfer faster than its path's slowest link allows.
+
+mod analytic;
+mod flow;
+mod graph;
+
+pub use analytic::AnalyticModel;
+pub use flow::FlowModel;
+pub use graph::{LinkId, LinkTable, paths};
+
+use podsim_topology::NodeId;
+use podsim_units::{Bytes, SimTime};
+
+/// A transfer's handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TransferId(pub u64);
+
+/// A finished transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// Its handle.
+    pub id: TransferId,
+    /// The tag given to `send`.
+    pub tag: u64,
+    /// Where it came from.
+    pub src: NodeId,
+    /// Where it went.
+    pub dst: NodeId,
+    /// Payload bytes.
+    pub bytes: Bytes,
+    /// When it was sent.
+    pub start: SimTime,
+    /// When its last byte arrived.
+    pub end: SimTime,
+}
+
+/// Why a transfer cannot be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetError {
+    /// An endpoint does not exist.
+    #[error("node {0} is not an endpoint of this network")]
+    NoSuchNode(NodeId),
+    /// No route joins the two endpoints.
+    #[error("no route from {0} to {1}")]
+    NoRoute(NodeId, NodeId),
+    /// The send time is before the model's current time.
+    #[error("send at {at} is before the current time {now}")]
+    InThePast {
+        /// Requested time.
+        at: SimTime,
+        /// The model's time.
+        now: SimTime,
+    },
+}
+
+/// Packet overheads: each packet carries at most `payload` bytes and adds `header` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packetization {
+    /// Maximum payload bytes per packet.
+    pub payload: u64,
+    /// Header (and trailer) bytes per packet.
+    pub header: u64,
+}
+
+impl Packetization {
+    /// No overhead: the wire carries exactly the payload.
+    pub const NONE: Packetization = Packetization {
+        payload: u64::MAX,
+        header: 0,
+    };
+
+    /// Bytes on the wire for `bytes` of payload.
+    pub fn wire_bytes(self, bytes: u64) -> u64 {
+        if bytes == 0 || self.header == 0 {
+            return bytes;
+        }
+        bytes + bytes.div_ceil(self.payload.max(1)) * self.header
+    }
+
+    /// Payload share of the wire for large transfers: payload / (payload + header).
+    pub fn efficiency(self) -> f64 {
+        if self.header == 0 {
+            1.0
+        } else {
+            self.payload as f64 / (self.payload + self.header) as f64
+        }
+    }
+}
+
+/// What a model measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NetReport {
+    /// Payload bytes accepted by `send`.
+    pub bytes_sent: u64,
+    /// Payload bytes of completed transfers.
+    pub bytes_delivered: u64,
+    /// Wire bytes times links crossed, over all transfers sent.
+    pub bytes_on_wire: u64,
+    /// The highest load of any link, as a fraction of its bandwidth, at any time.
+    pub max_link_utilization: f64,
+}
+
+/// An endpoint-facing network model.
+pub trait NetworkModel {
+    /// Start moving `bytes` from `src` to `dst` at `at` (not before the model's current time).
+    fn send(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+    ) -> Result<TransferId, NetError>;
+    /// When the next pending transfer will complete, if any is pending.
+    fn next_completion(&mut self) -> Option<SimTime>;
+    /// Move time forward to `until`; every transfer complete by then, in (end, id) order.
+    fn advance(&mut self, until: SimTime) -> Vec<Completion>;
+    /// What was measured so far.
+    fn report(&self) -> NetReport;
+    /// The model's name for reports.
+    fn name(&self) -> &'static str;
+}
+
+/// Time in picoseconds to move `bytes` at `rate` bytes/s, rounded up (a result within 10⁻⁶ ps of
+/// a whole number is taken as that number, so exact cases stay exact).
+pub(crate) fn drain_ps(bytes: f64, rate: f64) -> u64 {
+    if bytes <= 0.0 {
+        return 0;
+    }
+    let t = bytes * 1e12 / rate;
+    let r = t.round();
+    if (t - r).abs() < 1e-6 {
+        r as u64
+    } else {
+        t.ceil() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,190 @@
+use super::*;
+use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network, NodeId};
+use podsim_units::{Bandwidth, Bytes, SimDuration, SimTime};
+use proptest::prelude::*;
+
+fn torus(dims: &[u32], wrap: bool, gbps: u64, latency_ns: u64) -> Network {
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(gbps).unwrap(),
+        latency: SimDuration::from_ns(latency_ns),
+    };
+    Network::Cube(KAryNCube::new(dims.to_vec(), vec![wrap; dims.len()], link).unwrap())
+}
+
+/// Run every pending transfer to completion.
+fn finish(m: &mut dyn NetworkModel) -> Vec<Completion> {
+    let mut out = Vec::new();
+    while let Some(t) = m.next_completion() {
+        out.extend(m.advance(t));
+    }
+    out
+}
+
+#[test]
+fn a_lone_flow_takes_size_over_bandwidth_plus_latency() {
+    // 4x4 torus, 50 GB/s, 100 ns links: node 0 -> (2, 1) is 3 hops. 1 MiB / 50 GB/s =
+    // 20,971.52 ns; plus 300 ns.
+    let net = torus(&[4, 4], true, 50, 100);
+    let dst = NodeId(2 + 4);
+    for model in [
+        &mut FlowModel::new(net.clone(), Packetization::NONE, false) as &mut dyn NetworkModel,
+        &mut AnalyticModel::new(net.clone(), Packetization::NONE),
+    ] {
+        model
+            .send(SimTime::from_ns(1000), NodeId(0), dst, Bytes(1 << 20), 7)
+            .unwrap();
+        let done = finish(model);
+        assert_eq!(done.len(), 1);
+        assert_eq!(
+            done[0].end.as_ps(),
+            1_000_000 + 20_971_520 + 300_000,
+            "{}",
+            model.name()
+        );
+        assert_eq!(done[0].tag, 7);
+        let r = model.report();
+        assert_eq!((r.bytes_sent, r.bytes_delivered), (1 << 20, 1 << 20));
+        assert_eq!(r.bytes_on_wire, 3 << 20);
+    }
+}
+
+#[test]
+fn max_min_shares_by_hand() {
+    // A line of 3 (mesh), 1 GB/s links: A: 0->2 crosses 0->1 and 1->2; B: 1->2; C, D: 0->1.
+    // Link 0->1 carries A, C, D: 1/3 GB/s each. A is fixed there, so B gets 2/3 of 1->2.
+    let net = torus(&[3], false, 1, 0);
+    let mut m = FlowModel::new(net, Packetization::NONE, false);
+    let z = SimTime::ZERO;
+    let a = m.send(z, NodeId(0), NodeId(2), Bytes(1000), 0).unwrap();
+    let b = m.send(z, NodeId(1), NodeId(2), Bytes(1000), 0).unwrap();
+    m.send(z, NodeId(0), NodeId(1), Bytes(1000), 0).unwrap();
+    m.send(z, NodeId(0), NodeId(1), Bytes(1000), 0).unwrap();
+    let rates: std::collections::HashMap<TransferId, f64> = m.rates().into_iter().collect();
+    assert!((rates[&a] - 1e9 / 3.0).abs() < 1e-3);
+    assert!((rates[&b] - 2e9 / 3.0).abs() < 1e-3);
+    for (load, cap) in m.link_loads() {
+        assert!(load <= cap * (1.0 + 1e-12));
+    }
+    // B drains first at 1000 / (2/3 GB/s) = 1.5 us; A, C and D at 3 us (when B leaves, link
+    // 0->1 still binds them at 1/3 each).
+    let done = finish(&mut m);
+    assert_eq!(done[0].id, b);
+    assert_eq!(done[0].end.as_ps(), 1_500_000);
+    assert!(done[1..].iter().all(|c| c.end.as_ps() == 3_000_000));
+}
+
+#[test]
+fn endpoint_links_limit_injection() {
+    // A ring of 8 with one interface per node: two transfers from node 0 (one each way) share
+    // its single 1 GB/s injection link: 1 MB each takes 2 ms.
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(1).unwrap(),
+        latency: SimDuration::ZERO,
+    };
+    let net = Network::Cube(
+        KAryNCube::new(vec![8], vec![true], link)
+            .unwrap()
+            .with_interfaces(1)
+            .unwrap(),
+    );
+    let mut m = FlowModel::new(net, Packetization::NONE, false);
+    m.send(SimTime::ZERO, NodeId(0), NodeId(1), Bytes(1_000_000), 0)
+        .unwrap();
+    m.send(SimTime::ZERO, NodeId(0), NodeId(7), Bytes(1_000_000), 0)
+        .unwrap();
+    let done = finish(&mut m);
+    assert!(done.iter().all(|c| c.end.as_ps() == 2_000_000_000));
+}
+
+#[test]
+fn packet_headers_cost_bandwidth() {
+    // 4 KiB payload, 256-B packets with 32-B headers: 16 packets, 4096 + 512 wire bytes.
+    let p = Packetization {
+        payload: 256,
+        header: 32,
+    };
+    assert_eq!(p.wire_bytes(4096), 4608);
+    assert!((p.efficiency() - 256.0 / 288.0).abs() < 1e-12);
+    let net = torus(&[4], true, 1, 0);
+    let mut m = FlowModel::new(net, p, false);
+    m.send(SimTime::ZERO, NodeId(0), NodeId(1), Bytes(4096), 0)
+        .unwrap();
+    assert_eq!(finish(&mut m)[0].end.as_ps(), 4_608_000);
+}
+
+#[test]
+fn fat_tree_flows_spread_over_equal_cost_paths() {
+    // k = 4: hosts 0 and 15 are in different pods, 4 paths. With ECMP a lone transfer is limited
+    // only by the host links (1 link each way): same time as one path, but each core link
+    // carries a quarter.
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(1).unwrap(),
+        latency: SimDuration::ZERO,
+    };
+    let net = Network::FatTree(podsim_topology::FatTree::new(4, link).unwrap());
+    let mut m = FlowModel::new(net, Packetization::NONE, true);
+    m.send(SimTime::ZERO, NodeId(0), NodeId(15), Bytes(1_000_000), 0)
+        .unwrap();
+    let loads = m.link_loads();
+    let busy: Vec<f64> = loads
+        .iter()
+        .filter(|(l, _)| *l > 0.0)
+        .map(|(l, _)| *l)
+        .collect();
+    assert!(busy.iter().any(|&l| (l - 0.25e9).abs() < 1.0));
+    assert_eq!(finish(&mut m)[0].end.as_ps(), 1_000_000_000);
+}
+
+#[test]
+fn sends_in_the_past_and_to_nowhere_are_errors() {
+    let net = torus(&[4], true, 1, 0);
+    let mut m = FlowModel::new(net, Packetization::NONE, false);
+    m.advance(SimTime::from_ns(10));
+    assert!(matches!(
+        m.send(SimTime::from_ns(5), NodeId(0), NodeId(1), Bytes(1), 0),
+        Err(NetError::InThePast { .. })
+    ));
+    assert!(matches!(
+        m.send(SimTime::from_ns(10), NodeId(0), NodeId(9), Bytes(1), 0),
+        Err(NetError::NoSuchNode(_))
+    ));
+}
+
+proptest! {
+    #[test]
+    fn flows_conserve_bytes_respect_links_and_are_never_faster_than_alone(
+        sends in prop::collection::vec((0u64..16, 0u64..16, 1u64..100_000, 0u64..5_000), 1..40),
+    ) {
+        let net = torus(&[4, 4], true, 10, 20);
+        let mut m = FlowModel::new(net.clone(), Packetization { payload: 4096, header: 64 }, false);
+        let alone = AnalyticModel::new(net, Packetization { payload: 4096, header: 64 });
+        let mut sorted = sends.clone();
+        sorted.sort_by_key(|s| s.3);
+        let mut expected = std::collections::HashMap::new();
+        let mut total = 0;
+        for (s, d, b, t) in sorted {
+            let at = SimTime::from_ns(t);
+            let mut done = m.advance(at);
+            prop_assert!(done.iter().all(|c| c.end <= at));
+            done.clear();
+            let id = m.send(at, NodeId(s), NodeId(d), Bytes(b), 0).unwrap();
+            expected.insert(id, at + alone.lone_time(NodeId(s), NodeId(d), Bytes(b)).unwrap());
+            total += b;
+            for (load, cap) in m.link_loads() {
+                prop_assert!(load <= cap * (1.0 + 1e-9));
+            }
+        }
+        // Completions already returned by the advances above are not lost: collect the rest.
+        let rest = finish(&mut m);
+        for c in &rest {
+            prop_assert!(c.end >= expected[&c.id], "{:?} faster than alone", c);
+        }
+        let r = m.report();
+        prop_assert_eq!(r.bytes_sent, total);
+        prop_assert_eq!(r.bytes_delivered, total);
+        prop_assert!(r.max_link_utilization <= 1.0 + 1e-9);
+    }
+}
