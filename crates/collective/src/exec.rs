@@ -1,0 +1,270 @@
+//! Running a plan on a network model, with the functional check.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use podsim_net::{NetReport, NetworkModel, TransferId};
+use podsim_topology::NodeId;
+use podsim_units::{Bytes, SimDuration, SimTime};
+
+use crate::plan::{Combine, Kind, Plan};
+
+/// Buffer entries (ranks x chunks) above which the functional check is skipped.
+pub const VERIFY_LIMIT: usize = 20_000_000;
+
+/// What running a plan found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// From the first send to the last arrival.
+    pub time: SimDuration,
+    /// The model's measurements.
+    pub report: NetReport,
+    /// Whether the buffers hold the right values at the end.
+    pub verified: Verified,
+    /// Transfers run.
+    pub transfers: usize,
+}
+
+/// The functional check's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verified {
+    /// Every rank holds exactly what the collective promises.
+    Passed,
+    /// Not checked (too many buffer entries).
+    Skipped,
+}
+
+/// Why a plan could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The network refused a transfer.
+    #[error("network: {0}")]
+    Net(#[from] podsim_net::NetError),
+    /// Transfers remain but none is in flight or ready.
+    #[error("deadlock: {0} transfers can never start")]
+    Stuck(usize),
+    /// A rank ended with the wrong value, or sent a chunk it did not have.
+    #[error("wrong result: {0}")]
+    Wrong(String),
+    /// There are more ranks than endpoints.
+    #[error("{ranks} ranks but the network has {endpoints} endpoints")]
+    TooManyRanks {
+        /// Ranks asked for.
+        ranks: usize,
+        /// Endpoints available.
+        endpoints: usize,
+    },
+}
+
+/// The starting value of chunk `c` at rank `r`.
+pub fn initial(r: usize, c: u32) -> u64 {
+    (r as u64 + 1)
+        .wrapping_mul(1_000_003)
+        .wrapping_add(u64::from(c))
+}
+
+fn initial_buffers(kind: Kind, plan: &Plan) -> Vec<HashMap<u32, u64>> {
+    let (n, chunks) = (plan.ranks, plan.chunks as u32);
+    (0..n)
+        .map(|r| match kind {
+            Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
+                (0..chunks).map(|c| (c, initial(r, c))).collect()
+            }
+            Kind::AllGather => [(r as u32, initial(r, r as u32))].into_iter().collect(),
+            Kind::Broadcast if r == 0 => (0..chunks).map(|c| (c, initial(0, c))).collect(),
+            Kind::Broadcast => HashMap::new(),
+            Kind::AllToAll => (0..n as u32)
+                .map(|t| ((r * n) as u32 + t, initial(r, (r * n) as u32 + t)))
+                .collect(),
+            Kind::Barrier => [(r as u32, 1)].into_iter().collect(),
+        })
+        .collect()
+}
+
+fn check(kind: Kind, plan: &Plan, bufs: &[HashMap<u32, u64>]) -> Result<(), RunError> {
+    let n = plan.ranks;
+    let sum = |c: u32| (0..n).fold(0u64, |a, r| a.wrapping_add(initial(r, c)));
+    let expect = |r: usize, c: u32, want: u64| -> Result<(), RunError> {
+        match bufs[r].get(&c) {
+            Some(&v) if v == want => Ok(()),
+            got => Err(RunError::Wrong(format!(
+                "rank {r} chunk {c}: expected {want}, found {got:?}"
+            ))),
+        }
+    };
+    let chunks = plan.chunks as u32;
+    match kind {
+        Kind::AllReduce => {
+            for r in 0..n {
+                for c in 0..chunks {
+                    expect(r, c, sum(c))?;
+                }
+            }
+        }
+        Kind::ReduceScatter => {
+            // The ring leaves chunk c fully reduced at rank c - 1.
+            for c in 0..chunks {
+                expect((c as usize + n - 1) % n, c, sum(c))?;
+            }
+        }
+        Kind::AllGather => {
+            for r in 0..n {
+                for c in 0..chunks {
+                    expect(r, c, initial(c as usize, c))?;
+                }
+            }
+        }
+        Kind::Broadcast => {
+            for r in 0..n {
+                for c in 0..chunks {
+                    expect(r, c, initial(0, c))?;
+                }
+            }
+        }
+        Kind::Reduce => {
+            for c in 0..chunks {
+                expect(0, c, sum(c))?;
+            }
+        }
+        Kind::AllToAll => {
+            for t in 0..n {
+                for s in 0..n {
+                    let id = (s * n + t) as u32;
+                    expect(t, id, initial(s, id))?;
+                }
+            }
+        }
+        Kind::Barrier => {
+            for r in 0..n {
+                for c in 0..n as u32 {
+                    expect(r, c, 1)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run `plan` (a `kind` collective) on `model`, rank i on endpoint `nodes[i]`, starting at time
+/// zero. A transfer starts when its dependencies have arrived, plus `reduce_ps_per_byte` times
+/// the bytes of a dependency that reduces. Buffers are checked at the end when small enough.
+pub fn run(
+    plan: &Plan,
+    kind: Kind,
+    model: &mut dyn NetworkModel,
+    nodes: &[NodeId],
+    reduce_ps_per_byte: f64,
+) -> Result<Outcome, RunError> {
+    if nodes.len() < plan.ranks {
+        return Err(RunError::TooManyRanks {
+            ranks: plan.ranks,
+            endpoints: nodes.len(),
+        });
+    }
+    let verify = plan.ranks.saturating_mul(plan.chunks) <= VERIFY_LIMIT
+        || kind == Kind::AllToAll && plan.ranks.saturating_mul(plan.ranks) <= VERIFY_LIMIT;
+    let mut bufs = if verify {
+        initial_buffers(kind, plan)
+    } else {
+        Vec::new()
+    };
+    let ops = &plan.ops;
+    let mut waiting: Vec<usize> = ops.iter().map(|o| o.deps.len()).collect();
+    let mut ready_at: Vec<SimTime> = vec![SimTime::ZERO; ops.len()];
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); ops.len()];
+    for (i, o) in ops.iter().enumerate() {
+        for &d in &o.deps {
+            dependents[d].push(i);
+        }
+    }
+    let mut to_send: BinaryHeap<Reverse<(SimTime, usize)>> = (0..ops.len())
+        .filter(|&i| waiting[i] == 0)
+        .map(|i| Reverse((SimTime::ZERO, i)))
+        .collect();
+    let mut in_flight: HashMap<TransferId, (usize, Vec<u64>)> = HashMap::new();
+    let mut done = 0;
+    let mut end = SimTime::ZERO;
+    while done < ops.len() {
+        let next_net = model.next_completion();
+        let next_send = to_send.peek().map(|r| r.0.0);
+        // Sends strictly before the next completion go first; at equal times completions are
+        // taken first, and the send follows in the next turn.
+        let send_first = match (next_send, next_net) {
+            (Some(s), Some(n)) => s < n,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        match (send_first, next_net) {
+            (true, _) => {
+                let Some(Reverse((t, i))) = to_send.pop() else {
+                    break;
+                };
+                let o = &ops[i];
+                let payload = if verify {
+                    o.moves
+                        .iter()
+                        .map(|&(c, _)| match (bufs[o.src].get(&c), o.combine) {
+                            (Some(&v), _) => Ok(v),
+                            // A flag not yet raised is a zero.
+                            (None, Combine::Or) => Ok(0),
+                            (None, _) => Err(RunError::Wrong(format!(
+                                "rank {} sends chunk {c} it does not hold",
+                                o.src
+                            ))),
+                        })
+                        .collect::<Result<Vec<u64>, RunError>>()?
+                } else {
+                    Vec::new()
+                };
+                let id = model.send(t, nodes[o.src], nodes[o.dst], Bytes(o.bytes), i as u64)?;
+                in_flight.insert(id, (i, payload));
+            }
+            (false, Some(t)) => {
+                for c in model.advance(t) {
+                    let Some((i, payload)) = in_flight.remove(&c.id) else {
+                        continue;
+                    };
+                    let o = &ops[i];
+                    if verify {
+                        for (&(_, dc), v) in o.moves.iter().zip(payload) {
+                            let slot = bufs[o.dst].entry(dc).or_insert(0);
+                            *slot = match o.combine {
+                                Combine::Copy => v,
+                                Combine::Sum => slot.wrapping_add(v),
+                                Combine::Or => *slot | v,
+                            };
+                        }
+                    }
+                    done += 1;
+                    end = end.max(c.end);
+                    let delay = if o.reduces {
+                        (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
+                    } else {
+                        0
+                    };
+                    for &d in &dependents[i] {
+                        ready_at[d] = ready_at[d].max(c.end + SimDuration::from_ps(delay));
+                        waiting[d] -= 1;
+                        if waiting[d] == 0 {
+                            to_send.push(Reverse((ready_at[d].max(t), d)));
+                        }
+                    }
+                }
+            }
+            (false, None) => return Err(RunError::Stuck(ops.len() - done)),
+        }
+    }
+    if verify {
+        check(kind, plan, &bufs)?;
+    }
+    Ok(Outcome {
+        time: end - SimTime::ZERO,
+        report: model.report(),
+        verified: if verify {
+            Verified::Passed
+        } else {
+            Verified::Skipped
+        },
+        transfers: ops.len(),
+    })
+}

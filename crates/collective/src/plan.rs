@@ -1,0 +1,615 @@
+//! Collectives as DAGs of transfers.
+//!
+//! A [`Plan`] is a list of [`Op`]s: a transfer from one rank to another of some bytes, which
+//! moves some chunks of the sender's buffer into chunks of the receiver's (copying or reducing),
+//! and may start only when its dependencies have arrived. Every rank's buffer is `chunks`
+//! small integers, so running a plan also computes the collective, and [`crate::run`] checks the
+//! result.
+
+use std::fmt;
+
+/// How arriving chunks combine with the receiver's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Overwrite.
+    Copy,
+    /// Add (wrapping).
+    Sum,
+    /// Bitwise or (barrier flags).
+    Or,
+}
+
+/// One transfer of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    /// Sending rank.
+    pub src: usize,
+    /// Receiving rank.
+    pub dst: usize,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// (sender's chunk, receiver's chunk) pairs the transfer carries.
+    pub moves: Vec<(u32, u32)>,
+    /// How they combine at the receiver.
+    pub combine: Combine,
+    /// Ops that must have arrived first.
+    pub deps: Vec<usize>,
+    /// Whether the receiver reduces on arrival (costs reduction time before dependents start).
+    pub reduces: bool,
+}
+
+/// The collectives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Every rank ends with the sum of all buffers.
+    AllReduce,
+    /// Every rank ends with its share of the sum.
+    ReduceScatter,
+    /// Every rank ends with every rank's share.
+    AllGather,
+    /// Every rank ends with the root's buffer.
+    Broadcast,
+    /// The root ends with the sum.
+    Reduce,
+    /// Every rank sends a distinct block to every other.
+    AllToAll,
+    /// Nobody leaves before everybody has arrived (no payload).
+    Barrier,
+}
+
+impl Kind {
+    /// Every kind, in help order.
+    pub const ALL: [Kind; 7] = [
+        Kind::AllReduce,
+        Kind::ReduceScatter,
+        Kind::AllGather,
+        Kind::Broadcast,
+        Kind::Reduce,
+        Kind::AllToAll,
+        Kind::Barrier,
+    ];
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::AllReduce => "all-reduce",
+            Kind::ReduceScatter => "reduce-scatter",
+            Kind::AllGather => "all-gather",
+            Kind::Broadcast => "broadcast",
+            Kind::Reduce => "reduce",
+            Kind::AllToAll => "all-to-all",
+            Kind::Barrier => "barrier",
+        }
+    }
+    /// From the CLI name.
+    pub fn from_name(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == s)
+    }
+    /// The algorithms for this kind; the first is the default.
+    pub fn algorithms(self) -> &'static [Algorithm] {
+        match self {
+            Kind::AllReduce => &[
+                Algorithm::Ring,
+                Algorithm::BidirectionalRing,
+                Algorithm::DimensionWise,
+                Algorithm::HalvingDoubling,
+            ],
+            Kind::ReduceScatter | Kind::AllGather => &[Algorithm::Ring],
+            Kind::Broadcast => &[Algorithm::Tree, Algorithm::Ring],
+            Kind::Reduce => &[Algorithm::Tree],
+            Kind::AllToAll => &[Algorithm::Direct, Algorithm::DimensionWise],
+            Kind::Barrier => &[Algorithm::Dissemination],
+        }
+    }
+    /// nccl-tests bus-bandwidth factor: busbw = algbw x factor (n ranks).
+    pub fn bus_factor(self, n: usize) -> f64 {
+        let n = n as f64;
+        match self {
+            Kind::AllReduce => 2.0 * (n - 1.0) / n,
+            Kind::ReduceScatter | Kind::AllGather | Kind::AllToAll => (n - 1.0) / n,
+            Kind::Broadcast | Kind::Reduce | Kind::Barrier => 1.0,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// A ring through the ranks in ring order (reduce-scatter then all-gather for all-reduce;
+    /// a pipelined chain for broadcast).
+    Ring,
+    /// Two rings in opposite directions, each on half the data.
+    BidirectionalRing,
+    /// One dimension of a mesh or torus at a time: rings along each line.
+    DimensionWise,
+    /// Recursive halving (reduce-scatter) then doubling (all-gather); ranks a power of two.
+    HalvingDoubling,
+    /// A binomial tree rooted at rank 0.
+    Tree,
+    /// Every pair directly.
+    Direct,
+    /// The dissemination barrier: in round j rank i signals rank i + 2^j.
+    Dissemination,
+}
+
+impl Algorithm {
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+            Algorithm::BidirectionalRing => "bidirectional-ring",
+            Algorithm::DimensionWise => "dimension",
+            Algorithm::HalvingDoubling => "halving-doubling",
+            Algorithm::Tree => "tree",
+            Algorithm::Direct => "direct",
+            Algorithm::Dissemination => "dissemination",
+        }
+    }
+}
+
+/// A collective to plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Which collective.
+    pub kind: Kind,
+    /// Which algorithm.
+    pub algorithm: Algorithm,
+    /// Each rank's buffer in bytes (nccl-tests convention; all-to-all sends bytes / n to each).
+    pub bytes: u64,
+    /// Ranks in ring order (`ring[i]` is the endpoint of rank i).
+    pub ranks: usize,
+    /// For `DimensionWise`: the sizes of the mesh/torus the ranks fill, x fastest.
+    pub dims: Vec<u32>,
+    /// Pipeline piece for chain broadcast, in bytes (0: the whole buffer at once).
+    pub chunk: u64,
+}
+
+/// A planned collective.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Ranks.
+    pub ranks: usize,
+    /// Chunks per rank buffer.
+    pub chunks: usize,
+    /// The transfers.
+    pub ops: Vec<Op>,
+}
+
+/// Why a collective cannot be planned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// Split `total` bytes into `parts` shares differing by at most one byte.
+fn share(total: u64, parts: usize, i: usize) -> u64 {
+    let p = parts as u64;
+    total / p + u64::from((i as u64) < total % p)
+}
+
+impl Plan {
+    fn op(
+        &mut self,
+        src: usize,
+        dst: usize,
+        bytes: u64,
+        moves: Vec<(u32, u32)>,
+        combine: Combine,
+        deps: Vec<usize>,
+    ) -> usize {
+        self.ops.push(Op {
+            src,
+            dst,
+            bytes,
+            moves,
+            combine,
+            deps,
+            reduces: combine == Combine::Sum,
+        });
+        self.ops.len() - 1
+    }
+}
+
+/// Build the plan for `r`.
+pub fn plan(r: &Request) -> Result<Plan, PlanError> {
+    let n = r.ranks;
+    if n == 0 {
+        return Err(PlanError("a collective needs at least one rank".into()));
+    }
+    if !r.kind.algorithms().contains(&r.algorithm) {
+        let names: Vec<&str> = r.kind.algorithms().iter().map(|a| a.name()).collect();
+        return Err(PlanError(format!(
+            "{} has no `{}` algorithm (choose from: {})",
+            r.kind,
+            r.algorithm.name(),
+            names.join(", ")
+        )));
+    }
+    let mut p = Plan {
+        ranks: n,
+        chunks: n,
+        ops: Vec::new(),
+    };
+    if n == 1 {
+        return Ok(p);
+    }
+    match (r.kind, r.algorithm) {
+        (Kind::AllReduce, Algorithm::Ring) => {
+            let last = ring_phase(&mut p, r.bytes, 0, true, Combine::Sum, &vec![None; n], 0);
+            ring_phase(&mut p, r.bytes, 0, true, Combine::Copy, &last, 1);
+        }
+        (Kind::AllReduce, Algorithm::BidirectionalRing) => {
+            // Chunks 0..n go clockwise on the first half of the bytes, n..2n counter-clockwise.
+            p.chunks = 2 * n;
+            let half = r.bytes / 2;
+            let cw = ring_phase(&mut p, half, 0, true, Combine::Sum, &vec![None; n], 0);
+            ring_phase(&mut p, half, 0, true, Combine::Copy, &cw, 1);
+            let ccw = ring_phase(
+                &mut p,
+                r.bytes - half,
+                n as u32,
+                false,
+                Combine::Sum,
+                &vec![None; n],
+                0,
+            );
+            ring_phase(
+                &mut p,
+                r.bytes - half,
+                n as u32,
+                false,
+                Combine::Copy,
+                &ccw,
+                1,
+            );
+        }
+        (Kind::ReduceScatter, Algorithm::Ring) => {
+            ring_phase(&mut p, r.bytes, 0, true, Combine::Sum, &vec![None; n], 0);
+        }
+        (Kind::AllGather, Algorithm::Ring) => {
+            ring_phase(&mut p, r.bytes, 0, true, Combine::Copy, &vec![None; n], 0);
+        }
+        (Kind::AllReduce, Algorithm::DimensionWise) => dimension_all_reduce(&mut p, r)?,
+        (Kind::AllReduce, Algorithm::HalvingDoubling) => halving_doubling(&mut p, r.bytes)?,
+        (Kind::Broadcast, Algorithm::Tree) => binomial(&mut p, r.bytes, false),
+        (Kind::Reduce, Algorithm::Tree) => binomial(&mut p, r.bytes, true),
+        (Kind::Broadcast, Algorithm::Ring) => chain_broadcast(&mut p, r.bytes, r.chunk),
+        (Kind::AllToAll, Algorithm::Direct) => {
+            // Block (s, t), chunk id s * n + t, starts at rank s and must end at rank t.
+            p.chunks = n * n;
+            for i in 0..n {
+                for k in 1..n {
+                    let d = (i + k) % n;
+                    let id = (i * n + d) as u32;
+                    p.op(
+                        i,
+                        d,
+                        share(r.bytes, n, d),
+                        vec![(id, id)],
+                        Combine::Copy,
+                        vec![],
+                    );
+                }
+            }
+        }
+        (Kind::AllToAll, Algorithm::DimensionWise) => dimension_all_to_all(&mut p, r)?,
+        (Kind::Barrier, Algorithm::Dissemination) => {
+            // Each rank starts knowing itself (chunk = its own flag); after ceil(log2 n) rounds
+            // every rank knows every flag.
+            let mut last: Vec<Option<usize>> = vec![None; n];
+            let mut j = 1;
+            while j < n {
+                let mut next = vec![None; n];
+                for i in 0..n {
+                    let d = (i + j) % n;
+                    let deps: Vec<usize> = last[i].into_iter().collect();
+                    let moves = (0..n as u32).map(|c| (c, c)).collect();
+                    let o = p.op(i, d, 0, moves, Combine::Or, deps);
+                    next[d] = Some(o);
+                }
+                // A rank's next send waits for what it received this round.
+                last = next;
+                j *= 2;
+            }
+        }
+        (k, a) => return Err(PlanError(format!("{k} has no `{}` algorithm", a.name()))),
+    }
+    Ok(p)
+}
+
+/// One ring pass over the n chunks from `base`: in step s, rank i sends chunk
+/// `i + sigma (o - s)` (mod n) to rank `i + sigma`, where sigma is +1 (clockwise) or -1.
+/// With `o = 0` this is reduce-scatter (rank i ends owning chunk `i + sigma`) or an all-gather
+/// in which rank i starts owning chunk i; with `o = 1`, the all-gather that follows a
+/// reduce-scatter. Each send waits for what its rank received in the step before (or for
+/// `after`). Returns, per rank, the last op it received.
+fn ring_phase(
+    p: &mut Plan,
+    bytes: u64,
+    base: u32,
+    clockwise: bool,
+    combine: Combine,
+    after: &[Option<usize>],
+    o: usize,
+) -> Vec<Option<usize>> {
+    let n = p.ranks;
+    let mut recv_last: Vec<Option<usize>> = after.to_vec();
+    for s in 0..n - 1 {
+        let mut next = recv_last.clone();
+        for i in 0..n {
+            let (to, chunk) = if clockwise {
+                ((i + 1) % n, (i + n + o - s) % n)
+            } else {
+                ((i + n - 1) % n, (i + s + n - o) % n)
+            };
+            let deps: Vec<usize> = recv_last[i].into_iter().collect();
+            let c = base + chunk as u32;
+            let op = p.op(i, to, share(bytes, n, chunk), vec![(c, c)], combine, deps);
+            next[to] = Some(op);
+        }
+        recv_last = next;
+    }
+    recv_last
+}
+
+/// Dimension-by-dimension all-reduce on a mesh or torus of `r.dims`: reduce-scatter along
+/// each line of dimension 0, then 1, ... on the part each rank owns, then all-gather back in
+/// reverse order. Chunk j (mixed radix like the ranks) ends at the rank whose coordinates
+/// equal j's digits.
+fn dimension_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
+    let n = p.ranks;
+    let dims = &r.dims;
+    if dims.iter().map(|&k| k as usize).product::<usize>() != n || dims.is_empty() {
+        return Err(PlanError(format!(
+            "dimension-wise needs the ranks to fill the topology's dimensions ({dims:?})"
+        )));
+    }
+    let stride = |d: usize| dims[..d].iter().map(|&k| k as usize).product::<usize>();
+    let digit = |x: usize, d: usize| (x / stride(d)) % dims[d] as usize;
+    // Per rank, the last op it received (dependencies chain through).
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    let order: Vec<usize> = (0..dims.len()).filter(|&d| dims[d] > 1).collect();
+    let phases: Vec<(usize, Combine)> = order
+        .iter()
+        .map(|&d| (d, Combine::Sum))
+        .chain(order.iter().rev().map(|&d| (d, Combine::Copy)))
+        .collect();
+    for (pi, &(d, combine)) in phases.iter().enumerate() {
+        let k = dims[d] as usize;
+        // Dimensions already reduce-scattered when this phase runs (their digit is fixed).
+        let fixed: Vec<usize> = if combine == Combine::Sum {
+            order.iter().copied().take_while(|&x| x != d).collect()
+        } else {
+            let rs_done = order.len();
+            let ag_done = pi - rs_done;
+            order
+                .iter()
+                .copied()
+                .take(order.len() - ag_done - 1)
+                .collect()
+        };
+        // After reduce-scattering dimension e a rank owns the chunks whose digit e is one past
+        // its own coordinate (the ring schedule of `ring_phase`).
+        let owns = |rank: usize, chunk: usize| {
+            fixed
+                .iter()
+                .all(|&e| digit(chunk, e) == (digit(rank, e) + 1) % dims[e] as usize)
+        };
+        for s in 0..k - 1 {
+            let mut next = last.clone();
+            for rank in 0..n {
+                let c = digit(rank, d);
+                let to = rank - c * stride(d) + ((c + 1) % k) * stride(d);
+                // Ring step as in `ring_phase`, on the digit of dimension d.
+                let want = if combine == Combine::Sum {
+                    (c + k - s) % k
+                } else {
+                    (c + 1 + k - s) % k
+                };
+                let moves: Vec<(u32, u32)> = (0..n)
+                    .filter(|&j| owns(rank, j) && digit(j, d) == want)
+                    .map(|j| (j as u32, j as u32))
+                    .collect();
+                let bytes: u64 = moves
+                    .iter()
+                    .map(|&(j, _)| share(r.bytes, n, j as usize))
+                    .sum();
+                let deps: Vec<usize> = last[rank].into_iter().collect();
+                let o = p.op(rank, to, bytes, moves, combine, deps);
+                next[to] = Some(o);
+            }
+            last = next;
+        }
+    }
+    Ok(())
+}
+
+/// Recursive halving then doubling (Rabenseifner) for a power-of-two number of ranks.
+fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
+    let n = p.ranks;
+    if !n.is_power_of_two() {
+        return Err(PlanError(format!(
+            "halving-doubling needs a power-of-two number of ranks, not {n}"
+        )));
+    }
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    // Each rank's current chunk range [lo, hi).
+    let mut range: Vec<(usize, usize)> = vec![(0, n); n];
+    let mut dist = n / 2;
+    let mut steps = Vec::new();
+    while dist >= 1 {
+        let mut next = last.clone();
+        let mut new_range = range.clone();
+        for i in 0..n {
+            let partner = i ^ dist;
+            let (lo, hi) = range[i];
+            let mid = (lo + hi) / 2;
+            // The lower rank keeps the lower half and sends the upper half.
+            let (send, keep) = if i & dist == 0 {
+                ((mid, hi), (lo, mid))
+            } else {
+                ((lo, mid), (mid, hi))
+            };
+            let moves: Vec<(u32, u32)> = (send.0..send.1).map(|c| (c as u32, c as u32)).collect();
+            let b = (send.0..send.1).map(|c| share(bytes, n, c)).sum();
+            let deps: Vec<usize> = last[i].into_iter().collect();
+            let o = p.op(i, partner, b, moves, Combine::Sum, deps);
+            next[partner] = Some(o);
+            new_range[i] = keep;
+        }
+        steps.push(dist);
+        last = next;
+        range = new_range;
+        dist /= 2;
+    }
+    for &dist in steps.iter().rev() {
+        let mut next = last.clone();
+        let mut new_range = range.clone();
+        for i in 0..n {
+            let partner = i ^ dist;
+            let (lo, hi) = range[i];
+            let moves: Vec<(u32, u32)> = (lo..hi).map(|c| (c as u32, c as u32)).collect();
+            let b = (lo..hi).map(|c| share(bytes, n, c)).sum();
+            let deps: Vec<usize> = last[i].into_iter().collect();
+            let o = p.op(i, partner, b, moves, Combine::Copy, deps);
+            next[partner] = Some(o);
+            let (plo, phi) = range[partner];
+            new_range[i] = (lo.min(plo), hi.max(phi));
+        }
+        last = next;
+        range = new_range;
+    }
+    Ok(())
+}
+
+/// Binomial tree from (broadcast) or to (reduce) rank 0, whole buffer per transfer.
+fn binomial(p: &mut Plan, bytes: u64, reduce: bool) {
+    let n = p.ranks;
+    let all: Vec<(u32, u32)> = (0..n as u32).map(|c| (c, c)).collect();
+    let mut dist = 1;
+    let mut rounds = Vec::new();
+    while dist < n {
+        rounds.push(dist);
+        dist *= 2;
+    }
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    // Broadcast halves the distance each round (0 -> n/2 first); reduce doubles it.
+    let order: Vec<usize> = if reduce {
+        rounds.clone()
+    } else {
+        rounds.iter().rev().copied().collect()
+    };
+    for d in order {
+        let mut next = last.clone();
+        for i in (0..n).filter(|i| i % (2 * d) == 0 && i + d < n) {
+            let (src, dst) = if reduce { (i + d, i) } else { (i, i + d) };
+            let deps: Vec<usize> = last[src].into_iter().collect();
+            let o = p.op(
+                src,
+                dst,
+                bytes,
+                all.clone(),
+                if reduce { Combine::Sum } else { Combine::Copy },
+                deps,
+            );
+            next[dst] = Some(o);
+        }
+        last = next;
+    }
+}
+
+/// Pipelined chain broadcast: the buffer in pieces of `chunk` bytes flows 0 -> 1 -> ... -> n-1.
+fn chain_broadcast(p: &mut Plan, bytes: u64, chunk: u64) {
+    let n = p.ranks;
+    let pieces = if chunk == 0 {
+        1
+    } else {
+        bytes.div_ceil(chunk).clamp(1, n as u64 * 64) as usize
+    };
+    // Chunks: the buffer's n chunks are spread over the pieces (a piece carries some of them).
+    let all: Vec<u32> = (0..n as u32).collect();
+    let mut prev_piece: Vec<Option<usize>> = vec![None; n];
+    for q in 0..pieces {
+        let carried: Vec<(u32, u32)> = all
+            .iter()
+            .copied()
+            .filter(|&c| c as usize % pieces == q)
+            .map(|c| (c, c))
+            .collect();
+        let b = share(bytes, pieces, q);
+        let mut upstream: Option<usize> = None;
+        for i in 0..n - 1 {
+            let deps: Vec<usize> = upstream.into_iter().chain(prev_piece[i + 1]).collect();
+            let o = p.op(i, i + 1, b, carried.clone(), Combine::Copy, deps);
+            prev_piece[i + 1] = Some(o);
+            upstream = Some(o);
+        }
+    }
+}
+
+/// Dimension-by-dimension all-to-all: blocks move along dimension 0 to the right coordinate,
+/// then along 1, ..., each hop a direct transfer within a line, relayed by the intermediate
+/// ranks (store and forward).
+fn dimension_all_to_all(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
+    let n = p.ranks;
+    let dims = &r.dims;
+    if dims.iter().map(|&k| k as usize).product::<usize>() != n || dims.is_empty() {
+        return Err(PlanError(format!(
+            "dimension-wise needs the ranks to fill the topology's dimensions ({dims:?})"
+        )));
+    }
+    let stride = |d: usize| dims[..d].iter().map(|&k| k as usize).product::<usize>();
+    let digit = |x: usize, d: usize| (x / stride(d)) % dims[d] as usize;
+    // Block (s, t), chunk id s * n + t, starts at rank s and must end at rank t; relaying ranks
+    // hold it under the same id on the way.
+    p.chunks = n * n;
+    let mut phase_ops: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (di, d) in (0..dims.len()).filter(|&d| dims[d] > 1).enumerate() {
+        let k = dims[d] as usize;
+        let mut next_ops: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for holder in 0..n {
+            for delta in 1..k {
+                let c = digit(holder, d);
+                let tc = (c + delta) % k;
+                let to = holder - c * stride(d) + tc * stride(d);
+                // Blocks at `holder` after the previous dimensions: source s whose digits in
+                // later dimensions equal the holder's, and target t whose earlier digits equal
+                // the holder's; this hop moves those with t's digit d == tc.
+                let mut moves = Vec::new();
+                let mut bytes = 0;
+                for s in 0..n {
+                    if (d..dims.len()).any(|e| digit(s, e) != digit(holder, e)) {
+                        continue;
+                    }
+                    for t in 0..n {
+                        if (0..d).any(|e| digit(t, e) != digit(holder, e))
+                            || digit(t, d) != tc
+                            || s == t
+                        {
+                            continue;
+                        }
+                        let id = (s * n + t) as u32;
+                        moves.push((id, id));
+                        bytes += share(r.bytes, n, t);
+                    }
+                }
+                if moves.is_empty() {
+                    continue;
+                }
+                let deps: Vec<usize> = if di == 0 {
+                    Vec::new()
+                } else {
+                    phase_ops[holder].clone()
+                };
+                let o = p.op(holder, to, bytes, moves, Combine::Copy, deps);
+                next_ops[to].push(o);
+            }
+        }
+        phase_ops = next_ops;
+    }
+    Ok(())
+}

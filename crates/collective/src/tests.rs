@@ -1,0 +1,131 @@
+use super::*;
+use podsim_net::{AnalyticModel, FlowModel, Packetization};
+use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network, NodeId};
+use podsim_units::{Bandwidth, SimDuration};
+
+fn torus(dims: &[u32], gbps: u64, ns: u64) -> Network {
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(gbps).unwrap(),
+        latency: SimDuration::from_ns(ns),
+    };
+    Network::Cube(KAryNCube::new(dims.to_vec(), vec![true; dims.len()], link).unwrap())
+}
+
+fn request(kind: Kind, algorithm: Algorithm, bytes: u64, dims: &[u32]) -> Request {
+    Request {
+        kind,
+        algorithm,
+        bytes,
+        ranks: dims.iter().map(|&k| k as usize).product(),
+        dims: dims.to_vec(),
+        chunk: 0,
+    }
+}
+
+fn nodes(n: usize) -> Vec<NodeId> {
+    (0..n as u64).map(NodeId).collect()
+}
+
+#[test]
+fn every_collective_computes_the_right_result_on_both_models() {
+    for dims in [vec![8u32], vec![4, 4], vec![2, 2, 2], vec![3, 5]] {
+        let net = torus(&dims, 10, 50);
+        let n: usize = dims.iter().map(|&k| k as usize).product();
+        for kind in Kind::ALL {
+            for &alg in kind.algorithms() {
+                if alg == Algorithm::HalvingDoubling && !n.is_power_of_two() {
+                    continue;
+                }
+                let mut r = request(kind, alg, 1 << 16, &dims);
+                r.chunk = 4096;
+                let p = plan(&r).unwrap();
+                for model in [
+                    &mut FlowModel::new(net.clone(), Packetization::NONE, false)
+                        as &mut dyn podsim_net::NetworkModel,
+                    &mut AnalyticModel::new(net.clone(), Packetization::NONE),
+                ] {
+                    let out = run(&p, kind, model, &nodes(n), 0.0)
+                        .unwrap_or_else(|e| panic!("{kind} {} on {dims:?}: {e}", alg.name()));
+                    assert_eq!(out.verified, Verified::Passed);
+                    assert_eq!(out.report.bytes_sent, out.report.bytes_delivered);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn flow_times_are_never_below_the_lower_bound() {
+    for dims in [vec![16u32], vec![4, 4], vec![4, 4, 2]] {
+        let net = torus(&dims, 50, 100);
+        let m = net.metrics();
+        let n: usize = dims.iter().map(|&k| k as usize).product();
+        for kind in Kind::ALL {
+            for &alg in kind.algorithms() {
+                if alg == Algorithm::HalvingDoubling && !n.is_power_of_two() {
+                    continue;
+                }
+                let bytes = 64 << 20;
+                let p = plan(&request(kind, alg, bytes, &dims)).unwrap();
+                let mut model = FlowModel::new(net.clone(), Packetization::NONE, false);
+                let out = run(&p, kind, &mut model, &nodes(n), 0.0).unwrap();
+                let bound = lower_bound(
+                    kind,
+                    n,
+                    if kind == Kind::Barrier { 0 } else { bytes },
+                    &m,
+                    100e-9,
+                );
+                assert!(
+                    out.time.as_secs_f64() >= bound * (1.0 - 1e-9),
+                    "{kind} {}: {} < {bound}",
+                    alg.name(),
+                    out.time.as_secs_f64()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ring_all_reduce_on_a_ring_matches_the_closed_form_on_both_models() {
+    // A ring of 8, 10 GB/s, 1 us per hop, 8 MB per rank: 2(n-1) = 14 steps, each moving 1 MB
+    // to the next rank over its own link, contention-free: 14 x (1 MB / 10 GB/s + 1 us) = 14 x
+    // 101 us = 1.414 ms on both the flow and the analytic model.
+    let net = torus(&[8], 10, 1000);
+    let p = plan(&request(Kind::AllReduce, Algorithm::Ring, 8_000_000, &[8])).unwrap();
+    let mut flow = FlowModel::new(net.clone(), Packetization::NONE, false);
+    let mut ana = AnalyticModel::new(net, Packetization::NONE);
+    let a = run(&p, Kind::AllReduce, &mut flow, &nodes(8), 0.0).unwrap();
+    let b = run(&p, Kind::AllReduce, &mut ana, &nodes(8), 0.0).unwrap();
+    assert_eq!(a.time.as_ps(), 1_414_000_000);
+    assert_eq!(b.time.as_ps(), 1_414_000_000);
+}
+
+#[test]
+fn reduction_cost_delays_dependents() {
+    // Same ring, plus 1 ps per reduced byte: each of the 7 reduce-scatter steps adds 1 MB x
+    // 1 ps = 1 us before the next send.
+    let net = torus(&[8], 10, 1000);
+    let p = plan(&request(Kind::AllReduce, Algorithm::Ring, 8_000_000, &[8])).unwrap();
+    let mut flow = FlowModel::new(net, Packetization::NONE, false);
+    let out = run(&p, Kind::AllReduce, &mut flow, &nodes(8), 1.0).unwrap();
+    assert_eq!(out.time.as_ps(), 1_414_000_000 + 7_000_000);
+}
+
+#[test]
+fn unknown_pairs_and_sizes_are_refused() {
+    assert!(plan(&request(Kind::Broadcast, Algorithm::Direct, 1, &[4])).is_err());
+    assert!(
+        plan(&request(
+            Kind::AllReduce,
+            Algorithm::HalvingDoubling,
+            1,
+            &[6]
+        ))
+        .is_err()
+    );
+    assert_eq!(Kind::from_name("all-to-all"), Some(Kind::AllToAll));
+    assert!((Kind::AllReduce.bus_factor(8) - 1.75).abs() < 1e-12);
+}
