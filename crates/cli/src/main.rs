@@ -1,6 +1,7 @@
 //! `podsim`: the command-line front end. Only glue: parse arguments, call the library crates,
 //! print. Every error is one line on stderr and a non-zero exit.
 
+mod collective_cmd;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -99,6 +100,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a collective on a topology and report its time, algorithm and bus bandwidth
+    /// (nccl-tests conventions) and the physical lower bound; the result is checked.
+    Collective(collective_cmd::CollectiveArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
     /// non-zero if any differs by more than its tolerance.
     Validate {
@@ -136,6 +140,7 @@ fn main() -> ExitCode {
         ),
         Command::Run { scenario, json } => run(scenario.as_deref(), json),
         Command::Validate { dir } => validate(dir.as_deref()),
+        Command::Collective(a) => collective_cmd::collective(&a),
     };
     match result {
         Ok(code) => code,

@@ -46,3 +46,97 @@ pub fn lower_bound(kind: Kind, n: usize, bytes: u64, m: &Metrics, hop_latency_s:
 
 #[cfg(test)]
 mod tests;
+
+/// Which network model to run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    /// Alpha-beta, contention-free.
+    Analytic,
+    /// Max-min fair flows.
+    Flow,
+}
+
+impl ModelKind {
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Analytic => "analytic",
+            ModelKind::Flow => "flow",
+        }
+    }
+}
+
+/// One measured collective, with the nccl-tests figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// Ranks (every endpoint of the network).
+    pub ranks: usize,
+    /// Per-rank buffer bytes.
+    pub bytes: u64,
+    /// Simulated time, seconds.
+    pub time_s: f64,
+    /// bytes / time.
+    pub algorithm_bandwidth_bytes_per_s: f64,
+    /// algbw x the kind's bus factor.
+    pub bus_bandwidth_bytes_per_s: f64,
+    /// Wire bytes times links crossed.
+    pub bytes_on_wire: u64,
+    /// Highest link load seen, as a fraction of bandwidth.
+    pub max_link_utilization: f64,
+    /// See [`lower_bound`].
+    pub lower_bound_time_s: f64,
+    /// Whether the functional check ran and passed.
+    pub verified: bool,
+    /// Transfers in the plan.
+    pub transfers: usize,
+}
+
+/// What to measure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setup {
+    /// The collective.
+    pub kind: Kind,
+    /// Its algorithm.
+    pub algorithm: Algorithm,
+    /// Per-rank buffer bytes.
+    pub bytes: u64,
+    /// The network model.
+    pub model: ModelKind,
+    /// Packet overheads.
+    pub packets: podsim_net::Packetization,
+    /// Pipeline piece or DMA size in bytes (0: none).
+    pub chunk: u64,
+    /// Split flows over equal-cost paths.
+    pub ecmp: bool,
+}
+
+/// Plan the setup's collective over every endpoint of `net` and run it on its model.
+pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement, String> {
+    let Setup { kind, algorithm, bytes, model, packets, chunk, ecmp } = *s;
+    let n = usize::try_from(net.endpoints()).map_err(|_| "too many endpoints".to_string())?;
+    let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
+    let bytes = if kind == Kind::Barrier { 0 } else { bytes };
+    let p = plan(&Request { kind, algorithm, bytes, ranks: n, dims, chunk }).map_err(|e| e.to_string())?;
+    let nodes: Vec<podsim_topology::NodeId> = (0..n as u64).map(podsim_topology::NodeId).collect();
+    let mut m: Box<dyn podsim_net::NetworkModel> = match model {
+        ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),
+        ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
+    };
+    let out = run(&p, kind, m.as_mut(), &nodes, 0.0).map_err(|e| e.to_string())?;
+    let metrics = net.metrics();
+    let hop = net.link().latency.as_secs_f64();
+    let t = out.time.as_secs_f64();
+    let algbw = if t > 0.0 { bytes as f64 / t } else { 0.0 };
+    Ok(Measurement {
+        ranks: n,
+        bytes,
+        time_s: t,
+        algorithm_bandwidth_bytes_per_s: algbw,
+        bus_bandwidth_bytes_per_s: algbw * kind.bus_factor(n),
+        bytes_on_wire: out.report.bytes_on_wire,
+        max_link_utilization: out.report.max_link_utilization,
+        lower_bound_time_s: lower_bound(kind, n, bytes, &metrics, hop),
+        verified: out.verified == Verified::Passed,
+        transfers: out.transfers,
+    })
+}
