@@ -68,11 +68,19 @@ fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
 }
 
 fn size(flag: &str, s: &str) -> Result<u64, Failure> {
-    s.parse::<Bytes>().map(|b| b.0).map_err(|e| flag_err(flag, format!("{e}; expected a size such as \"64 MiB\"")))
+    s.parse::<Bytes>()
+        .map(|b| b.0)
+        .map_err(|e| flag_err(flag, format!("{e}; expected a size such as \"64 MiB\"")))
 }
 
 /// The JSON object for one measurement.
-pub fn measurement_json(kind: Kind, alg: Algorithm, model: ModelKind, topology: &str, m: &Measurement) -> serde_json::Value {
+pub fn measurement_json(
+    kind: Kind,
+    alg: Algorithm,
+    model: ModelKind,
+    topology: &str,
+    m: &Measurement,
+) -> serde_json::Value {
     json!({
         "kind": kind.name(),
         "algorithm": alg.name(),
@@ -92,31 +100,53 @@ pub fn measurement_json(kind: Kind, alg: Algorithm, model: ModelKind, topology: 
 }
 
 /// Parse kind, algorithm and model names.
-pub fn parse_names(kind: &str, algorithm: Option<&str>, model: &str) -> Result<(Kind, Algorithm, ModelKind), String> {
+pub fn parse_names(
+    kind: &str,
+    algorithm: Option<&str>,
+    model: &str,
+) -> Result<(Kind, Algorithm, ModelKind), String> {
     let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
     let k = Kind::from_name(kind).ok_or_else(|| {
-        format!("`{kind}` is not a collective; the nearest is `{}` (collectives: {})", podsim_config::nearest(kind, &names).unwrap_or(""), names.join(", "))
+        format!(
+            "`{kind}` is not a collective; the nearest is `{}` (collectives: {})",
+            podsim_config::nearest(kind, &names).unwrap_or(""),
+            names.join(", ")
+        )
     })?;
     let algs = k.algorithms();
     let a = match algorithm {
         None => algs[0],
         Some(name) => *algs.iter().find(|a| a.name() == name).ok_or_else(|| {
             let list: Vec<&str> = algs.iter().map(|a| a.name()).collect();
-            format!("{k} has no algorithm `{name}` (choose from: {})", list.join(", "))
+            format!(
+                "{k} has no algorithm `{name}` (choose from: {})",
+                list.join(", ")
+            )
         })?,
     };
     let m = match model {
         "flow" => ModelKind::Flow,
         "analytic" => ModelKind::Analytic,
-        other => return Err(format!("`{other}` is not a model (choose analytic or flow)")),
+        other => {
+            return Err(format!(
+                "`{other}` is not a model (choose analytic or flow)"
+            ));
+        }
     };
     Ok((k, a, m))
 }
 
 /// Run `podsim collective`.
 pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
-    let (kind, alg, model) = parse_names(&a.kind, a.algorithm.as_deref(), &a.model).map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
-    let spec = SystemSpec::from_cli(&a.topology, a.link_bandwidth.as_deref(), a.link_latency.as_deref(), None).map_err(|e| {
+    let (kind, alg, model) = parse_names(&a.kind, a.algorithm.as_deref(), &a.model)
+        .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
+    let spec = SystemSpec::from_cli(
+        &a.topology,
+        a.link_bandwidth.as_deref(),
+        a.link_latency.as_deref(),
+        None,
+    )
+    .map_err(|e| {
         let mut e = e;
         if e.key == "SPEC" {
             e.key = "--topology".into();
@@ -124,31 +154,99 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         Failure(e.to_string())
     })?;
     let net = build(&spec, "<command line>")?;
-    let chunk = a.chunk.as_deref().map(|s| size("--chunk", s)).transpose()?.unwrap_or(0);
+    let chunk = a
+        .chunk
+        .as_deref()
+        .map(|s| size("--chunk", s))
+        .transpose()?
+        .unwrap_or(0);
     let packets = match (&a.packet_payload, &a.packet_header) {
         (None, None) => Packetization::NONE,
         (p, h) => {
-            let payload = p.as_deref().map(|s| size("--packet-payload", s)).transpose()?.unwrap_or(u64::MAX);
+            let payload = p
+                .as_deref()
+                .map(|s| size("--packet-payload", s))
+                .transpose()?
+                .unwrap_or(u64::MAX);
             if payload == 0 {
-                return Err(flag_err("--packet-payload", "a packet needs at least one byte of payload"));
+                return Err(flag_err(
+                    "--packet-payload",
+                    "a packet needs at least one byte of payload",
+                ));
             }
-            Packetization { payload, header: h.as_deref().map(|s| size("--packet-header", s)).transpose()?.unwrap_or(0) }
+            Packetization {
+                payload,
+                header: h
+                    .as_deref()
+                    .map(|s| size("--packet-header", s))
+                    .transpose()?
+                    .unwrap_or(0),
+            }
         }
     };
-    let setup = |bytes| Setup { kind, algorithm: alg, bytes, model, packets, chunk, ecmp: true };
-    let run = |bytes| measure(&net, &setup(bytes)).map_err(|e| Failure(format!("<command line>: {kind} on {}: {e}", a.topology)));
+    let setup = |bytes| Setup {
+        kind,
+        algorithm: alg,
+        bytes,
+        model,
+        packets,
+        chunk,
+        ecmp: true,
+    };
+    let run = |bytes| {
+        measure(&net, &setup(bytes))
+            .map_err(|e| Failure(format!("<command line>: {kind} on {}: {e}", a.topology)))
+    };
     if let Some(list) = &a.sweep {
-        let sizes: Vec<u64> = list.split(',').map(|s| size("--sweep", s.trim())).collect::<Result<_, _>>()?;
-        let mut rows = vec![("bytes".to_string(), vec!["time".into(), "algbw".into(), "busbw".into(), "lower bound".into(), "max link util".into()])];
-        let mut csv = String::from("bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire\n");
+        let sizes: Vec<u64> = list
+            .split(',')
+            .map(|s| size("--sweep", s.trim()))
+            .collect::<Result<_, _>>()?;
+        let mut rows = vec![(
+            "bytes".to_string(),
+            vec![
+                "time".into(),
+                "algbw".into(),
+                "busbw".into(),
+                "lower bound".into(),
+                "max link util".into(),
+            ],
+        )];
+        let mut csv = String::from(
+            "bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire\n",
+        );
         for b in sizes {
             let m = run(b)?;
-            rows.push((Bytes(b).to_string(), vec![format!("{:.6e} s", m.time_s), gbps(m.algorithm_bandwidth_bytes_per_s), gbps(m.bus_bandwidth_bytes_per_s), format!("{:.6e} s", m.lower_bound_time_s), format!("{:.3}", m.max_link_utilization)]));
-            csv.push_str(&format!("{},{},{},{},{},{},{}\n", b, m.time_s, m.algorithm_bandwidth_bytes_per_s, m.bus_bandwidth_bytes_per_s, m.lower_bound_time_s, m.max_link_utilization, m.bytes_on_wire));
+            rows.push((
+                Bytes(b).to_string(),
+                vec![
+                    format!("{:.6e} s", m.time_s),
+                    gbps(m.algorithm_bandwidth_bytes_per_s),
+                    gbps(m.bus_bandwidth_bytes_per_s),
+                    format!("{:.6e} s", m.lower_bound_time_s),
+                    format!("{:.3}", m.max_link_utilization),
+                ],
+            ));
+            csv.push_str(&format!(
+                "{},{},{},{},{},{},{}\n",
+                b,
+                m.time_s,
+                m.algorithm_bandwidth_bytes_per_s,
+                m.bus_bandwidth_bytes_per_s,
+                m.lower_bound_time_s,
+                m.max_link_utilization,
+                m.bytes_on_wire
+            ));
             // Written after every size, so a killed sweep keeps what it finished.
-            std::fs::write(&a.csv, &csv).map_err(|e| Failure(format!("{}: cannot write: {e}", a.csv.display())))?;
+            std::fs::write(&a.csv, &csv)
+                .map_err(|e| Failure(format!("{}: cannot write: {e}", a.csv.display())))?;
         }
-        println!("{kind} ({}) on {} with the {} model", alg.name(), a.topology, model.name());
+        println!(
+            "{kind} ({}) on {} with the {} model",
+            alg.name(),
+            a.topology,
+            model.name()
+        );
         print!("{}", render(&rows));
         println!("CSV written to {}", a.csv.display());
         return Ok(ExitCode::SUCCESS);
@@ -156,23 +254,56 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     let bytes = match &a.bytes {
         Some(s) => size("--bytes", s)?,
         None if kind == Kind::Barrier => 0,
-        None => return Err(flag_err("--bytes", "missing: give each rank's buffer size, e.g. --bytes \"64 MiB\" (or --sweep)")),
+        None => {
+            return Err(flag_err(
+                "--bytes",
+                "missing: give each rank's buffer size, e.g. --bytes \"64 MiB\" (or --sweep)",
+            ));
+        }
     };
     let m = run(bytes)?;
     if a.json {
         println!("{}", measurement_json(kind, alg, model, &a.topology, &m));
     } else {
         let rows = vec![
-            ("collective".to_string(), vec![format!("{kind} ({}), {} model", alg.name(), model.name())]),
-            ("topology".into(), vec![format!("{} ({} ranks)", a.topology, m.ranks)]),
+            (
+                "collective".to_string(),
+                vec![format!("{kind} ({}), {} model", alg.name(), model.name())],
+            ),
+            (
+                "topology".into(),
+                vec![format!("{} ({} ranks)", a.topology, m.ranks)],
+            ),
             ("bytes per rank".into(), vec![Bytes(m.bytes).to_string()]),
             ("time".into(), vec![format!("{:.6e} s", m.time_s)]),
-            ("algorithm bandwidth".into(), vec![gbps(m.algorithm_bandwidth_bytes_per_s)]),
-            ("bus bandwidth".into(), vec![gbps(m.bus_bandwidth_bytes_per_s)]),
-            ("lower bound".into(), vec![format!("{:.6e} s", m.lower_bound_time_s)]),
-            ("bytes on wire".into(), vec![Bytes(m.bytes_on_wire).to_string()]),
-            ("max link utilization".into(), vec![format!("{:.3}", m.max_link_utilization)]),
-            ("result".into(), vec![if m.verified { "verified".into() } else { "not verified (too large to check)".into() }]),
+            (
+                "algorithm bandwidth".into(),
+                vec![gbps(m.algorithm_bandwidth_bytes_per_s)],
+            ),
+            (
+                "bus bandwidth".into(),
+                vec![gbps(m.bus_bandwidth_bytes_per_s)],
+            ),
+            (
+                "lower bound".into(),
+                vec![format!("{:.6e} s", m.lower_bound_time_s)],
+            ),
+            (
+                "bytes on wire".into(),
+                vec![Bytes(m.bytes_on_wire).to_string()],
+            ),
+            (
+                "max link utilization".into(),
+                vec![format!("{:.3}", m.max_link_utilization)],
+            ),
+            (
+                "result".into(),
+                vec![if m.verified {
+                    "verified".into()
+                } else {
+                    "not verified (too large to check)".into()
+                }],
+            ),
         ];
         print!("{}", render(&rows));
     }

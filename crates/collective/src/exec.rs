@@ -199,25 +199,36 @@ pub fn run(
                 let Some(Reverse((t, i))) = to_send.pop() else {
                     break;
                 };
-                let o = &ops[i];
-                let payload = if verify {
-                    o.moves
-                        .iter()
-                        .map(|&(c, _)| match (bufs[o.src].get(&c), o.combine) {
-                            (Some(&v), _) => Ok(v),
-                            // A flag not yet raised is a zero.
-                            (None, Combine::Or) => Ok(0),
-                            (None, _) => Err(RunError::Wrong(format!(
-                                "rank {} sends chunk {c} it does not hold",
-                                o.src
-                            ))),
-                        })
-                        .collect::<Result<Vec<u64>, RunError>>()?
-                } else {
-                    Vec::new()
-                };
-                let id = model.send(t, nodes[o.src], nodes[o.dst], Bytes(o.bytes), i as u64)?;
-                in_flight.insert(id, (i, payload));
+                // Every other send due at the same instant goes out with this one.
+                let mut batch = vec![i];
+                while let Some(&Reverse((t2, j))) = to_send.peek() {
+                    if t2 != t {
+                        break;
+                    }
+                    to_send.pop();
+                    batch.push(j);
+                }
+                for i in batch {
+                    let o = &ops[i];
+                    let payload = if verify {
+                        o.moves
+                            .iter()
+                            .map(|&(c, _)| match (bufs[o.src].get(&c), o.combine) {
+                                (Some(&v), _) => Ok(v),
+                                // A flag not yet raised is a zero.
+                                (None, Combine::Or) => Ok(0),
+                                (None, _) => Err(RunError::Wrong(format!(
+                                    "rank {} sends chunk {c} it does not hold",
+                                    o.src
+                                ))),
+                            })
+                            .collect::<Result<Vec<u64>, RunError>>()?
+                    } else {
+                        Vec::new()
+                    };
+                    let id = model.send(t, nodes[o.src], nodes[o.dst], Bytes(o.bytes), i as u64)?;
+                    in_flight.insert(id, (i, payload));
+                }
             }
             (false, Some(t)) => {
                 for c in model.advance(t) {

@@ -112,11 +112,27 @@ pub struct Setup {
 
 /// Plan the setup's collective over every endpoint of `net` and run it on its model.
 pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement, String> {
-    let Setup { kind, algorithm, bytes, model, packets, chunk, ecmp } = *s;
+    let Setup {
+        kind,
+        algorithm,
+        bytes,
+        model,
+        packets,
+        chunk,
+        ecmp,
+    } = *s;
     let n = usize::try_from(net.endpoints()).map_err(|_| "too many endpoints".to_string())?;
     let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
     let bytes = if kind == Kind::Barrier { 0 } else { bytes };
-    let p = plan(&Request { kind, algorithm, bytes, ranks: n, dims, chunk }).map_err(|e| e.to_string())?;
+    let p = plan(&Request {
+        kind,
+        algorithm,
+        bytes,
+        ranks: n,
+        dims,
+        chunk,
+    })
+    .map_err(|e| e.to_string())?;
     let nodes: Vec<podsim_topology::NodeId> = (0..n as u64).map(podsim_topology::NodeId).collect();
     let mut m: Box<dyn podsim_net::NetworkModel> = match model {
         ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),

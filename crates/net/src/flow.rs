@@ -68,6 +68,25 @@ pub struct FlowModel {
     now: SimTime,
     dirty: bool,
     report: NetReport,
+    // Scratch space for `recompute`, indexed by link or flow.
+    count: Vec<u32>,
+    cap: Vec<f64>,
+    row: Vec<usize>,
+    slot: Vec<usize>,
+    members: Vec<usize>,
+    frozen: Vec<bool>,
+    scratch_links: Vec<LinkId>,
+    first_drain: Option<SimTime>,
+}
+
+/// Round `x` down to 36 significant bits.
+fn quantize(x: f64) -> f64 {
+    if x <= 0.0 || !x.is_finite() {
+        return x.max(0.0);
+    }
+    let e = x.log2().floor() as i32 - 35;
+    let q = 2f64.powi(e);
+    (x / q).floor() * q
 }
 
 impl FlowModel {
@@ -81,6 +100,7 @@ impl FlowModel {
             .map(|l| links.spec(l).bandwidth.bytes_per_s() as f64)
             .collect();
         capacity.extend(std::iter::repeat_n(nic, 2 * endpoints));
+        let n_links = capacity.len();
         FlowModel {
             net,
             links,
@@ -94,6 +114,14 @@ impl FlowModel {
             now: SimTime::ZERO,
             dirty: false,
             report: NetReport::default(),
+            count: vec![0; n_links],
+            cap: vec![0.0; n_links],
+            row: vec![0; n_links],
+            slot: vec![0; n_links],
+            members: Vec::new(),
+            frozen: Vec::new(),
+            scratch_links: Vec::new(),
+            first_drain: None,
         }
     }
 
@@ -146,65 +174,103 @@ impl FlowModel {
     }
 
     /// Max-min fair rates by progressive filling; then every flow's drain time.
+    ///
+    /// Shares are rounded down to 36 significant bits. Rates stay within 2⁻³⁶ of the exact
+    /// max-min rates and never above them, and flows in symmetric positions, whose exact
+    /// shares are equal but whose floating-point sums can differ in the last bits, get exactly
+    /// the same rate, so they drain at the same picosecond and are handled in one step.
     fn recompute(&mut self) {
         if !self.dirty {
             return;
         }
         self.dirty = false;
-        let mut on_link: std::collections::HashMap<LinkId, Vec<usize>> =
-            std::collections::HashMap::new();
+        // Links in use, and the flows on each, in compressed rows.
+        let touched = &mut self.scratch_links;
+        touched.clear();
         for &f in &self.active {
             for &l in &self.flows[f].links {
-                on_link.entry(l).or_default().push(f);
+                if self.count[l] == 0 {
+                    touched.push(l);
+                }
+                self.count[l] += 1;
             }
         }
-        let mut cap: std::collections::HashMap<LinkId, f64> =
-            on_link.keys().map(|&l| (l, self.capacity[l])).collect();
-        let mut count: std::collections::HashMap<LinkId, usize> =
-            on_link.iter().map(|(&l, v)| (l, v.len())).collect();
-        let mut heap: BinaryHeap<Reverse<(Ord64, LinkId)>> = on_link
+        let mut start = 0;
+        for &l in touched.iter() {
+            self.row[l] = start;
+            start += self.count[l] as usize;
+            self.cap[l] = self.capacity[l];
+        }
+        self.members.clear();
+        self.members.resize(start, 0);
+        let mut fill: Vec<usize> = touched.iter().map(|&l| self.row[l]).collect();
+        for (ti, &l) in touched.iter().enumerate() {
+            self.slot[l] = ti;
+        }
+        for &f in &self.active {
+            for &l in &self.flows[f].links {
+                let t = self.slot[l];
+                self.members[fill[t]] = f;
+                fill[t] += 1;
+            }
+        }
+        let mut heap: BinaryHeap<Reverse<(Ord64, LinkId)>> = touched
             .iter()
-            .map(|(&l, v)| Reverse((Ord64(self.capacity[l] / v.len() as f64), l)))
+            .map(|&l| Reverse((Ord64(quantize(self.cap[l] / f64::from(self.count[l]))), l)))
             .collect();
-        let mut frozen = vec![false; self.flows.len()];
-        let mut peak = 0.0f64;
+        self.frozen.resize(self.flows.len(), false);
+        for &f in &self.active {
+            self.frozen[f] = false;
+        }
         while let Some(Reverse((Ord64(share), l))) = heap.pop() {
-            let n = count[&l];
-            if n == 0 || (cap[&l].max(0.0) / n as f64) != share {
+            let n = self.count[l];
+            if n == 0 || quantize(self.cap[l].max(0.0) / f64::from(n)) != share {
                 continue;
             }
-            for &f in &on_link[&l] {
-                if frozen[f] {
+            // The link's members run from its row start to where filling stopped.
+            for k in self.row[l]..fill[self.slot[l]] {
+                let f = self.members[k];
+                if self.frozen[f] {
                     continue;
                 }
-                frozen[f] = true;
+                self.frozen[f] = true;
                 self.flows[f].rate = share;
                 for &l2 in &self.flows[f].links {
-                    let c = cap.get_mut(&l2).expect("every path link is tracked");
-                    *c -= share;
-                    let k = count.get_mut(&l2).expect("every path link is counted");
-                    *k -= 1;
-                    if *k > 0 {
-                        heap.push(Reverse((Ord64(c.max(0.0) / *k as f64), l2)));
+                    self.cap[l2] -= share;
+                    self.count[l2] -= 1;
+                    if self.count[l2] > 0 {
+                        heap.push(Reverse((
+                            Ord64(quantize(self.cap[l2].max(0.0) / f64::from(self.count[l2]))),
+                            l2,
+                        )));
                     }
                 }
             }
         }
-        for (&l, &c) in &cap {
-            peak = peak.max((self.capacity[l] - c) / self.capacity[l]);
+        let mut peak = 0.0f64;
+        for &l in touched.iter() {
+            peak = peak.max((self.capacity[l] - self.cap[l]) / self.capacity[l]);
+            self.count[l] = 0;
         }
         self.report.max_link_utilization = self.report.max_link_utilization.max(peak);
+        let mut first = None::<SimTime>;
         for &f in &self.active {
             let fl = &mut self.flows[f];
             fl.finish =
                 self.now + podsim_units::SimDuration::from_ps(drain_ps(fl.remaining, fl.rate));
+            first = Some(first.map_or(fl.finish, |x| x.min(fl.finish)));
         }
+        self.first_drain = first;
     }
 
     /// The earliest drain among active flows.
     fn next_drain(&mut self) -> Option<SimTime> {
         self.recompute();
-        self.active.iter().map(|&f| self.flows[f].finish).min()
+        if self.active.is_empty() {
+            None
+        } else {
+            self.first_drain
+        }
     }
 
     /// Process drains up to and including `t`.
@@ -260,7 +326,11 @@ impl NetworkModel for FlowModel {
         if !self.ecmp {
             routes.truncate(1);
         }
-        self.drain_until(at);
+        // Sends at the current time change no rate until the next query, so many sends at one
+        // instant cost one recomputation.
+        if at > self.now {
+            self.drain_until(at);
+        }
         let id = self.transfers.len();
         let wire = self.packets.wire_bytes(bytes.0);
         let share = wire as f64 / routes.len() as f64;
@@ -317,18 +387,10 @@ impl NetworkModel for FlowModel {
     }
 
     fn next_completion(&mut self) -> Option<SimTime> {
-        // Arrivals already scheduled, and the arrival of the next flow to drain.
+        // The next event: an arrival already scheduled, or the next drain (which schedules
+        // arrivals). Advancing to it may complete nothing yet; the caller simply asks again.
         let arrival = self.arrivals.peek().map(|r| r.0.0);
-        let drain = self.next_drain().and_then(|d| {
-            self.active
-                .iter()
-                .filter(|&&f| self.flows[f].finish == d)
-                .map(|&f| d + podsim_units::SimDuration::from_ps(self.flows[f].latency))
-                .min()
-        });
-        // A transfer completes no earlier than its first flow's arrival; advancing to this time
-        // processes everything up to it.
-        match (arrival, drain) {
+        match (arrival, self.next_drain()) {
             (Some(a), Some(d)) => Some(a.min(d)),
             (a, d) => a.or(d),
         }

@@ -126,7 +126,8 @@ pub trait NetworkModel {
         bytes: Bytes,
         tag: u64,
     ) -> Result<TransferId, NetError>;
-    /// When the next pending transfer will complete, if any is pending.
+    /// The time of the model's next event, if anything is pending: no transfer completes
+    /// before it (advancing to it may complete none yet; ask again).
     fn next_completion(&mut self) -> Option<SimTime>;
     /// Move time forward to `until`; every transfer complete by then, in (end, id) order.
     fn advance(&mut self, until: SimTime) -> Vec<Completion>;
@@ -136,15 +137,16 @@ pub trait NetworkModel {
     fn name(&self) -> &'static str;
 }
 
-/// Time in picoseconds to move `bytes` at `rate` bytes/s, rounded up (a result within 10⁻⁶ ps of
-/// a whole number is taken as that number, so exact cases stay exact).
+/// Time in picoseconds to move `bytes` at `rate` bytes/s, rounded up (a result within 10⁻³ ps of
+/// a whole number is taken as that number, so exact cases stay exact despite the flow model's
+/// 36-bit rates).
 pub(crate) fn drain_ps(bytes: f64, rate: f64) -> u64 {
     if bytes <= 0.0 {
         return 0;
     }
     let t = bytes * 1e12 / rate;
     let r = t.round();
-    if (t - r).abs() < 1e-6 {
+    if (t - r).abs() < 1e-3 {
         r as u64
     } else {
         t.ceil() as u64

@@ -61,8 +61,8 @@ fn max_min_shares_by_hand() {
     m.send(z, NodeId(0), NodeId(1), Bytes(1000), 0).unwrap();
     m.send(z, NodeId(0), NodeId(1), Bytes(1000), 0).unwrap();
     let rates: std::collections::HashMap<TransferId, f64> = m.rates().into_iter().collect();
-    assert!((rates[&a] - 1e9 / 3.0).abs() < 1e-3);
-    assert!((rates[&b] - 2e9 / 3.0).abs() < 1e-3);
+    assert!((rates[&a] - 1e9 / 3.0).abs() < 0.1); // shares keep 36 significant bits
+    assert!((rates[&b] - 2e9 / 3.0).abs() < 0.1);
     for (load, cap) in m.link_loads() {
         assert!(load <= cap * (1.0 + 1e-12));
     }
