@@ -99,47 +99,11 @@ pub fn measurement_json(
     })
 }
 
-/// Parse kind, algorithm and model names.
-pub fn parse_names(
-    kind: &str,
-    algorithm: Option<&str>,
-    model: &str,
-) -> Result<(Kind, Algorithm, ModelKind), String> {
-    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-    let k = Kind::from_name(kind).ok_or_else(|| {
-        format!(
-            "`{kind}` is not a collective; the nearest is `{}` (collectives: {})",
-            podsim_config::nearest(kind, &names).unwrap_or(""),
-            names.join(", ")
-        )
-    })?;
-    let algs = k.algorithms();
-    let a = match algorithm {
-        None => algs[0],
-        Some(name) => *algs.iter().find(|a| a.name() == name).ok_or_else(|| {
-            let list: Vec<&str> = algs.iter().map(|a| a.name()).collect();
-            format!(
-                "{k} has no algorithm `{name}` (choose from: {})",
-                list.join(", ")
-            )
-        })?,
-    };
-    let m = match model {
-        "flow" => ModelKind::Flow,
-        "analytic" => ModelKind::Analytic,
-        other => {
-            return Err(format!(
-                "`{other}` is not a model (choose analytic or flow)"
-            ));
-        }
-    };
-    Ok((k, a, m))
-}
-
 /// Run `podsim collective`.
 pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
-    let (kind, alg, model) = parse_names(&a.kind, a.algorithm.as_deref(), &a.model)
-        .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
+    let (kind, alg, model) =
+        podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.model)
+            .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
     let spec = SystemSpec::from_cli(
         &a.topology,
         a.link_bandwidth.as_deref(),

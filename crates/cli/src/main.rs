@@ -24,6 +24,10 @@ const DEFAULT_SCENARIO: (&str, &str) = (
 /// (a test checks the two agree).
 const VALIDATION: &[(&str, &str)] = &[
     (
+        "validation/tpu-v4-twisted-all-to-all.toml",
+        include_str!("../../../validation/tpu-v4-twisted-all-to-all.toml"),
+    ),
+    (
         "validation/tenstorrent.toml",
         include_str!("../../../validation/tenstorrent.toml"),
     ),
@@ -240,7 +244,7 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     let net = build(&c.system, file)?;
     let m = net.metrics();
     c.quantity
-        .measure(&c.system, c.route, &net, &m)
+        .measure(c, &net, &m)
         .map(Some)
         .map_err(|e| Failure(format!("{file}: case `{}`: {e}", c.figure)))
 }

@@ -10,7 +10,7 @@ use podsim_units::{Bytes, SimDuration, SimTime};
 use crate::plan::{Combine, Kind, Plan};
 
 /// Buffer entries (ranks x chunks) above which the functional check is skipped.
-pub const VERIFY_LIMIT: usize = 20_000_000;
+pub const VERIFY_LIMIT: usize = 4_000_000;
 
 /// What running a plan found.
 #[derive(Debug, Clone, PartialEq)]

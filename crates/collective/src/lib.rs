@@ -156,3 +156,41 @@ pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement,
         transfers: out.transfers,
     })
 }
+
+/// The kind, algorithm (default: the kind's first) and model named on a command line or in a
+/// file; the error names the nearest valid choice.
+pub fn parse_names(
+    kind: &str,
+    algorithm: Option<&str>,
+    model: &str,
+) -> Result<(Kind, Algorithm, ModelKind), String> {
+    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    let k = Kind::from_name(kind).ok_or_else(|| {
+        let nearest = podsim_units::nearest(kind, &names).unwrap_or("");
+        format!(
+            "`{kind}` is not a collective; the nearest is `{nearest}` (collectives: {})",
+            names.join(", ")
+        )
+    })?;
+    let algs = k.algorithms();
+    let a = match algorithm {
+        None => algs[0],
+        Some(name) => *algs.iter().find(|a| a.name() == name).ok_or_else(|| {
+            let list: Vec<&str> = algs.iter().map(|a| a.name()).collect();
+            format!(
+                "{k} has no algorithm `{name}` (choose from: {})",
+                list.join(", ")
+            )
+        })?,
+    };
+    let m = match model {
+        "flow" => ModelKind::Flow,
+        "analytic" => ModelKind::Analytic,
+        other => {
+            return Err(format!(
+                "`{other}` is not a model (choose analytic or flow)"
+            ));
+        }
+    };
+    Ok((k, a, m))
+}

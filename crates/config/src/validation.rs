@@ -18,6 +18,8 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use podsim_collective::{Setup, measure, parse_names};
+use podsim_net::Packetization;
 use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
 use podsim_topology::{Metrics, Network, metrics};
 use podsim_units::{Bandwidth, Bytes};
@@ -58,10 +60,13 @@ pub enum Quantity {
     DramBanks,
     /// Usable Tensix workers of a Tenstorrent chip.
     Workers,
+    /// How many times faster the case's collective runs on its system than on its baseline
+    /// (baseline time / system time), held in thousandths.
+    CollectiveSpeedup,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 15] = [
+pub const QUANTITIES: [&str; 16] = [
     "nodes",
     "links",
     "degree_max",
@@ -77,6 +82,7 @@ pub const QUANTITIES: [&str; 15] = [
     "route_mesh_links",
     "dram_banks",
     "workers",
+    "collective_speedup",
 ];
 
 impl Quantity {
@@ -97,6 +103,7 @@ impl Quantity {
             "route_mesh_links" => Quantity::RouteMeshLinks,
             "dram_banks" => Quantity::DramBanks,
             "workers" => Quantity::Workers,
+            "collective_speedup" => Quantity::CollectiveSpeedup,
             _ => return None,
         })
     }
@@ -115,13 +122,9 @@ impl Quantity {
 
     /// The value of this quantity for `net`, whose metrics are `m` (bytes/s for bandwidths);
     /// an error when the network has no such quantity.
-    pub fn measure(
-        self,
-        spec: &SystemSpec,
-        route: Option<[[u32; 2]; 2]>,
-        net: &Network,
-        m: &Metrics,
-    ) -> Result<u64, String> {
+    pub fn measure(self, case: &ValidationCase, net: &Network, m: &Metrics) -> Result<u64, String> {
+        let (spec, route) = (&case.system, case.route);
+        let (collective, baseline) = (case.collective, case.baseline.as_ref());
         Ok(match self {
             Quantity::Nodes => m.nodes,
             Quantity::Links => m.links,
@@ -148,6 +151,20 @@ impl Quantity {
                 Network::Dojo(d) => d.sram().0,
                 _ => return Err("only a DOJO system states its SRAM".into()),
             },
+            Quantity::CollectiveSpeedup => {
+                let (Some(c), Some(base)) = (collective, baseline) else {
+                    return Err(
+                        "collective_speedup needs [case.collective] and [case.baseline]".into(),
+                    );
+                };
+                let base_net = base.build().map_err(|e| e.why)?;
+                let t_sys = measure(net, &c.setup)?.time_s;
+                let t_base = measure(&base_net, &c.setup)?.time_s;
+                if t_sys <= 0.0 {
+                    return Err("the collective took no time".into());
+                }
+                (t_base / t_sys * 1000.0).round() as u64
+            }
             Quantity::DramBanks | Quantity::Workers => match net {
                 Network::Tenstorrent(g) if self == Quantity::DramBanks => g.dram_banks() as u64,
                 Network::Tenstorrent(g) => g.workers() as u64,
@@ -176,7 +193,9 @@ impl Quantity {
 
     /// Print a value of this quantity for people.
     pub fn show(self, v: u64) -> String {
-        if self == Quantity::Sram {
+        if self == Quantity::CollectiveSpeedup {
+            format!("{:.3}x", v as f64 / 1000.0)
+        } else if self == Quantity::Sram {
             Bytes(v).to_string()
         } else if self.is_bandwidth() {
             Bandwidth::from_bytes_per_s(v).map_or_else(|| "0 B/s".into(), |b| b.to_string())
@@ -205,7 +224,29 @@ struct RawCase {
     not_reproduced: Option<String>,
     #[serde(default)]
     route: Option<Spanned<Vec<Vec<i64>>>>,
+    #[serde(default)]
+    collective: Option<RawCollective>,
+    #[serde(default)]
+    baseline: Option<RawSystem>,
     system: RawSystem,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCollective {
+    kind: Spanned<String>,
+    bytes: Spanned<String>,
+    #[serde(default)]
+    algorithm: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+/// A collective a case runs: kind, algorithm, model and bytes per rank.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CaseCollective {
+    /// What to run.
+    pub setup: Setup,
 }
 
 /// One validated case.
@@ -225,12 +266,27 @@ pub struct ValidationCase {
     pub not_reproduced: Option<String>,
     /// For route quantities: from and to, as plane coordinates.
     pub route: Option<[[u32; 2]; 2]>,
+    /// For collective quantities: the collective.
+    pub collective: Option<CaseCollective>,
+    /// For speedups: the system the case's system is compared with.
+    pub baseline: Option<SystemSpec>,
     /// The system that should reproduce it.
     pub system: SystemSpec,
 }
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
     let s = v.get_ref();
+    if q == Quantity::CollectiveSpeedup {
+        // A ratio such as "1.63", held in thousandths.
+        return match s.trim().trim_end_matches('x').parse::<f64>() {
+            Ok(r) if r >= 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
+            _ => ctx.err(
+                Some(v.span()),
+                key,
+                format!("`{s}` is not a ratio such as \"1.63\""),
+            ),
+        };
+    }
     if q == Quantity::Sram {
         return s.parse::<Bytes>().map(|b| b.0).or_else(|e| {
             ctx.err(
@@ -318,6 +374,39 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     }
                 },
                 system: c.system.validate(&ctx, &key("system"))?,
+                baseline: match &c.baseline {
+                    Some(b) => Some(b.validate(&ctx, &key("baseline"))?),
+                    None => None,
+                },
+                collective: match &c.collective {
+                    None => None,
+                    Some(rc) => {
+                        let (kind, algorithm, model) = parse_names(
+                            rc.kind.get_ref(),
+                            rc.algorithm.as_deref(),
+                            rc.model.as_deref().unwrap_or("flow"),
+                        )
+                        .or_else(|e| ctx.err(Some(rc.kind.span()), &key("collective"), e))?;
+                        let bytes = rc.bytes.get_ref().parse::<Bytes>().or_else(|e| {
+                            ctx.err(
+                                Some(rc.bytes.span()),
+                                &key("collective.bytes"),
+                                format!("{e}; expected a size such as \"16 MiB\""),
+                            )
+                        })?;
+                        Some(CaseCollective {
+                            setup: Setup {
+                                kind,
+                                algorithm,
+                                bytes: bytes.0,
+                                model,
+                                packets: Packetization::NONE,
+                                chunk: 0,
+                                ecmp: true,
+                            },
+                        })
+                    }
+                },
             })
         })
         .collect()

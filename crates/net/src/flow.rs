@@ -287,6 +287,8 @@ impl FlowModel {
             self.active = still;
             for f in finished {
                 self.flows[f].remaining = 0.0;
+                // Its path is no longer needed; free it (large collectives hold millions).
+                self.flows[f].links = Vec::new();
                 self.arrivals.push(Reverse((
                     d + podsim_units::SimDuration::from_ps(self.flows[f].latency),
                     f,
