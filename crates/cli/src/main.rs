@@ -14,10 +14,10 @@ use podsim_config::{
 };
 use podsim_topology::Network;
 
-/// The built-in default scenario (also `examples/tpu-v4-block-vs-slice.toml`).
+/// The built-in default scenario (also `examples/tpu-v4-twisted-all-to-all.toml`).
 const DEFAULT_SCENARIO: (&str, &str) = (
-    "examples/tpu-v4-block-vs-slice.toml",
-    include_str!("../../../examples/tpu-v4-block-vs-slice.toml"),
+    "examples/tpu-v4-twisted-all-to-all.toml",
+    include_str!("../../../examples/tpu-v4-twisted-all-to-all.toml"),
 );
 
 /// The validation cases built into the binary: the files of `validation/`, sorted by name
@@ -96,7 +96,8 @@ enum Command {
         json: bool,
     },
     /// Run a scenario file and print its report; with no file, the built-in default scenario:
-    /// a TPU v4 4x4x4 block (mesh) beside a 4x4x8 slice (torus with wraparound).
+    /// TPU v4 4x4x8 and 4x8x8 slices, regular vs twisted torus, all-to-all on the flow model,
+    /// side by side with the gain (the paper's Figure 6 experiment).
     Run {
         /// The scenario file (TOML); see examples/ [default: the built-in scenario].
         scenario: Option<PathBuf>,
@@ -226,6 +227,73 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                 if !json {
                     println!();
                     print!("{}", report::metrics_table(&names, &built));
+                }
+            }
+            RunSpec::Collective {
+                systems,
+                setup,
+                baseline,
+            } => {
+                let mut results = Vec::new();
+                for &i in systems {
+                    let s = &scenario.systems[i];
+                    let net = build(s, &scenario.file)?;
+                    let m = podsim_collective::measure(&net, setup).map_err(|e| {
+                        Failure(format!("{}: system `{}`: {e}", scenario.file, s.name))
+                    })?;
+                    results.push((i, m));
+                }
+                let base_time = baseline
+                    .and_then(|b| results.iter().find(|(i, _)| *i == b).map(|(_, m)| m.time_s));
+                let speedup = |t: f64| base_time.map(|b| b / t);
+                if json {
+                    for (i, m) in &results {
+                        let mut v = collective_cmd::measurement_json(
+                            setup.kind,
+                            setup.algorithm,
+                            setup.model,
+                            &scenario.systems[*i].name,
+                            m,
+                        );
+                        if let Some(s) = speedup(m.time_s) {
+                            v["speedup_vs_baseline"] = serde_json::json!(s);
+                        }
+                        out.push(v);
+                    }
+                } else {
+                    println!();
+                    println!(
+                        "{} ({}), {} per rank, {} model",
+                        setup.kind,
+                        setup.algorithm.name(),
+                        podsim_units::Bytes(setup.bytes),
+                        setup.model.name()
+                    );
+                    let mut rows = vec![(
+                        "system".to_string(),
+                        vec![
+                            "ranks".into(),
+                            "time".into(),
+                            "algbw".into(),
+                            "busbw".into(),
+                            "lower bound".into(),
+                            "vs baseline".into(),
+                        ],
+                    )];
+                    for (i, m) in &results {
+                        rows.push((
+                            scenario.systems[*i].name.clone(),
+                            vec![
+                                m.ranks.to_string(),
+                                format!("{:.4} ms", m.time_s * 1e3),
+                                format!("{:.2} GB/s", m.algorithm_bandwidth_bytes_per_s / 1e9),
+                                format!("{:.2} GB/s", m.bus_bandwidth_bytes_per_s / 1e9),
+                                format!("{:.4} ms", m.lower_bound_time_s * 1e3),
+                                speedup(m.time_s).map_or("-".into(), |s| format!("{s:.3}x")),
+                            ],
+                        ));
+                    }
+                    print!("{}", report::render(&rows));
                 }
             }
         }

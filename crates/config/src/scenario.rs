@@ -20,19 +20,29 @@
 //! latency = "0 ns"                 # default: link_latency
 //!
 //! [[run]]
-//! what = "metrics"                 # the only analysis of this release
+//! what = "metrics"                 # topology metrics, side by side
 //! systems = ["4x4x4 block"]        # default: every system
+//!
+//! [[run]]
+//! what = "collective"              # a collective on each system
+//! kind = "all-to-all"              # as `podsim collective`
+//! bytes = "16 MiB"                 # per rank
+//! algorithm = "direct"             # default: the kind's first
+//! model = "flow"                   # analytic | flow (default flow)
+//! chunk = "4 KiB"                  # pipeline piece or DMA size (default none)
+//! baseline = "4x4x4 block"         # optional: report speed relative to this system
 //! ```
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use podsim_collective::{Setup, parse_names};
 use podsim_system::tpu_v4::{TpuPod, ici_link};
 use podsim_topology::{
     Blocks, Dojo, DojoSpec, FatTree, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError,
     TtGrid,
 };
-use podsim_units::{Bandwidth, SimDuration};
+use podsim_units::{Bandwidth, Bytes, SimDuration};
 
 use crate::error::{ConfigError, from_toml, line_of, nearest};
 use crate::shorthand::{TopoSpec, parse_topology};
@@ -90,6 +100,18 @@ struct RawRun {
     what: Spanned<String>,
     #[serde(default)]
     systems: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    kind: Option<Spanned<String>>,
+    #[serde(default)]
+    bytes: Option<Spanned<String>>,
+    #[serde(default)]
+    algorithm: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    chunk: Option<Spanned<String>>,
+    #[serde(default)]
+    baseline: Option<Spanned<String>>,
 }
 
 /// A validated system: everything needed to build its topology.
@@ -176,17 +198,26 @@ impl SystemSpec {
 }
 
 /// An analysis to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum RunSpec {
     /// Topology metrics of the listed systems (indices into [`Scenario::systems`]).
     Metrics {
         /// Which systems, in order.
         systems: Vec<usize>,
     },
+    /// A collective on each listed system, optionally compared with one of them.
+    Collective {
+        /// Which systems, in order.
+        systems: Vec<usize>,
+        /// What to run.
+        setup: Setup,
+        /// The system the others' speed is compared with.
+        baseline: Option<usize>,
+    },
 }
 
 /// The analyses a `[[run]]` may name.
-pub const RUN_KINDS: [&str; 1] = ["metrics"];
+pub const RUN_KINDS: [&str; 2] = ["metrics", "collective"];
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -468,7 +499,7 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
     let mut runs = Vec::new();
     for (i, r) in raw.run.iter().enumerate() {
         let what = r.what.get_ref().as_str();
-        if what != "metrics" {
+        if !RUN_KINDS.contains(&what) {
             return ctx.err(
                 Some(r.what.span()),
                 &format!("run[{i}].what"),
@@ -503,7 +534,101 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
                 out
             }
         };
-        runs.push(RunSpec::Metrics { systems: picked });
+        let key = |k: &str| format!("run[{i}].{k}");
+        if what == "metrics" {
+            for (k, present) in [
+                ("kind", r.kind.is_some()),
+                ("bytes", r.bytes.is_some()),
+                ("baseline", r.baseline.is_some()),
+            ] {
+                if present {
+                    return ctx.err(
+                        Some(r.what.span()),
+                        &key(k),
+                        "a metrics run takes no collective keys",
+                    );
+                }
+            }
+            runs.push(RunSpec::Metrics { systems: picked });
+            continue;
+        }
+        let Some(kind) = &r.kind else {
+            return ctx.err(
+                Some(r.what.span()),
+                &key("kind"),
+                "missing: a collective run names its collective, e.g. kind = \"all-to-all\"",
+            );
+        };
+        let (k, algorithm, model) = parse_names(
+            kind.get_ref(),
+            r.algorithm.as_deref(),
+            r.model.as_deref().unwrap_or("flow"),
+        )
+        .or_else(|e| ctx.err(Some(kind.span()), &key("kind"), e))?;
+        let bytes = match &r.bytes {
+            Some(b) => {
+                b.get_ref()
+                    .parse::<Bytes>()
+                    .or_else(|e| {
+                        ctx.err(
+                            Some(b.span()),
+                            &key("bytes"),
+                            format!("{e}; expected a size such as \"16 MiB\""),
+                        )
+                    })?
+                    .0
+            }
+            None if k == podsim_collective::Kind::Barrier => 0,
+            None => {
+                return ctx.err(
+                    Some(r.what.span()),
+                    &key("bytes"),
+                    "missing: each rank's buffer, e.g. bytes = \"16 MiB\"",
+                );
+            }
+        };
+        let chunk = match &r.chunk {
+            Some(c) => {
+                c.get_ref()
+                    .parse::<Bytes>()
+                    .or_else(|e| {
+                        ctx.err(
+                            Some(c.span()),
+                            &key("chunk"),
+                            format!("{e}; expected a size such as \"4 KiB\""),
+                        )
+                    })?
+                    .0
+            }
+            None => 0,
+        };
+        let baseline = match &r.baseline {
+            None => None,
+            Some(b) => match picked.iter().position(|&s| systems[s].name == *b.get_ref()) {
+                Some(p) => Some(picked[p]),
+                None => {
+                    return ctx.err(
+                        Some(b.span()),
+                        &key("baseline"),
+                        format!("`{}` is not one of this run's systems", b.get_ref()),
+                    );
+                }
+            },
+        };
+        let setup = Setup {
+            kind: k,
+            algorithm,
+            bytes,
+            model,
+            packets: podsim_net::Packetization::NONE,
+            chunk,
+            ecmp: true,
+        };
+        runs.push(RunSpec::Collective {
+            systems: picked,
+            setup,
+            baseline,
+        });
     }
     let seed = match &raw.seed {
         None => 0,
