@@ -24,6 +24,14 @@ const DEFAULT_SCENARIO: (&str, &str) = (
 /// (a test checks the two agree).
 const VALIDATION: &[(&str, &str)] = &[
     (
+        "validation/bisection-scaling.toml",
+        include_str!("../../../validation/bisection-scaling.toml"),
+    ),
+    (
+        "validation/not-yet-reproduced.toml",
+        include_str!("../../../validation/not-yet-reproduced.toml"),
+    ),
+    (
         "validation/tpu-v4-twisted-all-to-all.toml",
         include_str!("../../../validation/tpu-v4-twisted-all-to-all.toml"),
     ),

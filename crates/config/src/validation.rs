@@ -63,10 +63,13 @@ pub enum Quantity {
     /// How many times faster the case's collective runs on its system than on its baseline
     /// (baseline time / system time), held in thousandths.
     CollectiveSpeedup,
+    /// The exponent e in bisection ~ N^e between the baseline and the system:
+    /// ln(B / B_base) / ln(N / N_base), held in thousandths.
+    BisectionScalingExponent,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 16] = [
+pub const QUANTITIES: [&str; 17] = [
     "nodes",
     "links",
     "degree_max",
@@ -83,6 +86,7 @@ pub const QUANTITIES: [&str; 16] = [
     "dram_banks",
     "workers",
     "collective_speedup",
+    "bisection_scaling_exponent",
 ];
 
 impl Quantity {
@@ -104,6 +108,7 @@ impl Quantity {
             "dram_banks" => Quantity::DramBanks,
             "workers" => Quantity::Workers,
             "collective_speedup" => Quantity::CollectiveSpeedup,
+            "bisection_scaling_exponent" => Quantity::BisectionScalingExponent,
             _ => return None,
         })
     }
@@ -165,6 +170,16 @@ impl Quantity {
                 }
                 (t_base / t_sys * 1000.0).round() as u64
             }
+            Quantity::BisectionScalingExponent => {
+                let base = baseline.ok_or("bisection_scaling_exponent needs [case.baseline]")?;
+                let bm = base.build().map_err(|e| e.why)?.metrics();
+                let (b, n) = (m.bisection_bandwidth_bytes_per_s as f64, m.nodes as f64);
+                let (b0, n0) = (bm.bisection_bandwidth_bytes_per_s as f64, bm.nodes as f64);
+                if n <= n0 || b0 <= 0.0 {
+                    return Err("the baseline must be smaller than the system".into());
+                }
+                ((b / b0).ln() / (n / n0).ln() * 1000.0).round() as u64
+            }
             Quantity::DramBanks | Quantity::Workers => match net {
                 Network::Tenstorrent(g) if self == Quantity::DramBanks => g.dram_banks() as u64,
                 Network::Tenstorrent(g) => g.workers() as u64,
@@ -195,6 +210,8 @@ impl Quantity {
     pub fn show(self, v: u64) -> String {
         if self == Quantity::CollectiveSpeedup {
             format!("{:.3}x", v as f64 / 1000.0)
+        } else if self == Quantity::BisectionScalingExponent {
+            format!("{:.3}", v as f64 / 1000.0)
         } else if self == Quantity::Sram {
             Bytes(v).to_string()
         } else if self.is_bandwidth() {
@@ -276,7 +293,7 @@ pub struct ValidationCase {
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
     let s = v.get_ref();
-    if q == Quantity::CollectiveSpeedup {
+    if q == Quantity::CollectiveSpeedup || q == Quantity::BisectionScalingExponent {
         // A ratio such as "1.63", held in thousandths.
         return match s.trim().trim_end_matches('x').parse::<f64>() {
             Ok(r) if r >= 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
