@@ -277,3 +277,106 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
 fn gbps(v: f64) -> String {
     format!("{:.3} GB/s", v / 1e9)
 }
+
+/// The arguments of `podsim microbench`.
+#[derive(Args)]
+pub struct MicroArgs {
+    /// put-latency (one-way put between neighbours), put-throughput (one large put),
+    /// injection (puts to as many neighbours as the node has interfaces, at once) or
+    /// all-to-all (throughput per endpoint).
+    name: String,
+    /// The topology, as for `podsim topo`.
+    #[arg(long, value_name = "SPEC")]
+    topology: String,
+    /// Bytes per put (per endpoint for all-to-all) [size; default: 8 B for put-latency,
+    /// 64 MiB for put-throughput and injection, 16 MiB for all-to-all].
+    #[arg(long, value_name = "SIZE")]
+    bytes: Option<String>,
+    /// analytic or flow [default: flow].
+    #[arg(long, value_name = "MODEL", default_value = "flow")]
+    model: String,
+    /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
+    #[arg(long, value_name = "BW", allow_hyphen_values = true)]
+    link_bandwidth: Option<String>,
+    /// Link latency for meshes, tori, rings and fat trees [default: 0 ns].
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    link_latency: Option<String>,
+    /// Print JSON (keys: benchmark, time_s, throughput_bytes_per_s, streams).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `podsim microbench`.
+pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
+    use podsim_collective::Micro;
+    let names: Vec<&str> = Micro::ALL.iter().map(|m| m.name()).collect();
+    let micro = Micro::ALL
+        .into_iter()
+        .find(|m| m.name() == a.name)
+        .ok_or_else(|| {
+            flag_err(
+                "NAME",
+                format!(
+                    "`{}` is not a microbenchmark; the nearest is `{}` (choose from: {})",
+                    a.name,
+                    podsim_units::nearest(&a.name, &names).unwrap_or(""),
+                    names.join(", ")
+                ),
+            )
+        })?;
+    let (_, _, model) = podsim_collective::parse_names("all-to-all", None, &a.model)
+        .map_err(|e| flag_err("--model", e))?;
+    let spec = SystemSpec::from_cli(
+        &a.topology,
+        a.link_bandwidth.as_deref(),
+        a.link_latency.as_deref(),
+        None,
+    )
+    .map_err(|mut e| {
+        if e.key == "SPEC" {
+            e.key = "--topology".into();
+        }
+        Failure(e.to_string())
+    })?;
+    let net = build(&spec, "<command line>")?;
+    let bytes = match &a.bytes {
+        Some(s) => size("--bytes", s)?,
+        None => micro.default_bytes(),
+    };
+    let r = podsim_collective::microbench(&net, micro, bytes, model, Packetization::NONE).map_err(
+        |e| {
+            Failure(format!(
+                "<command line>: {} on {}: {e}",
+                micro.name(),
+                a.topology
+            ))
+        },
+    )?;
+    if a.json {
+        println!(
+            "{}",
+            json!({"benchmark": micro.name(), "topology": a.topology, "model": model.name(), "bytes": bytes, "time_s": r.time_s, "throughput_bytes_per_s": r.throughput_bytes_per_s, "streams": r.streams})
+        );
+    } else {
+        let rows = vec![
+            (
+                "benchmark".to_string(),
+                vec![format!("{} ({} model)", micro.name(), model.name())],
+            ),
+            ("topology".into(), vec![a.topology.clone()]),
+            ("bytes".into(), vec![Bytes(bytes).to_string()]),
+            ("streams".into(), vec![r.streams.to_string()]),
+            ("time".into(), vec![format!("{:.6e} s", r.time_s)]),
+            (
+                "throughput".into(),
+                vec![if micro == Micro::PutLatency {
+                    "-".into()
+                } else {
+                    gbps(r.throughput_bytes_per_s)
+                }],
+            ),
+        ];
+        print!("{}", render(&rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}

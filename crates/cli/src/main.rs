@@ -116,6 +116,9 @@ enum Command {
     /// Run a collective on a topology and report its time, algorithm and bus bandwidth
     /// (nccl-tests conventions) and the physical lower bound; the result is checked.
     Collective(collective_cmd::CollectiveArgs),
+    /// Communication microbenchmarks: put latency and throughput between neighbours, injection
+    /// rate with all of a node's interfaces busy, all-to-all throughput per endpoint.
+    Microbench(collective_cmd::MicroArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
     /// non-zero if any differs by more than its tolerance.
     Validate {
@@ -154,6 +157,7 @@ fn main() -> ExitCode {
         Command::Run { scenario, json } => run(scenario.as_deref(), json),
         Command::Validate { dir } => validate(dir.as_deref()),
         Command::Collective(a) => collective_cmd::collective(&a),
+        Command::Microbench(a) => collective_cmd::microbench(&a),
     };
     match result {
         Ok(code) => code,

@@ -442,3 +442,32 @@ fn tenstorrent_grids() {
     );
     expect_error(&["topo", "wormhole:harvest=11"], &["0 to 10"]);
 }
+
+#[test]
+fn microbenchmarks() {
+    // TofuD injection with all six TNIs: 6 x 6.8 GB/s = 40.8 GB/s (seed Table I).
+    let v = json(&[
+        "microbench",
+        "injection",
+        "--topology",
+        "tofu:2x2x4",
+        "--json",
+    ]);
+    assert_eq!(v["streams"], 6);
+    assert!((v["throughput_bytes_per_s"].as_f64().unwrap() - 40.8e9).abs() < 1e3);
+    // One-way 8-byte put on 100 ns, 50 GB/s links: 100 ns + 0.16 ns.
+    let v = json(&[
+        "microbench",
+        "put-latency",
+        "--topology",
+        "torus:4x4",
+        "--link-latency",
+        "100 ns",
+        "--json",
+    ]);
+    assert!((v["time_s"].as_f64().unwrap() - 100.16e-9).abs() < 1e-15);
+    expect_error(
+        &["microbench", "put-latncy", "--topology", "torus:4x4"],
+        &["nearest is `put-latency`"],
+    );
+}

@@ -7,9 +7,11 @@
 //! (`send` and completions); they know ranks, not links.
 
 mod exec;
+mod microbench;
 mod plan;
 
 pub use exec::{Outcome, RunError, VERIFY_LIMIT, Verified, initial, run};
+pub use microbench::{Micro, MicroResult, microbench};
 pub use plan::{Algorithm, Combine, Kind, Op, Plan, PlanError, Request, plan};
 
 use podsim_topology::Metrics;

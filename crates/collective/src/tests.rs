@@ -129,3 +129,76 @@ fn unknown_pairs_and_sizes_are_refused() {
     assert_eq!(Kind::from_name("all-to-all"), Some(Kind::AllToAll));
     assert!((Kind::AllReduce.bus_factor(8) - 1.75).abs() < 1e-12);
 }
+
+#[test]
+fn microbenchmarks_by_hand() {
+    use podsim_topology::{Tofu, TofuGeneration};
+    // 4x4 torus, 50 GB/s, 100 ns links: an 8-byte put is 100 ns + 8 / 50 GB/s = 100.16 ns.
+    let net = torus(&[4, 4], 50, 100);
+    let r = microbench(
+        &net,
+        Micro::PutLatency,
+        8,
+        ModelKind::Flow,
+        podsim_net::Packetization::NONE,
+    )
+    .unwrap();
+    assert_eq!((r.time_s * 1e12).round(), 100_160.0);
+    // A big put runs at the link's 50 GB/s (less the latency's share).
+    let r = microbench(
+        &net,
+        Micro::PutThroughput,
+        64 << 20,
+        ModelKind::Flow,
+        podsim_net::Packetization::NONE,
+    )
+    .unwrap();
+    assert!((r.throughput_bytes_per_s - 50e9).abs() / 50e9 < 1e-4);
+    // Tofu injection: 6 TNIs x 6.8 GB/s = 40.8 GB/s (TofuD), 4 x 5 GB/s = 20 GB/s (K), each
+    // put to a different neighbour (seed Table I).
+    let tofud = Network::Tofu(
+        Tofu::new(
+            TofuGeneration::TofuD,
+            [2, 2, 4],
+            [true; 3],
+            [2, 3, 2],
+            SimDuration::ZERO,
+            "d",
+        )
+        .unwrap(),
+    );
+    let r = microbench(
+        &tofud,
+        Micro::Injection,
+        64 << 20,
+        ModelKind::Flow,
+        podsim_net::Packetization::NONE,
+    )
+    .unwrap();
+    assert_eq!(r.streams, 6);
+    assert!(
+        (r.throughput_bytes_per_s - 40.8e9).abs() / 40.8e9 < 1e-6,
+        "{}",
+        r.throughput_bytes_per_s
+    );
+    let k = Network::Tofu(
+        Tofu::new(
+            TofuGeneration::Tofu,
+            [2, 2, 4],
+            [true; 3],
+            [2, 3, 2],
+            SimDuration::ZERO,
+            "k",
+        )
+        .unwrap(),
+    );
+    let r = microbench(
+        &k,
+        Micro::Injection,
+        64 << 20,
+        ModelKind::Flow,
+        podsim_net::Packetization::NONE,
+    )
+    .unwrap();
+    assert!((r.throughput_bytes_per_s - 20e9).abs() / 20e9 < 1e-6);
+}
