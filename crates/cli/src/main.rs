@@ -24,6 +24,10 @@ const DEFAULT_SCENARIO: (&str, &str) = (
 /// (a test checks the two agree).
 const VALIDATION: &[(&str, &str)] = &[
     (
+        "validation/hybrid-ici-ib.toml",
+        include_str!("../../../validation/hybrid-ici-ib.toml"),
+    ),
+    (
         "validation/bisection-scaling.toml",
         include_str!("../../../validation/bisection-scaling.toml"),
     ),

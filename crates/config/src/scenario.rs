@@ -39,8 +39,8 @@ use toml::Spanned;
 use podsim_collective::{Setup, parse_names};
 use podsim_system::tpu_v4::{TpuPod, ici_link};
 use podsim_topology::{
-    Blocks, Dojo, DojoSpec, FatTree, KAryNCube, LinkKind, LinkSpec, Network, Tofu, TopologyError,
-    TtGrid,
+    Blocks, Dojo, DojoSpec, FatTree, Hybrid, KAryNCube, LinkKind, LinkSpec, Network, Tofu,
+    TopologyError, TtGrid,
 };
 use podsim_units::{Bandwidth, Bytes, SimDuration};
 
@@ -149,6 +149,7 @@ impl SystemSpec {
             TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
             TopoSpec::Dojo(spec) => return Dojo::new(spec.clone()).map(Network::Dojo),
             TopoSpec::Grayskull => return Ok(Network::Tenstorrent(TtGrid::grayskull())),
+            TopoSpec::Hybrid { chips } => return Hybrid::new(*chips).map(Network::Hybrid),
             TopoSpec::Wormhole { harvest } => {
                 return TtGrid::wormhole(*harvest).map(Network::Tenstorrent);
             }
@@ -330,6 +331,10 @@ impl RawSystem {
                 "a DOJO system sets this itself (its links per level come from the seed); remove the key"
                     .to_string(),
             ),
+            TopoSpec::Hybrid { .. } => Some(
+                "a hybrid sets this itself (400 Gb/s ICI, 200 Gb/s InfiniBand); remove the key"
+                    .to_string(),
+            ),
             TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some(
                 "a Tenstorrent grid sets this itself (32 B/cycle NoC links at the chip clock); remove the key"
                     .to_string(),
@@ -384,6 +389,7 @@ impl RawSystem {
                 (None, TopoSpec::Tofu(s)) => s.generation.link_bandwidth(),
                 (None, TopoSpec::TpuV4 { .. }) => ici_link(LinkKind::Electrical).bandwidth,
                 (None, TopoSpec::Grayskull) => TtGrid::grayskull().cube().link().bandwidth,
+                (None, TopoSpec::Hybrid { .. }) => ici_link(LinkKind::Electrical).bandwidth,
                 (None, TopoSpec::Wormhole { .. }) => TtGrid::wormhole_base_link().bandwidth,
                 (None, TopoSpec::Dojo(_)) => Dojo::new(DojoSpec::die())
                     .map(|d| d.on_die_link().bandwidth)
@@ -704,6 +710,14 @@ impl SystemSpec {
                 .map(|d| d.on_die_link().bandwidth)
                 .map_err(|e| err("SPEC", e.why))?,
             (TopoSpec::Grayskull, None) => TtGrid::grayskull().cube().link().bandwidth,
+            (TopoSpec::Hybrid { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
+            (TopoSpec::Hybrid { .. }, Some(_)) => {
+                return Err(err(
+                    "--link-bandwidth",
+                    "a hybrid has 400 Gb/s ICI and 200 Gb/s InfiniBand links; drop the flag"
+                        .to_string(),
+                ));
+            }
             (TopoSpec::Wormhole { .. }, None) => TtGrid::wormhole_base_link().bandwidth,
             (TopoSpec::Grayskull | TopoSpec::Wormhole { .. }, Some(_)) => {
                 return Err(err(

@@ -17,7 +17,7 @@ pub struct Shape {
 }
 
 /// The kinds a shorthand may start with.
-pub const SHORTHAND_KINDS: [&str; 13] = [
+pub const SHORTHAND_KINDS: [&str; 14] = [
     "mesh",
     "torus",
     "ring",
@@ -31,6 +31,7 @@ pub const SHORTHAND_KINDS: [&str; 13] = [
     "dojo",
     "grayskull",
     "wormhole",
+    "hybrid",
 ];
 
 /// A Tofu network as a shorthand names it.
@@ -63,6 +64,11 @@ pub enum TopoSpec {
     Wormhole {
         /// Harvested worker rows.
         harvest: u32,
+    },
+    /// 8-chip ICI groups joined by an InfiniBand fat tree (TPU v4 paper, section 7.3).
+    Hybrid {
+        /// Chips.
+        chips: u32,
     },
     /// A 3-level fat tree of k-port switches.
     FatTree {
@@ -122,6 +128,14 @@ pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
                     )),
                 }
             }
+        };
+    }
+    if kind == "hybrid" {
+        return match t["hybrid".len()..].strip_prefix(':').map(str::parse::<u32>) {
+            Some(Ok(chips)) => Ok(TopoSpec::Hybrid { chips }),
+            _ => Err(format!(
+                "`{t}`: expected `hybrid:N` with N chips, a multiple of 8, e.g. `hybrid:128`"
+            )),
         };
     }
     if kind == "fattree" {

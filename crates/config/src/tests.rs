@@ -260,6 +260,7 @@ fn every_preset_shorthand_builds_in_a_scenario() {
         ("dojo:system=1x2", 17_700),
         ("grayskull", 156),
         ("wormhole:harvest=2", 120),
+        ("hybrid:128", 128),
     ] {
         let text = format!(
             "name = \"p\"\n[[system]]\ntopology = \"{spec}\"\n[[run]]\nwhat = \"metrics\"\n"

@@ -92,6 +92,15 @@ pub fn paths(net: &Network, links: &LinkTable, src: NodeId, dst: NodeId) -> Vec<
             .filter_map(|p| node_path(src, p))
             .collect(),
         Network::Dojo(d) => node_path(src, &xy_path(d, src, dst)).into_iter().collect(),
+        Network::Hybrid(h) if h.same_group(src, dst) => {
+            node_path(src, &h.ici_path(src, dst)).into_iter().collect()
+        }
+        Network::Hybrid(h) => h
+            .fat_tree()
+            .paths(src.0, dst.0)
+            .iter()
+            .filter_map(|p| node_path(src, p))
+            .collect(),
         _ => {
             let Some(c) = net.cube() else {
                 return Vec::new();

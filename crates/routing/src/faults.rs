@@ -77,6 +77,13 @@ pub fn preferred_route(net: &Network, src: NodeId, dst: NodeId) -> Vec<NodeId> {
     match net {
         Network::FatTree(f) => f.paths(src.0, dst.0).into_iter().next().unwrap_or_default(),
         Network::Dojo(d) => crate::xy_path(d, src, dst),
+        Network::Hybrid(h) if h.same_group(src, dst) => h.ici_path(src, dst),
+        Network::Hybrid(h) => h
+            .fat_tree()
+            .paths(src.0, dst.0)
+            .into_iter()
+            .next()
+            .unwrap_or_default(),
         _ => match net.cube() {
             Some(c) => Routing::Minimal
                 .route(c, src, dst)
@@ -107,7 +114,7 @@ pub fn route_around(
         at = n;
         ok
     });
-    if clean {
+    if clean && (src == dst || !preferred.is_empty()) {
         return Ok(preferred);
     }
     // Breadth-first search through the survivors.

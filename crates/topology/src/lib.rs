@@ -10,6 +10,7 @@
 
 mod dojo;
 mod fattree;
+mod hybrid;
 mod kncube;
 pub mod metrics;
 mod tenstorrent;
@@ -21,6 +22,7 @@ use podsim_units::{Bandwidth, SimDuration};
 
 pub use dojo::{DIP_HBM, DIPS_PER_HOST, Dojo, DojoNode, DojoSpec, NODE_SRAM, TILE_DIES};
 pub use fattree::{FatTree, FatTreeNode};
+pub use hybrid::{GROUP, Hybrid};
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
 pub use metrics::{BisectionMethod, DistanceMethod, Metrics, metrics};
 pub use tenstorrent::{Noc, TileKind, TtChip, TtGrid};
@@ -39,6 +41,8 @@ pub enum Network {
     Dojo(Dojo),
     /// A Tenstorrent chip's grid (its two NoCs as one torus).
     Tenstorrent(TtGrid),
+    /// 8-chip ICI groups joined by an InfiniBand fat tree.
+    Hybrid(Hybrid),
 }
 
 impl Network {
@@ -47,6 +51,7 @@ impl Network {
         match self {
             Network::FatTree(f) => f.hosts() + f.switches(),
             Network::Dojo(d) => d.node_count(),
+            Network::Hybrid(h) => h.node_count(),
             _ => self.cube().map_or(0, |c| c.node_count()),
         }
     }
@@ -56,6 +61,7 @@ impl Network {
         match self {
             Network::FatTree(f) => f.neighbors(n),
             Network::Dojo(d) => d.links_of(n).into_iter().map(|(v, _)| v).collect(),
+            Network::Hybrid(h) => h.links_from(n).into_iter().map(|(v, _)| v).collect(),
             _ => self.cube().map_or_else(Vec::new, |c| {
                 c.ports(n)
                     .into_iter()
@@ -71,6 +77,7 @@ impl Network {
         match self {
             Network::FatTree(f) => f.neighbors(n).into_iter().map(|v| (v, f.link())).collect(),
             Network::Dojo(d) => d.links_of(n),
+            Network::Hybrid(h) => h.links_from(n),
             _ => self.cube().map_or_else(Vec::new, |c| {
                 c.ports(n)
                     .into_iter()
@@ -86,6 +93,7 @@ impl Network {
         match self {
             Network::FatTree(f) => f.hosts(),
             Network::Dojo(d) => d.routers(),
+            Network::Hybrid(h) => u64::from(h.chips()),
             _ => self.node_count(),
         }
     }
@@ -94,6 +102,8 @@ impl Network {
     pub fn interfaces(&self) -> u32 {
         match self {
             Network::FatTree(_) | Network::Dojo(_) => 1,
+            // Six ICI links at ICI rate; the IB NIC is counted in the metrics.
+            Network::Hybrid(_) => 6,
             _ => self.cube().map_or(1, |c| c.interfaces()),
         }
     }
@@ -104,7 +114,7 @@ impl Network {
             Network::Cube(c) => Some(c),
             Network::Tofu(t) => Some(t.cube()),
             Network::Tenstorrent(g) => Some(g.cube()),
-            Network::FatTree(_) | Network::Dojo(_) => None,
+            Network::FatTree(_) | Network::Dojo(_) | Network::Hybrid(_) => None,
         }
     }
 
@@ -116,6 +126,7 @@ impl Network {
             Network::Tenstorrent(g) => g.cube().link(),
             Network::FatTree(f) => f.link(),
             Network::Dojo(d) => d.on_die_link(),
+            Network::Hybrid(h) => h.ici(),
         }
     }
 
@@ -124,6 +135,7 @@ impl Network {
         match self {
             Network::FatTree(f) => format!("fattree:{}", f.k()),
             Network::Dojo(d) => d.mesh().shorthand(),
+            Network::Hybrid(h) => format!("8-chip ICI groups + fattree:{}", h.fat_tree().k()),
             _ => self.cube().map(|c| c.shorthand()).unwrap_or_default(),
         }
     }
@@ -136,6 +148,7 @@ impl Network {
             Network::Tenstorrent(g) => metrics(g.cube()),
             Network::FatTree(f) => metrics::fat_tree_metrics(f),
             Network::Dojo(d) => metrics::dojo_metrics(d),
+            Network::Hybrid(h) => metrics::hybrid_metrics(self, h),
         }
     }
 
@@ -147,6 +160,7 @@ impl Network {
             Network::FatTree(f) => format!("fattree:{}", f.k()),
             Network::Dojo(d) => d.spec().label.clone(),
             Network::Tenstorrent(g) => g.label().to_string(),
+            Network::Hybrid(h) => format!("hybrid:{}", h.chips()),
         }
     }
 }

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::{Dojo, FatTree, KAryNCube, LinkKind, LinkSpec, NodeId};
+use crate::{Dojo, FatTree, Hybrid, KAryNCube, LinkKind, LinkSpec, Network, NodeId};
 
 /// Graphs up to this many nodes get their bisection by exhaustive search.
 pub const EXHAUSTIVE_MAX_NODES: u64 = 24;
@@ -83,6 +83,8 @@ pub enum DistanceMethod {
     /// Minimal displacements from one node to every other: exact because a twisted torus is a
     /// lattice (Cayley) graph, so every node sees the same distances.
     VertexTransitive,
+    /// Breadth-first search from every endpoint.
+    BfsAllSources,
 }
 
 impl DistanceMethod {
@@ -91,6 +93,7 @@ impl DistanceMethod {
         match self {
             DistanceMethod::ClosedForm => "closed-form",
             DistanceMethod::VertexTransitive => "vertex-transitive-one-source",
+            DistanceMethod::BfsAllSources => "bfs-all-sources",
         }
     }
 }
@@ -499,6 +502,57 @@ pub fn dojo_metrics(d: &Dojo) -> Metrics {
         interfaces: 1,
         injection_bandwidth_bytes_per_s: injection,
         total_injection_bandwidth_bytes_per_s: injection.saturating_mul(nodes),
+        all_to_all_bytes_per_s_per_node: a2a,
+        all_to_all_limited_by: limited_by,
+    }
+}
+
+/// The metrics of a hybrid ICI/InfiniBand network: distances by breadth-first search from every
+/// chip (at most 4096), the bisection of its fat tree (groups kept whole), injection = 6 ICI links
+/// plus the InfiniBand NIC.
+pub fn hybrid_metrics(net: &Network, h: &Hybrid) -> Metrics {
+    let chips = u64::from(h.chips());
+    let total = net.node_count() as usize;
+    let (mut sum, mut far) = (0u64, 0u64);
+    let mut dist = vec![u64::MAX; total];
+    let mut queue = std::collections::VecDeque::new();
+    for s in 0..chips {
+        dist.iter_mut().for_each(|d| *d = u64::MAX);
+        dist[s as usize] = 0;
+        queue.push_back(NodeId(s));
+        while let Some(u) = queue.pop_front() {
+            for v in net.neighbors(u) {
+                if dist[v.0 as usize] == u64::MAX {
+                    dist[v.0 as usize] = dist[u.0 as usize] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        for d in &dist[..chips as usize] {
+            sum += d;
+            far = far.max(*d);
+        }
+    }
+    let (ici, ib) = h.links();
+    let (bis_links, bis_bw) = h.bisection();
+    let injection = 6 * h.ici().bandwidth.bytes_per_s() + h.ib().bandwidth.bytes_per_s();
+    let (a2a, limited_by) = all_to_all_bound(chips, bis_bw, injection);
+    Metrics {
+        nodes: chips,
+        links: ici + ib,
+        links_by_kind: vec![(LinkKind::Electrical, ici), (LinkKind::Optical, ib)],
+        degree_max: h.fat_tree().k().max(7),
+        degree_min: 7,
+        diameter: far,
+        average_distance: sum as f64 / (chips * (chips - 1)) as f64,
+        distance_method: DistanceMethod::BfsAllSources,
+        bisection_links: bis_links,
+        bisection_bandwidth_bytes_per_s: bis_bw,
+        bisection_method: BisectionMethod::FullBisectionFatTree,
+        switches: h.fat_tree().switches(),
+        interfaces: 7,
+        injection_bandwidth_bytes_per_s: injection,
+        total_injection_bandwidth_bytes_per_s: injection * chips,
         all_to_all_bytes_per_s_per_node: a2a,
         all_to_all_limited_by: limited_by,
     }

@@ -738,3 +738,33 @@ fn noc_paths_go_their_own_way_round() {
         }
     }
 }
+
+#[test]
+fn hybrid_ici_ib_by_hand() {
+    // 128 chips: 16 groups of a 2x2x2 ICI torus (3 dims x 4 lines x 2 links = 24 each: 384);
+    // k = 8 fat tree (8³/4 = 128 hosts): 3 x 128 = 384 IB links. Each chip: 6 ICI + 1 IB.
+    let h = Hybrid::new(128).unwrap();
+    assert_eq!(h.fat_tree().k(), 8);
+    assert_eq!(h.links(), (384, 384));
+    let net = Network::Hybrid(h.clone());
+    for n in 0..net.node_count() {
+        for v in net.neighbors(NodeId(n)) {
+            assert!(net.neighbors(v).contains(&NodeId(n)));
+        }
+    }
+    assert_eq!(net.links_from(NodeId(5)).len(), 7);
+    // ICI paths stay in the group; chip 0 to 7 is 3 hops (one per dimension).
+    assert_eq!(h.ici_path(NodeId(0), NodeId(7)).len(), 3);
+    let m = net.metrics();
+    // Bisection: the fat tree's 64 IB links (full bisection), x 25 GB/s x 2.
+    assert_eq!(
+        (
+            m.nodes,
+            m.bisection_links,
+            m.bisection_bandwidth_bytes_per_s
+        ),
+        (128, 64, 3_200_000_000_000)
+    );
+    assert!(Hybrid::new(12).is_err());
+    assert!(Hybrid::new(8192).is_err());
+}
