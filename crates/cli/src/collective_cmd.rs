@@ -26,7 +26,8 @@ pub struct CollectiveArgs {
     bytes: Option<String>,
     /// The algorithm [default: the kind's first: ring for all-reduce, reduce-scatter and
     /// all-gather; tree for broadcast and reduce; direct for all-to-all; dissemination for
-    /// barrier]. Others: bidirectional-ring, dimension, halving-doubling (all-reduce);
+    /// barrier]. Others: bidirectional-ring, dimension, halving-doubling, double-binary-tree
+    /// (all-reduce);
     /// ring (broadcast, pipelined chain); dimension (all-to-all).
     #[arg(long, value_name = "NAME")]
     algorithm: Option<String>,

@@ -96,6 +96,7 @@ impl Kind {
                 Algorithm::BidirectionalRing,
                 Algorithm::DimensionWise,
                 Algorithm::HalvingDoubling,
+                Algorithm::DoubleBinaryTree,
             ],
             Kind::ReduceScatter | Kind::AllGather => &[Algorithm::Ring],
             Kind::Broadcast => &[Algorithm::Tree, Algorithm::Ring],
@@ -139,6 +140,10 @@ pub enum Algorithm {
     Direct,
     /// The dissemination barrier: in round j rank i signals rank i + 2^j.
     Dissemination,
+    /// Two binary trees, each reducing half the data to its root and broadcasting it back; the
+    /// second tree is the first with the ranks in reverse order, so a rank that is an inner
+    /// node of one is (mostly) a leaf of the other (as NCCL's double binary tree).
+    DoubleBinaryTree,
 }
 
 impl Algorithm {
@@ -152,6 +157,7 @@ impl Algorithm {
             Algorithm::Tree => "tree",
             Algorithm::Direct => "direct",
             Algorithm::Dissemination => "dissemination",
+            Algorithm::DoubleBinaryTree => "double-binary-tree",
         }
     }
 }
@@ -279,6 +285,13 @@ pub fn plan(r: &Request) -> Result<Plan, PlanError> {
         }
         (Kind::AllReduce, Algorithm::DimensionWise) => dimension_all_reduce(&mut p, r)?,
         (Kind::AllReduce, Algorithm::HalvingDoubling) => halving_doubling(&mut p, r.bytes)?,
+        (Kind::AllReduce, Algorithm::DoubleBinaryTree) => {
+            // Chunks 0..n on tree A (ranks in order), n..2n on tree B (ranks reversed).
+            p.chunks = 2 * n;
+            let half = r.bytes / 2;
+            binary_tree_all_reduce(&mut p, half, 0, false);
+            binary_tree_all_reduce(&mut p, r.bytes - half, n as u32, true);
+        }
         (Kind::Broadcast, Algorithm::Tree) => binomial(&mut p, r.bytes, false),
         (Kind::Reduce, Algorithm::Tree) => binomial(&mut p, r.bytes, true),
         (Kind::Broadcast, Algorithm::Ring) => chain_broadcast(&mut p, r.bytes, r.chunk),
@@ -488,6 +501,55 @@ fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
         range = new_range;
     }
     Ok(())
+}
+
+/// All-reduce over a binary tree in heap layout (position i has children 2i+1 and 2i+2): every
+/// position sends the chunks from `base` up to its parent once its children's have arrived,
+/// then the root's result flows back down. Position i is rank i, or rank n-1-i when
+/// `reversed`.
+fn binary_tree_all_reduce(p: &mut Plan, bytes: u64, base: u32, reversed: bool) {
+    let n = p.ranks;
+    let rank = |pos: usize| if reversed { n - 1 - pos } else { pos };
+    let chunks: Vec<(u32, u32)> = (0..n as u32).map(|c| (base + c, base + c)).collect();
+    // Up: deepest positions first so children's ops exist before their parents'.
+    let mut up: Vec<Option<usize>> = vec![None; n];
+    for pos in (1..n).rev() {
+        let deps: Vec<usize> = [2 * pos + 1, 2 * pos + 2]
+            .into_iter()
+            .filter(|&c| c < n)
+            .filter_map(|c| up[c])
+            .collect();
+        up[pos] = Some(p.op(
+            rank(pos),
+            rank((pos - 1) / 2),
+            bytes,
+            chunks.clone(),
+            Combine::Sum,
+            deps,
+        ));
+    }
+    // Down: the root once both children have reported, then each position after its parent.
+    let mut down: Vec<Option<usize>> = vec![None; n];
+    for pos in 1..n {
+        let parent = (pos - 1) / 2;
+        let deps: Vec<usize> = if parent == 0 {
+            [1, 2]
+                .into_iter()
+                .filter(|&c| c < n)
+                .filter_map(|c| up[c])
+                .collect()
+        } else {
+            down[parent].into_iter().collect()
+        };
+        down[pos] = Some(p.op(
+            rank(parent),
+            rank(pos),
+            bytes,
+            chunks.clone(),
+            Combine::Copy,
+            deps,
+        ));
+    }
 }
 
 /// Binomial tree from (broadcast) or to (reduce) rank 0, whole buffer per transfer.
