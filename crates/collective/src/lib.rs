@@ -196,3 +196,42 @@ pub fn parse_names(
     };
     Ok((k, a, m))
 }
+
+/// The alpha-beta closed form of a collective, in seconds, where one exists: `alpha` the
+/// per-message latency (s), `beta` the link bandwidth (bytes/s), `n` ranks, `bytes` per rank,
+/// every message one hop on its own link:
+/// * ring reduce-scatter or all-gather: (n-1) (alpha + bytes/(n beta));
+/// * ring all-reduce: twice that; bidirectional ring: twice that on half the bytes, the two
+///   rings in parallel;
+/// * halving-doubling all-reduce: 2 log2(n) alpha + 2 (n-1)/n bytes/beta;
+/// * binomial broadcast or reduce: ceil(log2 n) (alpha + bytes/beta).
+///
+/// The analytic model reproduces these exactly when the topology gives every step its own
+/// single-hop links (tested on rings and hypercubes).
+pub fn closed_form(
+    kind: Kind,
+    algorithm: Algorithm,
+    n: usize,
+    bytes: u64,
+    alpha: f64,
+    beta: f64,
+) -> Option<f64> {
+    if n < 2 {
+        return Some(0.0);
+    }
+    let (nf, b) = (n as f64, bytes as f64);
+    let ring_pass = |bytes: f64| (nf - 1.0) * (alpha + bytes / (nf * beta));
+    let log = (n as f64).log2().ceil();
+    Some(match (kind, algorithm) {
+        (Kind::ReduceScatter | Kind::AllGather, Algorithm::Ring) => ring_pass(b),
+        (Kind::AllReduce, Algorithm::Ring) => 2.0 * ring_pass(b),
+        (Kind::AllReduce, Algorithm::BidirectionalRing) => {
+            2.0 * ring_pass((bytes - bytes / 2) as f64)
+        }
+        (Kind::AllReduce, Algorithm::HalvingDoubling) if n.is_power_of_two() => {
+            2.0 * log * alpha + 2.0 * (nf - 1.0) / nf * b / beta
+        }
+        (Kind::Broadcast | Kind::Reduce, Algorithm::Tree) => log * (alpha + b / beta),
+        _ => return None,
+    })
+}

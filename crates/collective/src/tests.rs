@@ -202,3 +202,32 @@ fn microbenchmarks_by_hand() {
     .unwrap();
     assert!((r.throughput_bytes_per_s - 20e9).abs() / 20e9 < 1e-6);
 }
+
+#[test]
+fn analytic_runs_match_the_closed_forms() {
+    // Rings for the ring algorithms; a 2x2x2 torus (a hypercube: every halving-doubling and
+    // binomial partner is one hop) for the others. 10 GB/s, 1 us per hop, 8 MiB per rank.
+    let bytes = 8 << 20;
+    for (dims, kind, alg) in [
+        (vec![8u32], Kind::AllReduce, Algorithm::Ring),
+        (vec![8], Kind::ReduceScatter, Algorithm::Ring),
+        (vec![8], Kind::AllGather, Algorithm::Ring),
+        (vec![8], Kind::AllReduce, Algorithm::BidirectionalRing),
+        (vec![2, 2, 2], Kind::AllReduce, Algorithm::HalvingDoubling),
+        (vec![2, 2, 2], Kind::Broadcast, Algorithm::Tree),
+        (vec![2, 2, 2], Kind::Reduce, Algorithm::Tree),
+    ] {
+        let net = torus(&dims, 10, 1000);
+        let p = plan(&request(kind, alg, bytes, &dims)).unwrap();
+        let mut model = AnalyticModel::new(net, Packetization::NONE);
+        let out = run(&p, kind, &mut model, &nodes(8), 0.0).unwrap();
+        let want = closed_form(kind, alg, 8, bytes, 1e-6, 10e9).unwrap();
+        // Each message rounds up to a whole picosecond.
+        assert!(
+            (out.time.as_secs_f64() - want).abs() < 1e-10,
+            "{kind} {}: {} vs {want}",
+            alg.name(),
+            out.time.as_secs_f64()
+        );
+    }
+}
