@@ -373,6 +373,29 @@ fn ring_phase(
     recv_last
 }
 
+/// The stride and digit functions of rank numbers written in the mixed radix of `dims`
+/// (dimension 0 fastest); an error unless the ranks fill the dimensions exactly.
+#[allow(clippy::type_complexity)]
+fn mixed_radix(
+    dims: &[u32],
+    n: usize,
+) -> Result<
+    (
+        impl Fn(usize) -> usize + '_,
+        impl Fn(usize, usize) -> usize + '_,
+    ),
+    PlanError,
+> {
+    if dims.iter().map(|&k| k as usize).product::<usize>() != n || dims.is_empty() {
+        return Err(PlanError(format!(
+            "dimension-wise needs the ranks to fill the topology's dimensions ({dims:?})"
+        )));
+    }
+    let stride = |d: usize| dims[..d].iter().map(|&k| k as usize).product::<usize>();
+    let digit = move |x: usize, d: usize| (x / stride(d)) % dims[d] as usize;
+    Ok((stride, digit))
+}
+
 /// Dimension-by-dimension all-reduce on a mesh or torus of `r.dims`: reduce-scatter along
 /// each line of dimension 0, then 1, ... on the part each rank owns, then all-gather back in
 /// reverse order. Chunk j (mixed radix like the ranks) ends at the rank whose coordinates
@@ -380,13 +403,7 @@ fn ring_phase(
 fn dimension_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
     let n = p.ranks;
     let dims = &r.dims;
-    if dims.iter().map(|&k| k as usize).product::<usize>() != n || dims.is_empty() {
-        return Err(PlanError(format!(
-            "dimension-wise needs the ranks to fill the topology's dimensions ({dims:?})"
-        )));
-    }
-    let stride = |d: usize| dims[..d].iter().map(|&k| k as usize).product::<usize>();
-    let digit = |x: usize, d: usize| (x / stride(d)) % dims[d] as usize;
+    let (stride, digit) = mixed_radix(dims, n)?;
     // Per rank, the last op it received (dependencies chain through).
     let mut last: Vec<Option<usize>> = vec![None; n];
     let order: Vec<usize> = (0..dims.len()).filter(|&d| dims[d] > 1).collect();
@@ -623,13 +640,7 @@ fn chain_broadcast(p: &mut Plan, bytes: u64, chunk: u64) {
 fn dimension_all_to_all(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
     let n = p.ranks;
     let dims = &r.dims;
-    if dims.iter().map(|&k| k as usize).product::<usize>() != n || dims.is_empty() {
-        return Err(PlanError(format!(
-            "dimension-wise needs the ranks to fill the topology's dimensions ({dims:?})"
-        )));
-    }
-    let stride = |d: usize| dims[..d].iter().map(|&k| k as usize).product::<usize>();
-    let digit = |x: usize, d: usize| (x / stride(d)) % dims[d] as usize;
+    let (stride, digit) = mixed_radix(dims, n)?;
     // Block (s, t), chunk id s * n + t, starts at rank s and must end at rank t; relaying ranks
     // hold it under the same id on the way.
     p.chunks = n * n;

@@ -7,8 +7,8 @@ use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimDuration, SimTime};
 
 use crate::{
-    Completion, LinkTable, NetError, NetReport, NetworkModel, Packetization, TransferId, drain_ps,
-    paths,
+    Completion, LinkTable, NetError, NetReport, NetworkModel, Packetization, TransferId,
+    check_send, drain_ps, paths,
 };
 
 /// Alpha-beta costs: a transfer takes the latency of its path plus its wire bytes over the
@@ -81,14 +81,7 @@ impl NetworkModel for AnalyticModel {
         bytes: Bytes,
         tag: u64,
     ) -> Result<TransferId, NetError> {
-        if at < self.now {
-            return Err(NetError::InThePast { at, now: self.now });
-        }
-        for n in [src, dst] {
-            if n.0 >= self.net.node_count() {
-                return Err(NetError::NoSuchNode(n));
-            }
-        }
+        check_send(self.now, self.net.node_count(), at, src, dst)?;
         let t = self.lone_time(src, dst, bytes)?;
         let id = TransferId(self.info.len() as u64);
         let end = at + t;

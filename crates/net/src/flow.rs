@@ -20,7 +20,7 @@ use podsim_units::{Bytes, SimTime};
 
 use crate::{
     Completion, LinkId, LinkTable, NetError, NetReport, NetworkModel, Packetization, TransferId,
-    drain_ps, paths,
+    check_send, drain_ps, paths,
 };
 
 #[derive(Debug, Clone)]
@@ -309,14 +309,7 @@ impl NetworkModel for FlowModel {
         bytes: Bytes,
         tag: u64,
     ) -> Result<TransferId, NetError> {
-        if at < self.now {
-            return Err(NetError::InThePast { at, now: self.now });
-        }
-        for n in [src, dst] {
-            if n.0 >= self.net.node_count() {
-                return Err(NetError::NoSuchNode(n));
-            }
-        }
+        check_send(self.now, self.net.node_count(), at, src, dst)?;
         let mut routes = if src == dst {
             vec![Vec::new()]
         } else {

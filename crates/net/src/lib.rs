@@ -137,6 +137,23 @@ pub trait NetworkModel {
     fn name(&self) -> &'static str;
 }
 
+/// The checks every model makes before accepting a send: not in the past, both ends exist.
+pub(crate) fn check_send(
+    now: SimTime,
+    nodes: u64,
+    at: SimTime,
+    src: NodeId,
+    dst: NodeId,
+) -> Result<(), NetError> {
+    if at < now {
+        return Err(NetError::InThePast { at, now });
+    }
+    match [src, dst].into_iter().find(|n| n.0 >= nodes) {
+        Some(n) => Err(NetError::NoSuchNode(n)),
+        None => Ok(()),
+    }
+}
+
 /// Time in picoseconds to move `bytes` at `rate` bytes/s, rounded up (a result within 10⁻³ ps of
 /// a whole number is taken as that number, so exact cases stay exact despite the flow model's
 /// 36-bit rates).
