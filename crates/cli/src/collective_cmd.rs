@@ -31,8 +31,7 @@ pub struct CollectiveArgs {
     /// ring (broadcast, pipelined chain); dimension (all-to-all).
     #[arg(long, value_name = "NAME")]
     algorithm: Option<String>,
-    /// analytic (alpha-beta, contention-free) or flow (max-min fair, congestion-aware)
-    /// [default: flow].
+    /// analytic (alpha-beta, contention-free) or flow (max-min fair, congestion-aware).
     #[arg(long, value_name = "MODEL", default_value = "flow")]
     model: String,
     /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
@@ -293,7 +292,7 @@ pub struct MicroArgs {
     /// 64 MiB for put-throughput and injection, 16 MiB for all-to-all].
     #[arg(long, value_name = "SIZE")]
     bytes: Option<String>,
-    /// analytic or flow [default: flow].
+    /// analytic or flow.
     #[arg(long, value_name = "MODEL", default_value = "flow")]
     model: String,
     /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
