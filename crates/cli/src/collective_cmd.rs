@@ -12,6 +12,41 @@ use serde_json::json;
 
 use crate::{Failure, build, report::render};
 
+/// The network options shared by `collective` and `microbench`.
+#[derive(Args)]
+pub struct NetArgs {
+    /// analytic (alpha-beta, contention-free) or flow (max-min fair, congestion-aware).
+    #[arg(long, value_name = "MODEL", default_value = "flow")]
+    model: String,
+    /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
+    #[arg(long, value_name = "BW", allow_hyphen_values = true)]
+    link_bandwidth: Option<String>,
+    /// Link latency for meshes, tori, rings and fat trees [default: 0 ns].
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    link_latency: Option<String>,
+}
+
+impl NetArgs {
+    /// The network of `topology` with these options, and the model named.
+    fn resolve(&self, topology: &str) -> Result<(podsim_topology::Network, ModelKind), Failure> {
+        let (_, _, model) = podsim_collective::parse_names("barrier", None, &self.model)
+            .map_err(|e| flag_err("--model", e))?;
+        let spec = SystemSpec::from_cli(
+            topology,
+            self.link_bandwidth.as_deref(),
+            self.link_latency.as_deref(),
+            None,
+        )
+        .map_err(|mut e| {
+            if e.key == "SPEC" {
+                e.key = "--topology".into();
+            }
+            Failure(e.to_string())
+        })?;
+        Ok((build(&spec, "<command line>")?, model))
+    }
+}
+
 /// The arguments of `podsim collective`.
 #[derive(Args)]
 pub struct CollectiveArgs {
@@ -31,15 +66,8 @@ pub struct CollectiveArgs {
     /// ring (broadcast, pipelined chain); dimension (all-to-all).
     #[arg(long, value_name = "NAME")]
     algorithm: Option<String>,
-    /// analytic (alpha-beta, contention-free) or flow (max-min fair, congestion-aware).
-    #[arg(long, value_name = "MODEL", default_value = "flow")]
-    model: String,
-    /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
-    #[arg(long, value_name = "BW", allow_hyphen_values = true)]
-    link_bandwidth: Option<String>,
-    /// Link latency for meshes, tori, rings and fat trees [default: 0 ns].
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    link_latency: Option<String>,
+    #[command(flatten)]
+    net: NetArgs,
     /// Pipeline piece (chain broadcast) or DMA size (all-to-all; in the flow model a pair's
     /// DMAs share one path and behave as one flow) [size; default: none].
     #[arg(long, value_name = "SIZE")]
@@ -101,23 +129,10 @@ pub fn measurement_json(
 
 /// Run `podsim collective`.
 pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
-    let (kind, alg, model) =
-        podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.model)
+    let (net, model) = a.net.resolve(&a.topology)?;
+    let (kind, alg, _) =
+        podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
             .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
-    let spec = SystemSpec::from_cli(
-        &a.topology,
-        a.link_bandwidth.as_deref(),
-        a.link_latency.as_deref(),
-        None,
-    )
-    .map_err(|e| {
-        let mut e = e;
-        if e.key == "SPEC" {
-            e.key = "--topology".into();
-        }
-        Failure(e.to_string())
-    })?;
-    let net = build(&spec, "<command line>")?;
     let chunk = a
         .chunk
         .as_deref()
@@ -292,15 +307,8 @@ pub struct MicroArgs {
     /// 64 MiB for put-throughput and injection, 16 MiB for all-to-all].
     #[arg(long, value_name = "SIZE")]
     bytes: Option<String>,
-    /// analytic or flow.
-    #[arg(long, value_name = "MODEL", default_value = "flow")]
-    model: String,
-    /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
-    #[arg(long, value_name = "BW", allow_hyphen_values = true)]
-    link_bandwidth: Option<String>,
-    /// Link latency for meshes, tori, rings and fat trees [default: 0 ns].
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    link_latency: Option<String>,
+    #[command(flatten)]
+    net: NetArgs,
     /// Print JSON (keys: benchmark, time_s, throughput_bytes_per_s, streams).
     #[arg(long)]
     json: bool,
@@ -324,21 +332,7 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
                 ),
             )
         })?;
-    let (_, _, model) = podsim_collective::parse_names("all-to-all", None, &a.model)
-        .map_err(|e| flag_err("--model", e))?;
-    let spec = SystemSpec::from_cli(
-        &a.topology,
-        a.link_bandwidth.as_deref(),
-        a.link_latency.as_deref(),
-        None,
-    )
-    .map_err(|mut e| {
-        if e.key == "SPEC" {
-            e.key = "--topology".into();
-        }
-        Failure(e.to_string())
-    })?;
-    let net = build(&spec, "<command line>")?;
+    let (net, model) = a.net.resolve(&a.topology)?;
     let bytes = match &a.bytes {
         Some(s) => size("--bytes", s)?,
         None => micro.default_bytes(),
