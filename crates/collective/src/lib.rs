@@ -12,7 +12,9 @@ mod plan;
 
 pub use exec::{Outcome, RunError, VERIFY_LIMIT, Verified, initial, run};
 pub use microbench::{Micro, MicroResult, microbench};
-pub use plan::{Algorithm, Combine, Kind, Op, Plan, PlanError, Request, plan};
+pub use plan::{
+    Algorithm, Combine, Kind, MAX_TRANSFERS, Op, Plan, PlanError, Request, plan, transfers,
+};
 
 use podsim_topology::Metrics;
 

@@ -224,9 +224,44 @@ impl Plan {
     }
 }
 
+/// The most transfers a plan may hold (about 5 GB of plan and flow state).
+pub const MAX_TRANSFERS: u128 = 50_000_000;
+
+/// How many transfers the plan for `r` will hold (an upper estimate for the dimension-wise
+/// algorithms), without building it.
+pub fn transfers(r: &Request) -> u128 {
+    let n = r.ranks as u128;
+    let pairs = n * n.saturating_sub(1);
+    let log = u128::from(usize::BITS - r.ranks.leading_zeros());
+    let dims_sum: u128 = r
+        .dims
+        .iter()
+        .map(|&k| u128::from(k.saturating_sub(1)))
+        .sum();
+    match (r.kind, r.algorithm) {
+        (Kind::AllReduce, Algorithm::Ring) => 2 * pairs,
+        (Kind::AllReduce, Algorithm::BidirectionalRing) => 4 * pairs,
+        (Kind::ReduceScatter | Kind::AllGather, _) | (Kind::AllToAll, Algorithm::Direct) => pairs,
+        (Kind::AllReduce, Algorithm::DimensionWise) => 2 * n * dims_sum,
+        (Kind::AllToAll, _) => n * dims_sum,
+        (Kind::Broadcast, Algorithm::Ring) => {
+            n * (n * 64).min(r.bytes.div_ceil(r.chunk.max(1)).max(1) as u128)
+        }
+        (Kind::Barrier, _) | (Kind::AllReduce, Algorithm::HalvingDoubling) => 2 * n * log,
+        _ => 4 * n,
+    }
+}
+
 /// Build the plan for `r`.
 pub fn plan(r: &Request) -> Result<Plan, PlanError> {
     let n = r.ranks;
+    let t = transfers(r);
+    if t > MAX_TRANSFERS {
+        return Err(PlanError(format!(
+            "{} over {n} ranks needs about {t} transfers, more than the {MAX_TRANSFERS} podsim plans at once; use fewer ranks",
+            r.kind
+        )));
+    }
     if n == 0 {
         return Err(PlanError("a collective needs at least one rank".into()));
     }

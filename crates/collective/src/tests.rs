@@ -231,3 +231,27 @@ fn analytic_runs_match_the_closed_forms() {
         );
     }
 }
+
+#[test]
+fn oversized_plans_are_refused_not_attempted() {
+    // 1,062,000 ranks all-to-all would be 10^12 transfers.
+    let r = Request {
+        kind: Kind::AllToAll,
+        algorithm: Algorithm::Direct,
+        bytes: 1 << 20,
+        ranks: 1_062_000,
+        dims: vec![],
+        chunk: 0,
+    };
+    let e = plan(&r).unwrap_err();
+    assert!(e.0.contains("transfers"), "{e}");
+    // The estimate is exact for the ring and direct plans.
+    for (kind, alg) in [
+        (Kind::AllReduce, Algorithm::Ring),
+        (Kind::AllToAll, Algorithm::Direct),
+        (Kind::AllGather, Algorithm::Ring),
+    ] {
+        let r = request(kind, alg, 1 << 16, &[4, 4]);
+        assert_eq!(transfers(&r), plan(&r).unwrap().ops.len() as u128);
+    }
+}
