@@ -24,6 +24,12 @@ pub struct NetArgs {
     /// Link latency for meshes, tori, rings and fat trees [default: 0 ns].
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     link_latency: Option<String>,
+    /// Maximum payload per packet [size; default: no packetization].
+    #[arg(long, value_name = "SIZE")]
+    packet_payload: Option<String>,
+    /// Header and trailer bytes per packet, frame gaps included [size; default: 0].
+    #[arg(long, value_name = "SIZE")]
+    packet_header: Option<String>,
 }
 
 impl NetArgs {
@@ -44,6 +50,32 @@ impl NetArgs {
             Failure(e.to_string())
         })?;
         Ok((build(&spec, "<command line>")?, model))
+    }
+
+    /// The packet overheads these options name.
+    fn packets(&self) -> Result<Packetization, Failure> {
+        if self.packet_payload.is_none() && self.packet_header.is_none() {
+            return Ok(Packetization::NONE);
+        }
+        let payload = self
+            .packet_payload
+            .as_deref()
+            .map(|s| size("--packet-payload", s))
+            .transpose()?
+            .unwrap_or(u64::MAX);
+        if payload == 0 {
+            return Err(flag_err(
+                "--packet-payload",
+                "a packet needs at least one byte of payload",
+            ));
+        }
+        let header = self
+            .packet_header
+            .as_deref()
+            .map(|s| size("--packet-header", s))
+            .transpose()?
+            .unwrap_or(0);
+        Ok(Packetization { payload, header })
     }
 }
 
@@ -72,12 +104,6 @@ pub struct CollectiveArgs {
     /// DMAs share one path and behave as one flow) [size; default: none].
     #[arg(long, value_name = "SIZE")]
     chunk: Option<String>,
-    /// Maximum payload per packet [size; default: no packetization].
-    #[arg(long, value_name = "SIZE")]
-    packet_payload: Option<String>,
-    /// Header bytes per packet [size; default: 0].
-    #[arg(long, value_name = "SIZE")]
-    packet_header: Option<String>,
     /// Sizes to sweep, comma-separated (e.g. "1 MiB,16 MiB,256 MiB"): prints a table and
     /// writes CSV.
     #[arg(long, value_name = "SIZES")]
@@ -139,30 +165,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         .map(|s| size("--chunk", s))
         .transpose()?
         .unwrap_or(0);
-    let packets = match (&a.packet_payload, &a.packet_header) {
-        (None, None) => Packetization::NONE,
-        (p, h) => {
-            let payload = p
-                .as_deref()
-                .map(|s| size("--packet-payload", s))
-                .transpose()?
-                .unwrap_or(u64::MAX);
-            if payload == 0 {
-                return Err(flag_err(
-                    "--packet-payload",
-                    "a packet needs at least one byte of payload",
-                ));
-            }
-            Packetization {
-                payload,
-                header: h
-                    .as_deref()
-                    .map(|s| size("--packet-header", s))
-                    .transpose()?
-                    .unwrap_or(0),
-            }
-        }
-    };
+    let packets = a.net.packets()?;
     let setup = |bytes| Setup {
         kind,
         algorithm: alg,
@@ -337,15 +340,14 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
         Some(s) => size("--bytes", s)?,
         None => micro.default_bytes(),
     };
-    let r = podsim_collective::microbench(&net, micro, bytes, model, Packetization::NONE).map_err(
-        |e| {
-            Failure(format!(
-                "<command line>: {} on {}: {e}",
-                micro.name(),
-                a.topology
-            ))
-        },
-    )?;
+    let packets = a.net.packets()?;
+    let r = podsim_collective::microbench(&net, micro, bytes, model, packets).map_err(|e| {
+        Failure(format!(
+            "<command line>: {} on {}: {e}",
+            micro.name(),
+            a.topology
+        ))
+    })?;
     if a.json {
         println!(
             "{}",

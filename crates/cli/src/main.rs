@@ -32,8 +32,8 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/bisection-scaling.toml"),
     ),
     (
-        "validation/not-yet-reproduced.toml",
-        include_str!("../../../validation/not-yet-reproduced.toml"),
+        "validation/tofud-frame.toml",
+        include_str!("../../../validation/tofud-frame.toml"),
     ),
     (
         "validation/tpu-v4-twisted-all-to-all.toml",

@@ -201,6 +201,25 @@ fn microbenchmarks_by_hand() {
     )
     .unwrap();
     assert!((r.throughput_bytes_per_s - 20e9).abs() / 20e9 < 1e-6);
+    // With packet overheads: 64 MiB in 2016-byte payloads is ceil(67108864 / 2016) = 33,289
+    // packets of 136 bytes' overhead each: 67108864 + 33289 x 136 = 71,636,168 wire bytes,
+    // so a put runs at 6.8 GB/s x 67108864 / 71636168 = 6.370 GB/s and six at once at
+    // 38.22 GB/s.
+    let frame = podsim_net::Packetization {
+        payload: 2016,
+        header: 136,
+    };
+    for (micro, want) in [
+        (Micro::PutThroughput, 6.8e9 * 67108864.0 / 71636168.0),
+        (Micro::Injection, 6.0 * 6.8e9 * 67108864.0 / 71636168.0),
+    ] {
+        let r = microbench(&tofud, micro, 64 << 20, ModelKind::Flow, frame).unwrap();
+        assert!(
+            (r.throughput_bytes_per_s - want).abs() / want < 1e-9,
+            "{micro:?}: {} vs {want}",
+            r.throughput_bytes_per_s
+        );
+    }
 }
 
 #[test]

@@ -18,7 +18,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_collective::{Setup, measure, parse_names};
+use podsim_collective::{Micro, ModelKind, Setup, measure, microbench, parse_names};
 use podsim_net::Packetization;
 use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
 use podsim_topology::{Metrics, Network, metrics};
@@ -66,10 +66,17 @@ pub enum Quantity {
     /// The exponent e in bisection ~ N^e between the baseline and the system:
     /// ln(B / B_base) / ln(N / N_base), held in thousandths.
     BisectionScalingExponent,
+    /// Payload throughput of one large put between neighbours (flow model, the case's packet
+    /// overheads), to the nearest MB/s.
+    PutThroughput,
+    /// Payload throughput of one node putting to as many neighbours as it has interfaces, at
+    /// once (flow model, the case's packet overheads; Tofu's injection rate), to the nearest
+    /// MB/s.
+    InjectionRate,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 17] = [
+pub const QUANTITIES: [&str; 19] = [
     "nodes",
     "links",
     "degree_max",
@@ -87,6 +94,8 @@ pub const QUANTITIES: [&str; 17] = [
     "workers",
     "collective_speedup",
     "bisection_scaling_exponent",
+    "put_throughput",
+    "injection_rate",
 ];
 
 impl Quantity {
@@ -109,6 +118,8 @@ impl Quantity {
             "workers" => Quantity::Workers,
             "collective_speedup" => Quantity::CollectiveSpeedup,
             "bisection_scaling_exponent" => Quantity::BisectionScalingExponent,
+            "put_throughput" => Quantity::PutThroughput,
+            "injection_rate" => Quantity::InjectionRate,
             _ => return None,
         })
     }
@@ -122,6 +133,8 @@ impl Quantity {
                 | Quantity::TotalInjectionBandwidth
                 | Quantity::LinkBandwidth
                 | Quantity::VirtualBisectionBandwidth
+                | Quantity::PutThroughput
+                | Quantity::InjectionRate
         )
     }
 
@@ -185,6 +198,22 @@ impl Quantity {
                 Network::Tenstorrent(g) => g.workers() as u64,
                 _ => return Err("only a Tenstorrent grid has DRAM banks and Tensix workers".into()),
             },
+            Quantity::PutThroughput | Quantity::InjectionRate => {
+                let micro = if self == Quantity::PutThroughput {
+                    Micro::PutThroughput
+                } else {
+                    Micro::Injection
+                };
+                let r = microbench(
+                    net,
+                    micro,
+                    micro.default_bytes(),
+                    ModelKind::Flow,
+                    case.packets,
+                )?;
+                // Reported to the nearest MB/s.
+                ((r.throughput_bytes_per_s / 1e6).round() * 1e6) as u64
+            }
             Quantity::RouteMeshLinks => {
                 let Network::Dojo(d) = net else {
                     return Err("route_mesh_links needs a DOJO system".into());
@@ -245,7 +274,16 @@ struct RawCase {
     collective: Option<RawCollective>,
     #[serde(default)]
     baseline: Option<RawSystem>,
+    #[serde(default)]
+    packets: Option<RawPackets>,
     system: RawSystem,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPackets {
+    payload: Spanned<String>,
+    header: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,6 +325,8 @@ pub struct ValidationCase {
     pub collective: Option<CaseCollective>,
     /// For speedups: the system the case's system is compared with.
     pub baseline: Option<SystemSpec>,
+    /// Packet overheads for the network model (`[case.packets]`; default none).
+    pub packets: Packetization,
     /// The system that should reproduce it.
     pub system: SystemSpec,
 }
@@ -358,7 +398,7 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 },
                 Ok,
             )?;
-            Ok(ValidationCase {
+            let mut case = ValidationCase {
                 figure: c.figure.clone(),
                 source: c.source.clone(),
                 quantity: q,
@@ -395,6 +435,32 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     Some(b) => Some(b.validate(&ctx, &key("baseline"))?),
                     None => None,
                 },
+                packets: match &c.packets {
+                    None => Packetization::NONE,
+                    Some(p) => {
+                        let size = |v: &Spanned<String>, k: &str| {
+                            v.get_ref().parse::<Bytes>().map(|b| b.0).or_else(|e| {
+                                ctx.err(
+                                    Some(v.span()),
+                                    &key(k),
+                                    format!("{e}; expected a size such as \"2016 B\""),
+                                )
+                            })
+                        };
+                        let payload = size(&p.payload, "packets.payload")?;
+                        if payload == 0 {
+                            return ctx.err(
+                                Some(p.payload.span()),
+                                &key("packets.payload"),
+                                "a packet needs at least one byte of payload",
+                            );
+                        }
+                        Packetization {
+                            payload,
+                            header: size(&p.header, "packets.header")?,
+                        }
+                    }
+                },
                 collective: match &c.collective {
                     None => None,
                     Some(rc) => {
@@ -424,7 +490,12 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                         })
                     }
                 },
-            })
+            };
+            // The case's packet overheads apply to its collective too.
+            if let Some(c) = &mut case.collective {
+                c.setup.packets = case.packets;
+            }
+            Ok(case)
         })
         .collect()
 }
