@@ -288,7 +288,12 @@ impl Format {
     }
 
     /// Convert any `f64` (exactly representable values are kept; others rounded).
-    pub fn encode(self, x: f64, rounding: Rounding<'_>, saturate: bool) -> Result<u32, NumericsError> {
+    pub fn encode(
+        self,
+        x: f64,
+        rounding: Rounding<'_>,
+        saturate: bool,
+    ) -> Result<u32, NumericsError> {
         let negative = x.is_sign_negative();
         let sign = if negative { self.sign_bit() } else { 0 };
         if x.is_nan() {
@@ -326,7 +331,11 @@ impl Format {
         let (e_field, m_field) = if n < one {
             (0i64, n as u32)
         } else {
-            let (n, q) = if n == one << 1 { (n >> 1, q + 1) } else { (n, q) };
+            let (n, q) = if n == one << 1 {
+                (n >> 1, q + 1)
+            } else {
+                (n, q)
+            };
             (i64::from(q + p + self.bias), (n - one) as u32)
         };
         let max = self.max_code();

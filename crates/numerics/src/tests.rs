@@ -42,12 +42,7 @@ fn float32_conversions_match_ml_dtypes_bit_for_bit() {
         let v: Vec<&str> = line.split_whitespace().collect();
         let x = f32::from_bits(hex(v[0]));
         for (f, want) in formats.iter().zip(&v[1..]) {
-            assert_eq!(
-                rne(*f, x),
-                hex(want),
-                "{f}: {x:e} ({:#010x})",
-                x.to_bits()
-            );
+            assert_eq!(rne(*f, x), hex(want), "{f}: {x:e} ({:#010x})", x.to_bits());
         }
         seen += 1;
     }
@@ -61,7 +56,10 @@ fn named_limits() {
     assert_eq!(Format::E4M3.max_value(), 448.0);
     assert_eq!(Format::E5M2.max_value(), 57344.0);
     assert_eq!(Format::FP16.max_value(), 65504.0);
-    assert_eq!(Format::BF16.max_value(), (2.0 - 2f64.powi(-7)) * 2f64.powi(127));
+    assert_eq!(
+        Format::BF16.max_value(),
+        (2.0 - 2f64.powi(-7)) * 2f64.powi(127)
+    );
     assert_eq!(Format::E4M3.min_positive(), 2f64.powi(-9));
     assert_eq!(Format::FP16.min_positive(), 2f64.powi(-24));
 }
@@ -208,7 +206,11 @@ fn stochastic_rounding_is_unbiased_and_seeded() {
         (0..64)
             .map(|i| {
                 Format::E4M3
-                    .encode(1.0 + f64::from(i) / 97.0, Rounding::Stochastic(&mut rng), false)
+                    .encode(
+                        1.0 + f64::from(i) / 97.0,
+                        Rounding::Stochastic(&mut rng),
+                        false,
+                    )
                     .unwrap()
             })
             .collect::<Vec<_>>()
@@ -225,7 +227,10 @@ fn integers_wrap_around() {
     assert_eq!(Int::I16.wrap(-32768 - 1), 32767);
     assert_eq!((Int::I8.min(), Int::I8.max()), (-128, 127));
     assert!(Int::I8.holds(-128) && !Int::I8.holds(128));
-    assert_eq!(Int::new(64).unwrap().wrap(i128::from(i64::MAX) + 1), i64::MIN);
+    assert_eq!(
+        Int::new(64).unwrap().wrap(i128::from(i64::MAX) + 1),
+        i64::MIN
+    );
     assert!(Int::new(0).is_none());
 }
 

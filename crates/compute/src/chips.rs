@@ -1,0 +1,104 @@
+//! Chip compute presets and rooflines.
+//!
+//! - TPU v4 (tpu-v4-isca2023.txt, section 2 and Table 4): 2 TensorCores x 4 MXUs of 128x128
+//!   at 1050 MHz; HBM2 1200 GB/s. Peak = 8 x 16,384 MACs x 2 FLOPs x 1.05 GHz = 275.3 TFLOPS
+//!   (bf16 or int8; the paper: 275).
+//! - DOJO node and D1 die (dojo-microarchitecture.txt): 4 matmul units of 8x8 per node, 2 GHz,
+//!   354 nodes per D1: 354 x 256 MACs x 2 x 2 GHz = 362.5 TFLOPS BF16/CFP8 (paper: 362). FP32
+//!   runs on the 64-byte SIMD unit: 16 lanes x FMA (2 FLOPs) = 32 FLOPs per cycle per node
+//!   (an assumption: the paper gives only the total), 354 x 32 x 2 GHz = 22.7 TFLOPS (paper:
+//!   22). Memory for the roofline: each node's SRAM loads 384 GB/s (354 nodes: 135.9 TB/s).
+
+/// A chip's compute resources.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Chip {
+    /// Preset name.
+    pub name: &'static str,
+    /// Cores (TensorCores, DOJO nodes).
+    pub cores: u64,
+    /// Matrix units per core.
+    pub units_per_core: u64,
+    /// Rows x columns of MACs per matrix unit.
+    pub unit: (u64, u64),
+    /// Clock, Hz.
+    pub clock_hz: u64,
+    /// FP32 FLOPs per cycle per core outside the matrix units (0 when unknown).
+    pub fp32_flops_per_core_cycle: u64,
+    /// Memory bandwidth feeding the cores, bytes/s.
+    pub memory_bytes_per_s: u64,
+    /// What that memory is.
+    pub memory: &'static str,
+    /// The matrix units' input formats.
+    pub matrix_formats: &'static str,
+}
+
+/// The presets.
+pub const CHIPS: [Chip; 3] = [
+    Chip {
+        name: "tpuv4",
+        cores: 2,
+        units_per_core: 4,
+        unit: (128, 128),
+        clock_hz: 1_050_000_000,
+        fp32_flops_per_core_cycle: 0,
+        memory_bytes_per_s: 1_200_000_000_000,
+        memory: "HBM2",
+        matrix_formats: "bf16, int8",
+    },
+    Chip {
+        name: "dojo-node",
+        cores: 1,
+        units_per_core: 4,
+        unit: (8, 8),
+        clock_hz: 2_000_000_000,
+        fp32_flops_per_core_cycle: 32,
+        memory_bytes_per_s: 384_000_000_000,
+        memory: "node SRAM loads",
+        matrix_formats: "bf16, cfp8",
+    },
+    Chip {
+        name: "d1",
+        cores: 354,
+        units_per_core: 4,
+        unit: (8, 8),
+        clock_hz: 2_000_000_000,
+        fp32_flops_per_core_cycle: 32,
+        memory_bytes_per_s: 354 * 384_000_000_000,
+        memory: "node SRAM loads, all nodes",
+        matrix_formats: "bf16, cfp8",
+    },
+];
+
+impl Chip {
+    /// The preset called `name`.
+    pub fn preset(name: &str) -> Option<Chip> {
+        CHIPS.iter().copied().find(|c| c.name == name)
+    }
+
+    /// MACs per cycle in all matrix units.
+    pub fn macs_per_cycle(&self) -> u64 {
+        self.cores * self.units_per_core * self.unit.0 * self.unit.1
+    }
+
+    /// Peak matrix FLOP/s (2 FLOPs per MAC).
+    pub fn peak_matrix_flops(&self) -> f64 {
+        2.0 * self.macs_per_cycle() as f64 * self.clock_hz as f64
+    }
+
+    /// Peak FP32 FLOP/s outside the matrix units (0 when unknown).
+    pub fn peak_fp32_flops(&self) -> f64 {
+        (self.cores * self.fp32_flops_per_core_cycle) as f64 * self.clock_hz as f64
+    }
+
+    /// Attainable FLOP/s at `intensity` FLOPs per byte of memory traffic:
+    /// min(peak, intensity x bandwidth).
+    pub fn roofline(&self, intensity: f64) -> f64 {
+        self.peak_matrix_flops()
+            .min(intensity * self.memory_bytes_per_s as f64)
+    }
+
+    /// The intensity where the roofline bends: peak / bandwidth, FLOPs per byte.
+    pub fn ridge_point(&self) -> f64 {
+        self.peak_matrix_flops() / self.memory_bytes_per_s as f64
+    }
+}

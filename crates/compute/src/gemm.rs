@@ -1,0 +1,413 @@
+//! GEMM tiling on a systolic array: folds, cycles, utilisation, SRAM and DRAM traffic.
+//!
+//! D (M x N) = A (M x K) x B (K x N) on an R x C array. Each dataflow maps two of the three
+//! dimensions onto the array (Sr rows, Sc columns) and streams the third (T):
+//!
+//! | dataflow | Sr | Sc | T | held in the PEs |
+//! |---|---|---|---|---|
+//! | os (output-stationary, the lecture's `mxu`) | M | N | K | D |
+//! | ws (weight-stationary, TPU MXU) | K | N | M | a K x N tile of B |
+//! | is (input-stationary) | K | M | N | a K x M tile of A^T |
+//!
+//! There are ceil(Sr / R) x ceil(Sc / C) folds, run column fold by column fold (outer), row
+//! fold by row fold (inner), as SCALE-Sim does. A fold uses Srf <= R rows and Scf <= C columns.
+//!
+//! Two cycle conventions:
+//! - `rtl`: what the cycle-level arrays of this crate take (tests compare on hundreds of random
+//!   shapes). OS fold: Srf + Scf + K cycles (the last used output, (Srf-1, Scf-1), is final in
+//!   cycle Srf + Scf + K - 1; the synchronous reset for the next fold is asserted in that
+//!   cycle). WS/IS fold: 2R + T + Scf (R cycles of stationary load, partial sums through all R
+//!   rows). Folds run back to back.
+//! - `scalesim`: SCALE-Sim v3's "Total Cycles" (COMPUTE_REPORT.csv, CALC bandwidth mode):
+//!   folds x (T + R + C - 2) - 1 for os and folds x (T + 2R + C - 2) - 1 for ws and is, full
+//!   array dimensions in every fold. Checked against SCALE-Sim's own output in
+//!   `tests/scalesim_fixtures.txt`.
+
+use std::fmt;
+
+use crate::ComputeError;
+
+/// Which operand stays in the PEs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dataflow {
+    /// Output-stationary.
+    Os,
+    /// Weight-stationary.
+    Ws,
+    /// Input-stationary.
+    Is,
+}
+
+impl Dataflow {
+    /// Parse `os`, `ws` or `is`.
+    pub fn parse(s: &str) -> Option<Dataflow> {
+        match s {
+            "os" => Some(Dataflow::Os),
+            "ws" => Some(Dataflow::Ws),
+            "is" => Some(Dataflow::Is),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Dataflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dataflow::Os => "os",
+            Dataflow::Ws => "ws",
+            Dataflow::Is => "is",
+        })
+    }
+}
+
+/// Which cycle count to report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Convention {
+    /// Exact against the register-level arrays.
+    Rtl,
+    /// SCALE-Sim v3's "Total Cycles".
+    ScaleSim,
+}
+
+impl Convention {
+    /// Parse `rtl` or `scalesim`.
+    pub fn parse(s: &str) -> Option<Convention> {
+        match s {
+            "rtl" => Some(Convention::Rtl),
+            "scalesim" => Some(Convention::ScaleSim),
+            _ => None,
+        }
+    }
+}
+
+/// A GEMM on an array.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GemmSpec {
+    /// Array rows R.
+    pub rows: u64,
+    /// Array columns C.
+    pub cols: u64,
+    /// Dataflow.
+    pub dataflow: Dataflow,
+    /// M (rows of A and D).
+    pub m: u64,
+    /// N (columns of B and D).
+    pub n: u64,
+    /// K (the reduction).
+    pub k: u64,
+    /// Cycle convention.
+    pub convention: Convention,
+    /// Memory system.
+    pub memory: MemorySpec,
+}
+
+/// Scratchpads and DRAM.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemorySpec {
+    /// Bytes per element of A and B.
+    pub input_bytes: u64,
+    /// Bytes per element of D (and of partial sums).
+    pub output_bytes: u64,
+    /// Scratchpad for A, bytes (double-buffered: half holds the working set).
+    pub sram_a: u64,
+    /// Scratchpad for B, bytes.
+    pub sram_b: u64,
+    /// Scratchpad for D, bytes.
+    pub sram_d: u64,
+    /// DRAM bytes per cycle; `None` for unlimited (no stalls).
+    pub dram_bytes_per_cycle: Option<f64>,
+}
+
+impl MemorySpec {
+    /// int8 inputs, int32 outputs, 64 KiB per scratchpad (SCALE-Sim's default sizes), unlimited
+    /// DRAM bandwidth.
+    pub const DEFAULT: MemorySpec = MemorySpec {
+        input_bytes: 1,
+        output_bytes: 4,
+        sram_a: 64 << 10,
+        sram_b: 64 << 10,
+        sram_d: 64 << 10,
+        dram_bytes_per_cycle: None,
+    };
+}
+
+/// What the tiling model reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GemmReport {
+    /// Total cycles: compute plus stalls.
+    pub cycles: u64,
+    /// Cycles the array computes (the chosen convention).
+    pub compute_cycles: u64,
+    /// Cycles waiting for DRAM.
+    pub stall_cycles: u64,
+    /// Folds.
+    pub folds: u64,
+    /// Row folds (over Sr).
+    pub row_folds: u64,
+    /// Column folds (over Sc).
+    pub col_folds: u64,
+    /// Multiply-accumulates, M x N x K.
+    pub macs: u64,
+    /// macs / (cycles x R x C).
+    pub utilization: f64,
+    /// Mean over folds of the share of PEs mapped: Sr x Sc / (folds x R x C).
+    pub mapping_efficiency: f64,
+    /// Scratchpad reads of A, B and partial sums, elements.
+    pub sram_reads: u64,
+    /// Scratchpad reads of A, elements.
+    pub sram_reads_a: u64,
+    /// Scratchpad reads of B, elements.
+    pub sram_reads_b: u64,
+    /// Scratchpad writes (outputs and partial sums), elements.
+    pub sram_writes: u64,
+    /// DRAM traffic, bytes (reads of A and B, writes and spills of D).
+    pub dram_bytes: u64,
+}
+
+/// Evaluate the tiling model.
+pub fn gemm(spec: &GemmSpec) -> Result<GemmReport, ComputeError> {
+    let GemmSpec {
+        rows: r,
+        cols: c,
+        m,
+        n,
+        k,
+        ..
+    } = *spec;
+    if r == 0 || c == 0 || m == 0 || n == 0 || k == 0 {
+        return Err(ComputeError::Shape(
+            "the array and the GEMM need every dimension at least 1".into(),
+        ));
+    }
+    let (sr, sc, t) = match spec.dataflow {
+        Dataflow::Os => (m, n, k),
+        Dataflow::Ws => (k, n, m),
+        Dataflow::Is => (k, m, n),
+    };
+    let (rf, cf) = (sr.div_ceil(r), sc.div_ceil(c));
+    let folds = rf * cf;
+    let big = |x: u128| u64::try_from(x).map_err(|_| ComputeError::TooLarge);
+    let (w, f) = (u128::from(r), u128::from(folds));
+    let compute = match (spec.convention, spec.dataflow) {
+        // Sum over folds of Srf + Scf + T: each row fold's Srf appears once per column fold.
+        (Convention::Rtl, Dataflow::Os) => big(u128::from(sr) * u128::from(cf)
+            + u128::from(sc) * u128::from(rf)
+            + u128::from(t) * f)?,
+        (Convention::Rtl, _) => big((2 * w + u128::from(t)) * f + u128::from(sc) * u128::from(rf))?,
+        (Convention::ScaleSim, Dataflow::Os) => {
+            big(f * u128::from(t + r + c - 2))?.saturating_sub(1)
+        }
+        (Convention::ScaleSim, _) => big(f * u128::from(t + 2 * r + c - 2))?.saturating_sub(1),
+    };
+    let macs = big(u128::from(m) * u128::from(n) * u128::from(k))?;
+    let (mk, kn, mn) = (m * k, k * n, m * n);
+    // Scratchpad traffic, in elements.
+    let (reads_a, reads_b, psum_reads, writes) = match spec.dataflow {
+        // Every fold streams its Srf rows of A and Scf columns of B over all of K.
+        Dataflow::Os => (mk * cf, kn * rf, 0, mn),
+        // Weights read once; A re-streamed per column fold; partial sums written per row fold
+        // (over K) and read back to accumulate.
+        Dataflow::Ws => (mk * cf, kn, mn * (rf - 1), mn * rf),
+        Dataflow::Is => (mk, kn * cf, mn * (rf - 1), mn * rf),
+    };
+    let mem = spec.memory;
+    let (ib, ob) = (mem.input_bytes, mem.output_bytes);
+    // DRAM: an operand is fetched once if its reuse set fits in half its (double-buffered)
+    // scratchpad, else once per pass that needs it.
+    let fits = |elems: u64, bytes: u64, sram: u64| elems.saturating_mul(bytes) <= sram / 2;
+    let (dram_a, dram_b, dram_d) = match spec.dataflow {
+        Dataflow::Os => {
+            let a = if fits(mk, ib, mem.sram_a) {
+                mk
+            } else {
+                mk * cf
+            };
+            // A column fold's K x Scf slice of B is reused by every row fold.
+            let b = if fits(k * c.min(n), ib, mem.sram_b) {
+                kn
+            } else {
+                kn * rf
+            };
+            (a * ib, b * ib, mn * ob)
+        }
+        Dataflow::Ws | Dataflow::Is => {
+            let (streamed, sram_s) = if spec.dataflow == Dataflow::Ws {
+                (mk, mem.sram_a)
+            } else {
+                (kn, mem.sram_b)
+            };
+            let stationary = if spec.dataflow == Dataflow::Ws {
+                kn
+            } else {
+                mk
+            };
+            let s = if fits(streamed, ib, sram_s) {
+                streamed
+            } else {
+                streamed * cf
+            };
+            // A column fold's T x Scf block of partial sums stays on chip across the K folds
+            // if it fits; else it is spilled and read back.
+            let d = if fits(t * c.min(sc), ob, mem.sram_d) {
+                mn
+            } else {
+                mn * (2 * rf - 1)
+            };
+            let (a, b) = if spec.dataflow == Dataflow::Ws {
+                (s, stationary)
+            } else {
+                (stationary, s)
+            };
+            (a * ib, b * ib, d * ob)
+        }
+    };
+    let dram_bytes = dram_a + dram_b + dram_d;
+    // Stalls: double buffering hides DRAM traffic behind compute except the first fold's
+    // tiles; whatever exceeds the compute time waits.
+    let stall = match mem.dram_bytes_per_cycle {
+        None => 0,
+        Some(bw) => {
+            let first = (r.min(sr) * t + c.min(sc) * t) * ib;
+            let total = (dram_bytes as f64 / bw).ceil() as u64;
+            let first = (first as f64 / bw).ceil() as u64;
+            first + total.saturating_sub(compute)
+        }
+    };
+    let cycles = compute + stall;
+    Ok(GemmReport {
+        cycles,
+        compute_cycles: compute,
+        stall_cycles: stall,
+        folds,
+        row_folds: rf,
+        col_folds: cf,
+        macs,
+        utilization: macs as f64 / (cycles as f64 * (r * c) as f64),
+        mapping_efficiency: (sr * sc) as f64 / (folds * r * c) as f64,
+        sram_reads: reads_a + reads_b + psum_reads,
+        sram_reads_a: reads_a,
+        sram_reads_b: reads_b,
+        sram_writes: writes,
+        dram_bytes,
+    })
+}
+
+/// The product and cycle count of a GEMM run fold by fold on the cycle-level arrays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Simulated {
+    /// D = A x B, M x N row-major, accumulated across folds in the output width.
+    pub d: Vec<i64>,
+    /// Sum over folds of the cycles each fold took (observed).
+    pub cycles: u64,
+    /// Folds run.
+    pub folds: u64,
+}
+
+/// Run D = A x B (A is M x K, B is K x N, row-major) fold by fold on the register-level arrays
+/// ([`crate::lecture::OsArray`] for os, [`crate::stationary::run_stationary`] for ws and is),
+/// in the fold order of [`gemm`]. A fold's cycles are observed: up to the cycle its last used
+/// output is final (os; with no zero entries in A and B every product changes d) or leaves
+/// the array (ws, is), inclusive.
+pub fn simulate(
+    (rows, cols): (usize, usize),
+    dataflow: Dataflow,
+    w: crate::lecture::Widths,
+    (m, n, k): (usize, usize, usize),
+    a: &[i64],
+    b: &[i64],
+) -> Result<Simulated, ComputeError> {
+    use crate::lecture::run_os;
+    use crate::stationary::run_stationary;
+    if a.len() != m * k || b.len() != k * n {
+        return Err(ComputeError::Shape(format!(
+            "A must be {m}x{k} and B {k}x{n}"
+        )));
+    }
+    let out = w.output;
+    let mut d = vec![0i64; m * n];
+    let (mut cycles, mut folds) = (0u64, 0u64);
+    match dataflow {
+        Dataflow::Os => {
+            for c0 in (0..n).step_by(cols) {
+                for r0 in (0..m).step_by(rows) {
+                    let (mr, nc) = ((m - r0).min(rows), (n - c0).min(cols));
+                    // Zero-padded tiles: rows beyond M and columns beyond N carry zeros.
+                    let mut ta = vec![0i64; rows * k];
+                    for i in 0..mr {
+                        ta[i * k..(i + 1) * k].copy_from_slice(&a[(r0 + i) * k..(r0 + i + 1) * k]);
+                    }
+                    let mut tb = vec![0i64; k * cols];
+                    for kk in 0..k {
+                        tb[kk * cols..kk * cols + nc]
+                            .copy_from_slice(&b[kk * n + c0..kk * n + c0 + nc]);
+                    }
+                    let run = run_os((rows, cols), k, w, &ta, &tb, false)?;
+                    let mut last = 0;
+                    for i in 0..mr {
+                        for j in 0..nc {
+                            d[(r0 + i) * n + c0 + j] = run.d[i * cols + j];
+                            last = last.max(run.settle[i * cols + j]);
+                        }
+                    }
+                    cycles += last + 1;
+                    folds += 1;
+                }
+            }
+        }
+        Dataflow::Ws | Dataflow::Is => {
+            // ws: stationary = B tile (K rows x N cols), stream = rows of A, out = D rows.
+            // is: stationary = A^T tile (K rows x M cols), stream = columns of B, out = D^T rows.
+            let (sc, t) = if dataflow == Dataflow::Ws {
+                (n, m)
+            } else {
+                (m, n)
+            };
+            let stat = |kk: usize, j: usize| {
+                if dataflow == Dataflow::Ws {
+                    b[kk * n + j]
+                } else {
+                    a[j * k + kk]
+                }
+            };
+            let stream = |v: usize, kk: usize| {
+                if dataflow == Dataflow::Ws {
+                    a[v * k + kk]
+                } else {
+                    b[kk * n + v]
+                }
+            };
+            for c0 in (0..sc).step_by(cols) {
+                for r0 in (0..k).step_by(rows) {
+                    let (kr, nc) = ((k - r0).min(rows), (sc - c0).min(cols));
+                    let mut s = vec![0i64; rows * cols];
+                    for i in 0..kr {
+                        for j in 0..nc {
+                            s[i * cols + j] = stat(r0 + i, c0 + j);
+                        }
+                    }
+                    let mut x = vec![0i64; t * rows];
+                    for v in 0..t {
+                        for i in 0..kr {
+                            x[v * rows + i] = stream(v, r0 + i);
+                        }
+                    }
+                    let run = run_stationary((rows, cols), w, &s, &x, t, nc)?;
+                    for v in 0..t {
+                        for j in 0..nc {
+                            let (i, jj) = if dataflow == Dataflow::Ws {
+                                (v, c0 + j)
+                            } else {
+                                (c0 + j, v)
+                            };
+                            let acc = &mut d[i * n + jj];
+                            *acc = out.wrap(i128::from(*acc) + i128::from(run.y[v * cols + j]));
+                        }
+                    }
+                    cycles += run.cycles;
+                    folds += 1;
+                }
+            }
+        }
+    }
+    Ok(Simulated { d, cycles, folds })
+}
