@@ -2,6 +2,7 @@
 //! print. Every error is one line on stderr and a non-zero exit.
 
 mod collective_cmd;
+mod compute_cmd;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -123,6 +124,14 @@ enum Command {
     /// Communication microbenchmarks: put latency and throughput between neighbours, injection
     /// rate with all of a node's interfaces busy, all-to-all throughput per endpoint.
     Microbench(collective_cmd::MicroArgs),
+    /// Tile a GEMM onto a systolic array: cycles, folds, utilisation, mapping efficiency,
+    /// SRAM and DRAM traffic, in podsim's RTL-exact convention or SCALE-Sim's.
+    Gemm(compute_cmd::GemmArgs),
+    /// Run the lecture's output-stationary systolic array register for register on int8
+    /// matrices: the result and the cycle each output settles.
+    Systolic(compute_cmd::SystolicArgs),
+    /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
+    Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
     /// non-zero if any differs by more than its tolerance.
     Validate {
@@ -162,6 +171,9 @@ fn main() -> ExitCode {
         Command::Validate { dir } => validate(dir.as_deref()),
         Command::Collective(a) => collective_cmd::collective(&a),
         Command::Microbench(a) => collective_cmd::microbench(&a),
+        Command::Gemm(a) => compute_cmd::gemm_cmd(&a),
+        Command::Systolic(a) => compute_cmd::systolic_cmd(&a),
+        Command::Numerics(a) => compute_cmd::numerics_cmd(&a),
     };
     match result {
         Ok(code) => code,

@@ -471,3 +471,135 @@ fn microbenchmarks() {
         &["nearest is `put-latency`"],
     );
 }
+
+#[test]
+fn gemm_json_keys_and_conventions() {
+    // 256x512x1024 on 32x32, os: 8 x 16 = 128 folds. rtl: 128 x (32 + 32 + 1024) = 139,264
+    // cycles; SCALE-Sim: 128 x (1024 + 32 + 32 - 2) - 1 = 139,007.
+    let base = [
+        "gemm",
+        "--array",
+        "32x32",
+        "--dataflow",
+        "os",
+        "--m",
+        "256",
+        "--n",
+        "512",
+        "--k",
+        "1024",
+        "--json",
+    ];
+    let v = json(&base);
+    for key in [
+        "cycles",
+        "folds",
+        "macs",
+        "utilization",
+        "mapping_efficiency",
+        "sram_reads",
+        "sram_writes",
+        "dram_bytes",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["cycles"], 139_264);
+    assert_eq!(v["folds"], 128);
+    assert_eq!(v["macs"], 256u64 * 512 * 1024);
+    let mut s = base.to_vec();
+    s.extend(["--convention", "scalesim"]);
+    assert_eq!(json(&s)["cycles"], 139_007);
+    let bad = podsim(&[
+        "gemm",
+        "--array",
+        "32",
+        "--dataflow",
+        "os",
+        "--m",
+        "1",
+        "--n",
+        "1",
+        "--k",
+        "1",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--array"));
+    let bad = podsim(&[
+        "gemm",
+        "--array",
+        "4x4",
+        "--dataflow",
+        "xs",
+        "--m",
+        "1",
+        "--n",
+        "1",
+        "--k",
+        "1",
+    ]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("os, ws or is"));
+}
+
+#[test]
+fn systolic_json_and_errors() {
+    let dir = std::env::temp_dir().join(format!("podsim-systolic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.csv"), dir.join("b.csv"));
+    // A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]]: D = [[19, 22], [43, 50]]. Settle cycles
+    // i + j + K + 1 with K = 2: [[3, 4], [4, 5]].
+    std::fs::write(&a, "1,2\n3,4\n").unwrap();
+    std::fs::write(&b, "5,6\n7,8\n").unwrap();
+    let args = [
+        "systolic",
+        "--size",
+        "2",
+        "--k",
+        "2",
+        "--a",
+        a.to_str().unwrap(),
+        "--b",
+        b.to_str().unwrap(),
+        "--json",
+    ];
+    let v = json(&args);
+    assert_eq!(v["d"], serde_json::json!([[19, 22], [43, 50]]));
+    assert_eq!(v["settle_cycle"], serde_json::json!([[3, 4], [4, 5]]));
+    std::fs::write(&b, "5,6\n7,300\n").unwrap();
+    let out = podsim(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("b.csv:2") && err.contains("int8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn numerics_json() {
+    // 1.0 in E4M3 is 0x38; 500 overflows to NaN (0x7f) without saturation and to 448 (0x7e)
+    // with it (ml_dtypes semantics).
+    let v = json(&["numerics", "--format", "e4m3", "1.0", "500", "--json"]);
+    assert_eq!(v["values"][0]["bits"], "0x38");
+    assert_eq!(v["values"][0]["decoded"], 1.0);
+    assert_eq!(v["values"][1]["bits"], "0x7f");
+    assert_eq!(v["values"][1]["decoded"], "nan");
+    let v = json(&[
+        "numerics",
+        "--format",
+        "e4m3",
+        "--saturate",
+        "500",
+        "--json",
+    ]);
+    assert_eq!(v["values"][0]["bits"], "0x7e");
+    let v = json(&["numerics", "--format", "cfp16:bias=31", "-1", "--json"]);
+    assert_eq!(v["values"][0]["bits"], "0xbe00");
+    let out = podsim(&[
+        "numerics",
+        "--format",
+        "e4m3",
+        "--rounding",
+        "stochastic",
+        "1.1",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("seed"));
+}

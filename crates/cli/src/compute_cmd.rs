@@ -1,0 +1,391 @@
+//! `podsim gemm`, `podsim systolic` and `podsim numerics`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use podsim_compute::{
+    Convention, Dataflow, GemmSpec, MemorySpec, Widths, gemm, lecture::os_completion_cycle, run_os,
+};
+use podsim_numerics::{FORMAT_NAMES, Format, Rounding};
+use podsim_units::Bytes;
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde_json::json;
+
+use crate::{Failure, read, report::render};
+
+fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
+    Failure(format!("<command line>: `{flag}`: {why}"))
+}
+
+/// The arguments of `podsim gemm`.
+#[derive(Args)]
+pub struct GemmArgs {
+    /// Array rows x columns, e.g. 32x32 or 128x128.
+    #[arg(long, value_name = "RxC")]
+    array: String,
+    /// os (output-stationary), ws (weight-stationary) or is (input-stationary).
+    #[arg(long, value_name = "DATAFLOW")]
+    dataflow: String,
+    /// Rows of A and D.
+    #[arg(long)]
+    m: u64,
+    /// Columns of B and D.
+    #[arg(long)]
+    n: u64,
+    /// The reduction dimension (columns of A, rows of B).
+    #[arg(long)]
+    k: u64,
+    /// rtl (exact against podsim's register-level arrays) or scalesim (SCALE-Sim v3's "Total
+    /// Cycles").
+    #[arg(long, value_name = "NAME", default_value = "rtl")]
+    convention: String,
+    /// Bytes per element of A and B [default: 1, int8].
+    #[arg(long, value_name = "BYTES", default_value_t = 1)]
+    input_bytes: u64,
+    /// Bytes per element of D [default: 4, int32 or FP32].
+    #[arg(long, value_name = "BYTES", default_value_t = 4)]
+    output_bytes: u64,
+    /// Scratchpad per operand (A, B and D each; double-buffered) [size; default: 64 KiB].
+    #[arg(long, value_name = "SIZE", default_value = "64 KiB")]
+    sram: String,
+    /// DRAM bytes per cycle; stalls are counted when traffic outruns compute [default:
+    /// unlimited].
+    #[arg(long, value_name = "BYTES")]
+    dram_bytes_per_cycle: Option<f64>,
+    /// Print one JSON object (keys: cycles, folds, macs, utilization, mapping_efficiency,
+    /// sram_reads, sram_writes, dram_bytes, and more).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `podsim gemm`.
+pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
+    let (rows, cols) = parse_array(&a.array)?;
+    let dataflow = Dataflow::parse(&a.dataflow).ok_or_else(|| {
+        flag_err(
+            "--dataflow",
+            format!("`{}`: expected os, ws or is", a.dataflow),
+        )
+    })?;
+    let convention = Convention::parse(&a.convention).ok_or_else(|| {
+        flag_err(
+            "--convention",
+            format!("`{}`: expected rtl or scalesim", a.convention),
+        )
+    })?;
+    let sram = a
+        .sram
+        .parse::<Bytes>()
+        .map_err(|e| flag_err("--sram", format!("{e}; expected a size such as \"64 KiB\"")))?
+        .0;
+    if let Some(bw) = a.dram_bytes_per_cycle
+        && !(bw > 0.0 && bw.is_finite())
+    {
+        return Err(flag_err(
+            "--dram-bytes-per-cycle",
+            "expected a positive number of bytes per cycle",
+        ));
+    }
+    if a.input_bytes == 0 || a.output_bytes == 0 {
+        return Err(flag_err(
+            "--input-bytes/--output-bytes",
+            "an element has at least one byte",
+        ));
+    }
+    let spec = GemmSpec {
+        rows,
+        cols,
+        dataflow,
+        m: a.m,
+        n: a.n,
+        k: a.k,
+        convention,
+        memory: MemorySpec {
+            input_bytes: a.input_bytes,
+            output_bytes: a.output_bytes,
+            sram_a: sram,
+            sram_b: sram,
+            sram_d: sram,
+            dram_bytes_per_cycle: a.dram_bytes_per_cycle,
+        },
+    };
+    let r = gemm(&spec).map_err(|e| flag_err("--m/--n/--k/--array", e))?;
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "array": format!("{rows}x{cols}"), "dataflow": dataflow.to_string(),
+                "convention": a.convention, "m": a.m, "n": a.n, "k": a.k,
+                "cycles": r.cycles, "compute_cycles": r.compute_cycles,
+                "stall_cycles": r.stall_cycles, "folds": r.folds, "row_folds": r.row_folds,
+                "col_folds": r.col_folds, "macs": r.macs, "utilization": r.utilization,
+                "mapping_efficiency": r.mapping_efficiency, "sram_reads": r.sram_reads,
+                "sram_reads_a": r.sram_reads_a, "sram_reads_b": r.sram_reads_b,
+                "sram_writes": r.sram_writes, "dram_bytes": r.dram_bytes,
+            })
+        );
+    } else {
+        let row = |k: &str, v: String| (k.to_string(), vec![v]);
+        let rows = vec![
+            row(
+                "gemm",
+                format!(
+                    "{}x{}x{} on {rows}x{cols}, {dataflow}, {} cycles",
+                    a.m, a.n, a.k, a.convention
+                ),
+            ),
+            row("cycles", r.cycles.to_string()),
+            row("  compute", r.compute_cycles.to_string()),
+            row("  stalls", r.stall_cycles.to_string()),
+            row(
+                "folds",
+                format!("{} ({} x {})", r.folds, r.row_folds, r.col_folds),
+            ),
+            row("MACs", r.macs.to_string()),
+            row("utilization", format!("{:.2}%", r.utilization * 100.0)),
+            row(
+                "mapping efficiency",
+                format!("{:.2}%", r.mapping_efficiency * 100.0),
+            ),
+            row(
+                "SRAM reads (A, B)",
+                format!("{} ({}, {})", r.sram_reads, r.sram_reads_a, r.sram_reads_b),
+            ),
+            row("SRAM writes", r.sram_writes.to_string()),
+            row("DRAM traffic", Bytes(r.dram_bytes).to_string()),
+        ];
+        print!("{}", render(&rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_array(s: &str) -> Result<(u64, u64), Failure> {
+    let bad = || {
+        flag_err(
+            "--array",
+            format!("`{s}`: expected ROWSxCOLS with both at least 1, such as 32x32"),
+        )
+    };
+    let (r, c) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (r, c) = (
+        r.trim().parse::<u64>().map_err(|_| bad())?,
+        c.trim().parse::<u64>().map_err(|_| bad())?,
+    );
+    if r == 0 || c == 0 {
+        return Err(bad());
+    }
+    Ok((r, c))
+}
+
+/// The arguments of `podsim systolic`.
+#[derive(Args)]
+pub struct SystolicArgs {
+    /// Array size S (S x S PEs, as the lecture's `mxu` with SIZE = S).
+    #[arg(long, value_name = "S")]
+    size: usize,
+    /// The reduction length K streamed through the array.
+    #[arg(long, value_name = "K")]
+    k: usize,
+    /// A as CSV: S rows of K comma-separated int8 values.
+    #[arg(long, value_name = "FILE")]
+    a: PathBuf,
+    /// B as CSV: K rows of S comma-separated int8 values.
+    #[arg(long, value_name = "FILE")]
+    b: PathBuf,
+    /// Print d cycle by cycle (cycle 0 = first cycle after reset).
+    #[arg(long)]
+    trace: bool,
+    /// Print one JSON object (keys: d, settle_cycle, completion_cycle; with --trace, trace).
+    #[arg(long)]
+    json: bool,
+}
+
+fn read_matrix(path: &Path, rows: usize, cols: usize) -> Result<Vec<i64>, Failure> {
+    let text = read(path)?;
+    let file = path.display();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() != rows {
+        return Err(Failure(format!(
+            "{file}: expected {rows} rows of {cols} values, found {} rows",
+            lines.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(rows * cols);
+    for (i, line) in lines.iter().enumerate() {
+        let vals: Vec<&str> = line.split(',').map(str::trim).collect();
+        if vals.len() != cols {
+            return Err(Failure(format!(
+                "{file}:{}: expected {cols} comma-separated values, found {}",
+                i + 1,
+                vals.len()
+            )));
+        }
+        for (j, v) in vals.iter().enumerate() {
+            let x: i64 = v.parse().map_err(|_| {
+                Failure(format!(
+                    "{file}:{}: value {} `{v}` is not a whole number",
+                    i + 1,
+                    j + 1
+                ))
+            })?;
+            if !(-128..=127).contains(&x) {
+                return Err(Failure(format!(
+                    "{file}:{}: value {} is {x}, outside int8 (-128 to 127)",
+                    i + 1,
+                    j + 1
+                )));
+            }
+            out.push(x);
+        }
+    }
+    Ok(out)
+}
+
+/// Run `podsim systolic`.
+pub fn systolic_cmd(a: &SystolicArgs) -> Result<ExitCode, Failure> {
+    if a.size == 0 || a.k == 0 {
+        return Err(flag_err("--size/--k", "both must be at least 1"));
+    }
+    let (s, k) = (a.size, a.k);
+    let am = read_matrix(&a.a, s, k)?;
+    let bm = read_matrix(&a.b, k, s)?;
+    let run = run_os((s, s), k, Widths::INT8_INT32, &am, &bm, a.trace)
+        .map_err(|e| Failure(format!("<command line>: {e}")))?;
+    let grid = |v: &[i64]| -> Vec<Vec<i64>> { v.chunks(s).map(<[i64]>::to_vec).collect() };
+    let completion = run.settle.iter().copied().max().unwrap_or(0);
+    if a.json {
+        let settle: Vec<Vec<u64>> = run.settle.chunks(s).map(<[u64]>::to_vec).collect();
+        let mut v = json!({
+            "size": s, "k": k, "d": grid(&run.d), "settle_cycle": settle,
+            "completion_cycle": completion,
+            "structural_completion_cycle": os_completion_cycle(s, s, k),
+        });
+        if a.trace {
+            v["trace"] = json!(run.trace.iter().map(|d| grid(d)).collect::<Vec<_>>());
+        }
+        println!("{v}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.trace {
+        for (t, d) in run.trace.iter().enumerate() {
+            println!("cycle {t}:");
+            for row in d.chunks(s) {
+                let cells: Vec<String> = row.iter().map(|x| format!("{x:>8}")).collect();
+                println!("  {}", cells.join(" "));
+            }
+        }
+        println!();
+    }
+    println!("d (final):");
+    for row in run.d.chunks(s) {
+        let cells: Vec<String> = row.iter().map(|x| format!("{x:>8}")).collect();
+        println!("  {}", cells.join(" "));
+    }
+    println!("settle cycle (first cycle holding the final value):");
+    for row in run.settle.chunks(s) {
+        let cells: Vec<String> = row.iter().map(|x| format!("{x:>8}")).collect();
+        println!("  {}", cells.join(" "));
+    }
+    println!(
+        "all outputs final from cycle {completion} (closed form for non-zero last products: \
+         2(S-1) + K + 1 = {})",
+        os_completion_cycle(s, s, k)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The arguments of `podsim numerics`.
+#[derive(Args)]
+pub struct NumericsArgs {
+    /// The format: fp32, bf16, fp16, e4m3, e5m2, cfp8:e4:bias=B, cfp8:e5:bias=B or
+    /// cfp16:bias=B (B from 0 to 63).
+    #[arg(long, value_name = "FMT")]
+    format: String,
+    /// nearest (ties to even) or stochastic (needs --seed).
+    #[arg(long, value_name = "MODE", default_value = "nearest")]
+    rounding: String,
+    /// Seed of the stochastic rounding's generator (xoshiro256++).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Clamp values beyond the largest finite magnitude (infinities included) to it, instead
+    /// of infinity or NaN.
+    #[arg(long)]
+    saturate: bool,
+    /// The values: decimal numbers (rounded to float32 first, as `ml_dtypes` converts from
+    /// float32), `inf`, `-inf` or `nan`.
+    #[arg(value_name = "VALUE", required = true, allow_negative_numbers = true)]
+    values: Vec<String>,
+    /// Print JSON: {"values": [{"input", "bits", "decoded"}, ...]}.
+    #[arg(long)]
+    json: bool,
+}
+
+fn number_json(x: f64) -> serde_json::Value {
+    if x.is_nan() {
+        json!("nan")
+    } else if x.is_infinite() {
+        json!(if x > 0.0 { "inf" } else { "-inf" })
+    } else {
+        json!(x)
+    }
+}
+
+/// Run `podsim numerics`.
+pub fn numerics_cmd(a: &NumericsArgs) -> Result<ExitCode, Failure> {
+    let f = Format::parse(&a.format).map_err(|e| flag_err("--format", e))?;
+    let mut rng = match (a.rounding.as_str(), a.seed) {
+        ("nearest", None) => None,
+        ("nearest", Some(_)) => {
+            return Err(flag_err(
+                "--seed",
+                "only stochastic rounding draws random numbers",
+            ));
+        }
+        ("stochastic", Some(s)) => Some(Xoshiro256PlusPlus::seed_from_u64(s)),
+        ("stochastic", None) => {
+            return Err(flag_err("--seed", "stochastic rounding needs a seed"));
+        }
+        (other, _) => {
+            return Err(flag_err(
+                "--rounding",
+                format!("`{other}`: expected nearest or stochastic"),
+            ));
+        }
+    };
+    let digits = (f.bits() as usize).div_ceil(4);
+    let mut out = Vec::new();
+    for v in &a.values {
+        let x: f32 = v.trim().parse().map_err(|_| {
+            flag_err(
+                "VALUE",
+                format!("`{v}` is not a number (decimal, inf, -inf or nan)"),
+            )
+        })?;
+        let rounding = match rng.as_mut() {
+            Some(r) => Rounding::Stochastic(r),
+            None => Rounding::NearestEven,
+        };
+        let code = f
+            .encode_f32(x, rounding, a.saturate)
+            .map_err(|e| flag_err("VALUE", format!("{v}: {e}")))?;
+        out.push((v.clone(), f64::from(x), code, f.decode(code)));
+    }
+    if a.json {
+        let values: Vec<_> = out
+            .iter()
+            .map(|(_, x, code, dec)| {
+                json!({"input": number_json(*x), "bits": format!("0x{code:0digits$x}"),
+                       "decoded": number_json(*dec)})
+            })
+            .collect();
+        println!("{}", json!({"format": f.to_string(), "values": values}));
+    } else {
+        println!("{f} ({FORMAT_NAMES})");
+        for (text, x, code, dec) in &out {
+            println!("{text:>16} (float32 {x}) -> 0x{code:0digits$x} = {dec}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
