@@ -33,6 +33,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/bisection-scaling.toml"),
     ),
     (
+        "validation/compute.toml",
+        include_str!("../../../validation/compute.toml"),
+    ),
+    (
         "validation/tofud-frame.toml",
         include_str!("../../../validation/tofud-frame.toml"),
     ),
@@ -337,7 +341,15 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     if c.not_reproduced.is_some() {
         return Ok(None);
     }
-    let net = build(&c.system, file)?;
+    let what = |e: String| Failure(format!("{file}: case `{}`: {e}", c.figure));
+    if c.quantity.is_compute() {
+        return c.quantity.measure_compute(c).map(Some).map_err(what);
+    }
+    let spec = c
+        .system
+        .as_ref()
+        .ok_or_else(|| what("needs [case.system]".into()))?;
+    let net = build(spec, file)?;
     let m = net.metrics();
     c.quantity
         .measure(c, &net, &m)

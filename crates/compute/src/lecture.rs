@@ -280,3 +280,61 @@ pub fn os_settle_cycle(i: usize, j: usize, k: usize) -> u64 {
 pub fn os_completion_cycle(rows: usize, cols: usize, k: usize) -> u64 {
     os_settle_cycle(rows.saturating_sub(1), cols.saturating_sub(1), k)
 }
+
+/// Measure a `size` tensor core on the register-level model: (latency in cycles from
+/// presenting inputs to seeing their D, MACs completed per cycle in steady state). Inputs are
+/// fixed non-zero patterns, a new set every cycle.
+pub fn measure_tensor_core(size: usize) -> (u64, u64) {
+    let w = Widths::INT8_INT32;
+    let n = size * size;
+    let input = |t: usize, salt: usize| -> Vec<i64> {
+        (0..n)
+            .map(|i| ((i * 7 + t * 13 + salt) % 200) as i64 - 99)
+            .map(|v| if v == 0 { 1 } else { v })
+            .collect()
+    };
+    let mut tc = TensorCore::new(size, w);
+    let cycles = 16;
+    let mut expected = Vec::new();
+    let mut seen_at = vec![None; cycles];
+    for t in 0..cycles + 4 {
+        let (a, b, c) = if t < cycles {
+            (input(t, 1), input(t, 2), input(t, 3))
+        } else {
+            (vec![0; n], vec![0; n], vec![0; n])
+        };
+        if t < cycles {
+            // D = A B + C by the definition, row by column.
+            let mut d = vec![0i64; n];
+            for i in 0..size {
+                for j in 0..size {
+                    let row: Vec<i64> = a[i * size..(i + 1) * size].to_vec();
+                    let col: Vec<i64> = (0..size).map(|k| b[k * size + j]).collect();
+                    d[i * size + j] = dot(w, &row, &col, c[i * size + j]);
+                }
+            }
+            expected.push(d);
+        }
+        let _ = tc.clock(&a, &b, &c);
+        // Now in cycle t + 1.
+        for (s, e) in expected.iter().enumerate() {
+            if seen_at[s].is_none() && tc.d() == e.as_slice() {
+                seen_at[s] = Some(t + 1 - s);
+            }
+        }
+    }
+    let latency = seen_at.iter().flatten().copied().max().unwrap_or(0) as u64;
+    // Every product appears exactly once, one per cycle: n x size MACs per cycle.
+    let all_once = seen_at.iter().all(Option::is_some);
+    let macs = if all_once { (n * size) as u64 } else { 0 };
+    (latency, macs)
+}
+
+/// The cycle from which every output of a `size` x `size` array streaming K = `k` is final,
+/// measured on the register-level model with non-zero inputs.
+pub fn measure_completion(size: usize, k: usize) -> Result<u64, ComputeError> {
+    let a: Vec<i64> = (0..size * k).map(|i| (i % 120) as i64 + 1).collect();
+    let b: Vec<i64> = (0..size * k).map(|i| -((i % 100) as i64) - 1).collect();
+    let run = run_os((size, size), k, Widths::INT8_INT32, &a, &b, false)?;
+    Ok(run.settle.iter().copied().max().unwrap_or(0))
+}

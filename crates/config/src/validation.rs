@@ -19,10 +19,11 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use podsim_collective::{Micro, ModelKind, Setup, measure, microbench, parse_names};
+use podsim_compute::chips::{CHIPS, Chip};
 use podsim_net::Packetization;
 use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
 use podsim_topology::{Metrics, Network, metrics};
-use podsim_units::{Bandwidth, Bytes};
+use podsim_units::{Bandwidth, Bytes, FlopRate};
 
 use crate::error::{ConfigError, from_toml, nearest};
 use crate::scenario::{Ctx, RawSystem, SystemSpec};
@@ -73,10 +74,23 @@ pub enum Quantity {
     /// once (flow model, the case's packet overheads; Tofu's injection rate), to the nearest
     /// MB/s.
     InjectionRate,
+    /// Peak matrix-unit FLOP/s of `[case.compute] chip`.
+    PeakFlops,
+    /// Peak FP32 FLOP/s of `[case.compute] chip` outside its matrix units.
+    Fp32Flops,
+    /// Cycles from a tensor core's inputs to its output (`[case.compute] size`), measured on
+    /// the register-level model.
+    TensorCoreLatency,
+    /// MACs a tensor core of `[case.compute] size` completes per cycle in steady state,
+    /// measured on the register-level model.
+    TensorCoreMacsPerCycle,
+    /// The cycle from which every output of the lecture's `size` x `size` array, streaming
+    /// K = `k`, holds its final value, measured on the register-level model.
+    SystolicCompletion,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 19] = [
+pub const QUANTITIES: [&str; 24] = [
     "nodes",
     "links",
     "degree_max",
@@ -96,6 +110,11 @@ pub const QUANTITIES: [&str; 19] = [
     "bisection_scaling_exponent",
     "put_throughput",
     "injection_rate",
+    "peak_flops",
+    "fp32_flops",
+    "tensor_core_latency_cycles",
+    "tensor_core_macs_per_cycle",
+    "systolic_completion_cycle",
 ];
 
 impl Quantity {
@@ -120,7 +139,61 @@ impl Quantity {
             "bisection_scaling_exponent" => Quantity::BisectionScalingExponent,
             "put_throughput" => Quantity::PutThroughput,
             "injection_rate" => Quantity::InjectionRate,
+            "peak_flops" => Quantity::PeakFlops,
+            "fp32_flops" => Quantity::Fp32Flops,
+            "tensor_core_latency_cycles" => Quantity::TensorCoreLatency,
+            "tensor_core_macs_per_cycle" => Quantity::TensorCoreMacsPerCycle,
+            "systolic_completion_cycle" => Quantity::SystolicCompletion,
             _ => return None,
+        })
+    }
+
+    /// Whether the quantity is measured on a compute model (no `[case.system]`).
+    pub fn is_compute(self) -> bool {
+        matches!(
+            self,
+            Quantity::PeakFlops
+                | Quantity::Fp32Flops
+                | Quantity::TensorCoreLatency
+                | Quantity::TensorCoreMacsPerCycle
+                | Quantity::SystolicCompletion
+        )
+    }
+
+    /// The value of a compute quantity for `case`.
+    pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, String> {
+        let c = case
+            .compute
+            .as_ref()
+            .ok_or("a compute quantity needs [case.compute]")?;
+        let chip = || {
+            let name = c.chip.as_deref().ok_or("needs [case.compute] chip")?;
+            Chip::preset(name).ok_or_else(|| {
+                let names: Vec<&str> = CHIPS.iter().map(|c| c.name).collect();
+                format!(
+                    "`{name}` is not a chip preset (presets: {})",
+                    names.join(", ")
+                )
+            })
+        };
+        let size = || c.size.ok_or("needs [case.compute] size");
+        Ok(match self {
+            Quantity::PeakFlops => chip()?.peak_matrix_flops().round() as u64,
+            Quantity::Fp32Flops => chip()?.peak_fp32_flops().round() as u64,
+            Quantity::TensorCoreLatency | Quantity::TensorCoreMacsPerCycle => {
+                let (lat, macs) = podsim_compute::lecture::measure_tensor_core(size()? as usize);
+                if self == Quantity::TensorCoreLatency {
+                    lat
+                } else {
+                    macs
+                }
+            }
+            Quantity::SystolicCompletion => {
+                let s = size()? as usize;
+                let k = c.k.ok_or("needs [case.compute] k")? as usize;
+                podsim_compute::lecture::measure_completion(s, k).map_err(|e| e.to_string())?
+            }
+            _ => return Err("not a compute quantity".into()),
         })
     }
 
@@ -163,7 +236,8 @@ impl Quantity {
                 }
             },
             Quantity::OcsSwitches => spec
-                .ocs_switches()
+                .as_ref()
+                .and_then(SystemSpec::ocs_switches)
                 .ok_or("only a TPU v4 system (tpuv4:...) has optical circuit switches")?,
             Quantity::Sram => match net {
                 Network::Dojo(d) => d.sram().0,
@@ -198,6 +272,11 @@ impl Quantity {
                 Network::Tenstorrent(g) => g.workers() as u64,
                 _ => return Err("only a Tenstorrent grid has DRAM banks and Tensix workers".into()),
             },
+            Quantity::PeakFlops
+            | Quantity::Fp32Flops
+            | Quantity::TensorCoreLatency
+            | Quantity::TensorCoreMacsPerCycle
+            | Quantity::SystolicCompletion => return self.measure_compute(case),
             Quantity::PutThroughput | Quantity::InjectionRate => {
                 let micro = if self == Quantity::PutThroughput {
                     Micro::PutThroughput
@@ -237,7 +316,9 @@ impl Quantity {
 
     /// Print a value of this quantity for people.
     pub fn show(self, v: u64) -> String {
-        if self == Quantity::CollectiveSpeedup {
+        if matches!(self, Quantity::PeakFlops | Quantity::Fp32Flops) {
+            format!("{:.3} TFLOP/s", v as f64 / 1e12)
+        } else if self == Quantity::CollectiveSpeedup {
             format!("{:.3}x", v as f64 / 1000.0)
         } else if self == Quantity::BisectionScalingExponent {
             format!("{:.3}", v as f64 / 1000.0)
@@ -276,7 +357,25 @@ struct RawCase {
     baseline: Option<RawSystem>,
     #[serde(default)]
     packets: Option<RawPackets>,
-    system: RawSystem,
+    #[serde(default)]
+    compute: Option<CaseCompute>,
+    #[serde(default)]
+    system: Option<RawSystem>,
+}
+
+/// What a compute case measures: `[case.compute]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseCompute {
+    /// A chip preset (peak_flops, fp32_flops).
+    #[serde(default)]
+    pub chip: Option<String>,
+    /// Tensor core or array size.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// Reduction length streamed through the array.
+    #[serde(default)]
+    pub k: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -327,8 +426,10 @@ pub struct ValidationCase {
     pub baseline: Option<SystemSpec>,
     /// Packet overheads for the network model (`[case.packets]`; default none).
     pub packets: Packetization,
-    /// The system that should reproduce it.
-    pub system: SystemSpec,
+    /// The system that should reproduce it (network quantities).
+    pub system: Option<SystemSpec>,
+    /// The compute model that should reproduce it (compute quantities).
+    pub compute: Option<CaseCompute>,
 }
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
@@ -343,6 +444,15 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
                 format!("`{s}` is not a ratio such as \"1.63\""),
             ),
         };
+    }
+    if matches!(q, Quantity::PeakFlops | Quantity::Fp32Flops) {
+        return s.parse::<FlopRate>().map(|r| r.0).or_else(|e| {
+            ctx.err(
+                Some(v.span()),
+                key,
+                format!("{e}; expected a rate such as \"275 TFLOP/s\""),
+            )
+        });
     }
     if q == Quantity::Sram {
         return s.parse::<Bytes>().map(|b| b.0).or_else(|e| {
@@ -430,7 +540,18 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                         }
                     }
                 },
-                system: c.system.validate(&ctx, &key("system"))?,
+                system: match &c.system {
+                    Some(s) => Some(s.validate(&ctx, &key("system"))?),
+                    None if q.is_compute() => None,
+                    None => {
+                        return ctx.err(
+                            Some(c.quantity.span()),
+                            &key("system"),
+                            "this quantity is measured on a network: the case needs [case.system]",
+                        );
+                    }
+                },
+                compute: c.compute.clone(),
                 baseline: match &c.baseline {
                     Some(b) => Some(b.validate(&ctx, &key("baseline"))?),
                     None => None,
