@@ -5,11 +5,13 @@
 //! - [`stationary`]: weight- and input-stationary arrays at the same level.
 //! - [`gemm`]: the tiling model (closed forms, two cycle conventions) and a fold-by-fold run
 //!   on the cycle-level arrays that the closed forms are tested against.
+//! - [`mixed`]: BF16/CFP8 products with FP32 accumulation in a documented order.
 //! - [`chips`]: compute presets (TPU v4, DOJO node and D1) and rooflines.
 
 pub mod chips;
 pub mod gemm;
 pub mod lecture;
+pub mod mixed;
 pub mod stationary;
 
 pub use gemm::{Convention, Dataflow, GemmReport, GemmSpec, MemorySpec, gemm, simulate};
