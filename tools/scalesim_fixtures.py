@@ -74,6 +74,7 @@ SHAPES = [
     (32, 32, "os", 100, 70, 50),
     (32, 32, "ws", 100, 70, 50),
     (32, 32, "is", 100, 70, 50),
+    (32, 32, "os", 256, 512, 1024),  # the timing case: about 30 s in SCALE-Sim here
 ]
 
 
