@@ -200,7 +200,10 @@ pub fn gemm(spec: &GemmSpec) -> Result<GemmReport, ComputeError> {
         (Convention::ScaleSim, _) => big(f * u128::from(t + 2 * r + c - 2))?.saturating_sub(1),
     };
     let macs = big(u128::from(m) * u128::from(n) * u128::from(k))?;
+    // Every count below is at most 2 x macs elements, which fits (checked above); byte counts
+    // are taken in 128 bits.
     let (mk, kn, mn) = (m * k, k * n, m * n);
+    let wide = |elems: u64, bytes: u64| u128::from(elems) * u128::from(bytes);
     // Scratchpad traffic, in elements.
     let (reads_a, reads_b, psum_reads, writes) = match spec.dataflow {
         // Every fold streams its Srf rows of A and Scf columns of B over all of K.
@@ -228,7 +231,7 @@ pub fn gemm(spec: &GemmSpec) -> Result<GemmReport, ComputeError> {
             } else {
                 kn * rf
             };
-            (a * ib, b * ib, mn * ob)
+            (wide(a, ib), wide(b, ib), wide(mn, ob))
         }
         Dataflow::Ws | Dataflow::Is => {
             let (streamed, sram_s) = if spec.dataflow == Dataflow::Ws {
@@ -249,27 +252,27 @@ pub fn gemm(spec: &GemmSpec) -> Result<GemmReport, ComputeError> {
             // A column fold's T x Scf block of partial sums stays on chip across the K folds
             // if it fits; else it is spilled and read back.
             let d = if fits(t * c.min(sc), ob, mem.sram_d) {
-                mn
+                u128::from(mn)
             } else {
-                mn * (2 * rf - 1)
+                u128::from(mn) * u128::from(2 * rf - 1)
             };
             let (a, b) = if spec.dataflow == Dataflow::Ws {
                 (s, stationary)
             } else {
                 (stationary, s)
             };
-            (a * ib, b * ib, d * ob)
+            (wide(a, ib), wide(b, ib), d * u128::from(ob))
         }
     };
-    let dram_bytes = dram_a + dram_b + dram_d;
+    let dram_bytes = big(dram_a + dram_b + dram_d)?;
     // Stalls: double buffering hides DRAM traffic behind compute except the first fold's
     // tiles; whatever exceeds the compute time waits.
     let stall = match mem.dram_bytes_per_cycle {
         None => 0,
         Some(bw) => {
-            let first = (r.min(sr) * t + c.min(sc) * t) * ib;
+            let first = (r.min(sr) + c.min(sc)) as f64 * t as f64 * ib as f64;
             let total = (dram_bytes as f64 / bw).ceil() as u64;
-            let first = (first as f64 / bw).ceil() as u64;
+            let first = (first / bw).ceil() as u64;
             first + total.saturating_sub(compute)
         }
     };
