@@ -43,6 +43,9 @@ pub enum RunError {
     /// Transfers remain but none is in flight or ready.
     #[error("deadlock: {0} transfers can never start")]
     Stuck(usize),
+    /// The network model stopped (a packet-level deadlock, say).
+    #[error("network model stopped: {0}")]
+    Stopped(String),
     /// A rank ended with the wrong value, or sent a chunk it did not have.
     #[error("wrong result: {0}")]
     Wrong(String),
@@ -262,7 +265,12 @@ pub fn run(
                     }
                 }
             }
-            (false, None) => return Err(RunError::Stuck(ops.len() - done)),
+            (false, None) => {
+                return Err(match model.failure() {
+                    Some(why) => RunError::Stopped(why),
+                    None => RunError::Stuck(ops.len() - done),
+                });
+            }
         }
     }
     if verify {

@@ -135,6 +135,10 @@ pub trait NetworkModel {
     fn report(&self) -> NetReport;
     /// The model's name for reports.
     fn name(&self) -> &'static str;
+    /// Why the model stopped moving transfers, if it did (a packet-level deadlock, say).
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The checks every model makes before accepting a send: not in the past, both ends exist.

@@ -1,0 +1,162 @@
+//! The router configuration: every knob of the packet-level model, with defaults and checks.
+
+use serde::{Deserialize, Serialize};
+
+use podsim_topology::LinkKind;
+
+/// How an allocator picks among requests competing for the same resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arbitration {
+    /// Round-robin: the request after the last winner goes first.
+    #[default]
+    RoundRobin,
+    /// First come, first served: the request that has waited longest goes first (ties by
+    /// round-robin). Within one virtual channel this is how a Tenstorrent NoC serves readers
+    /// (tenstorrent-dram-bandwidth.txt: one VC serves requests first-come first-served, so one
+    /// reader can take every slot while another waits).
+    Fcfs,
+}
+
+impl Arbitration {
+    /// The name used on the command line and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arbitration::RoundRobin => "round-robin",
+            Arbitration::Fcfs => "fcfs",
+        }
+    }
+}
+
+/// Link latency in cycles for each kind of link; `None` derives it from the link's latency in
+/// the topology (rounded up to whole cycles, at least one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCycles {
+    /// Wires on one die.
+    #[serde(rename = "on-chip", default)]
+    pub on_chip: Option<u32>,
+    /// Copper between packages, boards or racks.
+    #[serde(default)]
+    pub electrical: Option<u32>,
+    /// Fibre.
+    #[serde(default)]
+    pub optical: Option<u32>,
+}
+
+impl LinkCycles {
+    /// Every kind `cycles` long.
+    pub const fn all(cycles: u32) -> Self {
+        LinkCycles {
+            on_chip: Some(cycles),
+            electrical: Some(cycles),
+            optical: Some(cycles),
+        }
+    }
+
+    /// The setting for `kind`.
+    pub fn get(&self, kind: LinkKind) -> Option<u32> {
+        match kind {
+            LinkKind::OnChip => self.on_chip,
+            LinkKind::Electrical => self.electrical,
+            LinkKind::Optical => self.optical,
+        }
+    }
+}
+
+/// The router and network-interface configuration (see the crate docs for the model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RouterConfig {
+    /// Virtual channels per port (1..=64). On a network with wrap-around links and
+    /// `dateline = true` they are split into two equal classes, so at least 2 are needed.
+    pub vcs: u32,
+    /// Buffer depth of each virtual channel, in flits (1..=65535).
+    pub buffer_flits: u32,
+    /// Bytes one flit carries; with the link bandwidth this sets the cycle time (one flit per
+    /// cycle on the fastest link).
+    pub flit_bytes: u64,
+    /// Flits per packet (1..=65535), head and tail included.
+    pub packet_flits: u32,
+    /// Router pipeline stages (route computation, VC allocation, switch allocation, switch
+    /// traversal folded into this many cycles, at least 1): a flit that arrives at cycle t
+    /// can cross the switch at cycle t + stages - 1 at the earliest.
+    pub pipeline_stages: u32,
+    /// Link latency in cycles per kind of link.
+    pub link_cycles: LinkCycles,
+    /// Arbitration of the VC and switch allocators.
+    pub arbitration: Arbitration,
+    /// Dateline virtual-channel classes on wrapped dimensions (turn off only to watch a torus
+    /// deadlock).
+    pub dateline: bool,
+    /// Cycles without any flit moving, while flits are in flight, before the run stops with a
+    /// deadlock error.
+    pub watchdog_cycles: u64,
+}
+
+impl Default for RouterConfig {
+    /// 4 VCs x 8 flits, 16-byte flits, 1-flit packets, a single-cycle router and 1-cycle links:
+    /// DOJO's "a single cycle to move data between two neighboring nodes"
+    /// (dojo-microarchitecture.txt, Network Interface) is the shortest the seeds' networks imply.
+    fn default() -> Self {
+        RouterConfig {
+            vcs: 4,
+            buffer_flits: 8,
+            flit_bytes: 16,
+            packet_flits: 1,
+            pipeline_stages: 1,
+            link_cycles: LinkCycles::all(1),
+            arbitration: Arbitration::RoundRobin,
+            dateline: true,
+            watchdog_cycles: 10_000,
+        }
+    }
+}
+
+/// A configuration value that cannot be used: the key and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}`: {why}")]
+pub struct ConfigError {
+    /// The key at fault (`vcs`, `buffer_flits`, ...).
+    pub key: String,
+    /// What was expected instead.
+    pub why: String,
+}
+
+impl ConfigError {
+    /// An error for `key`.
+    pub fn new(key: impl Into<String>, why: impl Into<String>) -> Self {
+        ConfigError {
+            key: key.into(),
+            why: why.into(),
+        }
+    }
+}
+
+impl RouterConfig {
+    /// Check every value's range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let range = |key: &str, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                Err(ConfigError::new(
+                    key,
+                    format!("expected a whole number from {lo} to {hi}, got {v}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        range("vcs", u64::from(self.vcs), 1, 64)?;
+        range("buffer_flits", u64::from(self.buffer_flits), 1, 65_535)?;
+        range("packet_flits", u64::from(self.packet_flits), 1, 65_535)?;
+        range("pipeline_stages", u64::from(self.pipeline_stages), 1, 1_000)?;
+        range("flit_bytes", self.flit_bytes, 1, 1 << 20)?;
+        range("watchdog_cycles", self.watchdog_cycles, 1, u64::MAX)?;
+        for kind in LinkKind::ALL {
+            if let Some(c) = self.link_cycles.get(kind) {
+                range(&format!("link_cycles.{}", kind.name()), u64::from(c), 1, 1_000_000)?;
+            }
+        }
+        Ok(())
+    }
+}

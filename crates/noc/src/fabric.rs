@@ -1,0 +1,487 @@
+//! The fabric: a topology turned into numbered channels between routers and network interfaces,
+//! and the routes packets follow over them.
+//!
+//! Channels are numbered network links first (in [`LinkTable`] order), then one injection
+//! channel per interface (endpoint-major), then one ejection channel per interface. A channel
+//! is both the output port of its upstream router (or interface) and the input port of its
+//! downstream router (or interface), so "output port o" and "input port c" are channel ids.
+
+use std::collections::HashMap;
+
+use podsim_net::{LinkTable, paths};
+use podsim_routing::Routing;
+use podsim_topology::{Direction, Network, NodeId, Noc};
+use podsim_units::SimDuration;
+
+use crate::config::{ConfigError, RouterConfig};
+
+/// What a channel joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelKind {
+    /// A network link between two routers.
+    Link,
+    /// From an endpoint's network interface into its router.
+    Injection,
+    /// From a router out to an endpoint's network interface.
+    Ejection,
+}
+
+/// A routing algorithm of the packet-level model; every one takes its paths from the routing
+/// layer (`podsim-routing`, `podsim-net::paths`, the Tenstorrent grid's NoC walks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NocRouting {
+    /// Dimension order, ascending, ties to Plus, dateline classes (k-ary n-cubes).
+    DimensionOrder,
+    /// Minimal routing, twisted tori included, dateline classes (k-ary n-cubes).
+    Minimal,
+    /// Tenstorrent NoC 0: right (+x) first, then down (+y), both rings one-way.
+    Noc0,
+    /// Tenstorrent NoC 1: up (-y) first, then left (-x).
+    Noc1,
+    /// The network's own route tables: minimal dimension-ordered on cubes, X-then-Y on DOJO
+    /// planes (its per-die routing tables' default), up/down with every equal-cost path on fat
+    /// trees (a packet takes path `packet number mod paths`).
+    Table,
+}
+
+impl NocRouting {
+    /// Every routing, by name.
+    pub const ALL: [(&'static str, NocRouting); 5] = [
+        ("dor", NocRouting::DimensionOrder),
+        ("minimal", NocRouting::Minimal),
+        ("noc0", NocRouting::Noc0),
+        ("noc1", NocRouting::Noc1),
+        ("table", NocRouting::Table),
+    ];
+
+    /// The routing called `name`.
+    pub fn parse(name: &str) -> Result<Self, ConfigError> {
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, r)| r)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "routing",
+                    format!(
+                        "unknown routing `{name}`; expected one of {}",
+                        Self::ALL.map(|(n, _)| n).join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, r)| *r == self).map_or("?", |(n, _)| n)
+    }
+
+    /// The routing a network uses when none is named: dimension order on cubes (NoC 0 on a
+    /// Tenstorrent grid), the route tables otherwise.
+    pub fn default_for(net: &Network) -> Self {
+        match net {
+            Network::Tenstorrent(_) => NocRouting::Noc0,
+            Network::Cube(_) | Network::Tofu(_) => NocRouting::DimensionOrder,
+            _ => NocRouting::Table,
+        }
+    }
+}
+
+/// One route: its network links and the VC class of each hop.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RouteRef {
+    /// Offset of the first path in the arenas.
+    pub start: u32,
+    /// Hops per path.
+    pub len: u16,
+    /// Equal-cost paths stored one after another.
+    pub count: u16,
+}
+
+/// The channels of a network and its routes.
+#[derive(Debug, Clone)]
+pub struct Fabric {
+    pub(crate) net: Network,
+    pub(crate) routing: NocRouting,
+    pub(crate) nodes: usize,
+    pub(crate) endpoints: usize,
+    pub(crate) ifaces: usize,
+    pub(crate) links: usize,
+    pub(crate) vcs: usize,
+    /// VC classes (2 with dateline classes on a network with wrap links, else 1).
+    pub(crate) classes: usize,
+    pub(crate) ch_src: Vec<u32>,
+    pub(crate) ch_dst: Vec<u32>,
+    pub(crate) ch_latency: Vec<u32>,
+    pub(crate) ch_period: Vec<u32>,
+    /// Channel's position among its downstream router's inputs.
+    pub(crate) ch_in_local: Vec<u32>,
+    pub(crate) in_off: Vec<u32>,
+    pub(crate) in_list: Vec<u32>,
+    pub(crate) cycle: SimDuration,
+    table: LinkTable,
+    link_dateline: Vec<(u8, bool)>,
+    cache: HashMap<(u32, u32), RouteRef>,
+    pub(crate) arena_link: Vec<u32>,
+    pub(crate) arena_class: Vec<u8>,
+}
+
+/// A link's dimension (255 when not a cube link) and whether it crosses its dimension's
+/// dateline (the wrap-around link).
+fn dateline_of(net: &Network, table: &LinkTable, n: NodeId, i: usize) -> (u8, bool) {
+    let Some(c) = net.cube() else {
+        return (u8::MAX, false);
+    };
+    let Some(p) = c.ports(n).get(i).copied() else {
+        return (u8::MAX, false);
+    };
+    let _ = table;
+    let k = c.dims()[p.dim];
+    let x = c.coord(n, p.dim);
+    let wraps = c.has_wrap_link(p.dim)
+        && match p.dir {
+            Direction::Plus => x == k - 1,
+            Direction::Minus => x == 0,
+        };
+    (p.dim as u8, wraps)
+}
+
+impl Fabric {
+    /// The channels of `net` for `cfg`, routed by `routing`.
+    pub fn new(net: &Network, routing: NocRouting, cfg: &RouterConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        check_routing(net, routing)?;
+        let table = LinkTable::new(net);
+        let nodes = usize::try_from(net.node_count())
+            .map_err(|_| ConfigError::new("topology", "too many nodes"))?;
+        let endpoints = net.endpoints() as usize;
+        let ifaces = net.interfaces().max(1) as usize;
+        let links = table.len();
+        let channels = links + 2 * endpoints * ifaces;
+        if channels >= u32::MAX as usize / 64 {
+            return Err(ConfigError::new(
+                "topology",
+                format!("{channels} channels is more than the packet level handles"),
+            ));
+        }
+        let base = net.link().bandwidth.bytes_per_s() as f64;
+        let fastest = (0..links)
+            .map(|l| table.spec(l).bandwidth.bytes_per_s() as f64)
+            .fold(base, f64::max);
+        let cycle_s = cfg.flit_bytes as f64 / fastest;
+        let cycle = SimDuration::from_ps((cycle_s * 1e12).round().max(1.0) as u64);
+        let latency_cycles = |spec: podsim_topology::LinkSpec| -> u32 {
+            cfg.link_cycles.get(spec.kind).unwrap_or_else(|| {
+                let c = spec.latency.as_ps().div_ceil(cycle.as_ps().max(1));
+                c.clamp(1, 1_000_000) as u32
+            })
+        };
+        let period = |bw: f64| -> u32 { (fastest / bw - 1e-9).ceil().max(1.0) as u32 };
+        let mut ch_src = Vec::with_capacity(channels);
+        let mut ch_dst = Vec::with_capacity(channels);
+        let mut ch_latency = Vec::with_capacity(channels);
+        let mut ch_period = Vec::with_capacity(channels);
+        let mut link_dateline = Vec::with_capacity(links);
+        for u in 0..nodes {
+            let mut i = 0;
+            while let Some(l) = table.out_link(NodeId(u as u64), i) {
+                let spec = table.spec(l);
+                ch_src.push(u as u32);
+                ch_dst.push(table.target(l).0 as u32);
+                ch_latency.push(latency_cycles(spec));
+                ch_period.push(period(spec.bandwidth.bytes_per_s() as f64));
+                link_dateline.push(dateline_of(net, &table, NodeId(u as u64), i));
+                i += 1;
+            }
+        }
+        let ni = net.link();
+        for _kind in 0..2 {
+            for e in 0..endpoints {
+                for _ in 0..ifaces {
+                    ch_src.push(e as u32);
+                    ch_dst.push(e as u32);
+                    // The interface's own channel: one cycle, at the interface's link rate.
+                    ch_latency.push(1);
+                    ch_period.push(period(ni.bandwidth.bytes_per_s() as f64));
+                }
+            }
+        }
+        // Inputs of each router: its incoming links, then its injection channels.
+        let mut ins: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+        for l in 0..links {
+            ins[ch_dst[l] as usize].push(l as u32);
+        }
+        for e in 0..endpoints {
+            for i in 0..ifaces {
+                ins[e].push((links + e * ifaces + i) as u32);
+            }
+        }
+        let mut in_off = Vec::with_capacity(nodes + 1);
+        let mut in_list = Vec::with_capacity(links + endpoints * ifaces);
+        let mut ch_in_local = vec![0u32; channels];
+        in_off.push(0);
+        for list in &ins {
+            for (j, &c) in list.iter().enumerate() {
+                ch_in_local[c as usize] = j as u32;
+                in_list.push(c);
+            }
+            in_off.push(in_list.len() as u32);
+        }
+        let wraps = link_dateline.iter().any(|&(_, w)| w);
+        let classes = if cfg.dateline && wraps { 2 } else { 1 };
+        let vcs = cfg.vcs as usize;
+        if vcs < classes {
+            return Err(ConfigError::new(
+                "vcs",
+                format!(
+                    "{} has wrap-around links: dateline routing needs at least 2 virtual channels \
+                     (one per class), got {vcs}",
+                    net.shorthand()
+                ),
+            ));
+        }
+        Ok(Fabric {
+            net: net.clone(),
+            routing,
+            nodes,
+            endpoints,
+            ifaces,
+            links,
+            vcs,
+            classes,
+            ch_src,
+            ch_dst,
+            ch_latency,
+            ch_period,
+            ch_in_local,
+            in_off,
+            in_list,
+            cycle,
+            table,
+            link_dateline,
+            cache: HashMap::new(),
+            arena_link: Vec::new(),
+            arena_class: Vec::new(),
+        })
+    }
+
+    /// Channels in all.
+    pub fn channels(&self) -> usize {
+        self.ch_src.len()
+    }
+    /// Network links (channels `0..links()`).
+    pub fn links(&self) -> usize {
+        self.links
+    }
+    /// Endpoints (nodes `0..endpoints()` have network interfaces).
+    pub fn endpoints(&self) -> usize {
+        self.endpoints
+    }
+    /// Network interfaces per endpoint.
+    pub fn interfaces(&self) -> usize {
+        self.ifaces
+    }
+    /// Virtual-channel classes in use (2 with dateline classes, else 1).
+    pub fn classes(&self) -> usize {
+        self.classes
+    }
+    /// The length of one cycle: a flit's time on the fastest link.
+    pub fn cycle(&self) -> SimDuration {
+        self.cycle
+    }
+    /// The topology.
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+    /// The routing in use.
+    pub fn routing(&self) -> NocRouting {
+        self.routing
+    }
+    /// What channel `c` joins.
+    pub fn kind(&self, c: usize) -> ChannelKind {
+        if c < self.links {
+            ChannelKind::Link
+        } else if c < self.links + self.endpoints * self.ifaces {
+            ChannelKind::Injection
+        } else {
+            ChannelKind::Ejection
+        }
+    }
+    /// The nodes at the two ends of channel `c` (an interface's node for its own channels).
+    pub fn ends(&self, c: usize) -> (NodeId, NodeId) {
+        (
+            NodeId(u64::from(self.ch_src[c])),
+            NodeId(u64::from(self.ch_dst[c])),
+        )
+    }
+    /// Latency of channel `c` in cycles.
+    pub fn latency(&self, c: usize) -> u32 {
+        self.ch_latency[c]
+    }
+    /// The injection channel of interface `i` of endpoint `e`.
+    pub fn injection(&self, e: usize, i: usize) -> usize {
+        self.links + e * self.ifaces + i
+    }
+    /// The ejection channel of interface `i` of endpoint `e`.
+    pub fn ejection(&self, e: usize, i: usize) -> usize {
+        self.links + (self.endpoints + e) * self.ifaces + i
+    }
+    /// The VCs packets of `class` may use on channel `c`: all of them on interface channels,
+    /// the class's half on network links.
+    pub(crate) fn class_range(&self, c: usize, class: u8) -> (usize, usize) {
+        if c >= self.links || self.classes == 1 {
+            (0, self.vcs)
+        } else {
+            let per = self.vcs / self.classes;
+            let k = usize::from(class);
+            (k * per, if k + 1 == self.classes { self.vcs } else { (k + 1) * per })
+        }
+    }
+    /// A short name of channel `c`'s VC `v` for reports: `n3<-n2.vc1`, `n3<-inj0.vc0`.
+    pub fn buffer_name(&self, c: usize, v: usize) -> String {
+        let (a, b) = self.ends(c);
+        match self.kind(c) {
+            ChannelKind::Link => format!("{b}<-{a}.vc{v}"),
+            ChannelKind::Injection => format!("{b}<-inj{}.vc{v}", (c - self.links) % self.ifaces),
+            ChannelKind::Ejection => format!("ej{}<-{a}.vc{v}", (c - self.links) % self.ifaces),
+        }
+    }
+
+    /// The route from endpoint `src` to `dst`, computed once and cached.
+    pub(crate) fn route(&mut self, src: u32, dst: u32) -> Result<RouteRef, String> {
+        if let Some(r) = self.cache.get(&(src, dst)) {
+            return Ok(*r);
+        }
+        let found = self.compute(NodeId(u64::from(src)), NodeId(u64::from(dst)))?;
+        let len = found.first().map_or(0, Vec::len);
+        if found.iter().any(|p| p.len() != len) || len > u16::MAX as usize {
+            return Err(format!("paths from n{src} to n{dst} differ in length"));
+        }
+        let r = RouteRef {
+            start: self.arena_link.len() as u32,
+            len: len as u16,
+            count: found.len().clamp(1, u16::MAX as usize) as u16,
+        };
+        for p in found.iter().take(r.count as usize) {
+            for &(l, k) in p {
+                self.arena_link.push(l);
+                self.arena_class.push(k);
+            }
+        }
+        self.cache.insert((src, dst), r);
+        Ok(r)
+    }
+
+    /// Every path (links and classes) from `src` to `dst`.
+    fn compute(&self, src: NodeId, dst: NodeId) -> Result<Vec<Vec<(u32, u8)>>, String> {
+        if src == dst {
+            return Ok(vec![Vec::new()]);
+        }
+        let no_route = || format!("no route from {src} to {dst}");
+        let on_cube = |r: Routing| -> Result<Vec<Vec<(u32, u8)>>, String> {
+            let c = self.net.cube().ok_or_else(no_route)?;
+            let mut out = Vec::new();
+            for h in r.route(c, src, dst) {
+                let i = c.ports(h.from).iter().position(|&p| p == h.port);
+                let l = i
+                    .and_then(|i| self.table.out_link(h.from, i))
+                    .ok_or_else(no_route)?;
+                out.push((l as u32, h.vc.0.min(self.classes as u8 - 1)));
+            }
+            Ok(vec![out])
+        };
+        let by_nodes = |nodes: &[NodeId]| -> Result<Vec<u32>, String> {
+            let mut at = src;
+            let mut out = Vec::with_capacity(nodes.len());
+            for &v in nodes {
+                out.push(self.table.link_between(at, v).ok_or_else(no_route)? as u32);
+                at = v;
+            }
+            Ok(out)
+        };
+        match self.routing {
+            NocRouting::DimensionOrder => {
+                let n = self.net.cube().map_or(0, |c| c.dims().len());
+                on_cube(Routing::dimension_order(n))
+            }
+            NocRouting::Minimal => on_cube(Routing::Minimal),
+            NocRouting::Noc0 | NocRouting::Noc1 => {
+                let Network::Tenstorrent(g) = &self.net else {
+                    return Err(no_route());
+                };
+                let c = g.cube();
+                let xy = |n: NodeId| (c.coord(n, 0), c.coord(n, 1));
+                let noc = if self.routing == NocRouting::Noc0 {
+                    Noc::Noc0
+                } else {
+                    Noc::Noc1
+                };
+                let nodes: Vec<NodeId> = g
+                    .noc_path(noc, xy(src), xy(dst))
+                    .into_iter()
+                    .map(|(x, y)| g.tile(x, y))
+                    .collect();
+                Ok(vec![self.with_dateline(&by_nodes(&nodes)?)])
+            }
+            NocRouting::Table => {
+                let found = paths(&self.net, &self.table, src, dst);
+                if found.is_empty() {
+                    return Err(no_route());
+                }
+                Ok(found
+                    .iter()
+                    .map(|p| {
+                        let p: Vec<u32> = p.iter().map(|&l| l as u32).collect();
+                        self.with_dateline(&p)
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    /// Classes for a path by the dateline rule: class 0 on entering a dimension, class 1 from
+    /// the hop that crosses that dimension's wrap-around link on (the rule
+    /// `podsim-routing` applies to dimension-ordered routes; tests check they agree).
+    pub(crate) fn with_dateline(&self, path: &[u32]) -> Vec<(u32, u8)> {
+        let mut dim = u8::MAX;
+        let mut class = 0u8;
+        path.iter()
+            .map(|&l| {
+                let (d, wrap) = self.link_dateline[l as usize];
+                if d != dim {
+                    dim = d;
+                    class = 0;
+                }
+                if wrap && self.classes > 1 {
+                    class = 1;
+                }
+                (l, class)
+            })
+            .collect()
+    }
+}
+
+/// Whether `routing` can run on `net`.
+fn check_routing(net: &Network, routing: NocRouting) -> Result<(), ConfigError> {
+    let ok = match routing {
+        NocRouting::DimensionOrder | NocRouting::Minimal => net.cube().is_some(),
+        NocRouting::Noc0 | NocRouting::Noc1 => matches!(net, Network::Tenstorrent(_)),
+        NocRouting::Table => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            "routing",
+            format!(
+                "`{}` cannot route {}: {}",
+                routing.name(),
+                net.shorthand(),
+                match routing {
+                    NocRouting::Noc0 | NocRouting::Noc1 => "it needs a Tenstorrent grid",
+                    _ => "it needs a k-ary n-cube (use `table`)",
+                }
+            ),
+        ))
+    }
+}

@@ -1,0 +1,237 @@
+//! The packet level behind the endpoint interface collectives use ([`NetworkModel`]).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use podsim_net::{Completion, NetError, NetReport, NetworkModel, Packetization, TransferId};
+use podsim_topology::{Network, NodeId};
+use podsim_units::{Bytes, SimTime};
+
+use crate::config::RouterConfig;
+use crate::fabric::NocRouting;
+use crate::sim::{Delivered, Noc};
+use crate::NocError;
+
+#[derive(Debug, Clone)]
+struct Transfer {
+    c: Completion,
+    packets_left: u64,
+}
+
+/// Transfers cut into packets and run cycle by cycle on a [`Noc`].
+///
+/// A transfer of `b` payload bytes puts `packets.wire_bytes(b)` bytes on the wire, as the
+/// other models do, in flits of `flit_bytes` (at least one) grouped into packets of
+/// `packet_flits`, the last one shorter. Time: cycle `c` spans `[c T, (c + 1) T)` with `T` the
+/// fabric's cycle; a send at `t` starts in cycle `ceil(t / T)`; a transfer whose last tail
+/// arrives in cycle `d` completes at `(d + 1) T`.
+#[derive(Debug)]
+pub struct PacketModel {
+    noc: Noc,
+    packets: Packetization,
+    flit_bytes: u64,
+    packet_flits: u64,
+    pending: BinaryHeap<Reverse<(u64, usize)>>,
+    transfers: Vec<Transfer>,
+    in_flight: usize,
+    done: Vec<Completion>,
+    got: Vec<Delivered>,
+    time: SimTime,
+    report: NetReport,
+    failed: Option<String>,
+}
+
+impl PacketModel {
+    /// A packet-level model of `net`.
+    pub fn new(
+        net: &Network,
+        routing: NocRouting,
+        cfg: &RouterConfig,
+        packets: Packetization,
+    ) -> Result<Self, NocError> {
+        Ok(PacketModel {
+            noc: Noc::new(net, routing, cfg)?,
+            packets,
+            flit_bytes: cfg.flit_bytes,
+            packet_flits: u64::from(cfg.packet_flits),
+            pending: BinaryHeap::new(),
+            transfers: Vec::new(),
+            in_flight: 0,
+            done: Vec::new(),
+            got: Vec::new(),
+            time: SimTime::ZERO,
+            report: NetReport::default(),
+            failed: None,
+        })
+    }
+
+    /// The simulation underneath.
+    pub fn noc(&self) -> &Noc {
+        &self.noc
+    }
+
+    fn cycle_ps(&self) -> u64 {
+        self.noc.fabric().cycle().as_ps()
+    }
+
+    fn start(&mut self, t: usize) -> Result<(), NocError> {
+        let c = self.transfers[t].c;
+        let wire = self.packets.wire_bytes(c.bytes.0).max(1);
+        let flits = wire.div_ceil(self.flit_bytes);
+        let n = flits.div_ceil(self.packet_flits);
+        self.transfers[t].packets_left = n;
+        for i in 0..n {
+            let len = (flits - i * self.packet_flits).min(self.packet_flits);
+            self.noc
+                .inject(c.src.0 as usize, c.dst.0 as usize, len as u32, t as u64)?;
+        }
+        Ok(())
+    }
+
+    fn collect(&mut self) {
+        self.got.clear();
+        self.noc.take_delivered(&mut self.got);
+        let t_ps = self.cycle_ps();
+        for d in &self.got {
+            let t = d.tag as usize;
+            let tr = &mut self.transfers[t];
+            tr.packets_left -= 1;
+            self.report.bytes_on_wire += u64::from(d.flits) * self.flit_bytes * u64::from(d.hops);
+            if tr.packets_left == 0 {
+                tr.c.end = SimTime::from_ps((d.delivered + 1) * t_ps);
+                self.report.bytes_delivered += tr.c.bytes.0;
+                self.in_flight -= 1;
+                self.done.push(tr.c);
+            }
+        }
+    }
+
+    /// Step cycles while the end of the current cycle is at or before `until`.
+    fn run_until(&mut self, until: SimTime) -> Result<(), NocError> {
+        let t_ps = self.cycle_ps();
+        loop {
+            let now = self.noc.now();
+            if (now + 1).saturating_mul(t_ps) > until.as_ps() {
+                return Ok(());
+            }
+            while let Some(&Reverse((c, t))) = self.pending.peek() {
+                if c > now {
+                    break;
+                }
+                self.pending.pop();
+                self.start(t)?;
+            }
+            if self.noc.is_idle() {
+                // Nothing moves until the next send: jump there (or to `until`).
+                let next = self.pending.peek().map_or(u64::MAX, |r| r.0.0);
+                let target = next.min(until.as_ps() / t_ps);
+                if target > now {
+                    self.noc.skip_to(target);
+                    continue;
+                }
+            }
+            self.noc.step()?;
+            self.collect();
+        }
+    }
+}
+
+impl NetworkModel for PacketModel {
+    fn send(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+    ) -> Result<TransferId, NetError> {
+        if at < self.time {
+            return Err(NetError::InThePast { at, now: self.time });
+        }
+        let e = self.noc.fabric().endpoints() as u64;
+        if let Some(n) = [src, dst].into_iter().find(|n| n.0 >= e) {
+            return Err(NetError::NoSuchNode(n));
+        }
+        let id = self.transfers.len();
+        self.transfers.push(Transfer {
+            c: Completion {
+                id: TransferId(id as u64),
+                tag,
+                src,
+                dst,
+                bytes,
+                start: at,
+                end: at,
+            },
+            packets_left: 0,
+        });
+        self.in_flight += 1;
+        self.report.bytes_sent += bytes.0;
+        let cycle = at.as_ps().div_ceil(self.cycle_ps()).max(self.noc.now());
+        self.pending.push(Reverse((cycle, id)));
+        Ok(TransferId(id as u64))
+    }
+
+    fn next_completion(&mut self) -> Option<SimTime> {
+        if let Some(c) = self.done.iter().map(|c| c.end).min() {
+            return Some(c);
+        }
+        if self.in_flight == 0 {
+            return None;
+        }
+        // No transfer can complete before the end of the current cycle (or, with the
+        // network idle, of the cycle the next send starts in).
+        let t_ps = self.cycle_ps();
+        let mut cycle = self.noc.now();
+        if self.noc.is_idle()
+            && let Some(r) = self.pending.peek()
+        {
+            cycle = cycle.max(r.0.0);
+        }
+        Some(SimTime::from_ps((cycle + 1) * t_ps).max(self.time))
+    }
+
+    fn advance(&mut self, until: SimTime) -> Vec<Completion> {
+        if until > self.time {
+            self.time = until;
+        }
+        if self.failed.is_none()
+            && let Err(e) = self.run_until(until)
+        {
+            // The run cannot go on (a deadlock, say): nothing completes any more, and
+            // `failure` says why.
+            self.in_flight = 0;
+            self.pending.clear();
+            self.failed = Some(e.to_string());
+        }
+        let (mut out, keep): (Vec<Completion>, Vec<Completion>) =
+            self.done.drain(..).partition(|c| c.end <= until);
+        self.done = keep;
+        out.sort_by_key(|c| (c.end, c.id));
+        out
+    }
+
+    fn report(&self) -> NetReport {
+        let cycles = self.noc.now().max(1) as f64;
+        let busiest = self
+            .noc
+            .link_stats()
+            .iter()
+            .filter(|l| l.kind == crate::ChannelKind::Link)
+            .map(|l| l.flits)
+            .max()
+            .unwrap_or(0);
+        NetReport {
+            max_link_utilization: busiest as f64 / cycles,
+            ..self.report
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failed.clone()
+    }
+
+    fn name(&self) -> &'static str {
+        "packet"
+    }
+}

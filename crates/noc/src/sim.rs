@@ -1,0 +1,795 @@
+//! The cycle engine: routers, network interfaces, channels, credits and the watchdog.
+//!
+//! State is kept in flat vectors indexed by channel or by (channel, VC), so one simulation is
+//! one value with no globals; many can run side by side.
+
+use std::collections::VecDeque;
+
+use podsim_engine::SimError;
+use podsim_topology::{Network, NodeId};
+use podsim_units::SimTime;
+
+use crate::NocError;
+use crate::config::{Arbitration, RouterConfig};
+use crate::fabric::{ChannelKind, Fabric, NocRouting};
+
+const IDLE: u8 = 0;
+const WAIT_VC: u8 = 1;
+const ACTIVE: u8 = 2;
+const FREE: u32 = u32::MAX;
+const NI_OWNER: u32 = u32::MAX - 1;
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Flit {
+    pkt: u32,
+    seq: u16,
+    tail: bool,
+    /// First cycle it may cross the switch it waits at.
+    ready: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Arrival {
+    ch: u32,
+    vc: u16,
+    flit: Flit,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Packet {
+    src: u32,
+    dst: u32,
+    len: u16,
+    delivered: u16,
+    path: u32,
+    path_len: u16,
+    hop: u16,
+    eject: u32,
+    created: u64,
+    injected: u64,
+    tag: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Interface {
+    pkt: u32,
+    seq: u16,
+    vc: u16,
+}
+
+/// A packet that has left the network: its tail reached the destination's interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delivered {
+    /// The tag given to [`Noc::inject`].
+    pub tag: u64,
+    /// Source endpoint.
+    pub src: NodeId,
+    /// Destination endpoint.
+    pub dst: NodeId,
+    /// Flits, head and tail included.
+    pub flits: u32,
+    /// Cycle it was handed to the source interface.
+    pub created: u64,
+    /// Cycle its head flit left the source interface.
+    pub injected: u64,
+    /// Cycle its tail flit reached the destination interface.
+    pub delivered: u64,
+    /// Router-to-router links crossed.
+    pub hops: u32,
+}
+
+impl Delivered {
+    /// Cycles from creation to the tail's arrival.
+    pub fn latency(&self) -> u64 {
+        self.delivered - self.created
+    }
+    /// Cycles spent in the source queue before the head left.
+    pub fn queueing(&self) -> u64 {
+        self.injected - self.created
+    }
+}
+
+/// Traffic counters of one channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkStat {
+    /// The channel's index in the fabric.
+    pub channel: usize,
+    /// What it joins.
+    pub kind: ChannelKind,
+    /// Upstream node.
+    pub from: NodeId,
+    /// Downstream node.
+    pub to: NodeId,
+    /// Flits it carried since the statistics were last reset.
+    pub flits: u64,
+    /// Cycles in which a flit waiting for it had no credit.
+    pub blocked_cycles: u64,
+}
+
+/// Flit accounting at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Audit {
+    /// Flits that have left a source interface.
+    pub injected: u64,
+    /// Flits that have reached a destination interface.
+    pub ejected: u64,
+    /// Flits sitting in router input buffers (counted by walking every buffer).
+    pub buffered: u64,
+    /// Flits on channels (counted by walking every channel's pipeline).
+    pub on_channels: u64,
+    /// Flits that arrived at a full buffer (a flow-control failure) and were lost.
+    pub overflowed: u64,
+    /// Flits delivered out of order within their packet, or packets delivered short or twice.
+    pub misordered: u64,
+}
+
+impl Audit {
+    /// Whether injected = ejected + in flight, nothing lost, nothing duplicated.
+    pub fn conserved(&self) -> bool {
+        self.injected == self.ejected + self.buffered + self.on_channels
+            && self.overflowed == 0
+            && self.misordered == 0
+    }
+}
+
+/// One packet-level simulation of a network.
+#[derive(Debug, Clone)]
+pub struct Noc {
+    f: Fabric,
+    stages: u64,
+    depth: usize,
+    arbitration: Arbitration,
+    watchdog: u64,
+    now: u64,
+    // Input VCs, index c * V + v.
+    buf: Vec<Flit>,
+    buf_head: Vec<u16>,
+    buf_len: Vec<u16>,
+    ivc_state: Vec<u8>,
+    ivc_out: Vec<u32>,
+    ivc_ovc: Vec<u16>,
+    ivc_class: Vec<u8>,
+    ivc_since: Vec<u64>,
+    // Per channel.
+    nonempty: Vec<u64>,
+    wait_mask: Vec<u64>,
+    active_mask: Vec<u64>,
+    rr_in: Vec<u16>,
+    rr_out: Vec<u32>,
+    rr_va: Vec<u32>,
+    rr_vc: Vec<u16>,
+    next_free: Vec<u64>,
+    ch_flits: Vec<u64>,
+    ch_blocked: Vec<u64>,
+    ch_blocked_at: Vec<u64>,
+    // Output VCs (the upstream view of a channel's VC), index c * V + v.
+    credits: Vec<u32>,
+    owner: Vec<u32>,
+    // Channel pipelines as timing wheels.
+    wheel: usize,
+    arrive: Vec<Vec<Arrival>>,
+    credit_back: Vec<Vec<u32>>,
+    router_flits: Vec<u32>,
+    // Packets and interfaces.
+    packets: Vec<Packet>,
+    free_packets: Vec<u32>,
+    serial: u64,
+    queues: Vec<VecDeque<u32>>,
+    queued: usize,
+    ni: Vec<Interface>,
+    done: Vec<Delivered>,
+    // Counters.
+    injected: u64,
+    ejected: u64,
+    flit_hops: u64,
+    last_progress: u64,
+    overflowed: u64,
+    misordered: u64,
+    // Scratch.
+    va_reqs: Vec<(u32, u8, u64, u32, u32)>,
+    sa_reqs: Vec<(u32, u64, u32, u32, u16)>,
+}
+
+impl Noc {
+    /// A network of idle routers for `net`, routed by `routing`, built to `cfg`.
+    pub fn new(net: &Network, routing: NocRouting, cfg: &RouterConfig) -> Result<Self, NocError> {
+        let f = Fabric::new(net, routing, cfg)?;
+        let ch = f.channels();
+        let v = f.vcs;
+        let depth = cfg.buffer_flits as usize;
+        let wheel = f.ch_latency.iter().copied().max().unwrap_or(1) as usize + 1;
+        let ifaces = f.endpoints * f.ifaces;
+        Ok(Noc {
+            stages: u64::from(cfg.pipeline_stages),
+            depth,
+            arbitration: cfg.arbitration,
+            watchdog: cfg.watchdog_cycles,
+            now: 0,
+            buf: vec![Flit::default(); ch * v * depth],
+            buf_head: vec![0; ch * v],
+            buf_len: vec![0; ch * v],
+            ivc_state: vec![IDLE; ch * v],
+            ivc_out: vec![0; ch * v],
+            ivc_ovc: vec![0; ch * v],
+            ivc_class: vec![0; ch * v],
+            ivc_since: vec![0; ch * v],
+            nonempty: vec![0; ch],
+            wait_mask: vec![0; ch],
+            active_mask: vec![0; ch],
+            rr_in: vec![0; ch],
+            rr_out: vec![0; ch],
+            rr_va: vec![0; ch],
+            rr_vc: vec![0; ch],
+            next_free: vec![0; ch],
+            ch_flits: vec![0; ch],
+            ch_blocked: vec![0; ch],
+            ch_blocked_at: vec![u64::MAX; ch],
+            credits: vec![depth as u32; ch * v],
+            owner: vec![FREE; ch * v],
+            wheel,
+            arrive: vec![Vec::new(); wheel],
+            credit_back: vec![Vec::new(); wheel],
+            router_flits: vec![0; f.nodes],
+            packets: Vec::new(),
+            free_packets: Vec::new(),
+            serial: 0,
+            queues: vec![VecDeque::new(); f.endpoints],
+            queued: 0,
+            ni: vec![
+                Interface {
+                    pkt: NONE,
+                    seq: 0,
+                    vc: 0
+                };
+                ifaces
+            ],
+            done: Vec::new(),
+            injected: 0,
+            ejected: 0,
+            flit_hops: 0,
+            last_progress: 0,
+            overflowed: 0,
+            misordered: 0,
+            va_reqs: Vec::new(),
+            sa_reqs: Vec::new(),
+            f,
+        })
+    }
+
+    /// The fabric (channels, cycle time, routes).
+    pub fn fabric(&self) -> &Fabric {
+        &self.f
+    }
+    /// The current cycle (the next one [`Noc::step`] runs).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+    /// Flit traversals of router-to-router links so far.
+    pub fn flit_hops(&self) -> u64 {
+        self.flit_hops
+    }
+    /// Packets waiting in source queues (not yet started by an interface).
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+    /// Whether nothing is queued, being injected or in flight.
+    pub fn is_idle(&self) -> bool {
+        self.queued == 0 && self.injected == self.ejected && self.ni.iter().all(|i| i.pkt == NONE)
+    }
+
+    /// Hand a packet of `flits` flits from endpoint `src` to endpoint `dst` to the source's
+    /// interfaces, now. `tag` comes back in its [`Delivered`] record.
+    pub fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError> {
+        let e = self.f.endpoints;
+        if src >= e || dst >= e {
+            return Err(NocError::Route(format!(
+                "endpoint {} does not exist (the network has {e})",
+                src.max(dst)
+            )));
+        }
+        if flits == 0 || flits > u32::from(u16::MAX) {
+            return Err(NocError::Route(format!(
+                "a packet has 1 to 65535 flits, got {flits}"
+            )));
+        }
+        let r = self
+            .f
+            .route(src as u32, dst as u32)
+            .map_err(NocError::Route)?;
+        let choice = (self.serial % u64::from(r.count)) as u32;
+        let p = Packet {
+            src: src as u32,
+            dst: dst as u32,
+            len: flits as u16,
+            delivered: 0,
+            path: r.start + choice * u32::from(r.len),
+            path_len: r.len,
+            hop: 0,
+            eject: self.f.ejection(dst, (self.serial % self.f.ifaces as u64) as usize) as u32,
+            created: self.now,
+            injected: 0,
+            tag,
+        };
+        self.serial += 1;
+        let id = match self.free_packets.pop() {
+            Some(id) => {
+                self.packets[id as usize] = p;
+                id
+            }
+            None => {
+                self.packets.push(p);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        self.queues[src].push_back(id);
+        self.queued += 1;
+        Ok(())
+    }
+
+    /// Packets delivered since the last call, in delivery order.
+    pub fn take_delivered(&mut self, out: &mut Vec<Delivered>) {
+        out.append(&mut self.done);
+    }
+
+    /// Run one cycle: read (arrivals and credits due now), evaluate (interfaces, then every
+    /// router's route computation, VC allocation and switch allocation on the state read) and
+    /// write (flits and credits into channel pipelines, due one latency later). Nothing written
+    /// in a cycle is read in the same cycle, so the order routers are visited in cannot matter.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        let now = self.now;
+        let slot = (now % self.wheel as u64) as usize;
+        let mut arrivals = std::mem::take(&mut self.arrive[slot]);
+        for a in arrivals.drain(..) {
+            self.receive(a);
+        }
+        self.arrive[slot] = arrivals;
+        let mut credits = std::mem::take(&mut self.credit_back[slot]);
+        for o in credits.drain(..) {
+            self.credits[o as usize] += 1;
+        }
+        self.credit_back[slot] = credits;
+        self.interfaces();
+        for r in 0..self.f.nodes {
+            if self.router_flits[r] > 0 {
+                self.route_compute(r);
+                self.allocate_vcs(r);
+                self.allocate_switch(r);
+            }
+        }
+        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog
+        {
+            return Err(SimError::Deadlock {
+                at: SimTime::from_ps(now.saturating_mul(self.f.cycle.as_ps())),
+                waiting: self.waiting_cycle(),
+            });
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    fn receive(&mut self, a: Arrival) {
+        let c = a.ch as usize;
+        let v = usize::from(a.vc);
+        let idx = c * self.f.vcs + v;
+        self.last_progress = self.now;
+        if self.f.kind(c) == ChannelKind::Ejection {
+            // The interface takes the flit at once and frees its slot.
+            self.credits[idx] += 1;
+            self.ejected += 1;
+            let p = &mut self.packets[a.flit.pkt as usize];
+            if p.delivered != a.flit.seq {
+                self.misordered += 1;
+            }
+            p.delivered += 1;
+            if a.flit.tail {
+                if p.delivered != p.len {
+                    self.misordered += 1;
+                }
+                self.done.push(Delivered {
+                    tag: p.tag,
+                    src: NodeId(u64::from(p.src)),
+                    dst: NodeId(u64::from(p.dst)),
+                    flits: u32::from(p.len),
+                    created: p.created,
+                    injected: p.injected,
+                    delivered: self.now,
+                    hops: u32::from(p.path_len),
+                });
+                self.free_packets.push(a.flit.pkt);
+            }
+            return;
+        }
+        let len = usize::from(self.buf_len[idx]);
+        if len == self.depth {
+            self.overflowed += 1;
+            return;
+        }
+        let pos = (usize::from(self.buf_head[idx]) + len) % self.depth;
+        let mut flit = a.flit;
+        flit.ready = self.now + self.stages - 1;
+        self.buf[idx * self.depth + pos] = flit;
+        self.buf_len[idx] += 1;
+        self.nonempty[c] |= 1 << v;
+        self.router_flits[self.f.ch_dst[c] as usize] += 1;
+    }
+
+    fn interfaces(&mut self) {
+        let v = self.f.vcs;
+        let now = self.now;
+        for e in 0..self.f.endpoints {
+            for i in 0..self.f.ifaces {
+                let slot = e * self.f.ifaces + i;
+                let c = self.f.links + slot;
+                if self.ni[slot].pkt == NONE {
+                    let Some(&p) = self.queues[e].front() else {
+                        continue;
+                    };
+                    let start = usize::from(self.rr_vc[c]);
+                    let Some(vc) = (0..v)
+                        .map(|j| (start + j) % v)
+                        .find(|&vc| self.owner[c * v + vc] == FREE)
+                    else {
+                        continue;
+                    };
+                    self.queues[e].pop_front();
+                    self.queued -= 1;
+                    self.owner[c * v + vc] = NI_OWNER;
+                    self.rr_vc[c] = ((vc + 1) % v) as u16;
+                    self.ni[slot] = Interface {
+                        pkt: p,
+                        seq: 0,
+                        vc: vc as u16,
+                    };
+                }
+                let ni = self.ni[slot];
+                let o = c * v + usize::from(ni.vc);
+                if self.credits[o] == 0 || self.next_free[c] > now {
+                    continue;
+                }
+                let pk = &mut self.packets[ni.pkt as usize];
+                if ni.seq == 0 {
+                    pk.injected = now;
+                }
+                let tail = ni.seq + 1 == pk.len;
+                self.credits[o] -= 1;
+                self.next_free[c] = now + u64::from(self.f.ch_period[c]);
+                self.send(c, ni.vc, ni.pkt, ni.seq, tail);
+                self.injected += 1;
+                if tail {
+                    self.owner[o] = FREE;
+                    self.ni[slot].pkt = NONE;
+                } else {
+                    self.ni[slot].seq += 1;
+                }
+            }
+        }
+    }
+
+    /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
+    fn send(&mut self, c: usize, vc: u16, pkt: u32, seq: u16, tail: bool) {
+        let due = (self.now + u64::from(self.f.ch_latency[c])) % self.wheel as u64;
+        self.arrive[due as usize].push(Arrival {
+            ch: c as u32,
+            vc,
+            flit: Flit {
+                pkt,
+                seq,
+                tail,
+                ready: 0,
+            },
+        });
+        self.ch_flits[c] += 1;
+        self.last_progress = self.now;
+    }
+
+    fn front(&self, idx: usize) -> Flit {
+        self.buf[idx * self.depth + usize::from(self.buf_head[idx])]
+    }
+
+    /// Route computation: every idle VC with a head flit at its front learns its output.
+    fn route_compute(&mut self, r: usize) {
+        let v = self.f.vcs;
+        let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
+        for j in a..b {
+            let c = self.f.in_list[j] as usize;
+            let mut m = self.nonempty[c] & !(self.wait_mask[c] | self.active_mask[c]);
+            while m != 0 {
+                let vc = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let idx = c * v + vc;
+                let flit = self.front(idx);
+                let p = &mut self.packets[flit.pkt as usize];
+                let (out, class) = if p.hop < p.path_len {
+                    let i = (p.path + u32::from(p.hop)) as usize;
+                    p.hop += 1;
+                    (self.f.arena_link[i], self.f.arena_class[i])
+                } else {
+                    (p.eject, 0)
+                };
+                self.ivc_out[idx] = out;
+                self.ivc_class[idx] = class;
+                self.ivc_since[idx] = self.now;
+                self.ivc_state[idx] = WAIT_VC;
+                self.wait_mask[c] |= 1 << vc;
+            }
+        }
+    }
+
+    /// VC allocation: requests for the same output and class are ordered by the arbitration
+    /// (round-robin from the last winner, or oldest first), and the free VCs of that class,
+    /// taken round-robin from the last one granted, go to them in that order.
+    fn allocate_vcs(&mut self, r: usize) {
+        let v = self.f.vcs;
+        let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
+        let nloc = ((b - a) * v) as u32;
+        let mut reqs = std::mem::take(&mut self.va_reqs);
+        reqs.clear();
+        for j in a..b {
+            let c = self.f.in_list[j] as usize;
+            let mut m = self.wait_mask[c];
+            while m != 0 {
+                let vc = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let idx = c * v + vc;
+                let out = self.ivc_out[idx];
+                let local = ((j - a) * v + vc) as u32;
+                let dist = (local + nloc - self.rr_va[out as usize] % nloc) % nloc;
+                let age = match self.arbitration {
+                    Arbitration::RoundRobin => 0,
+                    Arbitration::Fcfs => self.ivc_since[idx],
+                };
+                reqs.push((out, self.ivc_class[idx], age, dist, idx as u32));
+            }
+        }
+        if reqs.is_empty() {
+            self.va_reqs = reqs;
+            return;
+        }
+        reqs.sort_unstable();
+        let mut i = 0;
+        while i < reqs.len() {
+            let (out, class) = (reqs[i].0 as usize, reqs[i].1);
+            let (lo, hi) = self.f.class_range(out, class);
+            let n = hi - lo;
+            let start = usize::from(self.rr_vc[out]);
+            let off = if (lo..hi).contains(&start) { start - lo } else { 0 };
+            let mut k = 0;
+            while i < reqs.len() && reqs[i].0 as usize == out && reqs[i].1 == class {
+                // Next free VC of the class, round-robin.
+                let mut granted = None;
+                while k < n {
+                    let ov = lo + (off + k) % n;
+                    k += 1;
+                    if self.owner[out * v + ov] == FREE {
+                        granted = Some(ov);
+                        break;
+                    }
+                }
+                if let Some(ov) = granted {
+                    let idx = reqs[i].4 as usize;
+                    let (c, vc) = (idx / v, idx % v);
+                    self.owner[out * v + ov] = idx as u32;
+                    self.ivc_ovc[idx] = ov as u16;
+                    self.ivc_state[idx] = ACTIVE;
+                    self.wait_mask[c] &= !(1 << vc);
+                    self.active_mask[c] |= 1 << vc;
+                    let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
+                    self.rr_va[out] = (local + 1) % nloc;
+                    self.rr_vc[out] = ((ov + 1) % v) as u16;
+                }
+                i += 1;
+            }
+        }
+        self.va_reqs = reqs;
+    }
+
+    /// Switch allocation, separable input-first: each input port picks one of its VCs whose
+    /// front flit is ready, has a credit downstream and whose output is free this cycle
+    /// (round-robin from the last winner, or oldest flit first); each output then grants one of
+    /// the inputs that picked it by the same arbitration. Winners cross the switch.
+    fn allocate_switch(&mut self, r: usize) {
+        let v = self.f.vcs;
+        let now = self.now;
+        let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
+        let nin = (b - a) as u32;
+        let mut reqs = std::mem::take(&mut self.sa_reqs);
+        reqs.clear();
+        for j in a..b {
+            let c = self.f.in_list[j] as usize;
+            let m = self.active_mask[c] & self.nonempty[c];
+            if m == 0 {
+                continue;
+            }
+            let start = usize::from(self.rr_in[c]);
+            let mut pick: Option<(u64, usize)> = None;
+            for k in 0..v {
+                let vc = (start + k) % v;
+                if m & (1 << vc) == 0 {
+                    continue;
+                }
+                let idx = c * v + vc;
+                let flit = self.front(idx);
+                if flit.ready > now {
+                    continue;
+                }
+                let out = self.ivc_out[idx] as usize;
+                if self.credits[out * v + usize::from(self.ivc_ovc[idx])] == 0 {
+                    if self.ch_blocked_at[out] != now {
+                        self.ch_blocked_at[out] = now;
+                        self.ch_blocked[out] += 1;
+                    }
+                    continue;
+                }
+                if self.next_free[out] > now {
+                    continue;
+                }
+                let key = match self.arbitration {
+                    Arbitration::RoundRobin => 0,
+                    Arbitration::Fcfs => flit.ready,
+                };
+                if pick.is_none_or(|(best, _)| key < best) {
+                    pick = Some((key, vc));
+                    if self.arbitration == Arbitration::RoundRobin {
+                        break;
+                    }
+                }
+            }
+            if let Some((key, vc)) = pick {
+                let out = self.ivc_out[c * v + vc];
+                let local = (j - a) as u32;
+                let dist = (local + nin - self.rr_out[out as usize] % nin) % nin;
+                reqs.push((out, key, dist, c as u32, vc as u16));
+            }
+        }
+        reqs.sort_unstable();
+        let mut last = u32::MAX;
+        for i in 0..reqs.len() {
+            let (out, _, _, c, vc) = reqs[i];
+            if out == last {
+                continue;
+            }
+            last = out;
+            self.traverse(r, c as usize, usize::from(vc), nin);
+        }
+        self.sa_reqs = reqs;
+    }
+
+    fn traverse(&mut self, r: usize, c: usize, vc: usize, nin: u32) {
+        let v = self.f.vcs;
+        let idx = c * v + vc;
+        let out = self.ivc_out[idx] as usize;
+        let ov = self.ivc_ovc[idx];
+        let flit = self.front(idx);
+        self.buf_head[idx] = ((usize::from(self.buf_head[idx]) + 1) % self.depth) as u16;
+        self.buf_len[idx] -= 1;
+        if self.buf_len[idx] == 0 {
+            self.nonempty[c] &= !(1 << vc);
+        }
+        self.router_flits[r] -= 1;
+        self.credits[out * v + usize::from(ov)] -= 1;
+        self.next_free[out] = self.now + u64::from(self.f.ch_period[out]);
+        self.send(out, ov, flit.pkt, flit.seq, flit.tail);
+        if out < self.f.links {
+            self.flit_hops += 1;
+        }
+        // The freed slot's credit goes back upstream, one channel latency away.
+        let due = (self.now + u64::from(self.f.ch_latency[c])) % self.wheel as u64;
+        self.credit_back[due as usize].push(idx as u32);
+        if flit.tail {
+            self.ivc_state[idx] = IDLE;
+            self.active_mask[c] &= !(1 << vc);
+            self.owner[out * v + usize::from(ov)] = FREE;
+        }
+        self.rr_in[c] = ((vc + 1) % v) as u16;
+        self.rr_out[out] = (self.f.ch_in_local[c] + 1) % nin;
+    }
+
+    /// Jump an idle network forward to `cycle` (credits still on their way back land first).
+    /// Does nothing unless the network is idle and `cycle` is ahead.
+    pub fn skip_to(&mut self, cycle: u64) {
+        if !self.is_idle() || cycle <= self.now {
+            return;
+        }
+        for slot in &mut self.credit_back {
+            for o in slot.drain(..) {
+                self.credits[o as usize] += 1;
+            }
+        }
+        self.now = cycle;
+        self.last_progress = cycle;
+    }
+
+    /// Count every flit: injected, ejected, in buffers, on channels.
+    pub fn audit(&self) -> Audit {
+        Audit {
+            injected: self.injected,
+            ejected: self.ejected,
+            buffered: self.buf_len.iter().map(|&l| u64::from(l)).sum(),
+            on_channels: self.arrive.iter().map(|s| s.len() as u64).sum(),
+            overflowed: self.overflowed,
+            misordered: self.misordered,
+        }
+    }
+
+    /// Every network link's counters.
+    pub fn link_stats(&self) -> Vec<LinkStat> {
+        (0..self.f.channels())
+            .map(|c| {
+                let (from, to) = self.f.ends(c);
+                LinkStat {
+                    channel: c,
+                    kind: self.f.kind(c),
+                    from,
+                    to,
+                    flits: self.ch_flits[c],
+                    blocked_cycles: self.ch_blocked[c],
+                }
+            })
+            .collect()
+    }
+
+    /// Start the link counters again from zero.
+    pub fn reset_link_stats(&mut self) {
+        self.ch_flits.iter_mut().for_each(|x| *x = 0);
+        self.ch_blocked.iter_mut().for_each(|x| *x = 0);
+    }
+
+    /// The input VC that buffer `idx` waits on, if it waits on one: the downstream VC it has
+    /// no credit for, the holder of the output VC it wants, or (empty but mid-packet) the
+    /// upstream VC holding the rest of its packet.
+    fn waits_on(&self, idx: usize) -> Option<usize> {
+        let v = self.f.vcs;
+        let out = self.ivc_out[idx] as usize;
+        match self.ivc_state[idx] {
+            WAIT_VC => {
+                let (lo, _) = self.f.class_range(out, self.ivc_class[idx]);
+                let o = self.owner[out * v + lo];
+                (o < NI_OWNER).then_some(o as usize)
+            }
+            ACTIVE if self.buf_len[idx] > 0 => {
+                (out < self.f.links).then_some(out * v + usize::from(self.ivc_ovc[idx]))
+            }
+            ACTIVE => {
+                let o = self.owner[idx];
+                (o < NI_OWNER).then_some(o as usize)
+            }
+            _ => None,
+        }
+    }
+
+    /// A cycle of buffers each waiting on the next, found by following waits from every
+    /// occupied buffer; if none closes, the occupied buffers themselves.
+    fn waiting_cycle(&self) -> Vec<String> {
+        let v = self.f.vcs;
+        let n = self.buf_len.len();
+        let mut seen = vec![u32::MAX; n];
+        for start in (0..n).filter(|&i| self.buf_len[i] > 0) {
+            let mut walk = Vec::new();
+            let mut at = start;
+            loop {
+                if seen[at] == start as u32 {
+                    let from = walk.iter().position(|&x| x == at).unwrap_or(0);
+                    return walk[from..]
+                        .iter()
+                        .map(|&i| self.f.buffer_name(i / v, i % v))
+                        .collect();
+                }
+                if seen[at] != u32::MAX {
+                    break;
+                }
+                seen[at] = start as u32;
+                walk.push(at);
+                match self.waits_on(at) {
+                    Some(next) => at = next,
+                    None => break,
+                }
+            }
+        }
+        (0..n)
+            .filter(|&i| self.buf_len[i] > 0)
+            .take(16)
+            .map(|i| self.f.buffer_name(i / v, i % v))
+            .collect()
+    }
+}

@@ -1,0 +1,525 @@
+//! Synthetic traffic and the measurement protocol: Bernoulli injection of a pattern, warm-up
+//! until the network settles, a measurement window, a drain, and the statistics.
+
+use rand::RngCore;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use podsim_engine::{Histogram, RngStreams};
+use podsim_topology::Network;
+
+use crate::config::{ConfigError, RouterConfig};
+use crate::fabric::NocRouting;
+use crate::sim::{Delivered, LinkStat, Noc};
+use crate::NocError;
+
+/// Where each source sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    /// Every endpoint equally likely (the source itself included, as in BookSim).
+    Uniform,
+    /// Coordinates reversed: (x, y) to (y, x) on a square grid (any cube whose dimensions read
+    /// the same backwards).
+    Transpose,
+    /// Every address bit inverted (power-of-two endpoint counts).
+    BitComplement,
+    /// Address bits reversed (power-of-two endpoint counts).
+    BitReverse,
+    /// Address bits rotated left by one (power-of-two endpoint counts).
+    Shuffle,
+    /// Each coordinate advanced by ceil(k/2) - 1 (Dally and Towles' tornado).
+    Tornado,
+    /// Each coordinate advanced by one.
+    Neighbor,
+    /// With probability `fraction` to one of `nodes` (chosen uniformly), else uniform.
+    Hotspot {
+        /// The hot endpoints.
+        nodes: Vec<usize>,
+        /// Share of packets sent to them.
+        fraction: f64,
+    },
+    /// Source s sends its i-th packet to (s + 1 + i mod (N - 1)) mod N: every source walks
+    /// every other endpoint, and at each step the sources together form a permutation.
+    AllToAll,
+}
+
+/// Every pattern name, for messages.
+pub const PATTERNS: &str = "uniform, transpose, bitcomp, bitrev, shuffle, tornado, neighbor, \
+                            hotspot[:N,N...][@FRACTION], all-to-all";
+
+impl Pattern {
+    /// The pattern called `s`; `hotspot` alone is node 0 at 10%, `hotspot:0,63@0.2` two hot
+    /// nodes taking 20% of packets.
+    pub fn parse(s: &str) -> Result<Self, ConfigError> {
+        let bad = |why: String| ConfigError::new("traffic", why);
+        Ok(match s {
+            "uniform" => Pattern::Uniform,
+            "transpose" => Pattern::Transpose,
+            "bitcomp" => Pattern::BitComplement,
+            "bitrev" => Pattern::BitReverse,
+            "shuffle" => Pattern::Shuffle,
+            "tornado" => Pattern::Tornado,
+            "neighbor" => Pattern::Neighbor,
+            "all-to-all" => Pattern::AllToAll,
+            _ if s.starts_with("hotspot") => {
+                let rest = &s["hotspot".len()..];
+                let (list, frac) = match rest.split_once('@') {
+                    Some((l, f)) => (l, Some(f)),
+                    None => (rest, None),
+                };
+                let nodes = match list.strip_prefix(':') {
+                    Some(l) => l
+                        .split(',')
+                        .map(|n| {
+                            n.trim().parse::<usize>().map_err(|_| {
+                                bad(format!("hotspot node `{n}` is not a whole number"))
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                    None if list.is_empty() => vec![0],
+                    None => return Err(bad(format!("unknown pattern `{s}`; expected {PATTERNS}"))),
+                };
+                let fraction = match frac {
+                    Some(f) => f
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|f| (0.0..=1.0).contains(f))
+                        .ok_or_else(|| {
+                            bad(format!("hotspot fraction `{f}`: expected a number from 0 to 1"))
+                        })?,
+                    None => 0.1,
+                };
+                Pattern::Hotspot { nodes, fraction }
+            }
+            _ => return Err(bad(format!("unknown pattern `{s}`; expected {PATTERNS}"))),
+        })
+    }
+}
+
+/// Destinations for a pattern on one network.
+struct Destinations {
+    pattern: Pattern,
+    n: usize,
+    perm: Vec<u32>,
+    sent: Vec<u64>,
+}
+
+impl Destinations {
+    fn new(pattern: &Pattern, net: &Network, n: usize) -> Result<Self, ConfigError> {
+        let bad = |why: String| ConfigError::new("traffic", why);
+        let pow2 = || -> Result<u32, ConfigError> {
+            if n.is_power_of_two() {
+                Ok(n.trailing_zeros())
+            } else {
+                Err(bad(format!(
+                    "this pattern permutes address bits, so it needs a power-of-two number of \
+                     endpoints; {} has {n}",
+                    net.shorthand()
+                )))
+            }
+        };
+        let cube = || {
+            net.cube().filter(|c| c.node_count() as usize == n).ok_or_else(|| {
+                bad(format!(
+                    "this pattern moves coordinates, so it needs a k-ary n-cube; {} is not one",
+                    net.shorthand()
+                ))
+            })
+        };
+        let by_coords = |f: &dyn Fn(&[u32], &[u32]) -> Vec<u32>| -> Result<Vec<u32>, ConfigError> {
+            let c = cube()?;
+            (0..n as u64)
+                .map(|i| {
+                    let x = c.coords(podsim_topology::NodeId(i)).unwrap_or_default();
+                    let y = f(&x, c.dims());
+                    c.node_at(&y)
+                        .map(|v| v.0 as u32)
+                        .ok_or_else(|| bad("pattern left the network".into()))
+                })
+                .collect()
+        };
+        let perm: Vec<u32> = match pattern {
+            Pattern::BitComplement => {
+                let b = pow2()?;
+                (0..n as u32).map(|i| !i & ((1u64 << b) - 1) as u32).collect()
+            }
+            Pattern::BitReverse => {
+                let b = pow2()?;
+                (0..n as u32)
+                    .map(|i| if b == 0 { 0 } else { i.reverse_bits() >> (32 - b) })
+                    .collect()
+            }
+            Pattern::Shuffle => {
+                let b = pow2()?;
+                (0..n as u32)
+                    .map(|i| {
+                        if b == 0 {
+                            0
+                        } else {
+                            ((i << 1) | (i >> (b - 1))) & ((1u64 << b) - 1) as u32
+                        }
+                    })
+                    .collect()
+            }
+            Pattern::Transpose => {
+                let c = cube()?;
+                let d = c.dims();
+                if d.iter().ne(d.iter().rev()) {
+                    return Err(bad(format!(
+                        "transpose needs dimensions that read the same backwards; {} has {d:?}",
+                        net.shorthand()
+                    )));
+                }
+                by_coords(&|x, _| x.iter().rev().copied().collect())?
+            }
+            Pattern::Tornado => by_coords(&|x, k| {
+                x.iter()
+                    .zip(k)
+                    .map(|(&x, &k)| (x + k.div_ceil(2) - 1) % k)
+                    .collect()
+            })?,
+            Pattern::Neighbor => by_coords(&|x, k| {
+                x.iter().zip(k).map(|(&x, &k)| (x + 1) % k).collect()
+            })?,
+            Pattern::Hotspot { nodes, .. } => {
+                if let Some(&h) = nodes.iter().find(|&&h| h >= n) {
+                    return Err(bad(format!(
+                        "hotspot node {h} does not exist ({} has {n} endpoints)",
+                        net.shorthand()
+                    )));
+                }
+                Vec::new()
+            }
+            Pattern::Uniform | Pattern::AllToAll => Vec::new(),
+        };
+        Ok(Destinations {
+            pattern: pattern.clone(),
+            n,
+            perm,
+            sent: vec![0; n],
+        })
+    }
+
+    fn next(&mut self, src: usize, rng: &mut impl RngCore) -> usize {
+        let below = |rng: &mut dyn RngCore, n: usize| -> usize {
+            ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize
+        };
+        match &self.pattern {
+            Pattern::Uniform => below(rng, self.n),
+            Pattern::Hotspot { nodes, fraction } => {
+                let hot = (rng.next_u64() as f64) < fraction * 18_446_744_073_709_551_616.0;
+                if hot {
+                    nodes[below(rng, nodes.len())]
+                } else {
+                    below(rng, self.n)
+                }
+            }
+            Pattern::AllToAll => {
+                let i = self.sent[src];
+                self.sent[src] += 1;
+                if self.n < 2 {
+                    src
+                } else {
+                    (src + 1 + (i % (self.n as u64 - 1)) as usize) % self.n
+                }
+            }
+            _ => self.perm[src] as usize,
+        }
+    }
+}
+
+/// One synthetic run: pattern, load, seed and measurement length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    /// Where packets go.
+    pub pattern: Pattern,
+    /// Offered load in flits per endpoint per cycle (a packet starts at each endpoint each
+    /// cycle with probability rate / packet flits).
+    pub rate: f64,
+    /// Master seed of the traffic's random stream.
+    pub seed: u64,
+    /// Cycles in the measurement window.
+    pub cycles: u64,
+    /// Cycles per warm-up sample (warm-up ends when two consecutive samples agree on average
+    /// latency and accepted throughput within 5%, or after 20 samples).
+    pub sample_cycles: u64,
+}
+
+impl RunSpec {
+    /// `pattern` at `rate`, seed 1, 10,000 measured cycles, 1,000-cycle warm-up samples.
+    pub fn new(pattern: Pattern, rate: f64) -> Self {
+        RunSpec {
+            pattern,
+            rate,
+            seed: 1,
+            cycles: 10_000,
+            sample_cycles: 1_000,
+        }
+    }
+}
+
+/// What a synthetic run measured. Latencies are in cycles, from a packet's creation at its
+/// source to its tail flit's arrival at the destination interface, over the packets created
+/// in the measurement window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NocResult {
+    /// The load asked for, flits per endpoint per cycle.
+    pub offered_flits_per_node_cycle: f64,
+    /// The load the sources actually generated in the window.
+    pub generated_flits_per_node_cycle: f64,
+    /// Flits delivered per endpoint per cycle in the window.
+    pub accepted_flits_per_node_cycle: f64,
+    /// Mean latency of measured packets (delivered ones, if saturated).
+    pub average_latency_cycles: f64,
+    /// Median latency.
+    pub p50_latency_cycles: u64,
+    /// 99th-percentile latency.
+    pub p99_latency_cycles: u64,
+    /// Largest latency.
+    pub max_latency_cycles: u64,
+    /// Mean time in the source queue, before the head flit left the interface.
+    pub average_queueing_cycles: f64,
+    /// Mean time from the head leaving the source interface to the tail arriving.
+    pub average_network_cycles: f64,
+    /// Mean router-to-router hops of measured packets.
+    pub average_hops: f64,
+    /// Whether the network could not carry the load (see [`run`]).
+    pub saturated: bool,
+    /// Measured packets (created in the window).
+    pub measured_packets: u64,
+    /// Warm-up cycles before the window.
+    pub warmup_cycles: u64,
+    /// Every cycle simulated: warm-up, window and drain.
+    pub simulated_cycles: u64,
+    /// Flit traversals of router-to-router links over the whole run.
+    pub flit_hops: u64,
+    /// Per-link counters over the window (network links only).
+    #[serde(skip)]
+    pub links: Vec<LinkStat>,
+}
+
+/// Below this ratio of accepted to generated load the network is called saturated.
+pub const SATURATION_RATIO: f64 = 0.95;
+const MAX_WARMUP_SAMPLES: u64 = 20;
+
+fn rel_change(a: f64, b: f64) -> f64 {
+    if a == b {
+        0.0
+    } else {
+        (a - b).abs() / a.abs().max(b.abs())
+    }
+}
+
+/// Run `spec` on `net`.
+///
+/// Phases, as BookSim runs them: warm-up samples of `sample_cycles` until average latency and
+/// accepted throughput each change by less than 5% from one sample to the next (at most 20
+/// samples); a window of `cycles` in which created packets are measured; then a drain, with
+/// traffic still offered, until every measured packet has arrived. The run is saturated if the
+/// window's accepted load is below [`SATURATION_RATIO`] of the generated load, or if the drain
+/// has not finished after another `cycles` cycles (then the latency figures cover only the
+/// measured packets that arrived, and understate the truth).
+pub fn run(
+    net: &Network,
+    routing: NocRouting,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+) -> Result<NocResult, NocError> {
+    let mut noc = Noc::new(net, routing, cfg)?;
+    let e = noc.fabric().endpoints();
+    let flits = cfg.packet_flits;
+    let p = spec.rate / f64::from(flits);
+    if !(spec.rate > 0.0 && p <= 1.0) {
+        return Err(ConfigError::new(
+            "rate",
+            format!(
+                "expected a load above 0 and at most one packet per cycle ({flits} flits per \
+                 endpoint per cycle), got {}",
+                spec.rate
+            ),
+        )
+        .into());
+    }
+    if spec.cycles == 0 || spec.sample_cycles == 0 {
+        return Err(ConfigError::new("cycles", "expected at least one cycle").into());
+    }
+    let mut dests = Destinations::new(&spec.pattern, net, e)?;
+    let mut rng = RngStreams::new(spec.seed).stream("noc.traffic");
+    // A packet starts when a 64-bit draw falls below p x 2^64 (p = 1: always).
+    let threshold = if p >= 1.0 {
+        u64::MAX
+    } else {
+        (p * 18_446_744_073_709_551_616.0) as u64
+    };
+    let mut generated = 0u64;
+    let mut tick = |noc: &mut Noc, measured: bool, generated: &mut u64| -> Result<(), NocError> {
+        for src in 0..e {
+            let draw = rng.next_u64();
+            if draw < threshold || threshold == u64::MAX {
+                let dst = dests.next(src, &mut rng);
+                noc.inject(src, dst, flits, u64::from(measured))?;
+                *generated += u64::from(flits);
+            }
+        }
+        noc.step()?;
+        Ok(())
+    };
+    let mut got: Vec<Delivered> = Vec::new();
+    // Warm-up.
+    let mut prev: Option<(f64, f64)> = None;
+    for _ in 0..MAX_WARMUP_SAMPLES {
+        let before = noc.audit().ejected;
+        let (mut sum, mut count) = (0u64, 0u64);
+        for _ in 0..spec.sample_cycles {
+            tick(&mut noc, false, &mut generated)?;
+            got.clear();
+            noc.take_delivered(&mut got);
+            for d in &got {
+                sum += d.latency();
+                count += 1;
+            }
+        }
+        let lat = if count > 0 { sum as f64 / count as f64 } else { 0.0 };
+        let thr = (noc.audit().ejected - before) as f64;
+        if let Some((pl, pt)) = prev
+            && rel_change(lat, pl) < 0.05
+            && rel_change(thr, pt) < 0.05
+        {
+            break;
+        }
+        prev = Some((lat, thr));
+    }
+    let warmup = noc.now();
+    // Measurement window.
+    noc.reset_link_stats();
+    let before = noc.audit().ejected;
+    generated = 0;
+    let mut hist = Histogram::new();
+    let (mut queueing, mut hops, mut measured_live) = (0u64, 0u64, 0u64);
+    let mut record = |d: &Delivered, hist: &mut Histogram, live: &mut u64| {
+        if d.tag == 1 {
+            hist.record(d.latency());
+            queueing += d.queueing();
+            hops += u64::from(d.hops);
+            *live -= 1;
+        }
+    };
+    for _ in 0..spec.cycles {
+        let g0 = generated;
+        tick(&mut noc, true, &mut generated)?;
+        measured_live += (generated - g0) / u64::from(flits);
+        got.clear();
+        noc.take_delivered(&mut got);
+        for d in &got {
+            record(d, &mut hist, &mut measured_live);
+        }
+    }
+    let window = noc.now() - warmup;
+    let accepted = (noc.audit().ejected - before) as f64 / (e as u64 * window) as f64;
+    let generated_rate = generated as f64 / (e as u64 * window) as f64;
+    let links = noc
+        .link_stats()
+        .into_iter()
+        .filter(|l| l.kind == crate::ChannelKind::Link)
+        .collect();
+    // Drain: keep the load on until every measured packet is out.
+    let mut drained = measured_live == 0;
+    let mut unused = 0;
+    for _ in 0..spec.cycles {
+        if drained {
+            break;
+        }
+        tick(&mut noc, false, &mut unused)?;
+        got.clear();
+        noc.take_delivered(&mut got);
+        for d in &got {
+            record(d, &mut hist, &mut measured_live);
+        }
+        drained = measured_live == 0;
+    }
+    let n = hist.count();
+    let mean = hist.mean();
+    let avg = |x: u64| if n > 0 { x as f64 / n as f64 } else { 0.0 };
+    Ok(NocResult {
+        offered_flits_per_node_cycle: spec.rate,
+        generated_flits_per_node_cycle: generated_rate,
+        accepted_flits_per_node_cycle: accepted,
+        average_latency_cycles: mean,
+        p50_latency_cycles: if n > 0 { hist.percentile(0.5) } else { 0 },
+        p99_latency_cycles: if n > 0 { hist.percentile(0.99) } else { 0 },
+        max_latency_cycles: if n > 0 { hist.max() } else { 0 },
+        average_queueing_cycles: avg(queueing),
+        average_network_cycles: mean - avg(queueing),
+        average_hops: avg(hops),
+        saturated: !drained || accepted < SATURATION_RATIO * generated_rate,
+        measured_packets: n,
+        warmup_cycles: warmup,
+        simulated_cycles: noc.now(),
+        flit_hops: noc.flit_hops(),
+        links,
+    })
+}
+
+/// Run `spec` at each of `rates` in order, stopping after the first saturated point. With
+/// `parallel`, rates are run a batch of one per worker thread at a time; each point is its own
+/// simulation with the same seed, so the curve is identical either way.
+pub fn sweep(
+    net: &Network,
+    routing: NocRouting,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+    rates: &[f64],
+    parallel: bool,
+) -> Result<Vec<NocResult>, NocError> {
+    let one = |&rate: &f64| run(net, routing, cfg, &RunSpec { rate, ..spec.clone() });
+    let batch = if parallel {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let mut out = Vec::new();
+    for chunk in rates.chunks(batch) {
+        let results: Vec<Result<NocResult, NocError>> = if parallel {
+            chunk.par_iter().map(one).collect()
+        } else {
+            chunk.iter().map(one).collect()
+        };
+        for r in results {
+            let r = r?;
+            let stop = r.saturated;
+            out.push(r);
+            if stop {
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Rates `from`, `from + step`, ... up to `to` (inclusive, within rounding), from `A:B:S`.
+pub fn parse_rates(s: &str) -> Result<Vec<f64>, ConfigError> {
+    let bad = || {
+        ConfigError::new(
+            "sweep",
+            format!("expected FROM:TO:STEP with 0 < FROM <= TO and STEP > 0, got `{s}`"),
+        )
+    };
+    let parts: Vec<f64> = s
+        .split(':')
+        .map(|x| x.trim().parse::<f64>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    let [a, b, st] = parts[..] else {
+        return Err(bad());
+    };
+    if !(a > 0.0 && b >= a && st > 0.0 && a.is_finite() && b.is_finite()) {
+        return Err(bad());
+    }
+    let n = ((b - a) / st + 1e-9).floor() as u64;
+    if n > 10_000 {
+        return Err(bad());
+    }
+    // Rounded to 12 decimals so 0.05 + 2 x 0.05 prints as 0.15.
+    Ok((0..=n)
+        .map(|i| ((a + i as f64 * st) * 1e12).round() / 1e12)
+        .collect())
+}
