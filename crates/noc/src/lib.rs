@@ -63,7 +63,7 @@ pub use config::{Arbitration, ConfigError, LinkCycles, RouterConfig};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::PacketModel;
 pub use sim::{Audit, Delivered, LinkStat, Noc};
-pub use traffic::{
+pub use traffic::{check as check_pattern, 
     NocResult, PATTERNS, Pattern, RunSpec, SATURATION_RATIO, parse_rates, run, sweep,
 };
 

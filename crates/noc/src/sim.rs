@@ -188,6 +188,8 @@ pub struct Noc {
     misordered: u64,
     // Scratch.
     va_reqs: Vec<(u32, u8, u64, u32, u32)>,
+    /// Visit routers last to first (tests use it to show the order does not matter).
+    pub(crate) reverse_visit: bool,
     sa_reqs: Vec<(u32, u64, u32, u32, u16)>,
 }
 
@@ -252,6 +254,7 @@ impl Noc {
             overflowed: 0,
             misordered: 0,
             va_reqs: Vec::new(),
+            reverse_visit: false,
             sa_reqs: Vec::new(),
             f,
         })
@@ -340,17 +343,25 @@ impl Noc {
         let now = self.now;
         let slot = (now % self.wheel as u64) as usize;
         let mut arrivals = std::mem::take(&mut self.arrive[slot]);
+        let done_before = self.done.len();
         for a in arrivals.drain(..) {
             self.receive(a);
         }
         self.arrive[slot] = arrivals;
+        // Tails arrive in the order their routers were visited; report them in a fixed order.
+        self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
         let mut credits = std::mem::take(&mut self.credit_back[slot]);
         for o in credits.drain(..) {
             self.credits[o as usize] += 1;
         }
         self.credit_back[slot] = credits;
         self.interfaces();
-        for r in 0..self.f.nodes {
+        for i in 0..self.f.nodes {
+            let r = if self.reverse_visit {
+                self.f.nodes - 1 - i
+            } else {
+                i
+            };
             if self.router_flits[r] > 0 {
                 self.route_compute(r);
                 self.allocate_vcs(r);

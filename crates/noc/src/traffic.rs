@@ -523,3 +523,18 @@ pub fn parse_rates(s: &str) -> Result<Vec<f64>, ConfigError> {
         .map(|i| ((a + i as f64 * st) * 1e12).round() / 1e12)
         .collect())
 }
+
+/// Whether `pattern` can run on `net` (bit patterns need a power-of-two endpoint count,
+/// coordinate patterns a k-ary n-cube, hotspots existing nodes).
+pub fn check(pattern: &Pattern, net: &Network) -> Result<(), ConfigError> {
+    Destinations::new(pattern, net, net.endpoints() as usize).map(|_| ())
+}
+
+#[cfg(test)]
+pub(crate) fn dests_for_tests(
+    p: &Pattern,
+    net: &Network,
+) -> impl FnMut(usize, &mut podsim_engine::SimRng) -> usize {
+    let mut d = Destinations::new(p, net, net.endpoints() as usize).unwrap();
+    move |s, rng| d.next(s, rng)
+}
