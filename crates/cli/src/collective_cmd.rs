@@ -117,7 +117,7 @@ pub struct CollectiveArgs {
     json: bool,
 }
 
-fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
+pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
     Failure(format!("<command line>: `{flag}`: {why}"))
 }
 

@@ -3,6 +3,7 @@
 
 mod collective_cmd;
 mod compute_cmd;
+mod noc_cmd;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -134,6 +135,10 @@ enum Command {
     /// Run the lecture's output-stationary systolic array register for register on int8
     /// matrices: the result and the cycle each output settles.
     Systolic(compute_cmd::SystolicArgs),
+    /// Packet level: cycle-level routers with virtual channels and credits under synthetic
+    /// traffic; latency, throughput, hops and saturation at one load, or a latency-throughput
+    /// curve with --sweep.
+    Noc(noc_cmd::NocArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -178,6 +183,7 @@ fn main() -> ExitCode {
         Command::Gemm(a) => compute_cmd::gemm_cmd(&a),
         Command::Systolic(a) => compute_cmd::systolic_cmd(&a),
         Command::Numerics(a) => compute_cmd::numerics_cmd(&a),
+        Command::Noc(a) => noc_cmd::noc_cmd(&a),
     };
     match result {
         Ok(code) => code,

@@ -13,7 +13,7 @@ mod scenario;
 mod shorthand;
 mod validation;
 
-pub use error::{ConfigError, edit_distance, nearest};
+pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use scenario::{
     DEFAULT_LINK_BANDWIDTH, RUN_KINDS, RunSpec, Scenario, SystemSpec, parse_scenario, parse_system,
 };

@@ -1,0 +1,407 @@
+//! `podsim noc`: synthetic traffic on the packet-level model, one load or a latency-throughput
+//! curve.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use plotters::prelude::*;
+use podsim_config::SystemSpec;
+use podsim_noc::{
+    Arbitration, LinkCycles, LinkStat, NocResult, NocRouting, Pattern, RouterConfig, RunSpec,
+};
+use serde_json::{Value, json};
+
+use crate::collective_cmd::flag_err;
+use crate::{Failure, build, read, report::render};
+
+/// The arguments of `podsim noc`.
+#[derive(Args)]
+pub struct NocArgs {
+    /// The network: a shorthand (`mesh:8x8`, `torus:8x8`, `torus:4x4x4`, `grayskull`,
+    /// `fattree:4`, `tofu:...`) or a system TOML file.
+    #[arg(long, value_name = "SPEC")]
+    topology: String,
+    /// dor (dimension order with dateline classes), minimal (twisted tori too), noc0 / noc1
+    /// (Tenstorrent grids) or table (the network's route tables; fat trees, DOJO)
+    /// [default: dor on cubes, noc0 on Tenstorrent grids, table otherwise].
+    #[arg(long, value_name = "NAME")]
+    routing: Option<String>,
+    /// uniform, transpose, bitcomp, bitrev, shuffle, tornado, neighbor,
+    /// hotspot[:N,N...][@FRACTION] (default node 0 at 0.1) or all-to-all.
+    #[arg(long, value_name = "PATTERN", default_value = "uniform")]
+    traffic: String,
+    /// Offered load, flits per node per cycle (required unless --sweep).
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    rate: Option<f64>,
+    /// Flits per packet [default: 1, or the --config file's].
+    #[arg(long, value_name = "P")]
+    packet_flits: Option<u32>,
+    /// Virtual channels per port [default: 4].
+    #[arg(long, value_name = "V")]
+    vcs: Option<u32>,
+    /// Buffer depth per virtual channel in flits [default: 8].
+    #[arg(long, value_name = "B")]
+    buffer_flits: Option<u32>,
+    /// Router pipeline stages [default: 1].
+    #[arg(long, value_name = "S")]
+    pipeline_stages: Option<u32>,
+    /// Latency of every link in cycles [default: 1].
+    #[arg(long, value_name = "L")]
+    link_cycles: Option<u32>,
+    /// Allocator arbitration: round-robin or fcfs (oldest first) [default: round-robin].
+    #[arg(long, value_name = "ARB")]
+    arbitration: Option<String>,
+    /// Router configuration file (TOML keys of the router model; see
+    /// examples/booksim-noc.toml); flags given here override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Measured cycles (after warm-up; a drain follows).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    cycles: u64,
+    /// Seed of the traffic's random stream.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Sweep loads FROM:TO:STEP (e.g. 0.05:0.95:0.05), stopping after the first saturated
+    /// point; writes the curve to --csv and --svg.
+    #[arg(long, value_name = "FROM:TO:STEP")]
+    sweep: Option<String>,
+    /// Where the sweep's CSV goes.
+    #[arg(long, value_name = "FILE", default_value = "noc-sweep.csv")]
+    csv: PathBuf,
+    /// Where the sweep's plot goes.
+    #[arg(long, value_name = "FILE", default_value = "noc-sweep.svg")]
+    svg: PathBuf,
+    /// Also report every link's flits, utilisation and cycles blocked on credits (all of
+    /// them in JSON, the ten busiest in the table).
+    #[arg(long)]
+    links: bool,
+    /// Print JSON (keys: offered_flits_per_node_cycle, accepted_flits_per_node_cycle,
+    /// average_latency_cycles, p99_latency_cycles, average_hops, saturated, simulated_cycles,
+    /// flit_hops, and more); an array of them for --sweep.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The router configuration: file, then flags.
+fn router_config(a: &NocArgs) -> Result<RouterConfig, Failure> {
+    let (mut cfg, file) = match &a.config {
+        Some(p) => {
+            let file = p.display().to_string();
+            let cfg: RouterConfig = podsim_config::parse_toml(&file, &read(p)?)?;
+            (cfg, file)
+        }
+        None => (RouterConfig::default(), "<command line>".to_string()),
+    };
+    if let Some(v) = a.packet_flits {
+        cfg.packet_flits = v;
+    }
+    if let Some(v) = a.vcs {
+        cfg.vcs = v;
+    }
+    if let Some(v) = a.buffer_flits {
+        cfg.buffer_flits = v;
+    }
+    if let Some(v) = a.pipeline_stages {
+        cfg.pipeline_stages = v;
+    }
+    if let Some(v) = a.link_cycles {
+        cfg.link_cycles = LinkCycles::all(v);
+    }
+    if let Some(s) = &a.arbitration {
+        cfg.arbitration = match s.as_str() {
+            "round-robin" => Arbitration::RoundRobin,
+            "fcfs" => Arbitration::Fcfs,
+            _ => {
+                return Err(flag_err(
+                    "--arbitration",
+                    format!("unknown arbitration `{s}`; expected round-robin or fcfs"),
+                ));
+            }
+        };
+    }
+    cfg.validate().map_err(|e| {
+        let by_flag = a.config.is_none()
+            || matches!(e.key.as_str(), "vcs" | "buffer_flits" | "packet_flits")
+                && flag_given(a, &e.key);
+        if by_flag {
+            flag_err(&format!("--{}", e.key.replace('_', "-")), &e.why)
+        } else {
+            Failure(format!("{file}: `{}`: {}", e.key, e.why))
+        }
+    })?;
+    Ok(cfg)
+}
+
+fn flag_given(a: &NocArgs, key: &str) -> bool {
+    match key {
+        "vcs" => a.vcs.is_some(),
+        "buffer_flits" => a.buffer_flits.is_some(),
+        "packet_flits" => a.packet_flits.is_some(),
+        _ => false,
+    }
+}
+
+/// `podsim noc`.
+pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
+    let spec = if Path::new(&a.topology).is_file() {
+        podsim_config::parse_system(&a.topology, &read(Path::new(&a.topology))?)?
+    } else {
+        SystemSpec::from_cli(&a.topology, None, None, None).map_err(|mut e| {
+            if e.key == "SPEC" {
+                e.key = "--topology".into();
+            }
+            Failure(e.to_string())
+        })?
+    };
+    let net = build(&spec, "<command line>")?;
+    let routing = match &a.routing {
+        Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
+        None => NocRouting::default_for(&net),
+    };
+    let pattern = Pattern::parse(&a.traffic).map_err(|e| flag_err("--traffic", e.why))?;
+    podsim_noc::check_pattern(&pattern, &net).map_err(|e| flag_err("--traffic", e.why))?;
+    let cfg = router_config(a)?;
+    let err = |e: podsim_noc::NocError| match e {
+        podsim_noc::NocError::Config(c) => {
+            let flag = match c.key.as_str() {
+                "rate" => "--rate",
+                "cycles" => "--cycles",
+                "routing" => "--routing",
+                "vcs" => "--vcs",
+                _ => "--topology",
+            };
+            flag_err(flag, c.why)
+        }
+        other => Failure(other.to_string()),
+    };
+    let base = RunSpec {
+        seed: a.seed,
+        cycles: a.cycles,
+        ..RunSpec::new(pattern, a.rate.unwrap_or(0.0))
+    };
+    let title = format!(
+        "{} on {}, {} routing; {} VCs x {} flits, {}-flit packets, {}-stage routers, {}",
+        a.traffic,
+        net.shorthand(),
+        routing.name(),
+        cfg.vcs,
+        cfg.buffer_flits,
+        cfg.packet_flits,
+        cfg.pipeline_stages,
+        cfg.arbitration.name()
+    );
+    if let Some(s) = &a.sweep {
+        if a.rate.is_some() {
+            return Err(flag_err("--rate", "give --rate or --sweep, not both"));
+        }
+        let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
+        let curve = podsim_noc::sweep(&net, routing, &cfg, &base, &rates, true).map_err(err)?;
+        write_csv(&a.csv, &curve)?;
+        plot(&a.svg, &title, &curve)?;
+        if a.json {
+            let all: Vec<Value> = curve.iter().map(|r| result_json(r, &net, a.links, a.cycles)).collect();
+            println!("{}", Value::Array(all));
+        } else {
+            println!("{title}");
+            let mut rows = vec![(
+                "offered".to_string(),
+                ["accepted", "avg lat", "p50", "p99", "max", "queue", "hops", "saturated"]
+                    .map(String::from)
+                    .to_vec(),
+            )];
+            for r in &curve {
+                rows.push((
+                    format!("{:.3}", r.offered_flits_per_node_cycle),
+                    vec![
+                        format!("{:.3}", r.accepted_flits_per_node_cycle),
+                        format!("{:.1}", r.average_latency_cycles),
+                        r.p50_latency_cycles.to_string(),
+                        r.p99_latency_cycles.to_string(),
+                        r.max_latency_cycles.to_string(),
+                        format!("{:.1}", r.average_queueing_cycles),
+                        format!("{:.2}", r.average_hops),
+                        if r.saturated { "yes" } else { "no" }.to_string(),
+                    ],
+                ));
+            }
+            print!("{}", render(&rows));
+            println!(
+                "curve written to {} and {}",
+                a.csv.display(),
+                a.svg.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.rate.is_none() {
+        return Err(flag_err(
+            "--rate",
+            "missing: give a load in flits per node per cycle, e.g. --rate 0.3 (or --sweep)",
+        ));
+    }
+    let r = podsim_noc::run(&net, routing, &cfg, &base).map_err(err)?;
+    if a.json {
+        println!("{}", result_json(&r, &net, a.links, a.cycles));
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{title}");
+    let row = |k: &str, v: String| (k.to_string(), vec![v]);
+    let mut rows = vec![
+        row(
+            "offered",
+            format!(
+                "{:.4} flits/node/cycle (generated {:.4})",
+                r.offered_flits_per_node_cycle, r.generated_flits_per_node_cycle
+            ),
+        ),
+        row(
+            "accepted",
+            format!("{:.4} flits/node/cycle", r.accepted_flits_per_node_cycle),
+        ),
+        row(
+            "latency",
+            format!(
+                "avg {:.2}, p50 {}, p99 {}, max {} cycles",
+                r.average_latency_cycles,
+                r.p50_latency_cycles,
+                r.p99_latency_cycles,
+                r.max_latency_cycles
+            ),
+        ),
+        row(
+            "  split",
+            format!(
+                "queueing {:.2} + network {:.2} cycles",
+                r.average_queueing_cycles, r.average_network_cycles
+            ),
+        ),
+        row("hops", format!("{:.3} average", r.average_hops)),
+        row("saturated", if r.saturated { "yes" } else { "no" }.into()),
+        row(
+            "cycles",
+            format!(
+                "{} (warm-up {}, window {}, then drain), {} measured packets, {} flit-hops",
+                r.simulated_cycles, r.warmup_cycles, a.cycles, r.measured_packets, r.flit_hops
+            ),
+        ),
+    ];
+    if a.links {
+        let mut busiest: Vec<&LinkStat> = r.links.iter().collect();
+        busiest.sort_by_key(|l| std::cmp::Reverse((l.flits, l.channel)));
+        for l in busiest.iter().take(10) {
+            rows.push(row(
+                &format!("link {}->{}", l.from, l.to),
+                format!(
+                    "{} flits, utilisation {:.3}, blocked on credits {} cycles",
+                    l.flits,
+                    l.flits as f64 / a.cycles as f64,
+                    l.blocked_cycles
+                ),
+            ));
+        }
+    }
+    print!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The result as JSON; with `links`, every network link's counters over the `window` measured
+/// cycles too.
+fn result_json(r: &NocResult, net: &podsim_topology::Network, links: bool, window: u64) -> Value {
+    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert("topology".into(), Value::String(net.shorthand()));
+    }
+    if links && let Value::Object(m) = &mut v {
+        m.insert(
+            "links".into(),
+            Value::Array(
+                r.links
+                    .iter()
+                    .map(|l| {
+                        json!({"from": l.from.0, "to": l.to.0, "flits": l.flits,
+                               "utilization": l.flits as f64 / window.max(1) as f64,
+                               "blocked_cycles": l.blocked_cycles})
+                    })
+                    .collect(),
+            ),
+        );
+    }
+    v
+}
+
+fn write_csv(path: &Path, curve: &[NocResult]) -> Result<(), Failure> {
+    let mut s = String::from(
+        "offered_flits_per_node_cycle,generated_flits_per_node_cycle,\
+         accepted_flits_per_node_cycle,average_latency_cycles,p50_latency_cycles,\
+         p99_latency_cycles,max_latency_cycles,average_queueing_cycles,\
+         average_network_cycles,average_hops,saturated,simulated_cycles,flit_hops\n",
+    );
+    for r in curve {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.offered_flits_per_node_cycle,
+            r.generated_flits_per_node_cycle,
+            r.accepted_flits_per_node_cycle,
+            r.average_latency_cycles,
+            r.p50_latency_cycles,
+            r.p99_latency_cycles,
+            r.max_latency_cycles,
+            r.average_queueing_cycles,
+            r.average_network_cycles,
+            r.average_hops,
+            r.saturated,
+            r.simulated_cycles,
+            r.flit_hops
+        ));
+    }
+    std::fs::write(path, s)
+        .map_err(|e| Failure(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// Average latency against offered load, one point per rate, the saturated one marked.
+fn plot(path: &Path, title: &str, curve: &[NocResult]) -> Result<(), Failure> {
+    let fail = |e: &dyn std::fmt::Display| Failure(format!("{}: cannot draw: {e}", path.display()));
+    let xmax = curve
+        .iter()
+        .map(|r| r.offered_flits_per_node_cycle)
+        .fold(0.0, f64::max)
+        * 1.05;
+    let ymax = curve
+        .iter()
+        .map(|r| r.average_latency_cycles)
+        .fold(1.0, f64::max)
+        * 1.1;
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0.0..xmax.max(0.01), 0.0..ymax)
+        .map_err(|e| fail(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("offered load (flits/node/cycle)")
+        .y_desc("average latency (cycles)")
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let pts: Vec<(f64, f64)> = curve
+        .iter()
+        .map(|r| (r.offered_flits_per_node_cycle, r.average_latency_cycles))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(pts.clone(), &BLUE))
+        .map_err(|e| fail(&e))?;
+    chart
+        .draw_series(
+            curve
+                .iter()
+                .zip(&pts)
+                .map(|(r, &p)| Circle::new(p, 3, if r.saturated { &RED } else { &BLUE })),
+        )
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
