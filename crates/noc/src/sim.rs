@@ -155,6 +155,10 @@ pub struct Noc {
     nonempty: Vec<u64>,
     wait_mask: Vec<u64>,
     active_mask: Vec<u64>,
+    // Per router, one bit per input port: VCs waiting for VC allocation; VCs holding an output
+    // VC with a flit buffered.
+    va_in: Vec<u64>,
+    sa_in: Vec<u64>,
     rr_in: Vec<u16>,
     rr_out: Vec<u32>,
     rr_va: Vec<u32>,
@@ -168,9 +172,9 @@ pub struct Noc {
     owner: Vec<u32>,
     // Channel pipelines as timing wheels.
     wheel: usize,
+    slot: usize,
     arrive: Vec<Vec<Arrival>>,
     credit_back: Vec<Vec<u32>>,
-    router_flits: Vec<u32>,
     // Packets and interfaces.
     packets: Vec<Packet>,
     free_packets: Vec<u32>,
@@ -187,10 +191,12 @@ pub struct Noc {
     overflowed: u64,
     misordered: u64,
     // Scratch.
-    va_reqs: Vec<(u32, u8, u64, u32, u32)>,
+    va_reqs: Vec<(u32, u8, u64, u32, u32, u16)>,
     /// Visit routers last to first (tests use it to show the order does not matter).
     pub(crate) reverse_visit: bool,
-    sa_reqs: Vec<(u32, u64, u32, u32, u16)>,
+    sa_reqs: Vec<(u32, u64, u32, u16)>,
+    sa_at: Vec<u64>,
+    sa_key: Vec<u64>,
 }
 
 impl Noc {
@@ -219,6 +225,8 @@ impl Noc {
             nonempty: vec![0; ch],
             wait_mask: vec![0; ch],
             active_mask: vec![0; ch],
+            va_in: vec![0; f.nodes],
+            sa_in: vec![0; f.nodes],
             rr_in: vec![0; ch],
             rr_out: vec![0; ch],
             rr_va: vec![0; ch],
@@ -230,9 +238,9 @@ impl Noc {
             credits: vec![depth as u32; ch * v],
             owner: vec![FREE; ch * v],
             wheel,
+            slot: 0,
             arrive: vec![Vec::new(); wheel],
             credit_back: vec![Vec::new(); wheel],
-            router_flits: vec![0; f.nodes],
             packets: Vec::new(),
             free_packets: Vec::new(),
             serial: 0,
@@ -256,6 +264,8 @@ impl Noc {
             va_reqs: Vec::new(),
             reverse_visit: false,
             sa_reqs: Vec::new(),
+            sa_at: vec![u64::MAX; ch],
+            sa_key: vec![0; ch],
             f,
         })
     }
@@ -342,6 +352,7 @@ impl Noc {
     pub fn step(&mut self) -> Result<(), SimError> {
         let now = self.now;
         let slot = (now % self.wheel as u64) as usize;
+        self.slot = slot;
         let mut arrivals = std::mem::take(&mut self.arrive[slot]);
         let done_before = self.done.len();
         for a in arrivals.drain(..) {
@@ -362,9 +373,10 @@ impl Noc {
             } else {
                 i
             };
-            if self.router_flits[r] > 0 {
-                self.route_compute(r);
+            if self.va_in[r] != 0 {
                 self.allocate_vcs(r);
+            }
+            if self.sa_in[r] != 0 {
                 self.allocate_switch(r);
             }
         }
@@ -416,13 +428,35 @@ impl Noc {
             self.overflowed += 1;
             return;
         }
-        let pos = (usize::from(self.buf_head[idx]) + len) % self.depth;
+        let mut pos = usize::from(self.buf_head[idx]) + len;
+        if pos >= self.depth {
+            pos -= self.depth;
+        }
         let mut flit = a.flit;
         flit.ready = self.now + self.stages - 1;
         self.buf[idx * self.depth + pos] = flit;
         self.buf_len[idx] += 1;
         self.nonempty[c] |= 1 << v;
-        self.router_flits[self.f.ch_dst[c] as usize] += 1;
+        if len == 0 && self.ivc_state[idx] == IDLE {
+            self.route_head(c, v);
+        }
+        self.refresh(c);
+    }
+
+    /// Bring input port `c`'s bits in its router's allocator masks up to date.
+    fn refresh(&mut self, c: usize) {
+        let r = self.f.ch_dst[c] as usize;
+        let bit = 1u64 << self.f.ch_in_local[c];
+        if self.wait_mask[c] != 0 {
+            self.va_in[r] |= bit;
+        } else {
+            self.va_in[r] &= !bit;
+        }
+        if self.active_mask[c] & self.nonempty[c] != 0 {
+            self.sa_in[r] |= bit;
+        } else {
+            self.sa_in[r] &= !bit;
+        }
     }
 
     fn interfaces(&mut self) {
@@ -479,8 +513,8 @@ impl Noc {
 
     /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
     fn send(&mut self, c: usize, vc: u16, pkt: u32, seq: u16, tail: bool) {
-        let due = (self.now + u64::from(self.f.ch_latency[c])) % self.wheel as u64;
-        self.arrive[due as usize].push(Arrival {
+        let due = self.slot_after(self.f.ch_latency[c]);
+        self.arrive[due].push(Arrival {
             ch: c as u32,
             vc,
             flit: Flit {
@@ -494,37 +528,36 @@ impl Noc {
         self.last_progress = self.now;
     }
 
+    /// The wheel slot `lat` cycles from now (`lat` is below the wheel's size).
+    fn slot_after(&self, lat: u32) -> usize {
+        let s = self.slot + lat as usize;
+        if s >= self.wheel { s - self.wheel } else { s }
+    }
+
     fn front(&self, idx: usize) -> Flit {
         self.buf[idx * self.depth + usize::from(self.buf_head[idx])]
     }
 
-    /// Route computation: every idle VC with a head flit at its front learns its output.
-    fn route_compute(&mut self, r: usize) {
-        let v = self.f.vcs;
-        let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
-        for j in a..b {
-            let c = self.f.in_list[j] as usize;
-            let mut m = self.nonempty[c] & !(self.wait_mask[c] | self.active_mask[c]);
-            while m != 0 {
-                let vc = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let idx = c * v + vc;
-                let flit = self.front(idx);
-                let p = &mut self.packets[flit.pkt as usize];
-                let (out, class) = if p.hop < p.path_len {
-                    let i = (p.path + u32::from(p.hop)) as usize;
-                    p.hop += 1;
-                    (self.f.arena_link[i], self.f.arena_class[i])
-                } else {
-                    (p.eject, 0)
-                };
-                self.ivc_out[idx] = out;
-                self.ivc_class[idx] = class;
-                self.ivc_since[idx] = self.now;
-                self.ivc_state[idx] = WAIT_VC;
-                self.wait_mask[c] |= 1 << vc;
-            }
-        }
+    /// Route computation for the head flit now at the front of idle VC `vc` of input `c`: it
+    /// learns its output (the next link of its path, or its ejection channel) and class, and
+    /// waits for VC allocation. Runs when a head reaches the front: on arrival at an empty
+    /// buffer, or when the packet ahead of it leaves.
+    fn route_head(&mut self, c: usize, vc: usize) {
+        let idx = c * self.f.vcs + vc;
+        let flit = self.front(idx);
+        let p = &mut self.packets[flit.pkt as usize];
+        let (out, class) = if p.hop < p.path_len {
+            let i = (p.path + u32::from(p.hop)) as usize;
+            p.hop += 1;
+            (self.f.arena_link[i], self.f.arena_class[i])
+        } else {
+            (p.eject, 0)
+        };
+        self.ivc_out[idx] = out;
+        self.ivc_class[idx] = class;
+        self.ivc_since[idx] = self.now;
+        self.ivc_state[idx] = WAIT_VC;
+        self.wait_mask[c] |= 1 << vc;
     }
 
     /// VC allocation: requests for the same output and class are ordered by the arbitration
@@ -536,7 +569,10 @@ impl Noc {
         let nloc = ((b - a) * v) as u32;
         let mut reqs = std::mem::take(&mut self.va_reqs);
         reqs.clear();
-        for j in a..b {
+        let mut ports = self.va_in[r];
+        while ports != 0 {
+            let j = a + ports.trailing_zeros() as usize;
+            ports &= ports - 1;
             let c = self.f.in_list[j] as usize;
             let mut m = self.wait_mask[c];
             while m != 0 {
@@ -545,19 +581,21 @@ impl Noc {
                 let idx = c * v + vc;
                 let out = self.ivc_out[idx];
                 let local = ((j - a) * v + vc) as u32;
-                let dist = (local + nloc - self.rr_va[out as usize] % nloc) % nloc;
+                let dist = wrap_sub(local, self.rr_va[out as usize], nloc);
                 let age = match self.arbitration {
                     Arbitration::RoundRobin => 0,
                     Arbitration::Fcfs => self.ivc_since[idx],
                 };
-                reqs.push((out, self.ivc_class[idx], age, dist, idx as u32));
+                reqs.push((out, self.ivc_class[idx], age, dist, c as u32, vc as u16));
             }
         }
         if reqs.is_empty() {
             self.va_reqs = reqs;
             return;
         }
-        reqs.sort_unstable();
+        if reqs.len() > 1 {
+            reqs.sort_unstable();
+        }
         let mut i = 0;
         while i < reqs.len() {
             let (out, class) = (reqs[i].0 as usize, reqs[i].1);
@@ -570,7 +608,8 @@ impl Noc {
                 // Next free VC of the class, round-robin.
                 let mut granted = None;
                 while k < n {
-                    let ov = lo + (off + k) % n;
+                    let at = off + k;
+                    let ov = lo + if at >= n { at - n } else { at };
                     k += 1;
                     if self.owner[out * v + ov] == FREE {
                         granted = Some(ov);
@@ -578,16 +617,17 @@ impl Noc {
                     }
                 }
                 if let Some(ov) = granted {
-                    let idx = reqs[i].4 as usize;
-                    let (c, vc) = (idx / v, idx % v);
+                    let (c, vc) = (reqs[i].4 as usize, usize::from(reqs[i].5));
+                    let idx = c * v + vc;
                     self.owner[out * v + ov] = idx as u32;
                     self.ivc_ovc[idx] = ov as u16;
                     self.ivc_state[idx] = ACTIVE;
                     self.wait_mask[c] &= !(1 << vc);
                     self.active_mask[c] |= 1 << vc;
+                    self.refresh(c);
                     let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
-                    self.rr_va[out] = (local + 1) % nloc;
-                    self.rr_vc[out] = ((ov + 1) % v) as u16;
+                    self.rr_va[out] = next_after(local, nloc);
+                    self.rr_vc[out] = next_after(ov as u32, v as u32) as u16;
                 }
                 i += 1;
             }
@@ -602,82 +642,83 @@ impl Noc {
     fn allocate_switch(&mut self, r: usize) {
         let v = self.f.vcs;
         let now = self.now;
+        let fcfs = self.arbitration == Arbitration::Fcfs;
         let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
         let nin = (b - a) as u32;
         let mut reqs = std::mem::take(&mut self.sa_reqs);
         reqs.clear();
-        for j in a..b {
+        let mut ports = self.sa_in[r];
+        while ports != 0 {
+            let j = a + ports.trailing_zeros() as usize;
+            ports &= ports - 1;
             let c = self.f.in_list[j] as usize;
             let m = self.active_mask[c] & self.nonempty[c];
-            if m == 0 {
-                continue;
-            }
-            let start = usize::from(self.rr_in[c]);
+            // VCs from the round-robin pointer up, then from 0 below it.
+            let start = u32::from(self.rr_in[c]);
+            let above = m & (u64::MAX << start);
             let mut pick: Option<(u64, usize)> = None;
-            for k in 0..v {
-                let vc = (start + k) % v;
-                if m & (1 << vc) == 0 {
-                    continue;
-                }
-                let idx = c * v + vc;
-                let flit = self.front(idx);
-                if flit.ready > now {
-                    continue;
-                }
-                let out = self.ivc_out[idx] as usize;
-                if self.credits[out * v + usize::from(self.ivc_ovc[idx])] == 0 {
-                    if self.ch_blocked_at[out] != now {
-                        self.ch_blocked_at[out] = now;
-                        self.ch_blocked[out] += 1;
+            'parts: for mut part in [above, m & !above] {
+                while part != 0 {
+                    let vc = part.trailing_zeros() as usize;
+                    part &= part - 1;
+                    let idx = c * v + vc;
+                    let flit = self.front(idx);
+                    if flit.ready > now {
+                        continue;
                     }
-                    continue;
-                }
-                if self.next_free[out] > now {
-                    continue;
-                }
-                let key = match self.arbitration {
-                    Arbitration::RoundRobin => 0,
-                    Arbitration::Fcfs => flit.ready,
-                };
-                if pick.is_none_or(|(best, _)| key < best) {
-                    pick = Some((key, vc));
-                    if self.arbitration == Arbitration::RoundRobin {
-                        break;
+                    let out = self.ivc_out[idx] as usize;
+                    if self.credits[out * v + usize::from(self.ivc_ovc[idx])] == 0 {
+                        if self.ch_blocked_at[out] != now {
+                            self.ch_blocked_at[out] = now;
+                            self.ch_blocked[out] += 1;
+                        }
+                        continue;
+                    }
+                    if self.next_free[out] > now {
+                        continue;
+                    }
+                    let key = if fcfs { flit.ready } else { 0 };
+                    if pick.is_none_or(|(best, _)| key < best) {
+                        pick = Some((key, vc));
+                        if !fcfs {
+                            break 'parts;
+                        }
                     }
                 }
             }
             if let Some((key, vc)) = pick {
                 let out = self.ivc_out[c * v + vc];
+                let o = out as usize;
                 let local = (j - a) as u32;
-                let dist = (local + nin - self.rr_out[out as usize] % nin) % nin;
-                reqs.push((out, key, dist, c as u32, vc as u16));
+                let dist = wrap_sub(local, self.rr_out[o], nin);
+                let key = (key << 20) | u64::from(dist);
+                if self.sa_at[o] != now || key < self.sa_key[o] {
+                    self.sa_at[o] = now;
+                    self.sa_key[o] = key;
+                }
+                reqs.push((out, key, c as u32, vc as u16));
             }
         }
-        reqs.sort_unstable();
-        let mut last = u32::MAX;
-        for i in 0..reqs.len() {
-            let (out, _, _, c, vc) = reqs[i];
-            if out == last {
-                continue;
+        for &(out, key, c, vc) in &reqs {
+            if self.sa_key[out as usize] == key {
+                self.traverse(c as usize, usize::from(vc), nin);
             }
-            last = out;
-            self.traverse(r, c as usize, usize::from(vc), nin);
         }
         self.sa_reqs = reqs;
     }
 
-    fn traverse(&mut self, r: usize, c: usize, vc: usize, nin: u32) {
+    fn traverse(&mut self, c: usize, vc: usize, nin: u32) {
         let v = self.f.vcs;
         let idx = c * v + vc;
         let out = self.ivc_out[idx] as usize;
         let ov = self.ivc_ovc[idx];
         let flit = self.front(idx);
-        self.buf_head[idx] = ((usize::from(self.buf_head[idx]) + 1) % self.depth) as u16;
+        let head = usize::from(self.buf_head[idx]) + 1;
+        self.buf_head[idx] = if head == self.depth { 0 } else { head as u16 };
         self.buf_len[idx] -= 1;
         if self.buf_len[idx] == 0 {
             self.nonempty[c] &= !(1 << vc);
         }
-        self.router_flits[r] -= 1;
         self.credits[out * v + usize::from(ov)] -= 1;
         self.next_free[out] = self.now + u64::from(self.f.ch_period[out]);
         self.send(out, ov, flit.pkt, flit.seq, flit.tail);
@@ -685,15 +726,19 @@ impl Noc {
             self.flit_hops += 1;
         }
         // The freed slot's credit goes back upstream, one channel latency away.
-        let due = (self.now + u64::from(self.f.ch_latency[c])) % self.wheel as u64;
-        self.credit_back[due as usize].push(idx as u32);
+        let due = self.slot_after(self.f.ch_latency[c]);
+        self.credit_back[due].push(idx as u32);
         if flit.tail {
             self.ivc_state[idx] = IDLE;
             self.active_mask[c] &= !(1 << vc);
             self.owner[out * v + usize::from(ov)] = FREE;
+            if self.buf_len[idx] > 0 {
+                self.route_head(c, vc);
+            }
         }
-        self.rr_in[c] = ((vc + 1) % v) as u16;
-        self.rr_out[out] = (self.f.ch_in_local[c] + 1) % nin;
+        self.refresh(c);
+        self.rr_in[c] = next_after(vc as u32, v as u32) as u16;
+        self.rr_out[out] = next_after(self.f.ch_in_local[c], nin);
     }
 
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).
@@ -803,4 +848,14 @@ impl Noc {
             .map(|i| self.f.buffer_name(i / v, i % v))
             .collect()
     }
+}
+
+/// `a - b` modulo `n`, for `a, b < n`.
+fn wrap_sub(a: u32, b: u32, n: u32) -> u32 {
+    if a >= b { a - b } else { a + n - b }
+}
+
+/// The index after `i` modulo `n`, for `i < n`.
+fn next_after(i: u32, n: u32) -> u32 {
+    if i + 1 >= n { 0 } else { i + 1 }
 }
