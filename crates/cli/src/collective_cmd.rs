@@ -15,7 +15,8 @@ use crate::{Failure, build, report::render};
 /// The network options shared by `collective` and `microbench`.
 #[derive(Args)]
 pub struct NetArgs {
-    /// analytic (alpha-beta, contention-free) or flow (max-min fair, congestion-aware).
+    /// analytic (alpha-beta, contention-free), flow (max-min fair, congestion-aware) or packet
+    /// (cycle-level routers with virtual channels and credits; slow on large networks).
     #[arg(long, value_name = "MODEL", default_value = "flow")]
     model: String,
     /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].

@@ -58,6 +58,10 @@ pub enum ModelKind {
     Analytic,
     /// Max-min fair flows.
     Flow,
+    /// Cycle-level routers with virtual channels and credits (`podsim-noc`), 64-byte flits in
+    /// 16-flit packets, link latencies from the topology, buffers covering each link's credit
+    /// round trip, the network's default routing.
+    Packet,
 }
 
 impl ModelKind {
@@ -66,6 +70,7 @@ impl ModelKind {
         match self {
             ModelKind::Analytic => "analytic",
             ModelKind::Flow => "flow",
+            ModelKind::Packet => "packet",
         }
     }
 }
@@ -138,10 +143,7 @@ pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement,
     })
     .map_err(|e| e.to_string())?;
     let nodes: Vec<podsim_topology::NodeId> = (0..n as u64).map(podsim_topology::NodeId).collect();
-    let mut m: Box<dyn podsim_net::NetworkModel> = match model {
-        ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),
-        ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
-    };
+    let mut m = new_model(net, model, packets, ecmp)?;
     let out = run(&p, kind, m.as_mut(), &nodes, 0.0).map_err(|e| e.to_string())?;
     let metrics = net.metrics();
     let hop = net.link().latency.as_secs_f64();
@@ -190,9 +192,10 @@ pub fn parse_names(
     let m = match model {
         "flow" => ModelKind::Flow,
         "analytic" => ModelKind::Analytic,
+        "packet" => ModelKind::Packet,
         other => {
             return Err(format!(
-                "`{other}` is not a model (choose analytic or flow)"
+                "`{other}` is not a model (choose analytic, flow or packet)"
             ));
         }
     };
@@ -235,5 +238,33 @@ pub fn closed_form(
         }
         (Kind::Broadcast | Kind::Reduce, Algorithm::Tree) => log * (alpha + b / beta),
         _ => return None,
+    })
+}
+
+/// The network model `model` names, on `net`, with these packet overheads (`ecmp`: split flows
+/// over equal-cost paths, flow model only).
+pub fn new_model(
+    net: &podsim_topology::Network,
+    model: ModelKind,
+    packets: podsim_net::Packetization,
+    ecmp: bool,
+) -> Result<Box<dyn podsim_net::NetworkModel>, String> {
+    Ok(match model {
+        ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),
+        ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
+        ModelKind::Packet => {
+            let cfg = podsim_noc::RouterConfig {
+                flit_bytes: 64,
+                packet_flits: 16,
+                link_cycles: podsim_noc::LinkCycles::default(),
+                cover_round_trip: true,
+                ..podsim_noc::RouterConfig::default()
+            };
+            let routing = podsim_noc::NocRouting::default_for(net);
+            Box::new(
+                podsim_noc::PacketModel::new(net, routing, &cfg, packets)
+                    .map_err(|e| e.to_string())?,
+            )
+        }
     })
 }

@@ -1,6 +1,6 @@
 //! Communication microbenchmarks, on any network model.
 
-use podsim_net::{AnalyticModel, FlowModel, NetworkModel, Packetization};
+use podsim_net::Packetization;
 use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
@@ -98,10 +98,7 @@ pub fn microbench(
             .collect(),
         _ => vec![neighbours[0]],
     };
-    let mut m: Box<dyn NetworkModel> = match model {
-        ModelKind::Analytic => Box::new(AnalyticModel::new(net.clone(), packets)),
-        ModelKind::Flow => Box::new(FlowModel::new(net.clone(), packets, true)),
-    };
+    let mut m = crate::new_model(net, model, packets, true)?;
     for &t in &targets {
         m.send(SimTime::ZERO, src, t, Bytes(bytes), 0)
             .map_err(|e| e.to_string())?;

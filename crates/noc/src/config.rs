@@ -92,6 +92,10 @@ pub struct RouterConfig {
     /// Cycles without any flit moving, while flits are in flight, before the run stops with a
     /// deadlock error.
     pub watchdog_cycles: u64,
+    /// Give each channel's VCs at least 2L + S flits (L its latency, S the pipeline), so a long
+    /// link is not throttled by credits returning late, as long links are built. Off, every
+    /// VC has `buffer_flits`.
+    pub cover_round_trip: bool,
 }
 
 impl Default for RouterConfig {
@@ -109,6 +113,7 @@ impl Default for RouterConfig {
             arbitration: Arbitration::RoundRobin,
             dateline: true,
             watchdog_cycles: 10_000,
+            cover_round_trip: false,
         }
     }
 }

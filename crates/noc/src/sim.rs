@@ -10,7 +10,7 @@ use podsim_topology::{Network, NodeId};
 use podsim_units::SimTime;
 
 use crate::NocError;
-use crate::config::{Arbitration, RouterConfig};
+use crate::config::{Arbitration, ConfigError, RouterConfig};
 use crate::fabric::{ChannelKind, Fabric, NocRouting};
 
 const IDLE: u8 = 0;
@@ -138,7 +138,9 @@ impl Audit {
 pub struct Noc {
     f: Fabric,
     stages: u64,
-    depth: usize,
+    /// Buffer depth of each channel's VCs, and where each input VC's slots start in `buf`.
+    depth: Vec<u32>,
+    buf_base: Vec<u32>,
     arbitration: Arbitration,
     watchdog: u64,
     now: u64,
@@ -205,16 +207,44 @@ impl Noc {
         let f = Fabric::new(net, routing, cfg)?;
         let ch = f.channels();
         let v = f.vcs;
-        let depth = cfg.buffer_flits as usize;
+        // Each channel's buffer depth: the configured one, or (with `cover_round_trip`) enough
+        // to keep the channel busy through a credit's round trip, 2L + S - 1 flits.
+        let depth: Vec<u32> = (0..ch)
+            .map(|c| {
+                let rt = 2 * f.ch_latency[c] + cfg.pipeline_stages;
+                if cfg.cover_round_trip {
+                    cfg.buffer_flits.max(rt.min(u32::from(u16::MAX)))
+                } else {
+                    cfg.buffer_flits
+                }
+            })
+            .collect();
+        let mut buf_base = Vec::with_capacity(ch * v);
+        let mut total = 0u64;
+        for &d in &depth {
+            for _ in 0..v {
+                buf_base.push(total as u32);
+                total += u64::from(d);
+            }
+        }
+        if total > u64::from(u32::MAX) {
+            return Err(ConfigError::new(
+                "buffer_flits",
+                format!("{total} buffer slots in all is more than the packet level holds"),
+            )
+            .into());
+        }
+        let credits: Vec<u32> = depth.iter().flat_map(|&d| std::iter::repeat_n(d, v)).collect();
         let wheel = f.ch_latency.iter().copied().max().unwrap_or(1) as usize + 1;
         let ifaces = f.endpoints * f.ifaces;
         Ok(Noc {
             stages: u64::from(cfg.pipeline_stages),
             depth,
+            buf_base,
             arbitration: cfg.arbitration,
             watchdog: cfg.watchdog_cycles,
             now: 0,
-            buf: vec![Flit::default(); ch * v * depth],
+            buf: vec![Flit::default(); total as usize],
             buf_head: vec![0; ch * v],
             buf_len: vec![0; ch * v],
             ivc_state: vec![IDLE; ch * v],
@@ -235,7 +265,7 @@ impl Noc {
             ch_flits: vec![0; ch],
             ch_blocked: vec![0; ch],
             ch_blocked_at: vec![u64::MAX; ch],
-            credits: vec![depth as u32; ch * v],
+            credits,
             owner: vec![FREE; ch * v],
             wheel,
             slot: 0,
@@ -424,17 +454,18 @@ impl Noc {
             return;
         }
         let len = usize::from(self.buf_len[idx]);
-        if len == self.depth {
+        let depth = self.depth[c] as usize;
+        if len == depth {
             self.overflowed += 1;
             return;
         }
         let mut pos = usize::from(self.buf_head[idx]) + len;
-        if pos >= self.depth {
-            pos -= self.depth;
+        if pos >= depth {
+            pos -= depth;
         }
         let mut flit = a.flit;
         flit.ready = self.now + self.stages - 1;
-        self.buf[idx * self.depth + pos] = flit;
+        self.buf[self.buf_base[idx] as usize + pos] = flit;
         self.buf_len[idx] += 1;
         self.nonempty[c] |= 1 << v;
         if len == 0 && self.ivc_state[idx] == IDLE {
@@ -535,7 +566,7 @@ impl Noc {
     }
 
     fn front(&self, idx: usize) -> Flit {
-        self.buf[idx * self.depth + usize::from(self.buf_head[idx])]
+        self.buf[self.buf_base[idx] as usize + usize::from(self.buf_head[idx])]
     }
 
     /// Route computation for the head flit now at the front of idle VC `vc` of input `c`: it
@@ -714,7 +745,11 @@ impl Noc {
         let ov = self.ivc_ovc[idx];
         let flit = self.front(idx);
         let head = usize::from(self.buf_head[idx]) + 1;
-        self.buf_head[idx] = if head == self.depth { 0 } else { head as u16 };
+        self.buf_head[idx] = if head == self.depth[c] as usize {
+            0
+        } else {
+            head as u16
+        };
         self.buf_len[idx] -= 1;
         if self.buf_len[idx] == 0 {
             self.nonempty[c] &= !(1 << vc);
