@@ -53,7 +53,7 @@ pub struct NocArgs {
     #[arg(long, value_name = "ARB")]
     arbitration: Option<String>,
     /// Router configuration file (TOML keys of the router model; see
-    /// examples/booksim-noc.toml); flags given here override it.
+    /// examples/booksim/podsim-router.toml); flags given here override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Measured cycles (after warm-up; a drain follows).
@@ -200,15 +200,27 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         write_csv(&a.csv, &curve)?;
         plot(&a.svg, &title, &curve)?;
         if a.json {
-            let all: Vec<Value> = curve.iter().map(|r| result_json(r, &net, a.links, a.cycles)).collect();
+            let all: Vec<Value> = curve
+                .iter()
+                .map(|r| result_json(r, &net, a.links, a.cycles))
+                .collect();
             println!("{}", Value::Array(all));
         } else {
             println!("{title}");
             let mut rows = vec![(
                 "offered".to_string(),
-                ["accepted", "avg lat", "p50", "p99", "max", "queue", "hops", "saturated"]
-                    .map(String::from)
-                    .to_vec(),
+                [
+                    "accepted",
+                    "avg lat",
+                    "p50",
+                    "p99",
+                    "max",
+                    "queue",
+                    "hops",
+                    "saturated",
+                ]
+                .map(String::from)
+                .to_vec(),
             )];
             for r in &curve {
                 rows.push((
@@ -355,8 +367,7 @@ fn write_csv(path: &Path, curve: &[NocResult]) -> Result<(), Failure> {
             r.flit_hops
         ));
     }
-    std::fs::write(path, s)
-        .map_err(|e| Failure(format!("{}: cannot write: {e}", path.display())))
+    std::fs::write(path, s).map_err(|e| Failure(format!("{}: cannot write: {e}", path.display())))
 }
 
 /// Average latency against offered load, one point per rate, the saturated one marked.

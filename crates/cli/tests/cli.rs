@@ -603,3 +603,152 @@ fn numerics_json() {
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("seed"));
 }
+
+#[test]
+fn noc_json_keys_and_zero_load_latency() {
+    // 4x4 mesh, one-stage routers, 1-cycle links, 1-flit packets: a packet h hops away takes
+    // S + h (S - 1 + L) + P = 2 + h cycles; uniform over 16 destinations (self included)
+    // averages 2 (k^2 - 1) / (3k) = 2.5 hops, so 4.5 cycles at light load.
+    let v = json(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--routing",
+        "dor",
+        "--traffic",
+        "uniform",
+        "--rate",
+        "0.02",
+        "--cycles",
+        "4000",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    for key in [
+        "offered_flits_per_node_cycle",
+        "accepted_flits_per_node_cycle",
+        "average_latency_cycles",
+        "p99_latency_cycles",
+        "average_hops",
+        "saturated",
+        "simulated_cycles",
+        "flit_hops",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["offered_flits_per_node_cycle"], 0.02);
+    assert_eq!(v["saturated"], false);
+    let hops = v["average_hops"].as_f64().unwrap();
+    assert!((hops - 2.5).abs() < 0.1, "{hops}");
+    let lat = v["average_latency_cycles"].as_f64().unwrap();
+    assert!(
+        lat >= 2.0 + hops - 1e-9 && lat < (2.0 + hops) * 1.03,
+        "{lat}"
+    );
+    // Same seed, same numbers.
+    let again = json(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--routing",
+        "dor",
+        "--traffic",
+        "uniform",
+        "--rate",
+        "0.02",
+        "--cycles",
+        "4000",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(v, again);
+}
+
+#[test]
+fn noc_sweep_writes_csv_and_svg_and_stops_at_saturation() {
+    let dir = std::env::temp_dir().join(format!("podsim-noc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, svg) = (dir.join("c.csv"), dir.join("c.svg"));
+    let v = json(&[
+        "noc",
+        "--topology",
+        "torus:4x4",
+        "--sweep",
+        "0.1:1.0:0.1",
+        "--cycles",
+        "2000",
+        "--config",
+        "examples/booksim/podsim-router.toml",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+        "--json",
+    ]);
+    let points = v.as_array().unwrap();
+    // A 4x4 torus under uniform traffic saturates below 8/k = 2 (capped by injection at 1):
+    // the sweep ends at its first saturated point, before 1.0.
+    assert!(points.len() >= 3 && points.len() < 10, "{}", points.len());
+    assert_eq!(points.last().unwrap()["saturated"], true);
+    assert!(
+        points[..points.len() - 1]
+            .iter()
+            .all(|p| p["saturated"] == false)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), points.len() + 1);
+    assert!(text.starts_with("offered_flits_per_node_cycle,"));
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn noc_errors_name_the_flag() {
+    expect_error(&["noc", "--topology", "mesh:4x4"], &["--rate"]);
+    expect_error(
+        &[
+            "noc",
+            "--topology",
+            "mesh:4x4",
+            "--rate",
+            "0.1",
+            "--routing",
+            "noc0",
+        ],
+        &["--routing", "Tenstorrent"],
+    );
+    expect_error(
+        &[
+            "noc",
+            "--topology",
+            "mesh:3x3",
+            "--rate",
+            "0.1",
+            "--traffic",
+            "bitrev",
+        ],
+        &["--traffic", "power-of-two"],
+    );
+    expect_error(
+        &[
+            "noc",
+            "--topology",
+            "torus:4x4",
+            "--rate",
+            "0.1",
+            "--vcs",
+            "1",
+        ],
+        &["--vcs", "dateline"],
+    );
+    expect_error(
+        &["noc", "--topology", "mesh:4x4", "--rate", "2"],
+        &["--rate"],
+    );
+    expect_error(
+        &["noc", "--topology", "mesh:4x4", "--sweep", "0.5:0.1:0.1"],
+        &["--sweep", "FROM:TO:STEP"],
+    );
+}

@@ -298,7 +298,12 @@ fn collectives_run_at_packet_level_and_are_never_faster_than_flows() {
         let flow = measure(&net, &setup(ModelKind::Flow)).unwrap();
         let packet = measure(&net, &setup(ModelKind::Packet)).unwrap();
         assert!(packet.verified, "{kind:?}");
-        assert!(packet.time_s >= flow.time_s, "{kind:?}: {} < {}", packet.time_s, flow.time_s);
+        assert!(
+            packet.time_s >= flow.time_s,
+            "{kind:?}: {} < {}",
+            packet.time_s,
+            flow.time_s
+        );
         // Rings of large transfers stay within 10% of the flow model; all-to-all pays up to
         // about 2x for head-of-line blocking (one source queue per node feeds its interfaces)
         // and fixed dimension-order paths where flows share links perfectly.

@@ -114,6 +114,9 @@ pub(crate) fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> ConfigEr
 }
 
 /// Any TOML document into `T`, with errors naming the file, line and key.
-pub fn parse_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ConfigError> {
+pub fn parse_toml<T: serde::de::DeserializeOwned>(
+    file: &str,
+    text: &str,
+) -> Result<T, ConfigError> {
     toml::from_str(text).map_err(|e| from_toml(file, text, &e))
 }

@@ -57,7 +57,10 @@ fn sweeps(c: &mut Criterion) {
     let s = spec(0.1);
     let seq = sweep(&net, NocRouting::DimensionOrder, &cfg, &s, &rates, false).unwrap();
     let par = sweep(&net, NocRouting::DimensionOrder, &cfg, &s, &rates, true).unwrap();
-    assert_eq!(seq, par, "a parallel sweep must give the sequential sweep's numbers");
+    assert_eq!(
+        seq, par,
+        "a parallel sweep must give the sequential sweep's numbers"
+    );
     let hops: u64 = seq.iter().map(|r| r.flit_hops).sum();
     let mut g = c.benchmark_group("sweep16_mesh8x8");
     g.throughput(Throughput::Elements(hops));

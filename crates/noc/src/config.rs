@@ -159,7 +159,12 @@ impl RouterConfig {
         range("watchdog_cycles", self.watchdog_cycles, 1, u64::MAX)?;
         for kind in LinkKind::ALL {
             if let Some(c) = self.link_cycles.get(kind) {
-                range(&format!("link_cycles.{}", kind.name()), u64::from(c), 1, 1_000_000)?;
+                range(
+                    &format!("link_cycles.{}", kind.name()),
+                    u64::from(c),
+                    1,
+                    1_000_000,
+                )?;
             }
         }
         Ok(())

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use podsim_net::{LinkTable, paths};
 use podsim_routing::Routing;
-use podsim_topology::{Direction, Network, NodeId, Noc};
+use podsim_topology::{Direction, Network, Noc, NodeId};
 use podsim_units::SimDuration;
 
 use crate::config::{ConfigError, RouterConfig};
@@ -73,7 +73,10 @@ impl NocRouting {
 
     /// Its name.
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, r)| *r == self).map_or("?", |(n, _)| n)
+        Self::ALL
+            .iter()
+            .find(|(_, r)| *r == self)
+            .map_or("?", |(n, _)| n)
     }
 
     /// The routing a network uses when none is named: dimension order on cubes (NoC 0 on a
@@ -148,7 +151,11 @@ fn dateline_of(net: &Network, table: &LinkTable, n: NodeId, i: usize) -> (u8, bo
 
 impl Fabric {
     /// The channels of `net` for `cfg`, routed by `routing`.
-    pub fn new(net: &Network, routing: NocRouting, cfg: &RouterConfig) -> Result<Self, ConfigError> {
+    pub fn new(
+        net: &Network,
+        routing: NocRouting,
+        cfg: &RouterConfig,
+    ) -> Result<Self, ConfigError> {
         cfg.validate()?;
         check_routing(net, routing)?;
         let table = LinkTable::new(net);
@@ -211,9 +218,9 @@ impl Fabric {
         for l in 0..links {
             ins[ch_dst[l] as usize].push(l as u32);
         }
-        for e in 0..endpoints {
+        for (e, list) in ins.iter_mut().enumerate().take(endpoints) {
             for i in 0..ifaces {
-                ins[e].push((links + e * ifaces + i) as u32);
+                list.push((links + e * ifaces + i) as u32);
             }
         }
         let mut in_off = Vec::with_capacity(nodes + 1);
@@ -334,7 +341,14 @@ impl Fabric {
         } else {
             let per = self.vcs / self.classes;
             let k = usize::from(class);
-            (k * per, if k + 1 == self.classes { self.vcs } else { (k + 1) * per })
+            (
+                k * per,
+                if k + 1 == self.classes {
+                    self.vcs
+                } else {
+                    (k + 1) * per
+                },
+            )
         }
     }
     /// A short name of channel `c`'s VC `v` for reports: `n3<-n2.vc1`, `n3<-inj0.vc0`.

@@ -63,8 +63,9 @@ pub use config::{Arbitration, ConfigError, LinkCycles, RouterConfig};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::PacketModel;
 pub use sim::{Audit, Delivered, LinkStat, Noc};
-pub use traffic::{check as check_pattern, 
-    NocResult, PATTERNS, Pattern, RunSpec, SATURATION_RATIO, parse_rates, run, sweep,
+pub use traffic::{
+    NocResult, PATTERNS, Pattern, RunSpec, SATURATION_RATIO, check as check_pattern, parse_rates,
+    run, sweep,
 };
 
 /// Why a packet-level run could not start or go on.

@@ -7,10 +7,10 @@ use podsim_net::{Completion, NetError, NetReport, NetworkModel, Packetization, T
 use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
+use crate::NocError;
 use crate::config::RouterConfig;
 use crate::fabric::NocRouting;
 use crate::sim::{Delivered, Noc};
-use crate::NocError;
 
 #[derive(Debug, Clone)]
 struct Transfer {

@@ -234,7 +234,10 @@ impl Noc {
             )
             .into());
         }
-        let credits: Vec<u32> = depth.iter().flat_map(|&d| std::iter::repeat_n(d, v)).collect();
+        let credits: Vec<u32> = depth
+            .iter()
+            .flat_map(|&d| std::iter::repeat_n(d, v))
+            .collect();
         let wheel = f.ch_latency.iter().copied().max().unwrap_or(1) as usize + 1;
         let ifaces = f.endpoints * f.ifaces;
         Ok(Noc {
@@ -349,7 +352,10 @@ impl Noc {
             path: r.start + choice * u32::from(r.len),
             path_len: r.len,
             hop: 0,
-            eject: self.f.ejection(dst, (self.serial % self.f.ifaces as u64) as usize) as u32,
+            eject: self
+                .f
+                .ejection(dst, (self.serial % self.f.ifaces as u64) as usize)
+                as u32,
             created: self.now,
             injected: 0,
             tag,
@@ -410,8 +416,7 @@ impl Noc {
                 self.allocate_switch(r);
             }
         }
-        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog
-        {
+        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
             return Err(SimError::Deadlock {
                 at: SimTime::from_ps(now.saturating_mul(self.f.cycle.as_ps())),
                 waiting: self.waiting_cycle(),
@@ -633,7 +638,11 @@ impl Noc {
             let (lo, hi) = self.f.class_range(out, class);
             let n = hi - lo;
             let start = usize::from(self.rr_vc[out]);
-            let off = if (lo..hi).contains(&start) { start - lo } else { 0 };
+            let off = if (lo..hi).contains(&start) {
+                start - lo
+            } else {
+                0
+            };
             let mut k = 0;
             while i < reqs.len() && reqs[i].0 as usize == out && reqs[i].1 == class {
                 // Next free VC of the class, round-robin.

@@ -94,7 +94,11 @@ fn light_uniform_load_sits_just_above_the_zero_load_average() {
     assert!((r.average_hops - 5.25).abs() < 0.1, "{}", r.average_hops);
     let t0 = 2.0 + r.average_hops;
     assert!(r.average_latency_cycles >= t0 - 1e-9);
-    assert!(r.average_latency_cycles < t0 * 1.03, "{}", r.average_latency_cycles);
+    assert!(
+        r.average_latency_cycles < t0 * 1.03,
+        "{}",
+        r.average_latency_cycles
+    );
     assert!(!r.saturated);
 }
 
@@ -131,7 +135,10 @@ fn flits_are_conserved_at_every_sampled_cycle() {
     got.extend(drain(&mut noc, 1_000_000));
     assert!(noc.is_idle());
     let a = noc.audit();
-    assert!(a.conserved() && a.injected == a.ejected && a.injected == 4 * sent, "{a:?}");
+    assert!(
+        a.conserved() && a.injected == a.ejected && a.injected == 4 * sent,
+        "{a:?}"
+    );
     let mut tags: Vec<u64> = got.iter().map(|d| d.tag).collect();
     tags.sort_unstable();
     assert_eq!(tags, (0..sent).collect::<Vec<_>>());
@@ -192,7 +199,8 @@ fn dateline_rule_agrees_with_the_routing_layer() {
     for dims in [vec![4, 4], vec![5, 3], vec![4, 4, 4], vec![8]] {
         let net = cube(&dims, true);
         let c = net.cube().unwrap().clone();
-        let mut f = Fabric::new(&net, NocRouting::DimensionOrder, &RouterConfig::default()).unwrap();
+        let mut f =
+            Fabric::new(&net, NocRouting::DimensionOrder, &RouterConfig::default()).unwrap();
         let n = c.node_count() as u32;
         for s in 0..n {
             for d in 0..n {
@@ -255,7 +263,15 @@ fn runs_repeat_for_a_seed_and_parallel_sweeps_match_sequential_ones() {
     let a = run(&net, NocRouting::DimensionOrder, &c, &spec).unwrap();
     let b = run(&net, NocRouting::DimensionOrder, &c, &spec).unwrap();
     assert_eq!(a, b);
-    let other = run(&net, NocRouting::DimensionOrder, &c, &RunSpec { seed: 2, ..spec.clone() });
+    let other = run(
+        &net,
+        NocRouting::DimensionOrder,
+        &c,
+        &RunSpec {
+            seed: 2,
+            ..spec.clone()
+        },
+    );
     assert_ne!(a, other.unwrap());
     let rates = parse_rates("0.1:0.9:0.2").unwrap();
     let seq = sweep(&net, NocRouting::DimensionOrder, &c, &spec, &rates, false).unwrap();
@@ -302,8 +318,14 @@ fn uniform_traffic_saturates_below_the_channel_load_bound() {
             let (best, saturated) = saturation(&net, flits);
             let name = net.shorthand();
             eprintln!("{name} P={flits}: {best}");
-            assert!(best <= bound * 1.01, "{name} P={flits}: {best} above {bound}");
-            assert!(best >= 0.5 * bound, "{name} P={flits}: {best} far below {bound}");
+            assert!(
+                best <= bound * 1.01,
+                "{name} P={flits}: {best} above {bound}"
+            );
+            assert!(
+                best >= 0.5 * bound,
+                "{name} P={flits}: {best} far below {bound}"
+            );
             assert!(saturated || best >= 0.95 * bound, "{name} P={flits}");
         }
     }
@@ -312,7 +334,8 @@ fn uniform_traffic_saturates_below_the_channel_load_bound() {
 /// Run every transfer to completion on `m`; the makespan.
 fn makespan(m: &mut dyn NetworkModel, sends: &[(u64, u64, u64)]) -> SimTime {
     for &(s, d, b) in sends {
-        m.send(SimTime::ZERO, NodeId(s), NodeId(d), Bytes(b), 0).unwrap();
+        m.send(SimTime::ZERO, NodeId(s), NodeId(d), Bytes(b), 0)
+            .unwrap();
     }
     let mut end = SimTime::ZERO;
     let mut n = 0;
@@ -343,13 +366,24 @@ fn a_lone_transfer_matches_the_flow_model() {
     // + 1 (the interface's own channel) = 17 cycles more.
     let net = cube(&[4, 4], false);
     let sends = [(0, 3, 1 << 20)];
-    let flow = makespan(&mut FlowModel::new(net.clone(), Packetization::NONE, false), &sends);
-    let mut pm = PacketModel::new(&net, NocRouting::DimensionOrder, &model_cfg(), Packetization::NONE)
-        .unwrap();
+    let flow = makespan(
+        &mut FlowModel::new(net.clone(), Packetization::NONE, false),
+        &sends,
+    );
+    let mut pm = PacketModel::new(
+        &net,
+        NocRouting::DimensionOrder,
+        &model_cfg(),
+        Packetization::NONE,
+    )
+    .unwrap();
     let packet = makespan(&mut pm, &sends);
     assert_eq!(flow.as_ps(), (65_536 + 3) * 1000);
     assert!(packet >= flow);
-    assert!(packet.as_ps() - flow.as_ps() <= 17 * 1000, "{packet} vs {flow}");
+    assert!(
+        packet.as_ps() - flow.as_ps() <= 17 * 1000,
+        "{packet} vs {flow}"
+    );
 }
 
 #[test]
@@ -363,10 +397,17 @@ fn under_load_the_packet_level_is_never_faster_than_the_flow_bound() {
             (0..16).map(|s| (s, (s + 5) % 16, 16_384)).collect(),
         ];
         for sends in cases {
-            let flow = makespan(&mut FlowModel::new(net.clone(), Packetization::NONE, false), &sends);
-            let mut pm =
-                PacketModel::new(&net, NocRouting::DimensionOrder, &model_cfg(), Packetization::NONE)
-                    .unwrap();
+            let flow = makespan(
+                &mut FlowModel::new(net.clone(), Packetization::NONE, false),
+                &sends,
+            );
+            let mut pm = PacketModel::new(
+                &net,
+                NocRouting::DimensionOrder,
+                &model_cfg(),
+                Packetization::NONE,
+            )
+            .unwrap();
             let packet = makespan(&mut pm, &sends);
             assert!(packet >= flow, "{}: {packet} < {flow}", net.shorthand());
         }
@@ -396,7 +437,11 @@ fn other_networks_route_and_conserve() {
             },
         )
         .unwrap();
-        assert!(!r.saturated && r.measured_packets > 0, "{}", net.shorthand());
+        assert!(
+            !r.saturated && r.measured_packets > 0,
+            "{}",
+            net.shorthand()
+        );
     }
 }
 
@@ -425,12 +470,20 @@ fn patterns_send_where_they_say() {
     assert_eq!(sorted, (0..16).filter(|&x| x != 2).collect::<Vec<_>>());
     assert!(Pattern::parse("hotspot:3,5@0.5").is_ok());
     assert!(Pattern::parse("hotspot:x").is_err());
-    assert!(Pattern::parse("diagonal").unwrap_err().why.contains("uniform"));
+    assert!(
+        Pattern::parse("diagonal")
+            .unwrap_err()
+            .why
+            .contains("uniform")
+    );
     let odd = cube(&[3, 3], false);
     assert!(traffic::check(&Pattern::BitReverse, &odd).is_err());
 }
 
-fn traffic_dests(p: &Pattern, net: &Network) -> impl FnMut(usize, &mut podsim_engine::SimRng) -> usize {
+fn traffic_dests(
+    p: &Pattern,
+    net: &Network,
+) -> impl FnMut(usize, &mut podsim_engine::SimRng) -> usize {
     traffic::dests_for_tests(p, net)
 }
 
@@ -447,15 +500,25 @@ fn bad_configurations_name_the_key() {
         buffer_flits: 0,
         ..RouterConfig::default()
     };
-    assert!(Noc::new(&net, NocRouting::DimensionOrder, &zero)
-        .unwrap_err()
-        .to_string()
-        .contains("`buffer_flits`"));
+    assert!(
+        Noc::new(&net, NocRouting::DimensionOrder, &zero)
+            .unwrap_err()
+            .to_string()
+            .contains("`buffer_flits`")
+    );
     let ft = Network::FatTree(FatTree::new(4, link(16, 1)).unwrap());
     let e = Noc::new(&ft, NocRouting::DimensionOrder, &RouterConfig::default()).unwrap_err();
     assert!(e.to_string().contains("`routing`"), "{e}");
-    let e = run(&net, NocRouting::DimensionOrder, &RouterConfig::default(), &RunSpec::new(Pattern::Uniform, 1.5));
+    let e = run(
+        &net,
+        NocRouting::DimensionOrder,
+        &RouterConfig::default(),
+        &RunSpec::new(Pattern::Uniform, 1.5),
+    );
     assert!(e.unwrap_err().to_string().contains("`rate`"));
     assert!(parse_rates("0.5:0.1:0.1").is_err());
-    assert_eq!(parse_rates("0.05:0.2:0.05").unwrap(), vec![0.05, 0.1, 0.15, 0.2]);
+    assert_eq!(
+        parse_rates("0.05:0.2:0.05").unwrap(),
+        vec![0.05, 0.1, 0.15, 0.2]
+    );
 }

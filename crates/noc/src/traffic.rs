@@ -8,10 +8,10 @@ use serde::Serialize;
 use podsim_engine::{Histogram, RngStreams};
 use podsim_topology::Network;
 
+use crate::NocError;
 use crate::config::{ConfigError, RouterConfig};
 use crate::fabric::NocRouting;
 use crate::sim::{Delivered, LinkStat, Noc};
-use crate::NocError;
 
 /// Where each source sends.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +85,9 @@ impl Pattern {
                         .ok()
                         .filter(|f| (0.0..=1.0).contains(f))
                         .ok_or_else(|| {
-                            bad(format!("hotspot fraction `{f}`: expected a number from 0 to 1"))
+                            bad(format!(
+                                "hotspot fraction `{f}`: expected a number from 0 to 1"
+                            ))
                         })?,
                     None => 0.1,
                 };
@@ -95,6 +97,9 @@ impl Pattern {
         })
     }
 }
+
+/// A map from (coordinates, dimensions) to coordinates.
+type CoordMap = dyn Fn(&[u32], &[u32]) -> Vec<u32>;
 
 /// Destinations for a pattern on one network.
 struct Destinations {
@@ -118,15 +123,16 @@ impl Destinations {
                 )))
             }
         };
-        let cube = || {
-            net.cube().filter(|c| c.node_count() as usize == n).ok_or_else(|| {
+        let cube =
+            || {
+                net.cube().filter(|c| c.node_count() as usize == n).ok_or_else(|| {
                 bad(format!(
                     "this pattern moves coordinates, so it needs a k-ary n-cube; {} is not one",
                     net.shorthand()
                 ))
             })
-        };
-        let by_coords = |f: &dyn Fn(&[u32], &[u32]) -> Vec<u32>| -> Result<Vec<u32>, ConfigError> {
+            };
+        let by_coords = |f: &CoordMap| -> Result<Vec<u32>, ConfigError> {
             let c = cube()?;
             (0..n as u64)
                 .map(|i| {
@@ -141,12 +147,20 @@ impl Destinations {
         let perm: Vec<u32> = match pattern {
             Pattern::BitComplement => {
                 let b = pow2()?;
-                (0..n as u32).map(|i| !i & ((1u64 << b) - 1) as u32).collect()
+                (0..n as u32)
+                    .map(|i| !i & ((1u64 << b) - 1) as u32)
+                    .collect()
             }
             Pattern::BitReverse => {
                 let b = pow2()?;
                 (0..n as u32)
-                    .map(|i| if b == 0 { 0 } else { i.reverse_bits() >> (32 - b) })
+                    .map(|i| {
+                        if b == 0 {
+                            0
+                        } else {
+                            i.reverse_bits() >> (32 - b)
+                        }
+                    })
                     .collect()
             }
             Pattern::Shuffle => {
@@ -178,9 +192,9 @@ impl Destinations {
                     .map(|(&x, &k)| (x + k.div_ceil(2) - 1) % k)
                     .collect()
             })?,
-            Pattern::Neighbor => by_coords(&|x, k| {
-                x.iter().zip(k).map(|(&x, &k)| (x + 1) % k).collect()
-            })?,
+            Pattern::Neighbor => {
+                by_coords(&|x, k| x.iter().zip(k).map(|(&x, &k)| (x + 1) % k).collect())?
+            }
             Pattern::Hotspot { nodes, .. } => {
                 if let Some(&h) = nodes.iter().find(|&&h| h >= n) {
                     return Err(bad(format!(
@@ -379,7 +393,11 @@ pub fn run(
                 count += 1;
             }
         }
-        let lat = if count > 0 { sum as f64 / count as f64 } else { 0.0 };
+        let lat = if count > 0 {
+            sum as f64 / count as f64
+        } else {
+            0.0
+        };
         let thr = (noc.audit().ejected - before) as f64;
         if let Some((pl, pt)) = prev
             && rel_change(lat, pl) < 0.05
@@ -471,7 +489,17 @@ pub fn sweep(
     rates: &[f64],
     parallel: bool,
 ) -> Result<Vec<NocResult>, NocError> {
-    let one = |&rate: &f64| run(net, routing, cfg, &RunSpec { rate, ..spec.clone() });
+    let one = |&rate: &f64| {
+        run(
+            net,
+            routing,
+            cfg,
+            &RunSpec {
+                rate,
+                ..spec.clone()
+            },
+        )
+    };
     let batch = if parallel {
         rayon::current_num_threads().max(1)
     } else {
