@@ -138,40 +138,21 @@ impl Audit {
 pub struct Noc {
     f: Fabric,
     stages: u64,
-    /// Buffer depth of each channel's VCs, and where each input VC's slots start in `buf`.
-    depth: Vec<u32>,
-    buf_base: Vec<u32>,
     arbitration: Arbitration,
     watchdog: u64,
     now: u64,
-    // Input VCs, index c * V + v.
+    // Flit slots of every input VC; input VCs and output VCs, index c * V + v; channels.
     buf: Vec<Flit>,
-    buf_head: Vec<u16>,
-    buf_len: Vec<u16>,
-    ivc_state: Vec<u8>,
-    ivc_out: Vec<u32>,
-    ivc_ovc: Vec<u16>,
-    ivc_class: Vec<u8>,
-    ivc_since: Vec<u64>,
-    // Per channel.
-    nonempty: Vec<u64>,
-    wait_mask: Vec<u64>,
-    active_mask: Vec<u64>,
+    ivc: Vec<InVc>,
+    ovc: Vec<OutVc>,
+    port: Vec<Port>,
     // Per router, one bit per input port: VCs waiting for VC allocation; VCs holding an output
     // VC with a flit buffered.
     va_in: Vec<u64>,
     sa_in: Vec<u64>,
-    rr_in: Vec<u16>,
-    rr_out: Vec<u32>,
-    rr_va: Vec<u32>,
-    rr_vc: Vec<u16>,
-    next_free: Vec<u64>,
     ch_flits: Vec<u64>,
     ch_blocked: Vec<u64>,
     ch_blocked_at: Vec<u64>,
-    // Output VCs (the upstream view of a channel's VC), index c * V + v.
-    credits: Vec<u32>,
-    owner: Vec<u32>,
     // Channel pipelines as timing wheels.
     wheel: usize,
     slot: usize,
@@ -197,8 +178,54 @@ pub struct Noc {
     /// Visit routers last to first (tests use it to show the order does not matter).
     pub(crate) reverse_visit: bool,
     sa_reqs: Vec<(u32, u64, u32, u16)>,
-    sa_at: Vec<u64>,
-    sa_key: Vec<u64>,
+}
+
+/// An input VC: its FIFO of flits (`len` from `head` in the slots from `base`) and the state
+/// of the packet at its front. Kept together so one flit's visit touches few cache lines.
+#[derive(Debug, Clone, Copy, Default)]
+struct InVc {
+    base: u32,
+    head: u16,
+    len: u16,
+    state: u8,
+    class: u8,
+    /// The output VC granted (valid when active).
+    ovc: u16,
+    /// The output channel its front packet leaves by (valid when waiting or active).
+    out: u32,
+    /// When its front packet started waiting for a VC (first-come-first-served).
+    since: u64,
+}
+
+/// An output VC as its upstream router sees it: credits for the downstream buffer, and the
+/// input VC holding it (`FREE` if none, `NI_OWNER` for an interface).
+#[derive(Debug, Clone, Copy)]
+struct OutVc {
+    credits: u32,
+    owner: u32,
+}
+
+/// A channel: its downstream input port's VC masks and arbiters, and its upstream output
+/// port's state.
+#[derive(Debug, Clone, Copy, Default)]
+struct Port {
+    /// VCs with flits; waiting for VC allocation; holding an output VC.
+    nonempty: u64,
+    wait: u64,
+    active: u64,
+    /// First cycle the channel can take another flit.
+    next_free: u64,
+    /// The best switch request for this output in cycle `sa_at`.
+    sa_at: u64,
+    sa_key: u64,
+    /// Buffer depth of each of its VCs.
+    depth: u32,
+    /// Round-robin pointers: input VC (switch), input port (switch), requester (VC
+    /// allocation), output VC (VC allocation).
+    rr_out: u32,
+    rr_va: u32,
+    rr_in: u16,
+    rr_vc: u16,
 }
 
 impl Noc {
@@ -234,42 +261,49 @@ impl Noc {
             )
             .into());
         }
-        let credits: Vec<u32> = depth
+        let ovc: Vec<OutVc> = depth
             .iter()
-            .flat_map(|&d| std::iter::repeat_n(d, v))
+            .flat_map(|&d| {
+                std::iter::repeat_n(
+                    OutVc {
+                        credits: d,
+                        owner: FREE,
+                    },
+                    v,
+                )
+            })
+            .collect();
+        let ivc: Vec<InVc> = buf_base
+            .iter()
+            .map(|&base| InVc {
+                base,
+                ..InVc::default()
+            })
+            .collect();
+        let port: Vec<Port> = depth
+            .iter()
+            .map(|&depth| Port {
+                depth,
+                sa_at: u64::MAX,
+                ..Port::default()
+            })
             .collect();
         let wheel = f.ch_latency.iter().copied().max().unwrap_or(1) as usize + 1;
         let ifaces = f.endpoints * f.ifaces;
         Ok(Noc {
             stages: u64::from(cfg.pipeline_stages),
-            depth,
-            buf_base,
             arbitration: cfg.arbitration,
             watchdog: cfg.watchdog_cycles,
             now: 0,
             buf: vec![Flit::default(); total as usize],
-            buf_head: vec![0; ch * v],
-            buf_len: vec![0; ch * v],
-            ivc_state: vec![IDLE; ch * v],
-            ivc_out: vec![0; ch * v],
-            ivc_ovc: vec![0; ch * v],
-            ivc_class: vec![0; ch * v],
-            ivc_since: vec![0; ch * v],
-            nonempty: vec![0; ch],
-            wait_mask: vec![0; ch],
-            active_mask: vec![0; ch],
+            ivc,
+            ovc,
+            port,
             va_in: vec![0; f.nodes],
             sa_in: vec![0; f.nodes],
-            rr_in: vec![0; ch],
-            rr_out: vec![0; ch],
-            rr_va: vec![0; ch],
-            rr_vc: vec![0; ch],
-            next_free: vec![0; ch],
             ch_flits: vec![0; ch],
             ch_blocked: vec![0; ch],
             ch_blocked_at: vec![u64::MAX; ch],
-            credits,
-            owner: vec![FREE; ch * v],
             wheel,
             slot: 0,
             arrive: vec![Vec::new(); wheel],
@@ -297,8 +331,6 @@ impl Noc {
             va_reqs: Vec::new(),
             reverse_visit: false,
             sa_reqs: Vec::new(),
-            sa_at: vec![u64::MAX; ch],
-            sa_key: vec![0; ch],
             f,
         })
     }
@@ -399,7 +431,7 @@ impl Noc {
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
         let mut credits = std::mem::take(&mut self.credit_back[slot]);
         for o in credits.drain(..) {
-            self.credits[o as usize] += 1;
+            self.ovc[o as usize].credits += 1;
         }
         self.credit_back[slot] = credits;
         self.interfaces();
@@ -433,7 +465,7 @@ impl Noc {
         self.last_progress = self.now;
         if self.f.kind(c) == ChannelKind::Ejection {
             // The interface takes the flit at once and frees its slot.
-            self.credits[idx] += 1;
+            self.ovc[idx].credits += 1;
             self.ejected += 1;
             let p = &mut self.packets[a.flit.pkt as usize];
             if p.delivered != a.flit.seq {
@@ -458,22 +490,22 @@ impl Noc {
             }
             return;
         }
-        let len = usize::from(self.buf_len[idx]);
-        let depth = self.depth[c] as usize;
+        let len = usize::from(self.ivc[idx].len);
+        let depth = self.port[c].depth as usize;
         if len == depth {
             self.overflowed += 1;
             return;
         }
-        let mut pos = usize::from(self.buf_head[idx]) + len;
+        let mut pos = usize::from(self.ivc[idx].head) + len;
         if pos >= depth {
             pos -= depth;
         }
         let mut flit = a.flit;
         flit.ready = self.now + self.stages - 1;
-        self.buf[self.buf_base[idx] as usize + pos] = flit;
-        self.buf_len[idx] += 1;
-        self.nonempty[c] |= 1 << v;
-        if len == 0 && self.ivc_state[idx] == IDLE {
+        self.buf[self.ivc[idx].base as usize + pos] = flit;
+        self.ivc[idx].len += 1;
+        self.port[c].nonempty |= 1 << v;
+        if len == 0 && self.ivc[idx].state == IDLE {
             self.route_head(c, v);
         }
         self.refresh(c);
@@ -483,12 +515,12 @@ impl Noc {
     fn refresh(&mut self, c: usize) {
         let r = self.f.ch_dst[c] as usize;
         let bit = 1u64 << self.f.ch_in_local[c];
-        if self.wait_mask[c] != 0 {
+        if self.port[c].wait != 0 {
             self.va_in[r] |= bit;
         } else {
             self.va_in[r] &= !bit;
         }
-        if self.active_mask[c] & self.nonempty[c] != 0 {
+        if self.port[c].active & self.port[c].nonempty != 0 {
             self.sa_in[r] |= bit;
         } else {
             self.sa_in[r] &= !bit;
@@ -506,17 +538,17 @@ impl Noc {
                     let Some(&p) = self.queues[e].front() else {
                         continue;
                     };
-                    let start = usize::from(self.rr_vc[c]);
+                    let start = usize::from(self.port[c].rr_vc);
                     let Some(vc) = (0..v)
                         .map(|j| (start + j) % v)
-                        .find(|&vc| self.owner[c * v + vc] == FREE)
+                        .find(|&vc| self.ovc[c * v + vc].owner == FREE)
                     else {
                         continue;
                     };
                     self.queues[e].pop_front();
                     self.queued -= 1;
-                    self.owner[c * v + vc] = NI_OWNER;
-                    self.rr_vc[c] = ((vc + 1) % v) as u16;
+                    self.ovc[c * v + vc].owner = NI_OWNER;
+                    self.port[c].rr_vc = ((vc + 1) % v) as u16;
                     self.ni[slot] = Interface {
                         pkt: p,
                         seq: 0,
@@ -525,7 +557,7 @@ impl Noc {
                 }
                 let ni = self.ni[slot];
                 let o = c * v + usize::from(ni.vc);
-                if self.credits[o] == 0 || self.next_free[c] > now {
+                if self.ovc[o].credits == 0 || self.port[c].next_free > now {
                     continue;
                 }
                 let pk = &mut self.packets[ni.pkt as usize];
@@ -533,12 +565,12 @@ impl Noc {
                     pk.injected = now;
                 }
                 let tail = ni.seq + 1 == pk.len;
-                self.credits[o] -= 1;
-                self.next_free[c] = now + u64::from(self.f.ch_period[c]);
+                self.ovc[o].credits -= 1;
+                self.port[c].next_free = now + u64::from(self.f.ch_period[c]);
                 self.send(c, ni.vc, ni.pkt, ni.seq, tail);
                 self.injected += 1;
                 if tail {
-                    self.owner[o] = FREE;
+                    self.ovc[o].owner = FREE;
                     self.ni[slot].pkt = NONE;
                 } else {
                     self.ni[slot].seq += 1;
@@ -571,7 +603,7 @@ impl Noc {
     }
 
     fn front(&self, idx: usize) -> Flit {
-        self.buf[self.buf_base[idx] as usize + usize::from(self.buf_head[idx])]
+        self.buf[self.ivc[idx].base as usize + usize::from(self.ivc[idx].head)]
     }
 
     /// Route computation for the head flit now at the front of idle VC `vc` of input `c`: it
@@ -589,11 +621,11 @@ impl Noc {
         } else {
             (p.eject, 0)
         };
-        self.ivc_out[idx] = out;
-        self.ivc_class[idx] = class;
-        self.ivc_since[idx] = self.now;
-        self.ivc_state[idx] = WAIT_VC;
-        self.wait_mask[c] |= 1 << vc;
+        self.ivc[idx].out = out;
+        self.ivc[idx].class = class;
+        self.ivc[idx].since = self.now;
+        self.ivc[idx].state = WAIT_VC;
+        self.port[c].wait |= 1 << vc;
     }
 
     /// VC allocation: requests for the same output and class are ordered by the arbitration
@@ -610,19 +642,19 @@ impl Noc {
             let j = a + ports.trailing_zeros() as usize;
             ports &= ports - 1;
             let c = self.f.in_list[j] as usize;
-            let mut m = self.wait_mask[c];
+            let mut m = self.port[c].wait;
             while m != 0 {
                 let vc = m.trailing_zeros() as usize;
                 m &= m - 1;
                 let idx = c * v + vc;
-                let out = self.ivc_out[idx];
+                let out = self.ivc[idx].out;
                 let local = ((j - a) * v + vc) as u32;
-                let dist = wrap_sub(local, self.rr_va[out as usize], nloc);
+                let dist = wrap_sub(local, self.port[out as usize].rr_va, nloc);
                 let age = match self.arbitration {
                     Arbitration::RoundRobin => 0,
-                    Arbitration::Fcfs => self.ivc_since[idx],
+                    Arbitration::Fcfs => self.ivc[idx].since,
                 };
-                reqs.push((out, self.ivc_class[idx], age, dist, c as u32, vc as u16));
+                reqs.push((out, self.ivc[idx].class, age, dist, c as u32, vc as u16));
             }
         }
         if reqs.is_empty() {
@@ -637,7 +669,7 @@ impl Noc {
             let (out, class) = (reqs[i].0 as usize, reqs[i].1);
             let (lo, hi) = self.f.class_range(out, class);
             let n = hi - lo;
-            let start = usize::from(self.rr_vc[out]);
+            let start = usize::from(self.port[out].rr_vc);
             let off = if (lo..hi).contains(&start) {
                 start - lo
             } else {
@@ -651,7 +683,7 @@ impl Noc {
                     let at = off + k;
                     let ov = lo + if at >= n { at - n } else { at };
                     k += 1;
-                    if self.owner[out * v + ov] == FREE {
+                    if self.ovc[out * v + ov].owner == FREE {
                         granted = Some(ov);
                         break;
                     }
@@ -659,15 +691,15 @@ impl Noc {
                 if let Some(ov) = granted {
                     let (c, vc) = (reqs[i].4 as usize, usize::from(reqs[i].5));
                     let idx = c * v + vc;
-                    self.owner[out * v + ov] = idx as u32;
-                    self.ivc_ovc[idx] = ov as u16;
-                    self.ivc_state[idx] = ACTIVE;
-                    self.wait_mask[c] &= !(1 << vc);
-                    self.active_mask[c] |= 1 << vc;
+                    self.ovc[out * v + ov].owner = idx as u32;
+                    self.ivc[idx].ovc = ov as u16;
+                    self.ivc[idx].state = ACTIVE;
+                    self.port[c].wait &= !(1 << vc);
+                    self.port[c].active |= 1 << vc;
                     self.refresh(c);
                     let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
-                    self.rr_va[out] = next_after(local, nloc);
-                    self.rr_vc[out] = next_after(ov as u32, v as u32) as u16;
+                    self.port[out].rr_va = next_after(local, nloc);
+                    self.port[out].rr_vc = next_after(ov as u32, v as u32) as u16;
                 }
                 i += 1;
             }
@@ -692,9 +724,9 @@ impl Noc {
             let j = a + ports.trailing_zeros() as usize;
             ports &= ports - 1;
             let c = self.f.in_list[j] as usize;
-            let m = self.active_mask[c] & self.nonempty[c];
+            let m = self.port[c].active & self.port[c].nonempty;
             // VCs from the round-robin pointer up, then from 0 below it.
-            let start = u32::from(self.rr_in[c]);
+            let start = u32::from(self.port[c].rr_in);
             let above = m & (u64::MAX << start);
             let mut pick: Option<(u64, usize)> = None;
             'parts: for mut part in [above, m & !above] {
@@ -706,15 +738,15 @@ impl Noc {
                     if flit.ready > now {
                         continue;
                     }
-                    let out = self.ivc_out[idx] as usize;
-                    if self.credits[out * v + usize::from(self.ivc_ovc[idx])] == 0 {
+                    let out = self.ivc[idx].out as usize;
+                    if self.ovc[out * v + usize::from(self.ivc[idx].ovc)].credits == 0 {
                         if self.ch_blocked_at[out] != now {
                             self.ch_blocked_at[out] = now;
                             self.ch_blocked[out] += 1;
                         }
                         continue;
                     }
-                    if self.next_free[out] > now {
+                    if self.port[out].next_free > now {
                         continue;
                     }
                     let key = if fcfs { flit.ready } else { 0 };
@@ -727,20 +759,20 @@ impl Noc {
                 }
             }
             if let Some((key, vc)) = pick {
-                let out = self.ivc_out[c * v + vc];
+                let out = self.ivc[c * v + vc].out;
                 let o = out as usize;
                 let local = (j - a) as u32;
-                let dist = wrap_sub(local, self.rr_out[o], nin);
+                let dist = wrap_sub(local, self.port[o].rr_out, nin);
                 let key = (key << 20) | u64::from(dist);
-                if self.sa_at[o] != now || key < self.sa_key[o] {
-                    self.sa_at[o] = now;
-                    self.sa_key[o] = key;
+                if self.port[o].sa_at != now || key < self.port[o].sa_key {
+                    self.port[o].sa_at = now;
+                    self.port[o].sa_key = key;
                 }
                 reqs.push((out, key, c as u32, vc as u16));
             }
         }
         for &(out, key, c, vc) in &reqs {
-            if self.sa_key[out as usize] == key {
+            if self.port[out as usize].sa_key == key {
                 self.traverse(c as usize, usize::from(vc), nin);
             }
         }
@@ -750,21 +782,21 @@ impl Noc {
     fn traverse(&mut self, c: usize, vc: usize, nin: u32) {
         let v = self.f.vcs;
         let idx = c * v + vc;
-        let out = self.ivc_out[idx] as usize;
-        let ov = self.ivc_ovc[idx];
+        let out = self.ivc[idx].out as usize;
+        let ov = self.ivc[idx].ovc;
         let flit = self.front(idx);
-        let head = usize::from(self.buf_head[idx]) + 1;
-        self.buf_head[idx] = if head == self.depth[c] as usize {
+        let head = usize::from(self.ivc[idx].head) + 1;
+        self.ivc[idx].head = if head == self.port[c].depth as usize {
             0
         } else {
             head as u16
         };
-        self.buf_len[idx] -= 1;
-        if self.buf_len[idx] == 0 {
-            self.nonempty[c] &= !(1 << vc);
+        self.ivc[idx].len -= 1;
+        if self.ivc[idx].len == 0 {
+            self.port[c].nonempty &= !(1 << vc);
         }
-        self.credits[out * v + usize::from(ov)] -= 1;
-        self.next_free[out] = self.now + u64::from(self.f.ch_period[out]);
+        self.ovc[out * v + usize::from(ov)].credits -= 1;
+        self.port[out].next_free = self.now + u64::from(self.f.ch_period[out]);
         self.send(out, ov, flit.pkt, flit.seq, flit.tail);
         if out < self.f.links {
             self.flit_hops += 1;
@@ -773,16 +805,16 @@ impl Noc {
         let due = self.slot_after(self.f.ch_latency[c]);
         self.credit_back[due].push(idx as u32);
         if flit.tail {
-            self.ivc_state[idx] = IDLE;
-            self.active_mask[c] &= !(1 << vc);
-            self.owner[out * v + usize::from(ov)] = FREE;
-            if self.buf_len[idx] > 0 {
+            self.ivc[idx].state = IDLE;
+            self.port[c].active &= !(1 << vc);
+            self.ovc[out * v + usize::from(ov)].owner = FREE;
+            if self.ivc[idx].len > 0 {
                 self.route_head(c, vc);
             }
         }
         self.refresh(c);
-        self.rr_in[c] = next_after(vc as u32, v as u32) as u16;
-        self.rr_out[out] = next_after(self.f.ch_in_local[c], nin);
+        self.port[c].rr_in = next_after(vc as u32, v as u32) as u16;
+        self.port[out].rr_out = next_after(self.f.ch_in_local[c], nin);
     }
 
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).
@@ -793,7 +825,7 @@ impl Noc {
         }
         for slot in &mut self.credit_back {
             for o in slot.drain(..) {
-                self.credits[o as usize] += 1;
+                self.ovc[o as usize].credits += 1;
             }
         }
         self.now = cycle;
@@ -805,7 +837,7 @@ impl Noc {
         Audit {
             injected: self.injected,
             ejected: self.ejected,
-            buffered: self.buf_len.iter().map(|&l| u64::from(l)).sum(),
+            buffered: self.ivc.iter().map(|x| u64::from(x.len)).sum(),
             on_channels: self.arrive.iter().map(|s| s.len() as u64).sum(),
             overflowed: self.overflowed,
             misordered: self.misordered,
@@ -840,18 +872,18 @@ impl Noc {
     /// upstream VC holding the rest of its packet.
     fn waits_on(&self, idx: usize) -> Option<usize> {
         let v = self.f.vcs;
-        let out = self.ivc_out[idx] as usize;
-        match self.ivc_state[idx] {
+        let out = self.ivc[idx].out as usize;
+        match self.ivc[idx].state {
             WAIT_VC => {
-                let (lo, _) = self.f.class_range(out, self.ivc_class[idx]);
-                let o = self.owner[out * v + lo];
+                let (lo, _) = self.f.class_range(out, self.ivc[idx].class);
+                let o = self.ovc[out * v + lo].owner;
                 (o < NI_OWNER).then_some(o as usize)
             }
-            ACTIVE if self.buf_len[idx] > 0 => {
-                (out < self.f.links).then_some(out * v + usize::from(self.ivc_ovc[idx]))
+            ACTIVE if self.ivc[idx].len > 0 => {
+                (out < self.f.links).then_some(out * v + usize::from(self.ivc[idx].ovc))
             }
             ACTIVE => {
-                let o = self.owner[idx];
+                let o = self.ovc[idx].owner;
                 (o < NI_OWNER).then_some(o as usize)
             }
             _ => None,
@@ -862,9 +894,9 @@ impl Noc {
     /// occupied buffer; if none closes, the occupied buffers themselves.
     fn waiting_cycle(&self) -> Vec<String> {
         let v = self.f.vcs;
-        let n = self.buf_len.len();
+        let n = self.ivc.len();
         let mut seen = vec![u32::MAX; n];
-        for start in (0..n).filter(|&i| self.buf_len[i] > 0) {
+        for start in (0..n).filter(|&i| self.ivc[i].len > 0) {
             let mut walk = Vec::new();
             let mut at = start;
             loop {
@@ -887,7 +919,7 @@ impl Noc {
             }
         }
         (0..n)
-            .filter(|&i| self.buf_len[i] > 0)
+            .filter(|&i| self.ivc[i].len > 0)
             .take(16)
             .map(|i| self.f.buffer_name(i / v, i % v))
             .collect()
