@@ -15,6 +15,9 @@ use podsim_units::SimDuration;
 
 use crate::config::{ConfigError, RouterConfig};
 
+/// Networks with at most this many endpoints keep their routes in a dense table.
+const DENSE_ROUTES: usize = 1024;
+
 /// What a channel joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChannelKind {
@@ -91,7 +94,7 @@ impl NocRouting {
 }
 
 /// One route: its network links and the VC class of each hop.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RouteRef {
     /// Offset of the first path in the arenas.
     pub start: u32,
@@ -125,6 +128,8 @@ pub struct Fabric {
     table: LinkTable,
     link_dateline: Vec<(u8, bool)>,
     cache: HashMap<(u32, u32), RouteRef>,
+    /// Routes by `src * endpoints + dst` when that table is small (`count` 0: not computed).
+    dense: Vec<RouteRef>,
     pub(crate) arena_link: Vec<u32>,
     pub(crate) arena_class: Vec<u8>,
 }
@@ -267,6 +272,11 @@ impl Fabric {
             table,
             link_dateline,
             cache: HashMap::new(),
+            dense: if endpoints <= DENSE_ROUTES {
+                vec![RouteRef::default(); endpoints * endpoints]
+            } else {
+                Vec::new()
+            },
             arena_link: Vec::new(),
             arena_class: Vec::new(),
         })
@@ -363,6 +373,10 @@ impl Fabric {
 
     /// The route from endpoint `src` to `dst`, computed once and cached.
     pub(crate) fn route(&mut self, src: u32, dst: u32) -> Result<RouteRef, String> {
+        let slot = src as usize * self.endpoints + dst as usize;
+        if let Some(r) = self.dense.get(slot).filter(|r| r.count > 0) {
+            return Ok(*r);
+        }
         if let Some(r) = self.cache.get(&(src, dst)) {
             return Ok(*r);
         }
@@ -382,7 +396,12 @@ impl Fabric {
                 self.arena_class.push(k);
             }
         }
-        self.cache.insert((src, dst), r);
+        match self.dense.get_mut(slot) {
+            Some(d) => *d = r,
+            None => {
+                self.cache.insert((src, dst), r);
+            }
+        }
         Ok(r)
     }
 

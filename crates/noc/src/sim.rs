@@ -148,8 +148,7 @@ pub struct Noc {
     port: Vec<Port>,
     // Per router, one bit per input port: VCs waiting for VC allocation; VCs holding an output
     // VC with a flit buffered.
-    va_in: Vec<u64>,
-    sa_in: Vec<u64>,
+    masks: Vec<Masks>,
     ch_flits: Vec<u64>,
     ch_blocked: Vec<u64>,
     ch_blocked_at: Vec<u64>,
@@ -197,6 +196,13 @@ struct InVc {
     since: u64,
 }
 
+/// A router's input ports with work for each allocator, one bit per port.
+#[derive(Debug, Clone, Copy, Default)]
+struct Masks {
+    va: u64,
+    sa: u64,
+}
+
 /// An output VC as its upstream router sees it: credits for the downstream buffer, and the
 /// input VC holding it (`FREE` if none, `NI_OWNER` for an interface).
 #[derive(Debug, Clone, Copy)]
@@ -220,6 +226,12 @@ struct Port {
     sa_key: u64,
     /// Buffer depth of each of its VCs.
     depth: u32,
+    /// Its downstream router, and its bit among that router's input ports.
+    dst: u32,
+    in_bit: u64,
+    /// Latency and cycles per flit.
+    latency: u32,
+    period: u32,
     /// Round-robin pointers: input VC (switch), input port (switch), requester (VC
     /// allocation), output VC (VC allocation).
     rr_out: u32,
@@ -282,8 +294,13 @@ impl Noc {
             .collect();
         let port: Vec<Port> = depth
             .iter()
-            .map(|&depth| Port {
+            .enumerate()
+            .map(|(c, &depth)| Port {
                 depth,
+                dst: f.ch_dst[c],
+                in_bit: 1 << f.ch_in_local[c],
+                latency: f.ch_latency[c],
+                period: f.ch_period[c],
                 sa_at: u64::MAX,
                 ..Port::default()
             })
@@ -299,8 +316,7 @@ impl Noc {
             ivc,
             ovc,
             port,
-            va_in: vec![0; f.nodes],
-            sa_in: vec![0; f.nodes],
+            masks: vec![Masks::default(); f.nodes],
             ch_flits: vec![0; ch],
             ch_blocked: vec![0; ch],
             ch_blocked_at: vec![u64::MAX; ch],
@@ -441,10 +457,11 @@ impl Noc {
             } else {
                 i
             };
-            if self.va_in[r] != 0 {
+            let m = self.masks[r];
+            if m.va != 0 {
                 self.allocate_vcs(r);
             }
-            if self.sa_in[r] != 0 {
+            if m.va | m.sa != 0 && self.masks[r].sa != 0 {
                 self.allocate_switch(r);
             }
         }
@@ -513,18 +530,13 @@ impl Noc {
 
     /// Bring input port `c`'s bits in its router's allocator masks up to date.
     fn refresh(&mut self, c: usize) {
-        let r = self.f.ch_dst[c] as usize;
-        let bit = 1u64 << self.f.ch_in_local[c];
-        if self.port[c].wait != 0 {
-            self.va_in[r] |= bit;
-        } else {
-            self.va_in[r] &= !bit;
-        }
-        if self.port[c].active & self.port[c].nonempty != 0 {
-            self.sa_in[r] |= bit;
-        } else {
-            self.sa_in[r] &= !bit;
-        }
+        let p = &self.port[c];
+        let (r, bit) = (p.dst as usize, p.in_bit);
+        let va = if p.wait != 0 { bit } else { 0 };
+        let sa = if p.active & p.nonempty != 0 { bit } else { 0 };
+        let m = &mut self.masks[r];
+        m.va = (m.va & !bit) | va;
+        m.sa = (m.sa & !bit) | sa;
     }
 
     fn interfaces(&mut self) {
@@ -566,7 +578,7 @@ impl Noc {
                 }
                 let tail = ni.seq + 1 == pk.len;
                 self.ovc[o].credits -= 1;
-                self.port[c].next_free = now + u64::from(self.f.ch_period[c]);
+                self.port[c].next_free = now + u64::from(self.port[c].period);
                 self.send(c, ni.vc, ni.pkt, ni.seq, tail);
                 self.injected += 1;
                 if tail {
@@ -581,7 +593,7 @@ impl Noc {
 
     /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
     fn send(&mut self, c: usize, vc: u16, pkt: u32, seq: u16, tail: bool) {
-        let due = self.slot_after(self.f.ch_latency[c]);
+        let due = self.slot_after(self.port[c].latency);
         self.arrive[due].push(Arrival {
             ch: c as u32,
             vc,
@@ -637,7 +649,7 @@ impl Noc {
         let nloc = ((b - a) * v) as u32;
         let mut reqs = std::mem::take(&mut self.va_reqs);
         reqs.clear();
-        let mut ports = self.va_in[r];
+        let mut ports = self.masks[r].va;
         while ports != 0 {
             let j = a + ports.trailing_zeros() as usize;
             ports &= ports - 1;
@@ -719,7 +731,7 @@ impl Noc {
         let nin = (b - a) as u32;
         let mut reqs = std::mem::take(&mut self.sa_reqs);
         reqs.clear();
-        let mut ports = self.sa_in[r];
+        let mut ports = self.masks[r].sa;
         while ports != 0 {
             let j = a + ports.trailing_zeros() as usize;
             ports &= ports - 1;
@@ -796,13 +808,13 @@ impl Noc {
             self.port[c].nonempty &= !(1 << vc);
         }
         self.ovc[out * v + usize::from(ov)].credits -= 1;
-        self.port[out].next_free = self.now + u64::from(self.f.ch_period[out]);
+        self.port[out].next_free = self.now + u64::from(self.port[out].period);
         self.send(out, ov, flit.pkt, flit.seq, flit.tail);
         if out < self.f.links {
             self.flit_hops += 1;
         }
         // The freed slot's credit goes back upstream, one channel latency away.
-        let due = self.slot_after(self.f.ch_latency[c]);
+        let due = self.slot_after(self.port[c].latency);
         self.credit_back[due].push(idx as u32);
         if flit.tail {
             self.ivc[idx].state = IDLE;
