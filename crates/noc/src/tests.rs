@@ -313,6 +313,7 @@ fn uniform_traffic_saturates_below_the_channel_load_bound() {
         (cube(&[8, 8], false), 4.0 / 8.0),
         (cube(&[8, 8], true), 8.0_f64 / 8.0),
         (cube(&[4, 4, 4], true), (8.0_f64 / 4.0).min(1.0)),
+        (cube(&[16, 16], false), 4.0 / 16.0),
     ] {
         for flits in [1, 4] {
             let (best, saturated) = saturation(&net, flits);
