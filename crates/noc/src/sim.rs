@@ -232,6 +232,9 @@ struct Port {
     /// Latency and cycles per flit.
     latency: u32,
     period: u32,
+    /// Output VCs nobody holds, and the VCs each class may use, one bit per VC.
+    free: u64,
+    class_vcs: [u64; 2],
     /// Round-robin pointers: input VC (switch), input port (switch), requester (VC
     /// allocation), output VC (VC allocation).
     rr_out: u32,
@@ -292,11 +295,17 @@ impl Noc {
                 ..InVc::default()
             })
             .collect();
+        let all_vcs = u64::MAX >> (64 - v);
         let port: Vec<Port> = depth
             .iter()
             .enumerate()
             .map(|(c, &depth)| Port {
                 depth,
+                free: all_vcs,
+                class_vcs: [0u8, 1].map(|k| {
+                    let (lo, hi) = f.class_range(c, k);
+                    (all_vcs >> lo) << lo & (all_vcs >> (v - hi))
+                }),
                 dst: f.ch_dst[c],
                 in_bit: 1 << f.ch_in_local[c],
                 latency: f.ch_latency[c],
@@ -550,16 +559,13 @@ impl Noc {
                     let Some(&p) = self.queues[e].front() else {
                         continue;
                     };
-                    let start = usize::from(self.port[c].rr_vc);
-                    let Some(vc) = (0..v)
-                        .map(|j| (start + j) % v)
-                        .find(|&vc| self.ovc[c * v + vc].owner == FREE)
-                    else {
+                    let Some(vc) = pick_from(self.port[c].free, self.port[c].rr_vc) else {
                         continue;
                     };
                     self.queues[e].pop_front();
                     self.queued -= 1;
                     self.ovc[c * v + vc].owner = NI_OWNER;
+                    self.port[c].free &= !(1 << vc);
                     self.port[c].rr_vc = ((vc + 1) % v) as u16;
                     self.ni[slot] = Interface {
                         pkt: p,
@@ -583,6 +589,7 @@ impl Noc {
                 self.injected += 1;
                 if tail {
                     self.ovc[o].owner = FREE;
+                    self.port[c].free |= 1 << ni.vc;
                     self.ni[slot].pkt = NONE;
                 } else {
                     self.ni[slot].seq += 1;
@@ -676,45 +683,28 @@ impl Noc {
         if reqs.len() > 1 {
             reqs.sort_unstable();
         }
-        let mut i = 0;
-        while i < reqs.len() {
-            let (out, class) = (reqs[i].0 as usize, reqs[i].1);
-            let (lo, hi) = self.f.class_range(out, class);
-            let n = hi - lo;
-            let start = usize::from(self.port[out].rr_vc);
-            let off = if (lo..hi).contains(&start) {
-                start - lo
-            } else {
-                0
+        for &(out, class, _, _, c, vc) in &reqs {
+            // The next free VC of the class, round-robin from the last one granted; requests
+            // come in arbitration order, so earlier ones take the VCs first.
+            let out = out as usize;
+            let p = &self.port[out];
+            let Some(ov) = pick_from(p.free & p.class_vcs[usize::from(class)], p.rr_vc) else {
+                continue;
             };
-            let mut k = 0;
-            while i < reqs.len() && reqs[i].0 as usize == out && reqs[i].1 == class {
-                // Next free VC of the class, round-robin.
-                let mut granted = None;
-                while k < n {
-                    let at = off + k;
-                    let ov = lo + if at >= n { at - n } else { at };
-                    k += 1;
-                    if self.ovc[out * v + ov].owner == FREE {
-                        granted = Some(ov);
-                        break;
-                    }
-                }
-                if let Some(ov) = granted {
-                    let (c, vc) = (reqs[i].4 as usize, usize::from(reqs[i].5));
-                    let idx = c * v + vc;
-                    self.ovc[out * v + ov].owner = idx as u32;
-                    self.ivc[idx].ovc = ov as u16;
-                    self.ivc[idx].state = ACTIVE;
-                    self.port[c].wait &= !(1 << vc);
-                    self.port[c].active |= 1 << vc;
-                    self.refresh(c);
-                    let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
-                    self.port[out].rr_va = next_after(local, nloc);
-                    self.port[out].rr_vc = next_after(ov as u32, v as u32) as u16;
-                }
-                i += 1;
-            }
+            let (c, vc) = (c as usize, usize::from(vc));
+            let idx = c * v + vc;
+            self.ovc[out * v + ov].owner = idx as u32;
+            self.ivc[idx].ovc = ov as u16;
+            self.ivc[idx].state = ACTIVE;
+            let port = &mut self.port[c];
+            port.wait &= !(1 << vc);
+            port.active |= 1 << vc;
+            self.refresh(c);
+            let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
+            let o = &mut self.port[out];
+            o.free &= !(1 << ov);
+            o.rr_va = next_after(local, nloc);
+            o.rr_vc = next_after(ov as u32, v as u32) as u16;
         }
         self.va_reqs = reqs;
     }
@@ -820,6 +810,7 @@ impl Noc {
             self.ivc[idx].state = IDLE;
             self.port[c].active &= !(1 << vc);
             self.ovc[out * v + usize::from(ov)].owner = FREE;
+            self.port[out].free |= 1 << ov;
             if self.ivc[idx].len > 0 {
                 self.route_head(c, vc);
             }
@@ -946,4 +937,13 @@ fn wrap_sub(a: u32, b: u32, n: u32) -> u32 {
 /// The index after `i` modulo `n`, for `i < n`.
 fn next_after(i: u32, n: u32) -> u32 {
     if i + 1 >= n { 0 } else { i + 1 }
+}
+
+/// The lowest set bit of `mask` at or above `from`, else the lowest set bit: a round-robin pick.
+fn pick_from(mask: u64, from: u16) -> Option<usize> {
+    if mask == 0 {
+        return None;
+    }
+    let above = mask & (u64::MAX << from);
+    Some(if above != 0 { above } else { mask }.trailing_zeros() as usize)
 }
