@@ -68,7 +68,7 @@ impl LinkCycles {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RouterConfig {
-    /// Virtual channels per port (1..=64). On a network with wrap-around links and
+    /// Virtual channels per port (1..=32). On a network with wrap-around links and
     /// `dateline = true` they are split into two equal classes, so at least 2 are needed.
     pub vcs: u32,
     /// Buffer depth of each virtual channel, in flits (1..=65535).
@@ -151,7 +151,7 @@ impl RouterConfig {
                 Ok(())
             }
         };
-        range("vcs", u64::from(self.vcs), 1, 64)?;
+        range("vcs", u64::from(self.vcs), 1, 32)?;
         range("buffer_flits", u64::from(self.buffer_flits), 1, 65_535)?;
         range("packet_flits", u64::from(self.packet_flits), 1, 65_535)?;
         range("pipeline_stages", u64::from(self.pipeline_stages), 1, 1_000)?;
@@ -163,7 +163,7 @@ impl RouterConfig {
                     &format!("link_cycles.{}", kind.name()),
                     u64::from(c),
                     1,
-                    1_000_000,
+                    65_535,
                 )?;
             }
         }

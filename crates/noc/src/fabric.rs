@@ -182,13 +182,37 @@ impl Fabric {
             .fold(base, f64::max);
         let cycle_s = cfg.flit_bytes as f64 / fastest;
         let cycle = SimDuration::from_ps((cycle_s * 1e12).round().max(1.0) as u64);
-        let latency_cycles = |spec: podsim_topology::LinkSpec| -> u32 {
-            cfg.link_cycles.get(spec.kind).unwrap_or_else(|| {
-                let c = spec.latency.as_ps().div_ceil(cycle.as_ps().max(1));
-                c.clamp(1, 1_000_000) as u32
-            })
+        let too_long = |what: String| {
+            ConfigError::new(
+                "flit_bytes",
+                format!(
+                    "{what} with {}-byte flits (a {} cycle); the packet level counts at most \
+                     65,535 cycles per link: use larger flits",
+                    cfg.flit_bytes, cycle
+                ),
+            )
         };
-        let period = |bw: f64| -> u32 { (fastest / bw - 1e-9).ceil().max(1.0) as u32 };
+        let latency_cycles = |spec: podsim_topology::LinkSpec| -> Result<u32, ConfigError> {
+            match cfg.link_cycles.get(spec.kind) {
+                Some(c) => Ok(c),
+                None => {
+                    let c = spec.latency.as_ps().div_ceil(cycle.as_ps().max(1)).max(1);
+                    u16::try_from(c).map(u32::from).map_err(|_| {
+                        too_long(format!("a {} link latency is {c} cycles", spec.latency))
+                    })
+                }
+            }
+        };
+        let period = |bw: f64| -> Result<u32, ConfigError> {
+            let p = (fastest / bw - 1e-9).ceil().max(1.0);
+            if p > 65_535.0 {
+                Err(too_long(format!(
+                    "a link {p} times slower than the fastest"
+                )))
+            } else {
+                Ok(p as u32)
+            }
+        };
         let mut ch_src = Vec::with_capacity(channels);
         let mut ch_dst = Vec::with_capacity(channels);
         let mut ch_latency = Vec::with_capacity(channels);
@@ -200,8 +224,8 @@ impl Fabric {
                 let spec = table.spec(l);
                 ch_src.push(u as u32);
                 ch_dst.push(table.target(l).0 as u32);
-                ch_latency.push(latency_cycles(spec));
-                ch_period.push(period(spec.bandwidth.bytes_per_s() as f64));
+                ch_latency.push(latency_cycles(spec)?);
+                ch_period.push(period(spec.bandwidth.bytes_per_s() as f64)?);
                 link_dateline.push(dateline_of(net, &table, NodeId(u as u64), i));
                 i += 1;
             }
@@ -214,7 +238,7 @@ impl Fabric {
                     ch_dst.push(e as u32);
                     // The interface's own channel: one cycle, at the interface's link rate.
                     ch_latency.push(1);
-                    ch_period.push(period(ni.bandwidth.bytes_per_s() as f64));
+                    ch_period.push(period(ni.bandwidth.bytes_per_s() as f64)?);
                 }
             }
         }
@@ -227,6 +251,15 @@ impl Fabric {
             for i in 0..ifaces {
                 list.push((links + e * ifaces + i) as u32);
             }
+        }
+        if let Some((r, list)) = ins.iter().enumerate().find(|(_, l)| l.len() > 64) {
+            return Err(ConfigError::new(
+                "topology",
+                format!(
+                    "router n{r} has {} input ports; the packet level handles up to 64",
+                    list.len()
+                ),
+            ));
         }
         let mut in_off = Vec::with_capacity(nodes + 1);
         let mut in_list = Vec::with_capacity(links + endpoints * ifaces);

@@ -211,36 +211,40 @@ struct OutVc {
     owner: u32,
 }
 
+/// One bit per virtual channel of a port (at most 32 VCs).
+type VcMask = u32;
+
 /// A channel: its downstream input port's VC masks and arbiters, and its upstream output
-/// port's state.
+/// port's state; one cache line, so a flit's visit to a port touches one line.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
 struct Port {
-    /// VCs with flits; waiting for VC allocation; holding an output VC.
-    nonempty: u64,
-    wait: u64,
-    active: u64,
     /// First cycle the channel can take another flit.
     next_free: u64,
-    /// The best switch request for this output in cycle `sa_at`.
-    sa_at: u64,
+    /// The best switch request for this output this cycle (`u64::MAX`: none).
     sa_key: u64,
-    /// Buffer depth of each of its VCs.
-    depth: u32,
-    /// Its downstream router, and its bit among that router's input ports.
+    /// VCs with flits; waiting for VC allocation; holding an output VC.
+    nonempty: VcMask,
+    wait: VcMask,
+    active: VcMask,
+    /// Output VCs nobody holds, and the VCs each class may use.
+    free: VcMask,
+    class_vcs: [VcMask; 2],
+    /// Its downstream router.
     dst: u32,
-    in_bit: u64,
     /// Latency and cycles per flit.
-    latency: u32,
-    period: u32,
-    /// Output VCs nobody holds, and the VCs each class may use, one bit per VC.
-    free: u64,
-    class_vcs: [u64; 2],
-    /// Round-robin pointers: input VC (switch), input port (switch), requester (VC
-    /// allocation), output VC (VC allocation).
-    rr_out: u32,
-    rr_va: u32,
-    rr_in: u16,
-    rr_vc: u16,
+    latency: u16,
+    period: u16,
+    /// Buffer depth of each of its VCs.
+    depth: u16,
+    /// Round-robin pointers: input port (switch), requester (VC allocation), input VC
+    /// (switch), output VC (VC allocation).
+    rr_out: u16,
+    rr_va: u16,
+    rr_in: u8,
+    rr_vc: u8,
+    /// Its position among its downstream router's input ports.
+    in_local: u8,
 }
 
 impl Noc {
@@ -295,22 +299,22 @@ impl Noc {
                 ..InVc::default()
             })
             .collect();
-        let all_vcs = u64::MAX >> (64 - v);
+        let all_vcs = VcMask::MAX >> (VcMask::BITS as usize - v);
         let port: Vec<Port> = depth
             .iter()
             .enumerate()
             .map(|(c, &depth)| Port {
-                depth,
+                depth: depth as u16,
                 free: all_vcs,
                 class_vcs: [0u8, 1].map(|k| {
                     let (lo, hi) = f.class_range(c, k);
                     (all_vcs >> lo) << lo & (all_vcs >> (v - hi))
                 }),
                 dst: f.ch_dst[c],
-                in_bit: 1 << f.ch_in_local[c],
-                latency: f.ch_latency[c],
-                period: f.ch_period[c],
-                sa_at: u64::MAX,
+                in_local: f.ch_in_local[c] as u8,
+                latency: f.ch_latency[c] as u16,
+                period: f.ch_period[c] as u16,
+                sa_key: u64::MAX,
                 ..Port::default()
             })
             .collect();
@@ -540,7 +544,7 @@ impl Noc {
     /// Bring input port `c`'s bits in its router's allocator masks up to date.
     fn refresh(&mut self, c: usize) {
         let p = &self.port[c];
-        let (r, bit) = (p.dst as usize, p.in_bit);
+        let (r, bit) = (p.dst as usize, 1u64 << p.in_local);
         let va = if p.wait != 0 { bit } else { 0 };
         let sa = if p.active & p.nonempty != 0 { bit } else { 0 };
         let m = &mut self.masks[r];
@@ -566,7 +570,7 @@ impl Noc {
                     self.queued -= 1;
                     self.ovc[c * v + vc].owner = NI_OWNER;
                     self.port[c].free &= !(1 << vc);
-                    self.port[c].rr_vc = ((vc + 1) % v) as u16;
+                    self.port[c].rr_vc = next_after(vc as u32, v as u32) as u8;
                     self.ni[slot] = Interface {
                         pkt: p,
                         seq: 0,
@@ -600,7 +604,7 @@ impl Noc {
 
     /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
     fn send(&mut self, c: usize, vc: u16, pkt: u32, seq: u16, tail: bool) {
-        let due = self.slot_after(self.port[c].latency);
+        let due = self.slot_after(u32::from(self.port[c].latency));
         self.arrive[due].push(Arrival {
             ch: c as u32,
             vc,
@@ -668,7 +672,7 @@ impl Noc {
                 let idx = c * v + vc;
                 let out = self.ivc[idx].out;
                 let local = ((j - a) * v + vc) as u32;
-                let dist = wrap_sub(local, self.port[out as usize].rr_va, nloc);
+                let dist = wrap_sub(local, u32::from(self.port[out as usize].rr_va), nloc);
                 let age = match self.arbitration {
                     Arbitration::RoundRobin => 0,
                     Arbitration::Fcfs => self.ivc[idx].since,
@@ -703,8 +707,8 @@ impl Noc {
             let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
             let o = &mut self.port[out];
             o.free &= !(1 << ov);
-            o.rr_va = next_after(local, nloc);
-            o.rr_vc = next_after(ov as u32, v as u32) as u16;
+            o.rr_va = next_after(local, nloc) as u16;
+            o.rr_vc = next_after(ov as u32, v as u32) as u8;
         }
         self.va_reqs = reqs;
     }
@@ -729,7 +733,7 @@ impl Noc {
             let m = self.port[c].active & self.port[c].nonempty;
             // VCs from the round-robin pointer up, then from 0 below it.
             let start = u32::from(self.port[c].rr_in);
-            let above = m & (u64::MAX << start);
+            let above = m & (VcMask::MAX << start);
             let mut pick: Option<(u64, usize)> = None;
             'parts: for mut part in [above, m & !above] {
                 while part != 0 {
@@ -764,10 +768,9 @@ impl Noc {
                 let out = self.ivc[c * v + vc].out;
                 let o = out as usize;
                 let local = (j - a) as u32;
-                let dist = wrap_sub(local, self.port[o].rr_out, nin);
+                let dist = wrap_sub(local, u32::from(self.port[o].rr_out), nin);
                 let key = (key << 20) | u64::from(dist);
-                if self.port[o].sa_at != now || key < self.port[o].sa_key {
-                    self.port[o].sa_at = now;
+                if key < self.port[o].sa_key {
                     self.port[o].sa_key = key;
                 }
                 reqs.push((out, key, c as u32, vc as u16));
@@ -777,6 +780,9 @@ impl Noc {
             if self.port[out as usize].sa_key == key {
                 self.traverse(c as usize, usize::from(vc), nin);
             }
+        }
+        for &(out, ..) in &reqs {
+            self.port[out as usize].sa_key = u64::MAX;
         }
         self.sa_reqs = reqs;
     }
@@ -804,7 +810,7 @@ impl Noc {
             self.flit_hops += 1;
         }
         // The freed slot's credit goes back upstream, one channel latency away.
-        let due = self.slot_after(self.port[c].latency);
+        let due = self.slot_after(u32::from(self.port[c].latency));
         self.credit_back[due].push(idx as u32);
         if flit.tail {
             self.ivc[idx].state = IDLE;
@@ -816,8 +822,8 @@ impl Noc {
             }
         }
         self.refresh(c);
-        self.port[c].rr_in = next_after(vc as u32, v as u32) as u16;
-        self.port[out].rr_out = next_after(self.f.ch_in_local[c], nin);
+        self.port[c].rr_in = next_after(vc as u32, v as u32) as u8;
+        self.port[out].rr_out = next_after(u32::from(self.port[c].in_local), nin) as u16;
     }
 
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).
@@ -940,10 +946,10 @@ fn next_after(i: u32, n: u32) -> u32 {
 }
 
 /// The lowest set bit of `mask` at or above `from`, else the lowest set bit: a round-robin pick.
-fn pick_from(mask: u64, from: u16) -> Option<usize> {
+fn pick_from(mask: VcMask, from: u8) -> Option<usize> {
     if mask == 0 {
         return None;
     }
-    let above = mask & (u64::MAX << from);
+    let above = mask & (VcMask::MAX << from);
     Some(if above != 0 { above } else { mask }.trailing_zeros() as usize)
 }
