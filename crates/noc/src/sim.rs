@@ -25,8 +25,6 @@ struct Flit {
     pkt: u32,
     seq: u16,
     tail: bool,
-    /// First cycle it may cross the switch it waits at.
-    ready: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -141,8 +139,11 @@ pub struct Noc {
     arbitration: Arbitration,
     watchdog: u64,
     now: u64,
-    // Flit slots of every input VC; input VCs and output VCs, index c * V + v; channels.
+    // Flit slots of every input VC, and the cycle each slot's flit becomes ready (kept only
+    // when it matters: a pipeline over one stage, or oldest-first arbitration); input VCs and
+    // output VCs, index c * V + v; channels.
     buf: Vec<Flit>,
+    ready: Vec<u64>,
     ivc: Vec<InVc>,
     ovc: Vec<OutVc>,
     port: Vec<Port>,
@@ -326,6 +327,11 @@ impl Noc {
             watchdog: cfg.watchdog_cycles,
             now: 0,
             buf: vec![Flit::default(); total as usize],
+            ready: if cfg.pipeline_stages > 1 || cfg.arbitration == Arbitration::Fcfs {
+                vec![0; total as usize]
+            } else {
+                Vec::new()
+            },
             ivc,
             ovc,
             port,
@@ -530,9 +536,11 @@ impl Noc {
         if pos >= depth {
             pos -= depth;
         }
-        let mut flit = a.flit;
-        flit.ready = self.now + self.stages - 1;
-        self.buf[self.ivc[idx].base as usize + pos] = flit;
+        let at = self.ivc[idx].base as usize + pos;
+        self.buf[at] = a.flit;
+        if let Some(r) = self.ready.get_mut(at) {
+            *r = self.now + self.stages - 1;
+        }
         self.ivc[idx].len += 1;
         self.port[c].nonempty |= 1 << v;
         if len == 0 && self.ivc[idx].state == IDLE {
@@ -608,12 +616,7 @@ impl Noc {
         self.arrive[due].push(Arrival {
             ch: c as u32,
             vc,
-            flit: Flit {
-                pkt,
-                seq,
-                tail,
-                ready: 0,
-            },
+            flit: Flit { pkt, seq, tail },
         });
         self.ch_flits[c] += 1;
         self.last_progress = self.now;
@@ -625,8 +628,12 @@ impl Noc {
         if s >= self.wheel { s - self.wheel } else { s }
     }
 
+    fn front_slot(&self, idx: usize) -> usize {
+        self.ivc[idx].base as usize + usize::from(self.ivc[idx].head)
+    }
+
     fn front(&self, idx: usize) -> Flit {
-        self.buf[self.ivc[idx].base as usize + usize::from(self.ivc[idx].head)]
+        self.buf[self.front_slot(idx)]
     }
 
     /// Route computation for the head flit now at the front of idle VC `vc` of input `c`: it
@@ -740,10 +747,12 @@ impl Noc {
                     let vc = part.trailing_zeros() as usize;
                     part &= part - 1;
                     let idx = c * v + vc;
-                    let flit = self.front(idx);
-                    if flit.ready > now {
-                        continue;
-                    }
+                    // A flit is ready S - 1 cycles after it arrived (at once with S = 1).
+                    let ready = match self.ready.get(self.front_slot(idx)) {
+                        Some(&r) if r > now => continue,
+                        Some(&r) => r,
+                        None => 0,
+                    };
                     let out = self.ivc[idx].out as usize;
                     if self.ovc[out * v + usize::from(self.ivc[idx].ovc)].credits == 0 {
                         if self.ch_blocked_at[out] != now {
@@ -755,7 +764,7 @@ impl Noc {
                     if self.port[out].next_free > now {
                         continue;
                     }
-                    let key = if fcfs { flit.ready } else { 0 };
+                    let key = if fcfs { ready } else { 0 };
                     if pick.is_none_or(|(best, _)| key < best) {
                         pick = Some((key, vc));
                         if !fcfs {
