@@ -15,6 +15,9 @@ use podsim_units::SimDuration;
 
 use crate::config::{ConfigError, RouterConfig};
 
+/// Where a path word keeps its VC class (channel ids stay below 2^31).
+pub(crate) const CLASS_SHIFT: u32 = 31;
+
 /// Networks with at most this many endpoints keep their routes in a dense table.
 const DENSE_ROUTES: usize = 1024;
 
@@ -130,8 +133,8 @@ pub struct Fabric {
     cache: HashMap<(u32, u32), RouteRef>,
     /// Routes by `src * endpoints + dst` when that table is small (`count` 0: not computed).
     dense: Vec<RouteRef>,
-    pub(crate) arena_link: Vec<u32>,
-    pub(crate) arena_class: Vec<u8>,
+    /// Every cached path's hops, one word each: the channel, with the VC class in the top bit.
+    pub(crate) arena: Vec<u32>,
 }
 
 /// A link's dimension (255 when not a cube link) and whether it crosses its dimension's
@@ -310,8 +313,7 @@ impl Fabric {
             } else {
                 Vec::new()
             },
-            arena_link: Vec::new(),
-            arena_class: Vec::new(),
+            arena: Vec::new(),
         })
     }
 
@@ -419,14 +421,13 @@ impl Fabric {
             return Err(format!("paths from n{src} to n{dst} differ in length"));
         }
         let r = RouteRef {
-            start: self.arena_link.len() as u32,
+            start: self.arena.len() as u32,
             len: len as u16,
             count: found.len().clamp(1, u16::MAX as usize) as u16,
         };
         for p in found.iter().take(r.count as usize) {
             for &(l, k) in p {
-                self.arena_link.push(l);
-                self.arena_class.push(k);
+                self.arena.push(l | u32::from(k) << CLASS_SHIFT);
             }
         }
         match self.dense.get_mut(slot) {

@@ -11,7 +11,7 @@ use podsim_units::SimTime;
 
 use crate::NocError;
 use crate::config::{Arbitration, ConfigError, RouterConfig};
-use crate::fabric::{ChannelKind, Fabric, NocRouting};
+use crate::fabric::{CLASS_SHIFT, ChannelKind, Fabric, NocRouting};
 
 const IDLE: u8 = 0;
 const WAIT_VC: u8 = 1;
@@ -647,7 +647,8 @@ impl Noc {
         let (out, class) = if p.hop < p.path_len {
             let i = (p.path + u32::from(p.hop)) as usize;
             p.hop += 1;
-            (self.f.arena_link[i], self.f.arena_class[i])
+            let w = self.f.arena[i];
+            (w & !(1 << CLASS_SHIFT), (w >> CLASS_SHIFT) as u8)
         } else {
             (p.eject, 0)
         };
