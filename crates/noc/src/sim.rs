@@ -145,7 +145,6 @@ pub struct Noc {
     buf: Vec<Flit>,
     ready: Vec<u64>,
     ivc: Vec<InVc>,
-    ovc: Vec<OutVc>,
     port: Vec<Port>,
     // Per router, one bit per input port: VCs waiting for VC allocation; VCs holding an output
     // VC with a flit buffered.
@@ -180,9 +179,11 @@ pub struct Noc {
     sa_reqs: Vec<(u32, u64, u32, u16)>,
 }
 
-/// An input VC: its FIFO of flits (`len` from `head` in the slots from `base`) and the state
-/// of the packet at its front. Kept together so one flit's visit touches few cache lines.
-#[derive(Debug, Clone, Copy, Default)]
+/// A VC of a channel, both ends of it: at the downstream router, the input VC's FIFO of flits
+/// (`len` from `head` in the slots from `base`) and the state of the packet at its front; at
+/// the upstream router, the output VC's credits and holder. Kept in one half cache line, which a
+/// flit's hop touches from both sides in turn.
+#[derive(Debug, Clone, Copy)]
 struct InVc {
     base: u32,
     head: u16,
@@ -195,6 +196,10 @@ struct InVc {
     out: u32,
     /// When its front packet started waiting for a VC (first-come-first-served).
     since: u64,
+    /// Upstream: credits for this buffer, and the input VC holding this VC (`FREE` if none,
+    /// `NI_OWNER` for an interface).
+    credits: u32,
+    owner: u32,
 }
 
 /// A router's input ports with work for each allocator, one bit per port.
@@ -202,14 +207,6 @@ struct InVc {
 struct Masks {
     va: u64,
     sa: u64,
-}
-
-/// An output VC as its upstream router sees it: credits for the downstream buffer, and the
-/// input VC holding it (`FREE` if none, `NI_OWNER` for an interface).
-#[derive(Debug, Clone, Copy)]
-struct OutVc {
-    credits: u32,
-    owner: u32,
 }
 
 /// One bit per virtual channel of a port (at most 32 VCs).
@@ -281,23 +278,20 @@ impl Noc {
             )
             .into());
         }
-        let ovc: Vec<OutVc> = depth
-            .iter()
-            .flat_map(|&d| {
-                std::iter::repeat_n(
-                    OutVc {
-                        credits: d,
-                        owner: FREE,
-                    },
-                    v,
-                )
-            })
-            .collect();
         let ivc: Vec<InVc> = buf_base
             .iter()
-            .map(|&base| InVc {
+            .enumerate()
+            .map(|(i, &base)| InVc {
                 base,
-                ..InVc::default()
+                head: 0,
+                len: 0,
+                state: IDLE,
+                class: 0,
+                ovc: 0,
+                out: 0,
+                since: 0,
+                credits: depth[i / v],
+                owner: FREE,
             })
             .collect();
         let all_vcs = VcMask::MAX >> (VcMask::BITS as usize - v);
@@ -333,7 +327,6 @@ impl Noc {
                 Vec::new()
             },
             ivc,
-            ovc,
             port,
             masks: vec![Masks::default(); f.nodes],
             ch_flits: vec![0; ch],
@@ -466,7 +459,7 @@ impl Noc {
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
         let mut credits = std::mem::take(&mut self.credit_back[slot]);
         for o in credits.drain(..) {
-            self.ovc[o as usize].credits += 1;
+            self.ivc[o as usize].credits += 1;
         }
         self.credit_back[slot] = credits;
         self.interfaces();
@@ -501,7 +494,7 @@ impl Noc {
         self.last_progress = self.now;
         if self.f.kind(c) == ChannelKind::Ejection {
             // The interface takes the flit at once and frees its slot.
-            self.ovc[idx].credits += 1;
+            self.ivc[idx].credits += 1;
             self.ejected += 1;
             let p = &mut self.packets[a.flit.pkt as usize];
             if p.delivered != a.flit.seq {
@@ -576,7 +569,7 @@ impl Noc {
                     };
                     self.queues[e].pop_front();
                     self.queued -= 1;
-                    self.ovc[c * v + vc].owner = NI_OWNER;
+                    self.ivc[c * v + vc].owner = NI_OWNER;
                     self.port[c].free &= !(1 << vc);
                     self.port[c].rr_vc = next_after(vc as u32, v as u32) as u8;
                     self.ni[slot] = Interface {
@@ -587,7 +580,7 @@ impl Noc {
                 }
                 let ni = self.ni[slot];
                 let o = c * v + usize::from(ni.vc);
-                if self.ovc[o].credits == 0 || self.port[c].next_free > now {
+                if self.ivc[o].credits == 0 || self.port[c].next_free > now {
                     continue;
                 }
                 let pk = &mut self.packets[ni.pkt as usize];
@@ -595,12 +588,12 @@ impl Noc {
                     pk.injected = now;
                 }
                 let tail = ni.seq + 1 == pk.len;
-                self.ovc[o].credits -= 1;
+                self.ivc[o].credits -= 1;
                 self.port[c].next_free = now + u64::from(self.port[c].period);
                 self.send(c, ni.vc, ni.pkt, ni.seq, tail);
                 self.injected += 1;
                 if tail {
-                    self.ovc[o].owner = FREE;
+                    self.ivc[o].owner = FREE;
                     self.port[c].free |= 1 << ni.vc;
                     self.ni[slot].pkt = NONE;
                 } else {
@@ -705,7 +698,7 @@ impl Noc {
             };
             let (c, vc) = (c as usize, usize::from(vc));
             let idx = c * v + vc;
-            self.ovc[out * v + ov].owner = idx as u32;
+            self.ivc[out * v + ov].owner = idx as u32;
             self.ivc[idx].ovc = ov as u16;
             self.ivc[idx].state = ACTIVE;
             let port = &mut self.port[c];
@@ -755,7 +748,7 @@ impl Noc {
                         None => 0,
                     };
                     let out = self.ivc[idx].out as usize;
-                    if self.ovc[out * v + usize::from(self.ivc[idx].ovc)].credits == 0 {
+                    if self.ivc[out * v + usize::from(self.ivc[idx].ovc)].credits == 0 {
                         if self.ch_blocked_at[out] != now {
                             self.ch_blocked_at[out] = now;
                             self.ch_blocked[out] += 1;
@@ -813,7 +806,7 @@ impl Noc {
         if self.ivc[idx].len == 0 {
             self.port[c].nonempty &= !(1 << vc);
         }
-        self.ovc[out * v + usize::from(ov)].credits -= 1;
+        self.ivc[out * v + usize::from(ov)].credits -= 1;
         self.port[out].next_free = self.now + u64::from(self.port[out].period);
         self.send(out, ov, flit.pkt, flit.seq, flit.tail);
         if out < self.f.links {
@@ -825,7 +818,7 @@ impl Noc {
         if flit.tail {
             self.ivc[idx].state = IDLE;
             self.port[c].active &= !(1 << vc);
-            self.ovc[out * v + usize::from(ov)].owner = FREE;
+            self.ivc[out * v + usize::from(ov)].owner = FREE;
             self.port[out].free |= 1 << ov;
             if self.ivc[idx].len > 0 {
                 self.route_head(c, vc);
@@ -844,7 +837,7 @@ impl Noc {
         }
         for slot in &mut self.credit_back {
             for o in slot.drain(..) {
-                self.ovc[o as usize].credits += 1;
+                self.ivc[o as usize].credits += 1;
             }
         }
         self.now = cycle;
@@ -895,14 +888,14 @@ impl Noc {
         match self.ivc[idx].state {
             WAIT_VC => {
                 let (lo, _) = self.f.class_range(out, self.ivc[idx].class);
-                let o = self.ovc[out * v + lo].owner;
+                let o = self.ivc[out * v + lo].owner;
                 (o < NI_OWNER).then_some(o as usize)
             }
             ACTIVE if self.ivc[idx].len > 0 => {
                 (out < self.f.links).then_some(out * v + usize::from(self.ivc[idx].ovc))
             }
             ACTIVE => {
-                let o = self.ovc[idx].owner;
+                let o = self.ivc[idx].owner;
                 (o < NI_OWNER).then_some(o as usize)
             }
             _ => None,
