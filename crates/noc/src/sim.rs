@@ -164,6 +164,8 @@ pub struct Noc {
     queues: Vec<VecDeque<u32>>,
     queued: usize,
     ni: Vec<Interface>,
+    /// Endpoints with work for their interfaces, one bit each.
+    busy: Vec<u64>,
     done: Vec<Delivered>,
     // Counters.
     injected: u64,
@@ -350,6 +352,7 @@ impl Noc {
                 ifaces
             ],
             done: Vec::new(),
+            busy: vec![0; f.endpoints.div_ceil(64)],
             injected: 0,
             ejected: 0,
             flit_hops: 0,
@@ -432,6 +435,7 @@ impl Noc {
             }
         };
         self.queues[src].push_back(id);
+        self.busy[src / 64] |= 1 << (src % 64);
         self.queued += 1;
         Ok(())
     }
@@ -556,49 +560,66 @@ impl Noc {
     fn interfaces(&mut self) {
         let v = self.f.vcs;
         let now = self.now;
-        for e in 0..self.f.endpoints {
-            for i in 0..self.f.ifaces {
-                let slot = e * self.f.ifaces + i;
-                let c = self.f.links + slot;
-                if self.ni[slot].pkt == NONE {
-                    let Some(&p) = self.queues[e].front() else {
-                        continue;
-                    };
-                    let Some(vc) = pick_from(self.port[c].free, self.port[c].rr_vc) else {
-                        continue;
-                    };
-                    self.queues[e].pop_front();
-                    self.queued -= 1;
-                    self.ivc[c * v + vc].owner = NI_OWNER;
-                    self.port[c].free &= !(1 << vc);
-                    self.port[c].rr_vc = next_after(vc as u32, v as u32) as u8;
-                    self.ni[slot] = Interface {
-                        pkt: p,
-                        seq: 0,
-                        vc: vc as u16,
-                    };
+        // Endpoints with a queued packet or a packet being sent, 64 to a word.
+        for word in 0..self.busy.len() {
+            let mut bits = self.busy[word];
+            while bits != 0 {
+                let e = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.interface(e, v, now);
+                let idle = self.queues[e].is_empty()
+                    && (0..self.f.ifaces).all(|i| self.ni[e * self.f.ifaces + i].pkt == NONE);
+                if idle {
+                    self.busy[word] &= !(1 << (e % 64));
                 }
-                let ni = self.ni[slot];
-                let o = c * v + usize::from(ni.vc);
-                if self.ivc[o].credits == 0 || self.port[c].next_free > now {
+            }
+        }
+    }
+
+    /// Endpoint `e`'s interfaces: each idle one takes the next queued packet onto a free VC of
+    /// its injection channel; each busy one sends a flit if it holds a credit.
+    fn interface(&mut self, e: usize, v: usize, now: u64) {
+        for i in 0..self.f.ifaces {
+            let slot = e * self.f.ifaces + i;
+            let c = self.f.links + slot;
+            if self.ni[slot].pkt == NONE {
+                let Some(&p) = self.queues[e].front() else {
                     continue;
-                }
-                let pk = &mut self.packets[ni.pkt as usize];
-                if ni.seq == 0 {
-                    pk.injected = now;
-                }
-                let tail = ni.seq + 1 == pk.len;
-                self.ivc[o].credits -= 1;
-                self.port[c].next_free = now + u64::from(self.port[c].period);
-                self.send(c, ni.vc, ni.pkt, ni.seq, tail);
-                self.injected += 1;
-                if tail {
-                    self.ivc[o].owner = FREE;
-                    self.port[c].free |= 1 << ni.vc;
-                    self.ni[slot].pkt = NONE;
-                } else {
-                    self.ni[slot].seq += 1;
-                }
+                };
+                let Some(vc) = pick_from(self.port[c].free, self.port[c].rr_vc) else {
+                    continue;
+                };
+                self.queues[e].pop_front();
+                self.queued -= 1;
+                self.ivc[c * v + vc].owner = NI_OWNER;
+                self.port[c].free &= !(1 << vc);
+                self.port[c].rr_vc = next_after(vc as u32, v as u32) as u8;
+                self.ni[slot] = Interface {
+                    pkt: p,
+                    seq: 0,
+                    vc: vc as u16,
+                };
+            }
+            let ni = self.ni[slot];
+            let o = c * v + usize::from(ni.vc);
+            if self.ivc[o].credits == 0 || self.port[c].next_free > now {
+                continue;
+            }
+            let pk = &mut self.packets[ni.pkt as usize];
+            if ni.seq == 0 {
+                pk.injected = now;
+            }
+            let tail = ni.seq + 1 == pk.len;
+            self.ivc[o].credits -= 1;
+            self.port[c].next_free = now + u64::from(self.port[c].period);
+            self.send(c, ni.vc, ni.pkt, ni.seq, tail);
+            self.injected += 1;
+            if tail {
+                self.ivc[o].owner = FREE;
+                self.port[c].free |= 1 << ni.vc;
+                self.ni[slot].pkt = NONE;
+            } else {
+                self.ni[slot].seq += 1;
             }
         }
     }
