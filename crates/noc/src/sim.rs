@@ -680,9 +680,21 @@ impl Noc {
         let v = self.f.vcs;
         let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
         let nloc = ((b - a) * v) as u32;
+        let ports = self.masks[r].va;
+        if ports & (ports - 1) == 0 {
+            // One input port waits: if one VC of it waits, there is nothing to arbitrate.
+            let c = self.f.in_list[a + ports.trailing_zeros() as usize] as usize;
+            let m = self.port[c].wait;
+            if m & (m - 1) == 0 {
+                let vc = m.trailing_zeros() as usize;
+                let idx = c * v + vc;
+                self.grant_vc(c, vc, self.ivc[idx].out as usize, self.ivc[idx].class, nloc);
+                return;
+            }
+        }
         let mut reqs = std::mem::take(&mut self.va_reqs);
         reqs.clear();
-        let mut ports = self.masks[r].va;
+        let mut ports = ports;
         while ports != 0 {
             let j = a + ports.trailing_zeros() as usize;
             ports &= ports - 1;
@@ -709,30 +721,34 @@ impl Noc {
         if reqs.len() > 1 {
             reqs.sort_unstable();
         }
+        // Requests come in arbitration order, so earlier ones take the VCs first.
         for &(out, class, _, _, c, vc) in &reqs {
-            // The next free VC of the class, round-robin from the last one granted; requests
-            // come in arbitration order, so earlier ones take the VCs first.
-            let out = out as usize;
-            let p = &self.port[out];
-            let Some(ov) = pick_from(p.free & p.class_vcs[usize::from(class)], p.rr_vc) else {
-                continue;
-            };
-            let (c, vc) = (c as usize, usize::from(vc));
-            let idx = c * v + vc;
-            self.ivc[out * v + ov].owner = idx as u32;
-            self.ivc[idx].ovc = ov as u16;
-            self.ivc[idx].state = ACTIVE;
-            let port = &mut self.port[c];
-            port.wait &= !(1 << vc);
-            port.active |= 1 << vc;
-            self.refresh(c);
-            let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
-            let o = &mut self.port[out];
-            o.free &= !(1 << ov);
-            o.rr_va = next_after(local, nloc) as u16;
-            o.rr_vc = next_after(ov as u32, v as u32) as u8;
+            self.grant_vc(c as usize, usize::from(vc), out as usize, class, nloc);
         }
         self.va_reqs = reqs;
+    }
+
+    /// Give input VC `vc` of port `c` the next free VC of `class` on output `out`, round-robin
+    /// from the last one granted, if there is one.
+    fn grant_vc(&mut self, c: usize, vc: usize, out: usize, class: u8, nloc: u32) {
+        let v = self.f.vcs;
+        let p = &self.port[out];
+        let Some(ov) = pick_from(p.free & p.class_vcs[usize::from(class)], p.rr_vc) else {
+            return;
+        };
+        let idx = c * v + vc;
+        self.ivc[out * v + ov].owner = idx as u32;
+        self.ivc[idx].ovc = ov as u16;
+        self.ivc[idx].state = ACTIVE;
+        let port = &mut self.port[c];
+        port.wait &= !(1 << vc);
+        port.active |= 1 << vc;
+        self.refresh(c);
+        let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
+        let o = &mut self.port[out];
+        o.free &= !(1 << ov);
+        o.rr_va = next_after(local, nloc) as u16;
+        o.rr_vc = next_after(ov as u32, v as u32) as u8;
     }
 
     /// Switch allocation, separable input-first: each input port picks one of its VCs whose
