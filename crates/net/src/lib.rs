@@ -141,8 +141,9 @@ pub trait NetworkModel {
     }
 }
 
-/// The checks every model makes before accepting a send: not in the past, both ends exist.
-pub(crate) fn check_send(
+/// The checks every model makes before accepting a send: not in the past, both ends exist
+/// (ids below `nodes`).
+pub fn check_send(
     now: SimTime,
     nodes: u64,
     at: SimTime,

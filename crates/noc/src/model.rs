@@ -3,7 +3,9 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use podsim_net::{Completion, NetError, NetReport, NetworkModel, Packetization, TransferId};
+use podsim_net::{
+    Completion, NetError, NetReport, NetworkModel, Packetization, TransferId, check_send,
+};
 use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
@@ -145,13 +147,8 @@ impl NetworkModel for PacketModel {
         bytes: Bytes,
         tag: u64,
     ) -> Result<TransferId, NetError> {
-        if at < self.time {
-            return Err(NetError::InThePast { at, now: self.time });
-        }
-        let e = self.noc.fabric().endpoints() as u64;
-        if let Some(n) = [src, dst].into_iter().find(|n| n.0 >= e) {
-            return Err(NetError::NoSuchNode(n));
-        }
+        let endpoints = self.noc.fabric().endpoints() as u64;
+        check_send(self.time, endpoints, at, src, dst)?;
         let id = self.transfers.len();
         self.transfers.push(Transfer {
             c: Completion {

@@ -352,6 +352,22 @@ fn makespan(m: &mut dyn NetworkModel, sends: &[(u64, u64, u64)]) -> SimTime {
     end
 }
 
+/// The makespan of `sends` on the flow model and on the packet level.
+fn flow_and_packet(net: &Network, sends: &[(u64, u64, u64)]) -> (SimTime, SimTime) {
+    let flow = makespan(
+        &mut FlowModel::new(net.clone(), Packetization::NONE, false),
+        sends,
+    );
+    let mut pm = PacketModel::new(
+        net,
+        NocRouting::DimensionOrder,
+        &model_cfg(),
+        Packetization::NONE,
+    )
+    .unwrap();
+    (flow, makespan(&mut pm, sends))
+}
+
 fn model_cfg() -> RouterConfig {
     RouterConfig {
         packet_flits: 16,
@@ -367,20 +383,7 @@ fn a_lone_transfer_matches_the_flow_model() {
     // the packet level adds only its pipeline fill, T0 - 1 - h = S + h (S - 1) + P - 1 cycles
     // on top of the 65,536 serialisation cycles plus the 3 link cycles, i.e. 1 + 0 + 16 - 1
     // + 1 (the interface's own channel) = 17 cycles more.
-    let net = cube(&[4, 4], false);
-    let sends = [(0, 3, 1 << 20)];
-    let flow = makespan(
-        &mut FlowModel::new(net.clone(), Packetization::NONE, false),
-        &sends,
-    );
-    let mut pm = PacketModel::new(
-        &net,
-        NocRouting::DimensionOrder,
-        &model_cfg(),
-        Packetization::NONE,
-    )
-    .unwrap();
-    let packet = makespan(&mut pm, &sends);
+    let (flow, packet) = flow_and_packet(&cube(&[4, 4], false), &[(0, 3, 1 << 20)]);
     assert_eq!(flow.as_ps(), (65_536 + 3) * 1000);
     assert!(packet >= flow);
     assert!(
@@ -400,18 +403,7 @@ fn under_load_the_packet_level_is_never_faster_than_the_flow_bound() {
             (0..16).map(|s| (s, (s + 5) % 16, 16_384)).collect(),
         ];
         for sends in cases {
-            let flow = makespan(
-                &mut FlowModel::new(net.clone(), Packetization::NONE, false),
-                &sends,
-            );
-            let mut pm = PacketModel::new(
-                &net,
-                NocRouting::DimensionOrder,
-                &model_cfg(),
-                Packetization::NONE,
-            )
-            .unwrap();
-            let packet = makespan(&mut pm, &sends);
+            let (flow, packet) = flow_and_packet(&net, &sends);
             assert!(packet >= flow, "{}: {packet} < {flow}", net.shorthand());
         }
     }
