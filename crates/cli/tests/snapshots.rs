@@ -1,0 +1,549 @@
+//! Golden snapshots of whole commands: `podsim run` (the default scenario and every example),
+//! `podsim validate`, and a fixed list of `topo`, `collective`, `microbench`, `noc`, `gemm`,
+//! `systolic` and `numerics` commands, text and `--json`. Each command's exit code, stdout and
+//! stderr are compared byte for byte with `crates/cli/tests/snapshots/NAME.txt`.
+//!
+//! A change to a snapshot is deliberate: review it with
+//! `PODSIM_UPDATE_SNAPSHOTS=1 cargo test -p podsim --test snapshots` (which rewrites the files)
+//! and `git diff crates/cli/tests/snapshots`, and name it in the change's note.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// (snapshot name, arguments). Every example scenario is added by `cases`.
+const COMMANDS: &[(&str, &[&str])] = &[
+    ("run-default", &["run"]),
+    ("run-default-json", &["run", "--json"]),
+    ("validate", &["validate"]),
+    ("topo-torus-4x4x8", &["topo", "torus:4x4x8"]),
+    ("topo-torus-4x4x8-json", &["topo", "torus:4x4x8", "--json"]),
+    (
+        "topo-mesh-8x8-flags",
+        &[
+            "topo",
+            "mesh:8x8",
+            "--link-bandwidth",
+            "12.8 GiB/s",
+            "--link-latency",
+            "500 ns",
+        ],
+    ),
+    (
+        "topo-twisted-json",
+        &["topo", "torus:4x4x8:twisted", "--json"],
+    ),
+    ("topo-tpuv4-slice", &["topo", "tpuv4:slice=4x4x8:twisted"]),
+    ("topo-tofu-k", &["topo", "tofu:k"]),
+    ("topo-tofu-fugaku-json", &["topo", "tofu:fugaku", "--json"]),
+    ("topo-dojo-tile", &["topo", "dojo:tile"]),
+    ("topo-dojo-die-json", &["topo", "dojo:die", "--json"]),
+    ("topo-grayskull", &["topo", "grayskull"]),
+    (
+        "topo-wormhole-json",
+        &["topo", "wormhole:harvest=1", "--json"],
+    ),
+    ("topo-fattree", &["topo", "fattree:16"]),
+    ("topo-hybrid-json", &["topo", "hybrid:64", "--json"]),
+    ("topo-kncube", &["topo", "kncube:4x3x2:wrap=tmt"]),
+    ("topo-ring-json", &["topo", "ring:16", "--json"]),
+    (
+        "collective-all-reduce",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4x8",
+            "--bytes",
+            "64 MiB",
+        ],
+    ),
+    (
+        "collective-all-reduce-json",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4x8",
+            "--bytes",
+            "64 MiB",
+            "--json",
+        ],
+    ),
+    (
+        "collective-bidir-analytic",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "ring:8",
+            "--bytes",
+            "1 MiB",
+            "--algorithm",
+            "bidirectional-ring",
+            "--model",
+            "analytic",
+        ],
+    ),
+    (
+        "collective-dimension-json",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4",
+            "--bytes",
+            "4 MiB",
+            "--algorithm",
+            "dimension",
+            "--json",
+        ],
+    ),
+    (
+        "collective-hd-json",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4",
+            "--bytes",
+            "4 MiB",
+            "--algorithm",
+            "halving-doubling",
+            "--json",
+        ],
+    ),
+    (
+        "collective-dbt",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "mesh:4x4",
+            "--bytes",
+            "4 MiB",
+            "--algorithm",
+            "double-binary-tree",
+        ],
+    ),
+    (
+        "collective-reduce-scatter-json",
+        &[
+            "collective",
+            "reduce-scatter",
+            "--topology",
+            "ring:8",
+            "--bytes",
+            "8 MiB",
+            "--json",
+        ],
+    ),
+    (
+        "collective-all-gather",
+        &[
+            "collective",
+            "all-gather",
+            "--topology",
+            "torus:4x4",
+            "--bytes",
+            "8 MiB",
+        ],
+    ),
+    (
+        "collective-broadcast-json",
+        &[
+            "collective",
+            "broadcast",
+            "--topology",
+            "mesh:4x4",
+            "--bytes",
+            "1 MiB",
+            "--json",
+        ],
+    ),
+    (
+        "collective-broadcast-ring",
+        &[
+            "collective",
+            "broadcast",
+            "--topology",
+            "ring:8",
+            "--bytes",
+            "8 MiB",
+            "--algorithm",
+            "ring",
+            "--chunk",
+            "1 MiB",
+        ],
+    ),
+    (
+        "collective-reduce-json",
+        &[
+            "collective",
+            "reduce",
+            "--topology",
+            "mesh:4x4",
+            "--bytes",
+            "1 MiB",
+            "--json",
+        ],
+    ),
+    (
+        "collective-all-to-all-twisted",
+        &[
+            "collective",
+            "all-to-all",
+            "--topology",
+            "tpuv4:slice=4x4x8:twisted",
+            "--bytes",
+            "16 MiB",
+        ],
+    ),
+    (
+        "collective-all-to-all-dimension-json",
+        &[
+            "collective",
+            "all-to-all",
+            "--topology",
+            "torus:4x4",
+            "--bytes",
+            "1 MiB",
+            "--algorithm",
+            "dimension",
+            "--json",
+        ],
+    ),
+    (
+        "collective-barrier-json",
+        &[
+            "collective",
+            "barrier",
+            "--topology",
+            "torus:4x4",
+            "--link-latency",
+            "100 ns",
+            "--json",
+        ],
+    ),
+    (
+        "collective-packet",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4",
+            "--bytes",
+            "1 MiB",
+            "--model",
+            "packet",
+        ],
+    ),
+    (
+        "collective-hybrid-json",
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "hybrid:64",
+            "--bytes",
+            "16 MiB",
+            "--json",
+        ],
+    ),
+    (
+        "collective-error-kind",
+        &[
+            "collective",
+            "all-reduse",
+            "--topology",
+            "ring:4",
+            "--bytes",
+            "1 MiB",
+        ],
+    ),
+    (
+        "microbench-put-latency",
+        &[
+            "microbench",
+            "put-latency",
+            "--topology",
+            "torus:4x4",
+            "--link-latency",
+            "100 ns",
+        ],
+    ),
+    (
+        "microbench-put-throughput-json",
+        &[
+            "microbench",
+            "put-throughput",
+            "--topology",
+            "torus:4x4",
+            "--json",
+        ],
+    ),
+    (
+        "microbench-injection-tofu",
+        &[
+            "microbench",
+            "injection",
+            "--topology",
+            "tofu:fugaku",
+            "--packet-payload",
+            "2016 B",
+            "--packet-header",
+            "136 B",
+        ],
+    ),
+    (
+        "microbench-all-to-all-json",
+        &[
+            "microbench",
+            "all-to-all",
+            "--topology",
+            "torus:4x4",
+            "--json",
+        ],
+    ),
+    (
+        "noc-mesh",
+        &[
+            "noc",
+            "--topology",
+            "mesh:8x8",
+            "--rate",
+            "0.3",
+            "--cycles",
+            "2000",
+        ],
+    ),
+    (
+        "noc-torus-json",
+        &[
+            "noc",
+            "--topology",
+            "torus:4x4",
+            "--rate",
+            "0.2",
+            "--cycles",
+            "2000",
+            "--json",
+        ],
+    ),
+    (
+        "noc-booksim-config",
+        &[
+            "noc",
+            "--config",
+            "examples/booksim/podsim-router.toml",
+            "--topology",
+            "mesh:8x8",
+            "--rate",
+            "0.3",
+            "--cycles",
+            "2000",
+        ],
+    ),
+    (
+        "noc-transpose-links",
+        &[
+            "noc",
+            "--topology",
+            "mesh:4x4",
+            "--traffic",
+            "transpose",
+            "--rate",
+            "0.1",
+            "--cycles",
+            "1000",
+            "--links",
+        ],
+    ),
+    (
+        "gemm-os",
+        &[
+            "gemm",
+            "--array",
+            "32x32",
+            "--dataflow",
+            "os",
+            "--m",
+            "256",
+            "--n",
+            "512",
+            "--k",
+            "1024",
+        ],
+    ),
+    (
+        "gemm-ws-scalesim-json",
+        &[
+            "gemm",
+            "--array",
+            "32x32",
+            "--dataflow",
+            "ws",
+            "--m",
+            "256",
+            "--n",
+            "512",
+            "--k",
+            "1024",
+            "--convention",
+            "scalesim",
+            "--json",
+        ],
+    ),
+    (
+        "gemm-is-json",
+        &[
+            "gemm",
+            "--array",
+            "128x128",
+            "--dataflow",
+            "is",
+            "--m",
+            "1000",
+            "--n",
+            "300",
+            "--k",
+            "700",
+            "--json",
+        ],
+    ),
+    (
+        "numerics-bf16",
+        &[
+            "numerics", "--format", "bf16", "1.0", "3.14159", "65504", "1e-40",
+        ],
+    ),
+    (
+        "numerics-cfp8-json",
+        &[
+            "numerics",
+            "--format",
+            "cfp8:e4:bias=7",
+            "0.3",
+            "-2.5",
+            "--json",
+        ],
+    ),
+    (
+        "numerics-e5m2",
+        &["numerics", "--format", "e5m2", "57344", "0.0001"],
+    ),
+];
+
+/// Every command: the fixed list, then `podsim run` on every example scenario.
+fn cases() -> Vec<(String, Vec<String>)> {
+    let mut v: Vec<(String, Vec<String>)> = COMMANDS
+        .iter()
+        .map(|(n, a)| (n.to_string(), a.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    let mut examples: Vec<PathBuf> = std::fs::read_dir(repo().join("examples"))
+        .expect("examples/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    examples.sort();
+    for p in examples {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        let rel = format!("examples/{}", p.file_name().unwrap().to_string_lossy());
+        v.push((format!("example-{stem}"), vec!["run".into(), rel]));
+    }
+    v
+}
+
+/// What a snapshot holds: the command line, the exit code, stdout and stderr.
+fn record(args: &[String]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("podsim runs");
+    let quoted: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a.contains(' ') || a.is_empty() {
+                format!("\"{a}\"")
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    format!(
+        "$ podsim {}\n[exit {}]\n[stdout]\n{}[stderr]\n{}",
+        quoted.join(" "),
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn golden_snapshots() {
+    let dir = repo().join("crates/cli/tests/snapshots");
+    let update = std::env::var_os("PODSIM_UPDATE_SNAPSHOTS").is_some();
+    if update {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let cases = cases();
+    // Two at a time: the commands are independent processes.
+    let results: Vec<(String, String)> = std::thread::scope(|s| {
+        let (left, right) = cases.split_at(cases.len() / 2);
+        let run = |part: &[(String, Vec<String>)]| {
+            part.iter()
+                .map(|(n, a)| (n.clone(), record(a)))
+                .collect::<Vec<_>>()
+        };
+        let h = s.spawn(move || run(right));
+        let mut v = run(left);
+        v.extend(h.join().unwrap());
+        v
+    });
+    let mut differ = Vec::new();
+    for (name, got) in &results {
+        let path = dir.join(format!("{name}.txt"));
+        if update {
+            std::fs::write(&path, got).unwrap();
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(want) if &want == got => {}
+            Ok(want) => {
+                let line = want
+                    .lines()
+                    .zip(got.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(want.lines().count().min(got.lines().count()));
+                differ.push(format!(
+                    "{name}: differs from line {}:\n  want: {}\n  got:  {}",
+                    line + 1,
+                    want.lines().nth(line).unwrap_or("<end>"),
+                    got.lines().nth(line).unwrap_or("<end>")
+                ));
+            }
+            Err(_) => differ.push(format!("{name}: no snapshot at {}", path.display())),
+        }
+    }
+    if update {
+        // Snapshots of commands no longer in the list are removed.
+        let names: Vec<String> = results.iter().map(|(n, _)| format!("{n}.txt")).collect();
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let f = e.file_name().to_string_lossy().to_string();
+            if !names.contains(&f) {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{} snapshot(s) differ (review with PODSIM_UPDATE_SNAPSHOTS=1 cargo test -p podsim --test snapshots; git diff):\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
