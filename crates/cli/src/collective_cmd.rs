@@ -224,14 +224,14 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             std::fs::write(&a.csv, &csv)
                 .map_err(|e| Failure(format!("{}: cannot write: {e}", a.csv.display())))?;
         }
-        println!(
+        outln!(
             "{kind} ({}) on {} with the {} model",
             alg.name(),
             a.topology,
             model.name()
         );
-        print!("{}", render(&rows));
-        println!("CSV written to {}", a.csv.display());
+        out!("{}", render(&rows));
+        outln!("CSV written to {}", a.csv.display());
         return Ok(ExitCode::SUCCESS);
     }
     let bytes = match &a.bytes {
@@ -246,7 +246,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     };
     let m = run(bytes)?;
     if a.json {
-        println!("{}", measurement_json(kind, alg, model, &a.topology, &m));
+        outln!("{}", measurement_json(kind, alg, model, &a.topology, &m));
     } else {
         let rows = vec![
             (
@@ -288,7 +288,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                 }],
             ),
         ];
-        print!("{}", render(&rows));
+        out!("{}", render(&rows));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -350,7 +350,7 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
         ))
     })?;
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({"benchmark": micro.name(), "topology": a.topology, "model": model.name(), "bytes": bytes, "time_s": r.time_s, "throughput_bytes_per_s": r.throughput_bytes_per_s, "streams": r.streams})
         );
@@ -373,7 +373,7 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
                 }],
             ),
         ];
-        print!("{}", render(&rows));
+        out!("{}", render(&rows));
     }
     Ok(ExitCode::SUCCESS)
 }

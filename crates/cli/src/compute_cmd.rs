@@ -113,7 +113,7 @@ pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
     };
     let r = gemm(&spec).map_err(|e| flag_err("--m/--n/--k/--array", e))?;
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "array": format!("{rows}x{cols}"), "dataflow": dataflow.to_string(),
@@ -156,7 +156,7 @@ pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
             row("SRAM writes", r.sram_writes.to_string()),
             row("DRAM traffic", Bytes(r.dram_bytes).to_string()),
         ];
-        print!("{}", render(&rows));
+        out!("{}", render(&rows));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -265,30 +265,30 @@ pub fn systolic_cmd(a: &SystolicArgs) -> Result<ExitCode, Failure> {
         if a.trace {
             v["trace"] = json!(run.trace.iter().map(|d| grid(d)).collect::<Vec<_>>());
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(ExitCode::SUCCESS);
     }
     if a.trace {
         for (t, d) in run.trace.iter().enumerate() {
-            println!("cycle {t}:");
+            outln!("cycle {t}:");
             for row in d.chunks(s) {
                 let cells: Vec<String> = row.iter().map(|x| format!("{x:>8}")).collect();
-                println!("  {}", cells.join(" "));
+                outln!("  {}", cells.join(" "));
             }
         }
-        println!();
+        outln!();
     }
-    println!("d (final):");
+    outln!("d (final):");
     for row in run.d.chunks(s) {
         let cells: Vec<String> = row.iter().map(|x| format!("{x:>8}")).collect();
-        println!("  {}", cells.join(" "));
+        outln!("  {}", cells.join(" "));
     }
-    println!("settle cycle (first cycle holding the final value):");
+    outln!("settle cycle (first cycle holding the final value):");
     for row in run.settle.chunks(s) {
         let cells: Vec<String> = row.iter().map(|x| format!("{x:>8}")).collect();
-        println!("  {}", cells.join(" "));
+        outln!("  {}", cells.join(" "));
     }
-    println!(
+    outln!(
         "all outputs final from cycle {completion} (closed form for non-zero last products: \
          2(S-1) + K + 1 = {})",
         os_completion_cycle(s, s, k)
@@ -380,11 +380,11 @@ pub fn numerics_cmd(a: &NumericsArgs) -> Result<ExitCode, Failure> {
                        "decoded": number_json(*dec)})
             })
             .collect();
-        println!("{}", json!({"format": f.to_string(), "values": values}));
+        outln!("{}", json!({"format": f.to_string(), "values": values}));
     } else {
-        println!("{f} ({FORMAT_NAMES})");
+        outln!("{f} ({FORMAT_NAMES})");
         for (text, x, code, dec) in &out {
-            println!("{text:>16} (float32 {x}) -> 0x{code:0digits$x} = {dec}");
+            outln!("{text:>16} (float32 {x}) -> 0x{code:0digits$x} = {dec}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,16 @@
 //! `podsim`: the command-line front end. Only glue: parse arguments, call the library crates,
 //! print. Every error is one line on stderr and a non-zero exit.
 
+/// `print!` that ends the program quietly (exit 0) when stdout is closed, as `head` expects.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::write_stdout(format_args!($($t)*)) };
+}
+/// `println!` that ends the program quietly (exit 0) when stdout is closed.
+macro_rules! outln {
+    () => { $crate::write_stdout(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::write_stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod collective_cmd;
 mod compute_cmd;
 mod noc_cmd;
@@ -194,6 +204,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// Write to stdout. A reader that has gone away (`podsim run | head -1`) ends the program with
+/// success and no message, as other command-line tools do; any other write error is a failure.
+pub(crate) fn write_stdout(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("{}: cannot read: {e}", path.display())))
@@ -223,9 +247,9 @@ fn topo(
     let net = build(&system, file)?;
     let m = net.metrics();
     if json {
-        println!("{}", report::metrics_json(&net, &m));
+        outln!("{}", report::metrics_json(&net, &m));
     } else {
-        print!(
+        out!(
             "{}",
             report::metrics_table(std::slice::from_ref(&system.name), &[(net, m)])
         );
@@ -240,9 +264,9 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
     };
     let mut out = Vec::new();
     if !json {
-        println!("{}", scenario.name);
+        outln!("{}", scenario.name);
         if !scenario.description.is_empty() {
-            println!("{}", scenario.description.trim());
+            outln!("{}", scenario.description.trim());
         }
     }
     for r in &scenario.runs {
@@ -263,8 +287,8 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                     built.push((t, m));
                 }
                 if !json {
-                    println!();
-                    print!("{}", report::metrics_table(&names, &built));
+                    outln!();
+                    out!("{}", report::metrics_table(&names, &built));
                 }
             }
             RunSpec::Collective {
@@ -299,8 +323,8 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                         out.push(v);
                     }
                 } else {
-                    println!();
-                    println!(
+                    outln!();
+                    outln!(
                         "{} ({}), {} per rank, {} model",
                         setup.kind,
                         setup.algorithm.name(),
@@ -331,13 +355,13 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                             ],
                         ));
                     }
-                    print!("{}", report::render(&rows));
+                    out!("{}", report::render(&rows));
                 }
             }
         }
     }
     if json {
-        println!("{}", serde_json::Value::Array(out));
+        outln!("{}", serde_json::Value::Array(out));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -438,8 +462,8 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
             ));
         }
     }
-    print!("{}", report::render(&rows));
-    println!("\n{pass} passed, {fail} failed, {marked} not reproduced");
+    out!("{}", report::render(&rows));
+    outln!("\n{pass} passed, {fail} failed, {marked} not reproduced");
     Ok(if fail == 0 {
         ExitCode::SUCCESS
     } else {

@@ -204,9 +204,9 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                 .iter()
                 .map(|r| result_json(r, &net, a.links, a.cycles))
                 .collect();
-            println!("{}", Value::Array(all));
+            outln!("{}", Value::Array(all));
         } else {
-            println!("{title}");
+            outln!("{title}");
             let mut rows = vec![(
                 "offered".to_string(),
                 [
@@ -237,8 +237,8 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                     ],
                 ));
             }
-            print!("{}", render(&rows));
-            println!(
+            out!("{}", render(&rows));
+            outln!(
                 "curve written to {} and {}",
                 a.csv.display(),
                 a.svg.display()
@@ -254,10 +254,10 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     }
     let r = podsim_noc::run(&net, routing, &cfg, &base).map_err(err)?;
     if a.json {
-        println!("{}", result_json(&r, &net, a.links, a.cycles));
+        outln!("{}", result_json(&r, &net, a.links, a.cycles));
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{title}");
+    outln!("{title}");
     let row = |k: &str, v: String| (k.to_string(), vec![v]);
     let mut rows = vec![
         row(
@@ -313,7 +313,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             ));
         }
     }
-    print!("{}", render(&rows));
+    out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
 }
 
