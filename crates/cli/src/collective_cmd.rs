@@ -48,7 +48,7 @@ impl NetArgs {
             if e.key == "SPEC" {
                 e.key = "--topology".into();
             }
-            Failure(e.to_string())
+            Failure::usage(e.to_string())
         })?;
         Ok((build(&spec, "<command line>")?, model))
     }
@@ -119,7 +119,7 @@ pub struct CollectiveArgs {
 }
 
 pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
-    Failure(format!("<command line>: `{flag}`: {why}"))
+    Failure::usage(format!("<command line>: `{flag}`: {why}"))
 }
 
 fn size(flag: &str, s: &str) -> Result<u64, Failure> {
@@ -178,7 +178,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     };
     let run = |bytes| {
         measure(&net, &setup(bytes))
-            .map_err(|e| Failure(format!("<command line>: {kind} on {}: {e}", a.topology)))
+            .map_err(|e| Failure::runtime(format!("<command line>: {kind} on {}: {e}", a.topology)))
     };
     if let Some(list) = &a.sweep {
         let sizes: Vec<u64> = list
@@ -222,7 +222,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             ));
             // Written after every size, so a killed sweep keeps what it finished.
             std::fs::write(&a.csv, &csv)
-                .map_err(|e| Failure(format!("{}: cannot write: {e}", a.csv.display())))?;
+                .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", a.csv.display())))?;
         }
         outln!(
             "{kind} ({}) on {} with the {} model",
@@ -343,7 +343,7 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
     };
     let packets = a.net.packets()?;
     let r = podsim_collective::microbench(&net, micro, bytes, model, packets).map_err(|e| {
-        Failure(format!(
+        Failure::runtime(format!(
             "<command line>: {} on {}: {e}",
             micro.name(),
             a.topology

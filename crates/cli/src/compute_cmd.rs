@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::{Failure, read, report::render};
 
 fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
-    Failure(format!("<command line>: `{flag}`: {why}"))
+    Failure::usage(format!("<command line>: `{flag}`: {why}"))
 }
 
 /// The arguments of `podsim gemm`.
@@ -207,7 +207,7 @@ fn read_matrix(path: &Path, rows: usize, cols: usize) -> Result<Vec<i64>, Failur
     let file = path.display();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.len() != rows {
-        return Err(Failure(format!(
+        return Err(Failure::usage(format!(
             "{file}: expected {rows} rows of {cols} values, found {} rows",
             lines.len()
         )));
@@ -216,7 +216,7 @@ fn read_matrix(path: &Path, rows: usize, cols: usize) -> Result<Vec<i64>, Failur
     for (i, line) in lines.iter().enumerate() {
         let vals: Vec<&str> = line.split(',').map(str::trim).collect();
         if vals.len() != cols {
-            return Err(Failure(format!(
+            return Err(Failure::usage(format!(
                 "{file}:{}: expected {cols} comma-separated values, found {}",
                 i + 1,
                 vals.len()
@@ -224,14 +224,14 @@ fn read_matrix(path: &Path, rows: usize, cols: usize) -> Result<Vec<i64>, Failur
         }
         for (j, v) in vals.iter().enumerate() {
             let x: i64 = v.parse().map_err(|_| {
-                Failure(format!(
+                Failure::usage(format!(
                     "{file}:{}: value {} `{v}` is not a whole number",
                     i + 1,
                     j + 1
                 ))
             })?;
             if !(-128..=127).contains(&x) {
-                return Err(Failure(format!(
+                return Err(Failure::usage(format!(
                     "{file}:{}: value {} is {x}, outside int8 (-128 to 127)",
                     i + 1,
                     j + 1
@@ -252,7 +252,7 @@ pub fn systolic_cmd(a: &SystolicArgs) -> Result<ExitCode, Failure> {
     let am = read_matrix(&a.a, s, k)?;
     let bm = read_matrix(&a.b, k, s)?;
     let run = run_os((s, s), k, Widths::INT8_INT32, &am, &bm, a.trace)
-        .map_err(|e| Failure(format!("<command line>: {e}")))?;
+        .map_err(|e| Failure::usage(format!("<command line>: {e}")))?;
     let grid = |v: &[i64]| -> Vec<Vec<i64>> { v.chunks(s).map(<[i64]>::to_vec).collect() };
     let completion = run.settle.iter().copied().max().unwrap_or(0);
     if a.json {

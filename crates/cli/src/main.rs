@@ -161,17 +161,39 @@ enum Command {
     },
 }
 
-/// An error for the user: printed on one line.
-struct Failure(String);
+/// An error for the user: printed on one line, with exit code 2 for a usage error (bad flags,
+/// files or names: the user can fix the input) and 1 for a runtime failure (the model could not
+/// finish, an output could not be written).
+pub(crate) struct Failure {
+    msg: String,
+    usage: bool,
+}
+
+impl Failure {
+    /// Bad input: exit code 2.
+    pub(crate) fn usage(msg: impl Into<String>) -> Self {
+        Failure {
+            msg: msg.into(),
+            usage: true,
+        }
+    }
+    /// The run failed: exit code 1.
+    pub(crate) fn runtime(msg: impl Into<String>) -> Self {
+        Failure {
+            msg: msg.into(),
+            usage: false,
+        }
+    }
+}
 
 impl From<ConfigError> for Failure {
     fn from(e: ConfigError) -> Self {
-        Failure(e.to_string())
+        Failure::usage(e.to_string())
     }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(negative_values_last(std::env::args_os().collect()));
     let result = match cli.command {
         Command::Topo {
             spec,
@@ -197,11 +219,59 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(Failure(msg)) => {
+        Err(Failure { msg, usage }) => {
             eprintln!("error: {}", msg.replace('\n', " "));
-            ExitCode::FAILURE
+            ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// `podsim numerics --format bf16 -inf`: clap reads `-inf` as the short flags `-i -n -f` (it
+/// takes only digits after a `-` for a negative number). When a `numerics` value is `-inf`,
+/// `-infinity` or `-nan`, the values are moved after a `--`, in their order, so that every
+/// value is read as a value; other command lines are left as they are.
+fn negative_values_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let is_special = |a: &std::ffi::OsString| {
+        a.to_str().is_some_and(|s| {
+            matches!(
+                s.to_ascii_lowercase().as_str(),
+                "-inf" | "-infinity" | "-nan"
+            )
+        })
+    };
+    if args.get(1).and_then(|a| a.to_str()) != Some("numerics")
+        || !args.iter().any(is_special)
+        || args.iter().any(|a| a == "--")
+    {
+        return args;
+    }
+    // The numerics flags that take a value (`--format bf16` or `--format=bf16`).
+    const VALUED: [&str; 3] = ["--format", "--rounding", "--seed"];
+    let (mut flags, mut values) = (args[..2].to_vec(), Vec::new());
+    let mut i = 2;
+    while i < args.len() {
+        let a = &args[i];
+        let s = a.to_str().unwrap_or("");
+        if VALUED.contains(&s) {
+            flags.push(a.clone());
+            if let Some(v) = args.get(i + 1) {
+                flags.push(v.clone());
+            }
+            i += 2;
+            continue;
+        }
+        if s.starts_with("--")
+            || (s.starts_with('-') && !is_special(a) && s.parse::<f64>().is_err())
+        {
+            flags.push(a.clone());
+        } else {
+            values.push(a.clone());
+        }
+        i += 1;
+    }
+    flags.push("--".into());
+    flags.extend(values);
+    flags
 }
 
 /// Write to stdout. A reader that has gone away (`podsim run | head -1`) ends the program with
@@ -220,12 +290,12 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments) {
 
 fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
-        .map_err(|e| Failure(format!("{}: cannot read: {e}", path.display())))
+        .map_err(|e| Failure::usage(format!("{}: cannot read: {e}", path.display())))
 }
 
 fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
     spec.build()
-        .map_err(|e| Failure(format!("{file}: `{}`: {}", e.key, e.why)))
+        .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))
 }
 
 fn topo(
@@ -301,7 +371,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                     let s = &scenario.systems[i];
                     let net = build(s, &scenario.file)?;
                     let m = podsim_collective::measure(&net, setup).map_err(|e| {
-                        Failure(format!("{}: system `{}`: {e}", scenario.file, s.name))
+                        Failure::runtime(format!("{}: system `{}`: {e}", scenario.file, s.name))
                     })?;
                     results.push((i, m));
                 }
@@ -371,7 +441,7 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     if c.not_reproduced.is_some() {
         return Ok(None);
     }
-    let what = |e: String| Failure(format!("{file}: case `{}`: {e}", c.figure));
+    let what = |e: String| Failure::runtime(format!("{file}: case `{}`: {e}", c.figure));
     if c.quantity.is_compute() {
         return c.quantity.measure_compute(c).map(Some).map_err(what);
     }
@@ -384,7 +454,7 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     c.quantity
         .measure(c, &net, &m)
         .map(Some)
-        .map_err(|e| Failure(format!("{file}: case `{}`: {e}", c.figure)))
+        .map_err(|e| Failure::runtime(format!("{file}: case `{}`: {e}", c.figure)))
 }
 
 fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
@@ -399,8 +469,9 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
             files.sort();
         }
         Some(d) => {
-            let entries = std::fs::read_dir(d)
-                .map_err(|e| Failure(format!("{}: cannot read directory: {e}", d.display())))?;
+            let entries = std::fs::read_dir(d).map_err(|e| {
+                Failure::usage(format!("{}: cannot read directory: {e}", d.display()))
+            })?;
             let mut paths: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "toml"))

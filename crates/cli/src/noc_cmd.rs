@@ -127,7 +127,7 @@ fn router_config(a: &NocArgs) -> Result<RouterConfig, Failure> {
         if by_flag {
             flag_err(&format!("--{}", e.key.replace('_', "-")), &e.why)
         } else {
-            Failure(format!("{file}: `{}`: {}", e.key, e.why))
+            Failure::usage(format!("{file}: `{}`: {}", e.key, e.why))
         }
     })?;
     Ok(cfg)
@@ -151,7 +151,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             if e.key == "SPEC" {
                 e.key = "--topology".into();
             }
-            Failure(e.to_string())
+            Failure::usage(e.to_string())
         })?
     };
     let net = build(&spec, "<command line>")?;
@@ -173,7 +173,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             };
             flag_err(flag, c.why)
         }
-        other => Failure(other.to_string()),
+        other => Failure::runtime(other.to_string()),
     };
     let base = RunSpec {
         seed: a.seed,
@@ -367,12 +367,15 @@ fn write_csv(path: &Path, curve: &[NocResult]) -> Result<(), Failure> {
             r.flit_hops
         ));
     }
-    std::fs::write(path, s).map_err(|e| Failure(format!("{}: cannot write: {e}", path.display())))
+    std::fs::write(path, s)
+        .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))
 }
 
 /// Average latency against offered load, one point per rate, the saturated one marked.
 fn plot(path: &Path, title: &str, curve: &[NocResult]) -> Result<(), Failure> {
-    let fail = |e: &dyn std::fmt::Display| Failure(format!("{}: cannot draw: {e}", path.display()));
+    let fail = |e: &dyn std::fmt::Display| {
+        Failure::runtime(format!("{}: cannot draw: {e}", path.display()))
+    };
     let xmax = curve
         .iter()
         .map(|r| r.offered_flits_per_node_cycle)

@@ -220,7 +220,10 @@ pub fn render(rows: &[(String, Vec<String>)]) -> String {
     // Padding by hand: `format!`'s width is limited to 65,535 and panics beyond.
     let pad = |line: &mut String, s: &str, w: usize| {
         line.push_str(s);
-        line.extend(std::iter::repeat_n(' ', w.saturating_sub(s.chars().count())));
+        line.extend(std::iter::repeat_n(
+            ' ',
+            w.saturating_sub(s.chars().count()),
+        ));
     };
     let mut out = String::new();
     for (label, cells) in rows {

@@ -64,8 +64,8 @@ pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::PacketModel;
 pub use sim::{Audit, Delivered, LinkStat, Noc};
 pub use traffic::{
-    NocResult, PATTERNS, Pattern, RunSpec, SATURATION_RATIO, check as check_pattern, parse_rates,
-    run, sweep,
+    MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, Pattern, RunSpec, SATURATION_RATIO,
+    check as check_pattern, parse_rates, run, sweep,
 };
 
 /// Why a packet-level run could not start or go on.

@@ -1,7 +1,7 @@
 //! The packet level behind the endpoint interface collectives use ([`NetworkModel`]).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use podsim_net::{
     Completion, NetError, NetReport, NetworkModel, Packetization, TransferId, check_send,
@@ -17,7 +17,19 @@ use crate::sim::{Delivered, Noc};
 #[derive(Debug, Clone)]
 struct Transfer {
     c: Completion,
+    /// Packets not yet delivered.
     packets_left: u64,
+    /// Flits on the wire, and the number of its first packet (see [`Noc::inject_numbered`]).
+    flits: u64,
+    first_serial: u64,
+}
+
+/// A transfer whose packets are still being handed to its source's interfaces.
+#[derive(Debug, Clone, Copy)]
+struct Backlog {
+    transfer: usize,
+    next: u64,
+    packets: u64,
 }
 
 /// Transfers cut into packets and run cycle by cycle on a [`Noc`].
@@ -27,6 +39,12 @@ struct Transfer {
 /// `packet_flits`, the last one shorter. Time: cycle `c` spans `[c T, (c + 1) T)` with `T` the
 /// fabric's cycle; a send at `t` starts in cycle `ceil(t / T)`; a transfer whose last tail
 /// arrives in cycle `d` completes at `(d + 1) T`.
+///
+/// Packets are handed to the source's interfaces as they can take them: before every cycle
+/// each endpoint's source queue is topped up to one packet per interface, which is all its
+/// interfaces can start in a cycle, so a transfer of any size holds a few packets' state at a
+/// time (a 1 PiB send does not build 2^40 packets), and the result is the same as if every
+/// packet had been queued when the transfer started.
 #[derive(Debug)]
 pub struct PacketModel {
     noc: Noc,
@@ -35,6 +53,12 @@ pub struct PacketModel {
     packet_flits: u64,
     pending: BinaryHeap<Reverse<(u64, usize)>>,
     transfers: Vec<Transfer>,
+    /// Per endpoint, transfers started whose packets have not all been handed over, in order.
+    backlog: Vec<VecDeque<Backlog>>,
+    /// Endpoints with a backlog.
+    backlogged: Vec<usize>,
+    /// The number the next started transfer's first packet gets.
+    serial: u64,
     in_flight: usize,
     done: Vec<Completion>,
     got: Vec<Delivered>,
@@ -58,6 +82,9 @@ impl PacketModel {
             packet_flits: u64::from(cfg.packet_flits),
             pending: BinaryHeap::new(),
             transfers: Vec::new(),
+            backlog: vec![VecDeque::new(); net.endpoints() as usize],
+            backlogged: Vec::new(),
+            serial: 0,
             in_flight: 0,
             done: Vec::new(),
             got: Vec::new(),
@@ -76,16 +103,51 @@ impl PacketModel {
         self.noc.fabric().cycle().as_ps()
     }
 
-    fn start(&mut self, t: usize) -> Result<(), NocError> {
-        let c = self.transfers[t].c;
-        let wire = self.packets.wire_bytes(c.bytes.0).max(1);
-        let flits = wire.div_ceil(self.flit_bytes);
-        let n = flits.div_ceil(self.packet_flits);
-        self.transfers[t].packets_left = n;
-        for i in 0..n {
-            let len = (flits - i * self.packet_flits).min(self.packet_flits);
-            self.noc
-                .inject(c.src.0 as usize, c.dst.0 as usize, len as u32, t as u64)?;
+    /// Start transfer `t`: number its packets and put it on its source's backlog.
+    fn start(&mut self, t: usize) {
+        let src = self.transfers[t].c.src.0 as usize;
+        let n = self.transfers[t].packets_left;
+        self.transfers[t].first_serial = self.serial;
+        self.serial += n;
+        if self.backlog[src].is_empty() {
+            self.backlogged.push(src);
+        }
+        self.backlog[src].push_back(Backlog {
+            transfer: t,
+            next: 0,
+            packets: n,
+        });
+    }
+
+    /// Hand packets to every backlogged source until its queue holds one per interface.
+    fn top_up(&mut self) -> Result<(), NocError> {
+        let want = self.noc.fabric().ifaces;
+        let mut i = 0;
+        while i < self.backlogged.len() {
+            let src = self.backlogged[i];
+            while self.noc.queued_at(src) < want {
+                let Some(b) = self.backlog[src].front_mut() else {
+                    break;
+                };
+                let tr = &self.transfers[b.transfer];
+                let len = (tr.flits - b.next * self.packet_flits).min(self.packet_flits);
+                self.noc.inject_numbered(
+                    src,
+                    tr.c.dst.0 as usize,
+                    len as u32,
+                    b.transfer as u64,
+                    tr.first_serial + b.next,
+                )?;
+                b.next += 1;
+                if b.next == b.packets {
+                    self.backlog[src].pop_front();
+                }
+            }
+            if self.backlog[src].is_empty() {
+                self.backlogged.swap_remove(i);
+            } else {
+                i += 1;
+            }
         }
         Ok(())
     }
@@ -121,8 +183,9 @@ impl PacketModel {
                     break;
                 }
                 self.pending.pop();
-                self.start(t)?;
+                self.start(t);
             }
+            self.top_up()?;
             if self.noc.is_idle() {
                 // Nothing moves until the next send: jump there (or to `until`).
                 let next = self.pending.peek().map_or(u64::MAX, |r| r.0.0);
@@ -150,6 +213,8 @@ impl NetworkModel for PacketModel {
         let endpoints = self.noc.fabric().endpoints() as u64;
         check_send(self.time, endpoints, at, src, dst)?;
         let id = self.transfers.len();
+        let wire = self.packets.wire_bytes(bytes.0).max(1);
+        let flits = wire.div_ceil(self.flit_bytes);
         self.transfers.push(Transfer {
             c: Completion {
                 id: TransferId(id as u64),
@@ -160,7 +225,9 @@ impl NetworkModel for PacketModel {
                 start: at,
                 end: at,
             },
-            packets_left: 0,
+            packets_left: flits.div_ceil(self.packet_flits),
+            flits,
+            first_serial: 0,
         });
         self.in_flight += 1;
         self.report.bytes_sent += bytes.0;

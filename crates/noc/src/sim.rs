@@ -387,9 +387,31 @@ impl Noc {
         self.queued == 0 && self.injected == self.ejected && self.ni.iter().all(|i| i.pkt == NONE)
     }
 
+    /// Packets waiting in endpoint `src`'s source queue.
+    pub fn queued_at(&self, src: usize) -> usize {
+        self.queues.get(src).map_or(0, VecDeque::len)
+    }
+
     /// Hand a packet of `flits` flits from endpoint `src` to endpoint `dst` to the source's
-    /// interfaces, now. `tag` comes back in its [`Delivered`] record.
+    /// interfaces, now. `tag` comes back in its [`Delivered`] record. Packets are numbered in
+    /// the order they are handed over; the number picks among equal-cost paths and ejection
+    /// interfaces.
     pub fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError> {
+        let serial = self.serial;
+        self.inject_numbered(src, dst, flits, tag, serial)
+    }
+
+    /// [`Noc::inject`] with the packet's number given: a caller that hands packets over
+    /// lazily (as buffers allow) numbers them as if all had been handed over at once, so the
+    /// choice of paths and ejection interfaces does not depend on when they enter.
+    pub fn inject_numbered(
+        &mut self,
+        src: usize,
+        dst: usize,
+        flits: u32,
+        tag: u64,
+        serial: u64,
+    ) -> Result<(), NocError> {
         let e = self.f.endpoints;
         if src >= e || dst >= e {
             return Err(NocError::Route(format!(
@@ -406,7 +428,7 @@ impl Noc {
             .f
             .route(src as u32, dst as u32)
             .map_err(NocError::Route)?;
-        let choice = (self.serial % u64::from(r.count)) as u32;
+        let choice = (serial % u64::from(r.count)) as u32;
         let p = Packet {
             src: src as u32,
             dst: dst as u32,
@@ -417,13 +439,12 @@ impl Noc {
             hop: 0,
             eject: self
                 .f
-                .ejection(dst, (self.serial % self.f.ifaces as u64) as usize)
-                as u32,
+                .ejection(dst, (serial % self.f.ifaces as u64) as usize) as u32,
             created: self.now,
             injected: 0,
             tag,
         };
-        self.serial += 1;
+        self.serial = serial + 1;
         let id = match self.free_packets.pop() {
             Some(id) => {
                 self.packets[id as usize] = p;

@@ -593,3 +593,113 @@ fn a_deadlocked_packet_model_says_why() {
     let why = m.failure().expect("a failure");
     assert!(why.contains("deadlock"), "{why}");
 }
+
+#[test]
+fn a_window_too_short_to_measure_is_refused_not_called_saturated() {
+    // Regression: `--cycles 1` measured no packet and reported "saturated: yes".
+    let net = cube(&[4, 4], false);
+    let c = RouterConfig::default();
+    for cycles in [1, MIN_WINDOW_CYCLES - 1] {
+        let spec = RunSpec {
+            cycles,
+            ..RunSpec::new(Pattern::Uniform, 0.1)
+        };
+        let e = run(&net, NocRouting::DimensionOrder, &c, &spec).unwrap_err();
+        assert!(e.to_string().contains("at least 100"), "{e}");
+    }
+    // At 0.1 flits/node/cycle on a 4x4 mesh (uniform, mean 8/3 hops: far from saturation)
+    // a 100-cycle window measures about 160 packets and is not saturated.
+    let spec = RunSpec {
+        cycles: MIN_WINDOW_CYCLES,
+        ..RunSpec::new(Pattern::Uniform, 0.1)
+    };
+    let r = run(&net, NocRouting::DimensionOrder, &c, &spec).unwrap();
+    assert!(!r.saturated);
+    assert!(r.measured_packets > 80, "{}", r.measured_packets);
+}
+
+#[test]
+fn a_window_with_no_packet_is_an_error_not_a_zero_latency() {
+    // At 1e-9 flits per node per cycle, the chance that either of 2 endpoints creates a packet
+    // in a 100-cycle window is about 2e-7: there is nothing to measure.
+    let net = cube(&[2], false);
+    let spec = RunSpec {
+        cycles: MIN_WINDOW_CYCLES,
+        ..RunSpec::new(Pattern::Uniform, 1e-9)
+    };
+    let e = run(
+        &net,
+        NocRouting::DimensionOrder,
+        &RouterConfig::default(),
+        &spec,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("nothing to measure"), "{e}");
+}
+
+#[test]
+fn a_huge_transfer_holds_a_few_packets_at_a_time() {
+    // Regression: the packet model queued every packet of a transfer when it started, so a
+    // 1 PiB send (2^50 B / 64 B flits / 16 flits = 2^40 packets) ran out of memory.
+    let net = cube(&[4], true);
+    let mut pm = PacketModel::new(
+        &net,
+        NocRouting::DimensionOrder,
+        &model_cfg(),
+        Packetization::NONE,
+    )
+    .unwrap();
+    pm.send(SimTime::ZERO, NodeId(0), NodeId(1), Bytes(1 << 50), 0)
+        .unwrap();
+    let t = pm.noc().fabric().cycle().as_ps();
+    assert!(pm.advance(SimTime::from_ps(10_000 * t)).is_empty());
+    // A ring node has 2 interfaces: at most 2 packets wait in its source queue.
+    assert!(pm.noc().queued() <= 2, "{}", pm.noc().queued());
+    // 10,000 cycles moved about 10,000 flits over the one link at one flit per cycle (less
+    // the few cycles the first flit takes to get there).
+    let hops = pm.noc().flit_hops();
+    assert!((9_000..=10_000).contains(&hops), "{hops}");
+}
+
+#[test]
+fn lazily_handed_packets_take_the_paths_they_took_when_queued_at_once() {
+    // Two transfers from the same source start together; each packet's number (which picks
+    // the ejection interface) is what it was when all were queued at start, so the delivery
+    // times equal those of the same sends split by hand into packets queued at once on a
+    // bare `Noc` (the second fidelity here is the Noc itself).
+    let net = cube(&[4, 4], true);
+    let cfg = RouterConfig {
+        flit_bytes: 64,
+        ..model_cfg()
+    };
+    let mut pm =
+        PacketModel::new(&net, NocRouting::DimensionOrder, &cfg, Packetization::NONE).unwrap();
+    // 64 KiB = 1024 flits of 64 B = 64 packets of 16 flits each; 4 KiB = 4 packets.
+    pm.send(SimTime::ZERO, NodeId(0), NodeId(5), Bytes(64 << 10), 0)
+        .unwrap();
+    pm.send(SimTime::ZERO, NodeId(0), NodeId(10), Bytes(4 << 10), 1)
+        .unwrap();
+    let mut ends = Vec::new();
+    while let Some(t) = pm.next_completion() {
+        for c in pm.advance(t) {
+            ends.push((c.tag, c.end));
+        }
+    }
+    ends.sort();
+    let mut noc = Noc::new(&net, NocRouting::DimensionOrder, &cfg).unwrap();
+    for _ in 0..64 {
+        noc.inject(0, 5, 16, 0).unwrap();
+    }
+    for _ in 0..4 {
+        noc.inject(0, 10, 16, 1).unwrap();
+    }
+    let mut last = [0u64; 2];
+    for d in drain(&mut noc, 100_000) {
+        last[d.tag as usize] = last[d.tag as usize].max(d.delivered);
+    }
+    let t = noc.fabric().cycle().as_ps();
+    let want: Vec<(u64, SimTime)> = (0..2)
+        .map(|i| (i as u64, SimTime::from_ps((last[i] + 1) * t)))
+        .collect();
+    assert_eq!(ends, want);
+}

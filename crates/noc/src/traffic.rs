@@ -312,6 +312,14 @@ pub struct NocResult {
     pub links: Vec<LinkStat>,
 }
 
+/// The shortest measurement window: fewer cycles cannot tell a latency or a saturation (a
+/// 1-cycle window measured nothing and was called saturated).
+pub const MIN_WINDOW_CYCLES: u64 = 100;
+
+/// The drain runs at least this many cycles (and at least as long as the window) before a run
+/// whose measured packets have not all arrived is called saturated.
+pub const MIN_DRAIN_CYCLES: u64 = 1_000;
+
 /// Below this ratio of accepted to generated load the network is called saturated.
 pub const SATURATION_RATIO: f64 = 0.95;
 const MAX_WARMUP_SAMPLES: u64 = 20;
@@ -354,8 +362,16 @@ pub fn run(
         )
         .into());
     }
-    if spec.cycles == 0 || spec.sample_cycles == 0 {
-        return Err(ConfigError::new("cycles", "expected at least one cycle").into());
+    if spec.cycles < MIN_WINDOW_CYCLES || spec.sample_cycles == 0 {
+        return Err(ConfigError::new(
+            "cycles",
+            format!(
+                "a measurement window of {} cycles cannot tell a latency or saturation; \
+                 expected at least {MIN_WINDOW_CYCLES}",
+                spec.cycles
+            ),
+        )
+        .into());
     }
     let mut dests = Destinations::new(&spec.pattern, net, e)?;
     let mut rng = RngStreams::new(spec.seed).stream("noc.traffic");
@@ -443,7 +459,7 @@ pub fn run(
     // Drain: keep the load on until every measured packet is out.
     let mut drained = measured_live == 0;
     let mut unused = 0;
-    for _ in 0..spec.cycles {
+    for _ in 0..spec.cycles.max(MIN_DRAIN_CYCLES) {
         if drained {
             break;
         }
@@ -456,6 +472,17 @@ pub fn run(
         drained = measured_live == 0;
     }
     let n = hist.count();
+    if n == 0 {
+        return Err(ConfigError::new(
+            "rate",
+            format!(
+                "no packet was created in the {}-cycle window at {} flits/node/cycle, so there \
+                 is nothing to measure; raise the rate or the cycles",
+                spec.cycles, spec.rate
+            ),
+        )
+        .into());
+    }
     let mean = hist.mean();
     let avg = |x: u64| if n > 0 { x as f64 / n as f64 } else { 0.0 };
     Ok(NocResult {
