@@ -110,10 +110,11 @@ pub struct CollectiveArgs {
     #[arg(long, value_name = "SIZES")]
     sweep: Option<String>,
     /// Where the sweep's CSV goes [default: collective-sweep.csv].
-    #[arg(long, value_name = "FILE", default_value = "collective-sweep.csv")]
-    csv: PathBuf,
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
     /// Print one JSON object (keys: time_s, algorithm_bandwidth_bytes_per_s,
-    /// bus_bandwidth_bytes_per_s, bytes_on_wire, max_link_utilization, lower_bound_time_s).
+    /// bus_bandwidth_bytes_per_s, bytes_on_wire, max_link_utilization, lower_bound_time_s,
+    /// verified); with --sweep, an array of them, one per size (the CSV is still written).
     #[arg(long)]
     json: bool,
 }
@@ -166,6 +167,43 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         .map(|s| size("--chunk", s))
         .transpose()?
         .unwrap_or(0);
+    // Settings that would have no effect are errors, not silently dropped.
+    let chunked = matches!(
+        (kind, alg),
+        (Kind::Broadcast, Algorithm::Ring) | (Kind::AllToAll, Algorithm::Direct)
+    );
+    if a.chunk.is_some() && !chunked {
+        return Err(flag_err(
+            "--chunk",
+            format!(
+                "{kind} ({}) does not cut its transfers into pieces; --chunk applies to the ring \
+                 broadcast (pipeline piece) and the direct all-to-all (DMA size); drop the flag",
+                alg.name()
+            ),
+        ));
+    }
+    if kind == Kind::Barrier && (a.bytes.is_some() || a.sweep.is_some()) {
+        return Err(flag_err(
+            if a.bytes.is_some() {
+                "--bytes"
+            } else {
+                "--sweep"
+            },
+            "a barrier moves no payload, so sizes have no effect; drop the flag",
+        ));
+    }
+    if a.sweep.is_some() && a.bytes.is_some() {
+        return Err(flag_err(
+            "--bytes",
+            "--sweep gives the sizes; give either --bytes or --sweep",
+        ));
+    }
+    if a.sweep.is_none() && a.csv.is_some() {
+        return Err(flag_err(
+            "--csv",
+            "only a --sweep writes CSV; add --sweep or drop the flag",
+        ));
+    }
     let packets = a.net.packets()?;
     let setup = |bytes| Setup {
         kind,
@@ -181,6 +219,10 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(format!("<command line>: {kind} on {}: {e}", a.topology)))
     };
     if let Some(list) = &a.sweep {
+        let csv_path = a
+            .csv
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("collective-sweep.csv"));
         let sizes: Vec<u64> = list
             .split(',')
             .map(|s| size("--sweep", s.trim()))
@@ -198,8 +240,12 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         let mut csv = String::from(
             "bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire\n",
         );
+        let mut all = Vec::new();
         for b in sizes {
             let m = run(b)?;
+            if a.json {
+                all.push(measurement_json(kind, alg, model, &a.topology, &m));
+            }
             rows.push((
                 Bytes(b).to_string(),
                 vec![
@@ -221,8 +267,13 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                 m.bytes_on_wire
             ));
             // Written after every size, so a killed sweep keeps what it finished.
-            std::fs::write(&a.csv, &csv)
-                .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", a.csv.display())))?;
+            std::fs::write(&csv_path, &csv).map_err(|e| {
+                Failure::runtime(format!("{}: cannot write: {e}", csv_path.display()))
+            })?;
+        }
+        if a.json {
+            outln!("{}", serde_json::Value::Array(all));
+            return Ok(ExitCode::SUCCESS);
         }
         outln!(
             "{kind} ({}) on {} with the {} model",
@@ -231,7 +282,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             model.name()
         );
         out!("{}", render(&rows));
-        outln!("CSV written to {}", a.csv.display());
+        outln!("CSV written to {}", csv_path.display());
         return Ok(ExitCode::SUCCESS);
     }
     let bytes = match &a.bytes {

@@ -41,13 +41,14 @@ pub struct GemmArgs {
     /// Cycles").
     #[arg(long, value_name = "NAME", default_value = "rtl")]
     convention: String,
-    /// Bytes per element of A and B [default: 1, int8].
+    /// Bytes per element of A and B (1: int8).
     #[arg(long, value_name = "BYTES", default_value_t = 1)]
     input_bytes: u64,
-    /// Bytes per element of D [default: 4, int32 or FP32].
+    /// Bytes per element of D (4: int32 or FP32).
     #[arg(long, value_name = "BYTES", default_value_t = 4)]
     output_bytes: u64,
-    /// Scratchpad per operand (A, B and D each; double-buffered) [size; default: 64 KiB].
+    /// Scratchpad per operand (A, B and D each; double-buffered), a size of at least two edges
+    /// of the array's elements.
     #[arg(long, value_name = "SIZE", default_value = "64 KiB")]
     sram: String,
     /// DRAM bytes per cycle; stalls are counted when traffic outruns compute [default:
@@ -80,6 +81,20 @@ pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
         .parse::<Bytes>()
         .map_err(|e| flag_err("--sram", format!("{e}; expected a size such as \"64 KiB\"")))?
         .0;
+    // The array takes a row of A and a column of B (or a row of partial sums) every cycle from
+    // double-buffered scratchpads: one edge of the array, twice, is the least that works.
+    let edge = 2 * rows.max(cols) * a.input_bytes.max(a.output_bytes);
+    if sram < edge {
+        return Err(flag_err(
+            "--sram",
+            format!(
+                "{} cannot feed a {rows}x{cols} array: each scratchpad needs at least {} \
+                 (one double-buffered edge of the array)",
+                Bytes(sram),
+                Bytes(edge)
+            ),
+        ));
+    }
     if let Some(bw) = a.dram_bytes_per_cycle
         && !(bw > 0.0 && bw.is_finite())
     {
@@ -249,6 +264,16 @@ pub fn systolic_cmd(a: &SystolicArgs) -> Result<ExitCode, Failure> {
         return Err(flag_err("--size/--k", "both must be at least 1"));
     }
     let (s, k) = (a.size, a.k);
+    let need = podsim_compute::lecture::os_run_bytes(s, s, k, a.trace);
+    let limit = crate::memory_limit();
+    if need > limit {
+        return Err(Failure::runtime(format!(
+            "<command line>: a {s}x{s} array with K = {k}{} needs about {}, more than the memory limit of {} (--memory-limit)",
+            if a.trace { " traced" } else { "" },
+            Bytes(need),
+            Bytes(limit)
+        )));
+    }
     let am = read_matrix(&a.a, s, k)?;
     let bm = read_matrix(&a.b, k, s)?;
     let run = run_os((s, s), k, Widths::INT8_INT32, &am, &bm, a.trace)

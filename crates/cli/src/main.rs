@@ -91,6 +91,28 @@ const VALIDATION: &[(&str, &str)] = &[
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The most memory a simulation may hold, e.g. "4 GiB": a run whose estimate is larger is
+    /// refused up front, naming the estimate, instead of exhausting the machine [size;
+    /// default: the memory available when podsim starts (MemAvailable in /proc/meminfo)].
+    #[arg(long, global = true, value_name = "SIZE")]
+    memory_limit: Option<String>,
+}
+
+/// The memory limit of this run, in bytes (set once in `main`).
+static MEMORY_LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// The most memory a simulation of this run may hold, in bytes: `--memory-limit`, else the
+/// memory available when podsim started, else no limit.
+pub(crate) fn memory_limit() -> u64 {
+    MEMORY_LIMIT.get().copied().unwrap_or(u64::MAX)
+}
+
+/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 #[derive(Subcommand)]
@@ -107,15 +129,15 @@ enum Command {
         spec: String,
         /// Bandwidth of every link in each direction, e.g. "50 GB/s", "12.8 GiB/s", "56.1 Gb/s"
         /// [unit required; default: 50 GB/s, the TPU v4 ICI link of tpu-v4-isca2023.txt Table 4].
-        /// Ignored for a file, which states its own.
+        /// Not with a file, which states its own.
         #[arg(long, value_name = "BW", allow_hyphen_values = true)]
         link_bandwidth: Option<String>,
         /// Latency of every link, e.g. "100 ns", "0.49 us" [unit required; default: 0 ns;
-        /// the metrics do not depend on it]. Ignored for a file.
+        /// the metrics do not depend on it]. Not with a file.
         #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
         link_latency: Option<String>,
         /// Network interfaces per node, each injecting at one link's bandwidth
-        /// [count; default: one per port of the best-connected node]. Ignored for a file.
+        /// [count; default: one per port of the best-connected node]. Not with a file.
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         interfaces: Option<String>,
         /// Print one JSON object (keys: nodes, links, degree_max, diameter, average_distance,
@@ -194,6 +216,23 @@ impl From<ConfigError> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(negative_values_last(std::env::args_os().collect()));
+    let limit = match cli.memory_limit.as_deref() {
+        Some(s) => match s.parse::<podsim_units::Bytes>() {
+            Ok(b) if b.0 > 0 => b.0,
+            Ok(_) => {
+                eprintln!("error: <command line>: `--memory-limit`: expected more than 0 B");
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                eprintln!(
+                    "error: <command line>: `--memory-limit`: {e}; expected a size such as \"4 GiB\""
+                );
+                return ExitCode::from(2);
+            }
+        },
+        None => available_memory().unwrap_or(u64::MAX),
+    };
+    let _ = MEMORY_LIMIT.set(limit);
     let result = match cli.command {
         Command::Topo {
             spec,
@@ -307,6 +346,17 @@ fn topo(
 ) -> Result<ExitCode, Failure> {
     let path = Path::new(spec);
     let (system, file) = if path.is_file() {
+        let given = [
+            ("--link-bandwidth", link_bandwidth),
+            ("--link-latency", link_latency),
+            ("--interfaces", interfaces),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, v)| v.is_some()) {
+            return Err(collective_cmd::flag_err(
+                flag,
+                format!("{spec} is a file, which states its own links; set the value there"),
+            ));
+        }
         (parse_system(spec, &read(path)?)?, spec)
     } else {
         (
@@ -477,6 +527,12 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
                 .filter(|p| p.extension().is_some_and(|x| x == "toml"))
                 .collect();
             paths.sort();
+            if paths.is_empty() {
+                return Err(Failure::usage(format!(
+                    "{}: no validation cases (no .toml file) in this directory",
+                    d.display()
+                )));
+            }
             for p in paths {
                 files.push((p.display().to_string(), read(&p)?));
             }

@@ -66,12 +66,12 @@ pub struct NocArgs {
     /// point; writes the curve to --csv and --svg.
     #[arg(long, value_name = "FROM:TO:STEP")]
     sweep: Option<String>,
-    /// Where the sweep's CSV goes.
-    #[arg(long, value_name = "FILE", default_value = "noc-sweep.csv")]
-    csv: PathBuf,
-    /// Where the sweep's plot goes.
-    #[arg(long, value_name = "FILE", default_value = "noc-sweep.svg")]
-    svg: PathBuf,
+    /// Where the sweep's CSV goes [default: noc-sweep.csv].
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Where the sweep's plot goes [default: noc-sweep.svg].
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
     /// Also report every link's flits, utilisation and cycles blocked on credits (all of
     /// them in JSON, the ten busiest in the table).
     #[arg(long)]
@@ -93,6 +93,7 @@ fn router_config(a: &NocArgs) -> Result<RouterConfig, Failure> {
         }
         None => (RouterConfig::default(), "<command line>".to_string()),
     };
+    cfg.memory_limit = crate::memory_limit();
     if let Some(v) = a.packet_flits {
         cfg.packet_flits = v;
     }
@@ -191,14 +192,28 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         cfg.pipeline_stages,
         cfg.arbitration.name()
     );
+    if a.sweep.is_none() && (a.csv.is_some() || a.svg.is_some()) {
+        return Err(flag_err(
+            if a.csv.is_some() { "--csv" } else { "--svg" },
+            "only a --sweep writes a curve; add --sweep or drop the flag",
+        ));
+    }
+    let csv_path = a
+        .csv
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("noc-sweep.csv"));
+    let svg_path = a
+        .svg
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("noc-sweep.svg"));
     if let Some(s) = &a.sweep {
         if a.rate.is_some() {
             return Err(flag_err("--rate", "give --rate or --sweep, not both"));
         }
         let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
         let curve = podsim_noc::sweep(&net, routing, &cfg, &base, &rates, true).map_err(err)?;
-        write_csv(&a.csv, &curve)?;
-        plot(&a.svg, &title, &curve)?;
+        write_csv(&csv_path, &curve)?;
+        plot(&svg_path, &title, &curve)?;
         if a.json {
             let all: Vec<Value> = curve
                 .iter()
@@ -240,8 +255,8 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             out!("{}", render(&rows));
             outln!(
                 "curve written to {} and {}",
-                a.csv.display(),
-                a.svg.display()
+                csv_path.display(),
+                svg_path.display()
             );
         }
         return Ok(ExitCode::SUCCESS);

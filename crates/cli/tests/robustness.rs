@@ -46,3 +46,261 @@ fn a_closed_stdout_ends_quietly_with_success() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }
+
+/// The exit code and the one-line error of a failing command.
+fn fails(args: &[&str]) -> (i32, String) {
+    let o = podsim(args);
+    assert!(!o.status.success(), "{args:?} succeeded: {}", stdout(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.starts_with("error: "), "{e}");
+    (o.status.code().unwrap(), e)
+}
+
+#[test]
+fn numerics_takes_negative_infinity_and_nan() {
+    // `-inf` was read as the short flags -i -n -f (exit 2).
+    let o = podsim(&["numerics", "--format", "bf16", "-inf", "-1.5", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // bf16 -inf: sign 1, exponent all ones, mantissa 0 = 0xff80; -1.5 = 0xbfc0.
+    assert_eq!(v["values"][0]["bits"], "0xff80");
+    assert_eq!(v["values"][1]["bits"], "0xbfc0");
+    let o = podsim(&["numerics", "-NaN", "--format", "e4m3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // E4M3 has one NaN pattern per sign: 0x7f / 0xff.
+    assert!(stdout(&o).contains("0xff = NaN"), "{}", stdout(&o));
+}
+
+#[test]
+fn help_prints_each_default_once() {
+    for cmd in [
+        "topo",
+        "run",
+        "collective",
+        "microbench",
+        "gemm",
+        "systolic",
+        "noc",
+        "numerics",
+        "validate",
+    ] {
+        let o = podsim(&[cmd, "--help"]);
+        for line in stdout(&o).lines() {
+            assert!(
+                line.matches("[default:").count() <= 1,
+                "`podsim {cmd} --help` prints a default twice: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn settings_without_effect_are_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "collective",
+                "barrier",
+                "--topology",
+                "ring:4",
+                "--bytes",
+                "1 MiB",
+            ],
+            "`--bytes`",
+        ),
+        (
+            &[
+                "collective",
+                "all-reduce",
+                "--topology",
+                "ring:4",
+                "--bytes",
+                "1 MiB",
+                "--chunk",
+                "64 KiB",
+            ],
+            "`--chunk`",
+        ),
+        (
+            &[
+                "collective",
+                "all-reduce",
+                "--topology",
+                "ring:4",
+                "--bytes",
+                "1 MiB",
+                "--sweep",
+                "1 MiB,2 MiB",
+            ],
+            "`--bytes`",
+        ),
+        (
+            &[
+                "collective",
+                "all-reduce",
+                "--topology",
+                "ring:4",
+                "--bytes",
+                "1 MiB",
+                "--csv",
+                "x.csv",
+            ],
+            "`--csv`",
+        ),
+        (
+            &[
+                "noc",
+                "--topology",
+                "mesh:4x4",
+                "--rate",
+                "0.1",
+                "--svg",
+                "x.svg",
+            ],
+            "`--svg`",
+        ),
+        (
+            &[
+                "topo",
+                "examples/booksim-mesh-8x8.toml",
+                "--link-latency",
+                "1 ns",
+            ],
+            "is a file",
+        ),
+        (
+            &[
+                "gemm",
+                "--array",
+                "32x32",
+                "--dataflow",
+                "os",
+                "--m",
+                "64",
+                "--n",
+                "64",
+                "--k",
+                "64",
+                "--sram",
+                "0B",
+            ],
+            "`--sram`",
+        ),
+        (
+            &[
+                "noc",
+                "--topology",
+                "mesh:4x4",
+                "--rate",
+                "0.1",
+                "--cycles",
+                "1",
+            ],
+            "`--cycles`",
+        ),
+        (&["run", "--memory-limit", "lots"], "`--memory-limit`"),
+    ];
+    for (args, key) in cases {
+        let (code, e) = fails(args);
+        assert_eq!(code, 2, "{args:?}: {e}");
+        assert!(e.contains(key), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn link_latency_on_a_preset_that_fixes_its_own_is_an_error() {
+    // Used to be accepted and silently ignored.
+    for topo in [
+        "tpuv4:slice=4x4x4",
+        "grayskull",
+        "wormhole:harvest=0",
+        "dojo:die",
+    ] {
+        let (code, e) = fails(&[
+            "collective",
+            "barrier",
+            "--topology",
+            topo,
+            "--link-latency",
+            "100 ns",
+        ]);
+        assert_eq!(code, 2, "{topo}: {e}");
+        assert!(e.contains("`--link-latency`"), "{topo}: {e}");
+    }
+}
+
+#[test]
+fn a_sweep_prints_json_when_asked() {
+    // `--json` used to be ignored with `--sweep`.
+    let dir = std::env::temp_dir().join(format!("podsim-sweep-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("s.csv");
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "ring:4",
+        "--sweep",
+        "1 MiB,2 MiB",
+        "--json",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = v.as_array().unwrap();
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[0]["bytes"], 1 << 20);
+    assert_eq!(a[1]["bytes"], 2 << 20);
+    // Ring all-reduce on ring:4 at 50 GB/s: 2 x 3 steps of bytes/4 = 1.5 x bytes / 50 GB/s.
+    let t = a[1]["time_s"].as_f64().unwrap();
+    assert!((t - 1.5 * 2097152.0 / 50e9).abs() < 1e-12, "{t}");
+    assert!(std::fs::read_to_string(&csv).unwrap().lines().count() == 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn validate_on_an_empty_directory_fails() {
+    // Used to print an empty table and "0 passed, 0 failed" with success.
+    let dir = std::env::temp_dir().join(format!("podsim-empty-validation-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (code, e) = fails(&["validate", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(e.contains("no validation cases"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn runs_too_large_for_memory_are_refused_up_front() {
+    // `noc --topology torus:1000x1000` aborted after 8 GB; uniform traffic at 0.01 over the
+    // longest run meets about 2 x 10^8 pairs of a million endpoints, each route ~500 hops.
+    let (code, e) = fails(&[
+        "noc",
+        "--topology",
+        "torus:1000x1000",
+        "--rate",
+        "0.01",
+        "--memory-limit",
+        "16 GiB",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(e.contains("more than the memory limit of 16 GiB"), "{e}");
+    // `systolic --size 100000` asked for 80 GB: 10^10 PEs x 48 bytes = 480 GB, plus the
+    // 2 x 10^5 input edges x 8 bytes = 1.6 MB.
+    let (code, e) = fails(&[
+        "systolic",
+        "--size",
+        "100000",
+        "--k",
+        "2",
+        "--a",
+        "a.csv",
+        "--b",
+        "b.csv",
+        "--memory-limit",
+        "16 GiB",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(e.contains("480.0016 GB"), "{e}");
+}

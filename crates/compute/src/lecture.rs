@@ -209,6 +209,20 @@ pub struct OsRun {
     pub trace: Vec<Vec<i64>>,
 }
 
+/// The bytes [`run_os`] holds for a `rows` x `cols` array and reduction length `k`: the
+/// array's four registers per PE (a, b, d and the cycle d last changed, 8 bytes each), the
+/// result and settle cycles it returns (16 bytes per output), the skewed input edges, and with
+/// `trace` a copy of d for every cycle (8 bytes per output per cycle). Saturates rather than
+/// wraps, so callers can compare it with a limit.
+pub fn os_run_bytes(rows: usize, cols: usize, k: usize, trace: bool) -> u64 {
+    let pes = (rows as u128) * (cols as u128);
+    let cycles = u128::from(os_completion_cycle(rows, cols, k)) + 1;
+    let bytes = pes * (4 * 8 + 16)
+        + (rows as u128 + cols as u128) * 8
+        + if trace { pes * 8 * cycles } else { 0 };
+    u64::try_from(bytes).unwrap_or(u64::MAX)
+}
+
 /// Stream A (`rows` x `k`, row-major) and B (`k` x `cols`) through the lecture's array with the
 /// standard skew: in cycle t, row i gets A[i][t - i] and column j gets B[t - j][j] (0 outside
 /// the matrices). Runs until every output has settled; `trace` keeps d for every cycle.

@@ -757,6 +757,24 @@ impl SystemSpec {
                 })?
             }
         };
+        if link_latency.is_some() {
+            let fixed = match &topology {
+                TopoSpec::Cube(_) | TopoSpec::FatTree { .. } | TopoSpec::Tofu(_) => None,
+                TopoSpec::TpuV4 { .. } => Some("a TPU v4 slice"),
+                TopoSpec::Hybrid { .. } => Some("a hybrid ICI/InfiniBand system"),
+                TopoSpec::Dojo(_) => Some("a DOJO system"),
+                TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some("a Tenstorrent grid"),
+            };
+            if let Some(what) = fixed {
+                // The flag used to be accepted and silently ignored.
+                return Err(err(
+                    "--link-latency",
+                    format!(
+                        "{what} sets its own link latencies, which the flag would not change; drop the flag"
+                    ),
+                ));
+            }
+        }
         if let (false, Some(_)) = (matches!(topology, TopoSpec::Cube(_)), interfaces) {
             // Presets (and a fat tree's one link per host) fix the interfaces per node.
             return Err(err(

@@ -96,6 +96,11 @@ pub struct RouterConfig {
     /// link is not throttled by credits returning late, as long links are built. Off, every
     /// VC has `buffer_flits`.
     pub cover_round_trip: bool,
+    /// The most memory, in bytes, a simulation built to this configuration may hold: it is
+    /// refused up front, naming its estimate, when the estimate is larger. Not a key of
+    /// configuration files (the command line's `--memory-limit` sets it); default: no limit.
+    #[serde(skip)]
+    pub memory_limit: u64,
 }
 
 impl Default for RouterConfig {
@@ -114,6 +119,7 @@ impl Default for RouterConfig {
             dateline: true,
             watchdog_cycles: 10_000,
             cover_round_trip: false,
+            memory_limit: u64::MAX,
         }
     }
 }

@@ -406,6 +406,22 @@ impl Fabric {
         }
     }
 
+    /// Bytes per directed link of the fabric's link table (target, spec, dateline facts and
+    /// offsets: 8 + 24 + 2 + 8, rounded up).
+    pub const LINK_TABLE_BYTES: u64 = 48;
+
+    /// Bytes of the dense route table (networks of at most 1024 endpoints).
+    pub(crate) fn dense_bytes(&self) -> u64 {
+        (self.dense.len() * std::mem::size_of::<RouteRef>()) as u64
+    }
+
+    /// About the bytes `pairs` cached routes of `hops` hops each take: the hops (4 bytes
+    /// each) and a hash-table entry of the pair (24 bytes, doubled for the table's slack).
+    pub fn route_bytes(pairs: u64, hops: f64) -> u64 {
+        let per = 4.0 * hops.max(1.0) + 48.0;
+        (pairs as f64 * per).min(u64::MAX as f64) as u64
+    }
+
     /// The route from endpoint `src` to `dst`, computed once and cached.
     pub(crate) fn route(&mut self, src: u32, dst: u32) -> Result<RouteRef, String> {
         let slot = src as usize * self.endpoints + dst as usize;
@@ -420,8 +436,17 @@ impl Fabric {
         if found.iter().any(|p| p.len() != len) || len > u16::MAX as usize {
             return Err(format!("paths from n{src} to n{dst} differ in length"));
         }
+        let start = u32::try_from(self.arena.len() + found.len() * len)
+            .map(|_| self.arena.len() as u32)
+            .map_err(|_| {
+                format!(
+                    "the route cache holds {} hops, more than the packet level addresses (2^32); \
+                     use fewer endpoints or a shorter run",
+                    self.arena.len()
+                )
+            })?;
         let r = RouteRef {
-            start: self.arena.len() as u32,
+            start,
             len: len as u16,
             count: found.len().clamp(1, u16::MAX as usize) as u16,
         };

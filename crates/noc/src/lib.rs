@@ -80,6 +80,20 @@ pub enum NocError {
     /// The simulation stopped (a deadlock).
     #[error(transparent)]
     Sim(#[from] podsim_engine::SimError),
+    /// The simulation would hold more memory than it may.
+    #[error(
+        "the packet level needs about {} for {what}, more than the memory limit of {} (--memory-limit)",
+        podsim_units::Bytes(*estimate),
+        podsim_units::Bytes(*limit)
+    )]
+    Memory {
+        /// What the estimate covers.
+        what: String,
+        /// Estimated bytes.
+        estimate: u64,
+        /// The limit in bytes.
+        limit: u64,
+    },
 }
 
 #[cfg(test)]

@@ -280,6 +280,18 @@ impl Noc {
             )
             .into());
         }
+        let with_ready = cfg.pipeline_stages > 1 || cfg.arbitration == Arbitration::Fcfs;
+        let estimate = Noc::state_bytes(&f, total, with_ready);
+        if estimate > cfg.memory_limit {
+            return Err(NocError::Memory {
+                what: format!(
+                    "{} routers, {ch} channels and {total} flit buffers",
+                    f.nodes
+                ),
+                estimate,
+                limit: cfg.memory_limit,
+            });
+        }
         let ivc: Vec<InVc> = buf_base
             .iter()
             .enumerate()
@@ -364,6 +376,30 @@ impl Noc {
             sa_reqs: Vec::new(),
             f,
         })
+    }
+
+    /// The bytes a network's routers, channels and `slots` flit buffers take (a little
+    /// above what `Noc::new` allocates: every per-channel, per-VC, per-slot and per-router
+    /// vector, and the fabric's channel tables with [`Fabric::LINK_TABLE_BYTES`] per link).
+    /// Routes and packets come on top, as traffic needs them.
+    pub fn state_bytes(f: &Fabric, slots: u64, with_ready: bool) -> u64 {
+        use std::mem::size_of;
+        let ch = f.channels() as u64;
+        let vcs = ch * f.vcs as u64;
+        let per_slot = size_of::<Flit>() as u64 + if with_ready { 8 } else { 0 };
+        // Per channel: the port, three counters, five fabric tables of u32 and the input list.
+        let per_channel = size_of::<Port>() as u64 + 3 * 8 + 6 * 4;
+        let per_router = size_of::<Masks>() as u64 + 2 * 4;
+        let per_endpoint =
+            size_of::<VecDeque<u32>>() as u64 + f.ifaces as u64 * size_of::<Interface>() as u64;
+        slots
+            .saturating_mul(per_slot)
+            .saturating_add(vcs.saturating_mul(size_of::<InVc>() as u64 + 4))
+            .saturating_add(ch.saturating_mul(per_channel))
+            .saturating_add((f.links as u64).saturating_mul(Fabric::LINK_TABLE_BYTES))
+            .saturating_add((f.nodes as u64).saturating_mul(per_router))
+            .saturating_add((f.endpoints as u64).saturating_mul(per_endpoint))
+            .saturating_add(f.dense_bytes())
     }
 
     /// The fabric (channels, cycle time, routes).

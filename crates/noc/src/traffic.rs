@@ -347,10 +347,49 @@ pub fn run(
     cfg: &RouterConfig,
     spec: &RunSpec,
 ) -> Result<NocResult, NocError> {
-    let mut noc = Noc::new(net, routing, cfg)?;
-    let e = noc.fabric().endpoints();
+    // Memory, before anything is built: a cached route for every pair the traffic can meet (at
+    // most one per packet created, over the longest warm-up, the window and the drain;
+    // permutation patterns meet one pair per source), then the routers within what is left.
     let flits = cfg.packet_flits;
     let p = spec.rate / f64::from(flits);
+    let mut cfg = cfg.clone();
+    let mut routes = (0, 0);
+    if cfg.memory_limit < u64::MAX {
+        let e = net.endpoints();
+        let most_cycles = (MAX_WARMUP_SAMPLES * spec.sample_cycles)
+            .saturating_add(spec.cycles)
+            .saturating_add(spec.cycles.max(MIN_DRAIN_CYCLES));
+        let packets = (p.clamp(0.0, 1.0) * e as f64 * most_cycles as f64).ceil() as u64;
+        let pairs = match spec.pattern {
+            Pattern::Uniform | Pattern::Hotspot { .. } | Pattern::AllToAll => {
+                packets.min(e.saturating_mul(e))
+            }
+            _ => e,
+        };
+        let bytes = crate::Fabric::route_bytes(pairs, net.metrics().average_distance + 2.0);
+        if bytes > cfg.memory_limit {
+            return Err(NocError::Memory {
+                what: format!("the routes of {pairs} source-destination pairs on {e} endpoints"),
+                estimate: bytes,
+                limit: cfg.memory_limit,
+            });
+        }
+        cfg.memory_limit -= bytes;
+        routes = (pairs, bytes);
+    }
+    let mut noc = Noc::new(net, routing, &cfg).map_err(|e| match e {
+        NocError::Memory {
+            what,
+            estimate,
+            limit,
+        } => NocError::Memory {
+            what: format!("{what}, and the routes of {} pairs", routes.0),
+            estimate: estimate.saturating_add(routes.1),
+            limit: limit.saturating_add(routes.1),
+        },
+        other => other,
+    })?;
+    let e = noc.fabric().endpoints();
     if !(spec.rate > 0.0 && p <= 1.0) {
         return Err(ConfigError::new(
             "rate",
