@@ -10,7 +10,8 @@ use podsim_net::Packetization;
 use podsim_units::Bytes;
 use serde_json::json;
 
-use crate::{Failure, build, report::render};
+use crate::{Failure, build};
+use podsim_report::render;
 
 /// The network options shared by `collective` and `microbench`.
 #[derive(Args)]

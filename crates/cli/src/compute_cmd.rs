@@ -13,7 +13,8 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 
-use crate::{Failure, read, report::render};
+use crate::{Failure, read};
+use podsim_report::render;
 
 fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
     Failure::usage(format!("<command line>: `{flag}`: {why}"))

@@ -14,7 +14,6 @@ macro_rules! outln {
 mod collective_cmd;
 mod compute_cmd;
 mod noc_cmd;
-mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -367,11 +366,11 @@ fn topo(
     let net = build(&system, file)?;
     let m = net.metrics();
     if json {
-        outln!("{}", report::metrics_json(&net, &m));
+        outln!("{}", podsim_report::metrics_json(&net, &m));
     } else {
         out!(
             "{}",
-            report::metrics_table(std::slice::from_ref(&system.name), &[(net, m)])
+            podsim_report::metrics_table(std::slice::from_ref(&system.name), &[(net, m)])
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -399,7 +398,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                     let t = build(s, &scenario.file)?;
                     let m = t.metrics();
                     if json {
-                        let mut v = report::metrics_json(&t, &m);
+                        let mut v = podsim_report::metrics_json(&t, &m);
                         v["system"] = serde_json::Value::String(s.name.clone());
                         out.push(v);
                     }
@@ -408,7 +407,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                 }
                 if !json {
                     outln!();
-                    out!("{}", report::metrics_table(&names, &built));
+                    out!("{}", podsim_report::metrics_table(&names, &built));
                 }
             }
             RunSpec::Collective {
@@ -475,7 +474,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                             ],
                         ));
                     }
-                    out!("{}", report::render(&rows));
+                    out!("{}", podsim_report::render(&rows));
                 }
             }
         }
@@ -589,7 +588,7 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
             ));
         }
     }
-    out!("{}", report::render(&rows));
+    out!("{}", podsim_report::render(&rows));
     outln!("\n{pass} passed, {fail} failed, {marked} not reproduced");
     Ok(if fail == 0 {
         ExitCode::SUCCESS

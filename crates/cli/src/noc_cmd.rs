@@ -5,15 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use plotters::prelude::*;
 use podsim_config::SystemSpec;
-use podsim_noc::{
-    Arbitration, LinkCycles, LinkStat, NocResult, NocRouting, Pattern, RouterConfig, RunSpec,
-};
-use serde_json::{Value, json};
+use podsim_noc::{Arbitration, LinkCycles, LinkStat, NocRouting, Pattern, RouterConfig, RunSpec};
+use serde_json::Value;
 
 use crate::collective_cmd::flag_err;
-use crate::{Failure, build, read, report::render};
+use crate::{Failure, build, read};
+use podsim_report::render;
 
 /// The arguments of `podsim noc`.
 #[derive(Args)]
@@ -212,12 +210,14 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         }
         let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
         let curve = podsim_noc::sweep(&net, routing, &cfg, &base, &rates, true).map_err(err)?;
-        write_csv(&csv_path, &curve)?;
-        plot(&svg_path, &title, &curve)?;
+        std::fs::write(&csv_path, podsim_report::noc_curve_csv(&curve))
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", csv_path.display())))?;
+        podsim_report::noc_curve_svg(&svg_path, &title, &curve)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
         if a.json {
             let all: Vec<Value> = curve
                 .iter()
-                .map(|r| result_json(r, &net, a.links, a.cycles))
+                .map(|r| podsim_report::noc_result_json(r, &net, a.links, a.cycles))
                 .collect();
             outln!("{}", Value::Array(all));
         } else {
@@ -269,7 +269,10 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     }
     let r = podsim_noc::run(&net, routing, &cfg, &base).map_err(err)?;
     if a.json {
-        outln!("{}", result_json(&r, &net, a.links, a.cycles));
+        outln!(
+            "{}",
+            podsim_report::noc_result_json(&r, &net, a.links, a.cycles)
+        );
         return Ok(ExitCode::SUCCESS);
     }
     outln!("{title}");
@@ -330,107 +333,4 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     }
     out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The result as JSON; with `links`, every network link's counters over the `window` measured
-/// cycles too.
-fn result_json(r: &NocResult, net: &podsim_topology::Network, links: bool, window: u64) -> Value {
-    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-    if let Value::Object(m) = &mut v {
-        m.insert("topology".into(), Value::String(net.shorthand()));
-    }
-    if links && let Value::Object(m) = &mut v {
-        m.insert(
-            "links".into(),
-            Value::Array(
-                r.links
-                    .iter()
-                    .map(|l| {
-                        json!({"from": l.from.0, "to": l.to.0, "flits": l.flits,
-                               "utilization": l.flits as f64 / window.max(1) as f64,
-                               "blocked_cycles": l.blocked_cycles})
-                    })
-                    .collect(),
-            ),
-        );
-    }
-    v
-}
-
-fn write_csv(path: &Path, curve: &[NocResult]) -> Result<(), Failure> {
-    let mut s = String::from(
-        "offered_flits_per_node_cycle,generated_flits_per_node_cycle,\
-         accepted_flits_per_node_cycle,average_latency_cycles,p50_latency_cycles,\
-         p99_latency_cycles,max_latency_cycles,average_queueing_cycles,\
-         average_network_cycles,average_hops,saturated,simulated_cycles,flit_hops\n",
-    );
-    for r in curve {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.offered_flits_per_node_cycle,
-            r.generated_flits_per_node_cycle,
-            r.accepted_flits_per_node_cycle,
-            r.average_latency_cycles,
-            r.p50_latency_cycles,
-            r.p99_latency_cycles,
-            r.max_latency_cycles,
-            r.average_queueing_cycles,
-            r.average_network_cycles,
-            r.average_hops,
-            r.saturated,
-            r.simulated_cycles,
-            r.flit_hops
-        ));
-    }
-    std::fs::write(path, s)
-        .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))
-}
-
-/// Average latency against offered load, one point per rate, the saturated one marked.
-fn plot(path: &Path, title: &str, curve: &[NocResult]) -> Result<(), Failure> {
-    let fail = |e: &dyn std::fmt::Display| {
-        Failure::runtime(format!("{}: cannot draw: {e}", path.display()))
-    };
-    let xmax = curve
-        .iter()
-        .map(|r| r.offered_flits_per_node_cycle)
-        .fold(0.0, f64::max)
-        * 1.05;
-    let ymax = curve
-        .iter()
-        .map(|r| r.average_latency_cycles)
-        .fold(1.0, f64::max)
-        * 1.1;
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0.0..xmax.max(0.01), 0.0..ymax)
-        .map_err(|e| fail(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("offered load (flits/node/cycle)")
-        .y_desc("average latency (cycles)")
-        .draw()
-        .map_err(|e| fail(&e))?;
-    let pts: Vec<(f64, f64)> = curve
-        .iter()
-        .map(|r| (r.offered_flits_per_node_cycle, r.average_latency_cycles))
-        .collect();
-    chart
-        .draw_series(LineSeries::new(pts.clone(), &BLUE))
-        .map_err(|e| fail(&e))?;
-    chart
-        .draw_series(
-            curve
-                .iter()
-                .zip(&pts)
-                .map(|(r, &p)| Circle::new(p, 3, if r.saturated { &RED } else { &BLUE })),
-        )
-        .map_err(|e| fail(&e))?;
-    root.present().map_err(|e| fail(&e))?;
-    Ok(())
 }

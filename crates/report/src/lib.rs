@@ -1,0 +1,25 @@
+//! Reports: results the models computed, turned into text tables, JSON, CSV and SVG.
+//!
+//! Architecture invariant: this crate never runs a model and never decides anything; it
+//! formats values it is given. Every figure it prints was computed elsewhere.
+
+mod metrics;
+mod noc;
+mod table;
+
+pub use metrics::{metrics_json, metrics_table};
+pub use noc::{noc_curve_csv, noc_curve_svg, noc_result_json};
+pub use table::render;
+
+/// Why a report could not be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    /// A plot could not be drawn or saved.
+    #[error("{path}: cannot draw: {why}")]
+    Draw {
+        /// The file.
+        path: String,
+        /// What the plotting library said.
+        why: String,
+    },
+}

@@ -1,0 +1,56 @@
+//! Text tables.
+
+/// Align rows into columns.
+pub fn render(rows: &[(String, Vec<String>)]) -> String {
+    let label_w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let cols = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.1.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    // Padding by hand: `format!`'s width is limited to 65,535 and panics beyond.
+    let pad = |line: &mut String, s: &str, w: usize| {
+        line.push_str(s);
+        line.extend(std::iter::repeat_n(
+            ' ',
+            w.saturating_sub(s.chars().count()),
+        ));
+    };
+    let mut out = String::new();
+    for (label, cells) in rows {
+        let mut line = String::new();
+        pad(&mut line, label, label_w);
+        for (c, cell) in cells.iter().enumerate() {
+            line.push_str("  ");
+            pad(&mut line, cell, widths[c]);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+
+    #[test]
+    fn a_cell_wider_than_65535_characters_is_rendered() {
+        // Regression: `format!("{cell:<w$}")` panics for w > 65,535.
+        let long = "x".repeat(70_000);
+        let rows = vec![
+            ("a".to_string(), vec![long.clone(), "b".into()]),
+            ("cc".to_string(), vec!["y".into(), "z".into()]),
+        ];
+        let out = render(&rows);
+        let lines: Vec<&str> = out.lines().collect();
+        // Label column 2 wide, two spaces, the 70,000-wide column, two spaces, the last cell.
+        assert_eq!(lines[0].len(), 2 + 2 + 70_000 + 2 + 1);
+        assert_eq!(lines[1], format!("cc  y{}  z", " ".repeat(69_999)));
+    }
+}
