@@ -6,10 +6,12 @@
 mod metrics;
 mod noc;
 mod table;
+mod trace;
 
 pub use metrics::{metrics_json, metrics_table};
 pub use noc::{noc_curve_csv, noc_curve_svg, noc_result_json};
 pub use table::render;
+pub use trace::Trace;
 
 /// Why a report could not be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
