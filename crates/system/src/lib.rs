@@ -7,6 +7,7 @@
 //! graphs from `podsim-topology`.
 
 pub mod tpu_v4;
+pub mod workload;
 
 #[cfg(test)]
 mod tests;

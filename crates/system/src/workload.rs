@@ -1,0 +1,905 @@
+//! Workloads: DAGs of tasks bound to the chips of a machine.
+//!
+//! A [`Workload`] is a list of tasks. Each task does one kind of [`Work`] on a [`Group`] of
+//! chips: `compute` (FLOPs at a stated efficiency of the chip's matrix or vector unit),
+//! `memory` (bytes between HBM/DRAM and on-chip memory at the chip's bandwidth), `collective`
+//! (any collective and algorithm `podsim collective` accepts, on the group's chips) or `send`
+//! (chip `group[i]` sends to chip `to[i]`). A task starts when every task it comes `after` has
+//! finished on every chip; `repeat = N` runs it N times back to back (a layer stack), and its
+//! dependents wait for the last run.
+//!
+//! Each chip has resources where compute and memory work queues in arrival order: the matrix
+//! unit, the vector unit and the DMA engine to HBM. Communication does not queue: every
+//! transfer goes to the one network model of the machine (analytic, flow or packet) as soon as
+//! it is ready, so concurrent collectives and sends contend on the links they share, as the
+//! model sees them. Compute and memory completions are events on the engine's queue; the
+//! network model's completions interleave with them in time order.
+
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
+
+use podsim_collective::{Algorithm, Kind, Plan, Request};
+use podsim_engine::EventQueue;
+use podsim_net::{NetworkModel, TransferId};
+use podsim_topology::{Network, NodeId};
+use podsim_units::{Bandwidth, Bytes, FlopRate, Flops, SimDuration, SimTime};
+
+/// A chip's rates, as the workload executor uses them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChipSpec {
+    /// Preset name.
+    pub name: String,
+    /// Peak of the matrix units.
+    pub matrix: FlopRate,
+    /// Peak outside the matrix units (None: the source gives none).
+    pub vector: Option<FlopRate>,
+    /// HBM/DRAM bandwidth to on-chip memory.
+    pub memory: Bandwidth,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+impl ChipSpec {
+    /// The chip preset `name` (`tpuv4`, `dojo-node`, `d1`: see `podsim_compute::chips`).
+    pub fn preset(name: &str) -> Option<ChipSpec> {
+        let c = podsim_compute::chips::Chip::preset(name)?;
+        let vector = c.peak_fp32_flops();
+        Some(ChipSpec {
+            name: c.name.to_string(),
+            matrix: FlopRate(c.peak_matrix_flops() as u64),
+            vector: (vector > 0.0).then_some(FlopRate(vector as u64)),
+            memory: Bandwidth::from_bytes_per_s(c.memory_bytes_per_s)?,
+            source: format!(
+                "podsim_compute::chips `{}`: {} cores x {} units of {}x{} MACs at {} MHz; {} {}",
+                c.name,
+                c.cores,
+                c.units_per_core,
+                c.unit.0,
+                c.unit.1,
+                c.clock_hz / 1_000_000,
+                c.memory,
+                Bandwidth::from_bytes_per_s(c.memory_bytes_per_s)?
+            ),
+        })
+    }
+
+    /// Every chip preset's name.
+    pub fn names() -> Vec<&'static str> {
+        podsim_compute::chips::CHIPS
+            .iter()
+            .map(|c| c.name)
+            .collect()
+    }
+}
+
+/// Which compute unit a compute task uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// The matrix units (MXUs, DOJO's matmul units).
+    Matrix,
+    /// The vector/SIMD unit.
+    Vector,
+}
+
+/// What a task does on each chip of its group.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Work {
+    /// `flops` on each chip at `efficiency` (0 < e <= 1) of the unit's peak.
+    Compute {
+        /// Operations per chip.
+        flops: Flops,
+        /// Fraction of the peak achieved.
+        efficiency: f64,
+        /// Which unit.
+        unit: Unit,
+    },
+    /// `bytes` per chip between HBM/DRAM and on-chip memory.
+    Memory {
+        /// Bytes per chip.
+        bytes: Bytes,
+    },
+    /// A collective over the group's chips (per line for a `Group::Dim`).
+    Collective {
+        /// Which collective.
+        kind: Kind,
+        /// Its algorithm.
+        algorithm: Algorithm,
+        /// Per-rank buffer, nccl-tests convention.
+        bytes: Bytes,
+    },
+    /// Chip `group[i]` sends `bytes` to chip `to[i]`.
+    Send {
+        /// The receivers, one per chip of the group.
+        to: Vec<u64>,
+        /// Bytes per pair.
+        bytes: Bytes,
+    },
+}
+
+impl Work {
+    /// Whether the work moves data over the network.
+    pub fn communicates(&self) -> bool {
+        matches!(self, Work::Collective { .. } | Work::Send { .. })
+    }
+}
+
+/// The chips a task runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Group {
+    /// Every chip.
+    All,
+    /// Every chip, as independent lines along dimension `d` of a mesh or torus (collectives
+    /// run on each line at once).
+    Dim(usize),
+    /// These chips, in this order (collective ranks follow it).
+    List(Vec<u64>),
+}
+
+/// One task of a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Unique name.
+    pub name: String,
+    /// What it does.
+    pub work: Work,
+    /// Where.
+    pub group: Group,
+    /// Indices of the tasks it waits for (each earlier in the list).
+    pub after: Vec<usize>,
+    /// Runs back to back (at least 1).
+    pub repeat: u32,
+}
+
+/// A workload: tasks in an order where every task comes after those it waits for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Workload {
+    /// The tasks.
+    pub tasks: Vec<Task>,
+}
+
+/// Why a workload cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkloadError {
+    /// A task does not fit the machine (its chips, its unit, its collective).
+    #[error("task `{task}`: {why}")]
+    Task {
+        /// The task.
+        task: String,
+        /// Why.
+        why: String,
+    },
+    /// The network refused or stopped.
+    #[error("network: {0}")]
+    Net(String),
+    /// Work remains that can never start.
+    #[error("{0} task runs can never start (a cycle of `after`?)")]
+    Stuck(usize),
+    /// Simulated time beyond 64-bit picoseconds.
+    #[error("task `{0}`: its duration exceeds the 213-day range of 64-bit picoseconds")]
+    TimeOverflow(String),
+}
+
+/// When one task ran: from the first of its runs' starts to the last run's end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskTiming {
+    /// The task's name.
+    pub name: String,
+    /// Start, seconds.
+    pub start_s: f64,
+    /// End, seconds.
+    pub end_s: f64,
+}
+
+/// What a workload run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadResult {
+    /// From time zero to the last task's end, seconds.
+    pub time_s: f64,
+    /// The busiest chip's compute time (matrix and vector units), seconds.
+    pub compute_busy_s: f64,
+    /// Time during which some communication task was running, seconds.
+    pub communication_time_s: f64,
+    /// Communication time during which no compute task was running: what overlap did not
+    /// hide, seconds.
+    pub exposed_communication_s: f64,
+    /// Task names along the critical path, first to last (consecutive runs of one task once).
+    pub critical_path: Vec<String>,
+    /// Each task's timing, in the workload's order.
+    pub tasks: Vec<TaskTiming>,
+    /// Busy intervals for traces: (task, run, chip, resource, start, end); communication
+    /// transfers have resource `Resource::Network`.
+    pub intervals: Vec<Interval>,
+}
+
+/// A resource a chip spends time on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Resource {
+    /// The matrix units.
+    Matrix,
+    /// The vector unit.
+    Vector,
+    /// The DMA engine to HBM/DRAM.
+    Memory,
+    /// The network endpoint (a transfer leaving this chip).
+    Network,
+}
+
+impl Resource {
+    /// Every resource, in trace order.
+    pub const ALL: [Resource; 4] = [
+        Resource::Matrix,
+        Resource::Vector,
+        Resource::Memory,
+        Resource::Network,
+    ];
+    /// A short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::Matrix => "matrix unit",
+            Resource::Vector => "vector unit",
+            Resource::Memory => "DMA/HBM",
+            Resource::Network => "network",
+        }
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One busy interval of a chip's resource.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// Index of the task.
+    pub task: usize,
+    /// Which run of it.
+    pub run: u32,
+    /// The chip.
+    pub chip: u64,
+    /// The resource.
+    pub resource: Resource,
+    /// Start.
+    pub start: SimTime,
+    /// End.
+    pub end: SimTime,
+}
+
+/// How many busy intervals a result keeps for traces (the run's figures use all of them).
+pub const INTERVAL_LIMIT: usize = 1_000_000;
+
+/// The chips of one collective, in rank order, and the sizes of the dimensions they fill.
+type Ranks = (Vec<u64>, Vec<u32>);
+
+/// A planned collective's identity: kind, algorithm, bytes, dimensions and ranks.
+type PlanKey = (Kind, Algorithm, u64, Vec<u32>, usize);
+
+/// The ranks (chips in rank order) and dimension sizes of each collective a task runs.
+fn collective_groups(net: &Network, group: &Group, chips: u64) -> Result<Vec<Ranks>, String> {
+    match group {
+        Group::All => {
+            let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
+            Ok(vec![((0..chips).collect(), dims)])
+        }
+        Group::List(l) => Ok(vec![(l.clone(), vec![l.len() as u32])]),
+        Group::Dim(d) => {
+            let c = net.cube().ok_or_else(|| {
+                format!(
+                    "`dim:` groups need a mesh or torus, and {} is not one",
+                    net.shorthand()
+                )
+            })?;
+            let dims = c.dims();
+            let k = *dims.get(*d).ok_or_else(|| {
+                format!(
+                    "the machine has {} dimensions, so there is no dimension {d}",
+                    dims.len()
+                )
+            })?;
+            let stride: u64 = dims[..*d].iter().map(|&x| u64::from(x)).product();
+            let mut lines = Vec::new();
+            for id in 0..chips {
+                if c.coord(NodeId(id), *d) == 0 {
+                    lines.push((
+                        (0..u64::from(k)).map(|i| id + i * stride).collect(),
+                        vec![k],
+                    ));
+                }
+            }
+            Ok(lines)
+        }
+    }
+}
+
+/// The chips of a compute, memory or send group.
+fn chips_of(group: &Group, chips: u64) -> Result<Vec<u64>, String> {
+    match group {
+        Group::All => Ok((0..chips).collect()),
+        Group::List(l) => Ok(l.clone()),
+        Group::Dim(_) => Err(
+            "a `dim:` group names lines for collectives; compute, memory and send tasks take `all` or a list of chips"
+                .into(),
+        ),
+    }
+}
+
+/// A planned collective, shared by every run that uses it.
+struct PlanInfo {
+    plan: Plan,
+    dependents: Vec<Vec<u32>>,
+}
+
+/// One collective of a run in progress.
+struct Coll {
+    info: Rc<PlanInfo>,
+    ranks: Vec<u64>,
+    waiting: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Flight {
+    /// Op `op` of collective `coll` of run `run`.
+    Op { run: usize, coll: usize, op: u32 },
+    /// A point-to-point send of run `run`.
+    Send { run: usize },
+}
+
+struct Run {
+    task: usize,
+    rep: u32,
+    deps_left: u32,
+    released: Option<SimTime>,
+    jobs_left: u64,
+    start: Option<SimTime>,
+    end: SimTime,
+    /// The run whose end let this one finish where it did (critical path).
+    pred: Option<usize>,
+    /// The latest start of one of its jobs that waited for a resource, and who held it.
+    blocked: Option<(SimTime, usize)>,
+    colls: Vec<Coll>,
+}
+
+/// Run `w` on `net` with `chip`s, on `model`. Tasks run as described in the module docs.
+pub fn run(
+    w: &Workload,
+    net: &Network,
+    chip: &ChipSpec,
+    model: &mut dyn NetworkModel,
+) -> Result<WorkloadResult, WorkloadError> {
+    let chips = net.endpoints();
+    let terr = |t: &Task, why: String| WorkloadError::Task {
+        task: t.name.clone(),
+        why,
+    };
+    // Check every task against the machine before anything runs.
+    for (i, t) in w.tasks.iter().enumerate() {
+        if t.repeat == 0 {
+            return Err(terr(t, "`repeat` must be at least 1".into()));
+        }
+        if let Some(&a) = t.after.iter().find(|&&a| a >= i) {
+            return Err(terr(
+                t,
+                format!("waits for task {a}, which is not earlier in the list"),
+            ));
+        }
+        if let Group::List(l) = &t.group {
+            if l.is_empty() {
+                return Err(terr(t, "the group lists no chip".into()));
+            }
+            if let Some(&c) = l.iter().find(|&&c| c >= chips) {
+                return Err(terr(
+                    t,
+                    format!("chip {c} does not exist (the machine has {chips})"),
+                ));
+            }
+        }
+        match &t.work {
+            Work::Compute {
+                efficiency, unit, ..
+            } => {
+                if !(*efficiency > 0.0 && *efficiency <= 1.0) {
+                    return Err(terr(t, format!("efficiency {efficiency} is not in (0, 1]")));
+                }
+                if *unit == Unit::Vector && chip.vector.is_none() {
+                    return Err(terr(
+                        t,
+                        format!("the {} chip preset gives no vector-unit rate", chip.name),
+                    ));
+                }
+                chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
+            }
+            Work::Memory { .. } => {
+                chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
+            }
+            Work::Send { to, .. } => {
+                let from = chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
+                if from.len() != to.len() {
+                    return Err(terr(
+                        t,
+                        format!("{} senders but {} receivers in `to`", from.len(), to.len()),
+                    ));
+                }
+                if let Some(&c) = to.iter().find(|&&c| c >= chips) {
+                    return Err(terr(
+                        t,
+                        format!("chip {c} does not exist (the machine has {chips})"),
+                    ));
+                }
+            }
+            Work::Collective { .. } => {
+                collective_groups(net, &t.group, chips).map_err(|e| terr(t, e))?;
+            }
+        }
+    }
+    let mut ex = Exec {
+        w,
+        net,
+        chip,
+        chips,
+        runs: Vec::new(),
+        first_run: Vec::new(),
+        task_dependents: vec![Vec::new(); w.tasks.len()],
+        queue: EventQueue::new(),
+        res_queue: HashMap::new(),
+        res_busy: HashMap::new(),
+        plans: HashMap::new(),
+        flights: HashMap::new(),
+        busy: vec![0u64; chips as usize],
+        intervals: Vec::new(),
+        done_runs: 0,
+        now: SimTime::ZERO,
+    };
+    for (i, t) in w.tasks.iter().enumerate() {
+        ex.first_run.push(ex.runs.len());
+        for rep in 0..t.repeat {
+            ex.runs.push(Run {
+                task: i,
+                rep,
+                deps_left: if rep == 0 { t.after.len() as u32 } else { 1 },
+                released: None,
+                jobs_left: 0,
+                start: None,
+                end: SimTime::ZERO,
+                pred: None,
+                blocked: None,
+                colls: Vec::new(),
+            });
+        }
+        for &a in &t.after {
+            ex.task_dependents[a].push(i);
+        }
+    }
+    let ready: Vec<usize> = (0..ex.runs.len())
+        .filter(|&r| ex.runs[r].deps_left == 0)
+        .collect();
+    for r in ready {
+        ex.release(r, None, model)?;
+    }
+    ex.event_loop(model)?;
+    if ex.done_runs < ex.runs.len() {
+        return Err(WorkloadError::Stuck(ex.runs.len() - ex.done_runs));
+    }
+    Ok(ex.result())
+}
+
+struct Exec<'a> {
+    w: &'a Workload,
+    net: &'a Network,
+    chip: &'a ChipSpec,
+    chips: u64,
+    runs: Vec<Run>,
+    first_run: Vec<usize>,
+    task_dependents: Vec<Vec<usize>>,
+    /// Compute and memory completions: (chip, resource).
+    queue: EventQueue<(u64, Resource)>,
+    /// Jobs waiting per (chip, resource): (run, duration).
+    res_queue: HashMap<(u64, Resource), VecDeque<(usize, SimDuration)>>,
+    /// The run holding each busy (chip, resource), and since when.
+    res_busy: HashMap<(u64, Resource), (usize, SimTime)>,
+    plans: HashMap<PlanKey, Rc<PlanInfo>>,
+    flights: HashMap<TransferId, Flight>,
+    /// Compute picoseconds per chip.
+    busy: Vec<u64>,
+    intervals: Vec<Interval>,
+    done_runs: usize,
+    now: SimTime,
+}
+
+impl Exec<'_> {
+    fn duration(&self, task: usize, amount: f64, rate: f64) -> Result<SimDuration, WorkloadError> {
+        let ps = (amount * 1e12 / rate).ceil();
+        if !(ps.is_finite() && ps < u64::MAX as f64) {
+            return Err(WorkloadError::TimeOverflow(self.w.tasks[task].name.clone()));
+        }
+        Ok(SimDuration::from_ps(ps as u64))
+    }
+
+    /// Run `r` may start now: hand out its jobs.
+    fn release(
+        &mut self,
+        r: usize,
+        by: Option<usize>,
+        model: &mut dyn NetworkModel,
+    ) -> Result<(), WorkloadError> {
+        let now = self.now;
+        let task = self.runs[r].task;
+        let t = &self.w.tasks[task];
+        self.runs[r].released = Some(now);
+        self.runs[r].pred = by;
+        match &t.work {
+            Work::Compute {
+                flops,
+                efficiency,
+                unit,
+            } => {
+                let (res, peak) = match unit {
+                    Unit::Matrix => (Resource::Matrix, self.chip.matrix.0),
+                    Unit::Vector => (Resource::Vector, self.chip.vector.map_or(0, |v| v.0)),
+                };
+                let d = self.duration(task, flops.0 as f64, peak as f64 * efficiency)?;
+                let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                self.runs[r].jobs_left = chips.len() as u64;
+                for c in chips {
+                    self.enqueue(c, res, r, d);
+                }
+            }
+            Work::Memory { bytes } => {
+                let d =
+                    self.duration(task, bytes.0 as f64, self.chip.memory.bytes_per_s() as f64)?;
+                let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                self.runs[r].jobs_left = chips.len() as u64;
+                for c in chips {
+                    self.enqueue(c, Resource::Memory, r, d);
+                }
+            }
+            Work::Send { to, bytes } => {
+                let from = chips_of(&t.group, self.chips).unwrap_or_default();
+                self.runs[r].start = Some(now);
+                self.runs[r].jobs_left = from.len() as u64;
+                for (&s, &d) in from.iter().zip(to) {
+                    self.send(model, s, d, bytes.0, Flight::Send { run: r })?;
+                }
+            }
+            Work::Collective {
+                kind,
+                algorithm,
+                bytes,
+            } => {
+                let groups = collective_groups(self.net, &t.group, self.chips).unwrap_or_default();
+                self.runs[r].start = Some(now);
+                let bytes = if *kind == Kind::Barrier { 0 } else { bytes.0 };
+                let mut sends = Vec::new();
+                for (ranks, dims) in groups {
+                    let key = (*kind, *algorithm, bytes, dims.clone(), ranks.len());
+                    let info = match self.plans.get(&key) {
+                        Some(i) => Rc::clone(i),
+                        None => {
+                            let plan = podsim_collective::plan(&Request {
+                                kind: *kind,
+                                algorithm: *algorithm,
+                                bytes,
+                                ranks: ranks.len(),
+                                dims,
+                                chunk: 0,
+                            })
+                            .map_err(|e| WorkloadError::Task {
+                                task: t.name.clone(),
+                                why: e.to_string(),
+                            })?;
+                            let mut dependents = vec![Vec::new(); plan.ops.len()];
+                            for (i, o) in plan.ops.iter().enumerate() {
+                                for &d in &o.deps {
+                                    dependents[d].push(i as u32);
+                                }
+                            }
+                            let i = Rc::new(PlanInfo { plan, dependents });
+                            self.plans.insert(key, Rc::clone(&i));
+                            i
+                        }
+                    };
+                    let waiting: Vec<u32> =
+                        info.plan.ops.iter().map(|o| o.deps.len() as u32).collect();
+                    let ci = self.runs[r].colls.len();
+                    self.runs[r].jobs_left += info.plan.ops.len() as u64;
+                    for (i, &wt) in waiting.iter().enumerate() {
+                        if wt == 0 {
+                            sends.push((ci, i as u32));
+                        }
+                    }
+                    self.runs[r].colls.push(Coll {
+                        info,
+                        ranks,
+                        waiting,
+                    });
+                }
+                for (ci, op) in sends {
+                    self.send_op(model, r, ci, op)?;
+                }
+            }
+        }
+        if self.runs[r].jobs_left == 0 {
+            self.finish(r, model)?;
+        }
+        Ok(())
+    }
+
+    fn send(
+        &mut self,
+        model: &mut dyn NetworkModel,
+        src: u64,
+        dst: u64,
+        bytes: u64,
+        f: Flight,
+    ) -> Result<(), WorkloadError> {
+        let id = model
+            .send(self.now, NodeId(src), NodeId(dst), Bytes(bytes), 0)
+            .map_err(|e| WorkloadError::Net(e.to_string()))?;
+        self.flights.insert(id, f);
+        Ok(())
+    }
+
+    fn send_op(
+        &mut self,
+        model: &mut dyn NetworkModel,
+        r: usize,
+        ci: usize,
+        op: u32,
+    ) -> Result<(), WorkloadError> {
+        let c = &self.runs[r].colls[ci];
+        let o = &c.info.plan.ops[op as usize];
+        let (s, d, b) = (c.ranks[o.src], c.ranks[o.dst], o.bytes);
+        self.send(
+            model,
+            s,
+            d,
+            b,
+            Flight::Op {
+                run: r,
+                coll: ci,
+                op,
+            },
+        )
+    }
+
+    fn enqueue(&mut self, chip: u64, res: Resource, r: usize, d: SimDuration) {
+        let key = (chip, res);
+        if self.res_busy.contains_key(&key) {
+            self.res_queue.entry(key).or_default().push_back((r, d));
+        } else {
+            self.start_job(chip, res, r, d);
+        }
+    }
+
+    fn start_job(&mut self, chip: u64, res: Resource, r: usize, d: SimDuration) {
+        let now = self.now;
+        let run = &mut self.runs[r];
+        run.start = Some(run.start.map_or(now, |s| s.min(now)));
+        self.res_busy.insert((chip, res), (r, now));
+        self.queue.push(now + d, res.index() as u8, (chip, res));
+        if matches!(res, Resource::Matrix | Resource::Vector) {
+            self.busy[chip as usize] += d.as_ps();
+        }
+        if self.intervals.len() < INTERVAL_LIMIT {
+            self.intervals.push(Interval {
+                task: run.task,
+                run: run.rep,
+                chip,
+                resource: res,
+                start: now,
+                end: now + d,
+            });
+        }
+    }
+
+    /// One job of run `r` is done.
+    fn job_done(&mut self, r: usize, model: &mut dyn NetworkModel) -> Result<(), WorkloadError> {
+        self.runs[r].jobs_left -= 1;
+        if self.runs[r].jobs_left == 0 {
+            self.finish(r, model)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, r: usize, model: &mut dyn NetworkModel) -> Result<(), WorkloadError> {
+        let now = self.now;
+        self.runs[r].end = now;
+        if self.runs[r].start.is_none() {
+            self.runs[r].start = Some(now);
+        }
+        if let Some((at, holder)) = self.runs[r].blocked
+            && at > self.runs[r].released.unwrap_or(SimTime::ZERO)
+        {
+            self.runs[r].pred = Some(holder);
+        }
+        self.runs[r].colls = Vec::new();
+        self.done_runs += 1;
+        let task = self.runs[r].task;
+        let mut next = Vec::new();
+        if self.runs[r].rep + 1 < self.w.tasks[task].repeat {
+            next.push(r + 1);
+        } else {
+            for &dt in &self.task_dependents[task] {
+                next.push(self.first_run[dt]);
+            }
+        }
+        for n in next {
+            self.runs[n].deps_left -= 1;
+            if self.runs[n].deps_left == 0 {
+                self.release(n, Some(r), model)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn event_loop(&mut self, model: &mut dyn NetworkModel) -> Result<(), WorkloadError> {
+        loop {
+            let t_q = self.queue.peek_time();
+            let t_n = model.next_completion();
+            // Resource completions first at equal times: they free units for work that the
+            // same instant's arrivals release.
+            let resource_first = match (t_q, t_n) {
+                (None, None) => {
+                    if let Some(why) = model.failure() {
+                        return Err(WorkloadError::Net(why));
+                    }
+                    return Ok(());
+                }
+                (Some(q), Some(n)) => q <= n,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+            };
+            match t_n {
+                _ if resource_first => {
+                    let Some((t, (chip, res))) = self.queue.pop() else {
+                        return Ok(());
+                    };
+                    self.now = t;
+                    let Some((r, _)) = self.res_busy.remove(&(chip, res)) else {
+                        continue;
+                    };
+                    if let Some((nr, d)) = self
+                        .res_queue
+                        .get_mut(&(chip, res))
+                        .and_then(VecDeque::pop_front)
+                    {
+                        let released = self.runs[nr].released.unwrap_or(SimTime::ZERO);
+                        if t > released && self.runs[nr].blocked.is_none_or(|(at, _)| t >= at) {
+                            self.runs[nr].blocked = Some((t, r));
+                        }
+                        self.start_job(chip, res, nr, d);
+                    }
+                    self.job_done(r, model)?;
+                }
+                None => return Ok(()),
+                Some(n) => {
+                    self.now = self.now.max(n);
+                    for c in model.advance(n) {
+                        let Some(f) = self.flights.remove(&c.id) else {
+                            continue;
+                        };
+                        if self.intervals.len() < INTERVAL_LIMIT {
+                            let run = match f {
+                                Flight::Op { run, .. } | Flight::Send { run } => run,
+                            };
+                            self.intervals.push(Interval {
+                                task: self.runs[run].task,
+                                run: self.runs[run].rep,
+                                chip: c.src.0,
+                                resource: Resource::Network,
+                                start: c.start,
+                                end: c.end,
+                            });
+                        }
+                        match f {
+                            Flight::Send { run } => self.job_done(run, model)?,
+                            Flight::Op { run, coll, op } => {
+                                let info = Rc::clone(&self.runs[run].colls[coll].info);
+                                for &d in &info.dependents[op as usize] {
+                                    let w = &mut self.runs[run].colls[coll].waiting[d as usize];
+                                    *w -= 1;
+                                    if *w == 0 {
+                                        self.send_op(model, run, coll, d)?;
+                                    }
+                                }
+                                self.job_done(run, model)?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn result(self) -> WorkloadResult {
+        let end = self
+            .runs
+            .iter()
+            .map(|r| r.end)
+            .max()
+            .unwrap_or(SimTime::ZERO);
+        let secs = |t: SimTime| t.as_ps() as f64 / 1e12;
+        // Intervals of communication runs and of compute runs.
+        let mut comm = Vec::new();
+        let mut compute = Vec::new();
+        for r in &self.runs {
+            let s = r.start.unwrap_or(r.end);
+            match &self.w.tasks[r.task].work {
+                w if w.communicates() => comm.push((s, r.end)),
+                Work::Compute { .. } => compute.push((s, r.end)),
+                _ => {}
+            }
+        }
+        let comm = union(comm);
+        let compute = union(compute);
+        let comm_len: u64 = comm.iter().map(|&(a, b)| (b - a).as_ps()).sum();
+        let overlap = intersection_len(&comm, &compute);
+        // Critical path: back from the run that ended last.
+        let mut path = Vec::new();
+        let mut at = (0..self.runs.len()).max_by_key(|&r| (self.runs[r].end, r));
+        while let Some(r) = at {
+            let name = &self.w.tasks[self.runs[r].task].name;
+            if path.last() != Some(name) {
+                path.push(name.clone());
+            }
+            at = self.runs[r].pred;
+        }
+        path.reverse();
+        let tasks = self
+            .w
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let runs = &self.runs[self.first_run[i]..self.first_run[i] + t.repeat as usize];
+                TaskTiming {
+                    name: t.name.clone(),
+                    start_s: secs(
+                        runs.iter()
+                            .filter_map(|r| r.start)
+                            .min()
+                            .unwrap_or(SimTime::ZERO),
+                    ),
+                    end_s: secs(runs.iter().map(|r| r.end).max().unwrap_or(SimTime::ZERO)),
+                }
+            })
+            .collect();
+        WorkloadResult {
+            time_s: secs(end),
+            compute_busy_s: self.busy.iter().copied().max().unwrap_or(0) as f64 / 1e12,
+            communication_time_s: comm_len as f64 / 1e12,
+            exposed_communication_s: (comm_len - overlap) as f64 / 1e12,
+            critical_path: path,
+            tasks,
+            intervals: self.intervals,
+        }
+    }
+}
+
+/// The union of intervals, as sorted disjoint intervals.
+fn union(mut v: Vec<(SimTime, SimTime)>) -> Vec<(SimTime, SimTime)> {
+    v.sort();
+    let mut out: Vec<(SimTime, SimTime)> = Vec::new();
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Picoseconds in both of two sorted disjoint interval lists.
+fn intersection_len(a: &[(SimTime, SimTime)], b: &[(SimTime, SimTime)]) -> u64 {
+    let (mut i, mut j, mut total) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if hi > lo {
+            total += (hi - lo).as_ps();
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    total
+}
