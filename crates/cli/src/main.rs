@@ -14,6 +14,7 @@ macro_rules! outln {
 mod collective_cmd;
 mod compute_cmd;
 mod noc_cmd;
+mod workload_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -148,7 +149,8 @@ enum Command {
     /// TPU v4 4x4x8 and 4x8x8 slices, regular vs twisted torus, all-to-all on the flow model,
     /// side by side with the gain (the paper's Figure 6 experiment).
     Run {
-        /// The scenario file (TOML); see examples/ [default: the built-in scenario].
+        /// The scenario file (TOML), or a workload file (one with a [machine] table, run as
+        /// `podsim workload FILE`); see examples/ [default: the built-in scenario].
         scenario: Option<PathBuf>,
         /// Print JSON (one object per system) instead of a table.
         #[arg(long)]
@@ -170,6 +172,11 @@ enum Command {
     /// traffic; latency, throughput, hops and saturation at one load, or a latency-throughput
     /// curve with --sweep.
     Noc(noc_cmd::NocArgs),
+    /// Run a workload on a machine: a DAG of compute, memory, collective and send tasks on its
+    /// chips, communication contending on the links at the chosen fidelity; prints each task's
+    /// span, the compute and communication time, what overlap did not hide, and the critical
+    /// path.
+    Workload(workload_cmd::WorkloadArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -254,6 +261,7 @@ fn main() -> ExitCode {
         Command::Systolic(a) => compute_cmd::systolic_cmd(&a),
         Command::Numerics(a) => compute_cmd::numerics_cmd(&a),
         Command::Noc(a) => noc_cmd::noc_cmd(&a),
+        Command::Workload(a) => workload_cmd::workload_cmd(&a),
     };
     match result {
         Ok(code) => code,
@@ -378,7 +386,17 @@ fn topo(
 
 fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
     let scenario: Scenario = match file {
-        Some(p) => parse_scenario(&p.display().to_string(), &read(p)?)?,
+        Some(p) => {
+            let text = read(p)?;
+            // A workload file (it has a [machine] table) runs as `podsim workload` would.
+            if text
+                .parse::<toml::Table>()
+                .is_ok_and(|t| t.contains_key("machine"))
+            {
+                return workload_cmd::run_file(p, json);
+            }
+            parse_scenario(&p.display().to_string(), &text)?
+        }
         None => parse_scenario(DEFAULT_SCENARIO.0, DEFAULT_SCENARIO.1)?,
     };
     let mut out = Vec::new();

@@ -435,6 +435,23 @@ const COMMANDS: &[(&str, &[&str])] = &[
         "numerics-e5m2",
         &["numerics", "--format", "e5m2", "57344", "0.0001"],
     ),
+    (
+        "workload-step-json",
+        &[
+            "workload",
+            "crates/cli/tests/data/workload-step.toml",
+            "--json",
+        ],
+    ),
+    (
+        "workload-data-parallel-analytic",
+        &[
+            "workload",
+            "examples/workload-data-parallel.toml",
+            "--model",
+            "analytic",
+        ],
+    ),
 ];
 
 /// Every command: the fixed list, then `podsim run` on every example scenario.

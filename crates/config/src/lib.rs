@@ -12,6 +12,7 @@ mod error;
 mod scenario;
 mod shorthand;
 mod validation;
+mod workload;
 
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use scenario::{
@@ -19,6 +20,7 @@ pub use scenario::{
 };
 pub use shorthand::{SHORTHAND_KINDS, Shape, TofuSpec, TopoSpec, parse_shorthand, parse_topology};
 pub use validation::{QUANTITIES, Quantity, ValidationCase, parse_validation};
+pub use workload::{WorkloadSpec, parse_workload};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,186 @@
+//! `podsim workload`: run a workload file (a DAG of compute, memory, collective and send tasks
+//! on a machine) and report its time, overlap and critical path.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use podsim_collective::ModelKind;
+use podsim_net::Packetization;
+use podsim_report::{Trace, render};
+use podsim_system::workload::{Resource, WorkloadResult};
+use serde_json::json;
+
+use crate::collective_cmd::flag_err;
+use crate::{Failure, build, read};
+
+/// The arguments of `podsim workload`.
+#[derive(Args)]
+pub struct WorkloadArgs {
+    /// The workload file (TOML): a [machine] (preset = a topology shorthand, model, chip) and
+    /// [[task]]s, each with a name and one of compute = { flops, efficiency[, unit] },
+    /// memory = SIZE, collective = KIND (with algorithm, bytes) or send = SIZE (with to); and
+    /// group ("all", "dim:x", [0, 5, 9] or "0-15"), after = [names], repeat = N. See
+    /// examples/workload-*.toml.
+    file: PathBuf,
+    /// analytic, flow or packet [default: the file's `model`, else flow].
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per chip,
+    /// a thread per resource, an event per task on each chip and per transfer.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The most events the trace keeps; the file says how many were cut.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TRACE_LIMIT)]
+    trace_limit: usize,
+    /// Print one JSON object (keys: time_s, compute_busy_s, communication_time_s,
+    /// exposed_communication_s, critical_path, tasks with name, start_s, end_s).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run the workload file `file` with its own model, as `podsim run FILE` does.
+pub fn run_file(file: &std::path::Path, json: bool) -> Result<ExitCode, Failure> {
+    workload_cmd(&WorkloadArgs {
+        file: file.to_path_buf(),
+        model: None,
+        trace: None,
+        trace_limit: DEFAULT_TRACE_LIMIT,
+        json,
+    })
+}
+
+/// The events a trace keeps unless `--trace-limit` says otherwise.
+const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
+
+/// Run `podsim workload`.
+pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
+    if a.trace.is_none() && a.trace_limit != DEFAULT_TRACE_LIMIT {
+        return Err(flag_err(
+            "--trace-limit",
+            "only a --trace has events to limit; add --trace or drop the flag",
+        ));
+    }
+    let file = a.file.display().to_string();
+    let spec = podsim_config::parse_workload(&file, &read(&a.file)?)?;
+    let model = match &a.model {
+        None => spec.model,
+        Some(m) => {
+            podsim_collective::parse_names("barrier", None, m)
+                .map_err(|e| flag_err("--model", e))?
+                .2
+        }
+    };
+    let net = build(&spec.system, &file)?;
+    let mut m = podsim_collective::new_model(&net, model, Packetization::NONE, true)
+        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
+    let r = podsim_system::workload::run(&spec.workload, &net, &spec.chip, m.as_mut())
+        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
+    if let Some(path) = &a.trace {
+        let t = trace(&spec, &r, net.endpoints(), model, a.trace_limit);
+        std::fs::write(path, t.to_json().to_string())
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    if a.json {
+        let tasks: Vec<_> = r
+            .tasks
+            .iter()
+            .map(|t| json!({"name": t.name, "start_s": t.start_s, "end_s": t.end_s}))
+            .collect();
+        outln!(
+            "{}",
+            json!({
+                "workload": spec.name,
+                "machine": spec.system.name,
+                "chip": spec.chip.name,
+                "model": model.name(),
+                "chips": net.endpoints(),
+                "time_s": r.time_s,
+                "compute_busy_s": r.compute_busy_s,
+                "communication_time_s": r.communication_time_s,
+                "exposed_communication_s": r.exposed_communication_s,
+                "critical_path": r.critical_path,
+                "tasks": tasks,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "{} on {} ({} chips of {}), {} model",
+        spec.name,
+        spec.system.name,
+        net.endpoints(),
+        spec.chip.name,
+        model.name()
+    );
+    let mut rows = vec![(
+        "task".to_string(),
+        vec!["start".into(), "end".into(), "duration".into()],
+    )];
+    for t in &r.tasks {
+        rows.push((
+            t.name.clone(),
+            vec![ms(t.start_s), ms(t.end_s), ms(t.end_s - t.start_s)],
+        ));
+    }
+    out!("{}", render(&rows));
+    let summary = vec![
+        ("time".to_string(), vec![ms(r.time_s)]),
+        ("compute (busiest chip)".into(), vec![ms(r.compute_busy_s)]),
+        ("communication".into(), vec![ms(r.communication_time_s)]),
+        ("  exposed".into(), vec![ms(r.exposed_communication_s)]),
+        ("critical path".into(), vec![r.critical_path.join(" -> ")]),
+    ];
+    outln!();
+    out!("{}", render(&summary));
+    if let Some(p) = &a.trace {
+        outln!("trace written to {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ms(s: f64) -> String {
+    format!("{:.4} ms", s * 1e3)
+}
+
+/// The run as a trace: a process per chip, a thread per resource.
+fn trace(
+    spec: &podsim_config::WorkloadSpec,
+    r: &WorkloadResult,
+    chips: u64,
+    model: ModelKind,
+    limit: usize,
+) -> Trace {
+    let mut t = Trace::new(limit);
+    t.about("workload", json!(spec.name));
+    t.about("machine", json!(spec.system.name));
+    t.about("model", json!(model.name()));
+    t.about("time_s", json!(r.time_s));
+    let mut used = std::collections::BTreeSet::new();
+    for i in &r.intervals {
+        used.insert((i.chip, i.resource));
+    }
+    for c in 0..chips {
+        if used
+            .range((c, Resource::Matrix)..=(c, Resource::Network))
+            .next()
+            .is_some()
+        {
+            t.process(c, format!("chip {c}"));
+        }
+    }
+    for &(c, res) in &used {
+        t.thread(c, res as u64, res.name());
+    }
+    for i in &r.intervals {
+        t.complete(
+            i.chip,
+            i.resource as u64,
+            &spec.workload.tasks[i.task].name,
+            i.start,
+            i.end - i.start,
+            json!({"run": i.run}),
+        );
+    }
+    t
+}

@@ -1,0 +1,157 @@
+//! `podsim workload` end to end: the JSON contract, the done-means figure against `podsim
+//! collective`, the Perfetto trace checked against the run's own numbers, and file errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn podsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("podsim runs")
+}
+
+fn json(args: &[&str]) -> Value {
+    let o = podsim(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+const STEP: &str = "crates/cli/tests/data/workload-step.toml";
+
+#[test]
+fn the_step_takes_compute_plus_the_all_reduce_podsim_collective_reports() {
+    let w = json(&["workload", STEP, "--json"]);
+    let c = json(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "tpuv4:slice=4x4x4",
+        "--bytes",
+        "64 MiB",
+        "--json",
+    ]);
+    // 2.75 TFLOP at 8 MXUs x 128 x 128 x 2 FLOPs x 1.05 GHz (Table 4's 275 TFLOP/s).
+    let compute = 2.75e12 / (8.0 * 128.0 * 128.0 * 2.0 * 1.05e9);
+    let want = compute + c["time_s"].as_f64().unwrap();
+    let got = w["time_s"].as_f64().unwrap();
+    assert!((got - want).abs() <= 1e-3 * want, "{got} vs {want}");
+    assert_eq!(w["critical_path"], serde_json::json!(["fwd", "grads"]));
+    for k in [
+        "compute_busy_s",
+        "communication_time_s",
+        "exposed_communication_s",
+    ] {
+        assert!(w[k].is_f64(), "{k}");
+    }
+    let tasks = w["tasks"].as_array().unwrap();
+    assert_eq!(tasks[0]["name"], "fwd");
+    assert_eq!(tasks[1]["start_s"], tasks[0]["end_s"]);
+}
+
+#[test]
+fn a_workload_trace_holds_the_runs_events() {
+    let dir = std::env::temp_dir().join(format!("podsim-wl-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    let w = json(&[
+        "workload",
+        STEP,
+        "--json",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let events = t["traceEvents"].as_array().unwrap();
+    let complete: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    // 64 chips each run "fwd" once on the matrix unit.
+    let fwd: Vec<&&Value> = complete.iter().filter(|e| e["name"] == "fwd").collect();
+    assert_eq!(fwd.len(), 64);
+    let fwd_end_us = w["tasks"][0]["end_s"].as_f64().unwrap() * 1e6;
+    for e in &fwd {
+        assert_eq!(e["ts"].as_f64().unwrap(), 0.0);
+        assert!((e["dur"].as_f64().unwrap() - fwd_end_us).abs() < 1e-6);
+    }
+    // The ring all-reduce: 2 x 63 steps of 64 transfers, each an event on its sender's network
+    // thread, all within the run; the last ends when the run does.
+    let grads: Vec<&&Value> = complete.iter().filter(|e| e["name"] == "grads").collect();
+    assert_eq!(grads.len(), 2 * 63 * 64);
+    let end_us = grads
+        .iter()
+        .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let time_us = w["time_s"].as_f64().unwrap() * 1e6;
+    assert!((end_us - time_us).abs() < 1e-3, "{end_us} vs {time_us}");
+    // Processes and threads are named.
+    assert!(
+        events.iter().any(|e| e["ph"] == "M"
+            && e["name"] == "process_name"
+            && e["args"]["name"] == "chip 0")
+    );
+    assert!(events.iter().any(|e| e["ph"] == "M"
+        && e["name"] == "thread_name"
+        && e["args"]["name"] == "matrix unit"));
+    assert_eq!(t["otherData"]["events_cut"], 0);
+    // A limit cuts the trace and says so.
+    let o = podsim(&[
+        "workload",
+        STEP,
+        "--trace",
+        path.to_str().unwrap(),
+        "--trace-limit",
+        "10",
+    ]);
+    assert!(o.status.success());
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(t["otherData"]["events_kept"], 10);
+    assert_eq!(t["otherData"]["events_cut"], 64 + 2 * 63 * 64 - 10);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn workload_file_errors_name_the_line_and_key() {
+    let dir = std::env::temp_dir().join(format!("podsim-wl-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\ncompute = { flops = \"1 TFLOP\", efficiency = 1.0 }\nbytes = \"1 MiB\"\n",
+            "line 7: `task[0].bytes`: `bytes` has no effect on a compute task",
+        ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\n[[task]]\nname = \"a\"\nmemory = \"1 GiB\"\n",
+            "`machine.chip`",
+        ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\nmemory = \"1 GiB\"\ngroup = [0, 16]\n",
+            "line 7: `task[0].group`: chip 16 does not exist",
+        ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\nmemory = \"1 GiB\"\nafter = [\"b\"]\n",
+            "no task named `b`",
+        ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\ncollective = \"all-reduce\"\nalgorithm = \"rign\"\nbytes = \"1 MiB\"\n",
+            "line 7: `task[0].algorithm`",
+        ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\nmemory = \"1 GiB\"\nrepaet = 2\n",
+            "repaet",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let p = dir.join(format!("w{i}.toml"));
+        std::fs::write(&p, text).unwrap();
+        let o = podsim(&["workload", p.to_str().unwrap()]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(want), "case {i}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

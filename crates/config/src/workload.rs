@@ -1,0 +1,546 @@
+//! Workload files: what the file says (serde) -> a validated [`WorkloadSpec`] (a machine and a
+//! `podsim_system::workload::Workload`).
+//!
+//! ```toml
+//! name = "data-parallel step"          # optional
+//! description = "..."                  # optional
+//!
+//! [machine]
+//! preset = "tpuv4:slice=4x4x4"         # any topology shorthand (or a [machine.system] table
+//!                                      # with the keys of a scenario's [[system]])
+//! model = "flow"                       # analytic | flow | packet (default flow)
+//! chip = "tpuv4"                       # tpuv4 | dojo-node | d1 (default: the preset's own
+//!                                      # chip: tpuv4 for TPU v4 slices, dojo-node for DOJO)
+//!
+//! [[task]]
+//! name = "fwd"
+//! compute = { flops = "2.75 TFLOP", efficiency = 1.0 }   # per chip; unit = "matrix" (default)
+//!                                                         # or "vector"
+//! group = "all"                        # all | "dim:x" (y, z, or a number: every line of that
+//!                                      # dimension, for collectives) | [0, 5, 9] | "0-15"
+//!
+//! [[task]]
+//! name = "weights"
+//! memory = "2 GiB"                     # per chip, HBM/DRAM to on-chip memory
+//!
+//! [[task]]
+//! name = "grads"
+//! collective = "all-reduce"            # any kind `podsim collective` accepts
+//! algorithm = "ring"                   # default: the kind's first
+//! bytes = "64 MiB"                     # per rank (not for barrier)
+//! after = ["fwd"]                      # tasks defined above this one
+//! repeat = 1                           # back-to-back runs (a layer stack); default 1
+//!
+//! [[task]]
+//! name = "activations"
+//! send = "16 MiB"                      # chip group[i] sends to chip to[i]
+//! group = [0, 1]
+//! to = [2, 3]
+//! ```
+//!
+//! A task has exactly one of `compute`, `memory`, `collective` and `send`; a key that does
+//! not apply to its kind (`bytes` on a compute task, `to` on a collective) is an error.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use podsim_collective::{Kind, ModelKind, parse_names};
+use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload};
+use podsim_units::{Bytes, Flops};
+
+use crate::error::{ConfigError, from_toml};
+use crate::scenario::{Ctx, RawSystem, SystemSpec};
+use crate::shorthand::TopoSpec;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: String,
+    machine: RawMachine,
+    #[serde(default)]
+    task: Vec<RawTask>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMachine {
+    #[serde(default)]
+    preset: Option<Spanned<String>>,
+    #[serde(default)]
+    system: Option<RawSystem>,
+    #[serde(default)]
+    model: Option<Spanned<String>>,
+    #[serde(default)]
+    chip: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCompute {
+    flops: Spanned<String>,
+    efficiency: Spanned<f64>,
+    #[serde(default)]
+    unit: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    name: Spanned<String>,
+    #[serde(default)]
+    compute: Option<Spanned<RawCompute>>,
+    #[serde(default)]
+    memory: Option<Spanned<String>>,
+    #[serde(default)]
+    collective: Option<Spanned<String>>,
+    #[serde(default)]
+    send: Option<Spanned<String>>,
+    #[serde(default)]
+    algorithm: Option<Spanned<String>>,
+    #[serde(default)]
+    bytes: Option<Spanned<String>>,
+    #[serde(default)]
+    to: Option<Spanned<Vec<i64>>>,
+    #[serde(default)]
+    group: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    after: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    repeat: Option<Spanned<i64>>,
+}
+
+/// A validated workload file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadSpec {
+    /// The file it came from.
+    pub file: String,
+    /// Its name (default: the file name).
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// The machine's network.
+    pub system: SystemSpec,
+    /// The network model (overridable on the command line).
+    pub model: ModelKind,
+    /// The chip on every endpoint.
+    pub chip: ChipSpec,
+    /// The tasks.
+    pub workload: Workload,
+}
+
+/// The chip preset a topology implies, if any.
+fn default_chip(t: &TopoSpec) -> Option<&'static str> {
+    match t {
+        TopoSpec::TpuV4 { .. } => Some("tpuv4"),
+        TopoSpec::Dojo(_) => Some("dojo-node"),
+        TopoSpec::Cube(_)
+        | TopoSpec::Tofu(_)
+        | TopoSpec::FatTree { .. }
+        | TopoSpec::Grayskull
+        | TopoSpec::Wormhole { .. }
+        | TopoSpec::Hybrid { .. } => None,
+    }
+}
+
+fn chip_list(
+    chips: &Spanned<Vec<i64>>,
+    n: u64,
+    ctx: &Ctx<'_>,
+    key: &str,
+) -> Result<Vec<u64>, ConfigError> {
+    let mut out = Vec::with_capacity(chips.get_ref().len());
+    for &c in chips.get_ref() {
+        if c < 0 || c as u64 >= n {
+            return ctx.err(
+                Some(chips.span()),
+                key,
+                format!(
+                    "chip {c} does not exist: the machine has chips 0 to {}",
+                    n - 1
+                ),
+            );
+        }
+        out.push(c as u64);
+    }
+    if out.is_empty() {
+        return ctx.err(Some(chips.span()), key, "the list names no chip");
+    }
+    Ok(out)
+}
+
+fn group(v: &Spanned<toml::Value>, n: u64, ctx: &Ctx<'_>, key: &str) -> Result<Group, ConfigError> {
+    let span = Some(v.span());
+    let expected = "expected \"all\", \"dim:x\" (y, z or a dimension number), a list of chips such as [0, 5, 9], or a range such as \"0-15\"";
+    match v.get_ref() {
+        toml::Value::String(s) if s == "all" => Ok(Group::All),
+        toml::Value::String(s) if s.starts_with("dim:") => {
+            let d = match &s[4..] {
+                "x" => 0,
+                "y" => 1,
+                "z" => 2,
+                other => match other.parse::<usize>() {
+                    Ok(d) => d,
+                    Err(_) => return ctx.err(span, key, format!("`{s}`: {expected}")),
+                },
+            };
+            Ok(Group::Dim(d))
+        }
+        toml::Value::String(s) => {
+            let Some((a, b)) = s.split_once('-') else {
+                return ctx.err(span, key, format!("`{s}`: {expected}"));
+            };
+            let (Ok(a), Ok(b)) = (a.trim().parse::<u64>(), b.trim().parse::<u64>()) else {
+                return ctx.err(span, key, format!("`{s}`: {expected}"));
+            };
+            if a > b || b >= n {
+                return ctx.err(
+                    span,
+                    key,
+                    format!("`{s}`: expected a range within chips 0 to {}", n - 1),
+                );
+            }
+            Ok(Group::List((a..=b).collect()))
+        }
+        toml::Value::Array(items) => {
+            let mut list = Vec::with_capacity(items.len());
+            for it in items {
+                match it.as_integer() {
+                    Some(c) => list.push(c),
+                    None => return ctx.err(span, key, format!("`{it}` is not a chip number")),
+                }
+            }
+            let spanned = Spanned::new(v.span(), list);
+            chip_list(&spanned, n, ctx, key).map(Group::List)
+        }
+        other => ctx.err(span, key, format!("`{other}`: {expected}")),
+    }
+}
+
+/// Parse and validate a workload file.
+pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigError> {
+    let raw: RawWorkload = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
+    let ctx = Ctx { file, text };
+    let m = &raw.machine;
+    let system = match (&m.preset, &m.system) {
+        (Some(p), None) => {
+            SystemSpec::from_cli(p.get_ref(), None, None, None).map_err(|e| ConfigError {
+                file: file.into(),
+                line: Some(crate::error::line_of(text, p.span().start)),
+                key: "machine.preset".into(),
+                why: e.why,
+            })?
+        }
+        (None, Some(s)) => s.validate(&ctx, "machine.system")?,
+        (Some(p), Some(_)) => {
+            return ctx.err(
+                Some(p.span()),
+                "machine.preset",
+                "give either `preset` or a [machine.system] table, not both",
+            );
+        }
+        (None, None) => {
+            return ctx.err(
+                None,
+                "machine",
+                "name the machine: preset = \"tpuv4:slice=4x4x4\" (any topology shorthand) or a [machine.system] table",
+            );
+        }
+    };
+    let net = system.build().map_err(|e| ConfigError {
+        file: file.into(),
+        line: None,
+        key: "machine".into(),
+        why: e.why,
+    })?;
+    let n = net.endpoints();
+    let model = match &m.model {
+        None => ModelKind::Flow,
+        Some(s) => match parse_names("barrier", None, s.get_ref()) {
+            Ok((_, _, model)) => model,
+            Err(e) => return ctx.err(Some(s.span()), "machine.model", e),
+        },
+    };
+    let chip = match (&m.chip, default_chip(&system.topology)) {
+        (Some(c), _) => ChipSpec::preset(c.get_ref()).ok_or_else(|| ConfigError {
+            file: file.into(),
+            line: Some(crate::error::line_of(text, c.span().start)),
+            key: "machine.chip".into(),
+            why: format!(
+                "`{}` is not a chip preset (choose from: {})",
+                c.get_ref(),
+                ChipSpec::names().join(", ")
+            ),
+        })?,
+        (None, Some(d)) => ChipSpec::preset(d).ok_or_else(|| ConfigError {
+            file: file.into(),
+            line: None,
+            key: "machine.chip".into(),
+            why: format!("the preset chip `{d}` is missing"),
+        })?,
+        (None, None) => {
+            return ctx.err(
+                m.preset.as_ref().map(|p| p.span()),
+                "machine.chip",
+                format!(
+                    "this machine has no chip of its own; name one: chip = \"tpuv4\" (choose from: {})",
+                    ChipSpec::names().join(", ")
+                ),
+            );
+        }
+    };
+    if raw.task.is_empty() {
+        return ctx.err(None, "task", "a workload needs at least one [[task]]");
+    }
+    let mut tasks: Vec<Task> = Vec::new();
+    for (i, t) in raw.task.iter().enumerate() {
+        let key = |k: &str| format!("task[{i}].{k}");
+        let name = t.name.get_ref().clone();
+        if tasks.iter().any(|x| x.name == name) {
+            return ctx.err(
+                Some(t.name.span()),
+                &key("name"),
+                format!("two tasks are named `{name}`"),
+            );
+        }
+        let kinds = [
+            t.compute.as_ref().map(|c| ("compute", c.span())),
+            t.memory.as_ref().map(|c| ("memory", c.span())),
+            t.collective.as_ref().map(|c| ("collective", c.span())),
+            t.send.as_ref().map(|c| ("send", c.span())),
+        ];
+        let given: Vec<(&str, std::ops::Range<usize>)> = kinds.into_iter().flatten().collect();
+        if given.len() != 1 {
+            return ctx.err(
+                Some(given.get(1).map_or(t.name.span(), |g| g.1.clone())),
+                &key(given.get(1).map_or("compute", |g| g.0)),
+                format!(
+                    "a task does exactly one of compute, memory, collective and send; `{name}` has {}",
+                    if given.is_empty() {
+                        "none".to_string()
+                    } else {
+                        given.iter().map(|g| g.0).collect::<Vec<_>>().join(" and ")
+                    }
+                ),
+            );
+        }
+        let kind = given[0].0;
+        // Keys that belong to other kinds of task.
+        let misplaced = [
+            (
+                "algorithm",
+                t.algorithm.as_ref().map(|s| s.span()),
+                kind == "collective",
+            ),
+            (
+                "bytes",
+                t.bytes.as_ref().map(|s| s.span()),
+                kind == "collective",
+            ),
+            ("to", t.to.as_ref().map(|s| s.span()), kind == "send"),
+        ];
+        for (k, span, ok) in misplaced {
+            if let (Some(span), false) = (span, ok) {
+                return ctx.err(
+                    Some(span),
+                    &key(k),
+                    format!("`{k}` has no effect on a {kind} task; drop it"),
+                );
+            }
+        }
+        let group = match &t.group {
+            None => Group::All,
+            Some(g) => group(g, n, &ctx, &key("group"))?,
+        };
+        if matches!(group, Group::Dim(_)) && kind != "collective" {
+            return ctx.err(
+                t.group.as_ref().map(|g| g.span()),
+                &key("group"),
+                "a `dim:` group names lines for collectives; a compute, memory or send task takes \"all\", a list or a range",
+            );
+        }
+        let size = |v: &Spanned<String>, k: &str| -> Result<Bytes, ConfigError> {
+            v.get_ref().parse::<Bytes>().or_else(|e| {
+                ctx.err(
+                    Some(v.span()),
+                    &key(k),
+                    format!("{e}; expected a size such as \"64 MiB\""),
+                )
+            })
+        };
+        let work = match kind {
+            "compute" => {
+                let c = t
+                    .compute
+                    .as_ref()
+                    .map(|c| c.get_ref())
+                    .ok_or_else(|| ConfigError {
+                        file: file.into(),
+                        line: None,
+                        key: key("compute"),
+                        why: "missing".into(),
+                    })?;
+                let flops = c.flops.get_ref().parse::<Flops>().or_else(|e| {
+                    ctx.err(
+                        Some(c.flops.span()),
+                        &key("compute.flops"),
+                        format!("{e}; expected an operation count such as \"2.75 TFLOP\""),
+                    )
+                })?;
+                let e = *c.efficiency.get_ref();
+                if !(e > 0.0 && e <= 1.0) {
+                    return ctx.err(
+                        Some(c.efficiency.span()),
+                        &key("compute.efficiency"),
+                        format!("{e}: expected a fraction of the peak above 0 and at most 1"),
+                    );
+                }
+                let unit = match c.unit.as_ref().map(|u| u.get_ref().as_str()) {
+                    None | Some("matrix") => Unit::Matrix,
+                    Some("vector") => {
+                        if chip.vector.is_none() {
+                            return ctx.err(
+                                c.unit.as_ref().map(|u| u.span()),
+                                &key("compute.unit"),
+                                format!("the {} chip preset gives no vector-unit rate", chip.name),
+                            );
+                        }
+                        Unit::Vector
+                    }
+                    Some(other) => {
+                        return ctx.err(
+                            c.unit.as_ref().map(|u| u.span()),
+                            &key("compute.unit"),
+                            format!("`{other}`: expected matrix or vector"),
+                        );
+                    }
+                };
+                Work::Compute {
+                    flops,
+                    efficiency: e,
+                    unit,
+                }
+            }
+            "memory" => Work::Memory {
+                bytes: size(t.memory.as_ref().expect("kind is memory"), "memory")?,
+            },
+            "send" => {
+                let bytes = size(t.send.as_ref().expect("kind is send"), "send")?;
+                let Some(to) = &t.to else {
+                    return ctx.err(
+                        Some(t.name.span()),
+                        &key("to"),
+                        "a send needs `to`: the receiving chips, one per chip of the group",
+                    );
+                };
+                let to = chip_list(to, n, &ctx, &key("to"))?;
+                let from = match &group {
+                    Group::All => n,
+                    Group::List(l) => l.len() as u64,
+                    Group::Dim(_) => 0,
+                };
+                if from != to.len() as u64 {
+                    return ctx.err(
+                        t.to.as_ref().map(|s| s.span()),
+                        &key("to"),
+                        format!(
+                            "{from} senders in the group but {} receivers in `to`",
+                            to.len()
+                        ),
+                    );
+                }
+                Work::Send { to, bytes }
+            }
+            _ => {
+                let c = t.collective.as_ref().expect("kind is collective");
+                let (kind, algorithm, _) = parse_names(
+                    c.get_ref(),
+                    t.algorithm.as_ref().map(|a| a.get_ref().as_str()),
+                    "flow",
+                )
+                .or_else(|e| {
+                    let (span, k) = match &t.algorithm {
+                        Some(a) if podsim_collective::Kind::from_name(c.get_ref()).is_some() => {
+                            (a.span(), "algorithm")
+                        }
+                        _ => (c.span(), "collective"),
+                    };
+                    ctx.err(Some(span), &key(k), e)
+                })?;
+                let bytes = match (&t.bytes, kind) {
+                    (Some(b), Kind::Barrier) => {
+                        return ctx.err(
+                            Some(b.span()),
+                            &key("bytes"),
+                            "a barrier moves no payload; drop `bytes`",
+                        );
+                    }
+                    (None, Kind::Barrier) => Bytes(0),
+                    (Some(b), _) => size(b, "bytes")?,
+                    (None, _) => {
+                        return ctx.err(
+                            Some(c.span()),
+                            &key("bytes"),
+                            "a collective needs `bytes`: each rank's buffer, e.g. \"64 MiB\"",
+                        );
+                    }
+                };
+                Work::Collective {
+                    kind,
+                    algorithm,
+                    bytes,
+                }
+            }
+        };
+        let mut after = Vec::new();
+        if let Some(a) = &t.after {
+            for dep in a.get_ref() {
+                match tasks.iter().position(|x| &x.name == dep) {
+                    Some(j) => after.push(j),
+                    None => {
+                        return ctx.err(
+                            Some(a.span()),
+                            &key("after"),
+                            format!("no task named `{dep}` is defined above this one"),
+                        );
+                    }
+                }
+            }
+        }
+        let repeat = match &t.repeat {
+            None => 1,
+            Some(r) => match u32::try_from(*r.get_ref()) {
+                Ok(v) if v >= 1 => v,
+                _ => {
+                    return ctx.err(
+                        Some(r.span()),
+                        &key("repeat"),
+                        format!(
+                            "{}: expected a whole number from 1 to {}",
+                            r.get_ref(),
+                            u32::MAX
+                        ),
+                    );
+                }
+            },
+        };
+        tasks.push(Task {
+            name,
+            work,
+            group,
+            after,
+            repeat,
+        });
+    }
+    Ok(WorkloadSpec {
+        file: file.into(),
+        name: raw.name.unwrap_or_else(|| file.to_string()),
+        description: raw.description,
+        system,
+        model,
+        chip,
+        workload: Workload { tasks },
+    })
+}
