@@ -214,9 +214,9 @@ pub fn run(
                 for i in batch {
                     let o = &ops[i];
                     let payload = if verify {
-                        o.moves
+                        o.chunks
                             .iter()
-                            .map(|&(c, _)| match (bufs[o.src].get(&c), o.combine) {
+                            .map(|c| match (bufs[o.src].get(&c), o.combine) {
                                 (Some(&v), _) => Ok(v),
                                 // A flag not yet raised is a zero.
                                 (None, Combine::Or) => Ok(0),
@@ -240,7 +240,7 @@ pub fn run(
                     };
                     let o = &ops[i];
                     if verify {
-                        for (&(_, dc), v) in o.moves.iter().zip(payload) {
+                        for (dc, v) in o.chunks.iter().zip(payload) {
                             let slot = bufs[o.dst].entry(dc).or_insert(0);
                             *slot = match o.combine {
                                 Combine::Copy => v,

@@ -13,7 +13,7 @@ mod plan;
 pub use exec::{Outcome, RunError, VERIFY_LIMIT, Verified, initial, run};
 pub use microbench::{Micro, MicroResult, microbench};
 pub use plan::{
-    Algorithm, Combine, Kind, MAX_TRANSFERS, Op, Plan, PlanError, Request, plan, transfers,
+    Algorithm, Chunks, Combine, Kind, MAX_TRANSFERS, Op, Plan, PlanError, Request, plan, transfers,
 };
 
 use podsim_topology::Metrics;

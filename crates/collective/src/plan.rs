@@ -1,7 +1,7 @@
 //! Collectives as DAGs of transfers.
 //!
 //! A [`Plan`] is a list of [`Op`]s: a transfer from one rank to another of some bytes, which
-//! moves some chunks of the sender's buffer into chunks of the receiver's (copying or reducing),
+//! moves some chunks of the sender's buffer into the same chunks of the receiver's (copying or reducing),
 //! and may start only when its dependencies have arrived. Every rank's buffer is `chunks`
 //! small integers, so running a plan also computes the collective, and [`crate::run`] checks the
 //! result.
@@ -32,14 +32,44 @@ pub struct Op {
     pub dst: usize,
     /// Payload bytes.
     pub bytes: u64,
-    /// (sender's chunk, receiver's chunk) pairs the transfer carries.
-    pub moves: Vec<(u32, u32)>,
+    /// The chunks the transfer carries; each lands in the same chunk of the receiver.
+    pub chunks: Chunks,
     /// How they combine at the receiver.
     pub combine: Combine,
     /// Ops that must have arrived first.
     pub deps: Vec<usize>,
     /// Whether the receiver reduces on arrival (costs reduction time before dependents start).
     pub reduces: bool,
+}
+
+/// The chunks a transfer carries; each lands in the same chunk of the receiver's buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Chunks {
+    /// Chunks `start..end` (a barrier's n flags are one range, not n entries).
+    Range(u32, u32),
+    /// These chunks.
+    List(Vec<u32>),
+}
+
+impl Chunks {
+    /// The chunks, in order.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = u32> + '_> {
+        match self {
+            Chunks::Range(a, b) => Box::new(*a..*b),
+            Chunks::List(l) => Box::new(l.iter().copied()),
+        }
+    }
+    /// How many.
+    pub fn len(&self) -> usize {
+        match self {
+            Chunks::Range(a, b) => b.saturating_sub(*a) as usize,
+            Chunks::List(l) => l.len(),
+        }
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// The collectives.
@@ -207,7 +237,7 @@ impl Plan {
         src: usize,
         dst: usize,
         bytes: u64,
-        moves: Vec<(u32, u32)>,
+        chunks: Chunks,
         combine: Combine,
         deps: Vec<usize>,
     ) -> usize {
@@ -215,7 +245,7 @@ impl Plan {
             src,
             dst,
             bytes,
-            moves,
+            chunks,
             combine,
             deps,
             reduces: combine == Combine::Sum,
@@ -341,7 +371,7 @@ pub fn plan(r: &Request) -> Result<Plan, PlanError> {
                         i,
                         d,
                         share(r.bytes, n, d),
-                        vec![(id, id)],
+                        Chunks::Range(id, id + 1),
                         Combine::Copy,
                         vec![],
                     );
@@ -352,19 +382,23 @@ pub fn plan(r: &Request) -> Result<Plan, PlanError> {
         (Kind::Barrier, Algorithm::Dissemination) => {
             // Each rank starts knowing itself (chunk = its own flag); after ceil(log2 n) rounds
             // every rank knows every flag.
-            let mut last: Vec<Option<usize>> = vec![None; n];
+            // A rank's round-j send carries everything it knows, so it waits for every
+            // signal it has received in the rounds before (not only the last one: with link
+            // latency they arrive out of order). ceil(log2 n) rounds, so each rank holds
+            // O(log n) dependencies.
+            let mut received: Vec<Vec<usize>> = vec![Vec::new(); n];
             let mut j = 1;
             while j < n {
-                let mut next = vec![None; n];
+                let mut got = Vec::with_capacity(n);
                 for i in 0..n {
                     let d = (i + j) % n;
-                    let deps: Vec<usize> = last[i].into_iter().collect();
-                    let moves = (0..n as u32).map(|c| (c, c)).collect();
-                    let o = p.op(i, d, 0, moves, Combine::Or, deps);
-                    next[d] = Some(o);
+                    let deps = received[i].clone();
+                    let o = p.op(i, d, 0, Chunks::Range(0, n as u32), Combine::Or, deps);
+                    got.push((d, o));
                 }
-                // A rank's next send waits for what it received this round.
-                last = next;
+                for (d, o) in got {
+                    received[d].push(o);
+                }
                 j *= 2;
             }
         }
@@ -400,7 +434,14 @@ fn ring_phase(
             };
             let deps: Vec<usize> = recv_last[i].into_iter().collect();
             let c = base + chunk as u32;
-            let op = p.op(i, to, share(bytes, n, chunk), vec![(c, c)], combine, deps);
+            let op = p.op(
+                i,
+                to,
+                share(bytes, n, chunk),
+                Chunks::Range(c, c + 1),
+                combine,
+                deps,
+            );
             next[to] = Some(op);
         }
         recv_last = next;
@@ -479,16 +520,13 @@ fn dimension_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
                 } else {
                     (c + 1 + k - s) % k
                 };
-                let moves: Vec<(u32, u32)> = (0..n)
+                let moves: Vec<u32> = (0..n)
                     .filter(|&j| owns(rank, j) && digit(j, d) == want)
-                    .map(|j| (j as u32, j as u32))
+                    .map(|j| j as u32)
                     .collect();
-                let bytes: u64 = moves
-                    .iter()
-                    .map(|&(j, _)| share(r.bytes, n, j as usize))
-                    .sum();
+                let bytes: u64 = moves.iter().map(|&j| share(r.bytes, n, j as usize)).sum();
                 let deps: Vec<usize> = last[rank].into_iter().collect();
-                let o = p.op(rank, to, bytes, moves, combine, deps);
+                let o = p.op(rank, to, bytes, Chunks::List(moves), combine, deps);
                 next[to] = Some(o);
             }
             last = next;
@@ -523,9 +561,9 @@ fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
             } else {
                 ((lo, mid), (mid, hi))
             };
-            let moves: Vec<(u32, u32)> = (send.0..send.1).map(|c| (c as u32, c as u32)).collect();
             let b = (send.0..send.1).map(|c| share(bytes, n, c)).sum();
             let deps: Vec<usize> = last[i].into_iter().collect();
+            let moves = Chunks::Range(send.0 as u32, send.1 as u32);
             let o = p.op(i, partner, b, moves, Combine::Sum, deps);
             next[partner] = Some(o);
             new_range[i] = keep;
@@ -541,9 +579,9 @@ fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
         for i in 0..n {
             let partner = i ^ dist;
             let (lo, hi) = range[i];
-            let moves: Vec<(u32, u32)> = (lo..hi).map(|c| (c as u32, c as u32)).collect();
             let b = (lo..hi).map(|c| share(bytes, n, c)).sum();
             let deps: Vec<usize> = last[i].into_iter().collect();
+            let moves = Chunks::Range(lo as u32, hi as u32);
             let o = p.op(i, partner, b, moves, Combine::Copy, deps);
             next[partner] = Some(o);
             let (plo, phi) = range[partner];
@@ -562,7 +600,7 @@ fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
 fn binary_tree_all_reduce(p: &mut Plan, bytes: u64, base: u32, reversed: bool) {
     let n = p.ranks;
     let rank = |pos: usize| if reversed { n - 1 - pos } else { pos };
-    let chunks: Vec<(u32, u32)> = (0..n as u32).map(|c| (base + c, base + c)).collect();
+    let chunks = Chunks::Range(base, base + n as u32);
     // Up: deepest positions first so children's ops exist before their parents'.
     let mut up: Vec<Option<usize>> = vec![None; n];
     for pos in (1..n).rev() {
@@ -607,14 +645,17 @@ fn binary_tree_all_reduce(p: &mut Plan, bytes: u64, base: u32, reversed: bool) {
 /// Binomial tree from (broadcast) or to (reduce) rank 0, whole buffer per transfer.
 fn binomial(p: &mut Plan, bytes: u64, reduce: bool) {
     let n = p.ranks;
-    let all: Vec<(u32, u32)> = (0..n as u32).map(|c| (c, c)).collect();
+    let all = Chunks::Range(0, n as u32);
     let mut dist = 1;
     let mut rounds = Vec::new();
     while dist < n {
         rounds.push(dist);
         dist *= 2;
     }
-    let mut last: Vec<Option<usize>> = vec![None; n];
+    // Every op each rank has received so far: a rank forwards only after all of them have
+    // arrived (with link latency or contention they arrive in any order; waiting for the
+    // latest one only sent partial sums up the reduce tree).
+    let mut received: Vec<Vec<usize>> = vec![Vec::new(); n];
     // Broadcast halves the distance each round (0 -> n/2 first); reduce doubles it.
     let order: Vec<usize> = if reduce {
         rounds.clone()
@@ -622,10 +663,10 @@ fn binomial(p: &mut Plan, bytes: u64, reduce: bool) {
         rounds.iter().rev().copied().collect()
     };
     for d in order {
-        let mut next = last.clone();
+        let mut next = received.clone();
         for i in (0..n).filter(|i| i % (2 * d) == 0 && i + d < n) {
             let (src, dst) = if reduce { (i + d, i) } else { (i, i + d) };
-            let deps: Vec<usize> = last[src].into_iter().collect();
+            let deps: Vec<usize> = received[src].clone();
             let o = p.op(
                 src,
                 dst,
@@ -634,9 +675,9 @@ fn binomial(p: &mut Plan, bytes: u64, reduce: bool) {
                 if reduce { Combine::Sum } else { Combine::Copy },
                 deps,
             );
-            next[dst] = Some(o);
+            next[dst].push(o);
         }
-        last = next;
+        received = next;
     }
 }
 
@@ -652,12 +693,12 @@ fn chain_broadcast(p: &mut Plan, bytes: u64, chunk: u64) {
     let all: Vec<u32> = (0..n as u32).collect();
     let mut prev_piece: Vec<Option<usize>> = vec![None; n];
     for q in 0..pieces {
-        let carried: Vec<(u32, u32)> = all
-            .iter()
-            .copied()
-            .filter(|&c| c as usize % pieces == q)
-            .map(|c| (c, c))
-            .collect();
+        let carried = Chunks::List(
+            all.iter()
+                .copied()
+                .filter(|&c| c as usize % pieces == q)
+                .collect(),
+        );
         let b = share(bytes, pieces, q);
         let mut upstream: Option<usize> = None;
         for i in 0..n - 1 {
@@ -691,7 +732,7 @@ fn dimension_all_to_all(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
                 // Blocks at `holder` after the previous dimensions: source s whose digits in
                 // later dimensions equal the holder's, and target t whose earlier digits equal
                 // the holder's; this hop moves those with t's digit d == tc.
-                let mut moves = Vec::new();
+                let mut moves: Vec<u32> = Vec::new();
                 let mut bytes = 0;
                 for s in 0..n {
                     if (d..dims.len()).any(|e| digit(s, e) != digit(holder, e)) {
@@ -705,7 +746,7 @@ fn dimension_all_to_all(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
                             continue;
                         }
                         let id = (s * n + t) as u32;
-                        moves.push((id, id));
+                        moves.push(id);
                         bytes += share(r.bytes, n, t);
                     }
                 }
@@ -717,7 +758,7 @@ fn dimension_all_to_all(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
                 } else {
                     phase_ops[holder].clone()
                 };
-                let o = p.op(holder, to, bytes, moves, Combine::Copy, deps);
+                let o = p.op(holder, to, bytes, Chunks::List(moves), Combine::Copy, deps);
                 next_ops[to].push(o);
             }
         }
