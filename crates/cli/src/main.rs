@@ -437,6 +437,10 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                 for &i in systems {
                     let s = &scenario.systems[i];
                     let net = build(s, &scenario.file)?;
+                    let setup = &podsim_collective::Setup {
+                        memory_limit: memory_limit(),
+                        ..*setup
+                    };
                     let m = podsim_collective::measure(&net, setup).map_err(|e| {
                         Failure::runtime(format!("{}: system `{}`: {e}", scenario.file, s.name))
                     })?;

@@ -537,11 +537,12 @@ fn golden_snapshots() {
                     .zip(got.lines())
                     .position(|(a, b)| a != b)
                     .unwrap_or(want.lines().count().min(got.lines().count()));
+                let cut = |s: &str| s.chars().take(200).collect::<String>();
                 differ.push(format!(
                     "{name}: differs from line {}:\n  want: {}\n  got:  {}",
                     line + 1,
-                    want.lines().nth(line).unwrap_or("<end>"),
-                    got.lines().nth(line).unwrap_or("<end>")
+                    cut(want.lines().nth(line).unwrap_or("<end>")),
+                    cut(got.lines().nth(line).unwrap_or("<end>"))
                 ));
             }
             Err(_) => differ.push(format!("{name}: no snapshot at {}", path.display())),

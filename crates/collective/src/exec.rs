@@ -9,8 +9,13 @@ use podsim_units::{Bytes, SimDuration, SimTime};
 
 use crate::plan::{Combine, Kind, Plan};
 
-/// Buffer entries (ranks x chunks) above which the functional check is skipped.
+/// Buffer entries (ranks x chunks) above which [`run`] skips the functional check
+/// ([`crate::measure`] sets its limit from the memory it may use instead).
 pub const VERIFY_LIMIT: usize = 4_000_000;
+
+/// Bytes one entry of the functional check's buffers takes (a hash-map slot of a chunk id and
+/// its value, with the map's slack), for memory estimates.
+pub const CHECK_ENTRY_BYTES: u64 = 64;
 
 /// What running a plan found.
 #[derive(Debug, Clone, PartialEq)]
@@ -158,14 +163,35 @@ pub fn run(
     nodes: &[NodeId],
     reduce_ps_per_byte: f64,
 ) -> Result<Outcome, RunError> {
+    run_checking(plan, kind, model, nodes, reduce_ps_per_byte, VERIFY_LIMIT)
+}
+
+/// The buffer entries the functional check of `plan` holds (every rank's chunks; for
+/// all-to-all, the n blocks each rank starts or ends with, n^2 in all).
+pub fn check_entries(plan: &Plan, kind: Kind) -> usize {
+    if kind == Kind::AllToAll {
+        plan.ranks.saturating_mul(plan.ranks)
+    } else {
+        plan.ranks.saturating_mul(plan.chunks)
+    }
+}
+
+/// [`run`], checking the result when it holds at most `verify_limit` buffer entries.
+pub fn run_checking(
+    plan: &Plan,
+    kind: Kind,
+    model: &mut dyn NetworkModel,
+    nodes: &[NodeId],
+    reduce_ps_per_byte: f64,
+    verify_limit: usize,
+) -> Result<Outcome, RunError> {
     if nodes.len() < plan.ranks {
         return Err(RunError::TooManyRanks {
             ranks: plan.ranks,
             endpoints: nodes.len(),
         });
     }
-    let verify = plan.ranks.saturating_mul(plan.chunks) <= VERIFY_LIMIT
-        || kind == Kind::AllToAll && plan.ranks.saturating_mul(plan.ranks) <= VERIFY_LIMIT;
+    let verify = check_entries(plan, kind) <= verify_limit;
     let mut bufs = if verify {
         initial_buffers(kind, plan)
     } else {

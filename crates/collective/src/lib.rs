@@ -10,13 +10,17 @@ mod exec;
 mod microbench;
 mod plan;
 
-pub use exec::{Outcome, RunError, VERIFY_LIMIT, Verified, initial, run};
+pub use exec::{
+    CHECK_ENTRY_BYTES, Outcome, RunError, VERIFY_LIMIT, Verified, check_entries, initial, run,
+    run_checking,
+};
 pub use microbench::{Micro, MicroResult, microbench};
 pub use plan::{
     Algorithm, Chunks, Combine, Kind, MAX_TRANSFERS, Op, Plan, PlanError, Request, plan, transfers,
 };
 
 use podsim_topology::Metrics;
+use podsim_units::SimDuration;
 
 /// The time below which no algorithm can finish `kind` on `n` ranks with `bytes` per rank,
 /// in seconds: the larger of
@@ -96,6 +100,12 @@ pub struct Measurement {
     pub lower_bound_time_s: f64,
     /// Whether the functional check ran and passed.
     pub verified: bool,
+    /// Why the check did not run, when it did not.
+    pub unverified_reason: Option<String>,
+    /// Whether `time_s` is the lower bound rather than the model's own time: the analytic
+    /// model ignores contention, so where its time falls below the bound (all-to-all on a
+    /// torus, whose bisection it does not see) the bound is reported instead.
+    pub bound_applied: bool,
     /// Transfers in the plan.
     pub transfers: usize,
 }
@@ -117,6 +127,40 @@ pub struct Setup {
     pub chunk: u64,
     /// Split flows over equal-cost paths.
     pub ecmp: bool,
+    /// The most memory the run may hold, in bytes: a run whose estimate (see
+    /// [`memory_estimate`]) is larger is refused before it starts, and the functional check
+    /// runs only when its buffers fit too.
+    pub memory_limit: u64,
+}
+
+/// Bytes per transfer the plan and its executor hold (the op with its dependencies and
+/// chunks, the executor's counters and dependents), measured: all-to-all on torus:32x32 (1.05 M
+/// transfers) peaks at 457 MB on the analytic model, about 430 bytes per transfer with the
+/// model's own share.
+pub const PLAN_BYTES_PER_TRANSFER: u64 = 200;
+
+/// The memory, in bytes, a collective of `transfers` transfers needs on `model` over `net`,
+/// without the functional check's buffers: the plan and executor, and the model's state per
+/// transfer (analytic: the completion record; flow: the flow, its rate and its routed path
+/// of about the average distance in hops; packet: the completion record) plus, on the packet
+/// level, about 1 KiB per channel for the routers' buffers and state. Checked against
+/// measurements: all-to-all on torus:32x32 peaks at 457 MB (analytic; estimate 472 MB) and
+/// 966 MB (flow; estimate 950 MB). Neighbour-only collectives come out up to 2.5 times above
+/// their measured peak (their paths are one hop, the estimate uses the average distance).
+pub fn memory_estimate(net: &podsim_topology::Network, model: ModelKind, transfers: u128) -> u128 {
+    let per = u128::from(PLAN_BYTES_PER_TRANSFER)
+        + match model {
+            ModelKind::Analytic | ModelKind::Packet => 250,
+            ModelKind::Flow => 450 + 16 * net.metrics().average_distance.ceil() as u128,
+        };
+    let routers = if model == ModelKind::Packet {
+        let links = u128::from(net.metrics().links) * 2;
+        let ifaces = u128::from(net.endpoints()) * u128::from(net.interfaces().max(1)) * 2;
+        (links + ifaces) * 1024
+    } else {
+        0
+    };
+    transfers.saturating_mul(per).saturating_add(routers)
 }
 
 /// Plan the setup's collective over every endpoint of `net` and run it on its model.
@@ -129,25 +173,49 @@ pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement,
         packets,
         chunk,
         ecmp,
+        memory_limit,
     } = *s;
     let n = usize::try_from(net.endpoints()).map_err(|_| "too many endpoints".to_string())?;
     let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
     let bytes = if kind == Kind::Barrier { 0 } else { bytes };
-    let p = plan(&Request {
+    let request = Request {
         kind,
         algorithm,
         bytes,
         ranks: n,
         dims,
         chunk,
-    })
-    .map_err(|e| e.to_string())?;
+    };
+    let need = memory_estimate(net, model, transfers(&request));
+    if need > u128::from(memory_limit) {
+        return Err(format!(
+            "{kind} over {n} ranks on the {} model needs about {} ({} transfers), more than the memory limit of {} (--memory-limit)",
+            model.name(),
+            podsim_units::Bytes(u64::try_from(need).unwrap_or(u64::MAX)),
+            transfers(&request),
+            podsim_units::Bytes(memory_limit)
+        ));
+    }
+    let p = plan(&request).map_err(|e| e.to_string())?;
+    // The functional check runs when its buffers fit in what is left.
+    let left = u128::from(memory_limit) - need;
+    let verify_limit = usize::try_from(left / u128::from(CHECK_ENTRY_BYTES)).unwrap_or(usize::MAX);
     let nodes: Vec<podsim_topology::NodeId> = (0..n as u64).map(podsim_topology::NodeId).collect();
     let mut m = new_model(net, model, packets, ecmp)?;
-    let out = run(&p, kind, m.as_mut(), &nodes, 0.0).map_err(|e| e.to_string())?;
+    let out =
+        run_checking(&p, kind, m.as_mut(), &nodes, 0.0, verify_limit).map_err(|e| e.to_string())?;
     let metrics = net.metrics();
     let hop = net.link().latency.as_secs_f64();
-    let t = out.time.as_secs_f64();
+    let bound = lower_bound(kind, n, bytes, &metrics, hop);
+    if out.time >= SimDuration::MAX {
+        return Err(time_overflow());
+    }
+    let mut t = out.time.as_secs_f64();
+    // The analytic model sees no contention; it never reports less than the bound.
+    let bound_applied = model == ModelKind::Analytic && t < bound;
+    if bound_applied {
+        t = bound;
+    }
     let algbw = if t > 0.0 { bytes as f64 / t } else { 0.0 };
     Ok(Measurement {
         ranks: n,
@@ -157,10 +225,29 @@ pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement,
         bus_bandwidth_bytes_per_s: algbw * kind.bus_factor(n),
         bytes_on_wire: out.report.bytes_on_wire,
         max_link_utilization: out.report.max_link_utilization,
-        lower_bound_time_s: lower_bound(kind, n, bytes, &metrics, hop),
+        lower_bound_time_s: bound,
         verified: out.verified == Verified::Passed,
+        unverified_reason: match out.verified {
+            Verified::Passed => None,
+            Verified::Skipped => Some(format!(
+                "its {} buffer entries ({} bytes each) do not fit in the memory limit of {} next to the run",
+                check_entries(&p, kind),
+                CHECK_ENTRY_BYTES,
+                podsim_units::Bytes(memory_limit)
+            )),
+        },
+        bound_applied,
         transfers: out.transfers,
     })
+}
+
+/// The error for a run whose simulated time reached the end of 64-bit picoseconds (times
+/// saturate there instead of wrapping, so a figure computed from one would be wrong).
+pub(crate) fn time_overflow() -> String {
+    format!(
+        "the simulated time reaches the {:.0}-day limit of 64-bit picoseconds; use fewer bytes",
+        u64::MAX as f64 / 1e12 / 86_400.0
+    )
 }
 
 /// The kind, algorithm (default: the kind's first) and model named on a command line or in a

@@ -58,13 +58,15 @@ pub struct MicroResult {
     pub streams: usize,
 }
 
-/// Run `micro` with `bytes` on `net`.
+/// Run `micro` with `bytes` on `net`, within `memory_limit` bytes (all-to-all; the others
+/// hold a few transfers).
 pub fn microbench(
     net: &Network,
     micro: Micro,
     bytes: u64,
     model: ModelKind,
     packets: Packetization,
+    memory_limit: u64,
 ) -> Result<MicroResult, String> {
     if micro == Micro::AllToAll {
         let setup = Setup {
@@ -75,6 +77,7 @@ pub fn microbench(
             packets,
             chunk: 0,
             ecmp: true,
+            memory_limit,
         };
         let m = measure(net, &setup)?;
         let n = m.ranks as f64;
@@ -109,11 +112,14 @@ pub fn microbench(
             end = end.max(c.end);
         }
     }
+    if end >= SimTime::MAX {
+        return Err(crate::time_overflow());
+    }
     let time_s = end.as_secs_f64();
     let throughput = if micro == Micro::PutLatency || time_s == 0.0 {
         0.0
     } else {
-        (bytes * targets.len() as u64) as f64 / time_s
+        bytes as f64 * targets.len() as f64 / time_s
     };
     Ok(MicroResult {
         time_s,

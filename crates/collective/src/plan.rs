@@ -734,15 +734,18 @@ fn dimension_all_to_all(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
                 // the holder's; this hop moves those with t's digit d == tc.
                 let mut moves: Vec<u32> = Vec::new();
                 let mut bytes = 0;
-                for s in 0..n {
-                    if (d..dims.len()).any(|e| digit(s, e) != digit(holder, e)) {
-                        continue;
-                    }
-                    for t in 0..n {
-                        if (0..d).any(|e| digit(t, e) != digit(holder, e))
-                            || digit(t, d) != tc
-                            || s == t
-                        {
+                // Enumerated directly (not by scanning every (s, t) pair, which made this
+                // cubic in the ranks): s's digits below d are free and the rest are the
+                // holder's; t's digits below d are the holder's, digit d is tc, the rest free.
+                let lower = stride(d);
+                let upper = n / (lower * k);
+                let s_base = holder / lower * lower;
+                let t_base = holder % lower + tc * lower;
+                for a in 0..lower {
+                    let s = s_base + a;
+                    for b in 0..upper {
+                        let t = t_base + b * lower * k;
+                        if s == t {
                             continue;
                         }
                         let id = (s * n + t) as u32;

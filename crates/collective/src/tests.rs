@@ -141,6 +141,7 @@ fn microbenchmarks_by_hand() {
         8,
         ModelKind::Flow,
         podsim_net::Packetization::NONE,
+        u64::MAX,
     )
     .unwrap();
     assert_eq!((r.time_s * 1e12).round(), 100_160.0);
@@ -151,6 +152,7 @@ fn microbenchmarks_by_hand() {
         64 << 20,
         ModelKind::Flow,
         podsim_net::Packetization::NONE,
+        u64::MAX,
     )
     .unwrap();
     assert!((r.throughput_bytes_per_s - 50e9).abs() / 50e9 < 1e-4);
@@ -173,6 +175,7 @@ fn microbenchmarks_by_hand() {
         64 << 20,
         ModelKind::Flow,
         podsim_net::Packetization::NONE,
+        u64::MAX,
     )
     .unwrap();
     assert_eq!(r.streams, 6);
@@ -198,6 +201,7 @@ fn microbenchmarks_by_hand() {
         64 << 20,
         ModelKind::Flow,
         podsim_net::Packetization::NONE,
+        u64::MAX,
     )
     .unwrap();
     assert!((r.throughput_bytes_per_s - 20e9).abs() / 20e9 < 1e-6);
@@ -213,7 +217,7 @@ fn microbenchmarks_by_hand() {
         (Micro::PutThroughput, 6.8e9 * 67108864.0 / 71636168.0),
         (Micro::Injection, 6.0 * 6.8e9 * 67108864.0 / 71636168.0),
     ] {
-        let r = microbench(&tofud, micro, 64 << 20, ModelKind::Flow, frame).unwrap();
+        let r = microbench(&tofud, micro, 64 << 20, ModelKind::Flow, frame, u64::MAX).unwrap();
         assert!(
             (r.throughput_bytes_per_s - want).abs() / want < 1e-9,
             "{micro:?}: {} vs {want}",
@@ -294,6 +298,7 @@ fn collectives_run_at_packet_level_and_are_never_faster_than_flows() {
             packets: Packetization::NONE,
             chunk: 0,
             ecmp: false,
+            memory_limit: u64::MAX,
         };
         let flow = measure(&net, &setup(ModelKind::Flow)).unwrap();
         let packet = measure(&net, &setup(ModelKind::Packet)).unwrap();
@@ -389,4 +394,98 @@ fn a_barrier_plan_holds_log_n_entries_per_rank() {
     // Round j's send waits for the j signals received before it: 0 + 1 + ... + 13 per rank.
     let deps: usize = p.ops.iter().map(|o| o.deps.len()).sum();
     assert_eq!(deps, 10_000 * (0..14).sum::<usize>());
+}
+
+fn setup(kind: Kind, bytes: u64, model: ModelKind) -> Setup {
+    Setup {
+        kind,
+        algorithm: kind.algorithms()[0],
+        bytes,
+        model,
+        packets: Packetization::NONE,
+        chunk: 0,
+        ecmp: true,
+        memory_limit: u64::MAX,
+    }
+}
+
+#[test]
+fn the_analytic_model_is_never_below_the_lower_bound() {
+    // Regression: all-to-all on torus:4x4x8 with 16 MiB gave 2.6e-6 s on the analytic model
+    // against a bound of 3.4e-4 s: the bisection (32 links x 2 ways x 50 GB/s) must carry
+    // 64 x 64 x 16 MiB / 128 each way.
+    let net = torus(&[4, 4, 8], 50, 0);
+    let m = measure(&net, &setup(Kind::AllToAll, 16 << 20, ModelKind::Analytic)).unwrap();
+    let bound = 64.0 * 64.0 * (16.0 * 1048576.0 / 128.0) / (32.0 * 50e9);
+    assert!((m.lower_bound_time_s - bound).abs() < 1e-12);
+    assert!(m.time_s >= bound);
+    assert!(m.bound_applied);
+    // Where the model is above the bound it reports its own time.
+    let m = measure(&net, &setup(Kind::AllReduce, 1 << 20, ModelKind::Analytic)).unwrap();
+    assert!(!m.bound_applied && m.time_s >= m.lower_bound_time_s);
+}
+
+#[test]
+fn sizes_beyond_64_bits_are_errors_not_saturated_figures() {
+    // Regression: `--bytes "4096 PiB"` gave a time below the bound and said verified; a
+    // put of u64::MAX bytes reported 1000 GB/s on a 50 GB/s link (time saturated at
+    // u64::MAX ps).
+    let net = torus(&[4, 4], 50, 0);
+    for model in [ModelKind::Analytic, ModelKind::Flow] {
+        let e = measure(&net, &setup(Kind::AllReduce, 4096 << 50, model)).unwrap_err();
+        assert!(
+            e.contains("overflows 64 bits") || e.contains("64-bit picoseconds"),
+            "{e}"
+        );
+        let e = microbench(
+            &net,
+            Micro::PutThroughput,
+            u64::MAX,
+            model,
+            Packetization::NONE,
+            u64::MAX,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("overflows 64 bits") || e.contains("64-bit picoseconds"),
+            "{e}"
+        );
+    }
+    // 2^60 bytes at 50 GB/s take 2.3 x 10^7 s, past the 2.1 x 10^7 s of 64-bit picoseconds.
+    let e = microbench(
+        &net,
+        Micro::PutThroughput,
+        1 << 60,
+        ModelKind::Flow,
+        Packetization::NONE,
+        u64::MAX,
+    )
+    .unwrap_err();
+    assert!(e.contains("64-bit picoseconds"), "{e}");
+}
+
+#[test]
+fn skipped_verification_says_why() {
+    // All-to-all on 2048 ranks keeps 2048^2 = 4.2 M buffer entries, above the check's 4 M.
+    let e = VERIFY_LIMIT;
+    assert!(2048 * 2048 > e);
+    let net = torus(&[32, 64], 50, 0);
+    // The run's own estimate: 2 x 2048 x 12 transfers x 450 bytes = 22 MB; the check's
+    // 4.2 M entries x 64 bytes = 268 MB more. With a 100 MB limit the run fits, the check
+    // does not.
+    let mut s = setup(Kind::Barrier, 0, ModelKind::Analytic);
+    s.memory_limit = 100_000_000;
+    let m = measure(&net, &s).unwrap();
+    assert!(!m.verified);
+    assert!(
+        m.unverified_reason
+            .unwrap()
+            .contains("4194304 buffer entries")
+    );
+    s.memory_limit = 400_000_000;
+    assert!(measure(&net, &s).unwrap().verified);
+    // Below the run's own estimate it is refused up front.
+    s.memory_limit = 10_000_000;
+    let e = measure(&net, &s).unwrap_err();
+    assert!(e.contains("more than the memory limit of 10 MB"), "{e}");
 }

@@ -629,6 +629,7 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             packets: podsim_net::Packetization::NONE,
             chunk,
             ecmp: true,
+            memory_limit: u64::MAX,
         };
         runs.push(RunSpec::Collective {
             systems: picked,

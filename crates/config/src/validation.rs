@@ -289,6 +289,7 @@ impl Quantity {
                     micro.default_bytes(),
                     ModelKind::Flow,
                     case.packets,
+                    u64::MAX,
                 )?;
                 // Reported to the nearest MB/s.
                 ((r.throughput_bytes_per_s / 1e6).round() * 1e6) as u64
@@ -607,6 +608,7 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                                 packets: Packetization::NONE,
                                 chunk: 0,
                                 ecmp: true,
+                                memory_limit: u64::MAX,
                             },
                         })
                     }

@@ -88,8 +88,8 @@ impl NetworkModel for AnalyticModel {
         let hops = paths(&self.net, &self.links, src, dst)
             .first()
             .map_or(0, |p| p.len() as u64);
-        self.report.bytes_sent += bytes.0;
-        self.report.bytes_on_wire += self.packets.wire_bytes(bytes.0) * hops;
+        let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
+        self.report.count_send(bytes.0, on_wire)?;
         self.info.push(Completion {
             id,
             tag,

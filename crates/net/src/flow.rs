@@ -327,13 +327,25 @@ impl NetworkModel for FlowModel {
             self.drain_until(at);
         }
         let id = self.transfers.len();
-        let wire = self.packets.wire_bytes(bytes.0);
+        let wire = self
+            .packets
+            .checked_wire_bytes(bytes.0)
+            .ok_or(NetError::TooLarge {
+                what: "the bytes on the wire",
+                bytes: bytes.0,
+            })?;
         let share = wire as f64 / routes.len() as f64;
-        self.report.bytes_sent += bytes.0;
-        self.report.bytes_on_wire += routes
+        let on_wire: f64 = routes
             .iter()
-            .map(|r| (share * r.len() as f64).round() as u64)
-            .sum::<u64>();
+            .map(|r| (share * r.len() as f64).round())
+            .sum();
+        if on_wire >= u64::MAX as f64 {
+            return Err(NetError::TooLarge {
+                what: "the bytes on the wire",
+                bytes: bytes.0,
+            });
+        }
+        self.report.count_send(bytes.0, on_wire as u64)?;
         self.transfers.push(Transfer {
             c: Completion {
                 id: TransferId(id as u64),

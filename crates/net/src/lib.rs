@@ -58,6 +58,14 @@ pub enum NetError {
     /// No route joins the two endpoints.
     #[error("no route from {0} to {1}")]
     NoRoute(NodeId, NodeId),
+    /// A byte count of the transfer does not fit in 64 bits.
+    #[error("{what} of a {bytes}-byte transfer overflows 64 bits")]
+    TooLarge {
+        /// Which count.
+        what: &'static str,
+        /// The transfer's payload bytes.
+        bytes: u64,
+    },
     /// The send time is before the model's current time.
     #[error("send at {at} is before the current time {now}")]
     InThePast {
@@ -84,12 +92,30 @@ impl Packetization {
         header: 0,
     };
 
-    /// Bytes on the wire for `bytes` of payload.
+    /// Bytes on the wire for `bytes` of payload (saturating; see [`Packetization::checked_wire_bytes`]).
     pub fn wire_bytes(self, bytes: u64) -> u64 {
+        self.checked_wire_bytes(bytes).unwrap_or(u64::MAX)
+    }
+
+    /// Bytes on the wire for `bytes` of payload, or None when they overflow 64 bits.
+    pub fn checked_wire_bytes(self, bytes: u64) -> Option<u64> {
         if bytes == 0 || self.header == 0 {
-            return bytes;
+            return Some(bytes);
         }
-        bytes + bytes.div_ceil(self.payload.max(1)) * self.header
+        bytes
+            .div_ceil(self.payload.max(1))
+            .checked_mul(self.header)?
+            .checked_add(bytes)
+    }
+
+    /// The wire bytes of `bytes` of payload over `hops` links, checked.
+    pub fn checked_on_wire(self, bytes: u64, hops: u64) -> Result<u64, NetError> {
+        self.checked_wire_bytes(bytes)
+            .and_then(|w| w.checked_mul(hops))
+            .ok_or(NetError::TooLarge {
+                what: "the bytes on the wire",
+                bytes,
+            })
     }
 
     /// Payload share of the wire for large transfers: payload / (payload + header).
@@ -98,6 +124,26 @@ impl Packetization {
             1.0
         } else {
             self.payload as f64 / (self.payload + self.header) as f64
+        }
+    }
+}
+
+impl NetReport {
+    /// Count a sent transfer of `bytes` payload and `on_wire` link-bytes, refusing (and
+    /// counting nothing) when a total would overflow 64 bits.
+    pub fn count_send(&mut self, bytes: u64, on_wire: u64) -> Result<(), NetError> {
+        let sent = self.bytes_sent.checked_add(bytes);
+        let wire = self.bytes_on_wire.checked_add(on_wire);
+        match (sent, wire) {
+            (Some(s), Some(w)) => {
+                self.bytes_sent = s;
+                self.bytes_on_wire = w;
+                Ok(())
+            }
+            _ => Err(NetError::TooLarge {
+                what: "the run's total bytes",
+                bytes,
+            }),
         }
     }
 }

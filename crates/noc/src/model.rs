@@ -160,7 +160,10 @@ impl PacketModel {
             let t = d.tag as usize;
             let tr = &mut self.transfers[t];
             tr.packets_left -= 1;
-            self.report.bytes_on_wire += u64::from(d.flits) * self.flit_bytes * u64::from(d.hops);
+            self.report.bytes_on_wire = self
+                .report
+                .bytes_on_wire
+                .saturating_add(u64::from(d.flits) * self.flit_bytes * u64::from(d.hops));
             if tr.packets_left == 0 {
                 tr.c.end = SimTime::from_ps((d.delivered + 1) * t_ps);
                 self.report.bytes_delivered += tr.c.bytes.0;
@@ -213,7 +216,15 @@ impl NetworkModel for PacketModel {
         let endpoints = self.noc.fabric().endpoints() as u64;
         check_send(self.time, endpoints, at, src, dst)?;
         let id = self.transfers.len();
-        let wire = self.packets.wire_bytes(bytes.0).max(1);
+        let wire = self
+            .packets
+            .checked_wire_bytes(bytes.0)
+            .ok_or(NetError::TooLarge {
+                what: "the bytes on the wire",
+                bytes: bytes.0,
+            })?
+            .max(1);
+        self.report.count_send(bytes.0, 0)?;
         let flits = wire.div_ceil(self.flit_bytes);
         self.transfers.push(Transfer {
             c: Completion {
@@ -230,7 +241,6 @@ impl NetworkModel for PacketModel {
             first_serial: 0,
         });
         self.in_flight += 1;
-        self.report.bytes_sent += bytes.0;
         let cycle = at.as_ps().div_ceil(self.cycle_ps()).max(self.noc.now());
         self.pending.push(Reverse((cycle, id)));
         Ok(TransferId(id as u64))

@@ -55,6 +55,7 @@ fn all_reduce_alone(net: &Network) -> f64 {
             packets: Packetization::NONE,
             chunk: 0,
             ecmp: true,
+            memory_limit: u64::MAX,
         },
     )
     .unwrap()
