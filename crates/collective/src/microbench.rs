@@ -79,6 +79,13 @@ pub fn microbench(
             ecmp: true,
             memory_limit,
         };
+        if net.endpoints() < 2 {
+            return Err(format!(
+                "an all-to-all needs at least two endpoints, and {} has {}",
+                net.shorthand(),
+                net.endpoints()
+            ));
+        }
         let m = measure(net, &setup)?;
         let n = m.ranks as f64;
         return Ok(MicroResult {

@@ -489,3 +489,28 @@ fn skipped_verification_says_why() {
     let e = measure(&net, &s).unwrap_err();
     assert!(e.contains("more than the memory limit of 10 MB"), "{e}");
 }
+
+#[test]
+fn a_one_node_network_gives_no_nan() {
+    // Regression: `podsim microbench all-to-all --topology mesh:1` printed "NaN GB/s" (0 bytes
+    // over 0 s).
+    let one = torus(&[1], 50, 0);
+    let e = microbench(
+        &one,
+        Micro::AllToAll,
+        1 << 20,
+        ModelKind::Flow,
+        Packetization::NONE,
+        u64::MAX,
+    )
+    .unwrap_err();
+    assert!(e.contains("at least two endpoints"), "{e}");
+    for kind in Kind::ALL {
+        let m = measure(&one, &setup(kind, 1 << 20, ModelKind::Flow)).unwrap();
+        assert_eq!(m.time_s, 0.0);
+        assert!(
+            m.algorithm_bandwidth_bytes_per_s.is_finite()
+                && m.bus_bandwidth_bytes_per_s.is_finite()
+        );
+    }
+}

@@ -216,21 +216,26 @@ impl Quantity {
     pub fn measure(self, case: &ValidationCase, net: &Network, m: &Metrics) -> Result<u64, String> {
         let (spec, route) = (&case.system, case.route);
         let (collective, baseline) = (case.collective, case.baseline.as_ref());
+        let wide = |v: u128| {
+            u64::try_from(v).map_err(|_| {
+                format!("{v} does not fit the 64 bits a published figure is compared in")
+            })
+        };
         Ok(match self {
             Quantity::Nodes => m.nodes,
             Quantity::Links => m.links,
             Quantity::DegreeMax => u64::from(m.degree_max),
             Quantity::Diameter => m.diameter,
             Quantity::BisectionLinks => m.bisection_links,
-            Quantity::BisectionBandwidth => m.bisection_bandwidth_bytes_per_s,
+            Quantity::BisectionBandwidth => wide(m.bisection_bandwidth_bytes_per_s)?,
             Quantity::InjectionBandwidth => m.injection_bandwidth_bytes_per_s,
-            Quantity::TotalInjectionBandwidth => m.total_injection_bandwidth_bytes_per_s,
+            Quantity::TotalInjectionBandwidth => wide(m.total_injection_bandwidth_bytes_per_s)?,
             Quantity::LinkBandwidth => net.link().bandwidth.bytes_per_s(),
             Quantity::VirtualBisectionBandwidth => match net {
                 Network::Tofu(t) => t
                     .virtual_torus()
-                    .map(|v| metrics(v).bisection_bandwidth_bytes_per_s)
-                    .ok_or("this Tofu shape has no virtual 3-D torus")?,
+                    .map(|v| wide(metrics(v).bisection_bandwidth_bytes_per_s))
+                    .ok_or("this Tofu shape has no virtual 3-D torus")??,
                 _ => {
                     return Err("only a Tofu network has a virtual torus".into());
                 }

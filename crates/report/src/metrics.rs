@@ -6,8 +6,28 @@ use serde_json::{Value, json};
 
 use crate::render;
 
-fn bw(v: u64) -> String {
-    Bandwidth::from_bytes_per_s(v).map_or_else(|| "0 B/s".to_string(), |b| b.to_string())
+fn bw(v: u128) -> String {
+    match u64::try_from(v) {
+        Ok(v) => {
+            Bandwidth::from_bytes_per_s(v).map_or_else(|| "0 B/s".to_string(), |b| b.to_string())
+        }
+        // Beyond 64 bits (a bandwidth type's range): exact, in PB/s.
+        Err(_) => {
+            let (whole, frac) = (v / 1_000_000_000_000_000, v % 1_000_000_000_000_000);
+            let frac = format!("{frac:015}");
+            let frac = frac.trim_end_matches('0');
+            if frac.is_empty() {
+                format!("{whole} PB/s")
+            } else {
+                format!("{whole}.{frac} PB/s")
+            }
+        }
+    }
+}
+
+/// A count for JSON: exact when it fits 64 bits, else the nearest double.
+fn big(v: u128) -> Value {
+    u64::try_from(v).map_or_else(|_| json!(v as f64), |x| json!(x))
 }
 
 /// Round a rate for display (three significant figures are what papers print).
@@ -51,14 +71,14 @@ pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
         "average_distance": m.average_distance,
         "distance_method": m.distance_method.token(),
         "bisection_links": m.bisection_links,
-        "bisection_bandwidth_bytes_per_s": m.bisection_bandwidth_bytes_per_s,
+        "bisection_bandwidth_bytes_per_s": big(m.bisection_bandwidth_bytes_per_s),
         "bisection_method": m.bisection_method.token(),
         "link_bandwidth_bytes_per_s": link.bandwidth.bytes_per_s(),
         "link_latency_s": link.latency.as_secs_f64(),
         "switches": m.switches,
         "interfaces_per_node": m.interfaces,
         "injection_bandwidth_bytes_per_s": m.injection_bandwidth_bytes_per_s,
-        "total_injection_bandwidth_bytes_per_s": m.total_injection_bandwidth_bytes_per_s,
+        "total_injection_bandwidth_bytes_per_s": big(m.total_injection_bandwidth_bytes_per_s),
         "all_to_all_bytes_per_s_per_node": m.all_to_all_bytes_per_s_per_node,
         "all_to_all_limited_by": m.all_to_all_limited_by,
     });
@@ -82,8 +102,7 @@ pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
         if let Some(vt) = tofu.virtual_torus() {
             let vm = metrics(vt);
             v["virtual_torus"] = json!(vt.shorthand());
-            v["virtual_bisection_bandwidth_bytes_per_s"] =
-                json!(vm.bisection_bandwidth_bytes_per_s);
+            v["virtual_bisection_bandwidth_bytes_per_s"] = big(vm.bisection_bandwidth_bytes_per_s);
         }
     }
     v
@@ -139,7 +158,7 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
     row("injection per node", &|_, m| {
         format!(
             "{} ({} NICs)",
-            bw(m.injection_bandwidth_bytes_per_s),
+            bw(u128::from(m.injection_bandwidth_bytes_per_s)),
             m.interfaces
         )
     });

@@ -119,8 +119,9 @@ pub struct Metrics {
     pub distance_method: DistanceMethod,
     /// Links cut by the bisection.
     pub bisection_links: u64,
-    /// Bandwidth across the bisection, both directions of every cut link, in bytes/s.
-    pub bisection_bandwidth_bytes_per_s: u64,
+    /// Bandwidth across the bisection, both directions of every cut link, in bytes/s (128
+    /// bits: a large enough network's exceeds 64).
+    pub bisection_bandwidth_bytes_per_s: u128,
     /// How the bisection was found.
     pub bisection_method: BisectionMethod,
     /// Switches that are not endpoints (0 for direct networks such as tori).
@@ -129,8 +130,9 @@ pub struct Metrics {
     pub interfaces: u32,
     /// What one node can inject at once: interfaces × the link bandwidth, in bytes/s.
     pub injection_bandwidth_bytes_per_s: u64,
-    /// Sum of every node's injection bandwidth, in bytes/s.
-    pub total_injection_bandwidth_bytes_per_s: u64,
+    /// Sum of every node's injection bandwidth, in bytes/s (128 bits: torus:65536x65536's is
+    /// 8.6 x 10^20, beyond 64).
+    pub total_injection_bandwidth_bytes_per_s: u128,
     /// The most each node can send in a uniform all-to-all, in bytes/s (see [`all_to_all_bound`]).
     pub all_to_all_bytes_per_s_per_node: f64,
     /// Which limit sets that bound: `"bisection"` or `"injection"`.
@@ -145,7 +147,7 @@ pub struct Metrics {
 /// faster than it can inject. Returns the rate and which limit binds.
 pub fn all_to_all_bound(
     nodes: u64,
-    bisection_bytes_per_s: u64,
+    bisection_bytes_per_s: u128,
     injection: u64,
 ) -> (f64, &'static str) {
     if nodes < 2 {
@@ -251,7 +253,7 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
         switches: 0,
         interfaces,
         injection_bandwidth_bytes_per_s: injection,
-        total_injection_bandwidth_bytes_per_s: injection.saturating_mul(n),
+        total_injection_bandwidth_bytes_per_s: u128::from(injection) * u128::from(n),
         all_to_all_bytes_per_s_per_node: a2a,
         all_to_all_limited_by: limited_by,
     }
@@ -260,7 +262,7 @@ pub fn metrics(t: &KAryNCube) -> Metrics {
 /// The cheapest cut of the form "coordinate d, rotated by a, below k_d / 2", over every
 /// dimension of even size and every rotation: (links cut, two-way bandwidth in bytes/s).
 /// Counts by walking every link, so it costs O(N × n × k).
-pub fn half_space_bisection(t: &KAryNCube) -> (u64, u64) {
+pub fn half_space_bisection(t: &KAryNCube) -> (u64, u128) {
     let links: Vec<_> = t.links().collect();
     let mut best: Option<(u128, u64)> = None;
     for (d, &k) in t.dims().iter().enumerate() {
@@ -282,7 +284,7 @@ pub fn half_space_bisection(t: &KAryNCube) -> (u64, u64) {
         }
     }
     let (bw, cut) = best.unwrap_or((0, 0));
-    (cut, u64::try_from(bw).unwrap_or(u64::MAX))
+    (cut, bw)
 }
 
 fn two_way(spec: LinkSpec, links: u64) -> u128 {
@@ -290,12 +292,12 @@ fn two_way(spec: LinkSpec, links: u64) -> u128 {
 }
 
 /// The straight-cut closed form: (links cut, two-way bandwidth in bytes/s).
-pub fn straight_cut_bisection(t: &KAryNCube) -> (u64, u64) {
+pub fn straight_cut_bisection(t: &KAryNCube) -> (u64, u128) {
     let dims: Vec<usize> = (0..t.dims().len()).filter(|&d| t.dims()[d] > 1).collect();
     let mut memo = HashMap::new();
     let full: u64 = dims.iter().fold(0, |m, &d| m | (1 << d));
     let (bw, links) = cut_subcube(t, full, &mut memo);
-    (links, u64::try_from(bw).unwrap_or(u64::MAX))
+    (links, bw)
 }
 
 /// The cheapest balanced cut of the sub-cube spanned by the dimensions in `mask`
@@ -337,7 +339,7 @@ fn cut_subcube(t: &KAryNCube, mask: u64, memo: &mut HashMap<u64, (u128, u64)>) -
 
 /// Exhaustive search over every subset of `floor(N/2)` nodes (N <= 24):
 /// (links cut, two-way bandwidth in bytes/s) of the cheapest by bandwidth, then links.
-pub fn exhaustive_bisection(t: &KAryNCube) -> (u64, u64) {
+pub fn exhaustive_bisection(t: &KAryNCube) -> (u64, u128) {
     let n = t.node_count() as usize;
     if n < 2 || n as u64 > EXHAUSTIVE_MAX_NODES {
         return (0, 0);
@@ -391,7 +393,7 @@ pub fn exhaustive_bisection(t: &KAryNCube) -> (u64, u64) {
         }
     }
     let (bw, links) = best.unwrap_or((0, 0));
-    (links, u64::try_from(bw).unwrap_or(u64::MAX))
+    (links, bw)
 }
 
 /// Breadth-first distances from `src` to every node, for checking the closed forms.
@@ -420,7 +422,7 @@ pub fn fat_tree_metrics(f: &FatTree) -> Metrics {
     let hosts = f.hosts();
     let bw = f.link().bandwidth.bytes_per_s();
     let bisection_links = f.bisection_links();
-    let bisection_bw = u64::try_from(two_way(f.link(), bisection_links)).unwrap_or(u64::MAX);
+    let bisection_bw = two_way(f.link(), bisection_links);
     let (a2a, limited_by) = all_to_all_bound(hosts, bisection_bw, bw);
     Metrics {
         nodes: hosts,
@@ -437,7 +439,7 @@ pub fn fat_tree_metrics(f: &FatTree) -> Metrics {
         switches: f.switches(),
         interfaces: 1,
         injection_bandwidth_bytes_per_s: bw,
-        total_injection_bandwidth_bytes_per_s: bw.saturating_mul(hosts),
+        total_injection_bandwidth_bytes_per_s: u128::from(bw) * u128::from(hosts),
         all_to_all_bytes_per_s_per_node: a2a,
         all_to_all_limited_by: limited_by,
     }
@@ -482,7 +484,7 @@ pub fn dojo_metrics(d: &Dojo) -> Metrics {
         .flatten()
         .min()
         .unwrap_or((0, 0));
-    let bisection = u64::try_from(bw).unwrap_or(u64::MAX);
+    let bisection = bw;
     let injection = 128_000_000_000u64;
     let nodes = d.compute_nodes();
     let (a2a, limited_by) = all_to_all_bound(nodes, bisection, injection);
@@ -501,7 +503,7 @@ pub fn dojo_metrics(d: &Dojo) -> Metrics {
         switches: u64::from(d.dips() > 0),
         interfaces: 1,
         injection_bandwidth_bytes_per_s: injection,
-        total_injection_bandwidth_bytes_per_s: injection.saturating_mul(nodes),
+        total_injection_bandwidth_bytes_per_s: u128::from(injection) * u128::from(nodes),
         all_to_all_bytes_per_s_per_node: a2a,
         all_to_all_limited_by: limited_by,
     }
@@ -536,7 +538,7 @@ pub fn hybrid_metrics(net: &Network, h: &Hybrid) -> Metrics {
     let (ici, ib) = h.links();
     let (bis_links, bis_bw) = h.bisection();
     let injection = 6 * h.ici().bandwidth.bytes_per_s() + h.ib().bandwidth.bytes_per_s();
-    let (a2a, limited_by) = all_to_all_bound(chips, bis_bw, injection);
+    let (a2a, limited_by) = all_to_all_bound(chips, u128::from(bis_bw), injection);
     Metrics {
         nodes: chips,
         links: ici + ib,
@@ -547,12 +549,12 @@ pub fn hybrid_metrics(net: &Network, h: &Hybrid) -> Metrics {
         average_distance: sum as f64 / (chips * (chips - 1)) as f64,
         distance_method: DistanceMethod::BfsAllSources,
         bisection_links: bis_links,
-        bisection_bandwidth_bytes_per_s: bis_bw,
+        bisection_bandwidth_bytes_per_s: u128::from(bis_bw),
         bisection_method: BisectionMethod::FullBisectionFatTree,
         switches: h.fat_tree().switches(),
         interfaces: 7,
         injection_bandwidth_bytes_per_s: injection,
-        total_injection_bandwidth_bytes_per_s: injection * chips,
+        total_injection_bandwidth_bytes_per_s: u128::from(injection) * u128::from(chips),
         all_to_all_bytes_per_s_per_node: a2a,
         all_to_all_limited_by: limited_by,
     }

@@ -768,3 +768,25 @@ fn hybrid_ici_ib_by_hand() {
     assert!(Hybrid::new(12).is_err());
     assert!(Hybrid::new(8192).is_err());
 }
+
+#[test]
+fn metrics_beyond_64_bits_are_computed_not_saturated() {
+    // Regression: `podsim topo torus:65536x65536` printed u64::MAX as the total injection.
+    // 2^32 nodes x 4 interfaces x 50 GB/s = 8.589934592 x 10^20 B/s.
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: podsim_units::Bandwidth::from_gbps(50).unwrap(),
+        latency: podsim_units::SimDuration::ZERO,
+    };
+    let t = KAryNCube::new(vec![65536, 65536], vec![true, true], link).unwrap();
+    let m = metrics(&t);
+    assert_eq!(
+        m.total_injection_bandwidth_bytes_per_s,
+        (1u128 << 32) * 4 * 50_000_000_000
+    );
+    // Cut across one dimension: 2 x 65,536 links, both ways, 50 GB/s.
+    assert_eq!(
+        m.bisection_bandwidth_bytes_per_s,
+        2 * 65_536 * 2 * 50_000_000_000
+    );
+}
