@@ -334,9 +334,26 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments) {
     }
 }
 
+/// The largest input file podsim reads: scenario, workload, validation, topology, router and
+/// matrix files are text of a few kilobytes; anything past this is not one (`/dev/zero`).
+pub(crate) const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// Read a text input file of at most [`MAX_INPUT_BYTES`].
 fn read(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("{}: cannot read: {e}", path.display())))
+    use std::io::Read;
+    let fail = |why: String| Failure::usage(format!("{}: cannot read: {why}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(fail(format!(
+            "larger than the {} an input file may have",
+            podsim_units::Bytes(MAX_INPUT_BYTES)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))
 }
 
 fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {

@@ -260,7 +260,7 @@ fn bad_input_gets_one_clear_line() {
         &["run", misspelt.to_str().unwrap()],
         &[
             "misspelt.toml",
-            "line 9",
+            "line 8",
             "link_latncy",
             "nearest valid key is `link_latency`",
         ],
@@ -271,7 +271,7 @@ fn bad_input_gets_one_clear_line() {
         &["run", negative.to_str().unwrap()],
         &[
             "negative.toml",
-            "line 8",
+            "line 7",
             "system[0].link_bandwidth",
             "negative",
         ],

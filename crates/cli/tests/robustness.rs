@@ -304,3 +304,27 @@ fn runs_too_large_for_memory_are_refused_up_front() {
     assert_eq!(code, 1, "{e}");
     assert!(e.contains("480.0016 GB"), "{e}");
 }
+
+#[test]
+fn endless_or_binary_inputs_are_refused() {
+    // Regression: `podsim run /dev/zero` read until memory ran out.
+    let (code, e) = fails(&["run", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert!(e.contains("larger than the 16 MiB"), "{e}");
+    for args in [
+        &["topo", "/dev/zero"][..],
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "/dev/zero",
+            "--bytes",
+            "1 MiB",
+        ],
+        &["noc", "--topology", "/dev/zero", "--rate", "0.1"],
+        &["workload", "/dev/zero"],
+    ] {
+        let (code, e) = fails(args);
+        assert_eq!(code, 2, "{args:?}: {e}");
+    }
+}

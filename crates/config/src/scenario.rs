@@ -3,7 +3,6 @@
 //! ```toml
 //! name = "TPU v4: one 4x4x4 block vs a 4x4x8 slice"
 //! description = "..."
-//! seed = 1
 //!
 //! [[system]]
 //! name = "4x4x4 block"
@@ -105,9 +104,9 @@ struct RawRun {
     #[serde(default)]
     bytes: Option<Spanned<String>>,
     #[serde(default)]
-    algorithm: Option<String>,
+    algorithm: Option<Spanned<String>>,
     #[serde(default)]
-    model: Option<String>,
+    model: Option<Spanned<String>>,
     #[serde(default)]
     chunk: Option<Spanned<String>>,
     #[serde(default)]
@@ -229,7 +228,8 @@ pub struct Scenario {
     pub name: String,
     /// What it shows.
     pub description: String,
-    /// The master random seed.
+    /// The master random seed (0: no analysis a scenario runs is random, and a `seed` key is
+    /// refused).
     pub seed: u64,
     /// The systems described.
     pub systems: Vec<SystemSpec>,
@@ -357,6 +357,15 @@ impl RawSystem {
                 if span.is_some() {
                     return ctx.err(span, &key(k), why);
                 }
+            }
+            // A Tofu network takes its link latency from here; the other presets do not, and
+            // the key used to be accepted and ignored.
+            if let (Some(l), false) = (&self.link_latency, matches!(topology, TopoSpec::Tofu(_))) {
+                return ctx.err(
+                    Some(l.span()),
+                    &key("link_latency"),
+                    format!("{why} (its link latencies are not read from this key)"),
+                );
             }
         }
         if let (Some(tw), TopoSpec::Cube(shape)) = (&self.twist, &mut topology) {
@@ -542,16 +551,19 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
         };
         let key = |k: &str| format!("run[{i}].{k}");
         if what == "metrics" {
-            for (k, present) in [
-                ("kind", r.kind.is_some()),
-                ("bytes", r.bytes.is_some()),
-                ("baseline", r.baseline.is_some()),
+            for (k, span) in [
+                ("kind", r.kind.as_ref().map(|v| v.span())),
+                ("bytes", r.bytes.as_ref().map(|v| v.span())),
+                ("algorithm", r.algorithm.as_ref().map(|v| v.span())),
+                ("model", r.model.as_ref().map(|v| v.span())),
+                ("chunk", r.chunk.as_ref().map(|v| v.span())),
+                ("baseline", r.baseline.as_ref().map(|v| v.span())),
             ] {
-                if present {
+                if span.is_some() {
                     return ctx.err(
-                        Some(r.what.span()),
+                        span,
                         &key(k),
-                        "a metrics run takes no collective keys",
+                        "a metrics run takes no collective keys; this one would have no effect",
                     );
                 }
             }
@@ -565,10 +577,21 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
                 "missing: a collective run names its collective, e.g. kind = \"all-to-all\"",
             );
         };
+        // Each name is checked on its own, so the error points at the key that is wrong.
+        parse_names(kind.get_ref(), None, "flow")
+            .or_else(|e| ctx.err(Some(kind.span()), &key("kind"), e))?;
+        if let Some(a) = &r.algorithm {
+            parse_names(kind.get_ref(), Some(a.get_ref()), "flow")
+                .or_else(|e| ctx.err(Some(a.span()), &key("algorithm"), e))?;
+        }
+        if let Some(m) = &r.model {
+            parse_names(kind.get_ref(), None, m.get_ref())
+                .or_else(|e| ctx.err(Some(m.span()), &key("model"), e))?;
+        }
         let (k, algorithm, model) = parse_names(
             kind.get_ref(),
-            r.algorithm.as_deref(),
-            r.model.as_deref().unwrap_or("flow"),
+            r.algorithm.as_ref().map(|a| a.get_ref().as_str()),
+            r.model.as_ref().map_or("flow", |m| m.get_ref().as_str()),
         )
         .or_else(|e| ctx.err(Some(kind.span()), &key("kind"), e))?;
         let bytes = match &r.bytes {
@@ -637,16 +660,16 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             baseline,
         });
     }
-    let seed = match &raw.seed {
-        None => 0,
-        Some(s) => u64::try_from(*s.get_ref()).or_else(|_| {
-            ctx.err(
-                Some(s.span()),
-                "seed",
-                "the seed must be a non-negative integer",
-            )
-        })?,
-    };
+    // No analysis a scenario runs draws random numbers (metrics are closed forms, collectives
+    // are deterministic schedules on deterministic models), so a seed would change nothing.
+    if let Some(s) = &raw.seed {
+        return ctx.err(
+            Some(s.span()),
+            "seed",
+            "no analysis in a scenario draws random numbers, so a seed has no effect; remove the key (`podsim noc --seed` seeds the packet level's traffic)",
+        );
+    }
+    let seed = 0;
     Ok(Scenario {
         file: file.into(),
         name: raw.name,

@@ -2,7 +2,7 @@ use super::*;
 
 const GOOD: &str = r#"
 name = "two systems"
-seed = 3
+# (no seed: nothing a scenario runs is random)
 
 [[system]]
 name = "block"
@@ -26,7 +26,6 @@ what = "metrics"
 #[test]
 fn a_good_scenario_validates_and_builds() {
     let s = parse_scenario("good.toml", GOOD).unwrap();
-    assert_eq!(s.seed, 3);
     assert_eq!(s.systems.len(), 2);
     assert_eq!(
         s.systems[1].topology,
@@ -285,5 +284,61 @@ fn every_preset_shorthand_builds_in_a_scenario() {
             .metrics()
             .nodes,
         128
+    );
+}
+
+/// The error of `text` as a scenario.
+fn scenario_err(text: &str) -> ConfigError {
+    parse_scenario("bad.toml", text).unwrap_err()
+}
+
+const SYSTEM: &str =
+    "[[system]]\nname = \"r\"\ntopology = \"ring:4\"\nlink_bandwidth = \"50 GB/s\"\n";
+
+#[test]
+fn a_bad_algorithm_or_model_is_named_at_its_own_key_and_line() {
+    // Regression: both pointed at `run[0].kind` and the line of `kind`.
+    let text = format!(
+        "name = \"x\"\n{SYSTEM}[[run]]\nwhat = \"collective\"\nkind = \"all-reduce\"\nbytes = \"1 MiB\"\nalgorithm = \"rign\"\n"
+    );
+    let e = scenario_err(&text);
+    assert_eq!(
+        (e.key.as_str(), e.line),
+        ("run[0].algorithm", Some(10)),
+        "{e}"
+    );
+    let text = format!(
+        "name = \"x\"\n{SYSTEM}[[run]]\nwhat = \"collective\"\nkind = \"all-reduce\"\nbytes = \"1 MiB\"\nmodel = \"flwo\"\n"
+    );
+    let e = scenario_err(&text);
+    assert_eq!((e.key.as_str(), e.line), ("run[0].model", Some(10)), "{e}");
+}
+
+#[test]
+fn keys_without_effect_are_errors() {
+    // Collective keys in a metrics run used to be ignored (algorithm, model, chunk).
+    for (k, v) in [
+        ("algorithm", "\"ring\""),
+        ("model", "\"flow\""),
+        ("chunk", "\"4 KiB\""),
+    ] {
+        let text = format!("name = \"x\"\n{SYSTEM}[[run]]\nwhat = \"metrics\"\n{k} = {v}\n");
+        let e = scenario_err(&text);
+        assert_eq!(e.key, format!("run[0].{k}"), "{e}");
+        assert_eq!(e.line, Some(8), "{e}");
+    }
+    // The seed reached no random stream.
+    let e = scenario_err(&format!(
+        "name = \"x\"\nseed = 1\n{SYSTEM}[[run]]\nwhat = \"metrics\"\n"
+    ));
+    assert_eq!((e.key.as_str(), e.line), ("seed", Some(2)), "{e}");
+    // link_latency on a preset that does not read it.
+    let e = scenario_err(
+        "name = \"x\"\n[[system]]\nname = \"t\"\ntopology = \"tpuv4:slice=4x4x4\"\nlink_latency = \"1 us\"\n[[run]]\nwhat = \"metrics\"\n",
+    );
+    assert_eq!(
+        (e.key.as_str(), e.line),
+        ("system[0].link_latency", Some(5)),
+        "{e}"
     );
 }
