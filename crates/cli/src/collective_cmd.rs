@@ -86,7 +86,8 @@ impl NetArgs {
 pub struct CollectiveArgs {
     /// all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or barrier.
     kind: String,
-    /// The topology, as for `podsim topo` (e.g. torus:4x4x8, tpuv4:slice=4x4x8:twisted).
+    /// The topology, as for `podsim topo` (e.g. torus:4x4x8, tpuv4:slice=4x4x8:twisted; every
+    /// shorthand and preset: `podsim topo --help`).
     #[arg(long, value_name = "SPEC")]
     topology: String,
     /// Each rank's buffer, as in nccl-tests (all-to-all sends bytes/n to each other rank), e.g.
@@ -369,7 +370,7 @@ pub struct MicroArgs {
     /// injection (puts to as many neighbours as the node has interfaces, at once) or
     /// all-to-all (throughput per endpoint).
     name: String,
-    /// The topology, as for `podsim topo`.
+    /// The topology, as for `podsim topo` (every shorthand and preset: `podsim topo --help`).
     #[arg(long, value_name = "SPEC")]
     topology: String,
     /// Bytes per put (per endpoint for all-to-all) [size; default: 8 B for put-latency,

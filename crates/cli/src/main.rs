@@ -122,9 +122,10 @@ enum Command {
     ///
     /// Bisection bandwidth counts both directions of every cut link (as the Tofu paper does:
     /// the K computer's 4,608 cut links x 5 GB/s x 2 = 46.1 TB/s).
+    #[command(after_long_help = podsim_config::SHORTHAND_HELP)]
     Topo {
-        /// A shorthand (`mesh:8x8`, `torus:4x4x8`, `ring:16`, `kncube:24x18x16:wrap=tmt` with
-        /// t = torus and m = mesh per dimension) or a TOML file with the keys of a scenario's
+        /// A shorthand or preset (listed below with `--help`: `mesh:8x8`, `torus:4x4x8`,
+        /// `tpuv4:slice=4x4x8:twisted`, `tofu:fugaku`, `dojo:die`, `hybrid:64`, ...) or a TOML file with the keys of a scenario's
         /// [[system]] (topology, link_bandwidth, link_latency, link_kind, interfaces, blocks).
         spec: String,
         /// Bandwidth of every link in each direction, e.g. "50 GB/s", "12.8 GiB/s", "56.1 Gb/s"

@@ -96,6 +96,46 @@ fn help_prints_each_default_once() {
 }
 
 #[test]
+fn topo_help_lists_the_presets_and_the_shorthand_grammar() {
+    let help = stdout(&podsim(&["topo", "--help"]));
+    for example in [
+        "mesh:8x8",
+        "torus:4x4x8:twisted",
+        "ring:N",
+        "kncube:24x18x16:wrap=tmt",
+        "tofu:XxYxZ",
+        "tofu2: + XxYxZ[:wrap=ttm]",
+        "fattree:K",
+        "hybrid:N",
+        "tpuv4:pod",
+        "tpuv4:slice=4x4x8:twisted",
+        "tofu:k",
+        "tofu:fugaku",
+        "tofu:fx100",
+        "dojo:die",
+        "dojo:tile",
+        "dojo:system=RxC",
+        "grayskull",
+        "wormhole[:harvest=N]",
+    ] {
+        assert!(
+            help.contains(example),
+            "`topo --help` does not list {example}"
+        );
+    }
+    // The forms with placeholders, filled in, are accepted.
+    for shorthand in [
+        "hybrid:16",
+        "tofu2:2x2x2:wrap=ttm",
+        "dojo:system=1x1",
+        "wormhole:harvest=2",
+    ] {
+        let o = podsim(&["topo", shorthand]);
+        assert!(o.status.success(), "{shorthand}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn settings_without_effect_are_usage_errors() {
     let cases: &[(&[&str], &str)] = &[
         (
@@ -326,5 +366,41 @@ fn endless_or_binary_inputs_are_refused() {
     ] {
         let (code, e) = fails(args);
         assert_eq!(code, 2, "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn a_packet_level_run_of_days_is_refused_up_front() {
+    // 4 PiB all-reduce on 4 ranks: 2 x 3/4 x 4 PiB per rank in 64-byte flits is ~4e14 flits,
+    // days at the packet level's few million flit-hops per second; it used to run until killed.
+    for args in [
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:2x2",
+            "--bytes",
+            "4 PiB",
+            "--model",
+            "packet",
+        ][..],
+        &[
+            "microbench",
+            "put-throughput",
+            "--topology",
+            "torus:2x2",
+            "--bytes",
+            "1 TiB",
+            "--model",
+            "packet",
+        ][..],
+    ] {
+        let o = podsim(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("use the flow or analytic model"),
+            "{}",
+            stderr(&o)
+        );
     }
 }

@@ -197,6 +197,23 @@ pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement,
         ));
     }
     let p = plan(&request).map_err(|e| e.to_string())?;
+    if model == ModelKind::Packet {
+        // Refuse up front what the packet level would refuse at its last sends, hours in.
+        let flits = p.ops.iter().fold(0u128, |sum, op| {
+            let wire = packets
+                .checked_wire_bytes(op.bytes)
+                .unwrap_or(u64::MAX)
+                .max(1);
+            sum + u128::from(wire.div_ceil(PACKET_FLIT_BYTES))
+        });
+        if flits > u128::from(podsim_noc::PACKET_FLIT_LIMIT) {
+            return Err(podsim_net::NetError::TooMuchWork {
+                flits,
+                limit: podsim_noc::PACKET_FLIT_LIMIT,
+            }
+            .to_string());
+        }
+    }
     // The functional check runs when its buffers fit in what is left.
     let left = u128::from(memory_limit) - need;
     let verify_limit = usize::try_from(left / u128::from(CHECK_ENTRY_BYTES)).unwrap_or(usize::MAX);
@@ -328,6 +345,10 @@ pub fn closed_form(
     })
 }
 
+/// The flit size of the packet level when it runs collectives and microbenchmarks, in bytes
+/// (a 64-byte flit, 16 flits to a packet: an assumption, not a seed figure).
+pub const PACKET_FLIT_BYTES: u64 = 64;
+
 /// The network model `model` names, on `net`, with these packet overheads (`ecmp`: split flows
 /// over equal-cost paths, flow model only).
 pub fn new_model(
@@ -341,7 +362,7 @@ pub fn new_model(
         ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
         ModelKind::Packet => {
             let cfg = podsim_noc::RouterConfig {
-                flit_bytes: 64,
+                flit_bytes: PACKET_FLIT_BYTES,
                 packet_flits: 16,
                 link_cycles: podsim_noc::LinkCycles::default(),
                 cover_round_trip: true,

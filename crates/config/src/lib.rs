@@ -18,7 +18,9 @@ pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use scenario::{
     DEFAULT_LINK_BANDWIDTH, RUN_KINDS, RunSpec, Scenario, SystemSpec, parse_scenario, parse_system,
 };
-pub use shorthand::{SHORTHAND_KINDS, Shape, TofuSpec, TopoSpec, parse_shorthand, parse_topology};
+pub use shorthand::{
+    SHORTHAND_HELP, SHORTHAND_KINDS, Shape, TofuSpec, TopoSpec, parse_shorthand, parse_topology,
+};
 pub use validation::{QUANTITIES, Quantity, ValidationCase, parse_validation};
 pub use workload::{WorkloadSpec, parse_workload};
 

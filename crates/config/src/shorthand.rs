@@ -34,7 +34,38 @@ pub const SHORTHAND_KINDS: [&str; 14] = [
     "hybrid",
 ];
 
-/// A Tofu network as a shorthand names it.
+/// The shorthand grammar and every preset, for `--help`.
+pub const SHORTHAND_HELP: &str = "\
+Topology shorthands:
+  mesh:AxBx..         a mesh of any number of dimensions (mesh:8x8, mesh:4x4x4)
+  torus:AxBx..        a torus (torus:4x4x8); add :twisted for a twisted torus of shape
+                      kxkx2k or kx2k (torus:4x4x8:twisted)
+  ring:N              a ring of N nodes (a 1-D torus)
+  kncube:AxBx..:wrap=FLAGS
+                      wrap per dimension, t = torus, m = mesh (kncube:24x18x16:wrap=tmt)
+  tofu:XxYxZ          Tofu interconnect D with X, Y, Z tori and A, B, C = 2, 3, 2
+  tofud: tofu1: tofu2: + XxYxZ[:wrap=ttm]
+                      TofuD, Tofu (K computer) or Tofu2 links; wrap per X, Y, Z
+  fattree:K           a 3-level fat tree of K-port switches (K even), K^3/4 hosts
+  hybrid:N            N chips (a multiple of 8) in 8-chip ICI groups joined by an
+                      InfiniBand fat tree (tpu-v4-isca2023.txt section 7.3)
+
+Presets:
+  tpuv4:pod           the 4096-chip TPU v4 pod: 64 4x4x4 blocks joined by OCS
+  tpuv4:slice=AxBxC[:twisted]
+                      a TPU v4 slice of 4x4x4 blocks (tpuv4:slice=4x4x8:twisted)
+  tofu:k              the K computer (Tofu, X, Y, Z = 24x18x16, Y a mesh)
+  tofu:fugaku         Fugaku (TofuD, 24x23x24)
+  tofu:fx100          one FX100 chassis (Tofu2, 12 nodes)
+  dojo:die            one D1 die: 354 nodes in an 18x20 mesh
+  dojo:tile           a training tile: 5x5 D1 dies, 8,850 nodes
+  dojo:system=RxC     R x C training tiles
+  grayskull           the Tenstorrent Grayskull NoC (a 13x12 torus grid, 8 DRAM banks)
+  wormhole[:harvest=N]
+                      the Tenstorrent Wormhole NoC (a 10x12 torus grid, 12 DRAM banks),
+                      N worker rows harvested
+";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TofuSpec {
     /// Which generation (sets lanes, rate, coding and TNIs).

@@ -66,6 +66,18 @@ pub enum NetError {
         /// The transfer's payload bytes.
         bytes: u64,
     },
+    /// The run would take a detailed model longer than it allows: the packet level moves every
+    /// flit, at a few million flit-hops per CPU-second.
+    #[error(
+        "the packet level would simulate {flits} flits, more than its limit of {limit} \
+         (an hour or more of simulation); use the flow or analytic model at this size"
+    )]
+    TooMuchWork {
+        /// Flits asked for so far in this run.
+        flits: u128,
+        /// The most the model simulates.
+        limit: u64,
+    },
     /// The send time is before the model's current time.
     #[error("send at {at} is before the current time {now}")]
     InThePast {

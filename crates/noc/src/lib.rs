@@ -61,7 +61,7 @@ mod traffic;
 
 pub use config::{Arbitration, ConfigError, LinkCycles, RouterConfig};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
-pub use model::PacketModel;
+pub use model::{PACKET_FLIT_LIMIT, PacketModel};
 pub use sim::{Audit, Delivered, LinkStat, Noc};
 pub use traffic::{
     MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, Pattern, RunSpec, SATURATION_RATIO,

@@ -48,6 +48,8 @@ struct Backlog {
 #[derive(Debug)]
 pub struct PacketModel {
     noc: Noc,
+    /// Flits of every transfer sent so far (checked against [`PACKET_FLIT_LIMIT`]).
+    flits_sent: u128,
     packets: Packetization,
     flit_bytes: u64,
     packet_flits: u64,
@@ -67,6 +69,12 @@ pub struct PacketModel {
     failed: Option<String>,
 }
 
+/// The most flits one packet-level run simulates: 10^9 flits at a few hops each is about an hour
+/// at the few million flit-hops per second the packet level runs at (`cargo bench -p
+/// podsim-noc`). A run that asks for more is refused ([`NetError::TooMuchWork`]) rather than
+/// left to run for days (a 4 PiB all-reduce is 2^47 flits).
+pub const PACKET_FLIT_LIMIT: u64 = 1_000_000_000;
+
 impl PacketModel {
     /// A packet-level model of `net`.
     pub fn new(
@@ -77,6 +85,7 @@ impl PacketModel {
     ) -> Result<Self, NocError> {
         Ok(PacketModel {
             noc: Noc::new(net, routing, cfg)?,
+            flits_sent: 0,
             packets,
             flit_bytes: cfg.flit_bytes,
             packet_flits: u64::from(cfg.packet_flits),
@@ -224,8 +233,16 @@ impl NetworkModel for PacketModel {
                 bytes: bytes.0,
             })?
             .max(1);
-        self.report.count_send(bytes.0, 0)?;
         let flits = wire.div_ceil(self.flit_bytes);
+        let total = self.flits_sent + u128::from(flits);
+        if total > u128::from(PACKET_FLIT_LIMIT) {
+            return Err(NetError::TooMuchWork {
+                flits: total,
+                limit: PACKET_FLIT_LIMIT,
+            });
+        }
+        self.flits_sent = total;
+        self.report.count_send(bytes.0, 0)?;
         self.transfers.push(Transfer {
             c: Completion {
                 id: TransferId(id as u64),
