@@ -66,6 +66,7 @@ Presets:
                       N worker rows harvested
 ";
 
+/// A Tofu network as a shorthand names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TofuSpec {
     /// Which generation (sets lanes, rate, coding and TNIs).
