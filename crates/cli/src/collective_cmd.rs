@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_collective::{Algorithm, Kind, Measurement, ModelKind, Setup, measure};
+use podsim_collective::{Algorithm, Kind, Measurement, ModelKind, Setup};
 use podsim_config::SystemSpec;
 use podsim_net::Packetization;
+use podsim_system::measure;
 use podsim_units::Bytes;
 use serde_json::json;
 
@@ -408,15 +409,14 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
         None => micro.default_bytes(),
     };
     let packets = a.net.packets()?;
-    let r =
-        podsim_collective::microbench(&net, micro, bytes, model, packets, crate::memory_limit())
-            .map_err(|e| {
-                Failure::runtime(format!(
-                    "<command line>: {} on {}: {e}",
-                    micro.name(),
-                    a.topology
-                ))
-            })?;
+    let r = podsim_system::microbench(&net, micro, bytes, model, packets, crate::memory_limit())
+        .map_err(|e| {
+            Failure::runtime(format!(
+                "<command line>: {} on {}: {e}",
+                micro.name(),
+                a.topology
+            ))
+        })?;
     if a.json {
         outln!(
             "{}",

@@ -459,7 +459,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                         memory_limit: memory_limit(),
                         ..*setup
                     };
-                    let m = podsim_collective::measure(&net, setup).map_err(|e| {
+                    let m = podsim_system::measure(&net, setup).map_err(|e| {
                         Failure::runtime(format!("{}: system `{}`: {e}", scenario.file, s.name))
                     })?;
                     results.push((i, m));

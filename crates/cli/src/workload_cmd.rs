@@ -72,7 +72,7 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         }
     };
     let net = build(&spec.system, &file)?;
-    let mut m = podsim_collective::new_model(&net, model, Packetization::NONE, true)
+    let mut m = podsim_system::new_model(&net, model, Packetization::NONE, true)
         .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
     let r = podsim_system::workload::run(&spec.workload, &net, &spec.chip, m.as_mut())
         .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;

@@ -163,8 +163,30 @@ pub fn memory_estimate(net: &podsim_topology::Network, model: ModelKind, transfe
     transfers.saturating_mul(per).saturating_add(routers)
 }
 
-/// Plan the setup's collective over every endpoint of `net` and run it on its model.
-pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement, String> {
+/// Builds the network models collectives run on. Collectives know models only through this
+/// and the [`podsim_net::NetworkModel`] interface: the machine layer (`podsim-system`) builds
+/// every fidelity, the packet level included.
+pub trait BuildModel {
+    /// The network model `model` on `net`, with these packet overheads (`ecmp`: split flows
+    /// over equal-cost paths), for a run that puts `wire_bytes` on the wire in all: a model
+    /// may refuse a run it could not finish in reasonable time, saying why.
+    fn build(
+        &self,
+        net: &podsim_topology::Network,
+        model: ModelKind,
+        packets: podsim_net::Packetization,
+        ecmp: bool,
+        wire_bytes: u128,
+    ) -> Result<Box<dyn podsim_net::NetworkModel>, String>;
+}
+
+/// Plan the setup's collective over every endpoint of `net` and run it on the model `models`
+/// builds.
+pub fn measure(
+    net: &podsim_topology::Network,
+    s: &Setup,
+    models: &dyn BuildModel,
+) -> Result<Measurement, String> {
     let Setup {
         kind,
         algorithm,
@@ -197,28 +219,14 @@ pub fn measure(net: &podsim_topology::Network, s: &Setup) -> Result<Measurement,
         ));
     }
     let p = plan(&request).map_err(|e| e.to_string())?;
-    if model == ModelKind::Packet {
-        // Refuse up front what the packet level would refuse at its last sends, hours in.
-        let flits = p.ops.iter().fold(0u128, |sum, op| {
-            let wire = packets
-                .checked_wire_bytes(op.bytes)
-                .unwrap_or(u64::MAX)
-                .max(1);
-            sum + u128::from(wire.div_ceil(PACKET_FLIT_BYTES))
-        });
-        if flits > u128::from(podsim_noc::PACKET_FLIT_LIMIT) {
-            return Err(podsim_net::NetError::TooMuchWork {
-                flits,
-                limit: podsim_noc::PACKET_FLIT_LIMIT,
-            }
-            .to_string());
-        }
-    }
     // The functional check runs when its buffers fit in what is left.
     let left = u128::from(memory_limit) - need;
     let verify_limit = usize::try_from(left / u128::from(CHECK_ENTRY_BYTES)).unwrap_or(usize::MAX);
     let nodes: Vec<podsim_topology::NodeId> = (0..n as u64).map(podsim_topology::NodeId).collect();
-    let mut m = new_model(net, model, packets, ecmp)?;
+    let wire = p.ops.iter().fold(0u128, |sum, op| {
+        sum + u128::from(packets.checked_wire_bytes(op.bytes).unwrap_or(u64::MAX))
+    });
+    let mut m = models.build(net, model, packets, ecmp, wire)?;
     let out =
         run_checking(&p, kind, m.as_mut(), &nodes, 0.0, verify_limit).map_err(|e| e.to_string())?;
     let metrics = net.metrics();
@@ -342,37 +350,5 @@ pub fn closed_form(
         }
         (Kind::Broadcast | Kind::Reduce, Algorithm::Tree) => log * (alpha + b / beta),
         _ => return None,
-    })
-}
-
-/// The flit size of the packet level when it runs collectives and microbenchmarks, in bytes
-/// (a 64-byte flit, 16 flits to a packet: an assumption, not a seed figure).
-pub const PACKET_FLIT_BYTES: u64 = 64;
-
-/// The network model `model` names, on `net`, with these packet overheads (`ecmp`: split flows
-/// over equal-cost paths, flow model only).
-pub fn new_model(
-    net: &podsim_topology::Network,
-    model: ModelKind,
-    packets: podsim_net::Packetization,
-    ecmp: bool,
-) -> Result<Box<dyn podsim_net::NetworkModel>, String> {
-    Ok(match model {
-        ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),
-        ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
-        ModelKind::Packet => {
-            let cfg = podsim_noc::RouterConfig {
-                flit_bytes: PACKET_FLIT_BYTES,
-                packet_flits: 16,
-                link_cycles: podsim_noc::LinkCycles::default(),
-                cover_round_trip: true,
-                ..podsim_noc::RouterConfig::default()
-            };
-            let routing = podsim_noc::NocRouting::default_for(net);
-            Box::new(
-                podsim_noc::PacketModel::new(net, routing, &cfg, packets)
-                    .map_err(|e| e.to_string())?,
-            )
-        }
     })
 }

@@ -4,7 +4,7 @@ use podsim_net::Packetization;
 use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
-use crate::{Algorithm, Kind, ModelKind, Setup, measure};
+use crate::{Algorithm, BuildModel, Kind, ModelKind, Setup, measure};
 
 /// The microbenchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +58,8 @@ pub struct MicroResult {
     pub streams: usize,
 }
 
-/// Run `micro` with `bytes` on `net`, within `memory_limit` bytes (all-to-all; the others
-/// hold a few transfers).
+/// Run `micro` with `bytes` on `net` on the model `models` builds, within `memory_limit` bytes
+/// (all-to-all; the others hold a few transfers).
 pub fn microbench(
     net: &Network,
     micro: Micro,
@@ -67,6 +67,7 @@ pub fn microbench(
     model: ModelKind,
     packets: Packetization,
     memory_limit: u64,
+    models: &dyn BuildModel,
 ) -> Result<MicroResult, String> {
     if micro == Micro::AllToAll {
         let setup = Setup {
@@ -86,7 +87,7 @@ pub fn microbench(
                 net.endpoints()
             ));
         }
-        let m = measure(net, &setup)?;
+        let m = measure(net, &setup, models)?;
         let n = m.ranks as f64;
         return Ok(MicroResult {
             time_s: m.time_s,
@@ -108,7 +109,10 @@ pub fn microbench(
             .collect(),
         _ => vec![neighbours[0]],
     };
-    let mut m = crate::new_model(net, model, packets, true)?;
+    let wire = packets
+        .checked_wire_bytes(bytes)
+        .map_or(u128::MAX, |w| u128::from(w) * targets.len() as u128);
+    let mut m = models.build(net, model, packets, true, wire)?;
     for &t in &targets {
         m.send(SimTime::ZERO, src, t, Bytes(bytes), 0)
             .map_err(|e| e.to_string())?;

@@ -3,6 +3,42 @@ use podsim_net::{AnalyticModel, FlowModel, Packetization};
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network, NodeId};
 use podsim_units::{Bandwidth, SimDuration};
 
+/// The analytic and flow models (the packet level is built above this crate, in
+/// `podsim-system`, whose tests run collectives on it).
+struct TestModels;
+
+impl BuildModel for TestModels {
+    fn build(
+        &self,
+        net: &Network,
+        model: ModelKind,
+        packets: Packetization,
+        ecmp: bool,
+        _wire_bytes: u128,
+    ) -> Result<Box<dyn podsim_net::NetworkModel>, String> {
+        match model {
+            ModelKind::Analytic => Ok(Box::new(AnalyticModel::new(net.clone(), packets))),
+            ModelKind::Flow => Ok(Box::new(FlowModel::new(net.clone(), packets, ecmp))),
+            ModelKind::Packet => Err("the packet level is built by podsim-system".into()),
+        }
+    }
+}
+
+fn measure(net: &Network, s: &Setup) -> Result<Measurement, String> {
+    crate::measure(net, s, &TestModels)
+}
+
+fn microbench(
+    net: &Network,
+    micro: Micro,
+    bytes: u64,
+    model: ModelKind,
+    packets: Packetization,
+    memory_limit: u64,
+) -> Result<MicroResult, String> {
+    crate::microbench(net, micro, bytes, model, packets, memory_limit, &TestModels)
+}
+
 fn torus(dims: &[u32], gbps: u64, ns: u64) -> Network {
     let link = LinkSpec {
         kind: LinkKind::Electrical,
@@ -280,58 +316,6 @@ fn oversized_plans_are_refused_not_attempted() {
 }
 
 #[test]
-fn collectives_run_at_packet_level_and_are_never_faster_than_flows() {
-    // Functionally checked at packet level, and never below the flow model's time: both see
-    // the same links, but packets also pay router pipelines and arbitration.
-    for (kind, algorithm, dims) in [
-        (Kind::AllReduce, Algorithm::Ring, vec![4, 4]),
-        (Kind::AllReduce, Algorithm::DimensionWise, vec![4, 4]),
-        (Kind::AllToAll, Algorithm::Direct, vec![4, 4]),
-        (Kind::AllGather, Algorithm::Ring, vec![2, 2, 2]),
-    ] {
-        let net = torus(&dims, 50, 100);
-        let setup = |model| Setup {
-            kind,
-            algorithm,
-            bytes: 256 << 10,
-            model,
-            packets: Packetization::NONE,
-            chunk: 0,
-            ecmp: false,
-            memory_limit: u64::MAX,
-        };
-        let flow = measure(&net, &setup(ModelKind::Flow)).unwrap();
-        let packet = measure(&net, &setup(ModelKind::Packet)).unwrap();
-        assert!(packet.verified, "{kind:?}");
-        assert!(
-            packet.time_s >= flow.time_s,
-            "{kind:?}: {} < {}",
-            packet.time_s,
-            flow.time_s
-        );
-        // Rings of large transfers stay within 10% of the flow model; all-to-all pays up to
-        // about 2x for head-of-line blocking (one source queue per node feeds its interfaces)
-        // and fixed dimension-order paths where flows share links perfectly.
-        let slack = if kind == Kind::AllToAll { 2.5 } else { 1.1 };
-        assert!(
-            packet.time_s < flow.time_s * slack,
-            "{kind:?}: {} vs {}",
-            packet.time_s,
-            flow.time_s
-        );
-    }
-}
-
-fn mesh(dims: &[u32], ns: u64) -> Network {
-    let link = LinkSpec {
-        kind: LinkKind::Electrical,
-        bandwidth: Bandwidth::from_gbps(50).unwrap(),
-        latency: SimDuration::from_ns(ns),
-    };
-    Network::Cube(KAryNCube::new(dims.to_vec(), vec![false; dims.len()], link).unwrap())
-}
-
-#[test]
 fn binomial_reduce_waits_for_every_child() {
     // Regression: `podsim collective reduce --topology mesh:7x7 --bytes "1 MiB"` reported
     // "wrong result: rank 0 chunk 0": rank 4 received from 5 (distance 1) and from 6
@@ -513,4 +497,13 @@ fn a_one_node_network_gives_no_nan() {
                 && m.bus_bandwidth_bytes_per_s.is_finite()
         );
     }
+}
+
+fn mesh(dims: &[u32], ns: u64) -> Network {
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(50).unwrap(),
+        latency: SimDuration::from_ns(ns),
+    };
+    Network::Cube(KAryNCube::new(dims.to_vec(), vec![false; dims.len()], link).unwrap())
 }

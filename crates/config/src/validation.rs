@@ -18,10 +18,11 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_collective::{Micro, ModelKind, Setup, measure, microbench, parse_names};
+use podsim_collective::{Micro, ModelKind, Setup, parse_names};
 use podsim_compute::chips::{CHIPS, Chip};
 use podsim_net::Packetization;
 use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
+use podsim_system::{measure, microbench};
 use podsim_topology::{Metrics, Network, metrics};
 use podsim_units::{Bandwidth, Bytes, FlopRate};
 

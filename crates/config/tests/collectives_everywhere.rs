@@ -8,9 +8,10 @@
 //! The default run is a bounded, seeded sample (`CASES` cases, a few seconds). A longer run:
 //! `PODSIM_PROPTEST_CASES=2000 cargo test --release -p podsim-config --test collectives_everywhere`.
 
-use podsim_collective::{Kind, ModelKind, Setup, measure};
+use podsim_collective::{Kind, ModelKind, Setup};
 use podsim_config::SystemSpec;
 use podsim_net::Packetization;
+use podsim_system::measure;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 

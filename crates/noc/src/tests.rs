@@ -1,6 +1,6 @@
 use super::*;
 use podsim_engine::{RngStreams, SimError};
-use podsim_net::{FlowModel, NetworkModel, Packetization};
+use podsim_net::{FlowModel, NetError, NetworkModel, Packetization};
 use podsim_routing::Routing;
 use podsim_topology::{FatTree, KAryNCube, LinkKind, LinkSpec, Network, NodeId, TtGrid};
 use podsim_units::{Bandwidth, Bytes, SimDuration, SimTime};
@@ -640,16 +640,19 @@ fn a_window_with_no_packet_is_an_error_not_a_zero_latency() {
 #[test]
 fn a_huge_transfer_holds_a_few_packets_at_a_time() {
     // Regression: the packet model queued every packet of a transfer when it started, so a
-    // 1 PiB send (2^50 B / 64 B flits / 16 flits = 2^40 packets) ran out of memory.
+    // 1 PiB send (2^50 B / 64 B flits / 16 flits = 2^40 packets) ran out of memory. Such a
+    // send is now refused as days of work; the largest one allowed (10^9 flits, about 6 x 10^7
+    // packets, gigabytes if queued at once) still holds a few packets at a time.
     let net = cube(&[4], true);
-    let mut pm = PacketModel::new(
-        &net,
-        NocRouting::DimensionOrder,
-        &model_cfg(),
-        Packetization::NONE,
-    )
-    .unwrap();
-    pm.send(SimTime::ZERO, NodeId(0), NodeId(1), Bytes(1 << 50), 0)
+    let cfg = model_cfg();
+    let mut pm =
+        PacketModel::new(&net, NocRouting::DimensionOrder, &cfg, Packetization::NONE).unwrap();
+    let e = pm
+        .send(SimTime::ZERO, NodeId(0), NodeId(1), Bytes(1 << 50), 0)
+        .unwrap_err();
+    assert!(matches!(e, NetError::TooMuchWork { .. }), "{e}");
+    let largest = crate::PACKET_FLIT_LIMIT * cfg.flit_bytes;
+    pm.send(SimTime::ZERO, NodeId(0), NodeId(1), Bytes(largest), 0)
         .unwrap();
     let t = pm.noc().fabric().cycle().as_ps();
     assert!(pm.advance(SimTime::from_ps(10_000 * t)).is_empty());

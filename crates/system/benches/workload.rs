@@ -6,8 +6,9 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented functions
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use podsim_collective::{Algorithm, Kind, ModelKind, new_model};
+use podsim_collective::{Algorithm, Kind, ModelKind};
 use podsim_net::Packetization;
+use podsim_system::new_model;
 use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload, run};
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
 use podsim_units::{Bandwidth, Bytes, Flops, SimDuration};

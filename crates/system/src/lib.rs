@@ -6,8 +6,11 @@
 //! are allocated or failed, how switches are programmed); the topologies it hands out are plain
 //! graphs from `podsim-topology`.
 
+pub mod machine;
 pub mod tpu_v4;
 pub mod workload;
+
+pub use machine::{Models, measure, microbench, new_model};
 
 #[cfg(test)]
 mod tests;

@@ -2,10 +2,11 @@
 //! all-reduce takes the sum of the two measured alone; overlapped, the larger; two concurrent
 //! all-reduces contend; the critical path names the right tasks.
 
-use podsim_collective::{Algorithm, Kind, ModelKind, Setup, measure, new_model};
+use podsim_collective::{Algorithm, Kind, ModelKind, Setup};
 use podsim_net::Packetization;
 use podsim_system::tpu_v4::TpuPod;
 use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload, run};
+use podsim_system::{measure, new_model};
 use podsim_topology::Network;
 use podsim_units::{Bytes, Flops};
 
