@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 use podsim_collective::{Algorithm, Kind, Measurement, ModelKind, Setup};
-use podsim_config::SystemSpec;
 use podsim_net::Packetization;
 use podsim_system::measure;
 use podsim_units::Bytes;
@@ -40,7 +39,7 @@ impl NetArgs {
     fn resolve(&self, topology: &str) -> Result<(podsim_topology::Network, ModelKind), Failure> {
         let (_, _, model) = podsim_collective::parse_names("barrier", None, &self.model)
             .map_err(|e| flag_err("--model", e))?;
-        let spec = SystemSpec::from_cli(
+        let spec = podsim_config::system_from_cli(
             topology,
             self.link_bandwidth.as_deref(),
             self.link_latency.as_deref(),

@@ -20,10 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use podsim_config::{
-    ConfigError, RunSpec, Scenario, SystemSpec, ValidationCase, parse_scenario, parse_system,
-    parse_validation,
-};
+use podsim_config::{ConfigError, parse_scenario, parse_system, parse_validation};
+use podsim_system::{RunSpec, Scenario, SystemSpec, ValidationCase};
 use podsim_topology::Network;
 
 /// The built-in default scenario (also `examples/tpu-v4-twisted-all-to-all.toml`).
@@ -385,7 +383,7 @@ fn topo(
         (parse_system(spec, &read(path)?)?, spec)
     } else {
         (
-            SystemSpec::from_cli(spec, link_bandwidth, link_latency, interfaces)?,
+            podsim_config::system_from_cli(spec, link_bandwidth, link_latency, interfaces)?,
             "<command line>",
         )
     };

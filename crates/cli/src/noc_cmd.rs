@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_config::SystemSpec;
 use podsim_noc::{Arbitration, LinkCycles, LinkStat, NocRouting, Pattern, RouterConfig, RunSpec};
 use serde_json::Value;
 
@@ -146,7 +145,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     let spec = if Path::new(&a.topology).is_file() {
         podsim_config::parse_system(&a.topology, &read(Path::new(&a.topology))?)?
     } else {
-        SystemSpec::from_cli(&a.topology, None, None, None).map_err(|mut e| {
+        podsim_config::system_from_cli(&a.topology, None, None, None).map_err(|mut e| {
             if e.key == "SPEC" {
                 e.key = "--topology".into();
             }

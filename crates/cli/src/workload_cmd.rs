@@ -145,7 +145,7 @@ fn ms(s: f64) -> String {
 
 /// The run as a trace: a process per chip, a thread per resource.
 fn trace(
-    spec: &podsim_config::WorkloadSpec,
+    spec: &podsim_system::workload::WorkloadSpec,
     r: &WorkloadResult,
     chips: u64,
     model: ModelKind,

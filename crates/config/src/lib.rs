@@ -1,12 +1,13 @@
-//! Scenario and validation files, in three stages: what the file says (serde structs, private to
-//! this crate) -> a validated, resolved spec ([`Scenario`], [`SystemSpec`], [`ValidationCase`])
-//! -> the built model ([`SystemSpec::build`]). Model code never sees serde.
+//! Scenario, system, workload and validation files and the topology shorthand, in two stages:
+//! what the file says (serde structs, private to this crate) -> a validated, resolved spec of
+//! `podsim-system` (`Scenario`, `SystemSpec`, `ValidationCase`, `Workload`), which that crate
+//! builds and runs. Model code never sees serde.
 //!
 //! Every error is a [`ConfigError`] naming the file, the line, the dotted key and what was
 //! expected; unknown keys are rejected with the nearest valid key suggested.
 //!
-//! Architecture invariant: this is the only crate that knows the file formats; it builds models
-//! but does not run them.
+//! Architecture invariant: this is the only crate that knows the file formats; it turns text
+//! into typed specs and never builds or runs a model.
 
 mod error;
 mod scenario;
@@ -15,14 +16,10 @@ mod validation;
 mod workload;
 
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
-pub use scenario::{
-    DEFAULT_LINK_BANDWIDTH, RUN_KINDS, RunSpec, Scenario, SystemSpec, parse_scenario, parse_system,
-};
-pub use shorthand::{
-    SHORTHAND_HELP, SHORTHAND_KINDS, Shape, TofuSpec, TopoSpec, parse_shorthand, parse_topology,
-};
-pub use validation::{QUANTITIES, Quantity, ValidationCase, parse_validation};
-pub use workload::{WorkloadSpec, parse_workload};
+pub use scenario::{DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_system, system_from_cli};
+pub use shorthand::{SHORTHAND_HELP, SHORTHAND_KINDS, parse_shorthand, parse_topology};
+pub use validation::parse_validation;
+pub use workload::parse_workload;
 
 #[cfg(test)]
 mod tests;

@@ -35,16 +35,14 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_collective::{Setup, parse_names};
-use podsim_system::tpu_v4::{TpuPod, ici_link};
-use podsim_topology::{
-    Blocks, Dojo, DojoSpec, FatTree, Hybrid, KAryNCube, LinkKind, LinkSpec, Network, Tofu,
-    TopologyError, TtGrid,
-};
+use podsim_system::choices::{Setup, parse_names};
+use podsim_system::tpu_v4::ici_link;
+use podsim_system::{RUN_KINDS, RunSpec, Scenario, SystemSpec, TopoSpec};
+use podsim_topology::{Blocks, Dojo, DojoSpec, LinkKind, LinkSpec, TtGrid};
 use podsim_units::{Bandwidth, Bytes, SimDuration};
 
 use crate::error::{ConfigError, from_toml, line_of, nearest};
-use crate::shorthand::{TopoSpec, parse_topology};
+use crate::shorthand::parse_topology;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -111,130 +109,6 @@ struct RawRun {
     chunk: Option<Spanned<String>>,
     #[serde(default)]
     baseline: Option<Spanned<String>>,
-}
-
-/// A validated system: everything needed to build its topology.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SystemSpec {
-    /// Its name in reports.
-    pub name: String,
-    /// What the topology is.
-    pub topology: TopoSpec,
-    /// Links (inside blocks, when there are blocks). For Tofu, derived from the generation.
-    pub link: LinkSpec,
-    /// Optional block grouping.
-    pub blocks: Option<Blocks>,
-    /// Network interfaces per node, if set.
-    pub interfaces: Option<u32>,
-}
-
-impl SystemSpec {
-    /// Build the topology. Validation already built it once, so this only fails for specs
-    /// constructed by hand.
-    pub fn build(&self) -> Result<Network, podsim_topology::TopologyError> {
-        let shape = match &self.topology {
-            TopoSpec::Cube(s) => s,
-            TopoSpec::Tofu(s) => {
-                return Tofu::new(
-                    s.generation,
-                    s.xyz,
-                    s.xyz_wrap,
-                    s.abc,
-                    self.link.latency,
-                    &s.label,
-                )
-                .map(Network::Tofu);
-            }
-            TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
-            TopoSpec::Dojo(spec) => return Dojo::new(spec.clone()).map(Network::Dojo),
-            TopoSpec::Grayskull => return Ok(Network::Tenstorrent(TtGrid::grayskull())),
-            TopoSpec::Hybrid { chips } => return Hybrid::new(*chips).map(Network::Hybrid),
-            TopoSpec::Wormhole { harvest } => {
-                return TtGrid::wormhole(*harvest).map(Network::Tenstorrent);
-            }
-            TopoSpec::TpuV4 { shape, twisted, .. } => {
-                let mut pod = TpuPod::new();
-                let id = pod.allocate(*shape, *twisted).map_err(|e| TopologyError {
-                    key: "topology",
-                    why: e.to_string(),
-                })?;
-                let slice = pod
-                    .slices()
-                    .find(|s| s.id == id)
-                    .map(|s| s.topology.clone());
-                return slice.map(Network::Cube).ok_or(TopologyError {
-                    key: "topology",
-                    why: "the pod lost the slice it just made".into(),
-                });
-            }
-        };
-        let mut t = KAryNCube::new(shape.dims.clone(), shape.wrap.clone(), self.link)?;
-        if let Some(tw) = &shape.twist {
-            t = t.with_twist(tw.clone())?;
-        }
-        if let Some(b) = &self.blocks {
-            t = t.with_blocks(b.clone())?;
-        }
-        if let Some(i) = self.interfaces {
-            t = t.with_interfaces(i)?;
-        }
-        Ok(Network::Cube(t))
-    }
-}
-
-impl SystemSpec {
-    /// The OCSes a TPU v4 system programs (distinct switches with circuits), by building its
-    /// slice in an empty pod; `None` for other systems.
-    pub fn ocs_switches(&self) -> Option<u64> {
-        let TopoSpec::TpuV4 { shape, twisted, .. } = &self.topology else {
-            return None;
-        };
-        let mut pod = TpuPod::new();
-        pod.allocate(*shape, *twisted).ok()?;
-        let ocses: std::collections::BTreeSet<u32> =
-            pod.circuits().map(|(a, _, _)| a.ocs).collect();
-        Some(ocses.len() as u64)
-    }
-}
-
-/// An analysis to run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunSpec {
-    /// Topology metrics of the listed systems (indices into [`Scenario::systems`]).
-    Metrics {
-        /// Which systems, in order.
-        systems: Vec<usize>,
-    },
-    /// A collective on each listed system, optionally compared with one of them.
-    Collective {
-        /// Which systems, in order.
-        systems: Vec<usize>,
-        /// What to run.
-        setup: Setup,
-        /// The system the others' speed is compared with.
-        baseline: Option<usize>,
-    },
-}
-
-/// The analyses a `[[run]]` may name.
-pub const RUN_KINDS: [&str; 2] = ["metrics", "collective"];
-
-/// A validated scenario.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scenario {
-    /// The file it came from.
-    pub file: String,
-    /// Its title.
-    pub name: String,
-    /// What it shows.
-    pub description: String,
-    /// The master random seed (0: no analysis a scenario runs is random, and a `seed` key is
-    /// refused).
-    pub seed: u64,
-    /// The systems described.
-    pub systems: Vec<SystemSpec>,
-    /// What to run on them.
-    pub runs: Vec<RunSpec>,
 }
 
 /// Helps validation name the file and line of a value.
@@ -607,7 +481,7 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
                     })?
                     .0
             }
-            None if k == podsim_collective::Kind::Barrier => 0,
+            None if k == podsim_system::choices::Kind::Barrier => 0,
             None => {
                 return ctx.err(
                     Some(r.what.span()),
@@ -649,7 +523,7 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             algorithm,
             bytes,
             model,
-            packets: podsim_net::Packetization::NONE,
+            packets: podsim_system::choices::Packetization::NONE,
             chunk,
             ecmp: true,
             memory_limit: u64::MAX,
@@ -690,135 +564,133 @@ pub fn parse_system(file: &str, text: &str) -> Result<SystemSpec, ConfigError> {
 /// a TPU v4 ICI link (tpu-v4-isca2023.txt, Table 4).
 pub const DEFAULT_LINK_BANDWIDTH: &str = "50 GB/s";
 
-impl SystemSpec {
-    /// A system from the command line: a topology shorthand and the optional values of
-    /// `--link-bandwidth`, `--link-latency` and `--interfaces`. Errors name the flag.
-    pub fn from_cli(
-        spec: &str,
-        link_bandwidth: Option<&str>,
-        link_latency: Option<&str>,
-        interfaces: Option<&str>,
-    ) -> Result<SystemSpec, ConfigError> {
-        let err = |key: &str, why: String| ConfigError {
-            file: "<command line>".into(),
-            line: None,
-            key: key.into(),
-            why,
-        };
-        let topology = parse_topology(spec).map_err(|e| err("SPEC", e))?;
-        let latency = match link_latency {
-            None => SimDuration::ZERO,
-            Some(s) => s.parse().map_err(|e| {
-                err(
-                    "--link-latency",
-                    format!("{e}; expected a time such as \"100 ns\""),
-                )
-            })?,
-        };
-        let interfaces = match interfaces {
-            None => None,
-            Some(s) => match s.parse::<u32>() {
-                Ok(n) if n > 0 => Some(n),
-                _ => {
-                    return Err(err(
-                        "--interfaces",
-                        format!("`{s}` is not a positive whole number"),
-                    ));
-                }
-            },
-        };
-        let bandwidth = match (&topology, link_bandwidth) {
-            (TopoSpec::Tofu(t), None) => t.generation.link_bandwidth(),
-            (TopoSpec::TpuV4 { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
-            (TopoSpec::Dojo(d), None) => Dojo::new(d.clone())
-                .map(|d| d.on_die_link().bandwidth)
-                .map_err(|e| err("SPEC", e.why))?,
-            (TopoSpec::Grayskull, None) => TtGrid::grayskull().cube().link().bandwidth,
-            (TopoSpec::Hybrid { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
-            (TopoSpec::Hybrid { .. }, Some(_)) => {
+/// A system from the command line: a topology shorthand and the optional values of
+/// `--link-bandwidth`, `--link-latency` and `--interfaces`. Errors name the flag.
+pub fn system_from_cli(
+    spec: &str,
+    link_bandwidth: Option<&str>,
+    link_latency: Option<&str>,
+    interfaces: Option<&str>,
+) -> Result<SystemSpec, ConfigError> {
+    let err = |key: &str, why: String| ConfigError {
+        file: "<command line>".into(),
+        line: None,
+        key: key.into(),
+        why,
+    };
+    let topology = parse_topology(spec).map_err(|e| err("SPEC", e))?;
+    let latency = match link_latency {
+        None => SimDuration::ZERO,
+        Some(s) => s.parse().map_err(|e| {
+            err(
+                "--link-latency",
+                format!("{e}; expected a time such as \"100 ns\""),
+            )
+        })?,
+    };
+    let interfaces = match interfaces {
+        None => None,
+        Some(s) => match s.parse::<u32>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
                 return Err(err(
-                    "--link-bandwidth",
-                    "a hybrid has 400 Gb/s ICI and 200 Gb/s InfiniBand links; drop the flag"
-                        .to_string(),
+                    "--interfaces",
+                    format!("`{s}` is not a positive whole number"),
                 ));
             }
-            (TopoSpec::Wormhole { .. }, None) => TtGrid::wormhole_base_link().bandwidth,
-            (TopoSpec::Grayskull | TopoSpec::Wormhole { .. }, Some(_)) => {
-                return Err(err(
-                    "--link-bandwidth",
-                    "a Tenstorrent grid has 32 B/cycle NoC links at its clock; drop the flag"
-                        .to_string(),
-                ));
-            }
-            (TopoSpec::Dojo(_), Some(_)) => {
-                return Err(err(
-                    "--link-bandwidth",
-                    "a DOJO system sets its link bandwidths per level from the seed; drop the flag"
-                        .to_string(),
-                ));
-            }
-            (TopoSpec::TpuV4 { .. }, Some(_)) => {
-                return Err(err(
-                    "--link-bandwidth",
-                    "a TPU v4 slice has 50 GB/s ICI links (Table 4); drop the flag".to_string(),
-                ));
-            }
-            (TopoSpec::Tofu(t), Some(_)) => {
-                return Err(err(
-                    "--link-bandwidth",
-                    format!(
-                        "{} sets its link bandwidth from lanes x rate x coding; drop the flag",
-                        t.generation
-                    ),
-                ));
-            }
-            (TopoSpec::Cube(_) | TopoSpec::FatTree { .. }, b) => {
-                b.unwrap_or(DEFAULT_LINK_BANDWIDTH).parse().map_err(|e| {
-                    err(
-                        "--link-bandwidth",
-                        format!("{e}; expected a bandwidth such as \"50 GB/s\""),
-                    )
-                })?
-            }
-        };
-        if link_latency.is_some() {
-            let fixed = match &topology {
-                TopoSpec::Cube(_) | TopoSpec::FatTree { .. } | TopoSpec::Tofu(_) => None,
-                TopoSpec::TpuV4 { .. } => Some("a TPU v4 slice"),
-                TopoSpec::Hybrid { .. } => Some("a hybrid ICI/InfiniBand system"),
-                TopoSpec::Dojo(_) => Some("a DOJO system"),
-                TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some("a Tenstorrent grid"),
-            };
-            if let Some(what) = fixed {
-                // The flag used to be accepted and silently ignored.
-                return Err(err(
-                    "--link-latency",
-                    format!(
-                        "{what} sets its own link latencies, which the flag would not change; drop the flag"
-                    ),
-                ));
-            }
-        }
-        if let (false, Some(_)) = (matches!(topology, TopoSpec::Cube(_)), interfaces) {
-            // Presets (and a fat tree's one link per host) fix the interfaces per node.
+        },
+    };
+    let bandwidth = match (&topology, link_bandwidth) {
+        (TopoSpec::Tofu(t), None) => t.generation.link_bandwidth(),
+        (TopoSpec::TpuV4 { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
+        (TopoSpec::Dojo(d), None) => Dojo::new(d.clone())
+            .map(|d| d.on_die_link().bandwidth)
+            .map_err(|e| err("SPEC", e.why))?,
+        (TopoSpec::Grayskull, None) => TtGrid::grayskull().cube().link().bandwidth,
+        (TopoSpec::Hybrid { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
+        (TopoSpec::Hybrid { .. }, Some(_)) => {
             return Err(err(
+                "--link-bandwidth",
+                "a hybrid has 400 Gb/s ICI and 200 Gb/s InfiniBand links; drop the flag"
+                    .to_string(),
+            ));
+        }
+        (TopoSpec::Wormhole { .. }, None) => TtGrid::wormhole_base_link().bandwidth,
+        (TopoSpec::Grayskull | TopoSpec::Wormhole { .. }, Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a Tenstorrent grid has 32 B/cycle NoC links at its clock; drop the flag"
+                    .to_string(),
+            ));
+        }
+        (TopoSpec::Dojo(_), Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a DOJO system sets its link bandwidths per level from the seed; drop the flag"
+                    .to_string(),
+            ));
+        }
+        (TopoSpec::TpuV4 { .. }, Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a TPU v4 slice has 50 GB/s ICI links (Table 4); drop the flag".to_string(),
+            ));
+        }
+        (TopoSpec::Tofu(t), Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                format!(
+                    "{} sets its link bandwidth from lanes x rate x coding; drop the flag",
+                    t.generation
+                ),
+            ));
+        }
+        (TopoSpec::Cube(_) | TopoSpec::FatTree { .. }, b) => {
+            b.unwrap_or(DEFAULT_LINK_BANDWIDTH).parse().map_err(|e| {
+                err(
+                    "--link-bandwidth",
+                    format!("{e}; expected a bandwidth such as \"50 GB/s\""),
+                )
+            })?
+        }
+    };
+    if link_latency.is_some() {
+        let fixed = match &topology {
+            TopoSpec::Cube(_) | TopoSpec::FatTree { .. } | TopoSpec::Tofu(_) => None,
+            TopoSpec::TpuV4 { .. } => Some("a TPU v4 slice"),
+            TopoSpec::Hybrid { .. } => Some("a hybrid ICI/InfiniBand system"),
+            TopoSpec::Dojo(_) => Some("a DOJO system"),
+            TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some("a Tenstorrent grid"),
+        };
+        if let Some(what) = fixed {
+            // The flag used to be accepted and silently ignored.
+            return Err(err(
+                "--link-latency",
+                format!(
+                    "{what} sets its own link latencies, which the flag would not change; drop the flag"
+                ),
+            ));
+        }
+    }
+    if let (false, Some(_)) = (matches!(topology, TopoSpec::Cube(_)), interfaces) {
+        // Presets (and a fat tree's one link per host) fix the interfaces per node.
+        return Err(err(
                 "--interfaces",
                 "this preset sets its own interfaces per node (Tofu TNIs, TPU v4 ICI links); drop the flag".into(),
             ));
-        }
-        let spec = SystemSpec {
-            name: spec.to_string(),
-            topology,
-            link: LinkSpec {
-                kind: LinkKind::Electrical,
-                bandwidth,
-                latency,
-            },
-            blocks: None,
-            interfaces,
-        };
-        spec.build()
-            .map_err(|e| err("SPEC", format!("`{spec}`: {}", e.why, spec = spec.name)))?;
-        Ok(spec)
     }
+    let spec = SystemSpec {
+        name: spec.to_string(),
+        topology,
+        link: LinkSpec {
+            kind: LinkKind::Electrical,
+            bandwidth,
+            latency,
+        },
+        blocks: None,
+        interfaces,
+    };
+    spec.build()
+        .map_err(|e| err("SPEC", format!("`{spec}`: {}", e.why, spec = spec.name)))?;
+    Ok(spec)
 }

@@ -1,20 +1,10 @@
 //! Topology shorthands: `mesh:8x8`, `torus:4x4x8`, `torus:4x4x8:twisted`, `ring:16`,
 //! `kncube:24x18x16:wrap=tmt`.
 
+use podsim_system::{Shape, TofuSpec, TopoSpec};
 use podsim_topology::{DojoSpec, KAryNCube, TofuGeneration};
 
 use crate::error::nearest;
-
-/// The shape a shorthand names: sizes, wrap flags and twist per dimension.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shape {
-    /// Size of each dimension (each at least 1).
-    pub dims: Vec<u32>,
-    /// Whether each dimension wraps around.
-    pub wrap: Vec<bool>,
-    /// Twist shifts (see `KAryNCube::with_twist`), if twisted.
-    pub twist: Option<Vec<Vec<u32>>>,
-}
 
 /// The kinds a shorthand may start with.
 pub const SHORTHAND_KINDS: [&str; 14] = [
@@ -65,58 +55,6 @@ Presets:
                       the Tenstorrent Wormhole NoC (a 10x12 torus grid, 12 DRAM banks),
                       N worker rows harvested
 ";
-
-/// A Tofu network as a shorthand names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TofuSpec {
-    /// Which generation (sets lanes, rate, coding and TNIs).
-    pub generation: TofuGeneration,
-    /// X, Y, Z sizes.
-    pub xyz: [u32; 3],
-    /// X, Y, Z wrap flags.
-    pub xyz_wrap: [bool; 3],
-    /// A, B, C sizes (2, 3, 2 except for the FX100 chassis).
-    pub abc: [u32; 3],
-    /// The shorthand as given.
-    pub label: String,
-}
-
-/// Any topology a shorthand can name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TopoSpec {
-    /// A k-ary n-cube.
-    Cube(Shape),
-    /// A Tofu 6-D mesh/torus.
-    Tofu(TofuSpec),
-    /// A DOJO die, tile or multi-tile system.
-    Dojo(DojoSpec),
-    /// A Tenstorrent Grayskull grid.
-    Grayskull,
-    /// A Tenstorrent Wormhole grid with some worker rows harvested.
-    Wormhole {
-        /// Harvested worker rows.
-        harvest: u32,
-    },
-    /// 8-chip ICI groups joined by an InfiniBand fat tree (TPU v4 paper, section 7.3).
-    Hybrid {
-        /// Chips.
-        chips: u32,
-    },
-    /// A 3-level fat tree of k-port switches.
-    FatTree {
-        /// Ports per switch.
-        k: u32,
-    },
-    /// A TPU v4 slice built from blocks and OCS circuits in an otherwise empty pod.
-    TpuV4 {
-        /// Chips along x, y, z (x <= y <= z).
-        shape: [u32; 3],
-        /// Whether the wraparound is twisted.
-        twisted: bool,
-        /// The shorthand as given.
-        label: String,
-    },
-}
 
 /// Read any topology shorthand: the k-ary n-cube forms of [`parse_shorthand`], and
 /// `tofu:k` (K computer), `tofu:fugaku`, `tofu:fx100` (one FX100 chassis), `tofu:XxYxZ`

@@ -1,4 +1,5 @@
 use super::*;
+use podsim_system::{RunSpec, Shape, TopoSpec};
 
 const GOOD: &str = r#"
 name = "two systems"

@@ -44,13 +44,13 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_collective::{Kind, ModelKind, parse_names};
-use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload};
+use podsim_system::TopoSpec;
+use podsim_system::choices::{Kind, ModelKind, parse_names};
+use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload, WorkloadSpec};
 use podsim_units::{Bytes, Flops};
 
 use crate::error::{ConfigError, from_toml};
-use crate::scenario::{Ctx, RawSystem, SystemSpec};
-use crate::shorthand::TopoSpec;
+use crate::scenario::{Ctx, RawSystem};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -110,25 +110,6 @@ struct RawTask {
     after: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     repeat: Option<Spanned<i64>>,
-}
-
-/// A validated workload file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkloadSpec {
-    /// The file it came from.
-    pub file: String,
-    /// Its name (default: the file name).
-    pub name: String,
-    /// Free text.
-    pub description: String,
-    /// The machine's network.
-    pub system: SystemSpec,
-    /// The network model (overridable on the command line).
-    pub model: ModelKind,
-    /// The chip on every endpoint.
-    pub chip: ChipSpec,
-    /// The tasks.
-    pub workload: Workload,
 }
 
 /// The chip preset a topology implies, if any.
@@ -226,7 +207,7 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
     let m = &raw.machine;
     let system = match (&m.preset, &m.system) {
         (Some(p), None) => {
-            SystemSpec::from_cli(p.get_ref(), None, None, None).map_err(|e| ConfigError {
+            crate::system_from_cli(p.get_ref(), None, None, None).map_err(|e| ConfigError {
                 file: file.into(),
                 line: Some(crate::error::line_of(text, p.span().start)),
                 key: "machine.preset".into(),
@@ -462,7 +443,7 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                 )
                 .or_else(|e| {
                     let (span, k) = match &t.algorithm {
-                        Some(a) if podsim_collective::Kind::from_name(c.get_ref()).is_some() => {
+                        Some(a) if Kind::from_name(c.get_ref()).is_some() => {
                             (a.span(), "algorithm")
                         }
                         _ => (c.span(), "collective"),

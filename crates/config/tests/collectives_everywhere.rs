@@ -8,9 +8,7 @@
 //! The default run is a bounded, seeded sample (`CASES` cases, a few seconds). A longer run:
 //! `PODSIM_PROPTEST_CASES=2000 cargo test --release -p podsim-config --test collectives_everywhere`.
 
-use podsim_collective::{Kind, ModelKind, Setup};
-use podsim_config::SystemSpec;
-use podsim_net::Packetization;
+use podsim_system::choices::{Kind, ModelKind, Packetization, Setup};
 use podsim_system::measure;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -64,7 +62,8 @@ const REASONS: [&str; 2] = [
 fn check(topo: &str, latency_ns: u64, pick: (usize, usize), model: ModelKind, kib: u64) {
     let latency = format!("{latency_ns} ns");
     let lat = (latency_ns > 0 && takes_latency(topo)).then_some(latency.as_str());
-    let spec = SystemSpec::from_cli(topo, None, lat, None).expect("generated shorthands parse");
+    let spec =
+        podsim_config::system_from_cli(topo, None, lat, None).expect("generated shorthands parse");
     let net = spec.build().expect("and build");
     let n = net.endpoints();
     let kind = Kind::ALL[pick.0 % Kind::ALL.len()];

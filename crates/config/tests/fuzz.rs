@@ -8,8 +8,7 @@
 use std::str::FromStr;
 
 use podsim_config::{
-    SystemSpec, parse_scenario, parse_shorthand, parse_system, parse_topology, parse_validation,
-    parse_workload,
+    parse_scenario, parse_shorthand, parse_system, parse_topology, parse_validation, parse_workload,
 };
 use podsim_units::{Bandwidth, Bytes, FlopRate, Flops, Frequency, SimDuration, SimTime};
 use proptest::prelude::*;
@@ -238,7 +237,7 @@ fn the_topology_shorthand_never_panics() {
         .run(&text(SHORTHAND_TOKENS, 12), |s| {
             let _ = parse_shorthand(&s);
             let _ = parse_topology(&s);
-            if let Ok(spec) = SystemSpec::from_cli(&s, None, None, None) {
+            if let Ok(spec) = podsim_config::system_from_cli(&s, None, None, None) {
                 if small(&s) && spec.build().is_ok() {
                     built.set(built.get() + 1);
                 }

@@ -7,10 +7,22 @@
 //! graphs from `podsim-topology`.
 
 pub mod machine;
+pub mod spec;
 pub mod tpu_v4;
+pub mod validation;
 pub mod workload;
 
 pub use machine::{Models, measure, microbench, new_model};
+pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
+pub use validation::{CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase};
+
+/// The closed choices of the floors below, as the layers above name them (`podsim-config`
+/// parses text into these without depending on the model crates).
+pub mod choices {
+    pub use podsim_collective::{Algorithm, Kind, Micro, ModelKind, Setup, parse_names};
+    pub use podsim_compute::chips::{CHIPS, Chip};
+    pub use podsim_net::Packetization;
+}
 
 #[cfg(test)]
 mod tests;

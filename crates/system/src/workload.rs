@@ -903,3 +903,22 @@ fn intersection_len(a: &[(SimTime, SimTime)], b: &[(SimTime, SimTime)]) -> u64 {
     }
     total
 }
+
+/// A validated workload file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadSpec {
+    /// The file it came from.
+    pub file: String,
+    /// Its name (default: the file name).
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// The machine's network.
+    pub system: crate::spec::SystemSpec,
+    /// The network model (overridable on the command line).
+    pub model: podsim_collective::ModelKind,
+    /// The chip on every endpoint.
+    pub chip: ChipSpec,
+    /// The tasks.
+    pub workload: Workload,
+}

@@ -1,0 +1,198 @@
+//! Typed machine and scenario specifications: what a topology shorthand or a scenario file
+//! names, once validated (`podsim-config` turns text into these), and building the network of
+//! a system. No parsing here and no serde: the specs are plain values.
+
+use podsim_collective::Setup;
+use podsim_topology::{
+    Blocks, Dojo, DojoSpec, FatTree, Hybrid, KAryNCube, LinkSpec, Network, Tofu, TofuGeneration,
+    TopologyError, TtGrid,
+};
+
+use crate::tpu_v4::TpuPod;
+
+/// The shape a shorthand names: sizes, wrap flags and twist per dimension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Size of each dimension (each at least 1).
+    pub dims: Vec<u32>,
+    /// Whether each dimension wraps around.
+    pub wrap: Vec<bool>,
+    /// Twist shifts (see `KAryNCube::with_twist`), if twisted.
+    pub twist: Option<Vec<Vec<u32>>>,
+}
+
+/// A Tofu network as a shorthand names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TofuSpec {
+    /// Which generation (sets lanes, rate, coding and TNIs).
+    pub generation: TofuGeneration,
+    /// X, Y, Z sizes.
+    pub xyz: [u32; 3],
+    /// X, Y, Z wrap flags.
+    pub xyz_wrap: [bool; 3],
+    /// A, B, C sizes (2, 3, 2 except for the FX100 chassis).
+    pub abc: [u32; 3],
+    /// The shorthand as given.
+    pub label: String,
+}
+
+/// Any topology a shorthand can name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopoSpec {
+    /// A k-ary n-cube.
+    Cube(Shape),
+    /// A Tofu 6-D mesh/torus.
+    Tofu(TofuSpec),
+    /// A DOJO die, tile or multi-tile system.
+    Dojo(DojoSpec),
+    /// A Tenstorrent Grayskull grid.
+    Grayskull,
+    /// A Tenstorrent Wormhole grid with some worker rows harvested.
+    Wormhole {
+        /// Harvested worker rows.
+        harvest: u32,
+    },
+    /// 8-chip ICI groups joined by an InfiniBand fat tree (TPU v4 paper, section 7.3).
+    Hybrid {
+        /// Chips.
+        chips: u32,
+    },
+    /// A 3-level fat tree of k-port switches.
+    FatTree {
+        /// Ports per switch.
+        k: u32,
+    },
+    /// A TPU v4 slice built from blocks and OCS circuits in an otherwise empty pod.
+    TpuV4 {
+        /// Chips along x, y, z (x <= y <= z).
+        shape: [u32; 3],
+        /// Whether the wraparound is twisted.
+        twisted: bool,
+        /// The shorthand as given.
+        label: String,
+    },
+}
+
+/// A validated system: everything needed to build its topology.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemSpec {
+    /// Its name in reports.
+    pub name: String,
+    /// What the topology is.
+    pub topology: TopoSpec,
+    /// Links (inside blocks, when there are blocks). For Tofu, derived from the generation.
+    pub link: LinkSpec,
+    /// Optional block grouping.
+    pub blocks: Option<Blocks>,
+    /// Network interfaces per node, if set.
+    pub interfaces: Option<u32>,
+}
+
+impl SystemSpec {
+    /// Build the topology. Validation already built it once, so this only fails for specs
+    /// constructed by hand.
+    pub fn build(&self) -> Result<Network, podsim_topology::TopologyError> {
+        let shape = match &self.topology {
+            TopoSpec::Cube(s) => s,
+            TopoSpec::Tofu(s) => {
+                return Tofu::new(
+                    s.generation,
+                    s.xyz,
+                    s.xyz_wrap,
+                    s.abc,
+                    self.link.latency,
+                    &s.label,
+                )
+                .map(Network::Tofu);
+            }
+            TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
+            TopoSpec::Dojo(spec) => return Dojo::new(spec.clone()).map(Network::Dojo),
+            TopoSpec::Grayskull => return Ok(Network::Tenstorrent(TtGrid::grayskull())),
+            TopoSpec::Hybrid { chips } => return Hybrid::new(*chips).map(Network::Hybrid),
+            TopoSpec::Wormhole { harvest } => {
+                return TtGrid::wormhole(*harvest).map(Network::Tenstorrent);
+            }
+            TopoSpec::TpuV4 { shape, twisted, .. } => {
+                let mut pod = TpuPod::new();
+                let id = pod.allocate(*shape, *twisted).map_err(|e| TopologyError {
+                    key: "topology",
+                    why: e.to_string(),
+                })?;
+                let slice = pod
+                    .slices()
+                    .find(|s| s.id == id)
+                    .map(|s| s.topology.clone());
+                return slice.map(Network::Cube).ok_or(TopologyError {
+                    key: "topology",
+                    why: "the pod lost the slice it just made".into(),
+                });
+            }
+        };
+        let mut t = KAryNCube::new(shape.dims.clone(), shape.wrap.clone(), self.link)?;
+        if let Some(tw) = &shape.twist {
+            t = t.with_twist(tw.clone())?;
+        }
+        if let Some(b) = &self.blocks {
+            t = t.with_blocks(b.clone())?;
+        }
+        if let Some(i) = self.interfaces {
+            t = t.with_interfaces(i)?;
+        }
+        Ok(Network::Cube(t))
+    }
+}
+
+impl SystemSpec {
+    /// The OCSes a TPU v4 system programs (distinct switches with circuits), by building its
+    /// slice in an empty pod; `None` for other systems.
+    pub fn ocs_switches(&self) -> Option<u64> {
+        let TopoSpec::TpuV4 { shape, twisted, .. } = &self.topology else {
+            return None;
+        };
+        let mut pod = TpuPod::new();
+        pod.allocate(*shape, *twisted).ok()?;
+        let ocses: std::collections::BTreeSet<u32> =
+            pod.circuits().map(|(a, _, _)| a.ocs).collect();
+        Some(ocses.len() as u64)
+    }
+}
+
+/// An analysis to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunSpec {
+    /// Topology metrics of the listed systems (indices into [`Scenario::systems`]).
+    Metrics {
+        /// Which systems, in order.
+        systems: Vec<usize>,
+    },
+    /// A collective on each listed system, optionally compared with one of them.
+    Collective {
+        /// Which systems, in order.
+        systems: Vec<usize>,
+        /// What to run.
+        setup: Setup,
+        /// The system the others' speed is compared with.
+        baseline: Option<usize>,
+    },
+}
+
+/// The analyses a `[[run]]` may name.
+pub const RUN_KINDS: [&str; 2] = ["metrics", "collective"];
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// The file it came from.
+    pub file: String,
+    /// Its title.
+    pub name: String,
+    /// What it shows.
+    pub description: String,
+    /// The master random seed (0: no analysis a scenario runs is random, and a `seed` key is
+    /// refused).
+    pub seed: u64,
+    /// The systems described.
+    pub systems: Vec<SystemSpec>,
+    /// What to run on them.
+    pub runs: Vec<RunSpec>,
+}

@@ -1,0 +1,371 @@
+//! Validation cases as typed values, and measuring them: a published figure, its source, the
+//! system or compute model that should reproduce it, and a tolerance. `podsim-config` reads
+//! them from `validation/`; here each quantity is computed on the models.
+
+use podsim_collective::{Micro, ModelKind, Setup};
+use podsim_compute::chips::{CHIPS, Chip};
+use podsim_net::Packetization;
+use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
+use podsim_topology::{Metrics, Network, metrics};
+use podsim_units::{Bandwidth, Bytes};
+
+use crate::machine::{measure, microbench};
+use crate::spec::SystemSpec;
+
+/// What a case measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// Node count.
+    Nodes,
+    /// Bidirectional link count.
+    Links,
+    /// Ports of the best-connected node.
+    DegreeMax,
+    /// Longest minimal route in hops.
+    Diameter,
+    /// Links cut by the bisection.
+    BisectionLinks,
+    /// Two-way bisection bandwidth.
+    BisectionBandwidth,
+    /// Injection bandwidth of one node.
+    InjectionBandwidth,
+    /// Injection bandwidth of all nodes together.
+    TotalInjectionBandwidth,
+    /// Bandwidth of one link in one direction.
+    LinkBandwidth,
+    /// Two-way bisection bandwidth of the virtual torus laid over the network (Tofu).
+    VirtualBisectionBandwidth,
+    /// Optical circuit switches a TPU v4 system programs.
+    OcsSwitches,
+    /// On-chip SRAM of all compute nodes, in bytes (DOJO).
+    Sram,
+    /// Mesh links a DOJO route between the case's two routers occupies.
+    RouteMeshLinks,
+    /// DRAM banks of a Tenstorrent chip.
+    DramBanks,
+    /// Usable Tensix workers of a Tenstorrent chip.
+    Workers,
+    /// How many times faster the case's collective runs on its system than on its baseline
+    /// (baseline time / system time), held in thousandths.
+    CollectiveSpeedup,
+    /// The exponent e in bisection ~ N^e between the baseline and the system:
+    /// ln(B / B_base) / ln(N / N_base), held in thousandths.
+    BisectionScalingExponent,
+    /// Payload throughput of one large put between neighbours (flow model, the case's packet
+    /// overheads), to the nearest MB/s.
+    PutThroughput,
+    /// Payload throughput of one node putting to as many neighbours as it has interfaces, at
+    /// once (flow model, the case's packet overheads; Tofu's injection rate), to the nearest
+    /// MB/s.
+    InjectionRate,
+    /// Peak matrix-unit FLOP/s of `[case.compute] chip`.
+    PeakFlops,
+    /// Peak FP32 FLOP/s of `[case.compute] chip` outside its matrix units.
+    Fp32Flops,
+    /// Cycles from a tensor core's inputs to its output (`[case.compute] size`), measured on
+    /// the register-level model.
+    TensorCoreLatency,
+    /// MACs a tensor core of `[case.compute] size` completes per cycle in steady state,
+    /// measured on the register-level model.
+    TensorCoreMacsPerCycle,
+    /// The cycle from which every output of the lecture's `size` x `size` array, streaming
+    /// K = `k`, holds its final value, measured on the register-level model.
+    SystolicCompletion,
+}
+
+/// The quantity names a case may use.
+pub const QUANTITIES: [&str; 24] = [
+    "nodes",
+    "links",
+    "degree_max",
+    "diameter",
+    "bisection_links",
+    "bisection_bandwidth",
+    "injection_bandwidth",
+    "total_injection_bandwidth",
+    "link_bandwidth",
+    "virtual_bisection_bandwidth",
+    "ocs_switches",
+    "sram",
+    "route_mesh_links",
+    "dram_banks",
+    "workers",
+    "collective_speedup",
+    "bisection_scaling_exponent",
+    "put_throughput",
+    "injection_rate",
+    "peak_flops",
+    "fp32_flops",
+    "tensor_core_latency_cycles",
+    "tensor_core_macs_per_cycle",
+    "systolic_completion_cycle",
+];
+
+impl Quantity {
+    /// The quantity a case names (see [`QUANTITIES`]).
+    pub fn from_name(s: &str) -> Option<Self> {
+        Some(match s {
+            "nodes" => Quantity::Nodes,
+            "links" => Quantity::Links,
+            "degree_max" => Quantity::DegreeMax,
+            "diameter" => Quantity::Diameter,
+            "bisection_links" => Quantity::BisectionLinks,
+            "bisection_bandwidth" => Quantity::BisectionBandwidth,
+            "injection_bandwidth" => Quantity::InjectionBandwidth,
+            "total_injection_bandwidth" => Quantity::TotalInjectionBandwidth,
+            "link_bandwidth" => Quantity::LinkBandwidth,
+            "virtual_bisection_bandwidth" => Quantity::VirtualBisectionBandwidth,
+            "ocs_switches" => Quantity::OcsSwitches,
+            "sram" => Quantity::Sram,
+            "route_mesh_links" => Quantity::RouteMeshLinks,
+            "dram_banks" => Quantity::DramBanks,
+            "workers" => Quantity::Workers,
+            "collective_speedup" => Quantity::CollectiveSpeedup,
+            "bisection_scaling_exponent" => Quantity::BisectionScalingExponent,
+            "put_throughput" => Quantity::PutThroughput,
+            "injection_rate" => Quantity::InjectionRate,
+            "peak_flops" => Quantity::PeakFlops,
+            "fp32_flops" => Quantity::Fp32Flops,
+            "tensor_core_latency_cycles" => Quantity::TensorCoreLatency,
+            "tensor_core_macs_per_cycle" => Quantity::TensorCoreMacsPerCycle,
+            "systolic_completion_cycle" => Quantity::SystolicCompletion,
+            _ => return None,
+        })
+    }
+
+    /// Whether the quantity is measured on a compute model (no `[case.system]`).
+    pub fn is_compute(self) -> bool {
+        matches!(
+            self,
+            Quantity::PeakFlops
+                | Quantity::Fp32Flops
+                | Quantity::TensorCoreLatency
+                | Quantity::TensorCoreMacsPerCycle
+                | Quantity::SystolicCompletion
+        )
+    }
+
+    /// The value of a compute quantity for `case`.
+    pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, String> {
+        let c = case
+            .compute
+            .as_ref()
+            .ok_or("a compute quantity needs [case.compute]")?;
+        let chip = || {
+            let name = c.chip.as_deref().ok_or("needs [case.compute] chip")?;
+            Chip::preset(name).ok_or_else(|| {
+                let names: Vec<&str> = CHIPS.iter().map(|c| c.name).collect();
+                format!(
+                    "`{name}` is not a chip preset (presets: {})",
+                    names.join(", ")
+                )
+            })
+        };
+        let size = || c.size.ok_or("needs [case.compute] size");
+        Ok(match self {
+            Quantity::PeakFlops => chip()?.peak_matrix_flops().round() as u64,
+            Quantity::Fp32Flops => chip()?.peak_fp32_flops().round() as u64,
+            Quantity::TensorCoreLatency | Quantity::TensorCoreMacsPerCycle => {
+                let (lat, macs) = podsim_compute::lecture::measure_tensor_core(size()? as usize);
+                if self == Quantity::TensorCoreLatency {
+                    lat
+                } else {
+                    macs
+                }
+            }
+            Quantity::SystolicCompletion => {
+                let s = size()? as usize;
+                let k = c.k.ok_or("needs [case.compute] k")? as usize;
+                podsim_compute::lecture::measure_completion(s, k).map_err(|e| e.to_string())?
+            }
+            _ => return Err("not a compute quantity".into()),
+        })
+    }
+
+    /// Whether the quantity is a bandwidth (bytes/s) rather than a count.
+    pub fn is_bandwidth(self) -> bool {
+        matches!(
+            self,
+            Quantity::BisectionBandwidth
+                | Quantity::InjectionBandwidth
+                | Quantity::TotalInjectionBandwidth
+                | Quantity::LinkBandwidth
+                | Quantity::VirtualBisectionBandwidth
+                | Quantity::PutThroughput
+                | Quantity::InjectionRate
+        )
+    }
+
+    /// The value of this quantity for `net`, whose metrics are `m` (bytes/s for bandwidths);
+    /// an error when the network has no such quantity.
+    pub fn measure(self, case: &ValidationCase, net: &Network, m: &Metrics) -> Result<u64, String> {
+        let (spec, route) = (&case.system, case.route);
+        let (collective, baseline) = (case.collective, case.baseline.as_ref());
+        let wide = |v: u128| {
+            u64::try_from(v).map_err(|_| {
+                format!("{v} does not fit the 64 bits a published figure is compared in")
+            })
+        };
+        Ok(match self {
+            Quantity::Nodes => m.nodes,
+            Quantity::Links => m.links,
+            Quantity::DegreeMax => u64::from(m.degree_max),
+            Quantity::Diameter => m.diameter,
+            Quantity::BisectionLinks => m.bisection_links,
+            Quantity::BisectionBandwidth => wide(m.bisection_bandwidth_bytes_per_s)?,
+            Quantity::InjectionBandwidth => m.injection_bandwidth_bytes_per_s,
+            Quantity::TotalInjectionBandwidth => wide(m.total_injection_bandwidth_bytes_per_s)?,
+            Quantity::LinkBandwidth => net.link().bandwidth.bytes_per_s(),
+            Quantity::VirtualBisectionBandwidth => match net {
+                Network::Tofu(t) => t
+                    .virtual_torus()
+                    .map(|v| wide(metrics(v).bisection_bandwidth_bytes_per_s))
+                    .ok_or("this Tofu shape has no virtual 3-D torus")??,
+                _ => {
+                    return Err("only a Tofu network has a virtual torus".into());
+                }
+            },
+            Quantity::OcsSwitches => spec
+                .as_ref()
+                .and_then(SystemSpec::ocs_switches)
+                .ok_or("only a TPU v4 system (tpuv4:...) has optical circuit switches")?,
+            Quantity::Sram => match net {
+                Network::Dojo(d) => d.sram().0,
+                _ => return Err("only a DOJO system states its SRAM".into()),
+            },
+            Quantity::CollectiveSpeedup => {
+                let (Some(c), Some(base)) = (collective, baseline) else {
+                    return Err(
+                        "collective_speedup needs [case.collective] and [case.baseline]".into(),
+                    );
+                };
+                let base_net = base.build().map_err(|e| e.why)?;
+                let t_sys = measure(net, &c.setup)?.time_s;
+                let t_base = measure(&base_net, &c.setup)?.time_s;
+                if t_sys <= 0.0 {
+                    return Err("the collective took no time".into());
+                }
+                (t_base / t_sys * 1000.0).round() as u64
+            }
+            Quantity::BisectionScalingExponent => {
+                let base = baseline.ok_or("bisection_scaling_exponent needs [case.baseline]")?;
+                let bm = base.build().map_err(|e| e.why)?.metrics();
+                let (b, n) = (m.bisection_bandwidth_bytes_per_s as f64, m.nodes as f64);
+                let (b0, n0) = (bm.bisection_bandwidth_bytes_per_s as f64, bm.nodes as f64);
+                if n <= n0 || b0 <= 0.0 {
+                    return Err("the baseline must be smaller than the system".into());
+                }
+                ((b / b0).ln() / (n / n0).ln() * 1000.0).round() as u64
+            }
+            Quantity::DramBanks | Quantity::Workers => match net {
+                Network::Tenstorrent(g) if self == Quantity::DramBanks => g.dram_banks() as u64,
+                Network::Tenstorrent(g) => g.workers() as u64,
+                _ => return Err("only a Tenstorrent grid has DRAM banks and Tensix workers".into()),
+            },
+            Quantity::PeakFlops
+            | Quantity::Fp32Flops
+            | Quantity::TensorCoreLatency
+            | Quantity::TensorCoreMacsPerCycle
+            | Quantity::SystolicCompletion => return self.measure_compute(case),
+            Quantity::PutThroughput | Quantity::InjectionRate => {
+                let micro = if self == Quantity::PutThroughput {
+                    Micro::PutThroughput
+                } else {
+                    Micro::Injection
+                };
+                let r = microbench(
+                    net,
+                    micro,
+                    micro.default_bytes(),
+                    ModelKind::Flow,
+                    case.packets,
+                    u64::MAX,
+                )?;
+                // Reported to the nearest MB/s.
+                ((r.throughput_bytes_per_s / 1e6).round() * 1e6) as u64
+            }
+            Quantity::RouteMeshLinks => {
+                let Network::Dojo(d) = net else {
+                    return Err("route_mesh_links needs a DOJO system".into());
+                };
+                let [[x0, y0], [x1, y1]] =
+                    route.ok_or("route_mesh_links needs `route = [[x, y], [x, y]]`")?;
+                if x0.max(x1) >= d.width() || y0.max(y1) >= d.height() {
+                    return Err(format!(
+                        "the route leaves the {}x{} plane",
+                        d.width(),
+                        d.height()
+                    ));
+                }
+                let (a, b) = (d.router(x0, y0), d.router(x1, y1));
+                let path = dojo_route(d, &Faults::new(), a, b, Shortcut::Never)
+                    .map_err(|e| e.to_string())?;
+                mesh_links(d, a, &path)
+            }
+        })
+    }
+
+    /// Print a value of this quantity for people.
+    pub fn show(self, v: u64) -> String {
+        if matches!(self, Quantity::PeakFlops | Quantity::Fp32Flops) {
+            format!("{:.3} TFLOP/s", v as f64 / 1e12)
+        } else if self == Quantity::CollectiveSpeedup {
+            format!("{:.3}x", v as f64 / 1000.0)
+        } else if self == Quantity::BisectionScalingExponent {
+            format!("{:.3}", v as f64 / 1000.0)
+        } else if self == Quantity::Sram {
+            Bytes(v).to_string()
+        } else if self.is_bandwidth() {
+            Bandwidth::from_bytes_per_s(v).map_or_else(|| "0 B/s".into(), |b| b.to_string())
+        } else {
+            v.to_string()
+        }
+    }
+}
+
+/// What a compute case measures: `[case.compute]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseCompute {
+    /// A chip preset (peak_flops, fp32_flops).
+    pub chip: Option<String>,
+    /// Tensor core or array size.
+    pub size: Option<u64>,
+    /// Reduction length streamed through the array.
+    pub k: Option<u64>,
+}
+
+/// A collective a case runs: kind, algorithm, model and bytes per rank.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CaseCollective {
+    /// What to run.
+    pub setup: Setup,
+}
+
+/// One validated case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationCase {
+    /// What the figure is.
+    pub figure: String,
+    /// Seed file and section or table.
+    pub source: String,
+    /// What is measured.
+    pub quantity: Quantity,
+    /// The published value (bytes/s for bandwidths).
+    pub published: u64,
+    /// The accepted absolute difference, same unit.
+    pub tolerance: u64,
+    /// Why podsim cannot reproduce it yet, if it cannot.
+    pub not_reproduced: Option<String>,
+    /// For route quantities: from and to, as plane coordinates.
+    pub route: Option<[[u32; 2]; 2]>,
+    /// For collective quantities: the collective.
+    pub collective: Option<CaseCollective>,
+    /// For speedups: the system the case's system is compared with.
+    pub baseline: Option<SystemSpec>,
+    /// Packet overheads for the network model (`[case.packets]`; default none).
+    pub packets: Packetization,
+    /// The system that should reproduce it (network quantities).
+    pub system: Option<SystemSpec>,
+    /// The compute model that should reproduce it (compute quantities).
+    pub compute: Option<CaseCompute>,
+}
