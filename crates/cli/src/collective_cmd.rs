@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use clap::Args;
 use podsim_collective::{Algorithm, Kind, Measurement, ModelKind, Setup};
 use podsim_net::Packetization;
-use podsim_system::measure;
 use podsim_units::Bytes;
 use serde_json::json;
 
@@ -23,9 +22,17 @@ pub struct NetArgs {
     /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
     #[arg(long, value_name = "BW", allow_hyphen_values = true)]
     link_bandwidth: Option<String>,
-    /// Link latency for meshes, tori, rings and fat trees [default: 0 ns].
+    /// Per-hop link latency: for meshes, tori, rings and fat trees [default: 0 ns], and
+    /// overriding a Tofu preset's (0.1 us on Tofu and TofuD, 0.3 us on Tofu2); the output
+    /// says which applies.
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     link_latency: Option<String>,
+    /// The machine's endpoint setting, which sets the overhead every transfer pays outside
+    /// the network: a row of tofu-interconnect-d.txt Table III. TofuD: near-cmg (default),
+    /// far-cmg; Tofu2: cache-injection-on (default), cache-injection-off; Tofu:
+    /// direct-descriptor (default), descriptor-on-memory. Other machines have none.
+    #[arg(long, value_name = "SETTING")]
+    endpoint: Option<String>,
     /// Maximum payload per packet [size; default: no packetization].
     #[arg(long, value_name = "SIZE")]
     packet_payload: Option<String>,
@@ -35,8 +42,9 @@ pub struct NetArgs {
 }
 
 impl NetArgs {
-    /// The network of `topology` with these options, and the model named.
-    fn resolve(&self, topology: &str) -> Result<(podsim_topology::Network, ModelKind), Failure> {
+    /// The network of `topology` with these options, the model named, and the models to
+    /// build it with (the endpoint setting) with the timing they apply.
+    fn resolve(&self, topology: &str) -> Result<Resolved, Failure> {
         let (_, _, model) = podsim_collective::parse_names("barrier", None, &self.model)
             .map_err(|e| flag_err("--model", e))?;
         let spec = podsim_config::system_from_cli(
@@ -51,7 +59,23 @@ impl NetArgs {
             }
             Failure::usage(e.to_string())
         })?;
-        Ok((build(&spec, "<command line>")?, model))
+        let net = build(&spec, "<command line>")?;
+        let (models, timing) = podsim_system::Models::for_net(&net, self.endpoint.as_deref())
+            .map_err(|e| flag_err("--endpoint", e))?;
+        let latency_source = if self.link_latency.is_some() {
+            "--link-latency"
+        } else if timing.link_latency > podsim_units::SimDuration::ZERO {
+            "preset"
+        } else {
+            "default"
+        };
+        Ok(Resolved {
+            net,
+            model,
+            models,
+            timing,
+            latency_source,
+        })
     }
 
     /// The packet overheads these options name.
@@ -78,6 +102,51 @@ impl NetArgs {
             .transpose()?
             .unwrap_or(0);
         Ok(Packetization { payload, header })
+    }
+}
+
+/// A network resolved from the command line.
+pub struct Resolved {
+    net: podsim_topology::Network,
+    model: ModelKind,
+    models: podsim_system::Models,
+    timing: podsim_system::Timing,
+    /// Where the link latency came from: `preset` or `--link-latency`.
+    latency_source: &'static str,
+}
+
+impl Resolved {
+    /// The timing as JSON keys.
+    fn json(&self, o: &mut serde_json::Map<String, serde_json::Value>) {
+        let t = &self.timing;
+        o.insert("link_latency_s".into(), json!(t.link_latency.as_secs_f64()));
+        o.insert("link_latency_source".into(), json!(self.latency_source));
+        o.insert("endpoint".into(), json!(t.endpoint.map(|e| e.name)));
+        o.insert(
+            "endpoint_overhead_s".into(),
+            json!(t.endpoint.map_or(0.0, |e| e.overhead.as_secs_f64())),
+        );
+    }
+
+    /// The timing as table rows.
+    fn rows(&self) -> Vec<(String, Vec<String>)> {
+        let t = &self.timing;
+        vec![
+            (
+                "link latency".into(),
+                vec![format!(
+                    "{} per hop ({})",
+                    t.link_latency, self.latency_source
+                )],
+            ),
+            (
+                "endpoint".into(),
+                vec![match t.endpoint {
+                    Some(e) => format!("{} per transfer ({}: {})", e.overhead, e.name, e.source),
+                    None => "no overhead".into(),
+                }],
+            ),
+        ]
     }
 }
 
@@ -161,7 +230,14 @@ pub fn measurement_json(
 
 /// Run `podsim collective`.
 pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
-    let (net, model) = a.net.resolve(&a.topology)?;
+    let r = a.net.resolve(&a.topology)?;
+    let (net, model) = (&r.net, r.model);
+    let with_timing = |mut v: serde_json::Value| {
+        if let Some(o) = v.as_object_mut() {
+            r.json(o);
+        }
+        v
+    };
     let (kind, alg, _) =
         podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
             .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
@@ -220,7 +296,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         memory_limit: crate::memory_limit(),
     };
     let run = |bytes| {
-        measure(&net, &setup(bytes))
+        podsim_system::measure_with(net, &setup(bytes), &r.models)
             .map_err(|e| Failure::runtime(format!("<command line>: {kind} on {}: {e}", a.topology)))
     };
     if let Some(list) = &a.sweep {
@@ -249,7 +325,13 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         for b in sizes {
             let m = run(b)?;
             if a.json {
-                all.push(measurement_json(kind, alg, model, &a.topology, &m));
+                all.push(with_timing(measurement_json(
+                    kind,
+                    alg,
+                    model,
+                    &a.topology,
+                    &m,
+                )));
             }
             rows.push((
                 Bytes(b).to_string(),
@@ -302,9 +384,12 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     };
     let m = run(bytes)?;
     if a.json {
-        outln!("{}", measurement_json(kind, alg, model, &a.topology, &m));
+        outln!(
+            "{}",
+            with_timing(measurement_json(kind, alg, model, &a.topology, &m))
+        );
     } else {
-        let rows = vec![
+        let mut rows = vec![
             (
                 "collective".to_string(),
                 vec![format!("{kind} ({}), {} model", alg.name(), model.name())],
@@ -354,6 +439,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                 }],
             ),
         ];
+        rows.splice(2..2, r.rows());
         out!("{}", render(&rows));
     }
     Ok(ExitCode::SUCCESS)
@@ -379,7 +465,8 @@ pub struct MicroArgs {
     bytes: Option<String>,
     #[command(flatten)]
     net: NetArgs,
-    /// Print JSON (keys: benchmark, time_s, throughput_bytes_per_s, streams).
+    /// Print JSON (keys: benchmark, topology, model, bytes, time_s, throughput_bytes_per_s,
+    /// streams, link_latency_s, link_latency_source, endpoint, endpoint_overhead_s).
     #[arg(long)]
     json: bool,
 }
@@ -402,27 +489,37 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
                 ),
             )
         })?;
-    let (net, model) = a.net.resolve(&a.topology)?;
+    let res = a.net.resolve(&a.topology)?;
+    let (net, model) = (&res.net, res.model);
     let bytes = match &a.bytes {
         Some(s) => size("--bytes", s)?,
         None => micro.default_bytes(),
     };
     let packets = a.net.packets()?;
-    let r = podsim_system::microbench(&net, micro, bytes, model, packets, crate::memory_limit())
-        .map_err(|e| {
-            Failure::runtime(format!(
-                "<command line>: {} on {}: {e}",
-                micro.name(),
-                a.topology
-            ))
-        })?;
+    let r = podsim_system::microbench(
+        net,
+        micro,
+        bytes,
+        model,
+        packets,
+        crate::memory_limit(),
+        &res.models,
+    )
+    .map_err(|e| {
+        Failure::runtime(format!(
+            "<command line>: {} on {}: {e}",
+            micro.name(),
+            a.topology
+        ))
+    })?;
     if a.json {
-        outln!(
-            "{}",
-            json!({"benchmark": micro.name(), "topology": a.topology, "model": model.name(), "bytes": bytes, "time_s": r.time_s, "throughput_bytes_per_s": r.throughput_bytes_per_s, "streams": r.streams})
-        );
+        let mut v = json!({"benchmark": micro.name(), "topology": a.topology, "model": model.name(), "bytes": bytes, "time_s": r.time_s, "throughput_bytes_per_s": r.throughput_bytes_per_s, "streams": r.streams});
+        if let Some(o) = v.as_object_mut() {
+            res.json(o);
+        }
+        outln!("{v}");
     } else {
-        let rows = vec![
+        let mut rows = vec![
             (
                 "benchmark".to_string(),
                 vec![format!("{} ({} model)", micro.name(), model.name())],
@@ -440,6 +537,7 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
                 }],
             ),
         ];
+        rows.splice(2..2, res.rows());
         out!("{}", render(&rows));
     }
     Ok(ExitCode::SUCCESS)

@@ -74,6 +74,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tofu-family.toml"),
     ),
     (
+        "validation/tofu-put-latency.toml",
+        include_str!("../../../validation/tofu-put-latency.toml"),
+    ),
+    (
         "validation/tpu-v4-pod.toml",
         include_str!("../../../validation/tpu-v4-pod.toml"),
     ),

@@ -283,7 +283,7 @@ impl RawSystem {
             },
             latency: match &self.link_latency {
                 Some(l) => duration(ctx, l, &key("link_latency"))?,
-                None => SimDuration::ZERO,
+                None => topology.preset_latency(),
             },
         };
         let blocks = match &self.blocks {
@@ -580,7 +580,7 @@ pub fn system_from_cli(
     };
     let topology = parse_topology(spec).map_err(|e| err("SPEC", e))?;
     let latency = match link_latency {
-        None => SimDuration::ZERO,
+        None => topology.preset_latency(),
         Some(s) => s.parse().map_err(|e| {
             err(
                 "--link-latency",

@@ -54,6 +54,8 @@ struct RawCase {
     compute: Option<RawCompute>,
     #[serde(default)]
     system: Option<RawSystem>,
+    #[serde(default)]
+    endpoint: Option<Spanned<String>>,
 }
 
 /// `[case.compute]` as written.
@@ -107,6 +109,18 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
                 format!("{e}; expected a rate such as \"275 TFLOP/s\""),
             )
         });
+    }
+    if q == Quantity::PutLatency {
+        return s
+            .parse::<podsim_units::SimDuration>()
+            .map(|d| d.as_ps())
+            .or_else(|e| {
+                ctx.err(
+                    Some(v.span()),
+                    key,
+                    format!("{e}; expected a time such as \"0.49 us\""),
+                )
+            });
     }
     if q == Quantity::Sram {
         return s.parse::<Bytes>().map(|b| b.0).or_else(|e| {
@@ -162,7 +176,15 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 },
                 Ok,
             )?;
+            if let (Some(e), false) = (&c.endpoint, q == Quantity::PutLatency) {
+                return ctx.err(
+                    Some(e.span()),
+                    &key("endpoint"),
+                    "only a put_latency case reads an endpoint setting; drop the key",
+                );
+            }
             let mut case = ValidationCase {
+                endpoint: c.endpoint.as_ref().map(|e| e.get_ref().clone()),
                 figure: c.figure.clone(),
                 source: c.source.clone(),
                 quantity: q,

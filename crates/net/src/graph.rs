@@ -101,7 +101,7 @@ pub fn paths(net: &Network, links: &LinkTable, src: NodeId, dst: NodeId) -> Vec<
             .iter()
             .filter_map(|p| node_path(src, p))
             .collect(),
-        _ => {
+        Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
             let Some(c) = net.cube() else {
                 return Vec::new();
             };

@@ -24,7 +24,7 @@ pub use flow::FlowModel;
 pub use graph::{LinkId, LinkTable, paths};
 
 use podsim_topology::NodeId;
-use podsim_units::{Bytes, SimTime};
+use podsim_units::{Bytes, SimDuration, SimTime};
 
 /// A transfer's handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -235,3 +235,52 @@ pub(crate) fn drain_ps(bytes: f64, rate: f64) -> u64 {
 
 #[cfg(test)]
 mod tests;
+
+/// A model whose endpoints cost `overhead` per transfer before it enters the network: the
+/// software, descriptor and NIC time of a one-way transfer (a machine preset's endpoint
+/// overhead). Each send starts `overhead` later on the model underneath; completions report the
+/// time the caller sent at.
+pub struct WithOverhead {
+    inner: Box<dyn NetworkModel>,
+    overhead: SimDuration,
+}
+
+impl WithOverhead {
+    /// `inner` with `overhead` added to every transfer.
+    pub fn new(inner: Box<dyn NetworkModel>, overhead: SimDuration) -> Self {
+        WithOverhead { inner, overhead }
+    }
+}
+
+impl NetworkModel for WithOverhead {
+    fn send(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+    ) -> Result<TransferId, NetError> {
+        let start = SimTime::from_ps(at.as_ps().saturating_add(self.overhead.as_ps()));
+        self.inner.send(start, src, dst, bytes, tag)
+    }
+    fn next_completion(&mut self) -> Option<SimTime> {
+        self.inner.next_completion()
+    }
+    fn advance(&mut self, until: SimTime) -> Vec<Completion> {
+        let mut out = self.inner.advance(until);
+        for c in &mut out {
+            c.start = SimTime::from_ps(c.start.as_ps().saturating_sub(self.overhead.as_ps()));
+        }
+        out
+    }
+    fn report(&self) -> NetReport {
+        self.inner.report()
+    }
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn failure(&self) -> Option<String> {
+        self.inner.failure()
+    }
+}

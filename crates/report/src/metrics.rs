@@ -168,7 +168,11 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
     if systems.iter().any(|(t, _)| matches!(t, Network::Tofu(_))) {
         let virt = |t: &Network| match t {
             Network::Tofu(x) => x.virtual_torus().cloned(),
-            _ => None,
+            Network::Cube(_)
+            | Network::FatTree(_)
+            | Network::Dojo(_)
+            | Network::Tenstorrent(_)
+            | Network::Hybrid(_) => None,
         };
         row("virtual torus", &|t, _| {
             virt(t).map_or("-".into(), |v| v.shorthand())
@@ -185,7 +189,11 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
     {
         let grid = |t: &Network| match t {
             Network::Tenstorrent(g) => Some(g.clone()),
-            _ => None,
+            Network::Cube(_)
+            | Network::Tofu(_)
+            | Network::FatTree(_)
+            | Network::Dojo(_)
+            | Network::Hybrid(_) => None,
         };
         row("Tensix workers", &|t, _| {
             grid(t).map_or("-".into(), |g| g.workers().to_string())
@@ -200,7 +208,11 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
     if systems.iter().any(|(t, _)| matches!(t, Network::Dojo(_))) {
         let dojo = |t: &Network| match t {
             Network::Dojo(d) => Some(d.clone()),
-            _ => None,
+            Network::Cube(_)
+            | Network::Tofu(_)
+            | Network::FatTree(_)
+            | Network::Tenstorrent(_)
+            | Network::Hybrid(_) => None,
         };
         row("dies", &|t, _| {
             dojo(t).map_or("-".into(), |d| d.dies().to_string())

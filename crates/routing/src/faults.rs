@@ -84,7 +84,7 @@ pub fn preferred_route(net: &Network, src: NodeId, dst: NodeId) -> Vec<NodeId> {
             .into_iter()
             .next()
             .unwrap_or_default(),
-        _ => match net.cube() {
+        Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => match net.cube() {
             Some(c) => Routing::Minimal
                 .route(c, src, dst)
                 .into_iter()

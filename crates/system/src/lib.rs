@@ -7,12 +7,13 @@
 //! graphs from `podsim-topology`.
 
 pub mod machine;
+pub mod presets;
 pub mod spec;
 pub mod tpu_v4;
 pub mod validation;
 pub mod workload;
 
-pub use machine::{Models, measure, microbench, new_model};
+pub use machine::{Models, Timing, measure, measure_with, microbench, new_model, new_model_at};
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
 pub use validation::{CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase};
 

@@ -3,8 +3,9 @@
 //! model from.
 
 use podsim_collective::{BuildModel, Measurement, Micro, MicroResult, ModelKind, Setup};
-use podsim_net::{NetError, NetworkModel, Packetization};
+use podsim_net::{NetError, NetworkModel, Packetization, WithOverhead};
 use podsim_topology::Network;
+use podsim_units::SimDuration;
 
 /// The flit size of the packet level when it runs collectives, microbenchmarks and workloads,
 /// in bytes (a 64-byte flit, 16 flits to a packet: an assumption, not a seed figure).
@@ -14,8 +15,34 @@ pub const PACKET_FLIT_BYTES: u64 = 64;
 pub const PACKET_FLITS: u32 = 16;
 
 /// The network model `model` names, on `net`, with these packet overheads (`ecmp`: split flows
-/// over equal-cost paths, flow model only).
+/// over equal-cost paths, flow model only) and the machine's default endpoint overhead
+/// ([`crate::presets::endpoints`]).
 pub fn new_model(
+    net: &Network,
+    model: ModelKind,
+    packets: Packetization,
+    ecmp: bool,
+) -> Result<Box<dyn NetworkModel>, String> {
+    let endpoint = crate::presets::endpoint(net, None)?;
+    new_model_at(net, model, packets, ecmp, endpoint.map(|e| e.overhead))
+}
+
+/// As [`new_model`], with the endpoint overhead given (`None`: none).
+pub fn new_model_at(
+    net: &Network,
+    model: ModelKind,
+    packets: Packetization,
+    ecmp: bool,
+    overhead: Option<SimDuration>,
+) -> Result<Box<dyn NetworkModel>, String> {
+    let bare = bare_model(net, model, packets, ecmp)?;
+    Ok(match overhead {
+        Some(o) if o > SimDuration::ZERO => Box::new(WithOverhead::new(bare, o)),
+        _ => bare,
+    })
+}
+
+fn bare_model(
     net: &Network,
     model: ModelKind,
     packets: Packetization,
@@ -41,11 +68,15 @@ pub fn new_model(
     })
 }
 
-/// The models of every fidelity, for collectives and microbenchmarks: [`new_model`], and the
-/// packet level refuses up front a run of more than [`podsim_noc::PACKET_FLIT_LIMIT`] flits
-/// (which it would otherwise refuse at its last sends, hours in).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Models;
+/// The models of every fidelity, for collectives and microbenchmarks: [`new_model_at`] with the
+/// endpoint setting chosen (`None`: the machine's default), and the packet level refuses up
+/// front a run of more than [`podsim_noc::PACKET_FLIT_LIMIT`] flits (which it would otherwise
+/// refuse at its last sends, hours in).
+#[derive(Debug, Clone, Default)]
+pub struct Models {
+    /// The endpoint setting (`--endpoint`), by name.
+    pub endpoint: Option<String>,
+}
 
 impl BuildModel for Models {
     fn build(
@@ -66,17 +97,24 @@ impl BuildModel for Models {
                 .to_string());
             }
         }
-        new_model(net, model, packets, ecmp)
+        let endpoint = crate::presets::endpoint(net, self.endpoint.as_deref())?;
+        new_model_at(net, model, packets, ecmp, endpoint.map(|e| e.overhead))
     }
 }
 
 /// Run the setup's collective over every endpoint of `net` on its model
 /// ([`podsim_collective::measure`] with [`Models`]).
 pub fn measure(net: &Network, setup: &Setup) -> Result<Measurement, String> {
-    podsim_collective::measure(net, setup, &Models)
+    podsim_collective::measure(net, setup, &Models::default())
 }
 
-/// Run a microbenchmark on `net` ([`podsim_collective::microbench`] with [`Models`]).
+/// As [`measure`], on the models `models` builds (an endpoint setting chosen).
+pub fn measure_with(net: &Network, setup: &Setup, models: &Models) -> Result<Measurement, String> {
+    podsim_collective::measure(net, setup, models)
+}
+
+/// Run a microbenchmark on `net` on the models `models` builds
+/// ([`podsim_collective::microbench`]).
 pub fn microbench(
     net: &Network,
     micro: Micro,
@@ -84,6 +122,33 @@ pub fn microbench(
     model: ModelKind,
     packets: Packetization,
     memory_limit: u64,
+    models: &Models,
 ) -> Result<MicroResult, String> {
-    podsim_collective::microbench(net, micro, bytes, model, packets, memory_limit, &Models)
+    podsim_collective::microbench(net, micro, bytes, model, packets, memory_limit, models)
+}
+
+/// The timing of `net`'s endpoints and links as a run uses them, for reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// The per-hop link latency (the most common link's).
+    pub link_latency: SimDuration,
+    /// The endpoint setting, if the machine has any.
+    pub endpoint: Option<crate::presets::Endpoint>,
+}
+
+impl Models {
+    /// The models of `net` with the endpoint setting `name` (`None`: the default); an error
+    /// when `net` has no such setting.
+    pub fn for_net(net: &Network, name: Option<&str>) -> Result<(Models, Timing), String> {
+        let endpoint = crate::presets::endpoint(net, name)?;
+        Ok((
+            Models {
+                endpoint: name.map(str::to_string),
+            },
+            Timing {
+                link_latency: net.link().latency,
+                endpoint,
+            },
+        ))
+    }
 }

@@ -8,6 +8,8 @@ use podsim_topology::{
     TopologyError, TtGrid,
 };
 
+use podsim_units::SimDuration;
+
 use crate::tpu_v4::TpuPod;
 
 /// The shape a shorthand names: sizes, wrap flags and twist per dimension.
@@ -73,6 +75,26 @@ pub enum TopoSpec {
     },
 }
 
+impl TopoSpec {
+    /// The per-hop link latency of the preset, where the topology takes one from its spec
+    /// (Tofu, whose generation sets it: [`crate::presets::tofu_hop_latency`]); zero for a mesh,
+    /// torus, ring or fat tree given by shape. The other presets set their own links when
+    /// built (TPU v4 ICI and the hybrid from [`crate::presets`], DOJO and Tenstorrent from
+    /// their clocks in `podsim-topology`).
+    pub fn preset_latency(&self) -> SimDuration {
+        match self {
+            TopoSpec::Tofu(t) => crate::presets::tofu_hop_latency(t.generation),
+            TopoSpec::Cube(_)
+            | TopoSpec::FatTree { .. }
+            | TopoSpec::Dojo(_)
+            | TopoSpec::Grayskull
+            | TopoSpec::Wormhole { .. }
+            | TopoSpec::Hybrid { .. }
+            | TopoSpec::TpuV4 { .. } => SimDuration::ZERO,
+        }
+    }
+}
+
 /// A validated system: everything needed to build its topology.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SystemSpec {
@@ -108,7 +130,14 @@ impl SystemSpec {
             TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
             TopoSpec::Dojo(spec) => return Dojo::new(spec.clone()).map(Network::Dojo),
             TopoSpec::Grayskull => return Ok(Network::Tenstorrent(TtGrid::grayskull())),
-            TopoSpec::Hybrid { chips } => return Hybrid::new(*chips).map(Network::Hybrid),
+            TopoSpec::Hybrid { chips } => {
+                return Hybrid::with_links(
+                    *chips,
+                    crate::presets::ICI_HOP_LATENCY,
+                    crate::presets::IB_HOP_LATENCY,
+                )
+                .map(Network::Hybrid);
+            }
             TopoSpec::Wormhole { harvest } => {
                 return TtGrid::wormhole(*harvest).map(Network::Tenstorrent);
             }

@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 
 use podsim_topology::{Blocks, Direction, KAryNCube, LinkKind, LinkSpec, NodeId, Port};
-use podsim_units::{Bandwidth, SimDuration};
+use podsim_units::Bandwidth;
 
 /// Chips along each side of a block.
 pub const BLOCK_SIDE: u32 = 4;
@@ -40,12 +40,13 @@ pub const ICI_LINKS_PER_CHIP: u32 = 6;
 /// Faces per dimension index: 4 x 4.
 const FACE: u32 = BLOCK_SIDE * BLOCK_SIDE;
 
-/// One ICI link each way: 50 GB/s (Table 4). The seed gives no ICI latency, so it is zero.
+/// One ICI link each way: 50 GB/s (Table 4), with the per-hop latency of
+/// [`crate::presets::ICI_HOP_LATENCY`] (a stated assumption: the seed gives none).
 pub fn ici_link(kind: LinkKind) -> LinkSpec {
     LinkSpec {
         kind,
         bandwidth: Bandwidth::from_gbps(50).expect("50 GB/s is positive"),
-        latency: SimDuration::ZERO,
+        latency: crate::presets::ICI_HOP_LATENCY,
     }
 }
 

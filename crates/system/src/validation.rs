@@ -71,10 +71,13 @@ pub enum Quantity {
     /// The cycle from which every output of the lecture's `size` x `size` array, streaming
     /// K = `k`, holds its final value, measured on the register-level model.
     SystolicCompletion,
+    /// One-way 8-byte put between neighbours (flow model, the case's `endpoint` setting), in
+    /// picoseconds.
+    PutLatency,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 24] = [
+pub const QUANTITIES: [&str; 25] = [
     "nodes",
     "links",
     "degree_max",
@@ -99,6 +102,7 @@ pub const QUANTITIES: [&str; 24] = [
     "tensor_core_latency_cycles",
     "tensor_core_macs_per_cycle",
     "systolic_completion_cycle",
+    "put_latency",
 ];
 
 impl Quantity {
@@ -129,6 +133,7 @@ impl Quantity {
             "tensor_core_latency_cycles" => Quantity::TensorCoreLatency,
             "tensor_core_macs_per_cycle" => Quantity::TensorCoreMacsPerCycle,
             "systolic_completion_cycle" => Quantity::SystolicCompletion,
+            "put_latency" => Quantity::PutLatency,
             _ => return None,
         })
     }
@@ -221,7 +226,11 @@ impl Quantity {
                     .virtual_torus()
                     .map(|v| wide(metrics(v).bisection_bandwidth_bytes_per_s))
                     .ok_or("this Tofu shape has no virtual 3-D torus")??,
-                _ => {
+                Network::Cube(_)
+                | Network::FatTree(_)
+                | Network::Dojo(_)
+                | Network::Tenstorrent(_)
+                | Network::Hybrid(_) => {
                     return Err("only a Tofu network has a virtual torus".into());
                 }
             },
@@ -231,7 +240,13 @@ impl Quantity {
                 .ok_or("only a TPU v4 system (tpuv4:...) has optical circuit switches")?,
             Quantity::Sram => match net {
                 Network::Dojo(d) => d.sram().0,
-                _ => return Err("only a DOJO system states its SRAM".into()),
+                Network::Cube(_)
+                | Network::Tofu(_)
+                | Network::FatTree(_)
+                | Network::Tenstorrent(_)
+                | Network::Hybrid(_) => {
+                    return Err("only a DOJO system states its SRAM".into());
+                }
             },
             Quantity::CollectiveSpeedup => {
                 let (Some(c), Some(base)) = (collective, baseline) else {
@@ -260,7 +275,13 @@ impl Quantity {
             Quantity::DramBanks | Quantity::Workers => match net {
                 Network::Tenstorrent(g) if self == Quantity::DramBanks => g.dram_banks() as u64,
                 Network::Tenstorrent(g) => g.workers() as u64,
-                _ => return Err("only a Tenstorrent grid has DRAM banks and Tensix workers".into()),
+                Network::Cube(_)
+                | Network::Tofu(_)
+                | Network::FatTree(_)
+                | Network::Dojo(_)
+                | Network::Hybrid(_) => {
+                    return Err("only a Tenstorrent grid has DRAM banks and Tensix workers".into());
+                }
             },
             Quantity::PeakFlops
             | Quantity::Fp32Flops
@@ -280,9 +301,25 @@ impl Quantity {
                     ModelKind::Flow,
                     case.packets,
                     u64::MAX,
+                    &crate::Models::default(),
                 )?;
                 // Reported to the nearest MB/s.
                 ((r.throughput_bytes_per_s / 1e6).round() * 1e6) as u64
+            }
+            Quantity::PutLatency => {
+                let models = crate::Models {
+                    endpoint: case.endpoint.clone(),
+                };
+                let r = microbench(
+                    net,
+                    Micro::PutLatency,
+                    Micro::PutLatency.default_bytes(),
+                    ModelKind::Flow,
+                    case.packets,
+                    u64::MAX,
+                    &models,
+                )?;
+                (r.time_s * 1e12).round() as u64
             }
             Quantity::RouteMeshLinks => {
                 let Network::Dojo(d) = net else {
@@ -313,6 +350,8 @@ impl Quantity {
             format!("{:.3}x", v as f64 / 1000.0)
         } else if self == Quantity::BisectionScalingExponent {
             format!("{:.3}", v as f64 / 1000.0)
+        } else if self == Quantity::PutLatency {
+            format!("{:.3} us", v as f64 / 1e6)
         } else if self == Quantity::Sram {
             Bytes(v).to_string()
         } else if self.is_bandwidth() {
@@ -368,4 +407,6 @@ pub struct ValidationCase {
     pub system: Option<SystemSpec>,
     /// The compute model that should reproduce it (compute quantities).
     pub compute: Option<CaseCompute>,
+    /// The endpoint setting (`put_latency`; default: the machine's default).
+    pub endpoint: Option<String>,
 }

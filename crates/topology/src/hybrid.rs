@@ -25,8 +25,19 @@ pub struct Hybrid {
 }
 
 impl Hybrid {
-    /// `chips` chips (a multiple of 8, at least 16) with 400 Gb/s ICI and 200 Gb/s InfiniBand.
+    /// `chips` chips (a multiple of 8, at least 16) with 400 Gb/s ICI and 200 Gb/s InfiniBand
+    /// links, each with zero latency (a bare graph; `podsim-system` builds its preset with
+    /// [`Hybrid::with_links`]).
     pub fn new(chips: u32) -> Result<Self, TopologyError> {
+        Self::with_links(chips, SimDuration::ZERO, SimDuration::ZERO)
+    }
+
+    /// As [`Hybrid::new`], with the ICI and InfiniBand links' latencies.
+    pub fn with_links(
+        chips: u32,
+        ici_latency: SimDuration,
+        ib_latency: SimDuration,
+    ) -> Result<Self, TopologyError> {
         if chips < 2 * GROUP || chips % GROUP != 0 {
             return Err(TopologyError::new(
                 "chips",
@@ -42,12 +53,12 @@ impl Hybrid {
         let ici = LinkSpec {
             kind: LinkKind::Electrical,
             bandwidth: Bandwidth::from_gbps(50).expect("positive"),
-            latency: SimDuration::ZERO,
+            latency: ici_latency,
         };
         let ib = LinkSpec {
             kind: LinkKind::Optical,
             bandwidth: Bandwidth::from_bytes_per_s(25_000_000_000).expect("positive"),
-            latency: SimDuration::ZERO,
+            latency: ib_latency,
         };
         let group = KAryNCube::new(vec![2, 2, 2], vec![true; 3], ici)?;
         let mut k = 2;

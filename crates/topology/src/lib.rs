@@ -52,7 +52,9 @@ impl Network {
             Network::FatTree(f) => f.hosts() + f.switches(),
             Network::Dojo(d) => d.node_count(),
             Network::Hybrid(h) => h.node_count(),
-            _ => self.cube().map_or(0, |c| c.node_count()),
+            Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
+                self.cube().map_or(0, |c| c.node_count())
+            }
         }
     }
 
@@ -62,12 +64,14 @@ impl Network {
             Network::FatTree(f) => f.neighbors(n),
             Network::Dojo(d) => d.links_of(n).into_iter().map(|(v, _)| v).collect(),
             Network::Hybrid(h) => h.links_from(n).into_iter().map(|(v, _)| v).collect(),
-            _ => self.cube().map_or_else(Vec::new, |c| {
-                c.ports(n)
-                    .into_iter()
-                    .filter_map(|p| c.neighbor(n, p))
-                    .collect()
-            }),
+            Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
+                self.cube().map_or_else(Vec::new, |c| {
+                    c.ports(n)
+                        .into_iter()
+                        .filter_map(|p| c.neighbor(n, p))
+                        .collect()
+                })
+            }
         }
     }
 
@@ -78,12 +82,14 @@ impl Network {
             Network::FatTree(f) => f.neighbors(n).into_iter().map(|v| (v, f.link())).collect(),
             Network::Dojo(d) => d.links_of(n),
             Network::Hybrid(h) => h.links_from(n),
-            _ => self.cube().map_or_else(Vec::new, |c| {
-                c.ports(n)
-                    .into_iter()
-                    .filter_map(|p| Some((c.neighbor(n, p)?, c.link_spec(n, p)?)))
-                    .collect()
-            }),
+            Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
+                self.cube().map_or_else(Vec::new, |c| {
+                    c.ports(n)
+                        .into_iter()
+                        .filter_map(|p| Some((c.neighbor(n, p)?, c.link_spec(n, p)?)))
+                        .collect()
+                })
+            }
         }
     }
 
@@ -94,7 +100,7 @@ impl Network {
             Network::FatTree(f) => f.hosts(),
             Network::Dojo(d) => d.routers(),
             Network::Hybrid(h) => u64::from(h.chips()),
-            _ => self.node_count(),
+            Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => self.node_count(),
         }
     }
 
@@ -104,7 +110,9 @@ impl Network {
             Network::FatTree(_) | Network::Dojo(_) => 1,
             // Six ICI links at ICI rate; the IB NIC is counted in the metrics.
             Network::Hybrid(_) => 6,
-            _ => self.cube().map_or(1, |c| c.interfaces()),
+            Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
+                self.cube().map_or(1, |c| c.interfaces())
+            }
         }
     }
 
@@ -136,7 +144,9 @@ impl Network {
             Network::FatTree(f) => format!("fattree:{}", f.k()),
             Network::Dojo(d) => d.mesh().shorthand(),
             Network::Hybrid(h) => format!("8-chip ICI groups + fattree:{}", h.fat_tree().k()),
-            _ => self.cube().map(|c| c.shorthand()).unwrap_or_default(),
+            Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
+                self.cube().map(|c| c.shorthand()).unwrap_or_default()
+            }
         }
     }
 

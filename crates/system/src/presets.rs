@@ -1,0 +1,129 @@
+//! The timing of the seed machines: per-hop latencies and endpoint overheads, each with its
+//! source. A preset's link latency is one hop: the link and the router or switch it enters. The
+//! endpoint overhead is what a one-way transfer pays outside the network: software, descriptor
+//! and NIC processing at the sender and delivery at the receiver; every model adds it to every
+//! transfer (see [`crate::machine::new_model`]).
+//!
+//! The Tofu figures follow tofu-interconnect-d.txt, Table III (one-way 8-byte put between
+//! nearest neighbours) and the text of Fig. 7 (the packet transfer through one link and two
+//! switches takes about 0.1 us on Tofu and TofuD and about 0.3 us on Tofu2): the hop is that
+//! packet transfer, and the endpoint overhead is the Table III row less it. The overheads are
+//! therefore calibrated, one per Table III row, and the put latency between neighbours
+//! reproduces the table by construction; what the model predicts is everything else (more
+//! hops, larger puts, collectives).
+
+use podsim_topology::{Network, TofuGeneration};
+use podsim_units::SimDuration;
+
+/// Per-hop latency of a TPU v4 ICI link, electrical or through an OCS: 0.3 us, a stated
+/// assumption. The TPU v4 paper gives no ICI latency; 0.3 us is what Tofu2's link and two
+/// switches take with a PCS derived from 100 Gb Ethernet (tofu-interconnect-d.txt, section
+/// IV.B), the same class of SerDes as ICI's 50 GB/s links. The OCS is a mirror: no electronic
+/// delay of its own.
+pub const ICI_HOP_LATENCY: SimDuration = SimDuration::from_ns(300);
+
+/// Per-hop latency of the hybrid's InfiniBand fat tree: 0.13 us, the port-to-port latency of
+/// an HDR InfiniBand switch (NVIDIA Quantum QM8700 data sheet: 130 ns), cable flight
+/// neglected.
+pub const IB_HOP_LATENCY: SimDuration = SimDuration::from_ns(130);
+
+/// The per-hop latency of a Tofu generation: the packet transfer through one link and two
+/// switches of Fig. 7 (tofu-interconnect-d.txt, section V.B: about 0.1 us on Tofu and TofuD,
+/// about 0.3 us on Tofu2 because of its 100GbE-derived PCS).
+pub fn tofu_hop_latency(generation: TofuGeneration) -> SimDuration {
+    match generation {
+        TofuGeneration::Tofu | TofuGeneration::TofuD => SimDuration::from_ns(100),
+        TofuGeneration::Tofu2 => SimDuration::from_ns(300),
+    }
+}
+
+/// An endpoint setting of a machine: a row of Table III for the Tofu family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Its name on the command line (`--endpoint`).
+    pub name: &'static str,
+    /// What a one-way transfer pays outside the network.
+    pub overhead: SimDuration,
+    /// Where the figure comes from.
+    pub source: &'static str,
+}
+
+const TOFU_D: [Endpoint; 2] = [
+    Endpoint {
+        name: "near-cmg",
+        overhead: SimDuration::from_ns(390),
+        source: "tofu-interconnect-d.txt Table III, TofuD to/from near CMGs: 0.49 us less the 0.1 us packet transfer of Fig. 7 (calibrated)",
+    },
+    Endpoint {
+        name: "far-cmg",
+        overhead: SimDuration::from_ns(440),
+        source: "tofu-interconnect-d.txt Table III, TofuD to/from far CMGs: 0.54 us less the 0.1 us packet transfer of Fig. 7 (calibrated)",
+    },
+];
+
+const TOFU_2: [Endpoint; 2] = [
+    Endpoint {
+        name: "cache-injection-on",
+        overhead: SimDuration::from_ns(410),
+        source: "tofu-interconnect-d.txt Table III, Tofu2 with cache injection: 0.71 us less the 0.3 us packet transfer of Fig. 7 (calibrated)",
+    },
+    Endpoint {
+        name: "cache-injection-off",
+        overhead: SimDuration::from_ns(570),
+        source: "tofu-interconnect-d.txt Table III, Tofu2 without cache injection: 0.87 us less the 0.3 us packet transfer of Fig. 7 (calibrated)",
+    },
+];
+
+const TOFU_1: [Endpoint; 2] = [
+    Endpoint {
+        name: "direct-descriptor",
+        overhead: SimDuration::from_ns(810),
+        source: "tofu-interconnect-d.txt Table III, Tofu with direct descriptors: 0.91 us less the 0.1 us packet transfer of Fig. 7 (calibrated)",
+    },
+    Endpoint {
+        name: "descriptor-on-memory",
+        overhead: SimDuration::from_ns(1050),
+        source: "tofu-interconnect-d.txt Table III, Tofu with descriptors in main memory: 1.15 us less the 0.1 us packet transfer of Fig. 7 (calibrated)",
+    },
+];
+
+/// The endpoint settings of `net`, the default first; empty for a machine whose endpoints cost
+/// nothing beyond their links (meshes, tori and fat trees given by shape, and the presets whose
+/// seeds state no endpoint overhead: TPU v4, DOJO, Tenstorrent).
+pub fn endpoints(net: &Network) -> &'static [Endpoint] {
+    match net {
+        Network::Tofu(t) => match t.generation() {
+            TofuGeneration::TofuD => &TOFU_D,
+            TofuGeneration::Tofu2 => &TOFU_2,
+            TofuGeneration::Tofu => &TOFU_1,
+        },
+        Network::Cube(_)
+        | Network::FatTree(_)
+        | Network::Dojo(_)
+        | Network::Tenstorrent(_)
+        | Network::Hybrid(_) => &[],
+    }
+}
+
+/// The endpoint setting `name` of `net` (`None`: its default); an error lists the settings.
+pub fn endpoint(net: &Network, name: Option<&str>) -> Result<Option<Endpoint>, String> {
+    let all = endpoints(net);
+    match name {
+        None => Ok(all.first().copied()),
+        Some(n) => all.iter().find(|e| e.name == n).copied().map(Some).ok_or_else(|| {
+            if all.is_empty() {
+                format!(
+                    "{} has no endpoint settings (its endpoints cost nothing beyond their links); drop --endpoint",
+                    net.shorthand()
+                )
+            } else {
+                let names: Vec<&str> = all.iter().map(|e| e.name).collect();
+                format!(
+                    "`{n}` is not an endpoint setting of {} (settings: {})",
+                    net.shorthand(),
+                    names.join(", ")
+                )
+            }
+        }),
+    }
+}
