@@ -183,11 +183,46 @@ pub struct CollectiveArgs {
     /// Where the sweep's CSV goes [default: collective-sweep.csv].
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per rank,
+    /// an event per transfer it sent (from its send to its last byte's arrival). One size only.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The most events the trace keeps; the file says how many were cut.
+    #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
+    trace_limit: usize,
     /// Print one JSON object (keys: time_s, algorithm_bandwidth_bytes_per_s,
     /// bus_bandwidth_bytes_per_s, bytes_on_wire, max_link_utilization, lower_bound_time_s,
-    /// verified); with --sweep, an array of them, one per size (the CSV is still written).
+    /// verified, link_latency_s, link_latency_source, endpoint, endpoint_overhead_s); with
+    /// --sweep, an array of them, one per size (the CSV is still written).
     #[arg(long)]
     json: bool,
+}
+
+/// The transfers of a collective run as a trace: a process per sending rank, one thread (its
+/// network endpoint), a complete event per transfer.
+fn transfers_trace(
+    log: &podsim_net::Recording,
+    about: &[(&str, serde_json::Value)],
+    limit: usize,
+) -> podsim_report::Trace {
+    let mut t = podsim_report::Trace::new(limit);
+    for (k, v) in about {
+        t.about(*k, v.clone());
+    }
+    for c in &log.kept {
+        t.process(c.src.0, format!("rank {}", c.src.0));
+        t.thread(c.src.0, 0, "network endpoint");
+        t.complete(
+            c.src.0,
+            0,
+            &format!("to {}", c.dst.0),
+            c.start,
+            c.end - c.start,
+            json!({"dst": c.dst.0, "bytes": c.bytes.0, "op": c.tag}),
+        );
+    }
+    t.add_cut(log.cut);
+    t
 }
 
 pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
@@ -230,7 +265,25 @@ pub fn measurement_json(
 
 /// Run `podsim collective`.
 pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
-    let r = a.net.resolve(&a.topology)?;
+    let mut r = a.net.resolve(&a.topology)?;
+    if a.trace.is_none() && a.trace_limit != crate::workload_cmd::DEFAULT_TRACE_LIMIT {
+        return Err(flag_err(
+            "--trace-limit",
+            "only a --trace has events to limit; add --trace or drop the flag",
+        ));
+    }
+    if a.trace.is_some() && a.sweep.is_some() {
+        return Err(flag_err(
+            "--trace",
+            "a trace records one run; give --bytes instead of --sweep",
+        ));
+    }
+    let log = podsim_net::RecordingHandle::default();
+    if a.trace.is_some() {
+        log.borrow_mut().limit = a.trace_limit;
+        r.models.record = Some(log.clone());
+    }
+    let r = r;
     let (net, model) = (&r.net, r.model);
     let with_timing = |mut v: serde_json::Value| {
         if let Some(o) = v.as_object_mut() {
@@ -383,6 +436,23 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         }
     };
     let m = run(bytes)?;
+    if let Some(path) = &a.trace {
+        let t = transfers_trace(
+            &log.borrow(),
+            &[
+                ("command", json!("collective")),
+                ("kind", json!(kind.name())),
+                ("algorithm", json!(alg.name())),
+                ("model", json!(model.name())),
+                ("topology", json!(a.topology)),
+                ("bytes", json!(bytes)),
+                ("time_s", json!(m.time_s)),
+            ],
+            a.trace_limit,
+        );
+        std::fs::write(path, t.to_json().to_string())
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
+    }
     if a.json {
         outln!(
             "{}",

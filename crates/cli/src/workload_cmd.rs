@@ -51,7 +51,7 @@ pub fn run_file(file: &std::path::Path, json: bool) -> Result<ExitCode, Failure>
 }
 
 /// The events a trace keeps unless `--trace-limit` says otherwise.
-const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
+pub(crate) const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
 
 /// Run `podsim workload`.
 pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {

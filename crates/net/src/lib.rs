@@ -284,3 +284,63 @@ impl NetworkModel for WithOverhead {
         self.inner.failure()
     }
 }
+
+/// The completions a [`Recorder`] saw: the first `limit` kept, the rest counted.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    /// The most completions kept.
+    pub limit: usize,
+    /// Completions in the order the model handed them back.
+    pub kept: Vec<Completion>,
+    /// Completions past the limit.
+    pub cut: u64,
+}
+
+/// A shared handle on a [`Recording`] (the run that fills it owns the model).
+pub type RecordingHandle = std::rc::Rc<std::cell::RefCell<Recording>>;
+
+/// A model that records every completion it hands back (for traces), otherwise unchanged.
+pub struct Recorder {
+    inner: Box<dyn NetworkModel>,
+    log: RecordingHandle,
+}
+
+impl Recorder {
+    /// `inner`, recording into `log`.
+    pub fn new(inner: Box<dyn NetworkModel>, log: RecordingHandle) -> Self {
+        Recorder { inner, log }
+    }
+}
+
+impl NetworkModel for Recorder {
+    fn send(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+    ) -> Result<TransferId, NetError> {
+        self.inner.send(at, src, dst, bytes, tag)
+    }
+    fn next_completion(&mut self) -> Option<SimTime> {
+        self.inner.next_completion()
+    }
+    fn advance(&mut self, until: SimTime) -> Vec<Completion> {
+        let out = self.inner.advance(until);
+        let mut log = self.log.borrow_mut();
+        let room = log.limit.saturating_sub(log.kept.len());
+        log.kept.extend(out.iter().take(room).copied());
+        log.cut += out.len().saturating_sub(room) as u64;
+        out
+    }
+    fn report(&self) -> NetReport {
+        self.inner.report()
+    }
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn failure(&self) -> Option<String> {
+        self.inner.failure()
+    }
+}

@@ -102,6 +102,12 @@ impl Trace {
         );
     }
 
+    /// Count `n` more events as cut: events dropped before they reached the trace (a
+    /// recording with its own limit).
+    pub fn add_cut(&mut self, n: u64) {
+        self.cut += n;
+    }
+
     /// Events kept and events cut.
     pub fn counts(&self) -> (usize, u64) {
         (self.events.len(), self.cut)

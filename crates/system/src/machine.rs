@@ -76,6 +76,8 @@ fn bare_model(
 pub struct Models {
     /// The endpoint setting (`--endpoint`), by name.
     pub endpoint: Option<String>,
+    /// Where to record the transfers of the runs, for a trace (`None`: not recorded).
+    pub record: Option<podsim_net::RecordingHandle>,
 }
 
 impl BuildModel for Models {
@@ -98,7 +100,11 @@ impl BuildModel for Models {
             }
         }
         let endpoint = crate::presets::endpoint(net, self.endpoint.as_deref())?;
-        new_model_at(net, model, packets, ecmp, endpoint.map(|e| e.overhead))
+        let m = new_model_at(net, model, packets, ecmp, endpoint.map(|e| e.overhead))?;
+        Ok(match &self.record {
+            Some(log) => Box::new(podsim_net::Recorder::new(m, log.clone())),
+            None => m,
+        })
     }
 }
 
@@ -144,6 +150,7 @@ impl Models {
         Ok((
             Models {
                 endpoint: name.map(str::to_string),
+                record: None,
             },
             Timing {
                 link_latency: net.link().latency,

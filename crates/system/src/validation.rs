@@ -309,6 +309,7 @@ impl Quantity {
             Quantity::PutLatency => {
                 let models = crate::Models {
                     endpoint: case.endpoint.clone(),
+                    record: None,
                 };
                 let r = microbench(
                     net,

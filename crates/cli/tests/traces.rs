@@ -1,0 +1,128 @@
+//! Perfetto traces of collectives (Chrome trace-event JSON): parsed and checked against the
+//! run's own numbers. (The workload's trace is checked in `workload.rs`.)
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn podsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .expect("podsim runs")
+}
+
+fn run_json(args: &[&str]) -> Value {
+    let o = podsim(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn complete_events(trace: &Value) -> Vec<&Value> {
+    trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect()
+}
+
+#[test]
+fn a_collective_trace_holds_every_transfer_and_ends_when_the_run_does() {
+    let dir = std::env::temp_dir().join(format!("podsim-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ring.json");
+    let f = file.to_str().unwrap();
+    // A ring all-reduce on tofu:1x1x1 (12 nodes): 2 (n - 1) = 22 steps of 12 transfers = 264.
+    let m = run_json(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "tofu:1x1x1",
+        "--bytes",
+        "1 MiB",
+        "--trace",
+        f,
+        "--json",
+    ]);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let ev = complete_events(&t);
+    assert_eq!(ev.len() as u64, m["transfers"].as_u64().unwrap());
+    assert_eq!(m["ranks"], 12);
+    assert_eq!(ev.len(), 2 * 11 * 12);
+    // The last transfer's end is the run's time (in microseconds).
+    let end = ev
+        .iter()
+        .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let time_us = m["time_s"].as_f64().unwrap() * 1e6;
+    assert!((end - time_us).abs() < 1e-6 * time_us, "{end} vs {time_us}");
+    // The first transfers start at 0: the endpoint overhead is inside each event, which runs
+    // from the send to the last byte's arrival (0.39 us + 0.1 us + bytes / 6.8 GB/s at least).
+    let first = ev
+        .iter()
+        .map(|e| e["ts"].as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    assert_eq!(first, 0.0);
+    assert!(ev.iter().all(|e| e["dur"].as_f64().unwrap() >= 0.49));
+    // Every rank is a named process.
+    let names = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .count();
+    assert_eq!(names, 12);
+    assert_eq!(t["otherData"]["events_cut"], 0);
+
+    // With a limit, the file keeps that many and says how many it cut.
+    run_json(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "tofu:1x1x1",
+        "--bytes",
+        "1 MiB",
+        "--trace",
+        f,
+        "--trace-limit",
+        "10",
+        "--json",
+    ]);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(complete_events(&t).len(), 10);
+    assert_eq!(t["otherData"]["events_cut"], 264 - 10);
+    assert!(t["otherData"]["cut"].as_str().unwrap().contains("254 more"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn trace_flags_without_a_run_to_trace_are_errors() {
+    for args in [
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:2x2",
+            "--bytes",
+            "1 MiB",
+            "--trace-limit",
+            "5",
+        ][..],
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:2x2",
+            "--sweep",
+            "1 MiB,2 MiB",
+            "--trace",
+            "/tmp/x.json",
+        ][..],
+    ] {
+        let o = podsim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+}
