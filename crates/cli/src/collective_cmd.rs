@@ -198,8 +198,32 @@ pub struct CollectiveArgs {
     json: bool,
 }
 
-/// The transfers of a collective run as a trace: a process per sending rank, one thread (its
-/// network endpoint), a complete event per transfer.
+/// Add the transfers of one collective run to a trace: a process per sending rank (process id
+/// `pid_offset` + rank, named `label` rank), one thread (its network endpoint), a complete
+/// event per transfer from its send to its last byte's arrival.
+pub(crate) fn add_transfers(
+    t: &mut podsim_report::Trace,
+    log: &podsim_net::Recording,
+    pid_offset: u64,
+    label: &str,
+) {
+    for c in &log.kept {
+        let pid = pid_offset + c.src.0;
+        t.process(pid, format!("{label}rank {}", c.src.0));
+        t.thread(pid, 0, "network endpoint");
+        t.complete(
+            pid,
+            0,
+            &format!("to {}", c.dst.0),
+            c.start,
+            c.end - c.start,
+            json!({"dst": c.dst.0, "bytes": c.bytes.0, "op": c.tag}),
+        );
+    }
+    t.add_cut(log.cut);
+}
+
+/// The transfers of a collective run as a trace (see [`add_transfers`]).
 fn transfers_trace(
     log: &podsim_net::Recording,
     about: &[(&str, serde_json::Value)],
@@ -209,19 +233,7 @@ fn transfers_trace(
     for (k, v) in about {
         t.about(*k, v.clone());
     }
-    for c in &log.kept {
-        t.process(c.src.0, format!("rank {}", c.src.0));
-        t.thread(c.src.0, 0, "network endpoint");
-        t.complete(
-            c.src.0,
-            0,
-            &format!("to {}", c.dst.0),
-            c.start,
-            c.end - c.start,
-            json!({"dst": c.dst.0, "bytes": c.bytes.0, "op": c.tag}),
-        );
-    }
-    t.add_cut(log.cut);
+    add_transfers(&mut t, log, 0, "");
     t
 }
 

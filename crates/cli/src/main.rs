@@ -158,6 +158,14 @@ enum Command {
         /// Print JSON (one object per system) instead of a table.
         #[arg(long)]
         json: bool,
+        /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): for a scenario,
+        /// every transfer of every collective run (a process per rank of each system and run);
+        /// for a workload file, as `podsim workload --trace`.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// The most events the trace keeps; the file says how many were cut.
+        #[arg(long, value_name = "N", default_value_t = workload_cmd::DEFAULT_TRACE_LIMIT)]
+        trace_limit: usize,
     },
     /// Run a collective on a topology and report its time, algorithm and bus bandwidth
     /// (nccl-tests conventions) and the physical lower bound; the result is checked.
@@ -256,7 +264,12 @@ fn main() -> ExitCode {
             interfaces.as_deref(),
             json,
         ),
-        Command::Run { scenario, json } => run(scenario.as_deref(), json),
+        Command::Run {
+            scenario,
+            json,
+            trace,
+            trace_limit,
+        } => run(scenario.as_deref(), json, trace.as_deref(), trace_limit),
         Command::Validate { dir } => validate(dir.as_deref()),
         Command::Collective(a) => collective_cmd::collective(&a),
         Command::Microbench(a) => collective_cmd::microbench(&a),
@@ -404,7 +417,21 @@ fn topo(
     Ok(ExitCode::SUCCESS)
 }
 
-fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
+fn run(
+    file: Option<&Path>,
+    json: bool,
+    trace: Option<&Path>,
+    trace_limit: usize,
+) -> Result<ExitCode, Failure> {
+    if trace.is_none() && trace_limit != workload_cmd::DEFAULT_TRACE_LIMIT {
+        return Err(collective_cmd::flag_err(
+            "--trace-limit",
+            "only a --trace has events to limit; add --trace or drop the flag",
+        ));
+    }
+    let mut t = podsim_report::Trace::new(trace_limit);
+    // Each traced run's ranks get their own block of process ids.
+    let mut traced_runs = 0u64;
     let scenario: Scenario = match file {
         Some(p) => {
             let text = read(p)?;
@@ -413,7 +440,7 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                 .parse::<toml::Table>()
                 .is_ok_and(|t| t.contains_key("machine"))
             {
-                return workload_cmd::run_file(p, json);
+                return workload_cmd::run_file(p, json, trace, trace_limit);
             }
             parse_scenario(&p.display().to_string(), &text)?
         }
@@ -461,9 +488,24 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                         memory_limit: memory_limit(),
                         ..*setup
                     };
-                    let m = podsim_system::measure(&net, setup).map_err(|e| {
+                    let log = podsim_net::RecordingHandle::default();
+                    log.borrow_mut().limit = trace_limit;
+                    let models = podsim_system::Models {
+                        record: trace.is_some().then(|| log.clone()),
+                        ..Default::default()
+                    };
+                    let m = podsim_system::measure_with(&net, setup, &models).map_err(|e| {
                         Failure::runtime(format!("{}: system `{}`: {e}", scenario.file, s.name))
                     })?;
+                    if trace.is_some() {
+                        collective_cmd::add_transfers(
+                            &mut t,
+                            &log.borrow(),
+                            traced_runs << 32,
+                            &format!("{} ({}): ", s.name, setup.kind),
+                        );
+                        traced_runs += 1;
+                    }
                     results.push((i, m));
                 }
                 let base_time = baseline
@@ -520,6 +562,12 @@ fn run(file: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
                 }
             }
         }
+    }
+    if let Some(path) = trace {
+        t.about("command", serde_json::json!("run"));
+        t.about("scenario", serde_json::json!(scenario.file));
+        std::fs::write(path, t.to_json().to_string())
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     if json {
         outln!("{}", serde_json::Value::Array(out));

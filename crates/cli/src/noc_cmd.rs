@@ -73,11 +73,78 @@ pub struct NocArgs {
     /// them in JSON, the ten busiest in the table).
     #[arg(long)]
     links: bool,
+    /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per
+    /// source router, each packet as its time in the source queue and its time in the network
+    /// (warm-up, window and drain), and a counter per link with its utilisation over the window.
+    /// One load only.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The most events the trace keeps; the file says how many were cut.
+    #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
+    trace_limit: usize,
     /// Print JSON (keys: offered_flits_per_node_cycle, accepted_flits_per_node_cycle,
     /// average_latency_cycles, p99_latency_cycles, average_hops, saturated, simulated_cycles,
     /// flit_hops, and more); an array of them for --sweep.
     #[arg(long)]
     json: bool,
+}
+
+/// A packet-level run as a trace: a process per source router with two threads (source queue,
+/// network), a complete event per packet phase, and a counter per network link.
+fn packets_trace(
+    log: &podsim_noc::PacketLog,
+    r: &podsim_noc::NocResult,
+    window: u64,
+    about: &[(&str, Value)],
+    limit: usize,
+) -> podsim_report::Trace {
+    use podsim_units::{SimDuration, SimTime};
+    let mut t = podsim_report::Trace::new(limit);
+    for (k, v) in about {
+        t.about(*k, v.clone());
+    }
+    t.about("cycle_ps", serde_json::json!(r.cycle_ps));
+    let at = |cycle: u64| SimTime::from_ps(cycle.saturating_mul(r.cycle_ps));
+    let span =
+        |a: u64, b: u64| SimDuration::from_ps(b.saturating_sub(a).saturating_mul(r.cycle_ps));
+    for d in &log.kept {
+        let pid = d.src.0;
+        t.process(pid, format!("router {pid}"));
+        t.thread(pid, 0, "source queue");
+        t.thread(pid, 1, "network");
+        let args = serde_json::json!({"dst": d.dst.0, "flits": d.flits, "hops": d.hops});
+        if d.injected > d.created {
+            t.complete(
+                pid,
+                0,
+                &format!("to {}", d.dst.0),
+                at(d.created),
+                span(d.created, d.injected),
+                args.clone(),
+            );
+        }
+        t.complete(
+            pid,
+            1,
+            &format!("to {}", d.dst.0),
+            at(d.injected),
+            span(d.injected, d.delivered + 1),
+            args,
+        );
+    }
+    t.add_cut(log.cut);
+    // Link utilisation over the window, as one counter sample per link at the window's start.
+    let links_pid = u64::MAX >> 12;
+    t.process(links_pid, "links (utilisation over the window)");
+    for l in &r.links {
+        t.counter(
+            links_pid,
+            &format!("link {} -> {}", l.from.0, l.to.0),
+            at(r.warmup_cycles),
+            &[("utilisation", l.flits as f64 / window.max(1) as f64)],
+        );
+    }
+    t
 }
 
 /// The router configuration: file, then flags.
@@ -203,7 +270,19 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         .svg
         .clone()
         .unwrap_or_else(|| PathBuf::from("noc-sweep.svg"));
+    if a.trace.is_none() && a.trace_limit != crate::workload_cmd::DEFAULT_TRACE_LIMIT {
+        return Err(flag_err(
+            "--trace-limit",
+            "only a --trace has events to limit; add --trace or drop the flag",
+        ));
+    }
     if let Some(s) = &a.sweep {
+        if a.trace.is_some() {
+            return Err(flag_err(
+                "--trace",
+                "a trace records one run; give --rate instead of --sweep",
+            ));
+        }
         if a.rate.is_some() {
             return Err(flag_err("--rate", "give --rate or --sweep, not both"));
         }
@@ -266,7 +345,32 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             "missing: give a load in flits per node per cycle, e.g. --rate 0.3 (or --sweep)",
         ));
     }
-    let r = podsim_noc::run(&net, routing, &cfg, &base).map_err(err)?;
+    let mut log = podsim_noc::PacketLog {
+        limit: a.trace_limit,
+        ..Default::default()
+    };
+    let r = podsim_noc::run_logged(
+        &net,
+        routing,
+        &cfg,
+        &base,
+        a.trace.is_some().then_some(&mut log),
+    )
+    .map_err(err)?;
+    if let Some(path) = &a.trace {
+        let t = packets_trace(
+            &log,
+            &r,
+            base.cycles,
+            &[
+                ("command", serde_json::json!("noc")),
+                ("title", serde_json::json!(title)),
+            ],
+            a.trace_limit,
+        );
+        std::fs::write(path, t.to_json().to_string())
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
+    }
     if a.json {
         outln!(
             "{}",

@@ -40,12 +40,17 @@ pub struct WorkloadArgs {
 }
 
 /// Run the workload file `file` with its own model, as `podsim run FILE` does.
-pub fn run_file(file: &std::path::Path, json: bool) -> Result<ExitCode, Failure> {
+pub fn run_file(
+    file: &std::path::Path,
+    json: bool,
+    trace: Option<&std::path::Path>,
+    trace_limit: usize,
+) -> Result<ExitCode, Failure> {
     workload_cmd(&WorkloadArgs {
         file: file.to_path_buf(),
         model: None,
-        trace: None,
-        trace_limit: DEFAULT_TRACE_LIMIT,
+        trace: trace.map(std::path::Path::to_path_buf),
+        trace_limit,
         json,
     })
 }

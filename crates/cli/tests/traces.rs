@@ -126,3 +126,91 @@ fn trace_flags_without_a_run_to_trace_are_errors() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
 }
+
+#[test]
+fn a_noc_trace_holds_the_packets_and_the_link_utilisation_of_the_run() {
+    let dir = std::env::temp_dir().join(format!("podsim-noc-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("noc.json");
+    let f = file.to_str().unwrap();
+    let r = run_json(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--rate",
+        "0.2",
+        "--cycles",
+        "200",
+        "--links",
+        "--trace",
+        f,
+        "--json",
+    ]);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let cycle_us = t["otherData"]["cycle_ps"].as_f64().unwrap() / 1e6;
+    // Every packet's network phase ends by the end of the run.
+    let ev = complete_events(&t);
+    let network: Vec<_> = ev.iter().filter(|e| e["tid"] == 1).collect();
+    assert!(!network.is_empty());
+    let end = network
+        .iter()
+        .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let simulated_us = r["simulated_cycles"].as_f64().unwrap() * cycle_us;
+    assert!(end <= simulated_us + 1e-9, "{end} > {simulated_us}");
+    // A packet's hops are the links it crossed: no more flit-hops than the run counted.
+    let hops: f64 = network
+        .iter()
+        .map(|e| e["args"]["hops"].as_f64().unwrap() * e["args"]["flits"].as_f64().unwrap())
+        .sum();
+    assert!(hops <= r["flit_hops"].as_f64().unwrap());
+    // One counter per link, equal to the run's own utilisation of that link.
+    let counters: Vec<_> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .collect();
+    let links = r["links"].as_array().unwrap();
+    assert_eq!(counters.len(), links.len());
+    for l in links {
+        let name = format!("link {} -> {}", l["from"], l["to"]);
+        let c = counters
+            .iter()
+            .find(|c| c["name"] == name.as_str())
+            .unwrap();
+        assert_eq!(c["args"]["utilisation"], l["utilization"]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_scenario_trace_holds_every_transfer_of_every_collective_run() {
+    let dir = std::env::temp_dir().join(format!("podsim-run-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("run.json");
+    let f = file.to_str().unwrap();
+    let runs = run_json(&["run", "--trace", f, "--json"]);
+    let transfers: u64 = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["transfers"].as_u64())
+        .sum();
+    assert!(transfers > 0);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(complete_events(&t).len() as u64, transfers);
+    // A workload file through `run` writes the workload's trace.
+    let w = dir.join("w.json");
+    run_json(&[
+        "run",
+        "examples/workload-pipeline.toml",
+        "--trace",
+        w.to_str().unwrap(),
+        "--json",
+    ]);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&w).unwrap()).unwrap();
+    assert!(!complete_events(&t).is_empty());
+    assert!(t["otherData"]["workload"].is_string());
+    std::fs::remove_dir_all(&dir).ok();
+}

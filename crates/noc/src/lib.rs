@@ -64,8 +64,8 @@ pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
 pub use sim::{Audit, Delivered, LinkStat, Noc};
 pub use traffic::{
-    MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, Pattern, RunSpec, SATURATION_RATIO,
-    check as check_pattern, parse_rates, run, sweep,
+    MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, PacketLog, Pattern, RunSpec,
+    SATURATION_RATIO, check as check_pattern, parse_rates, run, run_logged, sweep,
 };
 
 /// Why a packet-level run could not start or go on.

@@ -310,6 +310,9 @@ pub struct NocResult {
     /// Per-link counters over the window (network links only).
     #[serde(skip)]
     pub links: Vec<LinkStat>,
+    /// The fabric's cycle, in picoseconds (one flit on the fastest link).
+    #[serde(skip)]
+    pub cycle_ps: u64,
 }
 
 /// The shortest measurement window: fewer cycles cannot tell a latency or a saturation (a
@@ -346,6 +349,37 @@ pub fn run(
     routing: NocRouting,
     cfg: &RouterConfig,
     spec: &RunSpec,
+) -> Result<NocResult, NocError> {
+    run_logged(net, routing, cfg, spec, None)
+}
+
+/// The packets a run delivered (warm-up, window and drain), for traces: the first `limit`
+/// kept, the rest counted.
+#[derive(Debug, Clone, Default)]
+pub struct PacketLog {
+    /// The most packets kept.
+    pub limit: usize,
+    /// Delivered packets, in the order they arrived.
+    pub kept: Vec<Delivered>,
+    /// Packets past the limit.
+    pub cut: u64,
+}
+
+impl PacketLog {
+    fn record(&mut self, got: &[Delivered]) {
+        let room = self.limit.saturating_sub(self.kept.len());
+        self.kept.extend(got.iter().take(room).copied());
+        self.cut += got.len().saturating_sub(room) as u64;
+    }
+}
+
+/// As [`run`], recording every delivered packet into `log` when one is given.
+pub fn run_logged(
+    net: &Network,
+    routing: NocRouting,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+    mut log: Option<&mut PacketLog>,
 ) -> Result<NocResult, NocError> {
     // Memory, before anything is built: a cached route for every pair the traffic can meet (at
     // most one per packet created, over the longest warm-up, the window and the drain;
@@ -443,6 +477,9 @@ pub fn run(
             tick(&mut noc, false, &mut generated)?;
             got.clear();
             noc.take_delivered(&mut got);
+            if let Some(l) = log.as_deref_mut() {
+                l.record(&got);
+            }
             for d in &got {
                 sum += d.latency();
                 count += 1;
@@ -483,6 +520,9 @@ pub fn run(
         measured_live += (generated - g0) / u64::from(flits);
         got.clear();
         noc.take_delivered(&mut got);
+        if let Some(l) = log.as_deref_mut() {
+            l.record(&got);
+        }
         for d in &got {
             record(d, &mut hist, &mut measured_live);
         }
@@ -505,6 +545,9 @@ pub fn run(
         tick(&mut noc, false, &mut unused)?;
         got.clear();
         noc.take_delivered(&mut got);
+        if let Some(l) = log.as_deref_mut() {
+            l.record(&got);
+        }
         for d in &got {
             record(d, &mut hist, &mut measured_live);
         }
@@ -541,6 +584,7 @@ pub fn run(
         simulated_cycles: noc.now(),
         flit_hops: noc.flit_hops(),
         links,
+        cycle_ps: noc.fabric().cycle().as_ps(),
     })
 }
 
