@@ -580,20 +580,25 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     if c.not_reproduced.is_some() {
         return Ok(None);
     }
-    let what = |e: String| Failure::runtime(format!("{file}: case `{}`: {e}", c.figure));
+    let what =
+        |e: &dyn std::fmt::Display| Failure::runtime(format!("{file}: case `{}`: {e}", c.figure));
     if c.quantity.is_compute() {
-        return c.quantity.measure_compute(c).map(Some).map_err(what);
+        return c
+            .quantity
+            .measure_compute(c)
+            .map(Some)
+            .map_err(|e| what(&e));
     }
     let spec = c
         .system
         .as_ref()
-        .ok_or_else(|| what("needs [case.system]".into()))?;
+        .ok_or_else(|| what(&"needs [case.system]"))?;
     let net = build(spec, file)?;
     let m = net.metrics();
     c.quantity
         .measure(c, &net, &m)
         .map(Some)
-        .map_err(|e| Failure::runtime(format!("{file}: case `{}`: {e}", c.figure)))
+        .map_err(|e| what(&e))
 }
 
 fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {

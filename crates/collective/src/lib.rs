@@ -163,6 +163,92 @@ pub fn memory_estimate(net: &podsim_topology::Network, model: ModelKind, transfe
     transfers.saturating_mul(per).saturating_add(routers)
 }
 
+/// Why a collective or microbenchmark could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectiveError {
+    /// The network has more endpoints than this machine can index.
+    #[error("too many endpoints")]
+    TooManyEndpoints,
+    /// The run would need more memory than allowed.
+    #[error(
+        "{kind} over {ranks} ranks on the {model} model needs about {} ({transfers} transfers), more than the memory limit of {} (--memory-limit)",
+        podsim_units::Bytes(u64::try_from(*estimate).unwrap_or(u64::MAX)),
+        podsim_units::Bytes(*limit)
+    )]
+    Memory {
+        /// The collective.
+        kind: Kind,
+        /// Its ranks.
+        ranks: usize,
+        /// The model's name.
+        model: &'static str,
+        /// The estimate, bytes.
+        estimate: u128,
+        /// Transfers in the plan.
+        transfers: u128,
+        /// The limit, bytes.
+        limit: u64,
+    },
+    /// The algorithm cannot plan this collective.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The network model could not be built, or refused the run.
+    #[error(transparent)]
+    Model(Box<dyn std::error::Error + Send + Sync>),
+    /// The run failed on the model.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A transfer was refused.
+    #[error(transparent)]
+    Net(#[from] podsim_net::NetError),
+    /// The simulated time reached the end of 64-bit picoseconds (times saturate there, so a
+    /// figure computed from one would be wrong).
+    #[error(
+        "the simulated time reaches the {:.0}-day limit of 64-bit picoseconds; use fewer bytes",
+        u64::MAX as f64 / 1e12 / 86_400.0
+    )]
+    TimeOverflow,
+    /// A microbenchmark needs more endpoints than the network has.
+    #[error("an all-to-all needs at least two endpoints, and {topology} has {endpoints}")]
+    TooFewEndpoints {
+        /// The network.
+        topology: String,
+        /// Its endpoints.
+        endpoints: u64,
+    },
+    /// A point-to-point microbenchmark's source has no neighbour.
+    #[error("endpoint 0 has no neighbour")]
+    NoNeighbour,
+}
+
+/// A name on a command line or in a file that is not a collective, algorithm or model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Not a collective.
+    #[error("`{got}` is not a collective; the nearest is `{nearest}` (collectives: {choices})")]
+    Kind {
+        /// What was given.
+        got: String,
+        /// The nearest collective.
+        nearest: &'static str,
+        /// Every collective.
+        choices: String,
+    },
+    /// Not an algorithm of the collective.
+    #[error("{kind} has no algorithm `{got}` (choose from: {choices})")]
+    Algorithm {
+        /// The collective.
+        kind: Kind,
+        /// What was given.
+        got: String,
+        /// Its algorithms.
+        choices: String,
+    },
+    /// Not a model.
+    #[error("`{0}` is not a model (choose analytic, flow or packet)")]
+    Model(String),
+}
+
 /// Builds the network models collectives run on. Collectives know models only through this
 /// and the [`podsim_net::NetworkModel`] interface: the machine layer (`podsim-system`) builds
 /// every fidelity, the packet level included.
@@ -177,7 +263,7 @@ pub trait BuildModel {
         packets: podsim_net::Packetization,
         ecmp: bool,
         wire_bytes: u128,
-    ) -> Result<Box<dyn podsim_net::NetworkModel>, String>;
+    ) -> Result<Box<dyn podsim_net::NetworkModel>, Box<dyn std::error::Error + Send + Sync>>;
 }
 
 /// Plan the setup's collective over every endpoint of `net` and run it on the model `models`
@@ -186,7 +272,7 @@ pub fn measure(
     net: &podsim_topology::Network,
     s: &Setup,
     models: &dyn BuildModel,
-) -> Result<Measurement, String> {
+) -> Result<Measurement, CollectiveError> {
     let Setup {
         kind,
         algorithm,
@@ -197,7 +283,7 @@ pub fn measure(
         ecmp,
         memory_limit,
     } = *s;
-    let n = usize::try_from(net.endpoints()).map_err(|_| "too many endpoints".to_string())?;
+    let n = usize::try_from(net.endpoints()).map_err(|_| CollectiveError::TooManyEndpoints)?;
     let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
     let bytes = if kind == Kind::Barrier { 0 } else { bytes };
     let request = Request {
@@ -210,15 +296,16 @@ pub fn measure(
     };
     let need = memory_estimate(net, model, transfers(&request));
     if need > u128::from(memory_limit) {
-        return Err(format!(
-            "{kind} over {n} ranks on the {} model needs about {} ({} transfers), more than the memory limit of {} (--memory-limit)",
-            model.name(),
-            podsim_units::Bytes(u64::try_from(need).unwrap_or(u64::MAX)),
-            transfers(&request),
-            podsim_units::Bytes(memory_limit)
-        ));
+        return Err(CollectiveError::Memory {
+            kind,
+            ranks: n,
+            model: model.name(),
+            estimate: need,
+            transfers: transfers(&request),
+            limit: memory_limit,
+        });
     }
-    let p = plan(&request).map_err(|e| e.to_string())?;
+    let p = plan(&request)?;
     // The functional check runs when its buffers fit in what is left.
     let left = u128::from(memory_limit) - need;
     let verify_limit = usize::try_from(left / u128::from(CHECK_ENTRY_BYTES)).unwrap_or(usize::MAX);
@@ -226,14 +313,15 @@ pub fn measure(
     let wire = p.ops.iter().fold(0u128, |sum, op| {
         sum + u128::from(packets.checked_wire_bytes(op.bytes).unwrap_or(u64::MAX))
     });
-    let mut m = models.build(net, model, packets, ecmp, wire)?;
-    let out =
-        run_checking(&p, kind, m.as_mut(), &nodes, 0.0, verify_limit).map_err(|e| e.to_string())?;
+    let mut m = models
+        .build(net, model, packets, ecmp, wire)
+        .map_err(CollectiveError::Model)?;
+    let out = run_checking(&p, kind, m.as_mut(), &nodes, 0.0, verify_limit)?;
     let metrics = net.metrics();
     let hop = net.link().latency.as_secs_f64();
     let bound = lower_bound(kind, n, bytes, &metrics, hop);
     if out.time >= SimDuration::MAX {
-        return Err(time_overflow());
+        return Err(CollectiveError::TimeOverflow);
     }
     let mut t = out.time.as_secs_f64();
     // The analytic model sees no contention; it never reports less than the bound.
@@ -266,50 +354,36 @@ pub fn measure(
     })
 }
 
-/// The error for a run whose simulated time reached the end of 64-bit picoseconds (times
-/// saturate there instead of wrapping, so a figure computed from one would be wrong).
-pub(crate) fn time_overflow() -> String {
-    format!(
-        "the simulated time reaches the {:.0}-day limit of 64-bit picoseconds; use fewer bytes",
-        u64::MAX as f64 / 1e12 / 86_400.0
-    )
-}
-
 /// The kind, algorithm (default: the kind's first) and model named on a command line or in a
 /// file; the error names the nearest valid choice.
 pub fn parse_names(
     kind: &str,
     algorithm: Option<&str>,
     model: &str,
-) -> Result<(Kind, Algorithm, ModelKind), String> {
-    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-    let k = Kind::from_name(kind).ok_or_else(|| {
-        let nearest = podsim_units::nearest(kind, &names).unwrap_or("");
-        format!(
-            "`{kind}` is not a collective; the nearest is `{nearest}` (collectives: {})",
-            names.join(", ")
-        )
+) -> Result<(Kind, Algorithm, ModelKind), NameError> {
+    let names: Vec<&'static str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    let k = Kind::from_name(kind).ok_or_else(|| NameError::Kind {
+        got: kind.to_string(),
+        nearest: podsim_units::nearest(kind, &names).unwrap_or(""),
+        choices: names.join(", "),
     })?;
     let algs = k.algorithms();
     let a = match algorithm {
         None => algs[0],
         Some(name) => *algs.iter().find(|a| a.name() == name).ok_or_else(|| {
             let list: Vec<&str> = algs.iter().map(|a| a.name()).collect();
-            format!(
-                "{k} has no algorithm `{name}` (choose from: {})",
-                list.join(", ")
-            )
+            NameError::Algorithm {
+                kind: k,
+                got: name.to_string(),
+                choices: list.join(", "),
+            }
         })?,
     };
     let m = match model {
         "flow" => ModelKind::Flow,
         "analytic" => ModelKind::Analytic,
         "packet" => ModelKind::Packet,
-        other => {
-            return Err(format!(
-                "`{other}` is not a model (choose analytic, flow or packet)"
-            ));
-        }
+        other => return Err(NameError::Model(other.to_string())),
     };
     Ok((k, a, m))
 }

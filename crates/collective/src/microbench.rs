@@ -4,7 +4,7 @@ use podsim_net::Packetization;
 use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
-use crate::{Algorithm, BuildModel, Kind, ModelKind, Setup, measure};
+use crate::{Algorithm, BuildModel, CollectiveError, Kind, ModelKind, Setup, measure};
 
 /// The microbenchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub fn microbench(
     packets: Packetization,
     memory_limit: u64,
     models: &dyn BuildModel,
-) -> Result<MicroResult, String> {
+) -> Result<MicroResult, CollectiveError> {
     if micro == Micro::AllToAll {
         let setup = Setup {
             kind: Kind::AllToAll,
@@ -81,11 +81,10 @@ pub fn microbench(
             memory_limit,
         };
         if net.endpoints() < 2 {
-            return Err(format!(
-                "an all-to-all needs at least two endpoints, and {} has {}",
-                net.shorthand(),
-                net.endpoints()
-            ));
+            return Err(CollectiveError::TooFewEndpoints {
+                topology: net.shorthand(),
+                endpoints: net.endpoints(),
+            });
         }
         let m = measure(net, &setup, models)?;
         let n = m.ranks as f64;
@@ -99,7 +98,7 @@ pub fn microbench(
     let mut neighbours = net.neighbors(src);
     neighbours.dedup();
     if neighbours.is_empty() {
-        return Err("endpoint 0 has no neighbour".into());
+        return Err(CollectiveError::NoNeighbour);
     }
     let targets: Vec<NodeId> = match micro {
         Micro::Injection => neighbours
@@ -112,10 +111,11 @@ pub fn microbench(
     let wire = packets
         .checked_wire_bytes(bytes)
         .map_or(u128::MAX, |w| u128::from(w) * targets.len() as u128);
-    let mut m = models.build(net, model, packets, true, wire)?;
+    let mut m = models
+        .build(net, model, packets, true, wire)
+        .map_err(CollectiveError::Model)?;
     for &t in &targets {
-        m.send(SimTime::ZERO, src, t, Bytes(bytes), 0)
-            .map_err(|e| e.to_string())?;
+        m.send(SimTime::ZERO, src, t, Bytes(bytes), 0)?;
     }
     let mut end = SimTime::ZERO;
     while let Some(t) = m.next_completion() {
@@ -124,7 +124,7 @@ pub fn microbench(
         }
     }
     if end >= SimTime::MAX {
-        return Err(crate::time_overflow());
+        return Err(CollectiveError::TimeOverflow);
     }
     let time_s = end.as_secs_f64();
     let throughput = if micro == Micro::PutLatency || time_s == 0.0 {

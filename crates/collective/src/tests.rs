@@ -15,7 +15,7 @@ impl BuildModel for TestModels {
         packets: Packetization,
         ecmp: bool,
         _wire_bytes: u128,
-    ) -> Result<Box<dyn podsim_net::NetworkModel>, String> {
+    ) -> Result<Box<dyn podsim_net::NetworkModel>, Box<dyn std::error::Error + Send + Sync>> {
         match model {
             ModelKind::Analytic => Ok(Box::new(AnalyticModel::new(net.clone(), packets))),
             ModelKind::Flow => Ok(Box::new(FlowModel::new(net.clone(), packets, ecmp))),
@@ -25,7 +25,7 @@ impl BuildModel for TestModels {
 }
 
 fn measure(net: &Network, s: &Setup) -> Result<Measurement, String> {
-    crate::measure(net, s, &TestModels)
+    crate::measure(net, s, &TestModels).map_err(|e| e.to_string())
 }
 
 fn microbench(
@@ -37,6 +37,7 @@ fn microbench(
     memory_limit: u64,
 ) -> Result<MicroResult, String> {
     crate::microbench(net, micro, bytes, model, packets, memory_limit, &TestModels)
+        .map_err(|e| e.to_string())
 }
 
 fn torus(dims: &[u32], gbps: u64, ns: u64) -> Network {

@@ -17,7 +17,9 @@ mod workload;
 
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use scenario::{DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_system, system_from_cli};
-pub use shorthand::{SHORTHAND_HELP, SHORTHAND_KINDS, parse_shorthand, parse_topology};
+pub use shorthand::{
+    SHORTHAND_HELP, SHORTHAND_KINDS, ShorthandError, parse_shorthand, parse_topology,
+};
 pub use validation::parse_validation;
 pub use workload::parse_workload;
 

@@ -122,13 +122,13 @@ impl Ctx<'_> {
         &self,
         span: Option<std::ops::Range<usize>>,
         key: &str,
-        why: impl Into<String>,
+        why: impl std::fmt::Display,
     ) -> Result<T, ConfigError> {
         Err(ConfigError {
             file: self.file.into(),
             line: span.map(|s| line_of(self.text, s.start)),
             key: key.into(),
-            why: why.into(),
+            why: why.to_string(),
         })
     }
 }
@@ -578,7 +578,7 @@ pub fn system_from_cli(
         key: key.into(),
         why,
     };
-    let topology = parse_topology(spec).map_err(|e| err("SPEC", e))?;
+    let topology = parse_topology(spec).map_err(|e| err("SPEC", e.0))?;
     let latency = match link_latency {
         None => topology.preset_latency(),
         Some(s) => s.parse().map_err(|e| {

@@ -59,7 +59,16 @@ Presets:
 /// Read any topology shorthand: the k-ary n-cube forms of [`parse_shorthand`], and
 /// `tofu:k` (K computer), `tofu:fugaku`, `tofu:fx100` (one FX100 chassis), `tofu:XxYxZ`
 /// (TofuD, all tori), `tofu1:`, `tofu2:` or `tofud:` + `XxYxZ`, each optionally `:wrap=ttm`.
-pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
+pub fn parse_topology(text: &str) -> Result<TopoSpec, ShorthandError> {
+    topology(text).map_err(ShorthandError)
+}
+
+/// A topology shorthand that does not parse: the message names the text and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShorthandError(pub String);
+
+fn topology(text: &str) -> Result<TopoSpec, String> {
     let t = text.trim();
     let kind = t.split(':').next().unwrap_or("");
     if kind == "tpuv4" {
@@ -121,7 +130,7 @@ pub fn parse_topology(text: &str) -> Result<TopoSpec, String> {
         "tofu" | "tofud" => TofuGeneration::TofuD,
         "tofu1" => TofuGeneration::Tofu,
         "tofu2" => TofuGeneration::Tofu2,
-        _ => return parse_shorthand(t).map(TopoSpec::Cube),
+        _ => return shorthand(t).map(TopoSpec::Cube),
     };
     let rest = t[kind.len()..].strip_prefix(':').unwrap_or("");
     let preset = |generation, xyz, xyz_wrap, abc| {
@@ -243,7 +252,11 @@ fn parse_wrap_flags(o: &str, n: usize, t: &str) -> Result<Vec<bool>, String> {
 }
 
 /// Read a shorthand; the error says what was expected and quotes the text.
-pub fn parse_shorthand(text: &str) -> Result<Shape, String> {
+pub fn parse_shorthand(text: &str) -> Result<Shape, ShorthandError> {
+    shorthand(text).map_err(ShorthandError)
+}
+
+fn shorthand(text: &str) -> Result<Shape, String> {
     let t = text.trim();
     let (kind, rest) = t.split_once(':').ok_or_else(|| {
         format!("`{t}` is not a topology: expected KIND:SIZES such as `torus:4x4x8`, `mesh:8x8`, `ring:16` or `kncube:24x18x16:wrap=tmt`")

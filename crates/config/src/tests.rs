@@ -147,8 +147,8 @@ fn shorthands() {
         ("mesh:4x8:twisted", "no options"),
     ] {
         let e = parse_shorthand(bad).unwrap_err();
-        assert!(e.contains(says), "{bad}: {e}");
-        assert!(e.contains(&format!("`{bad}`")), "{bad}: {e}");
+        assert!(e.0.contains(says), "{bad}: {e}");
+        assert!(e.0.contains(&format!("`{bad}`")), "{bad}: {e}");
     }
 }
 
@@ -214,7 +214,7 @@ fn tofu_shorthands_and_keys() {
         ("tofo:k", "nearest is `tofu`"),
     ] {
         let e = parse_topology(bad).unwrap_err();
-        assert!(e.contains(says), "{bad}: {e}");
+        assert!(e.0.contains(says), "{bad}: {e}");
     }
     // A Tofu system takes its links from the generation; setting them is an error.
     let text = "name = \"t\"\n[[system]]\ntopology = \"tofu:k\"\nlink_bandwidth = \"5 GB/s\"\n[[run]]\nwhat = \"metrics\"\n";

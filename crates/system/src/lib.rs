@@ -13,9 +13,13 @@ pub mod tpu_v4;
 pub mod validation;
 pub mod workload;
 
-pub use machine::{Models, Timing, measure, measure_with, microbench, new_model, new_model_at};
+pub use machine::{
+    MachineError, Models, Timing, measure, measure_with, microbench, new_model, new_model_at,
+};
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
-pub use validation::{CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase};
+pub use validation::{
+    CaseCollective, CaseCompute, QUANTITIES, Quantity, QuantityError, ValidationCase,
+};
 
 /// The closed choices of the floors below, as the layers above name them (`podsim-config`
 /// parses text into these without depending on the model crates).

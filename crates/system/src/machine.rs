@@ -2,10 +2,26 @@
 //! it: the one place every command, scenario, validation case and workload gets its network
 //! model from.
 
-use podsim_collective::{BuildModel, Measurement, Micro, MicroResult, ModelKind, Setup};
+use podsim_collective::{
+    BuildModel, CollectiveError, Measurement, Micro, MicroResult, ModelKind, Setup,
+};
 use podsim_net::{NetError, NetworkModel, Packetization, WithOverhead};
 use podsim_topology::Network;
 use podsim_units::SimDuration;
+
+/// Why a network model could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    /// The packet level could not be built (memory, a route).
+    #[error(transparent)]
+    Noc(#[from] podsim_noc::NocError),
+    /// The model refused the run.
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// The endpoint setting does not exist.
+    #[error(transparent)]
+    Endpoint(#[from] crate::presets::EndpointError),
+}
 
 /// The flit size of the packet level when it runs collectives, microbenchmarks and workloads,
 /// in bytes (a 64-byte flit, 16 flits to a packet: an assumption, not a seed figure).
@@ -22,7 +38,7 @@ pub fn new_model(
     model: ModelKind,
     packets: Packetization,
     ecmp: bool,
-) -> Result<Box<dyn NetworkModel>, String> {
+) -> Result<Box<dyn NetworkModel>, MachineError> {
     let endpoint = crate::presets::endpoint(net, None)?;
     new_model_at(net, model, packets, ecmp, endpoint.map(|e| e.overhead))
 }
@@ -34,7 +50,7 @@ pub fn new_model_at(
     packets: Packetization,
     ecmp: bool,
     overhead: Option<SimDuration>,
-) -> Result<Box<dyn NetworkModel>, String> {
+) -> Result<Box<dyn NetworkModel>, MachineError> {
     let bare = bare_model(net, model, packets, ecmp)?;
     Ok(match overhead {
         Some(o) if o > SimDuration::ZERO => Box::new(WithOverhead::new(bare, o)),
@@ -47,7 +63,7 @@ fn bare_model(
     model: ModelKind,
     packets: Packetization,
     ecmp: bool,
-) -> Result<Box<dyn NetworkModel>, String> {
+) -> Result<Box<dyn NetworkModel>, MachineError> {
     Ok(match model {
         ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),
         ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
@@ -60,10 +76,7 @@ fn bare_model(
                 ..podsim_noc::RouterConfig::default()
             };
             let routing = podsim_noc::NocRouting::default_for(net);
-            Box::new(
-                podsim_noc::PacketModel::new(net, routing, &cfg, packets)
-                    .map_err(|e| e.to_string())?,
-            )
+            Box::new(podsim_noc::PacketModel::new(net, routing, &cfg, packets)?)
         }
     })
 }
@@ -88,15 +101,14 @@ impl BuildModel for Models {
         packets: Packetization,
         ecmp: bool,
         wire_bytes: u128,
-    ) -> Result<Box<dyn NetworkModel>, String> {
+    ) -> Result<Box<dyn NetworkModel>, Box<dyn std::error::Error + Send + Sync>> {
         if model == ModelKind::Packet {
             let flits = wire_bytes.div_ceil(u128::from(PACKET_FLIT_BYTES));
             if flits > u128::from(podsim_noc::PACKET_FLIT_LIMIT) {
-                return Err(NetError::TooMuchWork {
+                return Err(Box::new(NetError::TooMuchWork {
                     flits,
                     limit: podsim_noc::PACKET_FLIT_LIMIT,
-                }
-                .to_string());
+                }));
             }
         }
         let endpoint = crate::presets::endpoint(net, self.endpoint.as_deref())?;
@@ -110,12 +122,16 @@ impl BuildModel for Models {
 
 /// Run the setup's collective over every endpoint of `net` on its model
 /// ([`podsim_collective::measure`] with [`Models`]).
-pub fn measure(net: &Network, setup: &Setup) -> Result<Measurement, String> {
+pub fn measure(net: &Network, setup: &Setup) -> Result<Measurement, CollectiveError> {
     podsim_collective::measure(net, setup, &Models::default())
 }
 
 /// As [`measure`], on the models `models` builds (an endpoint setting chosen).
-pub fn measure_with(net: &Network, setup: &Setup, models: &Models) -> Result<Measurement, String> {
+pub fn measure_with(
+    net: &Network,
+    setup: &Setup,
+    models: &Models,
+) -> Result<Measurement, CollectiveError> {
     podsim_collective::measure(net, setup, models)
 }
 
@@ -129,7 +145,7 @@ pub fn microbench(
     packets: Packetization,
     memory_limit: u64,
     models: &Models,
-) -> Result<MicroResult, String> {
+) -> Result<MicroResult, CollectiveError> {
     podsim_collective::microbench(net, micro, bytes, model, packets, memory_limit, models)
 }
 
@@ -145,7 +161,10 @@ pub struct Timing {
 impl Models {
     /// The models of `net` with the endpoint setting `name` (`None`: the default); an error
     /// when `net` has no such setting.
-    pub fn for_net(net: &Network, name: Option<&str>) -> Result<(Models, Timing), String> {
+    pub fn for_net(
+        net: &Network,
+        name: Option<&str>,
+    ) -> Result<(Models, Timing), crate::presets::EndpointError> {
         let endpoint = crate::presets::endpoint(net, name)?;
         Ok((
             Models {

@@ -105,25 +105,52 @@ pub fn endpoints(net: &Network) -> &'static [Endpoint] {
     }
 }
 
+/// An endpoint setting a machine does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// The machine has no endpoint settings at all.
+    #[error(
+        "{topology} has no endpoint settings (its endpoints cost nothing beyond their links); drop --endpoint"
+    )]
+    NoSettings {
+        /// The network.
+        topology: String,
+    },
+    /// Not one of the machine's settings.
+    #[error("`{got}` is not an endpoint setting of {topology} (settings: {choices})")]
+    Unknown {
+        /// What was given.
+        got: String,
+        /// The network.
+        topology: String,
+        /// Its settings.
+        choices: String,
+    },
+}
+
 /// The endpoint setting `name` of `net` (`None`: its default); an error lists the settings.
-pub fn endpoint(net: &Network, name: Option<&str>) -> Result<Option<Endpoint>, String> {
+pub fn endpoint(net: &Network, name: Option<&str>) -> Result<Option<Endpoint>, EndpointError> {
     let all = endpoints(net);
     match name {
         None => Ok(all.first().copied()),
-        Some(n) => all.iter().find(|e| e.name == n).copied().map(Some).ok_or_else(|| {
-            if all.is_empty() {
-                format!(
-                    "{} has no endpoint settings (its endpoints cost nothing beyond their links); drop --endpoint",
-                    net.shorthand()
-                )
-            } else {
-                let names: Vec<&str> = all.iter().map(|e| e.name).collect();
-                format!(
-                    "`{n}` is not an endpoint setting of {} (settings: {})",
-                    net.shorthand(),
-                    names.join(", ")
-                )
-            }
-        }),
+        Some(n) => all
+            .iter()
+            .find(|e| e.name == n)
+            .copied()
+            .map(Some)
+            .ok_or_else(|| {
+                if all.is_empty() {
+                    EndpointError::NoSettings {
+                        topology: net.shorthand(),
+                    }
+                } else {
+                    let names: Vec<&str> = all.iter().map(|e| e.name).collect();
+                    EndpointError::Unknown {
+                        got: n.to_string(),
+                        topology: net.shorthand(),
+                        choices: names.join(", "),
+                    }
+                }
+            }),
     }
 }

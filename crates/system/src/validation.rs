@@ -12,6 +12,26 @@ use podsim_units::{Bandwidth, Bytes};
 use crate::machine::{measure, microbench};
 use crate::spec::SystemSpec;
 
+/// Why a case's quantity could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum QuantityError {
+    /// The system has no such quantity.
+    #[error("{0}")]
+    NotApplicable(&'static str),
+    /// The case lacks what the quantity needs.
+    #[error("{0}")]
+    Missing(&'static str),
+    /// A value of the case is out of range or unknown.
+    #[error("{0}")]
+    Invalid(String),
+    /// A system of the case could not be built.
+    #[error("{}", .0.why)]
+    Topology(podsim_topology::TopologyError),
+    /// The collective or microbenchmark failed.
+    #[error(transparent)]
+    Collective(#[from] podsim_collective::CollectiveError),
+}
+
 /// What a case measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Quantity {
@@ -151,22 +171,27 @@ impl Quantity {
     }
 
     /// The value of a compute quantity for `case`.
-    pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, String> {
-        let c = case
-            .compute
-            .as_ref()
-            .ok_or("a compute quantity needs [case.compute]")?;
+    pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
+        let c = case.compute.as_ref().ok_or(QuantityError::Missing(
+            "a compute quantity needs [case.compute]",
+        ))?;
         let chip = || {
-            let name = c.chip.as_deref().ok_or("needs [case.compute] chip")?;
+            let name = c
+                .chip
+                .as_deref()
+                .ok_or(QuantityError::Missing("needs [case.compute] chip"))?;
             Chip::preset(name).ok_or_else(|| {
                 let names: Vec<&str> = CHIPS.iter().map(|c| c.name).collect();
-                format!(
+                QuantityError::Invalid(format!(
                     "`{name}` is not a chip preset (presets: {})",
                     names.join(", ")
-                )
+                ))
             })
         };
-        let size = || c.size.ok_or("needs [case.compute] size");
+        let size = || {
+            c.size
+                .ok_or(QuantityError::Missing("needs [case.compute] size"))
+        };
         Ok(match self {
             Quantity::PeakFlops => chip()?.peak_matrix_flops().round() as u64,
             Quantity::Fp32Flops => chip()?.peak_fp32_flops().round() as u64,
@@ -180,10 +205,12 @@ impl Quantity {
             }
             Quantity::SystolicCompletion => {
                 let s = size()? as usize;
-                let k = c.k.ok_or("needs [case.compute] k")? as usize;
-                podsim_compute::lecture::measure_completion(s, k).map_err(|e| e.to_string())?
+                let k =
+                    c.k.ok_or(QuantityError::Missing("needs [case.compute] k"))? as usize;
+                podsim_compute::lecture::measure_completion(s, k)
+                    .map_err(|e| QuantityError::Invalid(e.to_string()))?
             }
-            _ => return Err("not a compute quantity".into()),
+            _ => return Err(QuantityError::NotApplicable("not a compute quantity")),
         })
     }
 
@@ -203,12 +230,19 @@ impl Quantity {
 
     /// The value of this quantity for `net`, whose metrics are `m` (bytes/s for bandwidths);
     /// an error when the network has no such quantity.
-    pub fn measure(self, case: &ValidationCase, net: &Network, m: &Metrics) -> Result<u64, String> {
+    pub fn measure(
+        self,
+        case: &ValidationCase,
+        net: &Network,
+        m: &Metrics,
+    ) -> Result<u64, QuantityError> {
         let (spec, route) = (&case.system, case.route);
         let (collective, baseline) = (case.collective, case.baseline.as_ref());
         let wide = |v: u128| {
             u64::try_from(v).map_err(|_| {
-                format!("{v} does not fit the 64 bits a published figure is compared in")
+                QuantityError::Invalid(format!(
+                    "{v} does not fit the 64 bits a published figure is compared in"
+                ))
             })
         };
         Ok(match self {
@@ -225,19 +259,26 @@ impl Quantity {
                 Network::Tofu(t) => t
                     .virtual_torus()
                     .map(|v| wide(metrics(v).bisection_bandwidth_bytes_per_s))
-                    .ok_or("this Tofu shape has no virtual 3-D torus")??,
+                    .ok_or(QuantityError::Missing(
+                        "this Tofu shape has no virtual 3-D torus",
+                    ))??,
                 Network::Cube(_)
                 | Network::FatTree(_)
                 | Network::Dojo(_)
                 | Network::Tenstorrent(_)
                 | Network::Hybrid(_) => {
-                    return Err("only a Tofu network has a virtual torus".into());
+                    return Err(QuantityError::NotApplicable(
+                        "only a Tofu network has a virtual torus",
+                    ));
                 }
             },
-            Quantity::OcsSwitches => spec
-                .as_ref()
-                .and_then(SystemSpec::ocs_switches)
-                .ok_or("only a TPU v4 system (tpuv4:...) has optical circuit switches")?,
+            Quantity::OcsSwitches => {
+                spec.as_ref()
+                    .and_then(SystemSpec::ocs_switches)
+                    .ok_or(QuantityError::Missing(
+                        "only a TPU v4 system (tpuv4:...) has optical circuit switches",
+                    ))?
+            }
             Quantity::Sram => match net {
                 Network::Dojo(d) => d.sram().0,
                 Network::Cube(_)
@@ -245,30 +286,36 @@ impl Quantity {
                 | Network::FatTree(_)
                 | Network::Tenstorrent(_)
                 | Network::Hybrid(_) => {
-                    return Err("only a DOJO system states its SRAM".into());
+                    return Err(QuantityError::NotApplicable(
+                        "only a DOJO system states its SRAM",
+                    ));
                 }
             },
             Quantity::CollectiveSpeedup => {
                 let (Some(c), Some(base)) = (collective, baseline) else {
-                    return Err(
-                        "collective_speedup needs [case.collective] and [case.baseline]".into(),
-                    );
+                    return Err(QuantityError::Missing(
+                        "collective_speedup needs [case.collective] and [case.baseline]",
+                    ));
                 };
-                let base_net = base.build().map_err(|e| e.why)?;
+                let base_net = base.build().map_err(QuantityError::Topology)?;
                 let t_sys = measure(net, &c.setup)?.time_s;
                 let t_base = measure(&base_net, &c.setup)?.time_s;
                 if t_sys <= 0.0 {
-                    return Err("the collective took no time".into());
+                    return Err(QuantityError::NotApplicable("the collective took no time"));
                 }
                 (t_base / t_sys * 1000.0).round() as u64
             }
             Quantity::BisectionScalingExponent => {
-                let base = baseline.ok_or("bisection_scaling_exponent needs [case.baseline]")?;
-                let bm = base.build().map_err(|e| e.why)?.metrics();
+                let base = baseline.ok_or(QuantityError::Missing(
+                    "bisection_scaling_exponent needs [case.baseline]",
+                ))?;
+                let bm = base.build().map_err(QuantityError::Topology)?.metrics();
                 let (b, n) = (m.bisection_bandwidth_bytes_per_s as f64, m.nodes as f64);
                 let (b0, n0) = (bm.bisection_bandwidth_bytes_per_s as f64, bm.nodes as f64);
                 if n <= n0 || b0 <= 0.0 {
-                    return Err("the baseline must be smaller than the system".into());
+                    return Err(QuantityError::NotApplicable(
+                        "the baseline must be smaller than the system",
+                    ));
                 }
                 ((b / b0).ln() / (n / n0).ln() * 1000.0).round() as u64
             }
@@ -280,7 +327,9 @@ impl Quantity {
                 | Network::FatTree(_)
                 | Network::Dojo(_)
                 | Network::Hybrid(_) => {
-                    return Err("only a Tenstorrent grid has DRAM banks and Tensix workers".into());
+                    return Err(QuantityError::NotApplicable(
+                        "only a Tenstorrent grid has DRAM banks and Tensix workers",
+                    ));
                 }
             },
             Quantity::PeakFlops
@@ -324,20 +373,23 @@ impl Quantity {
             }
             Quantity::RouteMeshLinks => {
                 let Network::Dojo(d) = net else {
-                    return Err("route_mesh_links needs a DOJO system".into());
+                    return Err(QuantityError::NotApplicable(
+                        "route_mesh_links needs a DOJO system",
+                    ));
                 };
-                let [[x0, y0], [x1, y1]] =
-                    route.ok_or("route_mesh_links needs `route = [[x, y], [x, y]]`")?;
+                let [[x0, y0], [x1, y1]] = route.ok_or(QuantityError::Missing(
+                    "route_mesh_links needs `route = [[x, y], [x, y]]`",
+                ))?;
                 if x0.max(x1) >= d.width() || y0.max(y1) >= d.height() {
-                    return Err(format!(
+                    return Err(QuantityError::Invalid(format!(
                         "the route leaves the {}x{} plane",
                         d.width(),
                         d.height()
-                    ));
+                    )));
                 }
                 let (a, b) = (d.router(x0, y0), d.router(x1, y1));
                 let path = dojo_route(d, &Faults::new(), a, b, Shortcut::Never)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| QuantityError::Invalid(e.to_string()))?;
                 mesh_links(d, a, &path)
             }
         })
