@@ -18,7 +18,8 @@ use crate::{Failure, build, read};
 #[derive(Args)]
 pub struct WorkloadArgs {
     /// The workload file (TOML): a [machine] (preset = a topology shorthand, model, chip) and
-    /// [[task]]s, each with a name and one of compute = { flops, efficiency[, unit] },
+    /// [[task]]s, each with a name and one of compute = { flops, efficiency[, unit] } or
+    /// compute = { gemm = [M, N, K], format } (timed on the chip's matrix units),
     /// memory = SIZE, collective = KIND (with algorithm, bytes) or send = SIZE (with to); and
     /// group ("all", "dim:x", [0, 5, 9] or "0-15"), after = [names], repeat = N. See
     /// examples/workload-*.toml.

@@ -144,6 +144,18 @@ fn workload_file_errors_name_the_line_and_key() {
             "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\nmemory = \"1 GiB\"\nrepaet = 2\n",
             "repaet",
         ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\ncompute = { gemm = [64, 64, 64], format = \"cfp8\" }\n",
+            "line 6: `task[0].compute.format`: the matrix units take bf16, int8, not `cfp8`",
+        ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\ncompute = { gemm = [64, 64, 64], format = \"bf16\", efficiency = 0.5 }\n",
+            "`task[0].compute.efficiency`: a GEMM is timed",
+        ),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\ncompute = { gemm = [64, 0, 64], format = \"bf16\" }\n",
+            "expected [M, N, K]",
+        ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let p = dir.join(format!("w{i}.toml"));
@@ -154,4 +166,41 @@ fn workload_file_errors_name_the_line_and_key() {
         assert!(e.contains(want), "case {i}: {e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_gemm_task_runs_on_the_chips_matrix_units() {
+    // A 4096^3 bf16 GEMM on a TPU v4 chip: 2 cores x 4 MXUs of 128x128 at 1.05 GHz
+    // (tpu-v4-isca2023.txt Table 4: 275 TFLOP/s peak). Each MXU takes 4096 / 8 = 512 columns;
+    // its time is what `podsim gemm` gives for 4096x512x4096 on one 128x128 weight-stationary
+    // array, over the clock; and no less than the peak allows: 2 x 4096^3 / 275e12 = 499.8 us.
+    let dir = std::env::temp_dir().join(format!("podsim-wl-gemm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("gemm.toml");
+    std::fs::write(
+        &p,
+        "[machine]\npreset = \"tpuv4:slice=4x4x4\"\nmodel = \"analytic\"\n[[task]]\nname = \"mm\"\ncompute = { gemm = [4096, 4096, 4096], format = \"bf16\" }\n",
+    )
+    .unwrap();
+    let w = json(&["workload", p.to_str().unwrap(), "--json"]);
+    let g = json(&[
+        "gemm",
+        "--array",
+        "128x128",
+        "--dataflow",
+        "ws",
+        "--m",
+        "4096",
+        "--n",
+        "512",
+        "--k",
+        "4096",
+        "--json",
+    ]);
+    let expected = g["cycles"].as_f64().unwrap() / 1.05e9;
+    let t = w["time_s"].as_f64().unwrap();
+    assert!((t - expected).abs() < 1e-12, "{t} vs {expected}");
+    assert!(t >= 2.0 * 4096f64.powi(3) / 275e12);
+    assert_eq!(w["compute_busy_s"], w["time_s"]);
+    std::fs::remove_dir_all(&dir).ok();
 }

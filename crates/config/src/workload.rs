@@ -16,6 +16,9 @@
 //! name = "fwd"
 //! compute = { flops = "2.75 TFLOP", efficiency = 1.0 }   # per chip; unit = "matrix" (default)
 //!                                                         # or "vector"
+//! # or a GEMM through the chip's matrix units (M x K by K x N, the columns split over the
+//! # units, each timed by the tiling model at the chip's clock):
+//! # compute = { gemm = [4096, 4096, 4096], format = "bf16" }   # a format the units take
 //! group = "all"                        # all | "dim:x" (y, z, or a number: every line of that
 //!                                      # dimension, for collectives) | [0, 5, 9] | "0-15"
 //!
@@ -80,10 +83,16 @@ struct RawMachine {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCompute {
-    flops: Spanned<String>,
-    efficiency: Spanned<f64>,
+    #[serde(default)]
+    flops: Option<Spanned<String>>,
+    #[serde(default)]
+    efficiency: Option<Spanned<f64>>,
     #[serde(default)]
     unit: Option<Spanned<String>>,
+    #[serde(default)]
+    gemm: Option<Spanned<Vec<i64>>>,
+    #[serde(default)]
+    format: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -363,45 +372,118 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                         key: key("compute"),
                         why: "missing".into(),
                     })?;
-                let flops = c.flops.get_ref().parse::<Flops>().or_else(|e| {
-                    ctx.err(
-                        Some(c.flops.span()),
-                        &key("compute.flops"),
-                        format!("{e}; expected an operation count such as \"2.75 TFLOP\""),
-                    )
-                })?;
-                let e = *c.efficiency.get_ref();
-                if !(e > 0.0 && e <= 1.0) {
-                    return ctx.err(
-                        Some(c.efficiency.span()),
-                        &key("compute.efficiency"),
-                        format!("{e}: expected a fraction of the peak above 0 and at most 1"),
-                    );
-                }
-                let unit = match c.unit.as_ref().map(|u| u.get_ref().as_str()) {
-                    None | Some("matrix") => Unit::Matrix,
-                    Some("vector") => {
-                        if chip.vector.is_none() {
+                let span = t.compute.as_ref().map(|c| c.span());
+                if let Some(g) = &c.gemm {
+                    for (k, given) in [
+                        ("flops", c.flops.is_some()),
+                        ("efficiency", c.efficiency.is_some()),
+                        ("unit", c.unit.is_some()),
+                    ] {
+                        if given {
+                            return ctx.err(
+                                Some(g.span()),
+                                &key(&format!("compute.{k}")),
+                                "a GEMM is timed on the chip's matrix units by the tiling model; give either `gemm` and `format` or `flops` and `efficiency`",
+                            );
+                        }
+                    }
+                    let dims: Vec<u64> = g
+                        .get_ref()
+                        .iter()
+                        .filter_map(|&v| u64::try_from(v).ok().filter(|&v| v > 0))
+                        .collect();
+                    let [m, n, k] = dims[..] else {
+                        return ctx.err(
+                            Some(g.span()),
+                            &key("compute.gemm"),
+                            "expected [M, N, K], three positive whole numbers",
+                        );
+                    };
+                    let Some(format) = &c.format else {
+                        return ctx.err(
+                            Some(g.span()),
+                            &key("compute.format"),
+                            format!(
+                                "missing: the input format, one the {} matrix units take ({})",
+                                chip.name,
+                                chip.arrays.formats.join(", ")
+                            ),
+                        );
+                    };
+                    if let Err(why) = chip.arrays.gemm_time(m, n, k, format.get_ref()) {
+                        return ctx.err(Some(format.span()), &key("compute.format"), why);
+                    }
+                    Work::Gemm {
+                        m,
+                        n,
+                        k,
+                        format: format.get_ref().clone(),
+                    }
+                } else {
+                    let Some(flops_v) = &c.flops else {
+                        return ctx.err(
+                            span,
+                            &key("compute.flops"),
+                            "missing: give `flops` and `efficiency`, or `gemm` and `format`",
+                        );
+                    };
+                    if let Some(f) = &c.format {
+                        return ctx.err(
+                            Some(f.span()),
+                            &key("compute.format"),
+                            "a format applies to a `gemm`; drop it",
+                        );
+                    }
+                    let flops = flops_v.get_ref().parse::<Flops>().or_else(|e| {
+                        ctx.err(
+                            Some(flops_v.span()),
+                            &key("compute.flops"),
+                            format!("{e}; expected an operation count such as \"2.75 TFLOP\""),
+                        )
+                    })?;
+                    let Some(eff) = &c.efficiency else {
+                        return ctx.err(
+                            Some(flops_v.span()),
+                            &key("compute.efficiency"),
+                            "missing: the fraction of the unit's peak, e.g. efficiency = 0.6",
+                        );
+                    };
+                    let e = *eff.get_ref();
+                    if !(e > 0.0 && e <= 1.0) {
+                        return ctx.err(
+                            Some(eff.span()),
+                            &key("compute.efficiency"),
+                            format!("{e}: expected a fraction of the peak above 0 and at most 1"),
+                        );
+                    }
+                    let unit = match c.unit.as_ref().map(|u| u.get_ref().as_str()) {
+                        None | Some("matrix") => Unit::Matrix,
+                        Some("vector") => {
+                            if chip.vector.is_none() {
+                                return ctx.err(
+                                    c.unit.as_ref().map(|u| u.span()),
+                                    &key("compute.unit"),
+                                    format!(
+                                        "the {} chip preset gives no vector-unit rate",
+                                        chip.name
+                                    ),
+                                );
+                            }
+                            Unit::Vector
+                        }
+                        Some(other) => {
                             return ctx.err(
                                 c.unit.as_ref().map(|u| u.span()),
                                 &key("compute.unit"),
-                                format!("the {} chip preset gives no vector-unit rate", chip.name),
+                                format!("`{other}`: expected matrix or vector"),
                             );
                         }
-                        Unit::Vector
+                    };
+                    Work::Compute {
+                        flops,
+                        efficiency: e,
+                        unit,
                     }
-                    Some(other) => {
-                        return ctx.err(
-                            c.unit.as_ref().map(|u| u.span()),
-                            &key("compute.unit"),
-                            format!("`{other}`: expected matrix or vector"),
-                        );
-                    }
-                };
-                Work::Compute {
-                    flops,
-                    efficiency: e,
-                    unit,
                 }
             }
             "memory" => Work::Memory {

@@ -35,8 +35,68 @@ pub struct ChipSpec {
     pub vector: Option<FlopRate>,
     /// HBM/DRAM bandwidth to on-chip memory.
     pub memory: Bandwidth,
+    /// The matrix units, for GEMM tasks.
+    pub arrays: Arrays,
     /// Where the figures come from.
     pub source: String,
+}
+
+/// A chip's matrix units as the GEMM model sees them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arrays {
+    /// Matrix units on the chip (cores x units per core).
+    pub units: u64,
+    /// Rows x columns of MACs per unit.
+    pub shape: (u64, u64),
+    /// Clock, Hz.
+    pub clock_hz: u64,
+    /// Input formats the units take (`bf16`, `int8`, `cfp8`).
+    pub formats: Vec<String>,
+}
+
+impl Arrays {
+    /// The time of an `m` x `k` by `k` x `n` product in `format` on this chip: the columns of
+    /// the result split evenly over the units, each a weight-stationary array timed by
+    /// [`podsim_compute::gemm::gemm`] (podsim's RTL-exact convention, scratchpads that hold the
+    /// working set, no DRAM stalls: the `memory` tasks carry the HBM traffic), at the clock.
+    pub fn gemm_time(&self, m: u64, n: u64, k: u64, format: &str) -> Result<SimDuration, String> {
+        if !self.formats.iter().any(|f| f == format) {
+            return Err(format!(
+                "the matrix units take {}, not `{format}`",
+                self.formats.join(", ")
+            ));
+        }
+        // Bytes per input element: the formats matrix units take.
+        let input_bytes = match format {
+            "fp32" => 4,
+            "bf16" | "fp16" => 2,
+            _ => 1,
+        };
+        let per_unit = n.div_ceil(self.units.max(1));
+        let spec = podsim_compute::gemm::GemmSpec {
+            rows: self.shape.0,
+            cols: self.shape.1,
+            dataflow: podsim_compute::gemm::Dataflow::Ws,
+            m,
+            n: per_unit,
+            k,
+            convention: podsim_compute::gemm::Convention::Rtl,
+            memory: podsim_compute::gemm::MemorySpec {
+                input_bytes,
+                output_bytes: 4,
+                sram_a: u64::MAX / 4,
+                sram_b: u64::MAX / 4,
+                sram_d: u64::MAX / 4,
+                dram_bytes_per_cycle: None,
+            },
+        };
+        let r = podsim_compute::gemm::gemm(&spec).map_err(|e| e.to_string())?;
+        let ps = (r.cycles as f64 * 1e12 / self.clock_hz as f64).ceil();
+        if !(ps.is_finite() && ps < u64::MAX as f64) {
+            return Err("the product takes longer than 64-bit picoseconds hold".into());
+        }
+        Ok(SimDuration::from_ps(ps as u64))
+    }
 }
 
 impl ChipSpec {
@@ -49,6 +109,16 @@ impl ChipSpec {
             matrix: FlopRate(c.peak_matrix_flops() as u64),
             vector: (vector > 0.0).then_some(FlopRate(vector as u64)),
             memory: Bandwidth::from_bytes_per_s(c.memory_bytes_per_s)?,
+            arrays: Arrays {
+                units: c.cores * c.units_per_core,
+                shape: c.unit,
+                clock_hz: c.clock_hz,
+                formats: c
+                    .matrix_formats
+                    .split(',')
+                    .map(|f| f.trim().to_string())
+                    .collect(),
+            },
             source: format!(
                 "podsim_compute::chips `{}`: {} cores x {} units of {}x{} MACs at {} MHz; {} {}",
                 c.name,
@@ -92,6 +162,18 @@ pub enum Work {
         efficiency: f64,
         /// Which unit.
         unit: Unit,
+    },
+    /// An `m` x `k` by `k` x `n` product in `format` on each chip's matrix units
+    /// ([`Arrays::gemm_time`]).
+    Gemm {
+        /// Rows of the result.
+        m: u64,
+        /// Columns of the result.
+        n: u64,
+        /// The reduction length.
+        k: u64,
+        /// The input number format.
+        format: String,
     },
     /// `bytes` per chip between HBM/DRAM and on-chip memory.
     Memory {
@@ -406,6 +488,12 @@ pub fn run(
                 }
                 chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
             }
+            Work::Gemm { m, n, k, format } => {
+                chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
+                chip.arrays
+                    .gemm_time(*m, *n, *k, format)
+                    .map_err(|e| terr(t, e))?;
+            }
             Work::Memory { .. } => {
                 chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
             }
@@ -539,6 +627,21 @@ impl Exec<'_> {
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
                     self.enqueue(c, res, r, d);
+                }
+            }
+            Work::Gemm { m, n, k, format } => {
+                let d = self
+                    .chip
+                    .arrays
+                    .gemm_time(*m, *n, *k, format)
+                    .map_err(|why| WorkloadError::Task {
+                        task: t.name.clone(),
+                        why,
+                    })?;
+                let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                self.runs[r].jobs_left = chips.len() as u64;
+                for c in chips {
+                    self.enqueue(c, Resource::Matrix, r, d);
                 }
             }
             Work::Memory { bytes } => {
@@ -823,7 +926,7 @@ impl Exec<'_> {
             let s = r.start.unwrap_or(r.end);
             match &self.w.tasks[r.task].work {
                 w if w.communicates() => comm.push((s, r.end)),
-                Work::Compute { .. } => compute.push((s, r.end)),
+                Work::Compute { .. } | Work::Gemm { .. } => compute.push((s, r.end)),
                 _ => {}
             }
         }
