@@ -152,8 +152,10 @@ enum Command {
     /// TPU v4 4x4x8 and 4x8x8 slices, regular vs twisted torus, all-to-all on the flow model,
     /// side by side with the gain (the paper's Figure 6 experiment).
     Run {
-        /// The scenario file (TOML), or a workload file (one with a [machine] table, run as
-        /// `podsim workload FILE`); see examples/ [default: the built-in scenario].
+        /// The scenario file (TOML: [[system]]s and [[run]]s with what = "metrics",
+        /// "collective" or "workload" with file = a workload file), or a workload file (one
+        /// with a [machine] table, run as `podsim workload FILE`); see examples/ [default: the
+        /// built-in scenario].
         scenario: Option<PathBuf>,
         /// Print JSON (one object per system) instead of a table.
         #[arg(long)]
@@ -455,6 +457,39 @@ fn run(
     }
     for r in &scenario.runs {
         match r {
+            RunSpec::Workload { spec } => {
+                let (net, r) = workload_cmd::run_spec(spec, spec.model, &spec.file)?;
+                if trace.is_some() {
+                    workload_cmd::add_workload(
+                        &mut t,
+                        spec,
+                        &r,
+                        net.endpoints(),
+                        traced_runs << 32,
+                        &format!("{}: ", spec.name),
+                    );
+                    traced_runs += 1;
+                }
+                if json {
+                    out.push(workload_cmd::result_json(
+                        spec,
+                        &r,
+                        spec.model,
+                        net.endpoints(),
+                    ));
+                } else {
+                    outln!();
+                    outln!(
+                        "workload {} on {} ({} chips of {}), {} model",
+                        spec.name,
+                        spec.system.name,
+                        net.endpoints(),
+                        spec.chip.name,
+                        spec.model.name()
+                    );
+                    out!("{}", podsim_report::render(&workload_cmd::summary(&r)));
+                }
+            }
             RunSpec::Metrics { systems } => {
                 let mut names = Vec::new();
                 let mut built = Vec::new();

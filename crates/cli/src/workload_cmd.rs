@@ -77,38 +77,14 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
                 .2
         }
     };
-    let net = build(&spec.system, &file)?;
-    let mut m = podsim_system::new_model(&net, model, Packetization::NONE, true)
-        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
-    let r = podsim_system::workload::run(&spec.workload, &net, &spec.chip, m.as_mut())
-        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
+    let (net, r) = run_spec(&spec, model, &file)?;
     if let Some(path) = &a.trace {
         let t = trace(&spec, &r, net.endpoints(), model, a.trace_limit);
         std::fs::write(path, t.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     if a.json {
-        let tasks: Vec<_> = r
-            .tasks
-            .iter()
-            .map(|t| json!({"name": t.name, "start_s": t.start_s, "end_s": t.end_s}))
-            .collect();
-        outln!(
-            "{}",
-            json!({
-                "workload": spec.name,
-                "machine": spec.system.name,
-                "chip": spec.chip.name,
-                "model": model.name(),
-                "chips": net.endpoints(),
-                "time_s": r.time_s,
-                "compute_busy_s": r.compute_busy_s,
-                "communication_time_s": r.communication_time_s,
-                "exposed_communication_s": r.exposed_communication_s,
-                "critical_path": r.critical_path,
-                "tasks": tasks,
-            })
-        );
+        outln!("{}", result_json(&spec, &r, model, net.endpoints()));
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
@@ -130,19 +106,64 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         ));
     }
     out!("{}", render(&rows));
-    let summary = vec![
+    outln!();
+    out!("{}", render(&summary(&r)));
+    if let Some(p) = &a.trace {
+        outln!("trace written to {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run a workload spec on its machine with `model`; errors name `file`.
+pub(crate) fn run_spec(
+    spec: &podsim_system::workload::WorkloadSpec,
+    model: ModelKind,
+    file: &str,
+) -> Result<(podsim_topology::Network, WorkloadResult), Failure> {
+    let net = build(&spec.system, file)?;
+    let mut m = podsim_system::new_model(&net, model, Packetization::NONE, true)
+        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
+    let r = podsim_system::workload::run(&spec.workload, &net, &spec.chip, m.as_mut())
+        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
+    Ok((net, r))
+}
+
+/// A workload's result as JSON (the keys of `podsim workload --json`).
+pub(crate) fn result_json(
+    spec: &podsim_system::workload::WorkloadSpec,
+    r: &WorkloadResult,
+    model: ModelKind,
+    chips: u64,
+) -> serde_json::Value {
+    let tasks: Vec<_> = r
+        .tasks
+        .iter()
+        .map(|t| json!({"name": t.name, "start_s": t.start_s, "end_s": t.end_s}))
+        .collect();
+    json!({
+        "workload": spec.name,
+        "machine": spec.system.name,
+        "chip": spec.chip.name,
+        "model": model.name(),
+        "chips": chips,
+        "time_s": r.time_s,
+        "compute_busy_s": r.compute_busy_s,
+        "communication_time_s": r.communication_time_s,
+        "exposed_communication_s": r.exposed_communication_s,
+        "critical_path": r.critical_path,
+        "tasks": tasks,
+    })
+}
+
+/// The summary rows of a workload run.
+pub(crate) fn summary(r: &WorkloadResult) -> Vec<(String, Vec<String>)> {
+    vec![
         ("time".to_string(), vec![ms(r.time_s)]),
         ("compute (busiest chip)".into(), vec![ms(r.compute_busy_s)]),
         ("communication".into(), vec![ms(r.communication_time_s)]),
         ("  exposed".into(), vec![ms(r.exposed_communication_s)]),
         ("critical path".into(), vec![r.critical_path.join(" -> ")]),
-    ];
-    outln!();
-    out!("{}", render(&summary));
-    if let Some(p) = &a.trace {
-        outln!("trace written to {}", p.display());
-    }
-    Ok(ExitCode::SUCCESS)
+    ]
 }
 
 fn ms(s: f64) -> String {
@@ -162,6 +183,20 @@ fn trace(
     t.about("machine", json!(spec.system.name));
     t.about("model", json!(model.name()));
     t.about("time_s", json!(r.time_s));
+    add_workload(&mut t, spec, r, chips, 0, "");
+    t
+}
+
+/// Add a workload run to a trace: a process per chip that did work (process id `pid_offset` +
+/// chip, named `label` chip), a thread per resource, an event per task on each chip.
+pub(crate) fn add_workload(
+    t: &mut Trace,
+    spec: &podsim_system::workload::WorkloadSpec,
+    r: &WorkloadResult,
+    chips: u64,
+    pid_offset: u64,
+    label: &str,
+) {
     let mut used = std::collections::BTreeSet::new();
     for i in &r.intervals {
         used.insert((i.chip, i.resource));
@@ -172,15 +207,15 @@ fn trace(
             .next()
             .is_some()
         {
-            t.process(c, format!("chip {c}"));
+            t.process(pid_offset + c, format!("{label}chip {c}"));
         }
     }
     for &(c, res) in &used {
-        t.thread(c, res as u64, res.name());
+        t.thread(pid_offset + c, res as u64, res.name());
     }
     for i in &r.intervals {
         t.complete(
-            i.chip,
+            pid_offset + i.chip,
             i.resource as u64,
             &spec.workload.tasks[i.task].name,
             i.start,
@@ -188,5 +223,4 @@ fn trace(
             json!({"run": i.run}),
         );
     }
-    t
 }

@@ -204,3 +204,41 @@ fn a_gemm_task_runs_on_the_chips_matrix_units() {
     assert_eq!(w["compute_busy_s"], w["time_s"]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn exposed_communication_is_the_communication_on_the_critical_path() {
+    // examples/workload-pipeline.toml: the critical path crosses three stage-to-stage sends.
+    // Chip i of a stage sends 64 MiB to chip i of the next, a z neighbour: 16 disjoint ICI
+    // links, so each send takes 64 MiB / 50 GB/s + one 0.3 us hop = 1.34247728 ms, and the
+    // exposed communication is three of them: 4.02743184 ms. Sends off the path (other
+    // microbatches) overlap the stages' compute and are not exposed.
+    let v = json(&["workload", "examples/workload-pipeline.toml", "--json"]);
+    let e = v["exposed_communication_s"].as_f64().unwrap();
+    let want = 3.0 * (64.0 * 1048576.0 / 50e9 + 0.3e-6);
+    assert!((e - want).abs() < 1e-9, "{e} vs {want}");
+    let sends = v["critical_path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n.as_str().unwrap().starts_with("send"))
+        .count();
+    assert_eq!(sends, 3);
+    assert!(v["communication_time_s"].as_f64().unwrap() > e);
+}
+
+#[test]
+fn a_scenario_runs_workload_files() {
+    // examples/training-steps.toml names both workload examples; each reports what
+    // `podsim workload` reports for it.
+    let runs = json(&["run", "examples/training-steps.toml", "--json"]);
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (r, file) in runs.iter().zip([
+        "examples/workload-data-parallel.toml",
+        "examples/workload-pipeline.toml",
+    ]) {
+        let alone = json(&["workload", file, "--json"]);
+        assert_eq!(r["time_s"], alone["time_s"]);
+        assert_eq!(r["critical_path"], alone["critical_path"]);
+    }
+}

@@ -30,6 +30,10 @@
 //! model = "flow"                   # analytic | flow (default flow)
 //! chunk = "4 KiB"                  # pipeline piece or DMA size (default none)
 //! baseline = "4x4x4 block"         # optional: report speed relative to this system
+//!
+//! [[run]]
+//! what = "workload"                # a workload file on its own machine (no [[system]] needed
+//! file = "workload-pipeline.toml"  # when every run is a workload), relative to this file
 //! ```
 
 use serde::Deserialize;
@@ -95,6 +99,8 @@ struct RawBlocks {
 #[serde(deny_unknown_fields)]
 struct RawRun {
     what: Spanned<String>,
+    #[serde(default)]
+    file: Option<Spanned<String>>,
     #[serde(default)]
     systems: Option<Vec<Spanned<String>>>,
     #[serde(default)]
@@ -359,11 +365,33 @@ impl RawSystem {
     }
 }
 
-/// Parse and validate the scenario in `text`, read from `file`.
+/// The largest file a scenario names that podsim reads (as the command line's inputs).
+pub const MAX_INCLUDED_BYTES: u64 = 16 << 20;
+
+/// The text of `path`, if it is a regular file of at most [`MAX_INCLUDED_BYTES`].
+fn read_capped(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    f.take(MAX_INCLUDED_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_INCLUDED_BYTES {
+        return Err(format!(
+            "larger than {MAX_INCLUDED_BYTES} bytes, the most podsim reads"
+        ));
+    }
+    Ok(text)
+}
+
+/// Parse and validate the scenario in `text`, read from `file`. A workload run's file is
+/// read relative to `file`'s directory.
 pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
     let raw: RawScenario = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
     let ctx = Ctx { file, text };
-    if raw.system.is_empty() {
+    let only_workloads =
+        !raw.run.is_empty() && raw.run.iter().all(|r| r.what.get_ref() == "workload");
+    if raw.system.is_empty() && !only_workloads {
         return ctx.err(None, "system", "a scenario needs at least one [[system]]");
     }
     let mut systems = Vec::new();
@@ -424,6 +452,55 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             }
         };
         let key = |k: &str| format!("run[{i}].{k}");
+        if what == "workload" {
+            for (k, span) in [
+                (
+                    "systems",
+                    r.systems.as_ref().and_then(|v| v.first()).map(|v| v.span()),
+                ),
+                ("kind", r.kind.as_ref().map(|v| v.span())),
+                ("bytes", r.bytes.as_ref().map(|v| v.span())),
+                ("algorithm", r.algorithm.as_ref().map(|v| v.span())),
+                ("model", r.model.as_ref().map(|v| v.span())),
+                ("chunk", r.chunk.as_ref().map(|v| v.span())),
+                ("baseline", r.baseline.as_ref().map(|v| v.span())),
+            ] {
+                if span.is_some() {
+                    return ctx.err(
+                        span,
+                        &key(k),
+                        "a workload run takes its machine, model and tasks from its file; this key would have no effect",
+                    );
+                }
+            }
+            let Some(f) = &r.file else {
+                return ctx.err(
+                    Some(r.what.span()),
+                    &key("file"),
+                    "missing: the workload file, e.g. file = \"workload-data-parallel.toml\" (relative to this scenario)",
+                );
+            };
+            let path = std::path::Path::new(file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""))
+                .join(f.get_ref());
+            let shown = path.display().to_string();
+            let text = read_capped(&path).or_else(|why| {
+                ctx.err(Some(f.span()), &key("file"), format!("`{shown}`: {why}"))
+            })?;
+            let spec = crate::workload::parse_workload(&shown, &text)?;
+            runs.push(RunSpec::Workload {
+                spec: Box::new(spec),
+            });
+            continue;
+        }
+        if let Some(f) = &r.file {
+            return ctx.err(
+                Some(f.span()),
+                &key("file"),
+                "only a workload run reads a file; this key would have no effect",
+            );
+        }
         if what == "metrics" {
             for (k, span) in [
                 ("kind", r.kind.as_ref().map(|v| v.span())),

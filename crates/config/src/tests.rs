@@ -343,3 +343,37 @@ fn keys_without_effect_are_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn workload_runs_read_their_file_and_take_no_other_keys() {
+    // Relative to the scenario's directory: examples/ from the repository root.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let scenario = root.join("s.toml");
+    let file = scenario.to_str().unwrap();
+    let ok = "name = \"w\"\n[[run]]\nwhat = \"workload\"\nfile = \"workload-pipeline.toml\"\n";
+    let s = parse_scenario(file, ok).unwrap();
+    assert!(matches!(&s.runs[0], RunSpec::Workload { spec } if spec.workload.tasks.len() > 4));
+    for (text, key, says) in [
+        (
+            "[[run]]\nwhat = \"workload\"\nfile = \"no-such.toml\"\n",
+            "run[0].file",
+            "no-such.toml",
+        ),
+        (
+            "[[run]]\nwhat = \"workload\"\nfile = \"workload-pipeline.toml\"\nmodel = \"flow\"\n",
+            "run[0].model",
+            "from its file",
+        ),
+        ("[[run]]\nwhat = \"workload\"\n", "run[0].file", "missing"),
+        (
+            "[[system]]\nname = \"a\"\ntopology = \"torus:2x2\"\nlink_bandwidth = \"1 GB/s\"\n[[run]]\nwhat = \"metrics\"\nfile = \"x.toml\"\n",
+            "run[0].file",
+            "only a workload run",
+        ),
+    ] {
+        let text = format!("name = \"w\"\n{text}");
+        let e = parse_scenario(file, &text).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.why.contains(says), "{e}");
+    }
+}

@@ -203,10 +203,15 @@ pub enum RunSpec {
         /// The system the others' speed is compared with.
         baseline: Option<usize>,
     },
+    /// A workload file, on its own machine.
+    Workload {
+        /// The workload, read from its file.
+        spec: Box<crate::workload::WorkloadSpec>,
+    },
 }
 
 /// The analyses a `[[run]]` may name.
-pub const RUN_KINDS: [&str; 2] = ["metrics", "collective"];
+pub const RUN_KINDS: [&str; 3] = ["metrics", "collective", "workload"];
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]

@@ -281,8 +281,10 @@ pub struct WorkloadResult {
     pub compute_busy_s: f64,
     /// Time during which some communication task was running, seconds.
     pub communication_time_s: f64,
-    /// Communication time during which no compute task was running: what overlap did not
-    /// hide, seconds.
+    /// Communication on the critical path, seconds: the time of the communication runs the
+    /// last task waited for through its chain of dependencies and resources, which no overlap
+    /// hid (the step would have been that much shorter with free communication, other things
+    /// equal).
     pub exposed_communication_s: f64,
     /// Task names along the critical path, first to last (consecutive runs of one task once).
     pub critical_path: Vec<String>,
@@ -919,31 +921,32 @@ impl Exec<'_> {
             .max()
             .unwrap_or(SimTime::ZERO);
         let secs = |t: SimTime| t.as_ps() as f64 / 1e12;
-        // Intervals of communication runs and of compute runs.
+        // Intervals of communication runs.
         let mut comm = Vec::new();
-        let mut compute = Vec::new();
         for r in &self.runs {
-            let s = r.start.unwrap_or(r.end);
-            match &self.w.tasks[r.task].work {
-                w if w.communicates() => comm.push((s, r.end)),
-                Work::Compute { .. } | Work::Gemm { .. } => compute.push((s, r.end)),
-                _ => {}
+            if self.w.tasks[r.task].work.communicates() {
+                comm.push((r.start.unwrap_or(r.end), r.end));
             }
         }
         let comm = union(comm);
-        let compute = union(compute);
         let comm_len: u64 = comm.iter().map(|&(a, b)| (b - a).as_ps()).sum();
-        let overlap = intersection_len(&comm, &compute);
-        // Critical path: back from the run that ended last.
+        // Critical path: back from the run that ended last; its communication runs are the
+        // exposed communication.
         let mut path = Vec::new();
+        let mut on_path = Vec::new();
         let mut at = (0..self.runs.len()).max_by_key(|&r| (self.runs[r].end, r));
         while let Some(r) = at {
-            let name = &self.w.tasks[self.runs[r].task].name;
+            let run = &self.runs[r];
+            let name = &self.w.tasks[run.task].name;
             if path.last() != Some(name) {
                 path.push(name.clone());
             }
-            at = self.runs[r].pred;
+            if self.w.tasks[run.task].work.communicates() {
+                on_path.push((run.start.unwrap_or(run.end), run.end));
+            }
+            at = run.pred;
         }
+        let exposed: u64 = union(on_path).iter().map(|&(a, b)| (b - a).as_ps()).sum();
         path.reverse();
         let tasks = self
             .w
@@ -968,7 +971,7 @@ impl Exec<'_> {
             time_s: secs(end),
             compute_busy_s: self.busy.iter().copied().max().unwrap_or(0) as f64 / 1e12,
             communication_time_s: comm_len as f64 / 1e12,
-            exposed_communication_s: (comm_len - overlap) as f64 / 1e12,
+            exposed_communication_s: exposed as f64 / 1e12,
             critical_path: path,
             tasks,
             intervals: self.intervals,
@@ -987,24 +990,6 @@ fn union(mut v: Vec<(SimTime, SimTime)>) -> Vec<(SimTime, SimTime)> {
         }
     }
     out
-}
-
-/// Picoseconds in both of two sorted disjoint interval lists.
-fn intersection_len(a: &[(SimTime, SimTime)], b: &[(SimTime, SimTime)]) -> u64 {
-    let (mut i, mut j, mut total) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let lo = a[i].0.max(b[j].0);
-        let hi = a[i].1.min(b[j].1);
-        if hi > lo {
-            total += (hi - lo).as_ps();
-        }
-        if a[i].1 < b[j].1 {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    total
 }
 
 /// A validated workload file.
