@@ -21,7 +21,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use podsim_config::{ConfigError, parse_scenario, parse_system, parse_validation};
-use podsim_system::{RunSpec, Scenario, SystemSpec, ValidationCase};
+use podsim_system::scenario::RunResult;
+use podsim_system::{Scenario, SystemSpec, ValidationCase};
 use podsim_topology::Network;
 
 /// The built-in default scenario (also `examples/tpu-v4-twisted-all-to-all.toml`).
@@ -456,14 +457,20 @@ fn run(
         }
     }
     for r in &scenario.runs {
-        match r {
-            RunSpec::Workload { spec } => {
-                let (net, r) = workload_cmd::run_spec(spec, spec.model, &spec.file)?;
+        let result = podsim_system::scenario::run_one(
+            &scenario,
+            r,
+            memory_limit(),
+            trace.is_some().then_some(trace_limit),
+        )
+        .map_err(scenario_failure)?;
+        match result {
+            RunResult::Workload { spec, net, result } => {
                 if trace.is_some() {
                     workload_cmd::add_workload(
                         &mut t,
                         spec,
-                        &r,
+                        &result,
                         net.endpoints(),
                         traced_runs << 32,
                         &format!("{}: ", spec.name),
@@ -473,7 +480,7 @@ fn run(
                 if json {
                     out.push(workload_cmd::result_json(
                         spec,
-                        &r,
+                        &result,
                         spec.model,
                         net.endpoints(),
                     ));
@@ -487,67 +494,46 @@ fn run(
                         spec.chip.name,
                         spec.model.name()
                     );
-                    out!("{}", podsim_report::render(&workload_cmd::summary(&r)));
+                    out!("{}", podsim_report::render(&workload_cmd::summary(&result)));
                 }
             }
-            RunSpec::Metrics { systems } => {
+            RunResult::Metrics(systems) => {
                 let mut names = Vec::new();
                 let mut built = Vec::new();
-                for &i in systems {
-                    let s = &scenario.systems[i];
-                    let t = build(s, &scenario.file)?;
-                    let m = t.metrics();
+                for (name, net, m) in systems {
                     if json {
-                        let mut v = podsim_report::metrics_json(&t, &m);
-                        v["system"] = serde_json::Value::String(s.name.clone());
+                        let mut v = podsim_report::metrics_json(&net, &m);
+                        v["system"] = serde_json::Value::String(name.to_string());
                         out.push(v);
                     }
-                    names.push(s.name.clone());
-                    built.push((t, m));
+                    names.push(name.to_string());
+                    built.push((net, m));
                 }
                 if !json {
                     outln!();
                     out!("{}", podsim_report::metrics_table(&names, &built));
                 }
             }
-            RunSpec::Collective {
-                systems,
+            RunResult::Collective {
                 setup,
-                baseline,
+                results,
+                baseline_time_s,
             } => {
-                let mut results = Vec::new();
-                for &i in systems {
-                    let s = &scenario.systems[i];
-                    let net = build(s, &scenario.file)?;
-                    let setup = &podsim_collective::Setup {
-                        memory_limit: memory_limit(),
-                        ..*setup
-                    };
-                    let log = podsim_net::RecordingHandle::default();
-                    log.borrow_mut().limit = trace_limit;
-                    let models = podsim_system::Models {
-                        record: trace.is_some().then(|| log.clone()),
-                        ..Default::default()
-                    };
-                    let m = podsim_system::measure_with(&net, setup, &models).map_err(|e| {
-                        Failure::runtime(format!("{}: system `{}`: {e}", scenario.file, s.name))
-                    })?;
-                    if trace.is_some() {
+                let speedup = |t: f64| baseline_time_s.map(|b| b / t);
+                for (i, _, rec) in &results {
+                    if let Some(rec) = rec {
+                        let s = &scenario.systems[*i];
                         collective_cmd::add_transfers(
                             &mut t,
-                            &log.borrow(),
+                            rec,
                             traced_runs << 32,
                             &format!("{} ({}): ", s.name, setup.kind),
                         );
                         traced_runs += 1;
                     }
-                    results.push((i, m));
                 }
-                let base_time = baseline
-                    .and_then(|b| results.iter().find(|(i, _)| *i == b).map(|(_, m)| m.time_s));
-                let speedup = |t: f64| base_time.map(|b| b / t);
                 if json {
-                    for (i, m) in &results {
+                    for (i, m, _) in &results {
                         let mut v = collective_cmd::measurement_json(
                             setup.kind,
                             setup.algorithm,
@@ -580,7 +566,7 @@ fn run(
                             "vs baseline".into(),
                         ],
                     )];
-                    for (i, m) in &results {
+                    for (i, m, _) in &results {
                         rows.push((
                             scenario.systems[*i].name.clone(),
                             vec![
@@ -610,30 +596,23 @@ fn run(
     Ok(ExitCode::SUCCESS)
 }
 
+/// A scenario's failure as the CLI reports it: a system that cannot be built is a usage error,
+/// a run that could not finish a runtime one.
+pub(crate) fn scenario_failure(e: podsim_system::scenario::ScenarioError) -> Failure {
+    match e {
+        podsim_system::scenario::ScenarioError::Build { .. } => Failure::usage(e.to_string()),
+        _ => Failure::runtime(e.to_string()),
+    }
+}
+
 /// One evaluated case: the podsim value, or why there is none.
 fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
-    if c.not_reproduced.is_some() {
-        return Ok(None);
-    }
-    let what =
-        |e: &dyn std::fmt::Display| Failure::runtime(format!("{file}: case `{}`: {e}", c.figure));
-    if c.quantity.is_compute() {
-        return c
-            .quantity
-            .measure_compute(c)
-            .map(Some)
-            .map_err(|e| what(&e));
-    }
-    let spec = c
-        .system
-        .as_ref()
-        .ok_or_else(|| what(&"needs [case.system]"))?;
-    let net = build(spec, file)?;
-    let m = net.metrics();
-    c.quantity
-        .measure(c, &net, &m)
-        .map(Some)
-        .map_err(|e| what(&e))
+    c.evaluate().map_err(|e| match e {
+        podsim_system::QuantityError::Topology(t) => {
+            Failure::usage(format!("{file}: `{}`: {}", t.key, t.why))
+        }
+        e => Failure::runtime(format!("{file}: case `{}`: {e}", c.figure)),
+    })
 }
 
 fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {

@@ -6,13 +6,12 @@ use std::process::ExitCode;
 
 use clap::Args;
 use podsim_collective::ModelKind;
-use podsim_net::Packetization;
 use podsim_report::{Trace, render};
 use podsim_system::workload::{Resource, WorkloadResult};
 use serde_json::json;
 
 use crate::collective_cmd::flag_err;
-use crate::{Failure, build, read};
+use crate::{Failure, read};
 
 /// The arguments of `podsim workload`.
 #[derive(Args)]
@@ -77,7 +76,8 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
                 .2
         }
     };
-    let (net, r) = run_spec(&spec, model, &file)?;
+    let (net, r) =
+        podsim_system::scenario::run_workload(&spec, model).map_err(crate::scenario_failure)?;
     if let Some(path) = &a.trace {
         let t = trace(&spec, &r, net.endpoints(), model, a.trace_limit);
         std::fs::write(path, t.to_json().to_string())
@@ -112,20 +112,6 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         outln!("trace written to {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Run a workload spec on its machine with `model`; errors name `file`.
-pub(crate) fn run_spec(
-    spec: &podsim_system::workload::WorkloadSpec,
-    model: ModelKind,
-    file: &str,
-) -> Result<(podsim_topology::Network, WorkloadResult), Failure> {
-    let net = build(&spec.system, file)?;
-    let mut m = podsim_system::new_model(&net, model, Packetization::NONE, true)
-        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
-    let r = podsim_system::workload::run(&spec.workload, &net, &spec.chip, m.as_mut())
-        .map_err(|e| Failure::runtime(format!("{file}: {e}")))?;
-    Ok((net, r))
 }
 
 /// A workload's result as JSON (the keys of `podsim workload --json`).

@@ -8,6 +8,7 @@
 
 pub mod machine;
 pub mod presets;
+pub mod scenario;
 pub mod spec;
 pub mod tpu_v4;
 pub mod validation;

@@ -415,6 +415,26 @@ impl Quantity {
     }
 }
 
+impl ValidationCase {
+    /// podsim's value for the case (`None` when it is marked not reproduced): the compute
+    /// quantity on its compute model, or the network quantity on its built system.
+    pub fn evaluate(&self) -> Result<Option<u64>, QuantityError> {
+        if self.not_reproduced.is_some() {
+            return Ok(None);
+        }
+        if self.quantity.is_compute() {
+            return self.quantity.measure_compute(self).map(Some);
+        }
+        let spec = self
+            .system
+            .as_ref()
+            .ok_or(QuantityError::Missing("needs [case.system]"))?;
+        let net = spec.build().map_err(QuantityError::Topology)?;
+        let m = net.metrics();
+        self.quantity.measure(self, &net, &m).map(Some)
+    }
+}
+
 /// What a compute case measures: `[case.compute]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaseCompute {
