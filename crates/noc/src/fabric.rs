@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use podsim_net::{LinkTable, paths};
-use podsim_routing::Routing;
+use podsim_routing::{Routing, past_dateline};
 use podsim_topology::{Direction, Network, Noc, NodeId};
 use podsim_units::SimDuration;
 
@@ -129,7 +129,7 @@ pub struct Fabric {
     pub(crate) in_list: Vec<u32>,
     pub(crate) cycle: SimDuration,
     table: LinkTable,
-    link_dateline: Vec<(u8, bool)>,
+    link_dateline: Vec<LinkDim>,
     cache: HashMap<(u32, u32), RouteRef>,
     /// Routes by `src * endpoints + dst` when that table is small (`count` 0: not computed).
     dense: Vec<RouteRef>,
@@ -137,24 +137,49 @@ pub struct Fabric {
     pub(crate) arena: Vec<u32>,
 }
 
-/// A link's dimension (255 when not a cube link) and whether it crosses its dimension's
-/// dateline (the wrap-around link).
-fn dateline_of(net: &Network, table: &LinkTable, n: NodeId, i: usize) -> (u8, bool) {
+/// What the dateline rule needs to know about a link: its dimension (255 when not a cube
+/// link), direction, the coordinate in that dimension where it starts, the dimension's size,
+/// whether the dimension has wrap-around links and whether this link is one.
+#[derive(Debug, Clone, Copy)]
+struct LinkDim {
+    dim: u8,
+    plus: bool,
+    from: u32,
+    k: u32,
+    wraps: bool,
+    wrap_link: bool,
+}
+
+fn dateline_of(net: &Network, n: NodeId, i: usize) -> LinkDim {
+    let none = LinkDim {
+        dim: u8::MAX,
+        plus: true,
+        from: 0,
+        k: 0,
+        wraps: false,
+        wrap_link: false,
+    };
     let Some(c) = net.cube() else {
-        return (u8::MAX, false);
+        return none;
     };
     let Some(p) = c.ports(n).get(i).copied() else {
-        return (u8::MAX, false);
+        return none;
     };
-    let _ = table;
     let k = c.dims()[p.dim];
     let x = c.coord(n, p.dim);
-    let wraps = c.has_wrap_link(p.dim)
-        && match p.dir {
-            Direction::Plus => x == k - 1,
-            Direction::Minus => x == 0,
-        };
-    (p.dim as u8, wraps)
+    let wraps = c.has_wrap_link(p.dim);
+    LinkDim {
+        dim: p.dim as u8,
+        plus: p.dir == Direction::Plus,
+        from: x,
+        k,
+        wraps,
+        wrap_link: wraps
+            && match p.dir {
+                Direction::Plus => x == k - 1,
+                Direction::Minus => x == 0,
+            },
+    }
 }
 
 impl Fabric {
@@ -229,7 +254,7 @@ impl Fabric {
                 ch_dst.push(table.target(l).0 as u32);
                 ch_latency.push(latency_cycles(spec)?);
                 ch_period.push(period(spec.bandwidth.bytes_per_s() as f64)?);
-                link_dateline.push(dateline_of(net, &table, NodeId(u as u64), i));
+                link_dateline.push(dateline_of(net, NodeId(u as u64), i));
                 i += 1;
             }
         }
@@ -275,7 +300,7 @@ impl Fabric {
             }
             in_off.push(in_list.len() as u32);
         }
-        let wraps = link_dateline.iter().any(|&(_, w)| w);
+        let wraps = link_dateline.iter().any(|l| l.wrap_link);
         let classes = if cfg.dateline && wraps { 2 } else { 1 };
         let vcs = cfg.vcs as usize;
         if vcs < classes {
@@ -407,8 +432,8 @@ impl Fabric {
     }
 
     /// Bytes per directed link of the fabric's link table (target, spec, dateline facts and
-    /// offsets: 8 + 24 + 2 + 8, rounded up).
-    pub const LINK_TABLE_BYTES: u64 = 48;
+    /// offsets: 8 + 24 + 12 + 8, rounded up).
+    pub const LINK_TABLE_BYTES: u64 = 56;
 
     /// Bytes of the dense route table (networks of at most 1024 endpoints).
     pub(crate) fn dense_bytes(&self) -> u64 {
@@ -531,23 +556,28 @@ impl Fabric {
         }
     }
 
-    /// Classes for a path by the dateline rule: class 0 on entering a dimension, class 1 from
-    /// the hop that crosses that dimension's wrap-around link on (the rule
-    /// `podsim-routing` applies to dimension-ordered routes; tests check they agree).
+    /// Classes for a path by the dateline rule of `podsim-routing` ([`past_dateline`]): the
+    /// path enters a dimension at the coordinate of its first hop in it, counts its hops along
+    /// it, and each hop's class is whether it is past that dimension's dateline.
     pub(crate) fn with_dateline(&self, path: &[u32]) -> Vec<(u32, u8)> {
         let mut dim = u8::MAX;
-        let mut class = 0u8;
+        let (mut entered, mut steps) = (0u32, 0u64);
         path.iter()
             .map(|&l| {
-                let (d, wrap) = self.link_dateline[l as usize];
-                if d != dim {
-                    dim = d;
-                    class = 0;
+                let h = self.link_dateline[l as usize];
+                if h.dim != dim {
+                    dim = h.dim;
+                    entered = h.from;
+                    steps = 0;
                 }
-                if wrap && self.classes > 1 {
-                    class = 1;
-                }
-                (l, class)
+                steps += 1;
+                let dir = if h.plus {
+                    Direction::Plus
+                } else {
+                    Direction::Minus
+                };
+                let past = h.dim != u8::MAX && past_dateline(h.wraps, dir, h.k, entered, steps);
+                (l, u8::from(past && self.classes > 1))
             })
             .collect()
     }

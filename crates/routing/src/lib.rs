@@ -100,6 +100,22 @@ pub enum TieBreak {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VcClass(pub u8);
 
+/// The dateline rule, written once for every model that splits virtual channels on tori: a
+/// route that entered a dimension of size `k` at coordinate `entered` and has taken `steps`
+/// hops along it in direction `dir` (this one included) has crossed that dimension's
+/// wrap-around link (the dateline, between coordinates k-1 and 0) iff, moving `Plus`,
+/// `entered + steps >= k`, or, moving `Minus`, `steps > entered`; it uses class 1 from that
+/// hop on and class 0 before. A route walks at most k steps along a dimension (a full turn
+/// only on a twisted torus), so it crosses at most once. `wraps`: whether the dimension has
+/// wrap-around links at all.
+pub fn past_dateline(wraps: bool, dir: Direction, k: u32, entered: u32, steps: u64) -> bool {
+    wraps
+        && match dir {
+            Direction::Plus => u64::from(entered) + steps >= u64::from(k),
+            Direction::Minus => steps > u64::from(entered),
+        }
+}
+
 /// The number of virtual-channel classes dimension-order routing needs on a torus.
 pub const DATELINE_CLASSES: u8 = 2;
 
@@ -213,13 +229,12 @@ fn minimal_next_hop(t: &KAryNCube, src: NodeId, cur: NodeId, dst: NodeId) -> Opt
     let taken = (full[d] - rem[d]).unsigned_abs();
     let k = u64::from(t.dims()[d]);
     let c = u64::from(t.coord(cur, d));
-    let step = taken + 1;
-    let crossed = t.has_wrap_link(d)
-        && match dir {
-            // Entered the dimension at coordinate c - taken; wrapped once it has gone k - entry.
-            Direction::Plus => (c + k - taken % k) % k + step >= k,
-            Direction::Minus => (c + taken) % k < step,
-        };
+    // Entered the dimension `taken` steps back.
+    let entered = match dir {
+        Direction::Plus => (c + k - taken % k) % k,
+        Direction::Minus => (c + taken) % k,
+    } as u32;
+    let crossed = past_dateline(t.has_wrap_link(d), dir, k as u32, entered, taken + 1);
     Some(Hop {
         from: cur,
         port,
@@ -245,15 +260,13 @@ fn dor_next_hop(
         let dir = direction(t, d, c, want, tie);
         let port = Port { dim: d, dir };
         let to = t.neighbor(cur, port)?;
-        // Class 1 from the hop that crosses the wrap link on: moving Plus the packet has wrapped
-        // once its coordinate is below where it entered the dimension; moving Minus, above.
-        let entered = t.coord(src, d);
-        let next = t.coord(to, d);
-        let crossed = t.has_wrap_link(d)
-            && match dir {
-                Direction::Plus => next < entered,
-                Direction::Minus => next > entered,
-            };
+        // Dimension order enters dimension d at the source's coordinate and walks straight.
+        let (k, entered, next) = (t.dims()[d], t.coord(src, d), t.coord(to, d));
+        let steps = match dir {
+            Direction::Plus => (next + k - entered) % k,
+            Direction::Minus => (entered + k - next) % k,
+        };
+        let crossed = past_dateline(t.has_wrap_link(d), dir, k, entered, u64::from(steps));
         return Some(Hop {
             from: cur,
             port,
