@@ -1,6 +1,5 @@
 //! The directed links of a network, numbered, and the paths transfers take over them.
 
-use podsim_routing::{Routing, xy_path};
 use podsim_topology::{LinkSpec, Network, NodeId};
 
 /// Every directed link of a network (each bidirectional link is two), in compressed rows:
@@ -72,48 +71,18 @@ impl LinkTable {
     }
 }
 
-/// The paths a transfer from `src` to `dst` may take, as lists of directed links: one for
-/// cubes (minimal dimension-ordered routing, twisted tori included; Tofu and Tenstorrent grids
-/// as their tori) and DOJO planes (X then Y); every equal-cost path for fat trees (ECMP).
+/// The paths a transfer from `src` to `dst` may take, as lists of directed links: the
+/// routing layer's paths ([`podsim_routing::paths`]) on this link table.
 pub fn paths(net: &Network, links: &LinkTable, src: NodeId, dst: NodeId) -> Vec<Vec<LinkId>> {
-    let node_path = |start: NodeId, nodes: &[NodeId]| -> Option<Vec<LinkId>> {
-        let mut at = start;
-        let mut out = Vec::with_capacity(nodes.len());
-        for &v in nodes {
-            out.push(links.link_between(at, v)?);
-            at = v;
-        }
-        Some(out)
-    };
-    match net {
-        Network::FatTree(f) => f
-            .paths(src.0, dst.0)
-            .iter()
-            .filter_map(|p| node_path(src, p))
-            .collect(),
-        Network::Dojo(d) => node_path(src, &xy_path(d, src, dst)).into_iter().collect(),
-        Network::Hybrid(h) if h.same_group(src, dst) => {
-            node_path(src, &h.ici_path(src, dst)).into_iter().collect()
-        }
-        Network::Hybrid(h) => h
-            .fat_tree()
-            .paths(src.0, dst.0)
-            .iter()
-            .filter_map(|p| node_path(src, p))
-            .collect(),
-        Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
-            let Some(c) = net.cube() else {
-                return Vec::new();
-            };
-            let mut out = Vec::new();
-            for h in Routing::Minimal.route(c, src, dst) {
-                let i = c.ports(h.from).iter().position(|&p| p == h.port);
-                match i.and_then(|i| links.out_link(h.from, i)) {
-                    Some(l) => out.push(l),
-                    None => return Vec::new(),
-                }
-            }
-            vec![out]
-        }
-    }
+    podsim_routing::paths(net, src, dst)
+        .iter()
+        .filter_map(|p| {
+            p.iter()
+                .map(|h| match h.port {
+                    Some(i) => links.out_link(h.from, i),
+                    None => links.link_between(h.from, h.to),
+                })
+                .collect::<Option<Vec<LinkId>>>()
+        })
+        .collect()
 }

@@ -11,8 +11,6 @@ use std::collections::{HashSet, VecDeque};
 
 use podsim_topology::{Network, NodeId};
 
-use crate::Routing;
-
 /// Failed links (either direction) and failed nodes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Faults {
@@ -72,27 +70,14 @@ impl Faults {
     }
 }
 
-/// The network's own route from `src` to `dst`, as the nodes after `src`.
+/// The network's own route from `src` to `dst`, as the nodes after `src` (the first of
+/// [`crate::paths`]).
 pub fn preferred_route(net: &Network, src: NodeId, dst: NodeId) -> Vec<NodeId> {
-    match net {
-        Network::FatTree(f) => f.paths(src.0, dst.0).into_iter().next().unwrap_or_default(),
-        Network::Dojo(d) => crate::xy_path(d, src, dst),
-        Network::Hybrid(h) if h.same_group(src, dst) => h.ici_path(src, dst),
-        Network::Hybrid(h) => h
-            .fat_tree()
-            .paths(src.0, dst.0)
-            .into_iter()
-            .next()
-            .unwrap_or_default(),
-        Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => match net.cube() {
-            Some(c) => Routing::Minimal
-                .route(c, src, dst)
-                .into_iter()
-                .map(|h| h.to)
-                .collect(),
-            None => Vec::new(),
-        },
-    }
+    crate::paths(net, src, dst)
+        .into_iter()
+        .next()
+        .map(|p| p.into_iter().map(|h| h.to).collect())
+        .unwrap_or_default()
 }
 
 /// A loop-free route from `src` to `dst` that avoids every fault (see the module docs).

@@ -116,6 +116,70 @@ pub fn past_dateline(wraps: bool, dir: Direction, k: u32, entered: u32, steps: u
         }
 }
 
+/// One hop of a path from [`paths`]: where it starts and ends, and on a cube the index of the
+/// output port it leaves by (in [`KAryNCube::ports`] order, which tells parallel links apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PathHop {
+    /// Where the hop starts.
+    pub from: NodeId,
+    /// Where it arrives.
+    pub to: NodeId,
+    /// The output port's index on a cube; `None` elsewhere (one link joins the two nodes).
+    pub port: Option<usize>,
+}
+
+/// The one routing entry point for every model: the paths a transfer from `src` to `dst`
+/// takes by the network's own routing. One path for cubes (minimal dimension-ordered routing,
+/// twisted tori included; Tofu and Tenstorrent grids as their tori), DOJO planes (X then Y)
+/// and a hybrid's ICI groups; every equal-cost path for fat trees and a hybrid's InfiniBand
+/// tree (ECMP). Empty when there is no route.
+pub fn paths(net: &podsim_topology::Network, src: NodeId, dst: NodeId) -> Vec<Vec<PathHop>> {
+    use podsim_topology::Network;
+    let by_nodes = |nodes: &[NodeId]| -> Vec<PathHop> {
+        let mut at = src;
+        nodes
+            .iter()
+            .map(|&to| {
+                let h = PathHop {
+                    from: at,
+                    to,
+                    port: None,
+                };
+                at = to;
+                h
+            })
+            .collect()
+    };
+    match net {
+        Network::FatTree(f) => f.paths(src.0, dst.0).iter().map(|p| by_nodes(p)).collect(),
+        Network::Dojo(d) => vec![by_nodes(&xy_path(d, src, dst))],
+        Network::Hybrid(h) if h.same_group(src, dst) => vec![by_nodes(&h.ici_path(src, dst))],
+        Network::Hybrid(h) => h
+            .fat_tree()
+            .paths(src.0, dst.0)
+            .iter()
+            .map(|p| by_nodes(p))
+            .collect(),
+        Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
+            let Some(c) = net.cube() else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for h in Routing::Minimal.route(c, src, dst) {
+                let Some(i) = c.ports(h.from).iter().position(|&p| p == h.port) else {
+                    return Vec::new();
+                };
+                out.push(PathHop {
+                    from: h.from,
+                    to: h.to,
+                    port: Some(i),
+                });
+            }
+            vec![out]
+        }
+    }
+}
+
 /// The number of virtual-channel classes dimension-order routing needs on a torus.
 pub const DATELINE_CLASSES: u8 = 2;
 
