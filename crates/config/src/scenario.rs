@@ -40,9 +40,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use podsim_system::choices::{Setup, parse_names};
-use podsim_system::tpu_v4::ici_link;
 use podsim_system::{RUN_KINDS, RunSpec, Scenario, SystemSpec, TopoSpec};
-use podsim_topology::{Blocks, Dojo, DojoSpec, LinkKind, LinkSpec, TtGrid};
+use podsim_topology::{Blocks, LinkKind, LinkSpec};
 use podsim_units::{Bandwidth, Bytes, SimDuration};
 
 use crate::error::{ConfigError, from_toml, line_of, nearest};
@@ -273,17 +272,13 @@ impl RawSystem {
                 Some(k) => kind(ctx, k, &key("link_kind"))?,
                 None => LinkKind::Electrical,
             },
-            bandwidth: match (&self.link_bandwidth, &topology) {
+            bandwidth: match (&self.link_bandwidth, topology.preset_bandwidth()) {
                 (Some(b), _) => bandwidth(ctx, b, &key("link_bandwidth"))?,
-                (None, TopoSpec::Tofu(s)) => s.generation.link_bandwidth(),
-                (None, TopoSpec::TpuV4 { .. }) => ici_link(LinkKind::Electrical).bandwidth,
-                (None, TopoSpec::Grayskull) => TtGrid::grayskull().cube().link().bandwidth,
-                (None, TopoSpec::Hybrid { .. }) => ici_link(LinkKind::Electrical).bandwidth,
-                (None, TopoSpec::Wormhole { .. }) => TtGrid::wormhole_base_link().bandwidth,
-                (None, TopoSpec::Dojo(_)) => Dojo::new(DojoSpec::die())
-                    .map(|d| d.on_die_link().bandwidth)
-                    .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e.why))?,
-                (None, TopoSpec::Cube(_) | TopoSpec::FatTree { .. }) => {
+                (None, Ok(Some(b))) => b,
+                (None, Err(e)) => {
+                    return ctx.err(Some(self.topology.span()), &key("topology"), e.why);
+                }
+                (None, Ok(None)) => {
                     return ctx.err(Some(self.topology.span()), &key("link_bandwidth"), "missing: a mesh, torus or ring needs its link bandwidth, e.g. link_bandwidth = \"50 GB/s\"");
                 }
             },
@@ -677,14 +672,24 @@ pub fn system_from_cli(
             }
         },
     };
+    let preset = topology
+        .preset_bandwidth()
+        .map_err(|e| err("SPEC", e.why))?;
     let bandwidth = match (&topology, link_bandwidth) {
-        (TopoSpec::Tofu(t), None) => t.generation.link_bandwidth(),
-        (TopoSpec::TpuV4 { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
-        (TopoSpec::Dojo(d), None) => Dojo::new(d.clone())
-            .map(|d| d.on_die_link().bandwidth)
-            .map_err(|e| err("SPEC", e.why))?,
-        (TopoSpec::Grayskull, None) => TtGrid::grayskull().cube().link().bandwidth,
-        (TopoSpec::Hybrid { .. }, None) => ici_link(LinkKind::Electrical).bandwidth,
+        (
+            TopoSpec::Tofu(_)
+            | TopoSpec::Dojo(_)
+            | TopoSpec::Grayskull
+            | TopoSpec::Wormhole { .. }
+            | TopoSpec::Hybrid { .. }
+            | TopoSpec::TpuV4 { .. },
+            None,
+        ) => preset.ok_or_else(|| {
+            err(
+                "SPEC",
+                "this preset states no link bandwidth; give --link-bandwidth".into(),
+            )
+        })?,
         (TopoSpec::Hybrid { .. }, Some(_)) => {
             return Err(err(
                 "--link-bandwidth",
@@ -692,7 +697,6 @@ pub fn system_from_cli(
                     .to_string(),
             ));
         }
-        (TopoSpec::Wormhole { .. }, None) => TtGrid::wormhole_base_link().bandwidth,
         (TopoSpec::Grayskull | TopoSpec::Wormhole { .. }, Some(_)) => {
             return Err(err(
                 "--link-bandwidth",

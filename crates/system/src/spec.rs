@@ -76,6 +76,23 @@ pub enum TopoSpec {
 }
 
 impl TopoSpec {
+    /// The link bandwidth a preset sets itself (`None` for a mesh, torus, ring or fat tree
+    /// given by shape, whose bandwidth the user states): Tofu from lanes x rate x coding, TPU v4
+    /// and the hybrid's ICI at 50 GB/s (tpu-v4-isca2023.txt Table 4), DOJO's on-die links and
+    /// the Tenstorrent NoCs at their clocks.
+    pub fn preset_bandwidth(&self) -> Result<Option<podsim_units::Bandwidth>, TopologyError> {
+        Ok(Some(match self {
+            TopoSpec::Tofu(t) => t.generation.link_bandwidth(),
+            TopoSpec::TpuV4 { .. } | TopoSpec::Hybrid { .. } => {
+                crate::tpu_v4::ici_link(podsim_topology::LinkKind::Electrical).bandwidth
+            }
+            TopoSpec::Grayskull => TtGrid::grayskull().cube().link().bandwidth,
+            TopoSpec::Wormhole { .. } => TtGrid::wormhole_base_link().bandwidth,
+            TopoSpec::Dojo(d) => Dojo::new(d.clone())?.on_die_link().bandwidth,
+            TopoSpec::Cube(_) | TopoSpec::FatTree { .. } => return Ok(None),
+        }))
+    }
+
     /// The per-hop link latency of the preset, where the topology takes one from its spec
     /// (Tofu, whose generation sets it: [`crate::presets::tofu_hop_latency`]); zero for a mesh,
     /// torus, ring or fat tree given by shape. The other presets set their own links when
