@@ -447,27 +447,28 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             }
         };
         let key = |k: &str| format!("run[{i}].{k}");
+        // The collective keys, which metrics and workload runs do not read.
+        let collective_keys = [
+            ("kind", r.kind.as_ref().map(|v| v.span())),
+            ("bytes", r.bytes.as_ref().map(|v| v.span())),
+            ("algorithm", r.algorithm.as_ref().map(|v| v.span())),
+            ("model", r.model.as_ref().map(|v| v.span())),
+            ("chunk", r.chunk.as_ref().map(|v| v.span())),
+            ("baseline", r.baseline.as_ref().map(|v| v.span())),
+        ];
+        let refuse = |keys: &[(&str, Option<std::ops::Range<usize>>)], why: &str| match keys
+            .iter()
+            .find(|(_, span)| span.is_some())
+        {
+            Some((k, span)) => ctx.err(span.clone(), &key(k), why),
+            None => Ok(()),
+        };
         if what == "workload" {
-            for (k, span) in [
-                (
-                    "systems",
-                    r.systems.as_ref().and_then(|v| v.first()).map(|v| v.span()),
-                ),
-                ("kind", r.kind.as_ref().map(|v| v.span())),
-                ("bytes", r.bytes.as_ref().map(|v| v.span())),
-                ("algorithm", r.algorithm.as_ref().map(|v| v.span())),
-                ("model", r.model.as_ref().map(|v| v.span())),
-                ("chunk", r.chunk.as_ref().map(|v| v.span())),
-                ("baseline", r.baseline.as_ref().map(|v| v.span())),
-            ] {
-                if span.is_some() {
-                    return ctx.err(
-                        span,
-                        &key(k),
-                        "a workload run takes its machine, model and tasks from its file; this key would have no effect",
-                    );
-                }
-            }
+            let systems = r.systems.as_ref().and_then(|v| v.first()).map(|v| v.span());
+            refuse(
+                &[&[("systems", systems)][..], &collective_keys[..]].concat(),
+                "a workload run takes its machine, model and tasks from its file; this key would have no effect",
+            )?;
             let Some(f) = &r.file else {
                 return ctx.err(
                     Some(r.what.span()),
@@ -497,22 +498,10 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             );
         }
         if what == "metrics" {
-            for (k, span) in [
-                ("kind", r.kind.as_ref().map(|v| v.span())),
-                ("bytes", r.bytes.as_ref().map(|v| v.span())),
-                ("algorithm", r.algorithm.as_ref().map(|v| v.span())),
-                ("model", r.model.as_ref().map(|v| v.span())),
-                ("chunk", r.chunk.as_ref().map(|v| v.span())),
-                ("baseline", r.baseline.as_ref().map(|v| v.span())),
-            ] {
-                if span.is_some() {
-                    return ctx.err(
-                        span,
-                        &key(k),
-                        "a metrics run takes no collective keys; this one would have no effect",
-                    );
-                }
-            }
+            refuse(
+                &collective_keys,
+                "a metrics run takes no collective keys; this one would have no effect",
+            )?;
             runs.push(RunSpec::Metrics { systems: picked });
             continue;
         }

@@ -14,30 +14,4 @@ pub enum SimError {
         /// The cycle of waits, by name.
         waiting: Vec<String>,
     },
-    /// The next event lies beyond the time limit set for the run.
-    #[error("time limit {limit} reached with {pending} events still pending")]
-    TimeLimit {
-        /// The limit that was set.
-        limit: SimTime,
-        /// Events left in the queue.
-        pending: usize,
-    },
-    /// A configuration value is unusable.
-    #[error("{file}: `{key}`: {why}")]
-    InvalidConfig {
-        /// The file (or `<command line>`) the value came from.
-        file: String,
-        /// The dotted key of the value.
-        key: String,
-        /// What was expected instead.
-        why: String,
-    },
-    /// A model asked for an event before the current time.
-    #[error("event scheduled at {at}, before the current time {now}")]
-    ScheduledInPast {
-        /// The requested time.
-        at: SimTime,
-        /// The time of the event being handled.
-        now: SimTime,
-    },
 }

@@ -11,25 +11,25 @@
 //!
 //! # Parts
 //! * [`EventQueue`]: a timing wheel for near events with an overflow heap for far ones.
-//! * [`Simulation`] and [`Model`]: run until empty ([`Simulation::run`]), until a time
-//!   ([`Simulation::run_until`]) or one event at a time ([`Simulation::step`]).
 //! * [`RngStreams`]: one random stream per component path, from a master seed.
-//! * [`Stats`]: counters and histograms under dotted paths with units and descriptions.
-//! * [`SimError`]: typed errors (deadlock, time limit, invalid configuration).
+//! * [`Histogram`]: exact percentiles of latencies (the packet level's).
+//! * [`SimError`]: a deadlock, with the cycle of waits.
+//!
+//! The engine is what the models use: the workload executor runs on the [`EventQueue`], the
+//! packet level draws its traffic from [`RngStreams`] and keeps its latencies in a
+//! [`Histogram`]; each model owns its own loop.
 //!
 //! Architecture invariant: the engine knows nothing about networks, topologies or file formats.
 
 mod error;
 mod queue;
 mod rng;
-mod sim;
 mod stats;
 
 pub use error::SimError;
 pub use queue::EventQueue;
 pub use rng::{RngStreams, SimRng, fnv1a64, splitmix64};
-pub use sim::{Context, DEFAULT_PRIORITY, Model, Simulation, Stop};
-pub use stats::{CounterId, Histogram, HistogramId, Stat, StatValue, Stats};
+pub use stats::Histogram;
 
 #[cfg(test)]
 mod tests;

@@ -69,70 +69,8 @@ fn far_future_events_come_back_from_overflow() {
     assert_eq!(got, vec![(10, 'a'), (500, 'b'), (1_000_000, 'c')]);
 }
 
-/// A model that re-schedules itself `period` later until `n` runs are done.
-struct Ticker {
-    period: SimDuration,
-    left: u32,
-    seen: Vec<SimTime>,
-}
-impl Model for Ticker {
-    type Event = ();
-    fn handle(&mut self, _: (), ctx: &mut Context<'_, ()>) -> Result<(), SimError> {
-        self.seen.push(ctx.now());
-        if self.left > 0 {
-            self.left -= 1;
-            ctx.schedule(self.period, ());
-        }
-        Ok(())
-    }
-}
-
-fn ticker(left: u32) -> Simulation<Ticker> {
-    let mut sim = Simulation::new(
-        Ticker {
-            period: SimDuration::from_ns(3),
-            left,
-            seen: vec![],
-        },
-        1,
-    );
-    sim.schedule_at(SimTime::ZERO, ()).unwrap();
-    sim
-}
-
 #[test]
-fn run_step_and_run_until() {
-    // Events at 0, 3, 6, 9, 12 ns.
-    let mut sim = ticker(4);
-    assert_eq!(sim.step().unwrap(), Some(SimTime::ZERO));
-    assert_eq!(
-        sim.run_until(SimTime::from_ns(7)).unwrap(),
-        Stop::Reached(SimTime::from_ns(7))
-    );
-    assert_eq!(sim.model().seen.len(), 3);
-    assert_eq!(sim.now(), SimTime::from_ns(7));
-    assert_eq!(sim.run().unwrap(), Stop::Empty);
-    assert_eq!(sim.model().seen.last(), Some(&SimTime::from_ns(12)));
-    assert_eq!(sim.events_handled(), 5);
-    assert_eq!(sim.step().unwrap(), None);
-}
-
-#[test]
-fn time_limit_and_past_events_are_typed_errors() {
-    let mut sim = ticker(100);
-    sim.set_time_limit(Some(SimTime::from_ns(10)));
-    match sim.run() {
-        Err(SimError::TimeLimit { limit, pending }) => {
-            assert_eq!(limit, SimTime::from_ns(10));
-            assert_eq!(pending, 1);
-        }
-        other => panic!("expected a time limit, got {other:?}"),
-    }
-    // Last handled event was at 9 ns; scheduling at 5 ns is in the past.
-    assert!(matches!(
-        sim.schedule_at(SimTime::from_ns(5), ()),
-        Err(SimError::ScheduledInPast { .. })
-    ));
+fn a_deadlock_names_its_cycle() {
     let e = SimError::Deadlock {
         at: SimTime::from_ns(1),
         waiting: vec!["a".into(), "b".into()],
@@ -211,69 +149,30 @@ fn histogram_percentiles_by_nearest_rank() {
     );
 }
 
-#[test]
-fn stats_are_registered_once_under_valid_paths() {
-    let mut s = Stats::new();
-    let c = s
-        .counter("net.link.0.flits", "flits", "Flits carried")
-        .unwrap();
-    let h = s.histogram("net.latency", "ps", "Packet latency").unwrap();
-    s.add(c, 3);
-    s.add(c, 4);
-    s.record(h, 10);
-    assert_eq!(
-        s.get("net.link.0.flits").map(|x| &x.value),
-        Some(&StatValue::Counter(7))
-    );
-    assert!(s.counter("net.link.0.flits", "flits", "again").is_err());
-    assert!(s.counter("net..x", "x", "bad").is_err());
-    assert!(s.counter("", "x", "bad").is_err());
-    let paths: Vec<_> = s.iter().map(|x| x.path.as_str()).collect();
-    assert_eq!(paths, vec!["net.latency", "net.link.0.flits"]);
-}
-
 /// Nodes that each send tokens to random peers after random delays, drawing from their own
-/// streams; the trace is the whole observable behaviour.
-struct Gossip {
-    rngs: Vec<SimRng>,
-    trace: Vec<(u64, usize)>,
-    left: u32,
-}
-impl Model for Gossip {
-    type Event = usize;
-    fn handle(&mut self, node: usize, ctx: &mut Context<'_, usize>) -> Result<(), SimError> {
-        self.trace.push((ctx.now().as_ps(), node));
-        if self.left == 0 {
-            return Ok(());
-        }
-        self.left -= 1;
-        let n = self.rngs.len();
-        let r = &mut self.rngs[node];
-        let to = (r.next_u64() % n as u64) as usize;
-        let delay = SimDuration::from_ps(r.next_u64() % 4 * 1000); // many ties on purpose
-        ctx.schedule(delay, to);
-        Ok(())
-    }
-}
-
+/// streams, on the event queue; the trace is the whole observable behaviour.
 fn gossip(seed: u64) -> Vec<(u64, usize)> {
     let streams = RngStreams::new(seed);
-    let rngs = (0..8)
+    let mut rngs: Vec<SimRng> = (0..8)
         .map(|i| streams.stream(&format!("node.{i}")))
         .collect();
-    let mut sim = Simulation::new(
-        Gossip {
-            rngs,
-            trace: vec![],
-            left: 2000,
-        },
-        seed,
-    );
+    let mut q = EventQueue::new();
     for i in 0..8 {
-        sim.schedule_at(SimTime::ZERO, i).unwrap();
+        q.push(SimTime::ZERO, 128, i);
     }
-    sim.run().unwrap();
-    std::mem::take(&mut sim.model_mut().trace)
+    let (mut trace, mut left) = (Vec::new(), 2000u32);
+    while let Some((now, node)) = q.pop() {
+        trace.push((now.as_ps(), node));
+        if left == 0 {
+            continue;
+        }
+        left -= 1;
+        let r = &mut rngs[node];
+        let to = (r.next_u64() % 8) as usize;
+        let delay = SimDuration::from_ps(r.next_u64() % 4 * 1000); // many ties on purpose
+        q.push(now + delay, 128, to);
+    }
+    trace
 }
 
 #[test]

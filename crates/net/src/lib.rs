@@ -236,23 +236,54 @@ pub(crate) fn drain_ps(bytes: f64, rate: f64) -> u64 {
 #[cfg(test)]
 mod tests;
 
-/// A model whose endpoints cost `overhead` per transfer before it enters the network: the
-/// software, descriptor and NIC time of a one-way transfer (a machine preset's endpoint
-/// overhead). Each send starts `overhead` later on the model underneath; completions report the
-/// time the caller sent at.
-pub struct WithOverhead {
-    inner: Box<dyn NetworkModel>,
-    overhead: SimDuration,
+/// The completions an [`Endpoints`] model recorded: the first `limit` kept, the rest counted.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    /// The most completions kept.
+    pub limit: usize,
+    /// Completions in the order the model handed them back.
+    pub kept: Vec<Completion>,
+    /// Completions past the limit.
+    pub cut: u64,
 }
 
-impl WithOverhead {
-    /// `inner` with `overhead` added to every transfer.
-    pub fn new(inner: Box<dyn NetworkModel>, overhead: SimDuration) -> Self {
-        WithOverhead { inner, overhead }
+/// A shared handle on a [`Recording`] (the run that fills it owns the model).
+pub type RecordingHandle = std::rc::Rc<std::cell::RefCell<Recording>>;
+
+/// A model with what the machine adds around it: an endpoint overhead per transfer (the
+/// software, descriptor and NIC time before it enters the network: each send starts that much
+/// later on the model underneath, and completions report the time the caller sent at), and,
+/// for traces, a record of every completion it hands back.
+pub struct Endpoints {
+    inner: Box<dyn NetworkModel>,
+    overhead: SimDuration,
+    log: Option<RecordingHandle>,
+}
+
+impl Endpoints {
+    /// `inner`, with nothing added yet.
+    pub fn new(inner: Box<dyn NetworkModel>) -> Self {
+        Endpoints {
+            inner,
+            overhead: SimDuration::ZERO,
+            log: None,
+        }
+    }
+
+    /// Add `overhead` to every transfer.
+    pub fn with_overhead(mut self, overhead: SimDuration) -> Self {
+        self.overhead = overhead;
+        self
+    }
+
+    /// Record completions into `log`.
+    pub fn recording(mut self, log: RecordingHandle) -> Self {
+        self.log = Some(log);
+        self
     }
 }
 
-impl NetworkModel for WithOverhead {
+impl NetworkModel for Endpoints {
     fn send(
         &mut self,
         at: SimTime,
@@ -272,66 +303,12 @@ impl NetworkModel for WithOverhead {
         for c in &mut out {
             c.start = SimTime::from_ps(c.start.as_ps().saturating_sub(self.overhead.as_ps()));
         }
-        out
-    }
-    fn report(&self) -> NetReport {
-        self.inner.report()
-    }
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn failure(&self) -> Option<String> {
-        self.inner.failure()
-    }
-}
-
-/// The completions a [`Recorder`] saw: the first `limit` kept, the rest counted.
-#[derive(Debug, Clone, Default)]
-pub struct Recording {
-    /// The most completions kept.
-    pub limit: usize,
-    /// Completions in the order the model handed them back.
-    pub kept: Vec<Completion>,
-    /// Completions past the limit.
-    pub cut: u64,
-}
-
-/// A shared handle on a [`Recording`] (the run that fills it owns the model).
-pub type RecordingHandle = std::rc::Rc<std::cell::RefCell<Recording>>;
-
-/// A model that records every completion it hands back (for traces), otherwise unchanged.
-pub struct Recorder {
-    inner: Box<dyn NetworkModel>,
-    log: RecordingHandle,
-}
-
-impl Recorder {
-    /// `inner`, recording into `log`.
-    pub fn new(inner: Box<dyn NetworkModel>, log: RecordingHandle) -> Self {
-        Recorder { inner, log }
-    }
-}
-
-impl NetworkModel for Recorder {
-    fn send(
-        &mut self,
-        at: SimTime,
-        src: NodeId,
-        dst: NodeId,
-        bytes: Bytes,
-        tag: u64,
-    ) -> Result<TransferId, NetError> {
-        self.inner.send(at, src, dst, bytes, tag)
-    }
-    fn next_completion(&mut self) -> Option<SimTime> {
-        self.inner.next_completion()
-    }
-    fn advance(&mut self, until: SimTime) -> Vec<Completion> {
-        let out = self.inner.advance(until);
-        let mut log = self.log.borrow_mut();
-        let room = log.limit.saturating_sub(log.kept.len());
-        log.kept.extend(out.iter().take(room).copied());
-        log.cut += out.len().saturating_sub(room) as u64;
+        if let Some(log) = &self.log {
+            let mut log = log.borrow_mut();
+            let room = log.limit.saturating_sub(log.kept.len());
+            log.kept.extend(out.iter().take(room).copied());
+            log.cut += out.len().saturating_sub(room) as u64;
+        }
         out
     }
     fn report(&self) -> NetReport {

@@ -5,7 +5,7 @@
 use podsim_collective::{
     BuildModel, CollectiveError, Measurement, Micro, MicroResult, ModelKind, Setup,
 };
-use podsim_net::{NetError, NetworkModel, Packetization, WithOverhead};
+use podsim_net::{Endpoints, NetError, NetworkModel, Packetization};
 use podsim_topology::Network;
 use podsim_units::SimDuration;
 
@@ -53,7 +53,7 @@ pub fn new_model_at(
 ) -> Result<Box<dyn NetworkModel>, MachineError> {
     let bare = bare_model(net, model, packets, ecmp)?;
     Ok(match overhead {
-        Some(o) if o > SimDuration::ZERO => Box::new(WithOverhead::new(bare, o)),
+        Some(o) if o > SimDuration::ZERO => Box::new(Endpoints::new(bare).with_overhead(o)),
         _ => bare,
     })
 }
@@ -114,7 +114,7 @@ impl BuildModel for Models {
         let endpoint = crate::presets::endpoint(net, self.endpoint.as_deref())?;
         let m = new_model_at(net, model, packets, ecmp, endpoint.map(|e| e.overhead))?;
         Ok(match &self.record {
-            Some(log) => Box::new(podsim_net::Recorder::new(m, log.clone())),
+            Some(log) => Box::new(Endpoints::new(m).recording(log.clone())),
             None => m,
         })
     }
