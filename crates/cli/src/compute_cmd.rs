@@ -415,3 +415,118 @@ pub fn numerics_cmd(a: &NumericsArgs) -> Result<ExitCode, Failure> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The arguments of `podsim roofline`.
+#[derive(Args)]
+pub struct RooflineArgs {
+    /// The chip preset: tpuv4, tpuv3, a100, dojo-node or d1 (peaks and bandwidths with their
+    /// sources in crates/compute/src/chips.rs).
+    #[arg(long, value_name = "NAME")]
+    chip: String,
+    /// An operational intensity, FLOPs per byte of memory traffic: also print the attainable
+    /// FLOP/s there.
+    #[arg(long, value_name = "FLOP_PER_BYTE", allow_hyphen_values = true)]
+    intensity: Option<String>,
+    /// Draw the rooflines of TPU v4, TPU v3 and A100 (tpu-v4-isca2023.txt Fig. 16), and the
+    /// chip's if it is another, as a log-log SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Print one JSON object (keys: chip, peak_flops, memory_bytes_per_s, ridge_flop_per_byte,
+    /// and with --intensity: intensity_flop_per_byte, attainable_flops, bound).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `podsim roofline`.
+pub fn roofline_cmd(a: &RooflineArgs) -> Result<ExitCode, Failure> {
+    use podsim_compute::chips::{CHIPS, Chip};
+    let names: Vec<&str> = CHIPS.iter().map(|c| c.name).collect();
+    let chip = Chip::preset(&a.chip).ok_or_else(|| {
+        flag_err(
+            "--chip",
+            format!(
+                "`{}` is not a chip preset; the nearest is `{}` (presets: {})",
+                a.chip,
+                podsim_units::nearest(&a.chip, &names).unwrap_or(""),
+                names.join(", ")
+            ),
+        )
+    })?;
+    let intensity = match &a.intensity {
+        None => None,
+        Some(s) => match s.trim().parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() => Some(x),
+            _ => {
+                return Err(flag_err(
+                    "--intensity",
+                    format!("`{s}` is not a positive number of FLOPs per byte, e.g. 100"),
+                ));
+            }
+        },
+    };
+    let peak = chip.peak_matrix_flops();
+    let bw = chip.memory_bytes_per_s as f64;
+    let ridge = chip.ridge_point();
+    let at = intensity.map(|x| {
+        (
+            x,
+            chip.roofline(x),
+            if x < ridge { "memory" } else { "compute" },
+        )
+    });
+    if let Some(path) = &a.plot {
+        let mut roofs: Vec<podsim_report::Roof> = ["tpuv4", "tpuv3", "a100"]
+            .iter()
+            .filter_map(|n| Chip::preset(n))
+            .map(|c| podsim_report::Roof {
+                name: c.name.to_string(),
+                peak: c.peak_matrix_flops(),
+                bandwidth: c.memory_bytes_per_s as f64,
+            })
+            .collect();
+        if !roofs.iter().any(|r| r.name == chip.name) {
+            roofs.push(podsim_report::Roof {
+                name: chip.name.to_string(),
+                peak,
+                bandwidth: bw,
+            });
+        }
+        podsim_report::roofline_svg(path, &roofs, intensity)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
+    if a.json {
+        let mut v = json!({
+            "chip": chip.name,
+            "peak_flops": peak,
+            "memory_bytes_per_s": chip.memory_bytes_per_s,
+            "ridge_flop_per_byte": ridge,
+        });
+        if let Some((x, f, bound)) = at {
+            v["intensity_flop_per_byte"] = json!(x);
+            v["attainable_flops"] = json!(f);
+            v["bound"] = json!(bound);
+        }
+        outln!("{v}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![
+        ("chip".to_string(), vec![chip.name.to_string()]),
+        ("peak".into(), vec![format!("{:.1} TFLOP/s", peak / 1e12)]),
+        (
+            "memory".into(),
+            vec![format!("{:.0} GB/s ({})", bw / 1e9, chip.memory)],
+        ),
+        ("ridge point".into(), vec![format!("{ridge:.1} FLOP/B")]),
+    ];
+    if let Some((x, f, bound)) = at {
+        rows.push((
+            format!("at {x} FLOP/B"),
+            vec![format!("{:.1} TFLOP/s ({bound}-bound)", f / 1e12)],
+        ));
+    }
+    out!("{}", render(&rows));
+    if let Some(p) = &a.plot {
+        outln!("plot written to {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -79,6 +79,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tofu-put-latency.toml"),
     ),
     (
+        "validation/rooflines.toml",
+        include_str!("../../../validation/rooflines.toml"),
+    ),
+    (
         "validation/tpu-v4-pod.toml",
         include_str!("../../../validation/tpu-v4-pod.toml"),
     ),
@@ -179,6 +183,9 @@ enum Command {
     /// Tile a GEMM onto a systolic array: cycles, folds, utilisation, mapping efficiency,
     /// SRAM and DRAM traffic, in podsim's RTL-exact convention or SCALE-Sim's.
     Gemm(compute_cmd::GemmArgs),
+    /// A chip's roofline: peak FLOP/s, memory bandwidth, the ridge point and the attainable
+    /// FLOP/s at an operational intensity; --plot draws TPU v4, TPU v3 and A100 (Fig. 16).
+    Roofline(compute_cmd::RooflineArgs),
     /// Run the lecture's output-stationary systolic array register for register on int8
     /// matrices: the result and the cycle each output settles.
     Systolic(compute_cmd::SystolicArgs),
@@ -277,6 +284,7 @@ fn main() -> ExitCode {
         Command::Collective(a) => collective_cmd::collective(&a),
         Command::Microbench(a) => collective_cmd::microbench(&a),
         Command::Gemm(a) => compute_cmd::gemm_cmd(&a),
+        Command::Roofline(a) => compute_cmd::roofline_cmd(&a),
         Command::Systolic(a) => compute_cmd::systolic_cmd(&a),
         Command::Numerics(a) => compute_cmd::numerics_cmd(&a),
         Command::Noc(a) => noc_cmd::noc_cmd(&a),

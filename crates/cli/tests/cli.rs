@@ -740,3 +740,53 @@ fn noc_errors_name_the_flag() {
         &["--sweep", "FROM:TO:STEP"],
     );
 }
+
+#[test]
+fn roofline_by_hand() {
+    // TPU v4: 2 cores x 4 MXUs x 128 x 128 MACs x 2 FLOPs x 1.05 GHz = 275.2512 TFLOP/s over
+    // 1200 GB/s (tpu-v4-isca2023.txt Table 4): ridge 229.376 FLOP/B. At 100 FLOP/B the chip is
+    // memory-bound at 100 x 1.2e12 = 120 TFLOP/s; at 1000 it reaches the peak.
+    let v = json(&[
+        "roofline",
+        "--chip",
+        "tpuv4",
+        "--intensity",
+        "100",
+        "--json",
+    ]);
+    assert!((v["ridge_flop_per_byte"].as_f64().unwrap() - 229.376).abs() < 1e-9);
+    assert!((v["attainable_flops"].as_f64().unwrap() - 1.2e14).abs() < 1.0);
+    assert_eq!(v["bound"], "memory");
+    let v = json(&[
+        "roofline",
+        "--chip",
+        "tpuv4",
+        "--intensity",
+        "1000",
+        "--json",
+    ]);
+    assert!((v["attainable_flops"].as_f64().unwrap() - 275.2512e12).abs() < 1.0);
+    assert_eq!(v["bound"], "compute");
+    // The plot holds the three chips of Fig. 16.
+    let dir = std::env::temp_dir().join(format!("podsim-roof-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("roof.svg");
+    let o = podsim(&[
+        "roofline",
+        "--chip",
+        "tpuv4",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for chip in ["tpuv4", "tpuv3", "a100"] {
+        assert!(text.contains(chip), "{chip}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    expect_error(
+        &["roofline", "--chip", "tpuv4", "--intensity", "-1"],
+        &["--intensity"],
+    );
+    expect_error(&["roofline", "--chip", "tpu4"], &["nearest is `tpuv4`"]);
+}

@@ -84,6 +84,8 @@ fn help_prints_each_default_once() {
         "noc",
         "numerics",
         "validate",
+        "workload",
+        "roofline",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {

@@ -363,6 +363,21 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "roofline-tpuv4",
+        &["roofline", "--chip", "tpuv4", "--intensity", "100"],
+    ),
+    (
+        "roofline-a100-json",
+        &[
+            "roofline",
+            "--chip",
+            "a100",
+            "--intensity",
+            "1000",
+            "--json",
+        ],
+    ),
+    (
         "gemm-os",
         &[
             "gemm",

@@ -3,6 +3,12 @@
 //! - TPU v4 (tpu-v4-isca2023.txt, section 2 and Table 4): 2 TensorCores x 4 MXUs of 128x128
 //!   at 1050 MHz; HBM2 1200 GB/s. Peak = 8 x 16,384 MACs x 2 FLOPs x 1.05 GHz = 275.3 TFLOPS
 //!   (bf16 or int8; the paper: 275).
+//! - TPU v3 (tpu-v4-isca2023.txt, Table 4): 2 TensorCores x 2 MXUs of 128x128 at 940 MHz;
+//!   HBM2 900 GB/s. Peak = 4 x 16,384 x 2 x 0.94 GHz = 123.2 TFLOPS bf16 (the paper: 123).
+//! - A100 (the roofline of Fig. 16; tpu-v4-isca2023.txt section 7.6 gives 312 TFLOP/s and the
+//!   1410 MHz boost clock; NVIDIA's A100 data sheet gives 108 SMs of 4 tensor cores, each 256
+//!   bf16 FMAs per cycle, 2,039 GB/s of HBM2e on the 80 GB part and 19.5 TFLOP/s FP32 = 108 x
+//!   128 FLOPs per cycle at 1410 MHz): 108 x 4 x 256 x 2 x 1.41 GHz = 311.9 TFLOPS.
 //! - DOJO node and D1 die (dojo-microarchitecture.txt): 4 matmul units of 8x8 per node, 2 GHz,
 //!   354 nodes per D1: 354 x 256 MACs x 2 x 2 GHz = 362.5 TFLOPS BF16/CFP8 (paper: 362). FP32
 //!   runs on the 64-byte SIMD unit: 16 lanes x FMA (2 FLOPs) = 32 FLOPs per cycle per node
@@ -33,7 +39,7 @@ pub struct Chip {
 }
 
 /// The presets.
-pub const CHIPS: [Chip; 3] = [
+pub const CHIPS: [Chip; 5] = [
     Chip {
         name: "tpuv4",
         cores: 2,
@@ -44,6 +50,28 @@ pub const CHIPS: [Chip; 3] = [
         memory_bytes_per_s: 1_200_000_000_000,
         memory: "HBM2",
         matrix_formats: "bf16, int8",
+    },
+    Chip {
+        name: "tpuv3",
+        cores: 2,
+        units_per_core: 2,
+        unit: (128, 128),
+        clock_hz: 940_000_000,
+        fp32_flops_per_core_cycle: 0,
+        memory_bytes_per_s: 900_000_000_000,
+        memory: "HBM2",
+        matrix_formats: "bf16",
+    },
+    Chip {
+        name: "a100",
+        cores: 108,
+        units_per_core: 4,
+        unit: (16, 16),
+        clock_hz: 1_410_000_000,
+        fp32_flops_per_core_cycle: 128,
+        memory_bytes_per_s: 2_039_000_000_000,
+        memory: "HBM2e",
+        matrix_formats: "bf16, fp16, int8",
     },
     Chip {
         name: "dojo-node",

@@ -90,6 +90,17 @@ struct RawCollective {
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
     let s = v.get_ref();
+    if q == Quantity::RidgePoint {
+        // FLOPs per byte such as "229.2", held in thousandths.
+        return match s.trim().trim_end_matches("FLOP/B").trim().parse::<f64>() {
+            Ok(r) if r > 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
+            _ => ctx.err(
+                Some(v.span()),
+                key,
+                format!("`{s}` is not FLOPs per byte such as \"229.2\""),
+            ),
+        };
+    }
     if q == Quantity::CollectiveSpeedup || q == Quantity::BisectionScalingExponent {
         // A ratio such as "1.63", held in thousandths.
         return match s.trim().trim_end_matches('x').parse::<f64>() {

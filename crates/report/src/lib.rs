@@ -5,11 +5,13 @@
 
 mod metrics;
 mod noc;
+mod roofline;
 mod table;
 mod trace;
 
 pub use metrics::{metrics_json, metrics_table};
 pub use noc::{noc_curve_csv, noc_curve_svg, noc_result_json};
+pub use roofline::{Roof, roofline_svg};
 pub use table::render;
 pub use trace::Trace;
 

@@ -94,10 +94,13 @@ pub enum Quantity {
     /// One-way 8-byte put between neighbours (flow model, the case's `endpoint` setting), in
     /// picoseconds.
     PutLatency,
+    /// The roofline's ridge point of `[case.compute] chip`: peak FLOP/s over memory bandwidth,
+    /// FLOPs per byte, held in thousandths.
+    RidgePoint,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 25] = [
+pub const QUANTITIES: [&str; 26] = [
     "nodes",
     "links",
     "degree_max",
@@ -123,6 +126,7 @@ pub const QUANTITIES: [&str; 25] = [
     "tensor_core_macs_per_cycle",
     "systolic_completion_cycle",
     "put_latency",
+    "ridge_point",
 ];
 
 impl Quantity {
@@ -154,6 +158,7 @@ impl Quantity {
             "tensor_core_macs_per_cycle" => Quantity::TensorCoreMacsPerCycle,
             "systolic_completion_cycle" => Quantity::SystolicCompletion,
             "put_latency" => Quantity::PutLatency,
+            "ridge_point" => Quantity::RidgePoint,
             _ => return None,
         })
     }
@@ -164,6 +169,7 @@ impl Quantity {
             self,
             Quantity::PeakFlops
                 | Quantity::Fp32Flops
+                | Quantity::RidgePoint
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
@@ -195,6 +201,7 @@ impl Quantity {
         Ok(match self {
             Quantity::PeakFlops => chip()?.peak_matrix_flops().round() as u64,
             Quantity::Fp32Flops => chip()?.peak_fp32_flops().round() as u64,
+            Quantity::RidgePoint => (chip()?.ridge_point() * 1000.0).round() as u64,
             Quantity::TensorCoreLatency | Quantity::TensorCoreMacsPerCycle => {
                 let (lat, macs) = podsim_compute::lecture::measure_tensor_core(size()? as usize);
                 if self == Quantity::TensorCoreLatency {
@@ -334,6 +341,7 @@ impl Quantity {
             },
             Quantity::PeakFlops
             | Quantity::Fp32Flops
+            | Quantity::RidgePoint
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion => return self.measure_compute(case),
@@ -401,6 +409,8 @@ impl Quantity {
             format!("{:.3} TFLOP/s", v as f64 / 1e12)
         } else if self == Quantity::CollectiveSpeedup {
             format!("{:.3}x", v as f64 / 1000.0)
+        } else if self == Quantity::RidgePoint {
+            format!("{:.1} FLOP/B", v as f64 / 1000.0)
         } else if self == Quantity::BisectionScalingExponent {
             format!("{:.3}", v as f64 / 1000.0)
         } else if self == Quantity::PutLatency {

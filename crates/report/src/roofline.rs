@@ -1,0 +1,93 @@
+//! Roofline plots (Williams, Waterman and Patterson 2009; tpu-v4-isca2023.txt Fig. 16): one
+//! line per chip, attainable FLOP/s against operational intensity on log-log axes.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::ReportError;
+
+/// One chip's roofline: its name, peak FLOP/s and memory bandwidth (bytes/s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roof {
+    /// The chip.
+    pub name: String,
+    /// Peak FLOP/s.
+    pub peak: f64,
+    /// Memory bandwidth, bytes/s.
+    pub bandwidth: f64,
+}
+
+/// Draw `roofs` to `path` as an SVG, log-log, intensity from 1 to 10,000 FLOPs per byte, with a
+/// legend and each ridge point marked; `mark`, if given, is an intensity drawn as a vertical
+/// line.
+pub fn roofline_svg(path: &Path, roofs: &[Roof], mark: Option<f64>) -> Result<(), ReportError> {
+    let fail = |e: &dyn std::fmt::Display| ReportError::Draw {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    };
+    let (xmin, xmax) = (1.0, 10_000.0);
+    let ymax = roofs.iter().map(|r| r.peak).fold(1.0, f64::max) * 2.0;
+    let ymin = roofs.iter().map(|r| r.bandwidth).fold(f64::MAX, f64::min) * xmin / 2.0;
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Roofline", ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d((xmin..xmax).log_scale(), (ymin..ymax).log_scale())
+        .map_err(|e| fail(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("operational intensity (FLOPs per byte of memory traffic)")
+        .y_desc("attainable TFLOP/s")
+        .y_label_formatter(&|v| format!("{}", v / 1e12))
+        .x_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    for (i, r) in roofs.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let ridge = r.peak / r.bandwidth;
+        let pts = vec![(xmin, xmin * r.bandwidth), (ridge, r.peak), (xmax, r.peak)];
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(|e| fail(&e))?
+            .label(format!(
+                "{}: {:.0} TFLOP/s, {:.0} GB/s, ridge {:.0} FLOP/B",
+                r.name,
+                r.peak / 1e12,
+                r.bandwidth / 1e9,
+                ridge
+            ))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (ridge, r.peak),
+                4,
+                color.filled(),
+            )))
+            .map_err(|e| fail(&e))?;
+    }
+    if let Some(x) = mark.filter(|x| (xmin..=xmax).contains(x)) {
+        chart
+            .draw_series(LineSeries::new(
+                vec![(x, ymin), (x, ymax)],
+                BLACK.mix(0.4).stroke_width(1),
+            ))
+            .map_err(|e| fail(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
