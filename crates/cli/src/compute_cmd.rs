@@ -530,3 +530,159 @@ pub fn roofline_cmd(a: &RooflineArgs) -> Result<ExitCode, Failure> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The arguments of `podsim availability`.
+#[derive(Args)]
+pub struct AvailabilityArgs {
+    /// Chips per slice: a multiple of 64 with OCS (whole 4x4x4 blocks), a divisor of 4096 with
+    /// --static.
+    #[arg(long, value_name = "N")]
+    slice_chips: u64,
+    /// Probability that a CPU host (4 chips) is up, e.g. 0.995.
+    #[arg(long, value_name = "A")]
+    host_availability: f64,
+    /// Static wiring instead of optical circuit switches: a slice needs a fixed region whose
+    /// hosts are all up.
+    #[arg(long = "static")]
+    static_wiring: bool,
+    /// Monte Carlo trials (pods drawn).
+    #[arg(long, value_name = "T", default_value_t = 10_000)]
+    trials: u64,
+    /// Seed of the host-failure stream.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Also draw goodput against slice size for 99.0%, 99.5% and 99.9% host availability, with
+    /// and without OCS (Fig. 4), as an SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Print one JSON object (keys: goodput, slices, p_schedulable, and exact_goodput from the
+    /// closed form).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `podsim availability`.
+pub fn availability_cmd(a: &AvailabilityArgs) -> Result<ExitCode, Failure> {
+    use podsim_system::availability::Availability;
+    let q = Availability {
+        slice_chips: a.slice_chips,
+        host_availability: a.host_availability,
+        static_wiring: a.static_wiring,
+    };
+    let bad = |e: podsim_system::availability::AvailabilityError| {
+        let flag = match e {
+            podsim_system::availability::AvailabilityError::Probability(_) => "--host-availability",
+            podsim_system::availability::AvailabilityError::Size { .. } => "--slice-chips",
+        };
+        flag_err(flag, e)
+    };
+    if a.trials == 0 {
+        return Err(flag_err("--trials", "at least one trial is needed"));
+    }
+    let exact = q.exact().map_err(bad)?;
+    let m = q.monte_carlo(a.trials, a.seed).map_err(bad)?;
+    if let Some(path) = &a.plot {
+        let mut series = Vec::new();
+        for static_wiring in [false, true] {
+            for avail in [0.99, 0.995, 0.999] {
+                let sizes: &[u64] = if static_wiring {
+                    &[64, 128, 256, 512, 1024, 2048, 4096]
+                } else {
+                    &[64, 128, 256, 512, 1024, 2048, 3072, 4096]
+                };
+                let points = sizes
+                    .iter()
+                    .filter_map(|&n| {
+                        let g = Availability {
+                            slice_chips: n,
+                            host_availability: avail,
+                            static_wiring,
+                        }
+                        .exact()
+                        .ok()?;
+                        Some((n as f64, 100.0 * g.goodput))
+                    })
+                    .collect();
+                series.push(podsim_report::Series {
+                    name: format!(
+                        "{:.1}% hosts up, {}",
+                        avail * 100.0,
+                        if static_wiring { "static" } else { "OCS" }
+                    ),
+                    points,
+                    second: static_wiring,
+                });
+            }
+        }
+        podsim_report::lines_svg(
+            path,
+            "TPU v4 pod goodput vs slice size (Fig. 4)",
+            "chips per slice",
+            "goodput (% of the pod's chips)",
+            &series,
+            100.0,
+        )
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "slice_chips": a.slice_chips,
+                "host_availability": a.host_availability,
+                "static": a.static_wiring,
+                "trials": a.trials,
+                "seed": a.seed,
+                "goodput": m.goodput,
+                "slices": m.slices,
+                "p_schedulable": m.p_schedulable,
+                "exact_goodput": exact.goodput,
+                "exact_slices": exact.slices,
+                "exact_p_schedulable": exact.p_schedulable,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = vec![
+        (
+            "pod".to_string(),
+            vec![format!(
+                "4096 chips, {} hosts each up with probability {}, {}",
+                1024,
+                a.host_availability,
+                if a.static_wiring {
+                    "static wiring"
+                } else {
+                    "OCS"
+                }
+            )],
+        ),
+        ("slice".into(), vec![format!("{} chips", a.slice_chips)]),
+        (
+            "goodput".into(),
+            vec![format!(
+                "{:.2}% (Monte Carlo, {} trials, seed {}); exact {:.2}%",
+                100.0 * m.goodput,
+                a.trials,
+                a.seed,
+                100.0 * exact.goodput
+            )],
+        ),
+        (
+            "slices running".into(),
+            vec![format!("{:.3} (exact {:.3})", m.slices, exact.slices)],
+        ),
+        (
+            "p(schedulable)".into(),
+            vec![format!(
+                "{:.4} (exact {:.4})",
+                m.p_schedulable, exact.p_schedulable
+            )],
+        ),
+    ];
+    out!("{}", render(&rows));
+    if let Some(p) = &a.plot {
+        outln!("plot written to {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

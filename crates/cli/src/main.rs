@@ -83,6 +83,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/rooflines.toml"),
     ),
     (
+        "validation/tpu-v4-availability.toml",
+        include_str!("../../../validation/tpu-v4-availability.toml"),
+    ),
+    (
         "validation/tpu-v4-pod.toml",
         include_str!("../../../validation/tpu-v4-pod.toml"),
     ),
@@ -186,6 +190,9 @@ enum Command {
     /// A chip's roofline: peak FLOP/s, memory bandwidth, the ridge point and the attainable
     /// FLOP/s at an operational intensity; --plot draws TPU v4, TPU v3 and A100 (Fig. 16).
     Roofline(compute_cmd::RooflineArgs),
+    /// TPU v4 pod goodput when CPU hosts fail, with optical circuit switches or static wiring
+    /// (Fig. 4): closed form and Monte Carlo.
+    Availability(compute_cmd::AvailabilityArgs),
     /// Run the lecture's output-stationary systolic array register for register on int8
     /// matrices: the result and the cycle each output settles.
     Systolic(compute_cmd::SystolicArgs),
@@ -285,6 +292,7 @@ fn main() -> ExitCode {
         Command::Microbench(a) => collective_cmd::microbench(&a),
         Command::Gemm(a) => compute_cmd::gemm_cmd(&a),
         Command::Roofline(a) => compute_cmd::roofline_cmd(&a),
+        Command::Availability(a) => compute_cmd::availability_cmd(&a),
         Command::Systolic(a) => compute_cmd::systolic_cmd(&a),
         Command::Numerics(a) => compute_cmd::numerics_cmd(&a),
         Command::Noc(a) => noc_cmd::noc_cmd(&a),

@@ -86,6 +86,7 @@ fn help_prints_each_default_once() {
         "validate",
         "workload",
         "roofline",
+        "availability",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {

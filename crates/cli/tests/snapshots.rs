@@ -363,6 +363,30 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "availability-ocs",
+        &[
+            "availability",
+            "--slice-chips",
+            "1024",
+            "--host-availability",
+            "0.99",
+        ],
+    ),
+    (
+        "availability-static-json",
+        &[
+            "availability",
+            "--slice-chips",
+            "1024",
+            "--host-availability",
+            "0.999",
+            "--static",
+            "--trials",
+            "2000",
+            "--json",
+        ],
+    ),
+    (
         "roofline-tpuv4",
         &["roofline", "--chip", "tpuv4", "--intensity", "100"],
     ),

@@ -56,6 +56,18 @@ struct RawCase {
     system: Option<RawSystem>,
     #[serde(default)]
     endpoint: Option<Spanned<String>>,
+    #[serde(default)]
+    availability: Option<Spanned<RawAvailability>>,
+}
+
+/// `[case.availability]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAvailability {
+    slice_chips: u64,
+    host_availability: f64,
+    #[serde(default, rename = "static")]
+    static_wiring: bool,
 }
 
 /// `[case.compute]` as written.
@@ -90,6 +102,17 @@ struct RawCollective {
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
     let s = v.get_ref();
+    if q == Quantity::Goodput {
+        // A percentage such as "75%", held in thousandths of one.
+        return match s.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Ok(r) if (0.0..=100.0).contains(&r) => Ok((r * 10.0).round() as u64),
+            _ => ctx.err(
+                Some(v.span()),
+                key,
+                format!("`{s}` is not a percentage such as \"75%\""),
+            ),
+        };
+    }
     if q == Quantity::RidgePoint {
         // FLOPs per byte such as "229.2", held in thousandths.
         return match s.trim().trim_end_matches("FLOP/B").trim().parse::<f64>() {
@@ -194,7 +217,22 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     "only a put_latency case reads an endpoint setting; drop the key",
                 );
             }
+            if let (Some(a), false) = (&c.availability, q == Quantity::Goodput) {
+                return ctx.err(
+                    Some(a.span()),
+                    &key("availability"),
+                    "only a goodput case reads [case.availability]; drop it",
+                );
+            }
             let mut case = ValidationCase {
+                availability: c.availability.as_ref().map(|a| {
+                    let a = a.get_ref();
+                    podsim_system::availability::Availability {
+                        slice_chips: a.slice_chips,
+                        host_availability: a.host_availability,
+                        static_wiring: a.static_wiring,
+                    }
+                }),
                 endpoint: c.endpoint.as_ref().map(|e| e.get_ref().clone()),
                 figure: c.figure.clone(),
                 source: c.source.clone(),

@@ -91,3 +91,76 @@ pub fn roofline_svg(path: &Path, roofs: &[Roof], mark: Option<f64>) -> Result<()
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
+
+/// A named series of points for [`lines_svg`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The legend entry.
+    pub name: String,
+    /// The points, x ascending.
+    pub points: Vec<(f64, f64)>,
+    /// Drawn in the second family of colours (magenta, cyan, black instead of blue, red,
+    /// green), to tell two groups of lines apart.
+    pub second: bool,
+}
+
+/// Draw `series` to `path` as an SVG line chart with a legend: x on a log scale, y from 0 to
+/// `ymax`.
+pub fn lines_svg(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+    ymax: f64,
+) -> Result<(), ReportError> {
+    let fail = |e: &dyn std::fmt::Display| ReportError::Draw {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    };
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let xmin = xs.clone().fold(f64::MAX, f64::min).max(f64::MIN_POSITIVE);
+    let xmax = xs.fold(0.0, f64::max).max(xmin * 2.0);
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax)
+        .map_err(|e| fail(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(8)
+        .x_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    for (i, s) in series.iter().enumerate() {
+        let color = colors[i % 3 + if s.second { 3 } else { 0 }];
+        let style = color.stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(s.points.clone(), style))
+            .map_err(|e| fail(&e))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart
+            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| fail(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerLeft)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}

@@ -6,6 +6,7 @@
 //! are allocated or failed, how switches are programmed); the topologies it hands out are plain
 //! graphs from `podsim-topology`.
 
+pub mod availability;
 pub mod machine;
 pub mod presets;
 pub mod scenario;

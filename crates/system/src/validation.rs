@@ -97,10 +97,13 @@ pub enum Quantity {
     /// The roofline's ridge point of `[case.compute] chip`: peak FLOP/s over memory bandwidth,
     /// FLOPs per byte, held in thousandths.
     RidgePoint,
+    /// A TPU v4 pod's goodput for `[case.availability]` (closed form of
+    /// [`crate::availability`]), a fraction held in thousandths.
+    Goodput,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 26] = [
+pub const QUANTITIES: [&str; 27] = [
     "nodes",
     "links",
     "degree_max",
@@ -127,6 +130,7 @@ pub const QUANTITIES: [&str; 26] = [
     "systolic_completion_cycle",
     "put_latency",
     "ridge_point",
+    "goodput",
 ];
 
 impl Quantity {
@@ -159,6 +163,7 @@ impl Quantity {
             "systolic_completion_cycle" => Quantity::SystolicCompletion,
             "put_latency" => Quantity::PutLatency,
             "ridge_point" => Quantity::RidgePoint,
+            "goodput" => Quantity::Goodput,
             _ => return None,
         })
     }
@@ -170,14 +175,25 @@ impl Quantity {
             Quantity::PeakFlops
                 | Quantity::Fp32Flops
                 | Quantity::RidgePoint
+                | Quantity::Goodput
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
         )
     }
 
-    /// The value of a compute quantity for `case`.
+    /// The value of a compute quantity (or of a quantity measured without a network) for
+    /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
+        if self == Quantity::Goodput {
+            let a = case
+                .availability
+                .ok_or(QuantityError::Missing("goodput needs [case.availability]"))?;
+            let g = a
+                .exact()
+                .map_err(|e| QuantityError::Invalid(e.to_string()))?;
+            return Ok((g.goodput * 1000.0).round() as u64);
+        }
         let c = case.compute.as_ref().ok_or(QuantityError::Missing(
             "a compute quantity needs [case.compute]",
         ))?;
@@ -342,6 +358,7 @@ impl Quantity {
             Quantity::PeakFlops
             | Quantity::Fp32Flops
             | Quantity::RidgePoint
+            | Quantity::Goodput
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion => return self.measure_compute(case),
@@ -409,6 +426,8 @@ impl Quantity {
             format!("{:.3} TFLOP/s", v as f64 / 1e12)
         } else if self == Quantity::CollectiveSpeedup {
             format!("{:.3}x", v as f64 / 1000.0)
+        } else if self == Quantity::Goodput {
+            format!("{:.1}%", v as f64 / 10.0)
         } else if self == Quantity::RidgePoint {
             format!("{:.1} FLOP/B", v as f64 / 1000.0)
         } else if self == Quantity::BisectionScalingExponent {
@@ -492,4 +511,6 @@ pub struct ValidationCase {
     pub compute: Option<CaseCompute>,
     /// The endpoint setting (`put_latency`; default: the machine's default).
     pub endpoint: Option<String>,
+    /// The pod and slice of a `goodput` case (`[case.availability]`).
+    pub availability: Option<crate::availability::Availability>,
 }
