@@ -126,7 +126,7 @@ fn topo_help_lists_the_presets_and_the_shorthand_grammar() {
             "`topo --help` does not list {example}"
         );
     }
-    // The forms with placeholders, filled in, are accepted.
+    // The forms with N, K or RxC in them, filled in with numbers, are accepted.
     for shorthand in [
         "hybrid:16",
         "tofu2:2x2x2:wrap=ttm",
