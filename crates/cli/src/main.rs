@@ -14,6 +14,7 @@ macro_rules! outln {
 mod collective_cmd;
 mod compute_cmd;
 mod noc_cmd;
+mod train_cmd;
 mod workload_cmd;
 
 use std::path::{Path, PathBuf};
@@ -205,6 +206,11 @@ enum Command {
     /// span, the compute and communication time, what overlap did not hide, and the critical
     /// path.
     Workload(workload_cmd::WorkloadArgs),
+    /// A transformer's training step on a TPU v4 slice (Table 3's partition spec [pipeline,
+    /// data, model1, model2] with 1D/2D activation/weight partitioning, mapped onto the torus):
+    /// throughput, MFU, memory per chip, and where the time goes; or --search for the best
+    /// slice and partitioning.
+    Train(train_cmd::TrainArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -297,6 +303,7 @@ fn main() -> ExitCode {
         Command::Numerics(a) => compute_cmd::numerics_cmd(&a),
         Command::Noc(a) => noc_cmd::noc_cmd(&a),
         Command::Workload(a) => workload_cmd::workload_cmd(&a),
+        Command::Train(a) => train_cmd::train_cmd(&a),
     };
     match result {
         Ok(code) => code,
@@ -485,7 +492,7 @@ fn run(
                 if trace.is_some() {
                     workload_cmd::add_workload(
                         &mut t,
-                        spec,
+                        &spec.workload,
                         &result,
                         net.endpoints(),
                         traced_runs << 32,

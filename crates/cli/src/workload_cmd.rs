@@ -169,7 +169,7 @@ fn trace(
     t.about("machine", json!(spec.system.name));
     t.about("model", json!(model.name()));
     t.about("time_s", json!(r.time_s));
-    add_workload(&mut t, spec, r, chips, 0, "");
+    add_workload(&mut t, &spec.workload, r, chips, 0, "");
     t
 }
 
@@ -177,7 +177,7 @@ fn trace(
 /// chip, named `label` chip), a thread per resource, an event per task on each chip.
 pub(crate) fn add_workload(
     t: &mut Trace,
-    spec: &podsim_system::workload::WorkloadSpec,
+    workload: &podsim_system::workload::Workload,
     r: &WorkloadResult,
     chips: u64,
     pid_offset: u64,
@@ -203,7 +203,7 @@ pub(crate) fn add_workload(
         t.complete(
             pid_offset + i.chip,
             i.resource as u64,
-            &spec.workload.tasks[i.task].name,
+            &workload.tasks[i.task].name,
             i.start,
             i.end - i.start,
             json!({"run": i.run}),

@@ -10,12 +10,14 @@
 //! into typed specs and never builds or runs a model.
 
 mod error;
+mod model;
 mod scenario;
 mod shorthand;
 mod validation;
 mod workload;
 
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
+pub use model::parse_model;
 pub use scenario::{DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_system, system_from_cli};
 pub use shorthand::{
     SHORTHAND_HELP, SHORTHAND_KINDS, ShorthandError, parse_shorthand, parse_topology,

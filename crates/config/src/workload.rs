@@ -502,6 +502,7 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                 let from = match &group {
                     Group::All => n,
                     Group::List(l) => l.len() as u64,
+                    Group::Lines(l, _) => l.iter().map(|x| x.len() as u64).sum(),
                     Group::Dim(_) => 0,
                 };
                 if from != to.len() as u64 {

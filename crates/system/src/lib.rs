@@ -12,6 +12,7 @@ pub mod presets;
 pub mod scenario;
 pub mod spec;
 pub mod tpu_v4;
+pub mod train;
 pub mod validation;
 pub mod workload;
 

@@ -215,6 +215,10 @@ pub enum Group {
     Dim(usize),
     /// These chips, in this order (collective ranks follow it).
     List(Vec<u64>),
+    /// Several disjoint groups at once, each in rank order and filling a mesh of the given
+    /// sizes (x fastest; what dimension-wise algorithms follow): a collective runs on every
+    /// line at the same time; compute, memory and send tasks use every chip of every line.
+    Lines(Vec<Vec<u64>>, Vec<u32>),
 }
 
 /// One task of a workload.
@@ -364,6 +368,7 @@ fn collective_groups(net: &Network, group: &Group, chips: u64) -> Result<Vec<Ran
             Ok(vec![((0..chips).collect(), dims)])
         }
         Group::List(l) => Ok(vec![(l.clone(), vec![l.len() as u32])]),
+        Group::Lines(lines, dims) => Ok(lines.iter().map(|l| (l.clone(), dims.clone())).collect()),
         Group::Dim(d) => {
             let c = net.cube().ok_or_else(|| {
                 format!(
@@ -398,6 +403,7 @@ fn chips_of(group: &Group, chips: u64) -> Result<Vec<u64>, String> {
     match group {
         Group::All => Ok((0..chips).collect()),
         Group::List(l) => Ok(l.clone()),
+        Group::Lines(lines, _) => Ok(lines.concat()),
         Group::Dim(_) => Err(
             "a `dim:` group names lines for collectives; compute, memory and send tasks take `all` or a list of chips"
                 .into(),
@@ -464,7 +470,28 @@ pub fn run(
                 format!("waits for task {a}, which is not earlier in the list"),
             ));
         }
-        if let Group::List(l) = &t.group {
+        if let Group::Lines(lines, dims) = &t.group {
+            let size: u64 = dims.iter().map(|&d| u64::from(d)).product();
+            if let Some(l) = lines.iter().find(|l| l.len() as u64 != size) {
+                return Err(terr(
+                    t,
+                    format!(
+                        "a line has {} chips but its sizes {dims:?} make {size}",
+                        l.len()
+                    ),
+                ));
+            }
+            let mut seen = std::collections::HashSet::new();
+            if let Some(&c) = lines.iter().flatten().find(|&&c| !seen.insert(c)) {
+                return Err(terr(t, format!("chip {c} is in two lines")));
+            }
+        }
+        let listed: Option<Vec<u64>> = match &t.group {
+            Group::List(l) => Some(l.clone()),
+            Group::Lines(lines, _) => Some(lines.concat()),
+            _ => None,
+        };
+        if let Some(l) = listed {
             if l.is_empty() {
                 return Err(terr(t, "the group lists no chip".into()));
             }

@@ -1,0 +1,468 @@
+//! `podsim train`: a transformer's training step on a TPU v4 slice, or the search of Table 3.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use podsim_collective::ModelKind;
+use podsim_net::Packetization;
+use podsim_report::{Trace, render};
+use podsim_system::train::{
+    self, Config, Machine, Mapping, Parallel, Partition, Remat, StepReport, Transformer,
+};
+use podsim_system::workload::ChipSpec;
+use podsim_topology::Network;
+use serde_json::json;
+
+use crate::collective_cmd::flag_err;
+use crate::{Failure, read};
+
+/// Built-in model names, for help and errors.
+const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3";
+
+/// The arguments of `podsim train`.
+#[derive(Args)]
+pub struct TrainArgs {
+    /// A built-in model (gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3: the unpublished LLM of
+    /// Table 3 as assumed in validation/tpu-v4-table3.toml) or a TOML model file with the keys
+    /// name, layers, d_model, heads, kv_heads, d_ff, ffn_matrices (2, or 3 for gated),
+    /// vocabulary, sequence, format (bf16) and batch (see examples/models/).
+    #[arg(long, value_name = "NAME|FILE")]
+    model: String,
+    /// The slice: tpuv4:slice=AxBxC[:twisted], or any mesh or torus shorthand of 1 to 3
+    /// dimensions (not with --search).
+    #[arg(long, value_name = "SPEC")]
+    system: Option<String>,
+    /// Table 3's partition spec: pipeline=P,data=D,model1=M1,model2=M2 or [P,D,M1,M2]; the
+    /// product is the slice's chips. model2 splits heads and the feed-forward width (tensor
+    /// parallelism), model1 splits the batch (and the weights along d_model with 2D weights).
+    #[arg(long, value_name = "SPEC")]
+    parallel: Option<String>,
+    /// Activation/weight partitioning, 1d or 2d each (Table 3's option) [default: 1d/1d].
+    #[arg(long, value_name = "A/W")]
+    partition: Option<String>,
+    /// The order in which the axes fill the slice's chips, fastest first (chip ids count x,
+    /// then y, then z), e.g. model2,model1,data,pipeline [default: that order].
+    #[arg(long, value_name = "AXES")]
+    mapping: Option<String>,
+    /// Global batch, sequences [default: the model's own; the file's `batch` key].
+    #[arg(long, value_name = "SEQS")]
+    batch: Option<u64>,
+    /// Microbatches per step [default: the fastest count that fits in HBM, closed form].
+    #[arg(long, value_name = "N")]
+    microbatches: Option<u64>,
+    /// Rematerialisation: full (keep each layer's input, recompute the rest) or none.
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    remat: String,
+    /// How collectives are timed: analytic (closed form, contention-free rings) or flow (the
+    /// layer runs as a workload on the slice's flow model, every group at once).
+    #[arg(long, value_name = "FIDELITY", default_value = "flow")]
+    model_fidelity: String,
+    /// Write a Chrome trace-event JSON file of one layer's forward and backward pass for one
+    /// microbatch on every chip (open it in ui.perfetto.dev).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Search slice shapes (4x4x4 blocks, x <= y <= z, twisted where twistable), partition
+    /// specs, 1D/2D options, rematerialisation, microbatches and mappings for --chips chips:
+    /// every configuration in closed form, the best on the flow model.
+    #[arg(long)]
+    search: bool,
+    /// Chips to search over (a multiple of 64; with --search).
+    #[arg(long, value_name = "N")]
+    chips: Option<u64>,
+    /// How many configurations the search prints (with --search).
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    top: usize,
+    /// The most survivors of the closed-form pass the search times on the flow model (0: rank
+    /// by the closed form alone; with --search).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    flow_survivors: usize,
+    /// Print one JSON object. A step: step_time_s, throughput_seqs_per_s, mfu, hfu,
+    /// memory_bytes_per_chip, fits_in_memory, compute_time_s, exposed_communication_s,
+    /// bubble_time_s, and more. A search: results (best first, each with system, parallel,
+    /// partition, throughput_seqs_per_s, and more), configurations_evaluated,
+    /// configurations_per_s.
+    #[arg(long)]
+    json: bool,
+}
+
+fn model_of(spec: &str) -> Result<Transformer, Failure> {
+    if let Some(t) = Transformer::builtin(spec) {
+        return Ok(t);
+    }
+    let path = std::path::Path::new(spec);
+    if spec.ends_with(".toml") || path.exists() {
+        return Ok(podsim_config::parse_model(spec, &read(path)?)?);
+    }
+    let names: Vec<&str> = MODELS.split(", ").collect();
+    Err(flag_err(
+        "--model",
+        format!(
+            "`{spec}` is neither a built-in model (the nearest is `{}`; built-in: {MODELS}) nor a file",
+            podsim_units::nearest(spec, &names).unwrap_or("")
+        ),
+    ))
+}
+
+fn flow_model(net: &Network) -> Result<Box<dyn podsim_net::NetworkModel>, String> {
+    podsim_system::new_model(net, ModelKind::Flow, Packetization::NONE, false)
+        .map_err(|e| e.to_string())
+}
+
+/// Run `podsim train`.
+pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
+    let t = model_of(&a.model)?;
+    let remat = Remat::parse(&a.remat)
+        .ok_or_else(|| flag_err("--remat", format!("`{}` is not full or none", a.remat)))?;
+    let fidelity = match a.model_fidelity.as_str() {
+        "analytic" => ModelKind::Analytic,
+        "flow" => ModelKind::Flow,
+        other => {
+            return Err(flag_err(
+                "--model-fidelity",
+                format!("`{other}` is not analytic or flow"),
+            ));
+        }
+    };
+    let batch = match (a.batch, t.batch) {
+        (Some(0), _) => return Err(flag_err("--batch", "must be at least 1 sequence")),
+        (Some(b), _) | (None, Some(b)) => b,
+        (None, None) => {
+            return Err(flag_err(
+                "--batch",
+                format!("the model {} states no batch; give --batch", t.name),
+            ));
+        }
+    };
+    let chip = ChipSpec::preset("tpuv4").expect("tpuv4 is a chip preset");
+    if a.search {
+        return search(a, &t, &chip, batch);
+    }
+    for (given, flag) in [
+        (a.chips.is_some(), "--chips"),
+        (a.top != 5, "--top"),
+        (a.flow_survivors != 16, "--flow-survivors"),
+    ] {
+        if given {
+            return Err(flag_err(flag, "only --search takes it"));
+        }
+    }
+    let system = a
+        .system
+        .as_deref()
+        .ok_or_else(|| flag_err("--system", "give the slice (e.g. tpuv4:slice=8x8x8)"))?;
+    let parallel = a
+        .parallel
+        .as_deref()
+        .ok_or_else(|| flag_err("--parallel", "give the partition spec (e.g. [8,1,8,8])"))?;
+    let parallel = Parallel::parse(parallel).map_err(|e| flag_err("--parallel", e))?;
+    let partition = match &a.partition {
+        None => Partition::ALL[0],
+        Some(s) => Partition::parse(s).ok_or_else(|| {
+            flag_err(
+                "--partition",
+                format!("`{s}` is not ACTIVATION/WEIGHT with 1d or 2d each (e.g. 1d/2d)"),
+            )
+        })?,
+    };
+    let mapping = match &a.mapping {
+        None => Mapping::DEFAULT,
+        Some(s) => Mapping::parse(s).map_err(|e| flag_err("--mapping", e))?,
+    };
+    let spec = podsim_config::system_from_cli(system, None, None, None)?;
+    let net = spec
+        .build()
+        .map_err(|e| flag_err("--system", e.to_string()))?;
+    let m = Machine::of(&net, chip).map_err(|e| flag_err("--system", e))?;
+    let mut c = Config {
+        parallel,
+        partition,
+        mapping,
+        batch,
+        microbatches: a.microbatches.unwrap_or(1),
+        remat,
+    };
+    if a.microbatches.is_none() {
+        c = train::best_microbatches(&t, &m, &c).map_err(|e| Failure::usage(e.to_string()))?;
+    }
+    let r = match fidelity {
+        ModelKind::Flow => {
+            let mut mk = || flow_model(&net);
+            train::measured(&t, &m, &net, &c, &mut mk)
+        }
+        _ => train::analytic(&t, &m, &c),
+    }
+    .map_err(|e| match e {
+        train::TrainError::Config(s) => Failure::usage(s),
+        other => Failure::runtime(other.to_string()),
+    })?;
+    if let Some(path) = &a.trace {
+        let mut model = podsim_system::new_model(&net, fidelity, Packetization::NONE, false)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+        let (w, run) = train::layer_run(&t, &m, &net, &c, model.as_mut())
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+        let mut tr = Trace::new(crate::workload_cmd::DEFAULT_TRACE_LIMIT);
+        tr.about("model", json!(t.name));
+        tr.about("system", json!(spec.name));
+        tr.about("parallel", json!(c.parallel.to_string()));
+        tr.about(
+            "what",
+            json!("one layer, forward and backward, one microbatch"),
+        );
+        crate::workload_cmd::add_workload(&mut tr, &w, &run, net.endpoints(), 0, "");
+        std::fs::write(path, tr.to_json().to_string())
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    if a.json {
+        let mut j = step_json(&r);
+        j["model"] = json!(t.name);
+        j["system"] = json!(spec.name);
+        j["chips"] = json!(net.endpoints());
+        j["parameters"] = json!(t.params());
+        outln!("{j}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "{} ({:.1} B parameters) on {} ({} chips of tpuv4), collectives: {}",
+        t.name,
+        t.params() / 1e9,
+        spec.name,
+        net.endpoints(),
+        r.fidelity
+    );
+    out!("{}", render(&step_rows(&r, m.hbm_bytes)));
+    if let Some(p) = &a.trace {
+        outln!("trace written to {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn step_json(r: &StepReport) -> serde_json::Value {
+    let c = &r.config;
+    json!({
+        "parallel": c.parallel.to_string(),
+        "partition": c.partition.to_string(),
+        "mapping": c.mapping.to_string(),
+        "batch": c.batch,
+        "microbatches": c.microbatches,
+        "microbatch_seqs": r.microbatch_seqs,
+        "remat": c.remat.name(),
+        "fidelity": r.fidelity,
+        "step_time_s": r.step_time_s,
+        "throughput_seqs_per_s": r.throughput_seqs_per_s,
+        "mfu": r.mfu,
+        "hfu": r.hfu,
+        "memory_bytes_per_chip": r.memory.total(),
+        "memory": {
+            "weights_bytes": r.memory.weights,
+            "gradients_bytes": r.memory.gradients,
+            "optimizer_bytes": r.memory.optimizer,
+            "activations_bytes": r.memory.activations,
+            "workspace_bytes": r.memory.workspace,
+        },
+        "fits_in_memory": r.fits_in_memory,
+        "compute_time_s": r.compute_time_s,
+        "exposed_communication_s": r.exposed_communication_s,
+        "bubble_time_s": r.bubble_time_s,
+        "optimizer_time_s": r.optimizer_time_s,
+        "gradient_sync_s": r.gradient_sync_s,
+        "stage_forward_s": r.stage_times_s.0,
+        "stage_backward_s": r.stage_times_s.1,
+        "bound": r.bound(),
+    })
+}
+
+fn gib(b: f64) -> String {
+    format!("{:.2} GiB", b / (1u64 << 30) as f64)
+}
+
+fn step_rows(r: &StepReport, hbm: u64) -> Vec<(String, Vec<String>)> {
+    let c = &r.config;
+    let s = |x: f64| format!("{x:.3} s");
+    let m = &r.memory;
+    vec![
+        (
+            "partition".into(),
+            vec![format!(
+                "{} {}, mapping {}",
+                c.parallel, c.partition, c.mapping
+            )],
+        ),
+        (
+            "batch".into(),
+            vec![format!(
+                "{} sequences, {} microbatches of {} per data/model1 shard, remat {}",
+                c.batch,
+                c.microbatches,
+                r.microbatch_seqs,
+                c.remat.name()
+            )],
+        ),
+        ("step time".into(), vec![s(r.step_time_s)]),
+        (
+            "throughput".into(),
+            vec![format!("{:.2} seqs/s", r.throughput_seqs_per_s)],
+        ),
+        (
+            "MFU / HFU".into(),
+            vec![format!("{:.1}% / {:.1}%", r.mfu * 100.0, r.hfu * 100.0)],
+        ),
+        (
+            "compute".into(),
+            vec![format!(
+                "{} (optimizer {})",
+                s(r.compute_time_s),
+                s(r.optimizer_time_s)
+            )],
+        ),
+        (
+            "exposed communication".into(),
+            vec![format!(
+                "{} (gradient sum {} before overlap)",
+                s(r.exposed_communication_s),
+                s(r.gradient_sync_s)
+            )],
+        ),
+        ("pipeline bubble".into(), vec![s(r.bubble_time_s)]),
+        ("bound by".into(), vec![r.bound().into()]),
+        (
+            "memory per chip".into(),
+            vec![format!(
+                "{} of {} ({}): weights {}, gradients {}, optimizer {}, activations {}, workspace {}",
+                gib(m.total()),
+                gib(hbm as f64),
+                if r.fits_in_memory {
+                    "fits"
+                } else {
+                    "DOES NOT FIT"
+                },
+                gib(m.weights),
+                gib(m.gradients),
+                gib(m.optimizer),
+                gib(m.activations),
+                gib(m.workspace)
+            )],
+        ),
+    ]
+}
+
+fn search(
+    a: &TrainArgs,
+    t: &Transformer,
+    chip: &ChipSpec,
+    batch: u64,
+) -> Result<ExitCode, Failure> {
+    for (given, flag) in [
+        (a.system.is_some(), "--system"),
+        (a.parallel.is_some(), "--parallel"),
+        (a.partition.is_some(), "--partition"),
+        (a.mapping.is_some(), "--mapping"),
+        (a.microbatches.is_some(), "--microbatches"),
+        (a.trace.is_some(), "--trace"),
+        (a.remat != "full", "--remat"),
+        (a.model_fidelity != "flow", "--model-fidelity"),
+    ] {
+        if given {
+            return Err(flag_err(
+                flag,
+                "the search chooses it; drop the flag or drop --search",
+            ));
+        }
+    }
+    let chips = a
+        .chips
+        .ok_or_else(|| flag_err("--chips", "the search needs the slice's chips (e.g. 512)"))?;
+    if chips == 0 || chips > 4096 {
+        return Err(flag_err(
+            "--chips",
+            format!("{chips} is not between 64 and the pod's 4096"),
+        ));
+    }
+    if a.top == 0 {
+        return Err(flag_err("--top", "must be at least 1"));
+    }
+    let start = std::time::Instant::now();
+    let mut mk = flow_model;
+    let r = train::search(t, chip, chips, batch, a.top, a.flow_survivors, &mut mk).map_err(
+        |e| match e {
+            train::TrainError::Config(s) => Failure::usage(s),
+            other => Failure::runtime(other.to_string()),
+        },
+    )?;
+    let rate = r.configurations_evaluated as f64 / r.closed_form_s.max(1e-9);
+    if a.json {
+        let results: Vec<_> = r
+            .results
+            .iter()
+            .map(|(s, x)| {
+                let mut j = step_json(x);
+                j["system"] = json!(s.shorthand());
+                j
+            })
+            .collect();
+        outln!(
+            "{}",
+            json!({
+                "model": t.name,
+                "chips": chips,
+                "batch": batch,
+                "results": results,
+                "configurations_evaluated": r.configurations_evaluated,
+                "configurations_per_s": rate,
+                "pruned_by_bound": r.pruned,
+                "over_memory": r.over_memory,
+                "flow_evaluated": r.flow_evaluated,
+                "wall_time_s": start.elapsed().as_secs_f64(),
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "{} on {chips} TPU v4 chips, batch {batch}: {} configurations in closed form ({:.0} per second), {} skipped by the compute-only bound, {} over HBM; {} survivors on the flow model",
+        t.name,
+        r.configurations_evaluated,
+        rate,
+        r.pruned,
+        r.over_memory,
+        r.flow_evaluated
+    );
+    let mut rows = vec![(
+        "#".to_string(),
+        vec![
+            "slice".into(),
+            "[P,D,M1,M2]".into(),
+            "act/weight".into(),
+            "mapping".into(),
+            "microbatches".into(),
+            "remat".into(),
+            "seqs/s".into(),
+            "MFU".into(),
+            "why (compute / exposed comm / bubble, s)".into(),
+        ],
+    )];
+    for (i, (s, x)) in r.results.iter().enumerate() {
+        let c = &x.config;
+        rows.push((
+            format!("{}", i + 1),
+            vec![
+                s.shorthand(),
+                c.parallel.to_string(),
+                c.partition.to_string(),
+                c.mapping.to_string(),
+                c.microbatches.to_string(),
+                c.remat.name().into(),
+                format!("{:.2}", x.throughput_seqs_per_s),
+                format!("{:.1}%", x.mfu * 100.0),
+                format!(
+                    "{:.2} / {:.2} / {:.2}: {}",
+                    x.compute_time_s,
+                    x.exposed_communication_s,
+                    x.bubble_time_s,
+                    x.bound()
+                ),
+            ],
+        ));
+    }
+    out!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
