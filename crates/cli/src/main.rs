@@ -88,6 +88,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tpu-v4-availability.toml"),
     ),
     (
+        "validation/tpu-v4-table3.toml",
+        include_str!("../../../validation/tpu-v4-table3.toml"),
+    ),
+    (
         "validation/tpu-v4-pod.toml",
         include_str!("../../../validation/tpu-v4-pod.toml"),
     ),

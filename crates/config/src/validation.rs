@@ -58,6 +58,97 @@ struct RawCase {
     endpoint: Option<Spanned<String>>,
     #[serde(default)]
     availability: Option<Spanned<RawAvailability>>,
+    #[serde(default)]
+    train: Option<Spanned<RawTrain>>,
+    #[serde(default)]
+    train_baseline: Option<Spanned<RawTrain>>,
+}
+
+/// `[case.train]` as written: a built-in model and a step's configuration.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTrain {
+    model: String,
+    system: String,
+    parallel: String,
+    partition: String,
+    #[serde(default)]
+    mapping: Option<String>,
+    #[serde(default)]
+    batch: Option<u64>,
+    #[serde(default)]
+    microbatches: Option<u64>,
+    #[serde(default)]
+    remat: Option<String>,
+    #[serde(default)]
+    fidelity: Option<String>,
+}
+
+fn train_case(
+    ctx: &Ctx<'_>,
+    raw: &Spanned<RawTrain>,
+    key: &str,
+) -> Result<podsim_system::train::TrainCase, ConfigError> {
+    use podsim_system::train::{Mapping, Parallel, Partition, Remat, Transformer};
+    let span = Some(raw.span());
+    let r = raw.get_ref();
+    let k = |x: &str| format!("{key}.{x}");
+    let model = Transformer::builtin(&r.model).map_or_else(
+        || {
+            let names: Vec<String> = Transformer::builtins().into_iter().map(|m| m.name).collect();
+            ctx.err(
+                span.clone(),
+                &k("model"),
+                format!("`{}` is not a built-in model ({})", r.model, names.join(", ")),
+            )
+        },
+        Ok,
+    )?;
+    let system = crate::system_from_cli(&r.system, None, None, None).map_err(|e| ConfigError {
+        file: ctx.file.into(),
+        line: span.clone().map(|s| crate::error::line_of(ctx.text, s.start)),
+        key: k("system"),
+        why: e.why,
+    })?;
+    let parallel = Parallel::parse(&r.parallel)
+        .or_else(|e| ctx.err(span.clone(), &k("parallel"), e))?;
+    let partition = Partition::parse(&r.partition).map_or_else(
+        || ctx.err(span.clone(), &k("partition"), "expected 1d/1d, 1d/2d, 2d/1d or 2d/2d"),
+        Ok,
+    )?;
+    let mapping = match &r.mapping {
+        None => None,
+        Some(m) => Some(Mapping::parse(m).or_else(|e| ctx.err(span.clone(), &k("mapping"), e))?),
+    };
+    let remat = match r.remat.as_deref() {
+        None => Remat::Full,
+        Some(x) => Remat::parse(x).map_or_else(
+            || ctx.err(span.clone(), &k("remat"), "expected full or none"),
+            Ok,
+        )?,
+    };
+    let flow = match r.fidelity.as_deref() {
+        None | Some("flow") => true,
+        Some("analytic") => false,
+        Some(x) => {
+            return ctx.err(
+                span,
+                &k("fidelity"),
+                format!("`{x}` is not analytic or flow"),
+            );
+        }
+    };
+    Ok(podsim_system::train::TrainCase {
+        model,
+        system,
+        parallel,
+        partition,
+        mapping,
+        batch: r.batch,
+        microbatches: r.microbatches,
+        remat,
+        flow,
+    })
 }
 
 /// `[case.availability]` as written.
@@ -124,7 +215,21 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             ),
         };
     }
-    if q == Quantity::CollectiveSpeedup || q == Quantity::BisectionScalingExponent {
+    if q == Quantity::TrainThroughput {
+        // Sequences per second such as "21.0", held in thousandths.
+        return match s.trim().trim_end_matches("seqs/s").trim().parse::<f64>() {
+            Ok(r) if r >= 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
+            _ => ctx.err(
+                Some(v.span()),
+                key,
+                format!("`{s}` is not sequences per second such as \"21.0\""),
+            ),
+        };
+    }
+    if matches!(
+        q,
+        Quantity::CollectiveSpeedup | Quantity::BisectionScalingExponent | Quantity::TrainSpeedup
+    ) {
         // A ratio such as "1.63", held in thousandths.
         return match s.trim().trim_end_matches('x').parse::<f64>() {
             Ok(r) if r >= 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
@@ -224,7 +329,30 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     "only a goodput case reads [case.availability]; drop it",
                 );
             }
+            let is_train = matches!(q, Quantity::TrainThroughput | Quantity::TrainSpeedup);
+            if let (Some(t), false) = (&c.train, is_train) {
+                return ctx.err(
+                    Some(t.span()),
+                    &key("train"),
+                    "only a train_throughput or train_speedup case reads [case.train]; drop it",
+                );
+            }
+            if let (Some(t), false) = (&c.train_baseline, q == Quantity::TrainSpeedup) {
+                return ctx.err(
+                    Some(t.span()),
+                    &key("train_baseline"),
+                    "only a train_speedup case reads [case.train_baseline]; drop it",
+                );
+            }
             let mut case = ValidationCase {
+                train: match &c.train {
+                    Some(t) => Some(train_case(&ctx, t, &key("train"))?),
+                    None => None,
+                },
+                train_baseline: match &c.train_baseline {
+                    Some(t) => Some(train_case(&ctx, t, &key("train_baseline"))?),
+                    None => None,
+                },
                 availability: c.availability.as_ref().map(|a| {
                     let a = a.get_ref();
                     podsim_system::availability::Availability {

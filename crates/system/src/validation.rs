@@ -100,10 +100,15 @@ pub enum Quantity {
     /// A TPU v4 pod's goodput for `[case.availability]` (closed form of
     /// [`crate::availability`]), a fraction held in thousandths.
     Goodput,
+    /// Training throughput of `[case.train]` ([`crate::train`]), sequences per second held in
+    /// thousandths.
+    TrainThroughput,
+    /// Throughput of `[case.train]` over that of `[case.train_baseline]`, held in thousandths.
+    TrainSpeedup,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 27] = [
+pub const QUANTITIES: [&str; 29] = [
     "nodes",
     "links",
     "degree_max",
@@ -131,6 +136,8 @@ pub const QUANTITIES: [&str; 27] = [
     "put_latency",
     "ridge_point",
     "goodput",
+    "train_throughput",
+    "train_speedup",
 ];
 
 impl Quantity {
@@ -164,6 +171,8 @@ impl Quantity {
             "put_latency" => Quantity::PutLatency,
             "ridge_point" => Quantity::RidgePoint,
             "goodput" => Quantity::Goodput,
+            "train_throughput" => Quantity::TrainThroughput,
+            "train_speedup" => Quantity::TrainSpeedup,
             _ => return None,
         })
     }
@@ -176,6 +185,8 @@ impl Quantity {
                 | Quantity::Fp32Flops
                 | Quantity::RidgePoint
                 | Quantity::Goodput
+                | Quantity::TrainThroughput
+                | Quantity::TrainSpeedup
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
@@ -185,6 +196,24 @@ impl Quantity {
     /// The value of a compute quantity (or of a quantity measured without a network) for
     /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
+        if matches!(self, Quantity::TrainThroughput | Quantity::TrainSpeedup) {
+            let step = |c: Option<&crate::train::TrainCase>, what: &'static str| {
+                c.ok_or(QuantityError::Missing(what))?
+                    .step()
+                    .map(|r| r.throughput_seqs_per_s)
+                    .map_err(|e| QuantityError::Invalid(e.to_string()))
+            };
+            let tp = step(case.train.as_ref(), "a training case needs [case.train]")?;
+            let v = if self == Quantity::TrainSpeedup {
+                tp / step(
+                    case.train_baseline.as_ref(),
+                    "train_speedup needs [case.train_baseline]",
+                )?
+            } else {
+                tp
+            };
+            return Ok((v * 1000.0).round() as u64);
+        }
         if self == Quantity::Goodput {
             let a = case
                 .availability
@@ -359,6 +388,8 @@ impl Quantity {
             | Quantity::Fp32Flops
             | Quantity::RidgePoint
             | Quantity::Goodput
+            | Quantity::TrainThroughput
+            | Quantity::TrainSpeedup
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion => return self.measure_compute(case),
@@ -424,10 +455,12 @@ impl Quantity {
     pub fn show(self, v: u64) -> String {
         if matches!(self, Quantity::PeakFlops | Quantity::Fp32Flops) {
             format!("{:.3} TFLOP/s", v as f64 / 1e12)
-        } else if self == Quantity::CollectiveSpeedup {
+        } else if matches!(self, Quantity::CollectiveSpeedup | Quantity::TrainSpeedup) {
             format!("{:.3}x", v as f64 / 1000.0)
         } else if self == Quantity::Goodput {
             format!("{:.1}%", v as f64 / 10.0)
+        } else if self == Quantity::TrainThroughput {
+            format!("{:.2} seqs/s", v as f64 / 1000.0)
         } else if self == Quantity::RidgePoint {
             format!("{:.1} FLOP/B", v as f64 / 1000.0)
         } else if self == Quantity::BisectionScalingExponent {
@@ -513,4 +546,8 @@ pub struct ValidationCase {
     pub endpoint: Option<String>,
     /// The pod and slice of a `goodput` case (`[case.availability]`).
     pub availability: Option<crate::availability::Availability>,
+    /// The training step of a `train_throughput` or `train_speedup` case (`[case.train]`).
+    pub train: Option<crate::train::TrainCase>,
+    /// The step a `train_speedup` case compares with (`[case.train_baseline]`).
+    pub train_baseline: Option<crate::train::TrainCase>,
 }
