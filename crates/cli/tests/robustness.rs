@@ -87,6 +87,7 @@ fn help_prints_each_default_once() {
         "workload",
         "roofline",
         "availability",
+        "train",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
@@ -406,4 +407,98 @@ fn a_packet_level_run_of_days_is_refused_up_front() {
             stderr(&o)
         );
     }
+}
+
+#[test]
+fn train_refuses_bad_configurations_with_the_reason() {
+    let base = [
+        "train",
+        "--model",
+        "gpt3-175b",
+        "--system",
+        "tpuv4:slice=8x8x8",
+    ];
+    let cases: &[(&[&str], &str)] = &[
+        // 8 x 1 x 8 x 4 = 256 chips on a 512-chip slice.
+        (
+            &["--parallel", "[8,1,8,4]"],
+            "needs 256 chips but the slice has 512",
+        ),
+        (
+            &["--parallel", "pipeline=8,data=1,model1=8"],
+            "`model2` is missing",
+        ),
+        (
+            &["--parallel", "[8,1,8,8]", "--partition", "3d/1d"],
+            "--partition",
+        ),
+        (
+            &["--parallel", "[8,1,8,8]", "--mapping", "data,model1"],
+            "name all four axes",
+        ),
+        (
+            &["--parallel", "[8,1,8,8]", "--top", "3"],
+            "only --search takes it",
+        ),
+        // 1536 sequences do not split over data x model1 = 7 x ... : 512 = 1 x 512 x 1 x 1.
+        (
+            &["--parallel", "[1,1,512,1]", "--batch", "1000"],
+            "does not split",
+        ),
+        (
+            &["--parallel", "[8,1,8,8]", "--model-fidelity", "packet"],
+            "not analytic or flow",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(extra);
+        let o = podsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    let o = podsim(&["train", "--model", "gpt4", "--system", "tpuv4:slice=8x8x8"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("neither a built-in model"),
+        "{}",
+        stderr(&o)
+    );
+    let o = podsim(&[
+        "train",
+        "--search",
+        "--model",
+        "gpt3-175b",
+        "--chips",
+        "500",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("multiple of 64"), "{}", stderr(&o));
+}
+
+#[test]
+fn train_says_when_a_configuration_does_not_fit_in_hbm() {
+    // GPT-3 175B with no pipeline and no rematerialisation on 64 chips: 175e9 weights / 64
+    // model-parallel chips x 16 bytes (bf16 weight and gradient, fp32 master and two moments)
+    // = 43.6 GB before any activation, over the 34.4 GB of 32 GiB.
+    let o = podsim(&[
+        "train",
+        "--model",
+        "gpt3-175b",
+        "--system",
+        "tpuv4:slice=4x4x4",
+        "--parallel",
+        "[1,1,8,8]",
+        "--batch",
+        "64",
+        "--microbatches",
+        "1",
+        "--model-fidelity",
+        "analytic",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["fits_in_memory"], false, "{j}");
+    assert!(j["memory_bytes_per_chip"].as_f64().unwrap() > 43.6e9);
 }

@@ -95,25 +95,40 @@ fn train_case(
     let k = |x: &str| format!("{key}.{x}");
     let model = Transformer::builtin(&r.model).map_or_else(
         || {
-            let names: Vec<String> = Transformer::builtins().into_iter().map(|m| m.name).collect();
+            let names: Vec<String> = Transformer::builtins()
+                .into_iter()
+                .map(|m| m.name)
+                .collect();
             ctx.err(
                 span.clone(),
                 &k("model"),
-                format!("`{}` is not a built-in model ({})", r.model, names.join(", ")),
+                format!(
+                    "`{}` is not a built-in model ({})",
+                    r.model,
+                    names.join(", ")
+                ),
             )
         },
         Ok,
     )?;
     let system = crate::system_from_cli(&r.system, None, None, None).map_err(|e| ConfigError {
         file: ctx.file.into(),
-        line: span.clone().map(|s| crate::error::line_of(ctx.text, s.start)),
+        line: span
+            .clone()
+            .map(|s| crate::error::line_of(ctx.text, s.start)),
         key: k("system"),
         why: e.why,
     })?;
-    let parallel = Parallel::parse(&r.parallel)
-        .or_else(|e| ctx.err(span.clone(), &k("parallel"), e))?;
+    let parallel =
+        Parallel::parse(&r.parallel).or_else(|e| ctx.err(span.clone(), &k("parallel"), e))?;
     let partition = Partition::parse(&r.partition).map_or_else(
-        || ctx.err(span.clone(), &k("partition"), "expected 1d/1d, 1d/2d, 2d/1d or 2d/2d"),
+        || {
+            ctx.err(
+                span.clone(),
+                &k("partition"),
+                "expected 1d/1d, 1d/2d, 2d/1d or 2d/2d",
+            )
+        },
         Ok,
     )?;
     let mapping = match &r.mapping {

@@ -382,6 +382,7 @@ impl Parallel {
             return Parallel::checked(out);
         }
         let mut out = [0u64; 4];
+        let mut given = [false; 4];
         for part in t.split(',') {
             let (k, v) = part
                 .split_once('=')
@@ -395,15 +396,16 @@ impl Parallel {
                         k.trim()
                     )
                 })?;
-            if out[a.index()] != 0 {
+            if given[a.index()] {
                 return Err(format!("`{}` is given twice", a.name()));
             }
+            given[a.index()] = true;
             out[a.index()] = v
                 .trim()
                 .parse()
                 .map_err(|_| format!("`{}` is not a whole number", v.trim()))?;
         }
-        if let Some(a) = Axis::ALL.into_iter().find(|a| out[a.index()] == 0) {
+        if let Some(a) = Axis::ALL.into_iter().find(|a| !given[a.index()]) {
             return Err(format!(
                 "`{}` is missing (give all four: pipeline=P,data=D,model1=M1,model2=M2)",
                 a.name()
@@ -1867,7 +1869,8 @@ impl TrainCase {
                 Err(e) => last_err = Some(e),
             }
         }
-        let c = best.ok_or_else(|| last_err.unwrap_or_else(|| cfg_err("no mapping fits".into())))?;
+        let c =
+            best.ok_or_else(|| last_err.unwrap_or_else(|| cfg_err("no mapping fits".into())))?;
         if self.flow {
             let mut mk = || {
                 crate::new_model(

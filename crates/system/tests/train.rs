@@ -1,0 +1,215 @@
+//! Training steps: expected values from hand calculations (in the comments), Table 3
+//! (tpu-v4-isca2023.txt) and the flow model as a second fidelity.
+
+use podsim_system::train::{
+    Config, Machine, Mapping, Parallel, Partition, Remat, SliceShape, Transformer, analytic,
+    measured, search,
+};
+use podsim_system::workload::ChipSpec;
+use podsim_topology::Network;
+
+fn machine(dims: [u32; 3]) -> (Network, Machine) {
+    let net = SliceShape {
+        dims,
+        twisted: false,
+    }
+    .network()
+    .unwrap();
+    let m = Machine::of(&net, ChipSpec::preset("tpuv4").unwrap()).unwrap();
+    (net, m)
+}
+
+fn config(par: &str, part: &str, mapping: Mapping, batch: u64, mb: u64) -> Config {
+    Config {
+        parallel: Parallel::parse(par).unwrap(),
+        partition: Partition::parse(part).unwrap(),
+        mapping,
+        batch,
+        microbatches: mb,
+        remat: Remat::Full,
+    }
+}
+
+#[test]
+fn gpt3_has_175_billion_weights() {
+    // Per layer 4 d^2 (Q, K, V, O) + 2 x 4 d^2 (feed-forward) = 12 x 12288^2 = 1,811,939,328;
+    // x 96 layers = 173,946,175,488; + the embedding 50257 x 12288 = 617,558,016:
+    // 174,563,733,504 (Brown et al. 2020: "175B").
+    let t = Transformer::builtin("gpt3-175b").unwrap();
+    assert_eq!(t.params(), 174_563_733_504.0);
+    // Forward FLOPs per sequence: 2 x weights x 2048 tokens for the layers, the attention's
+    // 4 x 2048^2 x 12288 per layer, the logits 2 x 2048 x 12288 x 50257.
+    let layers = 96.0 * (2.0 * 1_811_939_328.0 * 2048.0 + 4.0 * 2048.0f64.powi(2) * 12288.0);
+    let logits = 2.0 * 2048.0 * 12288.0 * 50257.0;
+    assert_eq!(t.forward_flops_per_seq(), layers + logits);
+}
+
+#[test]
+fn parse_errors_name_what_is_wrong() {
+    assert_eq!(
+        Parallel::parse("pipeline=16,data=4,model1=1,model2=8").unwrap(),
+        Parallel([16, 4, 1, 8])
+    );
+    assert_eq!(
+        Parallel::parse("[16, 4, 1, 8]").unwrap(),
+        Parallel([16, 4, 1, 8])
+    );
+    assert!(
+        Parallel::parse("[1,2,3]")
+            .unwrap_err()
+            .contains("four sizes")
+    );
+    assert!(
+        Parallel::parse("pipe=1,data=1,model1=1,model2=1")
+            .unwrap_err()
+            .contains("not an axis")
+    );
+    assert!(
+        Parallel::parse("pipeline=0,data=1,model1=1,model2=1")
+            .unwrap_err()
+            .contains("between 1 and")
+    );
+    assert!(
+        Mapping::parse("data,data,model1,model2")
+            .unwrap_err()
+            .contains("twice")
+    );
+    assert_eq!(Mapping::all().len(), 24);
+    assert_eq!(Partition::parse("1D/2d").unwrap().to_string(), "1D/2D");
+}
+
+#[test]
+fn the_ocs_builds_these_512_chip_slices() {
+    // x <= y <= z, multiples of 4, product 512: 4x4x32, 4x8x16, 8x8x8; none is k x k x 2k or
+    // k x 2k x 2k, so none twists. 128 chips: 4x4x8, which twists.
+    let s: Vec<[u32; 3]> = SliceShape::all(512).iter().map(|s| s.dims).collect();
+    assert_eq!(s, vec![[4, 4, 32], [4, 8, 16], [8, 8, 8]]);
+    let s = SliceShape::all(128);
+    assert_eq!(s.len(), 2);
+    assert!(s[1].twisted);
+}
+
+#[test]
+fn a_tensor_axis_on_one_torus_ring_costs_the_bidirectional_ring() {
+    // One transformer layer on 8 chips along x of an 8x8x8 torus (model2 = 8, the rest 64-way
+    // data parallel), 1D/1D: each block all-reduces tokens x d_model x 2 bytes over the ring.
+    // Batch 64 / 64 replicas = 1 sequence: 2048 x 12288 x 2 = 50,331,648 bytes. A bidirectional
+    // ring all-reduce moves 2 x 7/8 of it over 2 links of 50 GB/s: 880.8 us, plus 2 x 7 steps of
+    // the 0.3 us ICI hop (the stated ICI latency assumption): 885.0 us per all-reduce; forward 2
+    // all-reduces, backward 2 (recomputed forward) + 2: 6 per layer.
+    let mut t = Transformer::builtin("gpt3-175b").unwrap();
+    t.layers = 1;
+    let (_, m) = machine([8, 8, 8]);
+    let c = config(
+        "[1,64,1,8]",
+        "1d/1d",
+        Mapping([
+            podsim_system::train::Axis::Model2,
+            podsim_system::train::Axis::Data,
+            podsim_system::train::Axis::Model1,
+            podsim_system::train::Axis::Pipeline,
+        ]),
+        64,
+        1,
+    );
+    let r = analytic(&t, &m, &c).unwrap();
+    let bytes = 2048.0 * 12288.0 * 2.0;
+    let one = 2.0 * 7.0 / 8.0 * bytes / (2.0 * 50e9) + 2.0 * 7.0 * 0.3e-6;
+    // The data-parallel gradient sum is hidden or not: with one layer nothing overlaps it, so
+    // it is exposed in full; take it out to compare the model-axis part.
+    let model_axis = r.exposed_communication_s - r.gradient_sync_s;
+    assert!(
+        (model_axis - 6.0 * one).abs() < 1e-9,
+        "{model_axis} vs {}",
+        6.0 * one
+    );
+}
+
+#[test]
+fn the_flow_model_never_times_a_step_below_the_closed_form() {
+    // The closed form is contention-free rings: a lower bound on the flow model's time.
+    for (model, dims, par, part) in [
+        ("gpt3-175b", [8, 8, 8], "[8,1,8,8]", "2d/2d"),
+        ("gpt3-175b", [4, 8, 16], "[16,4,1,8]", "1d/1d"),
+        ("llm-table3", [4, 8, 16], "[1,1,16,32]", "2d/2d"),
+        ("llm-table3", [8, 8, 8], "[1,1,64,8]", "1d/2d"),
+    ] {
+        let t = Transformer::builtin(model).unwrap();
+        let (net, m) = machine(dims);
+        let c = config(par, part, Mapping::DEFAULT, t.batch.unwrap(), 1);
+        let c = podsim_system::train::best_microbatches(&t, &m, &c).unwrap();
+        let a = analytic(&t, &m, &c).unwrap();
+        let mut mk = || {
+            podsim_system::new_model(
+                &net,
+                podsim_collective::ModelKind::Flow,
+                podsim_net::Packetization::NONE,
+                false,
+            )
+            .map_err(|e| e.to_string())
+        };
+        let f = measured(&t, &m, &net, &c, &mut mk).unwrap();
+        assert!(
+            f.step_time_s >= a.step_time_s * (1.0 - 1e-9),
+            "{model} {par}: flow {} < closed form {}",
+            f.step_time_s,
+            a.step_time_s
+        );
+        // Chip work is the same in both.
+        assert!((f.compute_time_s - a.compute_time_s).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn table3_ranks_the_better_configuration_first() {
+    // tpu-v4-isca2023.txt Table 3: GPT-3 25.0 (best) > 21.0 (expert); LLM 41.3 > 17.9.
+    let tp = |model: &str, dims, par: &str, part: &str| {
+        let t = Transformer::builtin(model).unwrap();
+        let (_, m) = machine(dims);
+        Mapping::all()
+            .into_iter()
+            .filter_map(|map| {
+                let c = config(par, part, map, t.batch.unwrap(), 1);
+                let c = podsim_system::train::best_microbatches(&t, &m, &c).ok()?;
+                analytic(&t, &m, &c).ok()
+            })
+            .map(|r| r.throughput_seqs_per_s)
+            .fold(0.0, f64::max)
+    };
+    let expert = tp("gpt3-175b", [8, 8, 8], "[8,1,8,8]", "2d/2d");
+    let best = tp("gpt3-175b", [4, 8, 16], "[16,4,1,8]", "1d/1d");
+    assert!(best > expert, "GPT-3: {best} <= {expert}");
+    let novice = tp("llm-table3", [4, 8, 16], "[1,1,16,32]", "2d/2d");
+    let best = tp("llm-table3", [8, 8, 8], "[1,1,64,8]", "1d/2d");
+    assert!(best > 1.5 * novice, "LLM: {best} vs {novice}");
+}
+
+#[test]
+fn the_search_finds_at_least_the_papers_best() {
+    // Table 3's LLM: 41.3 seqs/s at 8x8x8, [1,1,64,8], 1D/2D; podsim's figure for that
+    // configuration is the bar the search must reach (closed form ranking, two flow survivors).
+    let t = Transformer::builtin("llm-table3").unwrap();
+    let (_, m) = machine([8, 8, 8]);
+    let paper = Mapping::all()
+        .into_iter()
+        .filter_map(|map| {
+            let c = config("[1,1,64,8]", "1d/2d", map, 256, 1);
+            analytic(&t, &m, &c).ok()
+        })
+        .map(|r| r.throughput_seqs_per_s)
+        .fold(0.0, f64::max);
+    let mut mk = |net: &Network| {
+        podsim_system::new_model(
+            net,
+            podsim_collective::ModelKind::Flow,
+            podsim_net::Packetization::NONE,
+            false,
+        )
+        .map_err(|e| e.to_string())
+    };
+    let r = search(&t, &m.chip, 512, 256, 3, 2, &mut mk).unwrap();
+    assert!(r.configurations_evaluated > 1000);
+    let found = r.results[0].1.throughput_seqs_per_s;
+    assert!(found >= paper * (1.0 - 1e-9), "{found} < {paper}");
+    assert!(r.results.iter().all(|(_, x)| x.fits_in_memory));
+}
