@@ -88,6 +88,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tpu-v4-availability.toml"),
     ),
     (
+        "validation/tpu-v4-dlrm.toml",
+        include_str!("../../../validation/tpu-v4-dlrm.toml"),
+    ),
+    (
         "validation/tpu-v4-table3.toml",
         include_str!("../../../validation/tpu-v4-table3.toml"),
     ),
@@ -215,6 +219,9 @@ enum Command {
     /// throughput, MFU, memory per chip, and where the time goes; or --search for the best
     /// slice and partitioning.
     Train(train_cmd::TrainArgs),
+    /// A DLRM training step (Fig. 8's model) on a TPU v4 or v3 slice: embedding lookups on the
+    /// SparseCores or in host memory, their all-to-all on the flow model, the dense layers.
+    Dlrm(train_cmd::DlrmArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -308,6 +315,7 @@ fn main() -> ExitCode {
         Command::Noc(a) => noc_cmd::noc_cmd(&a),
         Command::Workload(a) => workload_cmd::workload_cmd(&a),
         Command::Train(a) => train_cmd::train_cmd(&a),
+        Command::Dlrm(a) => train_cmd::dlrm_cmd(&a),
     };
     match result {
         Ok(code) => code,

@@ -466,3 +466,99 @@ fn search(
     out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
 }
+
+/// The arguments of `podsim dlrm`.
+#[derive(Args)]
+pub struct DlrmArgs {
+    /// The slice: tpuv4:slice=AxBxC[:twisted] or tpuv3:AxB (a 2-D slice of TPU v3 chips, 4
+    /// links at 70 GB/s, a mesh along sides shorter than 32).
+    #[arg(long, value_name = "SPEC")]
+    system: String,
+    /// Where the embedding tables live: sparsecore (sharded over the chips' HBM, served by the
+    /// SparseCores) or host (CPU host memory, 4 TPU v4 or 8 TPU v3 chips per host).
+    #[arg(long, value_name = "WHERE", default_value = "sparsecore")]
+    embeddings: String,
+    /// Print one JSON object (keys: step_time_s, embedding_time_s, all_to_all_time_s,
+    /// dense_time_s, and more).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `podsim dlrm`.
+pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
+    use podsim_system::dlrm;
+    let placement = dlrm::Placement::parse(&a.embeddings).ok_or_else(|| {
+        flag_err(
+            "--embeddings",
+            format!("`{}` is not sparsecore or host", a.embeddings),
+        )
+    })?;
+    let (net, generation) = dlrm::system(&a.system).map_err(|e| flag_err("--system", e))?;
+    let model = dlrm::Dlrm::fig8();
+    let r = dlrm::step(&model, &net, generation, placement).map_err(Failure::runtime)?;
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "model": model.name,
+                "system": a.system,
+                "chip": generation.chip,
+                "chips": r.chips,
+                "embeddings": a.embeddings,
+                "step_time_s": r.step_time_s,
+                "embedding_time_s": r.embedding_time_s,
+                "all_to_all_time_s": r.all_to_all_time_s,
+                "lookup_time_s": r.lookup_time_s,
+                "dense_time_s": r.dense_time_s,
+                "throughput_examples_per_s": r.throughput_examples_per_s,
+                "bisection_bandwidth_bytes_per_s": r.bisection_bytes_per_s,
+                "bound": if r.embedding_time_s >= r.dense_time_s { "embeddings" } else { "dense" },
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+    outln!(
+        "{} on {} ({} chips of {}), embeddings on {}",
+        model.name,
+        a.system,
+        r.chips,
+        generation.chip,
+        a.embeddings
+    );
+    let rows = vec![
+        (
+            "model".to_string(),
+            vec![format!(
+                "{:.0}M dense weights, {} features into {} tables of width {}, valency {}, {} examples per chip",
+                model.dense_params / 1e6,
+                model.features,
+                model.tables,
+                model.dim,
+                model.valency,
+                model.batch_per_chip
+            )],
+        ),
+        ("step time".into(), vec![ms(r.step_time_s)]),
+        (
+            "  embeddings".into(),
+            vec![format!(
+                "{} (lookups and updates {}, all-to-all {})",
+                ms(r.embedding_time_s),
+                ms(r.lookup_time_s),
+                ms(r.all_to_all_time_s)
+            )],
+        ),
+        ("  dense".into(), vec![ms(r.dense_time_s)]),
+        (
+            "throughput".into(),
+            vec![format!("{:.0} examples/s", r.throughput_examples_per_s)],
+        ),
+        (
+            "bisection".into(),
+            vec![format!("{:.1} TB/s", r.bisection_bytes_per_s / 1e12)],
+        ),
+    ];
+    out!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}

@@ -88,6 +88,7 @@ fn help_prints_each_default_once() {
         "roofline",
         "availability",
         "train",
+        "dlrm",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
@@ -501,4 +502,27 @@ fn train_says_when_a_configuration_does_not_fit_in_hbm() {
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(j["fits_in_memory"], false, "{j}");
     assert!(j["memory_bytes_per_chip"].as_f64().unwrap() > 43.6e9);
+}
+
+#[test]
+fn dlrm_refuses_unknown_systems_and_placements() {
+    let o = podsim(&["dlrm", "--system", "torus:8x8"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a TPU slice"), "{}", stderr(&o));
+    let o = podsim(&[
+        "dlrm",
+        "--system",
+        "tpuv3:8x16",
+        "--embeddings",
+        "tensorcore",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not sparsecore or host"),
+        "{}",
+        stderr(&o)
+    );
+    let o = podsim(&["dlrm", "--system", "tpuv3:64x64"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("at most 32 x 32"), "{}", stderr(&o));
 }

@@ -415,6 +415,18 @@ const COMMANDS: &[(&str, &[&str])] = &[
             "--json",
         ],
     ),
+    ("dlrm-tpuv4-128", &["dlrm", "--system", "tpuv4:slice=4x4x8"]),
+    (
+        "dlrm-tpuv4-host-json",
+        &[
+            "dlrm",
+            "--system",
+            "tpuv4:slice=4x4x8",
+            "--embeddings",
+            "host",
+            "--json",
+        ],
+    ),
     (
         "roofline-tpuv4",
         &["roofline", "--chip", "tpuv4", "--intensity", "100"],

@@ -62,6 +62,59 @@ struct RawCase {
     train: Option<Spanned<RawTrain>>,
     #[serde(default)]
     train_baseline: Option<Spanned<RawTrain>>,
+    #[serde(default)]
+    dlrm: Option<Spanned<RawDlrm>>,
+    #[serde(default)]
+    dlrm_baseline: Option<Spanned<RawDlrm>>,
+}
+
+/// `[case.dlrm]` as written: Fig. 8's DLRM on a TPU slice.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDlrm {
+    system: String,
+    #[serde(default)]
+    embeddings: Option<String>,
+    #[serde(default)]
+    time: Option<String>,
+}
+
+fn dlrm_case(
+    ctx: &Ctx<'_>,
+    raw: &Spanned<RawDlrm>,
+    key: &str,
+) -> Result<podsim_system::dlrm::DlrmCase, ConfigError> {
+    let r = raw.get_ref();
+    let span = Some(raw.span());
+    podsim_system::dlrm::system(&r.system)
+        .or_else(|e| ctx.err(span.clone(), &format!("{key}.system"), e))?;
+    let host = match r.embeddings.as_deref() {
+        None | Some("sparsecore") => false,
+        Some("host") => true,
+        Some(x) => {
+            return ctx.err(
+                span,
+                &format!("{key}.embeddings"),
+                format!("`{x}` is not sparsecore or host"),
+            );
+        }
+    };
+    let embedding_only = match r.time.as_deref() {
+        None | Some("step") => false,
+        Some("embedding") => true,
+        Some(x) => {
+            return ctx.err(
+                span,
+                &format!("{key}.time"),
+                format!("`{x}` is not step or embedding"),
+            );
+        }
+    };
+    Ok(podsim_system::dlrm::DlrmCase {
+        system: r.system.clone(),
+        host,
+        embedding_only,
+    })
 }
 
 /// `[case.train]` as written: a built-in model and a step's configuration.
@@ -243,7 +296,11 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
     }
     if matches!(
         q,
-        Quantity::CollectiveSpeedup | Quantity::BisectionScalingExponent | Quantity::TrainSpeedup
+        Quantity::CollectiveSpeedup
+            | Quantity::BisectionScalingExponent
+            | Quantity::TrainSpeedup
+            | Quantity::DlrmSpeedup
+            | Quantity::BisectionRatio
     ) {
         // A ratio such as "1.63", held in thousandths.
         return match s.trim().trim_end_matches('x').parse::<f64>() {
@@ -359,7 +416,27 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     "only a train_speedup case reads [case.train_baseline]; drop it",
                 );
             }
+            for (given, name) in [
+                (c.dlrm.as_ref().map(|d| d.span()), "dlrm"),
+                (c.dlrm_baseline.as_ref().map(|d| d.span()), "dlrm_baseline"),
+            ] {
+                if let (Some(sp), false) = (given, q == Quantity::DlrmSpeedup) {
+                    return ctx.err(
+                        Some(sp),
+                        &key(name),
+                        format!("only a dlrm_speedup case reads [case.{name}]; drop it"),
+                    );
+                }
+            }
             let mut case = ValidationCase {
+                dlrm: match &c.dlrm {
+                    Some(d) => Some(dlrm_case(&ctx, d, &key("dlrm"))?),
+                    None => None,
+                },
+                dlrm_baseline: match &c.dlrm_baseline {
+                    Some(d) => Some(dlrm_case(&ctx, d, &key("dlrm_baseline"))?),
+                    None => None,
+                },
                 train: match &c.train {
                     Some(t) => Some(train_case(&ctx, t, &key("train"))?),
                     None => None,

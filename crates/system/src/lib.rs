@@ -7,6 +7,7 @@
 //! graphs from `podsim-topology`.
 
 pub mod availability;
+pub mod dlrm;
 pub mod machine;
 pub mod presets;
 pub mod scenario;

@@ -105,10 +105,15 @@ pub enum Quantity {
     TrainThroughput,
     /// Throughput of `[case.train]` over that of `[case.train_baseline]`, held in thousandths.
     TrainSpeedup,
+    /// Two-way bisection bandwidth of the system over its baseline's, held in thousandths.
+    BisectionRatio,
+    /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`crate::dlrm`]), held in
+    /// thousandths.
+    DlrmSpeedup,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 29] = [
+pub const QUANTITIES: [&str; 31] = [
     "nodes",
     "links",
     "degree_max",
@@ -138,6 +143,8 @@ pub const QUANTITIES: [&str; 29] = [
     "goodput",
     "train_throughput",
     "train_speedup",
+    "bisection_ratio",
+    "dlrm_speedup",
 ];
 
 impl Quantity {
@@ -173,6 +180,8 @@ impl Quantity {
             "goodput" => Quantity::Goodput,
             "train_throughput" => Quantity::TrainThroughput,
             "train_speedup" => Quantity::TrainSpeedup,
+            "bisection_ratio" => Quantity::BisectionRatio,
+            "dlrm_speedup" => Quantity::DlrmSpeedup,
             _ => return None,
         })
     }
@@ -187,6 +196,7 @@ impl Quantity {
                 | Quantity::Goodput
                 | Quantity::TrainThroughput
                 | Quantity::TrainSpeedup
+                | Quantity::DlrmSpeedup
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
@@ -196,6 +206,19 @@ impl Quantity {
     /// The value of a compute quantity (or of a quantity measured without a network) for
     /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
+        if self == Quantity::DlrmSpeedup {
+            let time = |c: Option<&crate::dlrm::DlrmCase>, what: &'static str| {
+                c.ok_or(QuantityError::Missing(what))?
+                    .time_s()
+                    .map_err(QuantityError::Invalid)
+            };
+            let t = time(case.dlrm.as_ref(), "dlrm_speedup needs [case.dlrm]")?;
+            let base = time(
+                case.dlrm_baseline.as_ref(),
+                "dlrm_speedup needs [case.dlrm_baseline]",
+            )?;
+            return Ok((base / t * 1000.0).round() as u64);
+        }
         if matches!(self, Quantity::TrainThroughput | Quantity::TrainSpeedup) {
             let step = |c: Option<&crate::train::TrainCase>, what: &'static str| {
                 c.ok_or(QuantityError::Missing(what))?
@@ -357,6 +380,19 @@ impl Quantity {
                 }
                 (t_base / t_sys * 1000.0).round() as u64
             }
+            Quantity::BisectionRatio => {
+                let base = baseline.ok_or(QuantityError::Missing(
+                    "bisection_ratio needs [case.baseline]",
+                ))?;
+                let bm = base.build().map_err(QuantityError::Topology)?.metrics();
+                let b0 = bm.bisection_bandwidth_bytes_per_s as f64;
+                if b0 <= 0.0 {
+                    return Err(QuantityError::NotApplicable(
+                        "the baseline has no bisection",
+                    ));
+                }
+                (m.bisection_bandwidth_bytes_per_s as f64 / b0 * 1000.0).round() as u64
+            }
             Quantity::BisectionScalingExponent => {
                 let base = baseline.ok_or(QuantityError::Missing(
                     "bisection_scaling_exponent needs [case.baseline]",
@@ -390,6 +426,7 @@ impl Quantity {
             | Quantity::Goodput
             | Quantity::TrainThroughput
             | Quantity::TrainSpeedup
+            | Quantity::DlrmSpeedup
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion => return self.measure_compute(case),
@@ -455,7 +492,13 @@ impl Quantity {
     pub fn show(self, v: u64) -> String {
         if matches!(self, Quantity::PeakFlops | Quantity::Fp32Flops) {
             format!("{:.3} TFLOP/s", v as f64 / 1e12)
-        } else if matches!(self, Quantity::CollectiveSpeedup | Quantity::TrainSpeedup) {
+        } else if matches!(
+            self,
+            Quantity::CollectiveSpeedup
+                | Quantity::TrainSpeedup
+                | Quantity::DlrmSpeedup
+                | Quantity::BisectionRatio
+        ) {
             format!("{:.3}x", v as f64 / 1000.0)
         } else if self == Quantity::Goodput {
             format!("{:.1}%", v as f64 / 10.0)
@@ -550,4 +593,8 @@ pub struct ValidationCase {
     pub train: Option<crate::train::TrainCase>,
     /// The step a `train_speedup` case compares with (`[case.train_baseline]`).
     pub train_baseline: Option<crate::train::TrainCase>,
+    /// The DLRM step of a `dlrm_speedup` case (`[case.dlrm]`).
+    pub dlrm: Option<crate::dlrm::DlrmCase>,
+    /// The step a `dlrm_speedup` case compares with (`[case.dlrm_baseline]`).
+    pub dlrm_baseline: Option<crate::dlrm::DlrmCase>,
 }
