@@ -222,6 +222,9 @@ enum Command {
     /// A DLRM training step (Fig. 8's model) on a TPU v4 or v3 slice: embedding lookups on the
     /// SparseCores or in host memory, their all-to-all on the flow model, the dense layers.
     Dlrm(train_cmd::DlrmArgs),
+    /// Pack jobs of Table 2's slice mix onto a TPU v4 pod whose hosts fail (OCS: any free,
+    /// healthy blocks form a slice): utilisation, waiting time, and the mix's shares.
+    Schedule(train_cmd::ScheduleArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -316,6 +319,7 @@ fn main() -> ExitCode {
         Command::Workload(a) => workload_cmd::workload_cmd(&a),
         Command::Train(a) => train_cmd::train_cmd(&a),
         Command::Dlrm(a) => train_cmd::dlrm_cmd(&a),
+        Command::Schedule(a) => train_cmd::schedule_cmd(&a),
     };
     match result {
         Ok(code) => code,

@@ -562,3 +562,114 @@ pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
     out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
 }
+
+/// The arguments of `podsim schedule`.
+#[derive(Args)]
+pub struct ScheduleArgs {
+    /// The slice mix: table2 (Table 2 of tpu-v4-isca2023.txt, each listed slice in proportion
+    /// to its share).
+    #[arg(long, value_name = "MIX")]
+    mix: String,
+    /// Simulated hours (at most 100,000).
+    #[arg(long, value_name = "H")]
+    hours: f64,
+    /// Fraction of time each CPU host is up (mean repair 2 h, an assumption).
+    #[arg(long, value_name = "A", default_value_t = 0.995)]
+    host_availability: f64,
+    /// Offered load: arriving chip-hours over the pod's chip-hours (jobs of mean 4 h, an
+    /// assumption).
+    #[arg(long, value_name = "L", default_value_t = 0.8)]
+    load: f64,
+    /// Seed of the arrival, size, length and host-failure streams.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object (keys: utilization, usable_fraction, mean_wait_hours,
+    /// mean_wait_large_hours, arrived, started, completed, interrupted, waiting_at_end, shares).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `podsim schedule`.
+pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
+    use podsim_system::schedule::{Mix, Schedule, run};
+    let mix = Mix::named(&a.mix)
+        .ok_or_else(|| flag_err("--mix", format!("`{}` is not a mix (mixes: table2)", a.mix)))?;
+    let s = Schedule {
+        hours: a.hours,
+        host_availability: a.host_availability,
+        load: a.load,
+        seed: a.seed,
+    };
+    let r = run(&mix, &s).map_err(|e| Failure::usage(format!("<command line>: {e}")))?;
+    let sh = mix.shares();
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "mix": mix.name,
+                "hours": a.hours,
+                "host_availability": a.host_availability,
+                "load": a.load,
+                "seed": a.seed,
+                "utilization": r.utilization,
+                "usable_fraction": r.usable_fraction,
+                "mean_wait_hours": r.mean_wait_hours,
+                "mean_wait_large_hours": r.mean_wait_large_hours,
+                "arrived": r.arrived,
+                "started": r.started,
+                "completed": r.completed,
+                "interrupted": r.interrupted,
+                "waiting_at_end": r.waiting_at_end,
+                "shares": {
+                    "below_block": sh.below_block,
+                    "twistable": sh.twistable,
+                    "twisted": sh.twisted,
+                    "twisted_of_block_or_more": sh.twisted_of_block_or_more,
+                },
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "slice mix {} on a TPU v4 pod (64 blocks of 4x4x4, OCS), {} hours, host availability {}, offered load {}, seed {}",
+        mix.name,
+        a.hours,
+        a.host_availability,
+        a.load,
+        a.seed
+    );
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let rows = vec![
+        (
+            "shares (section 2.9)".to_string(),
+            vec![format!(
+                "{} below a 4^3 block, {} twistable, {} twisted, {} of block-or-larger slices twisted",
+                pct(sh.below_block),
+                pct(sh.twistable),
+                pct(sh.twisted),
+                pct(sh.twisted_of_block_or_more)
+            )],
+        ),
+        ("utilization".into(), vec![pct(r.utilization)]),
+        (
+            "usable blocks".into(),
+            vec![format!("{} of block-hours", pct(r.usable_fraction))],
+        ),
+        (
+            "mean wait".into(),
+            vec![format!(
+                "{:.3} h ({:.3} h for slices of a block or more)",
+                r.mean_wait_hours, r.mean_wait_large_hours
+            )],
+        ),
+        (
+            "jobs".into(),
+            vec![format!(
+                "{} arrived, {} started, {} completed, {} stopped by host failures, {} waiting at the end",
+                r.arrived, r.started, r.completed, r.interrupted, r.waiting_at_end
+            )],
+        ),
+    ];
+    out!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}

@@ -89,6 +89,7 @@ fn help_prints_each_default_once() {
         "availability",
         "train",
         "dlrm",
+        "schedule",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
@@ -525,4 +526,34 @@ fn dlrm_refuses_unknown_systems_and_placements() {
     let o = podsim(&["dlrm", "--system", "tpuv3:64x64"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("at most 32 x 32"), "{}", stderr(&o));
+}
+
+#[test]
+fn schedule_refuses_out_of_range_settings() {
+    for (args, want) in [
+        (vec!["--mix", "table3", "--hours", "10"], "not a mix"),
+        (vec!["--mix", "table2", "--hours", "0"], "hours"),
+        (vec!["--mix", "table2", "--hours", "1e9"], "100,000"),
+        (
+            vec![
+                "--mix",
+                "table2",
+                "--hours",
+                "10",
+                "--host-availability",
+                "1.5",
+            ],
+            "availability",
+        ),
+        (
+            vec!["--mix", "table2", "--hours", "10", "--load", "0"],
+            "load",
+        ),
+    ] {
+        let mut a = vec!["schedule"];
+        a.extend(args);
+        let o = podsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+    }
 }

@@ -428,6 +428,10 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "schedule-table2",
+        &["schedule", "--mix", "table2", "--hours", "500"],
+    ),
+    (
         "roofline-tpuv4",
         &["roofline", "--chip", "tpuv4", "--intensity", "100"],
     ),

@@ -11,6 +11,7 @@ pub mod dlrm;
 pub mod machine;
 pub mod presets;
 pub mod scenario;
+pub mod schedule;
 pub mod spec;
 pub mod tpu_v4;
 pub mod train;
