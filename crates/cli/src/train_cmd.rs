@@ -54,6 +54,11 @@ pub struct TrainArgs {
     /// Rematerialisation: full (keep each layer's input, recompute the rest) or none.
     #[arg(long, value_name = "MODE", default_value = "full")]
     remat: String,
+    /// CMEM (TPU v4's 128 MiB on-chip memory): on, a layer's weight shard that fits in half of
+    /// it is read at CMEM bandwidth (4.8 TB/s, an assumption) instead of HBM; off, as Fig. 13's
+    /// "CMEM off".
+    #[arg(long, value_name = "ON|OFF", default_value = "on")]
+    cmem: String,
     /// How collectives are timed: analytic (closed form, contention-free rings) or flow (the
     /// layer runs as a workload on the slice's flow model, every group at once).
     #[arg(long, value_name = "FIDELITY", default_value = "flow")]
@@ -173,7 +178,12 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     let net = spec
         .build()
         .map_err(|e| flag_err("--system", e.to_string()))?;
-    let m = Machine::of(&net, chip).map_err(|e| flag_err("--system", e))?;
+    let mut m = Machine::of(&net, chip).map_err(|e| flag_err("--system", e))?;
+    m.cmem_on = match a.cmem.as_str() {
+        "on" => true,
+        "off" => false,
+        other => return Err(flag_err("--cmem", format!("`{other}` is not on or off"))),
+    };
     let mut c = Config {
         parallel,
         partition,
@@ -219,16 +229,18 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         j["system"] = json!(spec.name);
         j["chips"] = json!(net.endpoints());
         j["parameters"] = json!(t.params());
+        j["cmem"] = json!(a.cmem);
         outln!("{j}");
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{} ({:.1} B parameters) on {} ({} chips of tpuv4), collectives: {}",
+        "{} ({:.1} B parameters) on {} ({} chips of tpuv4), collectives: {}, CMEM {}",
         t.name,
         t.params() / 1e9,
         spec.name,
         net.endpoints(),
-        r.fidelity
+        r.fidelity,
+        a.cmem
     );
     out!("{}", render(&step_rows(&r, m.hbm_bytes)));
     if let Some(p) = &a.trace {
@@ -361,6 +373,7 @@ fn search(
         (a.trace.is_some(), "--trace"),
         (a.remat != "full", "--remat"),
         (a.model_fidelity != "flow", "--model-fidelity"),
+        (a.cmem != "on", "--cmem"),
     ] {
         if given {
             return Err(flag_err(

@@ -532,7 +532,21 @@ pub struct Machine {
     pub link_bytes_per_s: f64,
     /// Per-hop latency plus endpoint overhead, seconds (the rings' per-step cost).
     pub step_latency_s: f64,
+    /// CMEM capacity, bytes (128 MiB on TPU v4, Table 4; none on v3).
+    pub cmem_bytes: u64,
+    /// CMEM bandwidth to the cores, bytes/s ([`CMEM_BYTES_PER_S`]).
+    pub cmem_bytes_per_s: f64,
+    /// Whether CMEM is used (`--cmem off` turns it off, as Fig. 13 does).
+    pub cmem_on: bool,
 }
+
+/// CMEM's bandwidth to the TensorCores: an assumption, 4x HBM (4.8 TB/s). The paper gives no
+/// figure; on-chip SRAM of this size delivers several times HBM, and Fig. 13's 2x for RNN1
+/// (small weights, small batch: weight-bandwidth bound) needs at least 2x.
+pub const CMEM_BYTES_PER_S: f64 = 4.8e12;
+
+/// CMEM per TPU v4 chip: 128 MiB (Table 4).
+pub const CMEM_BYTES: u64 = 128 << 20;
 
 /// HBM per TPU v4 / v3 chip: 32 GiB (Table 4).
 pub const TPU_HBM_BYTES: u64 = 32 << 30;
@@ -566,12 +580,15 @@ impl Machine {
             .map(|e| e.overhead.as_secs_f64())
             .unwrap_or(0.0);
         Ok(Machine {
-            chip,
             hbm_bytes: TPU_HBM_BYTES,
             dims,
             wrap,
             link_bytes_per_s: link.bandwidth.bytes_per_s() as f64,
             step_latency_s: link.latency.as_secs_f64() + endpoint,
+            cmem_bytes: if chip.name == "tpuv4" { CMEM_BYTES } else { 0 },
+            cmem_bytes_per_s: CMEM_BYTES_PER_S,
+            cmem_on: chip.name == "tpuv4",
+            chip,
         })
     }
 
@@ -681,13 +698,15 @@ fn spans(m: &Machine, c: &Config) -> Result<[Span; 4], TrainError> {
 /// One piece of a layer's work on every chip.
 #[derive(Debug, Clone, PartialEq)]
 enum Op {
-    /// A GEMM on each chip, `count` times: m x k by k x n.
+    /// A GEMM on each chip, `count` times: m x k by k x n (`weight`: the k x n operand is the
+    /// layer's weight shard, which CMEM can hold).
     Gemm {
         name: &'static str,
         m: u64,
         n: u64,
         k: u64,
         count: u64,
+        weight: bool,
     },
     /// Memory-bound vector work: bytes per chip.
     Memory { name: &'static str, bytes: f64 },
@@ -888,22 +907,24 @@ fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
         name: "attention softmax",
         bytes: 4.0 * (sh.seqs * heads_chip) as f64 * (s * s) as f64 * ELEM,
     };
-    let gemms_fwd: [(&'static str, u64, u64, u64, u64); 6] = [
-        ("qkv projection", tok, qkv_n, e, 1),
-        ("attention scores", s, s, dh, sh.seqs * heads_chip),
-        ("attention values", s, dh, s, sh.seqs * heads_chip),
-        ("output projection", tok, e, o_k, 1),
-        ("feed-forward in", tok, ff_in, e, 1),
-        ("feed-forward out", tok, e, ff_out_k, 1),
+    type Shape = (&'static str, u64, u64, u64, u64, bool);
+    let gemms_fwd: [Shape; 6] = [
+        ("qkv projection", tok, qkv_n, e, 1, true),
+        ("attention scores", s, s, dh, sh.seqs * heads_chip, false),
+        ("attention values", s, dh, s, sh.seqs * heads_chip, false),
+        ("output projection", tok, e, o_k, 1, true),
+        ("feed-forward in", tok, ff_in, e, 1, true),
+        ("feed-forward out", tok, e, ff_out_k, 1, true),
     ];
     let gemm = |i: usize| {
-        let (name, m, n, k, count) = gemms_fwd[i];
+        let (name, m, n, k, count, weight) = gemms_fwd[i];
         Op::Gemm {
             name,
             m,
             n,
             k,
             count,
+            weight,
         }
     };
     let mut fwd = Vec::new();
@@ -953,13 +974,14 @@ fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
         );
     }
     let grads = |v: &mut Vec<Op>, i: usize| {
-        let (name, m, n, k, count) = gemms_fwd[i];
+        let (name, m, n, k, count, weight) = gemms_fwd[i];
         v.push(Op::Gemm {
             name,
             m,
             n: k,
             k: n,
             count,
+            weight,
         });
         v.push(Op::Gemm {
             name,
@@ -967,6 +989,7 @@ fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
             n,
             k: m,
             count,
+            weight: false,
         });
     };
     block_in(&mut bwd);
@@ -1054,10 +1077,21 @@ struct Timer<'a> {
     t: &'a Transformer,
     m: &'a Machine,
     spans: [Span; 4],
+    /// Whether the layer's weight shard is read from CMEM.
+    cmem_weights: bool,
+}
+
+/// Whether CMEM holds a layer's weights for `c`: CMEM is on and the weight shard the GEMMs read
+/// (after any gather) fits in half of it, the other half left to activations.
+fn cmem_holds(t: &Transformer, m: &Machine, c: &Config) -> bool {
+    let shard = t.layer_params() / c.parallel.of(Axis::Model2) as f64 * ELEM;
+    m.cmem_on && shard <= m.cmem_bytes as f64 / 2.0
 }
 
 impl Timer<'_> {
-    fn gemm(&self, m: u64, n: u64, k: u64) -> Result<f64, TrainError> {
+    /// A GEMM's time: the GEMM model's, or its operands' and result's traffic where that is
+    /// longer; a weight operand comes from CMEM when the layer's weights are held there.
+    fn gemm(&self, m: u64, n: u64, k: u64, weight: bool) -> Result<f64, TrainError> {
         let compute = self
             .m
             .chip
@@ -1065,8 +1099,15 @@ impl Timer<'_> {
             .gemm_time(m, n, k, &self.t.format)
             .map_err(cfg_err)?
             .as_secs_f64();
-        let bytes = (m * k + k * n + m * n) as f64 * ELEM;
-        Ok(compute.max(bytes / self.m.chip.memory.bytes_per_s() as f64))
+        let hbm = self.m.chip.memory.bytes_per_s() as f64;
+        let streamed = (m * k + m * n) as f64 * ELEM;
+        let w = (k * n) as f64 * ELEM;
+        let memory = if weight && self.cmem_weights {
+            streamed / hbm + w / self.m.cmem_bytes_per_s
+        } else {
+            (streamed + w) / hbm
+        };
+        Ok(compute.max(memory))
     }
 
     fn memory(&self, bytes: f64) -> f64 {
@@ -1116,7 +1157,14 @@ impl Timer<'_> {
 
     fn op(&self, op: &Op) -> Result<(f64, bool), TrainError> {
         Ok(match op {
-            Op::Gemm { m, n, k, count, .. } => (*count as f64 * self.gemm(*m, *n, *k)?, false),
+            Op::Gemm {
+                m,
+                n,
+                k,
+                count,
+                weight,
+                ..
+            } => (*count as f64 * self.gemm(*m, *n, *k, *weight)?, false),
             Op::Memory { bytes, .. } => (self.memory(*bytes), false),
             Op::Coll {
                 axis, kind, bytes, ..
@@ -1176,6 +1224,7 @@ impl Prepared {
         let timer = Timer {
             t,
             m: chip,
+            cmem_weights: cmem_holds(t, chip, c),
             spans: [Span {
                 stride: 1,
                 size: 1,
@@ -1188,9 +1237,10 @@ impl Prepared {
         // The last stage's logits: tokens x d_model by d_model x vocabulary/model2, forward and
         // the two backward GEMMs; the loss as four memory passes over the logits.
         let v_chip = t.vocabulary.div_ceil(y);
-        let logits_f = timer.gemm(sh.tokens, v_chip, t.d_model)?;
+        let logits_f = timer.gemm(sh.tokens, v_chip, t.d_model, true)?;
         let logits_b =
-            timer.gemm(sh.tokens, t.d_model, v_chip)? + timer.gemm(t.d_model, v_chip, sh.tokens)?;
+            timer.gemm(sh.tokens, t.d_model, v_chip, true)?
+            + timer.gemm(t.d_model, v_chip, sh.tokens, false)?;
         let loss = timer.memory(4.0 * (sh.tokens * v_chip) as f64 * ELEM);
         Ok(Prepared {
             config: *c,
@@ -1231,7 +1281,12 @@ impl Prepared {
             ..self.config
         };
         let spans = spans(m, &c)?;
-        let timer = Timer { t, m, spans };
+        let timer = Timer {
+            t,
+            m,
+            spans,
+            cmem_weights: cmem_holds(t, m, &c),
+        };
         let (fc, bc) = match measured {
             Some(v) => v,
             None => (
@@ -1358,7 +1413,12 @@ fn layer_workload(
     let spans = spans(m, c)?;
     let sh = shard(t, c)?;
     let ops = layer_ops(t, c, &sh);
-    let timer = Timer { t, m, spans };
+    let timer = Timer {
+        t,
+        m,
+        spans,
+        cmem_weights: cmem_holds(t, m, c),
+    };
     let chips = m.chips();
     let peak = m.chip.matrix.0 as f64;
     let mut w = Workload::default();
@@ -1374,9 +1434,10 @@ fn layer_workload(
                     n,
                     k,
                     count,
+                    weight,
                 } => {
                     let flops = 2.0 * (*m * *n * *k) as f64 * *count as f64;
-                    let time = *count as f64 * timer.gemm(*m, *n, *k)?;
+                    let time = *count as f64 * timer.gemm(*m, *n, *k, *weight)?;
                     (
                         *name,
                         Work::Compute {
