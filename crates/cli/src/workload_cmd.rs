@@ -30,6 +30,10 @@ pub struct WorkloadArgs {
     /// a thread per resource, an event per task on each chip and per transfer.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Turn TPU v4's CMEM off (memory tasks with a working_set then stream from HBM), as
+    /// Fig. 13's "CMEM off" [default: the file's machine.cmem, else on].
+    #[arg(long, value_name = "ON|OFF")]
+    cmem: Option<String>,
     /// The most events the trace keeps; the file says how many were cut.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
@@ -50,6 +54,7 @@ pub fn run_file(
         file: file.to_path_buf(),
         model: None,
         trace: trace.map(std::path::Path::to_path_buf),
+        cmem: None,
         trace_limit,
         json,
     })
@@ -67,7 +72,22 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let file = a.file.display().to_string();
-    let spec = podsim_config::parse_workload(&file, &read(&a.file)?)?;
+    let mut spec = podsim_config::parse_workload(&file, &read(&a.file)?)?;
+    match a.cmem.as_deref() {
+        None => {}
+        Some("off") => spec.chip.cmem = None,
+        Some("on") if spec.chip.cmem.is_some() => {}
+        Some("on") => {
+            return Err(flag_err(
+                "--cmem",
+                format!(
+                    "on needs a chip with CMEM (tpuv4), and {} has none{}",
+                    spec.chip.name, " or the file turned it off"
+                ),
+            ));
+        }
+        Some(other) => return Err(flag_err("--cmem", format!("`{other}` is not on or off"))),
+    }
     let model = match &a.model {
         None => spec.model,
         Some(m) => {

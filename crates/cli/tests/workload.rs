@@ -242,3 +242,56 @@ fn a_scenario_runs_workload_files() {
         assert_eq!(r["critical_path"], alone["critical_path"]);
     }
 }
+
+#[test]
+fn a_working_set_that_fits_in_cmem_streams_at_cmem_bandwidth() {
+    // examples/cmem-stream.toml: 100 x 96 MiB per chip. CMEM on: 100 x 100,663,296 B /
+    // 4.8 TB/s = 2.0972 ms; off: / 1.2 TB/s (HBM, Table 4) = 8.3886 ms. The GEMMs beside it
+    // take less (1.95 ms), so the stream sets the time.
+    let on = json(&["workload", "examples/cmem-stream.toml", "--json"]);
+    let off = json(&[
+        "workload",
+        "examples/cmem-stream.toml",
+        "--cmem",
+        "off",
+        "--json",
+    ]);
+    let t = |v: &Value| v["time_s"].as_f64().unwrap();
+    assert!(
+        (t(&on) - 100.0 * 100_663_296.0 / 4.8e12).abs() < 1e-9,
+        "{on}"
+    );
+    assert!(
+        (t(&off) - 100.0 * 100_663_296.0 / 1.2e12).abs() < 1e-9,
+        "{off}"
+    );
+    // A working set on a compute task is an error, as is CMEM on a chip without it.
+    let dir = std::env::temp_dir().join(format!("podsim-cmem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[machine]\npreset = \"dojo:die\"\ncmem = true\n[[task]]\nname = \"a\"\nmemory = \"1 MiB\"\n",
+    )
+    .unwrap();
+    let o = podsim(&["workload", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("machine.cmem"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::write(
+        &bad,
+        "[machine]\npreset = \"tpuv4:slice=4x4x4\"\n[[task]]\nname = \"a\"\ncompute = { flops = \"1 TFLOP\", efficiency = 1.0 }\nworking_set = \"1 MiB\"\n",
+    )
+    .unwrap();
+    let o = podsim(&["workload", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("working_set"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -11,6 +11,7 @@
 //! model = "flow"                       # analytic | flow | packet (default flow)
 //! chip = "tpuv4"                       # tpuv4 | dojo-node | d1 (default: the preset's own
 //!                                      # chip: tpuv4 for TPU v4 slices, dojo-node for DOJO)
+//! cmem = true                          # TPU v4's 128 MiB CMEM on (default) or off
 //!
 //! [[task]]
 //! name = "fwd"
@@ -25,6 +26,8 @@
 //! [[task]]
 //! name = "weights"
 //! memory = "2 GiB"                     # per chip, HBM/DRAM to on-chip memory
+//! working_set = "64 MiB"               # optional: the data streamed; if it fits in the
+//!                                      # chip's CMEM it streams at CMEM bandwidth
 //!
 //! [[task]]
 //! name = "grads"
@@ -78,6 +81,8 @@ struct RawMachine {
     model: Option<Spanned<String>>,
     #[serde(default)]
     chip: Option<Spanned<String>>,
+    #[serde(default)]
+    cmem: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -103,6 +108,8 @@ struct RawTask {
     compute: Option<Spanned<RawCompute>>,
     #[serde(default)]
     memory: Option<Spanned<String>>,
+    #[serde(default)]
+    working_set: Option<Spanned<String>>,
     #[serde(default)]
     collective: Option<Spanned<String>>,
     #[serde(default)]
@@ -281,6 +288,23 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
             );
         }
     };
+    let mut chip = chip;
+    if let Some(c) = &m.cmem {
+        match (c.get_ref(), chip.cmem.is_some()) {
+            (true, true) => {}
+            (false, true) => chip.cmem = None,
+            (_, false) => {
+                return ctx.err(
+                    Some(c.span()),
+                    "machine.cmem",
+                    format!(
+                        "the {} chip has no CMEM (only tpuv4 does); drop the key",
+                        chip.name
+                    ),
+                );
+            }
+        }
+    }
     if raw.task.is_empty() {
         return ctx.err(None, "task", "a workload needs at least one [[task]]");
     }
@@ -330,6 +354,11 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                 kind == "collective",
             ),
             ("to", t.to.as_ref().map(|s| s.span()), kind == "send"),
+            (
+                "working_set",
+                t.working_set.as_ref().map(|s| s.span()),
+                kind == "memory",
+            ),
         ];
         for (k, span, ok) in misplaced {
             if let (Some(span), false) = (span, ok) {
@@ -488,6 +517,10 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
             }
             "memory" => Work::Memory {
                 bytes: size(t.memory.as_ref().expect("kind is memory"), "memory")?,
+                working_set: match &t.working_set {
+                    Some(w) => Some(size(w, "working_set")?),
+                    None => None,
+                },
             },
             "send" => {
                 let bytes = size(t.send.as_ref().expect("kind is send"), "send")?;

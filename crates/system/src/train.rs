@@ -585,9 +585,9 @@ impl Machine {
             wrap,
             link_bytes_per_s: link.bandwidth.bytes_per_s() as f64,
             step_latency_s: link.latency.as_secs_f64() + endpoint,
-            cmem_bytes: if chip.name == "tpuv4" { CMEM_BYTES } else { 0 },
-            cmem_bytes_per_s: CMEM_BYTES_PER_S,
-            cmem_on: chip.name == "tpuv4",
+            cmem_bytes: chip.cmem.map_or(0, |c| c.bytes),
+            cmem_bytes_per_s: chip.cmem.map_or(0.0, |c| c.bandwidth.bytes_per_s() as f64),
+            cmem_on: chip.cmem.is_some(),
             chip,
         })
     }
@@ -1238,8 +1238,7 @@ impl Prepared {
         // the two backward GEMMs; the loss as four memory passes over the logits.
         let v_chip = t.vocabulary.div_ceil(y);
         let logits_f = timer.gemm(sh.tokens, v_chip, t.d_model, true)?;
-        let logits_b =
-            timer.gemm(sh.tokens, t.d_model, v_chip, true)?
+        let logits_b = timer.gemm(sh.tokens, t.d_model, v_chip, true)?
             + timer.gemm(t.d_model, v_chip, sh.tokens, false)?;
         let loss = timer.memory(4.0 * (sh.tokens * v_chip) as f64 * ELEM);
         Ok(Prepared {
@@ -1453,6 +1452,7 @@ fn layer_workload(
                     *name,
                     Work::Memory {
                         bytes: Bytes(bytes.ceil() as u64),
+                        working_set: None,
                     },
                     Group::All,
                     true,

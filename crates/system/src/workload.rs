@@ -35,10 +35,22 @@ pub struct ChipSpec {
     pub vector: Option<FlopRate>,
     /// HBM/DRAM bandwidth to on-chip memory.
     pub memory: Bandwidth,
+    /// An on-chip memory level between HBM and the cores (TPU v4's CMEM), if the chip has one
+    /// and it is on: a memory task whose working set fits streams at its bandwidth.
+    pub cmem: Option<OnChipMemory>,
     /// The matrix units, for GEMM tasks.
     pub arrays: Arrays,
     /// Where the figures come from.
     pub source: String,
+}
+
+/// An on-chip memory level: capacity and bandwidth to the cores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnChipMemory {
+    /// Capacity, bytes.
+    pub bytes: u64,
+    /// Bandwidth to the cores.
+    pub bandwidth: Bandwidth,
 }
 
 /// A chip's matrix units as the GEMM model sees them.
@@ -109,6 +121,12 @@ impl ChipSpec {
             matrix: FlopRate(c.peak_matrix_flops() as u64),
             vector: (vector > 0.0).then_some(FlopRate(vector as u64)),
             memory: Bandwidth::from_bytes_per_s(c.memory_bytes_per_s)?,
+            // TPU v4's 128 MiB CMEM (Table 4) at the bandwidth podsim assumes for it.
+            cmem: (c.name == "tpuv4").then(|| OnChipMemory {
+                bytes: crate::train::CMEM_BYTES,
+                bandwidth: Bandwidth::from_bytes_per_s(crate::train::CMEM_BYTES_PER_S as u64)
+                    .expect("positive"),
+            }),
             arrays: Arrays {
                 units: c.cores * c.units_per_core,
                 shape: c.unit,
@@ -175,10 +193,13 @@ pub enum Work {
         /// The input number format.
         format: String,
     },
-    /// `bytes` per chip between HBM/DRAM and on-chip memory.
+    /// `bytes` per chip between HBM/DRAM and on-chip memory; from the chip's CMEM instead
+    /// when the task's working set fits in it.
     Memory {
         /// Bytes per chip.
         bytes: Bytes,
+        /// The data the task streams over and over (`None`: unknown, from HBM).
+        working_set: Option<Bytes>,
     },
     /// A collective over the group's chips (per line for a `Group::Dim`).
     Collective {
@@ -673,9 +694,12 @@ impl Exec<'_> {
                     self.enqueue(c, Resource::Matrix, r, d);
                 }
             }
-            Work::Memory { bytes } => {
-                let d =
-                    self.duration(task, bytes.0 as f64, self.chip.memory.bytes_per_s() as f64)?;
+            Work::Memory { bytes, working_set } => {
+                let rate = match (working_set, self.chip.cmem) {
+                    (Some(ws), Some(c)) if ws.0 <= c.bytes => c.bandwidth,
+                    _ => self.chip.memory,
+                };
+                let d = self.duration(task, bytes.0 as f64, rate.bytes_per_s() as f64)?;
                 let chips = chips_of(&t.group, self.chips).unwrap_or_default();
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
