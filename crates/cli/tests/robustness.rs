@@ -557,3 +557,43 @@ fn schedule_refuses_out_of_range_settings() {
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn model_files_name_the_key_that_is_wrong() {
+    let dir = std::env::temp_dir().join(format!("podsim-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("m.toml");
+    let base =
+        "layers = 2\nd_model = 1000\nheads = 7\nd_ff = 4000\nvocabulary = 10\nsequence = 8\n";
+    for (text, want) in [
+        (
+            base.to_string(),
+            "`heads`: d_model 1000 is not a multiple of 7 heads",
+        ),
+        (
+            base.replace("heads = 7", "heads = 8\nkv_head = 2"),
+            "kv_heads",
+        ),
+        (
+            base.replace("heads = 7", "heads = 8\nffn_matrices = 4"),
+            "`ffn_matrices`",
+        ),
+    ] {
+        std::fs::write(&f, text).unwrap();
+        let o = podsim(&[
+            "train",
+            "--model",
+            f.to_str().unwrap(),
+            "--system",
+            "tpuv4:slice=4x4x4",
+            "--parallel",
+            "[1,64,1,1]",
+            "--batch",
+            "64",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("m.toml"), "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{want}: {}", stderr(&o));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
