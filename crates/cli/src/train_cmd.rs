@@ -7,11 +7,11 @@ use clap::Args;
 use podsim_collective::ModelKind;
 use podsim_net::Packetization;
 use podsim_report::{Trace, render};
+use podsim_system::flow_model;
 use podsim_system::train::{
     self, Config, Machine, Mapping, Parallel, Partition, Remat, StepReport, Transformer,
 };
 use podsim_system::workload::ChipSpec;
-use podsim_topology::Network;
 use serde_json::json;
 
 use crate::collective_cmd::flag_err;
@@ -107,11 +107,6 @@ fn model_of(spec: &str) -> Result<Transformer, Failure> {
             podsim_units::nearest(spec, &names).unwrap_or("")
         ),
     ))
-}
-
-fn flow_model(net: &Network) -> Result<Box<dyn podsim_net::NetworkModel>, String> {
-    podsim_system::new_model(net, ModelKind::Flow, Packetization::NONE, false)
-        .map_err(|e| e.to_string())
 }
 
 /// Run `podsim train`.

@@ -374,3 +374,36 @@ impl DlrmCase {
         step(&Dlrm::fig8(), &net, generation, placement)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_take_the_hbm_gather_time_by_hand() {
+        // Fig. 8's model on 128 TPU v4 chips: 512 x 300 x 10 = 1,536,000 rows of 128 fp32
+        // (512 B) per chip: 786.4 MB at half of 1.2 TB/s = 1.3107 ms; the SparseCores would
+        // take 1.536e6 / (4 SCs x 16 tiles x 1.05 GHz / 16 cycles per row) = 0.366 ms, so HBM
+        // binds; forward lookups plus read-modify-write updates: 3 x 1.3107 = 3.932 ms.
+        let (net, generation) = system("tpuv4:slice=4x4x8").unwrap();
+        let r = step(&Dlrm::fig8(), &net, generation, Placement::SparseCore).unwrap();
+        assert!((r.lookup_time_s - 3.0 * 786_432_000.0 / 0.6e12).abs() < 1e-12);
+        assert_eq!(r.chips, 128);
+        // The step is the longer part.
+        assert_eq!(r.step_time_s, r.embedding_time_s.max(r.dense_time_s));
+        // Host placement: 4 chips' rows through one host's 256 GB/s, three passes:
+        // 3 x 4 x 786.4 MB / 256 GB/s = 36.86 ms.
+        let h = step(&Dlrm::fig8(), &net, generation, Placement::Host).unwrap();
+        assert!((h.lookup_time_s - 3.0 * 4.0 * 786_432_000.0 / 256e9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tpu_v3_slices_wrap_only_across_the_full_pod() {
+        let Network::Cube(c) = tpuv3_slice(16, 32).unwrap() else {
+            panic!("a cube");
+        };
+        assert_eq!(c.wrap(), &[false, true]);
+        assert!(system("tpuv3:64x64").is_err());
+        assert!(system("torus:8x8").is_err());
+    }
+}

@@ -19,7 +19,8 @@ pub mod validation;
 pub mod workload;
 
 pub use machine::{
-    MachineError, Models, Timing, measure, measure_with, microbench, new_model, new_model_at,
+    MachineError, Models, Timing, flow_model, measure, measure_with, microbench, new_model,
+    new_model_at,
 };
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
 pub use validation::{

@@ -81,6 +81,12 @@ fn bare_model(
     })
 }
 
+/// The flow model of `net` with no packet overheads and the machine's default endpoint
+/// overhead, its error as text (what training steps and searches run their layers on).
+pub fn flow_model(net: &Network) -> Result<Box<dyn NetworkModel>, String> {
+    new_model(net, ModelKind::Flow, Packetization::NONE, false).map_err(|e| e.to_string())
+}
+
 /// The models of every fidelity, for collectives and microbenchmarks: [`new_model_at`] with the
 /// endpoint setting chosen (`None`: the machine's default), and the packet level refuses up
 /// front a run of more than [`podsim_noc::PACKET_FLIT_LIMIT`] flits (which it would otherwise

@@ -930,14 +930,15 @@ fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
     let mut fwd = Vec::new();
     let weight_2d = c.partition.weight == Split::TwoD && x > 1;
     let w_bytes = t.layer_params() / y as f64 * ELEM;
+    let gather_weights = Op::Coll {
+        name: "gather weights (model1)",
+        axis: Axis::Model1,
+        kind: Kind::AllGather,
+        bytes: w_bytes,
+        overlapped: true,
+    };
     if weight_2d {
-        fwd.push(Op::Coll {
-            name: "gather weights (model1)",
-            axis: Axis::Model1,
-            kind: Kind::AllGather,
-            bytes: w_bytes,
-            overlapped: true,
-        });
+        fwd.push(gather_weights.clone());
     }
     block_in(&mut fwd);
     fwd.extend([gemm(0), gemm(1), softmax.clone(), gemm(2), gemm(3)]);
@@ -950,13 +951,7 @@ fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
     // k x n transposed: m, k, n) and the weight gradient (k x m by m x n: k, n, m), in reverse.
     let mut bwd = Vec::new();
     if weight_2d {
-        bwd.push(Op::Coll {
-            name: "gather weights (model1)",
-            axis: Axis::Model1,
-            kind: Kind::AllGather,
-            bytes: w_bytes,
-            overlapped: true,
-        });
+        bwd.push(gather_weights);
     }
     if c.remat == Remat::Full {
         bwd.extend(
@@ -1933,15 +1928,7 @@ impl TrainCase {
         let c =
             best.ok_or_else(|| last_err.unwrap_or_else(|| cfg_err("no mapping fits".into())))?;
         if self.flow {
-            let mut mk = || {
-                crate::new_model(
-                    &net,
-                    podsim_collective::ModelKind::Flow,
-                    podsim_net::Packetization::NONE,
-                    false,
-                )
-                .map_err(|e| e.to_string())
-            };
+            let mut mk = || crate::machine::flow_model(&net);
             measured(&self.model, &m, &net, &c, &mut mk)
         } else {
             analytic(&self.model, &m, &c)

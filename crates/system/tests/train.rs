@@ -139,15 +139,7 @@ fn the_flow_model_never_times_a_step_below_the_closed_form() {
         let c = config(par, part, Mapping::DEFAULT, t.batch.unwrap(), 1);
         let c = podsim_system::train::best_microbatches(&t, &m, &c).unwrap();
         let a = analytic(&t, &m, &c).unwrap();
-        let mut mk = || {
-            podsim_system::new_model(
-                &net,
-                podsim_collective::ModelKind::Flow,
-                podsim_net::Packetization::NONE,
-                false,
-            )
-            .map_err(|e| e.to_string())
-        };
+        let mut mk = || podsim_system::flow_model(&net);
         let f = measured(&t, &m, &net, &c, &mut mk).unwrap();
         assert!(
             f.step_time_s >= a.step_time_s * (1.0 - 1e-9),
@@ -198,15 +190,7 @@ fn the_search_finds_at_least_the_papers_best() {
         })
         .map(|r| r.throughput_seqs_per_s)
         .fold(0.0, f64::max);
-    let mut mk = |net: &Network| {
-        podsim_system::new_model(
-            net,
-            podsim_collective::ModelKind::Flow,
-            podsim_net::Packetization::NONE,
-            false,
-        )
-        .map_err(|e| e.to_string())
-    };
+    let mut mk = |net: &Network| podsim_system::flow_model(net);
     let r = search(&t, &m.chip, 512, 256, 3, 2, &mut mk).unwrap();
     assert!(r.configurations_evaluated > 1000);
     let found = r.results[0].1.throughput_seqs_per_s;
