@@ -214,3 +214,45 @@ fn a_scenario_trace_holds_every_transfer_of_every_collective_run() {
     assert!(t["otherData"]["workload"].is_string());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_training_step_trace_holds_one_layer_on_every_chip() {
+    // GPT-3 1.3B on 64 chips, [1,8,1,8] 1D/1D: the trace is one layer's forward and backward
+    // pass for one microbatch. Every chip runs the six forward GEMMs (QKV, the two attention
+    // products, output projection, feed-forward in and out) on its matrix unit, and the
+    // model2 all-reduces leave every chip on the network.
+    let dir = std::env::temp_dir().join(format!("podsim-train-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("layer.json");
+    let o = podsim(&[
+        "train",
+        "--model",
+        "gpt3-1.3b",
+        "--system",
+        "tpuv4:slice=4x4x4",
+        "--parallel",
+        "[1,8,1,8]",
+        "--trace",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let ev = complete_events(&t);
+    for chip in 0..64u64 {
+        let forward_gemms = ev
+            .iter()
+            .filter(|e| e["pid"] == chip && e["tid"] == 0)
+            .filter(|e| e["name"].as_str().unwrap().starts_with("forward"))
+            .count();
+        assert_eq!(forward_gemms, 6, "chip {chip}");
+        assert!(
+            ev.iter().any(|e| e["pid"] == chip
+                && e["name"]
+                    .as_str()
+                    .unwrap()
+                    .contains("all-reduce activations (model2)")),
+            "chip {chip} sends nothing"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
