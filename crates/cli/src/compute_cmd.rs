@@ -506,6 +506,15 @@ pub fn roofline_cmd(a: &RooflineArgs) -> Result<ExitCode, Failure> {
             v["attainable_flops"] = json!(f);
             v["bound"] = json!(bound);
         }
+        if let Some(t) = chip.tpu {
+            v["hbm_bytes"] = json!(t.hbm_bytes);
+            v["cmem_bytes"] = json!(t.cmem_bytes);
+            v["ici_links"] = json!(t.ici_links);
+            v["ici_link_bytes_per_s"] = json!(t.ici_link_bytes_per_s);
+            v["torus_dims"] = json!(t.torus_dims);
+            v["chips_per_host"] = json!(t.chips_per_host);
+            v["sparsecores"] = json!(t.sparsecores);
+        }
         outln!("{v}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -522,6 +531,21 @@ pub fn roofline_cmd(a: &RooflineArgs) -> Result<ExitCode, Failure> {
         rows.push((
             format!("at {x} FLOP/B"),
             vec![format!("{:.1} TFLOP/s ({bound}-bound)", f / 1e12)],
+        ));
+    }
+    if let Some(t) = chip.tpu {
+        rows.push((
+            "Table 4".into(),
+            vec![format!(
+                "HBM {} GiB, CMEM {} MiB, ICI {} links x {} GB/s ({}-D torus), {} chips per host, {} SparseCores",
+                t.hbm_bytes >> 30,
+                t.cmem_bytes >> 20,
+                t.ici_links,
+                t.ici_link_bytes_per_s / 1_000_000_000,
+                t.torus_dims,
+                t.chips_per_host,
+                t.sparsecores
+            )],
         ));
     }
     out!("{}", render(&rows));

@@ -510,7 +510,7 @@ pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
             json!({
                 "model": model.name,
                 "system": a.system,
-                "chip": generation.chip,
+                "chip": generation.chip.name,
                 "chips": r.chips,
                 "embeddings": a.embeddings,
                 "step_time_s": r.step_time_s,
@@ -531,7 +531,7 @@ pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
         model.name,
         a.system,
         r.chips,
-        generation.chip,
+        generation.chip.name,
         a.embeddings
     );
     let rows = vec![

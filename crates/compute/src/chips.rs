@@ -5,6 +5,9 @@
 //!   (bf16 or int8; the paper: 275).
 //! - TPU v3 (tpu-v4-isca2023.txt, Table 4): 2 TensorCores x 2 MXUs of 128x128 at 940 MHz;
 //!   HBM2 900 GB/s. Peak = 4 x 16,384 x 2 x 0.94 GHz = 123.2 TFLOPS bf16 (the paper: 123).
+//! - Both TPUs' system features are Table 4's: HBM 32 GiB; CMEM 128 MiB on v4 only; ICI 6 links
+//!   at 50 GB/s (3-D torus) on v4, 4 at 70 GB/s (2-D) on v3; 4 / 8 chips per CPU host; 4 / 2
+//!   SparseCores.
 //! - A100 (the roofline of Fig. 16; tpu-v4-isca2023.txt section 7.6 gives 312 TFLOP/s and the
 //!   1410 MHz boost clock; NVIDIA's A100 data sheet gives 108 SMs of 4 tensor cores, each 256
 //!   bf16 FMAs per cycle, 2,039 GB/s of HBM2e on the 80 GB part and 19.5 TFLOP/s FP32 = 108 x
@@ -14,6 +17,25 @@
 //!   runs on the 64-byte SIMD unit: 16 lanes x FMA (2 FLOPs) = 32 FLOPs per cycle per node
 //!   (an assumption: the paper gives only the total), 354 x 32 x 2 GHz = 22.7 TFLOPS (paper:
 //!   22). Memory for the roofline: each node's SRAM loads 384 GB/s (354 nodes: 135.9 TB/s).
+
+/// The system features of a TPU generation (tpu-v4-isca2023.txt Table 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TpuFeatures {
+    /// HBM capacity, bytes (32 GiB on both).
+    pub hbm_bytes: u64,
+    /// CMEM capacity, bytes (128 MiB on TPU v4; none on v3).
+    pub cmem_bytes: u64,
+    /// ICI links per chip.
+    pub ici_links: u32,
+    /// ICI link bandwidth, bytes/s each way.
+    pub ici_link_bytes_per_s: u64,
+    /// Dimensions of the torus the links build.
+    pub torus_dims: u32,
+    /// Chips per CPU host.
+    pub chips_per_host: u32,
+    /// SparseCores per chip.
+    pub sparsecores: u32,
+}
 
 /// A chip's compute resources.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,6 +58,8 @@ pub struct Chip {
     pub memory: &'static str,
     /// The matrix units' input formats.
     pub matrix_formats: &'static str,
+    /// Table 4's system features, for the TPUs.
+    pub tpu: Option<TpuFeatures>,
 }
 
 /// The presets.
@@ -50,6 +74,15 @@ pub const CHIPS: [Chip; 5] = [
         memory_bytes_per_s: 1_200_000_000_000,
         memory: "HBM2",
         matrix_formats: "bf16, int8",
+        tpu: Some(TpuFeatures {
+            hbm_bytes: 32 << 30,
+            cmem_bytes: 128 << 20,
+            ici_links: 6,
+            ici_link_bytes_per_s: 50_000_000_000,
+            torus_dims: 3,
+            chips_per_host: 4,
+            sparsecores: 4,
+        }),
     },
     Chip {
         name: "tpuv3",
@@ -61,6 +94,15 @@ pub const CHIPS: [Chip; 5] = [
         memory_bytes_per_s: 900_000_000_000,
         memory: "HBM2",
         matrix_formats: "bf16",
+        tpu: Some(TpuFeatures {
+            hbm_bytes: 32 << 30,
+            cmem_bytes: 0,
+            ici_links: 4,
+            ici_link_bytes_per_s: 70_000_000_000,
+            torus_dims: 2,
+            chips_per_host: 8,
+            sparsecores: 2,
+        }),
     },
     Chip {
         name: "a100",
@@ -72,6 +114,7 @@ pub const CHIPS: [Chip; 5] = [
         memory_bytes_per_s: 2_039_000_000_000,
         memory: "HBM2e",
         matrix_formats: "bf16, fp16, int8",
+        tpu: None,
     },
     Chip {
         name: "dojo-node",
@@ -83,6 +126,7 @@ pub const CHIPS: [Chip; 5] = [
         memory_bytes_per_s: 384_000_000_000,
         memory: "node SRAM loads",
         matrix_formats: "bf16, cfp8",
+        tpu: None,
     },
     Chip {
         name: "d1",
@@ -94,6 +138,7 @@ pub const CHIPS: [Chip; 5] = [
         memory_bytes_per_s: 354 * 384_000_000_000,
         memory: "node SRAM loads, all nodes",
         matrix_formats: "bf16, cfp8",
+        tpu: None,
     },
 ];
 

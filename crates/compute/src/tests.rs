@@ -282,3 +282,39 @@ fn chip_peaks() {
         1.024e12
     );
 }
+
+#[test]
+fn tpu_presets_carry_table4s_system_features() {
+    // tpu-v4-isca2023.txt Table 4: HBM 32 GiB on both; CMEM 128 MiB on v4; ICI 6 links @ 50
+    // GB/s (v4) and 4 links @ 70 GB/s (v3); 4 and 8 chips per CPU host; 4 and 2 SparseCores;
+    // v4 builds a 3-D torus, v3 a 2-D one (section 3.6).
+    let v4 = crate::chips::Chip::preset("tpuv4").unwrap().tpu.unwrap();
+    let v3 = crate::chips::Chip::preset("tpuv3").unwrap().tpu.unwrap();
+    assert_eq!(
+        (
+            v4.hbm_bytes,
+            v4.cmem_bytes,
+            v4.ici_links,
+            v4.ici_link_bytes_per_s
+        ),
+        (32 << 30, 128 << 20, 6, 50_000_000_000)
+    );
+    assert_eq!(
+        (
+            v3.hbm_bytes,
+            v3.cmem_bytes,
+            v3.ici_links,
+            v3.ici_link_bytes_per_s
+        ),
+        (32 << 30, 0, 4, 70_000_000_000)
+    );
+    assert_eq!(
+        (v4.chips_per_host, v4.sparsecores, v4.torus_dims),
+        (4, 4, 3)
+    );
+    assert_eq!(
+        (v3.chips_per_host, v3.sparsecores, v3.torus_dims),
+        (8, 2, 2)
+    );
+    assert!(crate::chips::Chip::preset("a100").unwrap().tpu.is_none());
+}

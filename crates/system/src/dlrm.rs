@@ -29,6 +29,7 @@
 //! between hosts over the data-center network instead of ICI.
 
 use podsim_collective::{Algorithm, Kind, ModelKind, Setup};
+use podsim_compute::chips::{Chip, TpuFeatures};
 use podsim_net::Packetization;
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
 use podsim_units::Bandwidth;
@@ -101,38 +102,34 @@ impl Dlrm {
     }
 }
 
-/// A TPU generation's per-chip figures for embeddings.
+/// A TPU generation's per-chip figures for embeddings: the chip preset and its Table 4
+/// features (SparseCores, HBM, chips per host, ICI).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Generation {
-    /// `tpuv4` or `tpuv3`.
-    pub chip: &'static str,
-    /// SparseCores per chip (Table 4).
-    pub sparsecores: u64,
-    /// Clock, Hz (Table 4).
-    pub clock_hz: f64,
-    /// HBM bandwidth, bytes/s (Table 4).
-    pub hbm_bytes_per_s: f64,
-    /// Chips per CPU host (Table 4).
-    pub chips_per_host: u64,
+    /// The chip preset (`tpuv4` or `tpuv3`).
+    pub chip: Chip,
+    /// Its Table 4 features.
+    pub tpu: TpuFeatures,
 }
 
-/// TPU v4 (Table 4).
-pub const TPU_V4: Generation = Generation {
-    chip: "tpuv4",
-    sparsecores: 4,
-    clock_hz: 1.05e9,
-    hbm_bytes_per_s: 1.2e12,
-    chips_per_host: 4,
-};
-
-/// TPU v3 (Table 4).
-pub const TPU_V3: Generation = Generation {
-    chip: "tpuv3",
-    sparsecores: 2,
-    clock_hz: 0.94e9,
-    hbm_bytes_per_s: 0.9e12,
-    chips_per_host: 8,
-};
+impl Generation {
+    /// The generation of chip preset `name`, if it is a TPU.
+    pub fn of(name: &str) -> Option<Generation> {
+        let chip = Chip::preset(name)?;
+        Some(Generation {
+            chip,
+            tpu: chip.tpu?,
+        })
+    }
+    /// TPU v4.
+    pub fn tpu_v4() -> Generation {
+        Self::of("tpuv4").expect("tpuv4 is a TPU preset")
+    }
+    /// TPU v3.
+    pub fn tpu_v3() -> Generation {
+        Self::of("tpuv3").expect("tpuv3 is a TPU preset")
+    }
+}
 
 /// Tiles per SparseCore, each with its HBM channel and an 8-wide scVPU (section 3.5).
 pub const SC_TILES: u64 = 16;
@@ -157,7 +154,8 @@ const ELEM_EMB: f64 = 4.0;
 /// Bytes per pooled activation sent over the network (bf16).
 const ELEM_ACT: f64 = 2.0;
 
-/// A TPU v3 slice `a x b` (2-D torus of 4 links at 70 GB/s, Table 4): wraparound only along a
+/// A TPU v3 slice `a x b` (2-D torus of 4 links at 70 GB/s, Table 4 via the chip preset):
+/// wraparound only along a
 /// side of 32 (an assumption: the v3 pod's 32 x 32 torus closes only across the full pod, so
 /// smaller slices are meshes along their shorter sides), with the ICI hop latency assumption
 /// of TPU v4.
@@ -169,7 +167,8 @@ pub fn tpuv3_slice(a: u32, b: u32) -> Result<Network, String> {
     }
     let link = LinkSpec {
         kind: LinkKind::Electrical,
-        bandwidth: Bandwidth::from_gbps(70).expect("positive"),
+        bandwidth: Bandwidth::from_bytes_per_s(Generation::tpu_v3().tpu.ici_link_bytes_per_s)
+            .expect("positive"),
         latency: crate::presets::ICI_HOP_LATENCY,
     };
     KAryNCube::new(vec![a, b], vec![a == 32, b == 32], link)
@@ -238,8 +237,10 @@ pub fn step(
     }
     let (lookup, all_to_all) = match placement {
         Placement::SparseCore => {
-            let hbm = rows * row_bytes / (generation.hbm_bytes_per_s * HBM_GATHER_EFFICIENCY);
-            let sc_rows_per_s = (generation.sparsecores * SC_TILES) as f64 * generation.clock_hz
+            let hbm_bytes_per_s = generation.chip.memory_bytes_per_s as f64;
+            let hbm = rows * row_bytes / (hbm_bytes_per_s * HBM_GATHER_EFFICIENCY);
+            let sc_rows_per_s = (u64::from(generation.tpu.sparsecores) * SC_TILES) as f64
+                * generation.chip.clock_hz as f64
                 / (model.dim as f64 / SC_LANES as f64).ceil();
             let sc = rows / sc_rows_per_s;
             // Lookups forward, then read-modify-write of the same rows backward.
@@ -248,7 +249,7 @@ pub fn step(
             (lookup, 2.0 * (a2a + n * SC_PEER_OVERHEAD_S))
         }
         Placement::Host => {
-            let host = generation.chips_per_host as f64;
+            let host = f64::from(generation.tpu.chips_per_host);
             let hosts = (n / host).ceil().max(1.0);
             let dram = host * rows * row_bytes / HOST_DRAM_BYTES_PER_S;
             let lookup = 3.0 * dram;
@@ -259,8 +260,8 @@ pub fn step(
     };
     let embedding = lookup + all_to_all;
     // Dense: forward and backward GEMMs of the square layers on the chip's matrix units.
-    let chip = crate::workload::ChipSpec::preset(generation.chip)
-        .ok_or_else(|| format!("no chip preset `{}`", generation.chip))?;
+    let chip = crate::workload::ChipSpec::preset(generation.chip.name)
+        .ok_or_else(|| format!("no chip preset `{}`", generation.chip.name))?;
     let width = (model.dense_params / model.dense_layers as f64)
         .sqrt()
         .round() as u64;
@@ -293,8 +294,8 @@ pub fn step(
 /// The generation a network is: TPU v3 for a 2-D slice, v4 for a 3-D one.
 pub fn generation_of(net: &Network) -> Result<Generation, String> {
     match net.cube().map(|c| c.dims().len()) {
-        Some(3) => Ok(TPU_V4),
-        Some(2) => Ok(TPU_V3),
+        Some(3) => Ok(Generation::tpu_v4()),
+        Some(2) => Ok(Generation::tpu_v3()),
         _ => Err(format!(
             "{} is neither a TPU v4 slice (3-D) nor a TPU v3 slice (2-D)",
             net.shorthand()
@@ -313,7 +314,7 @@ pub fn system(spec: &str) -> Result<(Network, Generation), String> {
         let [a, b] = d[..] else {
             return Err(format!("`{spec}`: a TPU v3 slice has two sides, tpuv3:AxB"));
         };
-        return Ok((tpuv3_slice(a, b)?, TPU_V3));
+        return Ok((tpuv3_slice(a, b)?, Generation::tpu_v3()));
     }
     if let Some(rest) = spec.strip_prefix("tpuv4:slice=") {
         let (shape, twisted) = match rest.strip_suffix(":twisted") {
@@ -334,7 +335,7 @@ pub fn system(spec: &str) -> Result<(Network, Generation), String> {
         }
         .network()
         .map_err(|e| e.to_string())?;
-        return Ok((net, TPU_V4));
+        return Ok((net, Generation::tpu_v4()));
     }
     Err(format!(
         "`{spec}` is not a TPU slice: tpuv4:slice=AxBxC[:twisted] or tpuv3:AxB"

@@ -40,12 +40,15 @@ pub const ICI_LINKS_PER_CHIP: u32 = 6;
 /// Faces per dimension index: 4 x 4.
 const FACE: u32 = BLOCK_SIDE * BLOCK_SIDE;
 
-/// One ICI link each way: 50 GB/s (Table 4), with the per-hop latency of
+/// One ICI link each way: 50 GB/s (Table 4, from the `tpuv4` chip preset), with the per-hop latency of
 /// [`crate::presets::ICI_HOP_LATENCY`] (a stated assumption: the seed gives none).
 pub fn ici_link(kind: LinkKind) -> LinkSpec {
     LinkSpec {
         kind,
-        bandwidth: Bandwidth::from_gbps(50).expect("50 GB/s is positive"),
+        bandwidth: podsim_compute::chips::Chip::preset("tpuv4")
+            .and_then(|c| c.tpu)
+            .and_then(|t| Bandwidth::from_bytes_per_s(t.ici_link_bytes_per_s))
+            .expect("the tpuv4 preset states its ICI link bandwidth"),
         latency: crate::presets::ICI_HOP_LATENCY,
     }
 }

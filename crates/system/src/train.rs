@@ -522,7 +522,7 @@ impl Remat {
 pub struct Machine {
     /// The chip.
     pub chip: ChipSpec,
-    /// HBM capacity per chip, bytes.
+    /// HBM capacity per chip, bytes (Table 4 via the chip preset).
     pub hbm_bytes: u64,
     /// Slice shape, chips along x, y, z (a 2-D torus has z = 1).
     pub dims: [u32; 3],
@@ -532,7 +532,7 @@ pub struct Machine {
     pub link_bytes_per_s: f64,
     /// Per-hop latency plus endpoint overhead, seconds (the rings' per-step cost).
     pub step_latency_s: f64,
-    /// CMEM capacity, bytes (128 MiB on TPU v4, Table 4; none on v3).
+    /// CMEM capacity, bytes (128 MiB on TPU v4, Table 4 via the chip preset; none on v3).
     pub cmem_bytes: u64,
     /// CMEM bandwidth to the cores, bytes/s ([`CMEM_BYTES_PER_S`]).
     pub cmem_bytes_per_s: f64,
@@ -545,15 +545,19 @@ pub struct Machine {
 /// (small weights, small batch: weight-bandwidth bound) needs at least 2x.
 pub const CMEM_BYTES_PER_S: f64 = 4.8e12;
 
-/// CMEM per TPU v4 chip: 128 MiB (Table 4).
-pub const CMEM_BYTES: u64 = 128 << 20;
-
-/// HBM per TPU v4 / v3 chip: 32 GiB (Table 4).
-pub const TPU_HBM_BYTES: u64 = 32 << 30;
-
 impl Machine {
-    /// The machine of a k-ary n-cube network of `chip`s (2-D or 3-D).
+    /// The machine of a k-ary n-cube network of `chip`s (2-D or 3-D), TPUs whose HBM
+    /// capacity Table 4 gives.
     pub fn of(net: &Network, chip: ChipSpec) -> Result<Machine, String> {
+        let hbm_bytes = podsim_compute::chips::Chip::preset(&chip.name)
+            .and_then(|c| c.tpu)
+            .map(|t| t.hbm_bytes)
+            .ok_or_else(|| {
+                format!(
+                    "training steps run on TPU chips (tpuv4, tpuv3), not {}",
+                    chip.name
+                )
+            })?;
         let c = net.cube().ok_or_else(|| {
             format!(
                 "training steps map axes onto torus dimensions, and {} is not a mesh or torus",
@@ -580,7 +584,7 @@ impl Machine {
             .map(|e| e.overhead.as_secs_f64())
             .unwrap_or(0.0);
         Ok(Machine {
-            hbm_bytes: TPU_HBM_BYTES,
+            hbm_bytes,
             dims,
             wrap,
             link_bytes_per_s: link.bandwidth.bytes_per_s() as f64,

@@ -122,8 +122,8 @@ impl ChipSpec {
             vector: (vector > 0.0).then_some(FlopRate(vector as u64)),
             memory: Bandwidth::from_bytes_per_s(c.memory_bytes_per_s)?,
             // TPU v4's 128 MiB CMEM (Table 4) at the bandwidth podsim assumes for it.
-            cmem: (c.name == "tpuv4").then(|| OnChipMemory {
-                bytes: crate::train::CMEM_BYTES,
+            cmem: c.tpu.filter(|t| t.cmem_bytes > 0).map(|t| OnChipMemory {
+                bytes: t.cmem_bytes,
                 bandwidth: Bandwidth::from_bytes_per_s(crate::train::CMEM_BYTES_PER_S as u64)
                     .expect("positive"),
             }),
