@@ -14,6 +14,7 @@ macro_rules! outln {
 mod collective_cmd;
 mod compute_cmd;
 mod noc_cmd;
+mod tofu_cmd;
 mod train_cmd;
 mod workload_cmd;
 
@@ -225,6 +226,9 @@ enum Command {
     /// Pack jobs of Table 2's slice mix onto a TPU v4 pod whose hosts fail (OCS: any free,
     /// healthy blocks form a slice): utilisation, waiting time, and the mix's shares.
     Schedule(train_cmd::ScheduleArgs),
+    /// TofuD's link layer: `frame` encodes and decodes the routing header of Figs. 4-6 and
+    /// counts a frame's bytes on the two lanes, split and duplicated.
+    Tofu(tofu_cmd::TofuArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -320,6 +324,7 @@ fn main() -> ExitCode {
         Command::Train(a) => train_cmd::train_cmd(&a),
         Command::Dlrm(a) => train_cmd::dlrm_cmd(&a),
         Command::Schedule(a) => train_cmd::schedule_cmd(&a),
+        Command::Tofu(a) => tofu_cmd::tofu_cmd(&a),
     };
     match result {
         Ok(code) => code,

@@ -90,6 +90,7 @@ fn help_prints_each_default_once() {
         "train",
         "dlrm",
         "schedule",
+        "tofu",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
@@ -596,4 +597,39 @@ fn model_files_name_the_key_that_is_wrong() {
         assert!(stderr(&o).contains(want), "{want}: {}", stderr(&o));
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn tofu_frame_encodes_the_header_bit_for_bit() {
+    // Fields in Fig. 4's order with podsim's widths: marker 1 | LEN 63 = 111111 | DABC1 0000 |
+    // DX 00000001 | DY 00000010 | DZ 00000011 | DABC2 0101 | DI 010 | B 0 S 0 reserved 0 |
+    // VC 01 | PAT 000 | STAT 00 | SEQ 000000000111, by hand:
+    // 1111 1110 0000 0000 0010 0000 0100 0000 0110 1010 1000 0010 0000 0000 0000 0111.
+    let o = podsim(&[
+        "tofu",
+        "frame",
+        "--encode",
+        "len=63,dx=1,dy=2,dz=3,dabc2=5,di=2,vc=1,seq=7",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["header_hex"], "fe0020406a820007");
+    // 2048-byte TLP split over two lanes: 2 x (8 + 8 + 1024 + 24 + 12) = 2152 bytes.
+    assert_eq!(j["split_wire_bytes"], 2152);
+    let o = podsim(&["tofu", "frame", "--decode", "fe0020406a820007", "--json"]);
+    let d: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(d["fields"], j["fields"]);
+    for (args, want) in [
+        (vec!["--encode", "di=6"], "DI = 6"),
+        (vec!["--encode", "pat=5"], "reserved"),
+        (vec!["--decode", "7e0020406a820007"], "marker bit"),
+        (vec!["--decode", "xyz"], "not a 64-bit hexadecimal"),
+    ] {
+        let mut a = vec!["tofu", "frame"];
+        a.extend(args);
+        let o = podsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+    }
 }

@@ -432,6 +432,15 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["schedule", "--mix", "table2", "--hours", "500"],
     ),
     (
+        "tofu-frame-encode",
+        &[
+            "tofu",
+            "frame",
+            "--encode",
+            "len=63,dx=1,dy=2,dz=3,dabc2=5,di=2,vc=1,seq=7",
+        ],
+    ),
+    (
         "roofline-tpuv4",
         &["roofline", "--chip", "tpuv4", "--intensity", "100"],
     ),

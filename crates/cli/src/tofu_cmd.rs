@@ -1,0 +1,242 @@
+//! `podsim tofu`: TofuD's node-level mechanisms (tofu-interconnect-d.txt sections IV-V).
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use podsim_report::render;
+use podsim_system::tofu_frame::{self, Frame, Pattern, RoutingHeader, Slice};
+use serde_json::json;
+
+use crate::Failure;
+use crate::collective_cmd::flag_err;
+
+/// The arguments of `podsim tofu`.
+#[derive(Args)]
+pub struct TofuArgs {
+    #[command(subcommand)]
+    what: TofuCommand,
+}
+
+#[derive(Subcommand)]
+enum TofuCommand {
+    /// TofuD's routing header (Fig. 4): encode fields into the 64-bit header or decode one,
+    /// and the bytes a frame of that length takes on the two lanes, split and duplicated.
+    /// Field widths (the text gives only PAT's 3 bits; podsim's choices, most significant
+    /// first): marker 1, LEN 6, DABC1 4, DX 8, DY 8, DZ 8, DABC2 4, DI 3, B 1, S 1, reserved 0
+    /// 1, VC 2, PAT 3, STAT 2, SEQ 12 (crates/system/src/tofu_frame.rs).
+    Frame(FrameArgs),
+}
+
+#[derive(Args)]
+struct FrameArgs {
+    /// Fields to encode, e.g. len=63,dx=1,dy=2,dz=3,dabc2=5,di=2,vc=1,seq=7 (names: len,
+    /// dabc1, dx, dy, dz, dabc2, di, b, s, vc, pat, stat, seq; a field not given is 0).
+    #[arg(long, value_name = "FIELDS", conflicts_with = "decode")]
+    encode: Option<String>,
+    /// A 64-bit header to decode, in hex (e.g. fe0002030580a007).
+    #[arg(long, value_name = "HEX")]
+    decode: Option<String>,
+    /// Print one JSON object (keys: header_hex, fields, tlp_bytes, split_wire_bytes,
+    /// duplicate_wire_bytes, payload_efficiency).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `podsim tofu`.
+pub fn tofu_cmd(a: &TofuArgs) -> Result<ExitCode, Failure> {
+    match &a.what {
+        TofuCommand::Frame(f) => frame_cmd(f),
+    }
+}
+
+fn parse_fields(s: &str) -> Result<RoutingHeader, Failure> {
+    let mut h = RoutingHeader {
+        len: 0,
+        dabc1: 0,
+        dx: 0,
+        dy: 0,
+        dz: 0,
+        dabc2: 0,
+        di: 0,
+        b: false,
+        s: false,
+        vc: 0,
+        pat: Pattern::Whole,
+        stat: 0,
+        seq: 0,
+    };
+    let names = [
+        "len", "dabc1", "dx", "dy", "dz", "dabc2", "di", "b", "s", "vc", "pat", "stat", "seq",
+    ];
+    let mut seen = Vec::new();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| flag_err("--encode", format!("`{part}`: expected NAME=VALUE")))?;
+        let k = k.trim().to_ascii_lowercase();
+        if seen.contains(&k) {
+            return Err(flag_err("--encode", format!("`{k}` is given twice")));
+        }
+        let v: u64 = v.trim().parse().map_err(|_| {
+            flag_err(
+                "--encode",
+                format!("`{k}`: `{}` is not a whole number", v.trim()),
+            )
+        })?;
+        let small = |max: u64| -> Result<u64, Failure> {
+            if v > max {
+                Err(flag_err(
+                    "--encode",
+                    format!("`{k}` = {v} does not fit (at most {max})"),
+                ))
+            } else {
+                Ok(v)
+            }
+        };
+        match k.as_str() {
+            "len" => h.len = small(255)? as u8,
+            "dabc1" => h.dabc1 = small(255)? as u8,
+            "dx" => h.dx = small(255)? as u8,
+            "dy" => h.dy = small(255)? as u8,
+            "dz" => h.dz = small(255)? as u8,
+            "dabc2" => h.dabc2 = small(255)? as u8,
+            "di" => h.di = small(255)? as u8,
+            "b" => h.b = small(1)? == 1,
+            "s" => h.s = small(1)? == 1,
+            "vc" => h.vc = small(255)? as u8,
+            "pat" => {
+                h.pat = match small(7)? {
+                    0 => Pattern::Whole,
+                    1 => Pattern::SplitLane0,
+                    2 => Pattern::SplitLane1,
+                    p => {
+                        return Err(flag_err(
+                            "--encode",
+                            format!("`pat` = {p} is reserved (0 undivided, 1 and 2 split)"),
+                        ));
+                    }
+                }
+            }
+            "stat" => h.stat = small(255)? as u8,
+            "seq" => h.seq = small(65535)? as u16,
+            other => {
+                return Err(flag_err(
+                    "--encode",
+                    format!(
+                        "`{other}` is not a field; the nearest is `{}` (fields: {})",
+                        podsim_units::nearest(other, &names).unwrap_or(""),
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        seen.push(k);
+    }
+    Ok(h)
+}
+
+fn frame_cmd(a: &FrameArgs) -> Result<ExitCode, Failure> {
+    let (h, word) = match (&a.encode, &a.decode) {
+        (Some(f), None) => {
+            let h = parse_fields(f)?;
+            let w = h.encode().map_err(|e| flag_err("--encode", e))?;
+            (h, w)
+        }
+        (None, Some(x)) => {
+            let t = x.trim().trim_start_matches("0x");
+            let w = u64::from_str_radix(t, 16).map_err(|_| {
+                flag_err(
+                    "--decode",
+                    format!("`{x}` is not a 64-bit hexadecimal number"),
+                )
+            })?;
+            (
+                RoutingHeader::decode(w).map_err(|e| flag_err("--decode", e))?,
+                w,
+            )
+        }
+        _ => {
+            return Err(flag_err("--encode", "give --encode FIELDS or --decode HEX"));
+        }
+    };
+    let frame = Frame {
+        header: RoutingHeader {
+            pat: Pattern::Whole,
+            ..h
+        },
+        tlp: vec![0; h.tlp_bytes()],
+        dllp: [0; 16],
+        control: [0; 8],
+    };
+    let wire = |split| -> Result<u64, Failure> {
+        Ok(tofu_frame::slice(&frame, split)
+            .map_err(|e| Failure::runtime(e.to_string()))?
+            .iter()
+            .map(Slice::wire_bytes)
+            .sum())
+    };
+    let (split, dup) = (wire(true)?, wire(false)?);
+    // The TLP's own 32-byte transport header (validation/tofud-frame.toml) is not payload.
+    let payload = h.tlp_bytes().saturating_sub(32) as f64;
+    let pat = match h.pat {
+        Pattern::Whole => 0,
+        Pattern::SplitLane0 => 1,
+        Pattern::SplitLane1 => 2,
+    };
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "header_hex": format!("{word:016x}"),
+                "fields": {
+                    "len": h.len, "dabc1": h.dabc1, "dx": h.dx, "dy": h.dy, "dz": h.dz,
+                    "dabc2": h.dabc2, "di": h.di, "b": u8::from(h.b), "s": u8::from(h.s),
+                    "vc": h.vc, "pat": pat, "stat": h.stat, "seq": h.seq,
+                },
+                "tlp_bytes": h.tlp_bytes(),
+                "split_wire_bytes": split,
+                "duplicate_wire_bytes": dup,
+                "payload_efficiency": payload / split as f64,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = vec![
+        ("header".to_string(), vec![format!("{word:016x}")]),
+        (
+            "fields".into(),
+            vec![format!(
+                "LEN {} DABC1 {} DX {} DY {} DZ {} DABC2 {} DI {} B {} S {} VC {} PAT {} STAT {} SEQ {}",
+                h.len,
+                h.dabc1,
+                h.dx,
+                h.dy,
+                h.dz,
+                h.dabc2,
+                h.di,
+                u8::from(h.b),
+                u8::from(h.s),
+                h.vc,
+                pat,
+                h.stat,
+                h.seq
+            )],
+        ),
+        ("TLP".into(), vec![format!("{} B", h.tlp_bytes())]),
+        (
+            "on the wire".into(),
+            vec![format!(
+                "{split} B split over two lanes, {dup} B duplicated (preamble, header, link block and gap on each lane)"
+            )],
+        ),
+        (
+            "efficiency".into(),
+            vec![format!(
+                "{:.2}% of the split frame is payload (TLP less its 32-byte header)",
+                100.0 * payload / split as f64
+            )],
+        ),
+    ];
+    out!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
