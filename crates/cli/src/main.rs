@@ -226,8 +226,9 @@ enum Command {
     /// Pack jobs of Table 2's slice mix onto a TPU v4 pod whose hosts fail (OCS: any free,
     /// healthy blocks form a slice): utilisation, waiting time, and the mix's shares.
     Schedule(train_cmd::ScheduleArgs),
-    /// TofuD's link layer: `frame` encodes and decodes the routing header of Figs. 4-6 and
-    /// counts a frame's bytes on the two lanes, split and duplicated.
+    /// The Tofu family's node and link: `put` breaks down Table III's put latency (Fig. 7);
+    /// `frame` encodes and decodes TofuD's routing header (Figs. 4-6) and counts a frame's
+    /// bytes on the two lanes, split and duplicated.
     Tofu(tofu_cmd::TofuArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),

@@ -25,6 +25,29 @@ enum TofuCommand {
     /// first): marker 1, LEN 6, DABC1 4, DX 8, DY 8, DZ 8, DABC2 4, DI 3, B 1, S 1, reserved 0
     /// 1, VC 2, PAT 3, STAT 2, SEQ 12 (crates/system/src/tofu_frame.rs).
     Frame(FrameArgs),
+    /// A one-way 8-byte put between nearest neighbours and where its time goes (Table III,
+    /// Fig. 7): sender, packet transfer (one link and two switches), receiver and, on TofuD,
+    /// the far-CMG penalty; checked against the same put run on the flow model.
+    Put(PutArgs),
+}
+
+#[derive(Args)]
+struct PutArgs {
+    /// tofu (the K computer's), tofu2 or tofud.
+    #[arg(long, value_name = "GEN")]
+    generation: String,
+    /// The Table III setting: tofu: direct-descriptor or descriptor-on-memory; tofu2:
+    /// cache-injection-on or cache-injection-off; tofud: near-cmg or far-cmg [default: the
+    /// first of each].
+    #[arg(long, value_name = "NAME")]
+    setting: Option<String>,
+    /// TofuD: both processes on far CMGs (the same as --setting far-cmg).
+    #[arg(long)]
+    far: bool,
+    /// Print one JSON object (keys: generation, setting, latency_s, breakdown (sender,
+    /// packet_transfer, receiver, far_cmgs, in seconds), flow_model_latency_s, source).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -46,6 +69,7 @@ struct FrameArgs {
 pub fn tofu_cmd(a: &TofuArgs) -> Result<ExitCode, Failure> {
     match &a.what {
         TofuCommand::Frame(f) => frame_cmd(f),
+        TofuCommand::Put(p) => put_cmd(p),
     }
 }
 
@@ -236,6 +260,121 @@ fn frame_cmd(a: &FrameArgs) -> Result<ExitCode, Failure> {
                 100.0 * payload / split as f64
             )],
         ),
+    ];
+    out!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
+    use podsim_topology::TofuGeneration;
+    let (generation, shorthand) = match a.generation.as_str() {
+        "tofu" => (TofuGeneration::Tofu, "tofu1:2x2x2"),
+        "tofu2" => (TofuGeneration::Tofu2, "tofu2:2x2x2"),
+        "tofud" => (TofuGeneration::TofuD, "tofud:2x2x2"),
+        other => {
+            return Err(flag_err(
+                "--generation",
+                format!("`{other}` is not tofu, tofu2 or tofud"),
+            ));
+        }
+    };
+    let setting = match (a.far, a.setting.as_deref(), generation) {
+        (true, None | Some("far-cmg"), TofuGeneration::TofuD) => Some("far-cmg"),
+        (true, Some(_), TofuGeneration::TofuD) => {
+            return Err(flag_err(
+                "--far",
+                "--far is --setting far-cmg; give one of the two",
+            ));
+        }
+        (true, _, _) => {
+            return Err(flag_err("--far", "only TofuD has far CMGs (section V.B)"));
+        }
+        (false, s, _) => s,
+    };
+    let b = podsim_system::presets::tofu_put(generation, setting)
+        .map_err(|e| flag_err("--setting", e))?;
+    // The same put on the flow model of a small network of that generation, with the
+    // setting's endpoint overhead: one hop, 8 bytes at the link rate.
+    let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;
+    let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
+    let models = podsim_system::Models {
+        endpoint: Some(b.setting.to_string()),
+        record: None,
+    };
+    let m = podsim_system::microbench(
+        &net,
+        podsim_collective::Micro::PutLatency,
+        8,
+        podsim_collective::ModelKind::Flow,
+        podsim_net::Packetization::NONE,
+        u64::MAX,
+        &models,
+    )
+    .map_err(|e| Failure::runtime(e.to_string()))?;
+    let s = |ns: u64| ns as f64 / 1e9;
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "generation": generation.name(),
+                "setting": b.setting,
+                "latency_s": s(b.total_ns()),
+                "breakdown": {
+                    "sender": s(b.sender_ns),
+                    "packet_transfer": s(b.packet_ns),
+                    "receiver": s(b.receiver_ns),
+                    "far_cmgs": s(b.far_ns),
+                },
+                "flow_model_latency_s": m.time_s,
+                "source": b.source,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let us = |ns: u64| format!("{:.3} us", ns as f64 / 1000.0);
+    let rows = vec![
+        (
+            "put".to_string(),
+            vec![format!(
+                "{} {}, 8 bytes to a nearest neighbour",
+                generation.name(),
+                b.setting
+            )],
+        ),
+        (
+            "  sender".into(),
+            vec![format!(
+                "{} (software, descriptor, TNI; the row calibrated, split equally by assumption)",
+                us(b.sender_ns)
+            )],
+        ),
+        (
+            "  packet transfer".into(),
+            vec![format!(
+                "{} (one link, two switches: section IV.E)",
+                us(b.packet_ns)
+            )],
+        ),
+        (
+            "  receiver".into(),
+            vec![format!(
+                "{} (TNI, memory or cache, target read; calibrated)",
+                us(b.receiver_ns)
+            )],
+        ),
+        (
+            "  far CMGs".into(),
+            vec![format!("{} (section V.B)", us(b.far_ns))],
+        ),
+        ("total".into(), vec![us(b.total_ns())]),
+        (
+            "flow model".into(),
+            vec![format!(
+                "{:.3} us (the same put on {shorthand}: the hop, 8 B at the link rate, the overhead)",
+                m.time_s * 1e6
+            )],
+        ),
+        ("source".into(), vec![b.source.to_string()]),
     ];
     out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)

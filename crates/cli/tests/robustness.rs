@@ -633,3 +633,51 @@ fn tofu_frame_encodes_the_header_bit_for_bit() {
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn tofu_put_breaks_down_every_table3_row() {
+    // tofu-interconnect-d.txt Table III; the components add up to the row, the packet transfer
+    // is Fig. 7's 0.1 us (Tofu, TofuD) or 0.3 us (Tofu2), and the same put on the flow model
+    // lands within 1% (it adds 8 bytes at the link rate).
+    for (generation, setting, us, packet) in [
+        ("tofu", "descriptor-on-memory", 1.15, 0.1),
+        ("tofu", "direct-descriptor", 0.91, 0.1),
+        ("tofu2", "cache-injection-off", 0.87, 0.3),
+        ("tofu2", "cache-injection-on", 0.71, 0.3),
+        ("tofud", "far-cmg", 0.54, 0.1),
+        ("tofud", "near-cmg", 0.49, 0.1),
+    ] {
+        let o = podsim(&[
+            "tofu",
+            "put",
+            "--generation",
+            generation,
+            "--setting",
+            setting,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let t = j["latency_s"].as_f64().unwrap();
+        assert!((t - us * 1e-6).abs() < 1e-12, "{setting}: {t}");
+        let b = &j["breakdown"];
+        let sum: f64 = ["sender", "packet_transfer", "receiver", "far_cmgs"]
+            .iter()
+            .map(|k| b[*k].as_f64().unwrap())
+            .sum();
+        assert!((sum - t).abs() < 1e-12, "{setting}: {sum} vs {t}");
+        assert!((b["packet_transfer"].as_f64().unwrap() - packet * 1e-6).abs() < 1e-12);
+        let flow = j["flow_model_latency_s"].as_f64().unwrap();
+        assert!((flow - t).abs() / t < 0.01, "{setting}: flow {flow} vs {t}");
+    }
+    let o = podsim(&["tofu", "put", "--generation", "tofu2", "--far"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("only TofuD has far CMGs"),
+        "{}",
+        stderr(&o)
+    );
+    let o = podsim(&["tofu", "put", "--generation", "tofud", "--setting", "warp"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("near-cmg, far-cmg"), "{}", stderr(&o));
+}

@@ -432,6 +432,10 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["schedule", "--mix", "table2", "--hours", "500"],
     ),
     (
+        "tofu-put-tofud-far",
+        &["tofu", "put", "--generation", "tofud", "--far"],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",
