@@ -89,6 +89,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tpu-v4-availability.toml"),
     ),
     (
+        "validation/tofu-resources.toml",
+        include_str!("../../../validation/tofu-resources.toml"),
+    ),
+    (
         "validation/tpu-v4-dlrm.toml",
         include_str!("../../../validation/tpu-v4-dlrm.toml"),
     ),

@@ -66,6 +66,16 @@ struct RawCase {
     dlrm: Option<Spanned<RawDlrm>>,
     #[serde(default)]
     dlrm_baseline: Option<Spanned<RawDlrm>>,
+    #[serde(default)]
+    tofu_node: Option<Spanned<RawTofuNode>>,
+}
+
+/// `[case.tofu_node]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTofuNode {
+    generation: String,
+    resource: String,
 }
 
 /// `[case.dlrm]` as written: Fig. 8's DLRM on a TPU slice.
@@ -428,7 +438,50 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     );
                 }
             }
+            if let (Some(t), false) = (&c.tofu_node, q == Quantity::TofuNodeResource) {
+                return ctx.err(
+                    Some(t.span()),
+                    &key("tofu_node"),
+                    "only a tofu_node_resource case reads [case.tofu_node]; drop it",
+                );
+            }
             let mut case = ValidationCase {
+                tofu_node: match &c.tofu_node {
+                    None => None,
+                    Some(t) => {
+                        use podsim_system::tofu_node::Resource;
+                        use podsim_topology::TofuGeneration;
+                        let r = t.get_ref();
+                        let generation = match r.generation.as_str() {
+                            "tofu" => TofuGeneration::Tofu,
+                            "tofu2" => TofuGeneration::Tofu2,
+                            "tofud" => TofuGeneration::TofuD,
+                            other => {
+                                return ctx.err(
+                                    Some(t.span()),
+                                    &key("tofu_node.generation"),
+                                    format!("`{other}` is not tofu, tofu2 or tofud"),
+                                );
+                            }
+                        };
+                        let names: Vec<&str> = Resource::ALL.iter().map(|(n, _)| *n).collect();
+                        let resource = Resource::parse(&r.resource).map_or_else(
+                            || {
+                                ctx.err(
+                                    Some(t.span()),
+                                    &key("tofu_node.resource"),
+                                    format!(
+                                        "`{}` is not a resource ({})",
+                                        r.resource,
+                                        names.join(", ")
+                                    ),
+                                )
+                            },
+                            Ok,
+                        )?;
+                        Some((generation, resource))
+                    }
+                },
                 dlrm: match &c.dlrm {
                     Some(d) => Some(dlrm_case(&ctx, d, &key("dlrm"))?),
                     None => None,

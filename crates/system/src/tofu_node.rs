@@ -101,6 +101,51 @@ impl NodeResources {
     }
 }
 
+/// One of Table II's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// Compute cores.
+    Cores,
+    /// Core memory groups.
+    Cmgs,
+    /// Network interfaces.
+    Tnis,
+    /// Control queues per node.
+    Cqs,
+    /// Barrier channels per node.
+    Bchs,
+    /// Barrier gates per node.
+    Bgs,
+}
+
+impl Resource {
+    /// Every row, with its name in validation files.
+    pub const ALL: [(&'static str, Resource); 6] = [
+        ("cores", Resource::Cores),
+        ("cmgs", Resource::Cmgs),
+        ("tnis", Resource::Tnis),
+        ("cqs", Resource::Cqs),
+        ("bchs", Resource::Bchs),
+        ("bgs", Resource::Bgs),
+    ];
+    /// From its name.
+    pub fn parse(s: &str) -> Option<Resource> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, r)| *r)
+    }
+    /// The count on a node of `generation`.
+    pub fn count(self, generation: TofuGeneration) -> u32 {
+        let r = NodeResources::of(generation);
+        match self {
+            Resource::Cores => r.cores,
+            Resource::Cmgs => r.cmgs,
+            Resource::Tnis => r.tnis,
+            Resource::Cqs => r.cqs(),
+            Resource::Bchs => r.bchs,
+            Resource::Bgs => r.bgs,
+        }
+    }
+}
+
 /// What a process asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessRequest {

@@ -110,10 +110,12 @@ pub enum Quantity {
     /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`crate::dlrm`]), held in
     /// thousandths.
     DlrmSpeedup,
+    /// A Tofu node's count of one communication resource (`[case.tofu_node]`, Table II).
+    TofuNodeResource,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 31] = [
+pub const QUANTITIES: [&str; 32] = [
     "nodes",
     "links",
     "degree_max",
@@ -145,6 +147,7 @@ pub const QUANTITIES: [&str; 31] = [
     "train_speedup",
     "bisection_ratio",
     "dlrm_speedup",
+    "tofu_node_resource",
 ];
 
 impl Quantity {
@@ -182,6 +185,7 @@ impl Quantity {
             "train_speedup" => Quantity::TrainSpeedup,
             "bisection_ratio" => Quantity::BisectionRatio,
             "dlrm_speedup" => Quantity::DlrmSpeedup,
+            "tofu_node_resource" => Quantity::TofuNodeResource,
             _ => return None,
         })
     }
@@ -197,6 +201,7 @@ impl Quantity {
                 | Quantity::TrainThroughput
                 | Quantity::TrainSpeedup
                 | Quantity::DlrmSpeedup
+                | Quantity::TofuNodeResource
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
@@ -206,6 +211,12 @@ impl Quantity {
     /// The value of a compute quantity (or of a quantity measured without a network) for
     /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
+        if self == Quantity::TofuNodeResource {
+            let (generation, resource) = case.tofu_node.ok_or(QuantityError::Missing(
+                "tofu_node_resource needs [case.tofu_node]",
+            ))?;
+            return Ok(u64::from(resource.count(generation)));
+        }
         if self == Quantity::DlrmSpeedup {
             let time = |c: Option<&crate::dlrm::DlrmCase>, what: &'static str| {
                 c.ok_or(QuantityError::Missing(what))?
@@ -427,6 +438,7 @@ impl Quantity {
             | Quantity::TrainThroughput
             | Quantity::TrainSpeedup
             | Quantity::DlrmSpeedup
+            | Quantity::TofuNodeResource
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion => return self.measure_compute(case),
@@ -597,4 +609,6 @@ pub struct ValidationCase {
     pub dlrm: Option<crate::dlrm::DlrmCase>,
     /// The step a `dlrm_speedup` case compares with (`[case.dlrm_baseline]`).
     pub dlrm_baseline: Option<crate::dlrm::DlrmCase>,
+    /// The generation and resource of a `tofu_node_resource` case (`[case.tofu_node]`).
+    pub tofu_node: Option<(podsim_topology::TofuGeneration, crate::tofu_node::Resource)>,
 }
