@@ -74,21 +74,7 @@ pub fn tofu_cmd(a: &TofuArgs) -> Result<ExitCode, Failure> {
 }
 
 fn parse_fields(s: &str) -> Result<RoutingHeader, Failure> {
-    let mut h = RoutingHeader {
-        len: 0,
-        dabc1: 0,
-        dx: 0,
-        dy: 0,
-        dz: 0,
-        dabc2: 0,
-        di: 0,
-        b: false,
-        s: false,
-        vc: 0,
-        pat: Pattern::Whole,
-        stat: 0,
-        seq: 0,
-    };
+    let mut h = RoutingHeader::default();
     let names = [
         "len", "dabc1", "dx", "dy", "dz", "dabc2", "di", "b", "s", "vc", "pat", "stat", "seq",
     ];

@@ -47,9 +47,10 @@ pub const DUPLICATE_BLOCK_BYTES: u64 = 32;
 pub const PREAMBLE: [u8; 8] = [0xFB, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAB];
 
 /// The slicing pattern (PAT).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pattern {
     /// Undivided: the whole frame (duplicate mode).
+    #[default]
     Whole,
     /// The half of a split frame on lane 0.
     SplitLane0,
@@ -75,8 +76,8 @@ impl Pattern {
     }
 }
 
-/// The routing header's fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The routing header's fields (`Default`: every field 0, undivided).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RoutingHeader {
     /// TLP length in 32-byte units, minus one (0-63).
     pub len: u8,
@@ -609,18 +610,7 @@ mod tests {
     fn out_of_range_fields_are_named() {
         let mut h = RoutingHeader {
             len: 64,
-            dabc1: 0,
-            dx: 0,
-            dy: 0,
-            dz: 0,
-            dabc2: 0,
-            di: 0,
-            b: false,
-            s: false,
-            vc: 0,
-            pat: Pattern::Whole,
-            stat: 0,
-            seq: 0,
+            ..RoutingHeader::default()
         };
         assert!(h.encode().unwrap_err().to_string().contains("LEN = 64"));
         h.len = 0;
