@@ -13,6 +13,7 @@ pub mod presets;
 pub mod scenario;
 pub mod schedule;
 pub mod spec;
+pub mod tofu_barrier;
 pub mod tofu_frame;
 pub mod tofu_node;
 pub mod tpu_v4;
