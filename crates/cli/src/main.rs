@@ -93,6 +93,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tofu-resources.toml"),
     ),
     (
+        "validation/tofu-barrier.toml",
+        include_str!("../../../validation/tofu-barrier.toml"),
+    ),
+    (
         "validation/tpu-v4-dlrm.toml",
         include_str!("../../../validation/tpu-v4-dlrm.toml"),
     ),

@@ -681,3 +681,54 @@ fn tofu_put_breaks_down_every_table3_row() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("near-cmg, far-cmg"), "{}", stderr(&o));
 }
+
+#[test]
+fn tofu_barrier_reproduces_table_vi_and_refuses_what_a_node_lacks() {
+    // tofu-interconnect-d.txt Table VI: points -> TNIs, BCHs per TNI, BGs per TNI, stages;
+    // serialized latency by hand: 0.19 + 0.29 b + 0.13 (BGs - b) us.
+    for (points, tnis, bchs, bgs, stages, us) in [
+        (1, 1, 1, 2, 2, 0.61),
+        (4, 4, 1, 2, 2, 0.61),
+        (8, 6, 2, 5, 4, 1.16),
+        (16, 6, 3, 9, 6, 1.84),
+        (48, 6, 8, 24, 9, 4.59),
+    ] {
+        let p = points.to_string();
+        let o = podsim(&[
+            "tofu",
+            "barrier",
+            "--generation",
+            "tofud",
+            "--points",
+            &p,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(j["tnis"], tnis, "{points}");
+        assert_eq!(j["bchs_per_tni"], bchs, "{points}");
+        assert_eq!(j["bgs_per_tni"], bgs, "{points}");
+        assert_eq!(j["stages"], stages, "{points}");
+        let t = j["latency_s"].as_f64().unwrap();
+        assert!((t - us * 1e-6).abs() < 1e-12, "{points}: {t}");
+    }
+    for (args, want) in [
+        (vec!["--points", "97"], "out of BCHs on TNI 0"),
+        (vec!["--points", "0"], "at least one point"),
+        (vec!["--points", "4", "--generation", "tofu2"], "tofud only"),
+        (
+            vec!["--points", "4", "--allocation", "any"],
+            "not test or mpi",
+        ),
+        (
+            vec!["--points", "4", "--nodes", "mesh:4x4"],
+            "not a Tofu network",
+        ),
+    ] {
+        let mut a = vec!["tofu", "barrier"];
+        a.extend(args);
+        let o = podsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+    }
+}

@@ -436,6 +436,24 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["tofu", "put", "--generation", "tofud", "--far"],
     ),
     (
+        "tofu-barrier-table6",
+        &["tofu", "barrier", "--points", "1,4,8,16,48"],
+    ),
+    (
+        "tofu-barrier-mpi-nodes-json",
+        &[
+            "tofu",
+            "barrier",
+            "--points",
+            "6",
+            "--allocation",
+            "mpi",
+            "--nodes",
+            "tofud:2x2x2",
+            "--json",
+        ],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",

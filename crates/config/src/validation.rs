@@ -68,6 +68,19 @@ struct RawCase {
     dlrm_baseline: Option<Spanned<RawDlrm>>,
     #[serde(default)]
     tofu_node: Option<Spanned<RawTofuNode>>,
+    #[serde(default)]
+    tofu_barrier: Option<Spanned<RawTofuBarrier>>,
+}
+
+/// `[case.tofu_barrier]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTofuBarrier {
+    points: u32,
+    #[serde(default)]
+    allocation: Option<String>,
+    #[serde(default)]
+    metric: Option<String>,
 }
 
 /// `[case.tofu_node]` as written.
@@ -331,7 +344,7 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             )
         });
     }
-    if q == Quantity::PutLatency {
+    if matches!(q, Quantity::PutLatency | Quantity::TofuBarrierLatency) {
         return s
             .parse::<podsim_units::SimDuration>()
             .map(|d| d.as_ps())
@@ -445,7 +458,70 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     "only a tofu_node_resource case reads [case.tofu_node]; drop it",
                 );
             }
+            let is_barrier = matches!(q, Quantity::TofuBarrier | Quantity::TofuBarrierLatency);
+            if let (Some(t), false) = (&c.tofu_barrier, is_barrier) {
+                return ctx.err(
+                    Some(t.span()),
+                    &key("tofu_barrier"),
+                    "only a tofu_barrier or tofu_barrier_latency case reads [case.tofu_barrier]; drop it",
+                );
+            }
+            let tofu_barrier = match &c.tofu_barrier {
+                None => None,
+                Some(t) => {
+                    use podsim_system::tofu_barrier::Allocation;
+                    use podsim_system::validation::{BarrierCase, BarrierMetric};
+                    let r = t.get_ref();
+                    let allocation = match r.allocation.as_deref() {
+                        None => Allocation::Test,
+                        Some(a) => match Allocation::parse(a) {
+                            Some(x) => x,
+                            None => {
+                                return ctx.err(
+                                    Some(t.span()),
+                                    &key("tofu_barrier.allocation"),
+                                    format!("`{a}` is not test or mpi"),
+                                );
+                            }
+                        },
+                    };
+                    let names: Vec<&str> = BarrierMetric::ALL.iter().map(|(n, _)| *n).collect();
+                    let metric = match (r.metric.as_deref(), q == Quantity::TofuBarrier) {
+                        (Some(m), true) => match BarrierMetric::ALL.iter().find(|(n, _)| *n == m) {
+                            Some((_, x)) => *x,
+                            None => {
+                                return ctx.err(
+                                    Some(t.span()),
+                                    &key("tofu_barrier.metric"),
+                                    format!("`{m}` is not one of {}", names.join(", ")),
+                                );
+                            }
+                        },
+                        (None, true) => {
+                            return ctx.err(
+                                Some(t.span()),
+                                &key("tofu_barrier.metric"),
+                                format!("a tofu_barrier case needs a metric ({})", names.join(", ")),
+                            );
+                        }
+                        (Some(_), false) => {
+                            return ctx.err(
+                                Some(t.span()),
+                                &key("tofu_barrier.metric"),
+                                "a tofu_barrier_latency case reads the serialized latency; drop the metric",
+                            );
+                        }
+                        (None, false) => BarrierMetric::Stages,
+                    };
+                    Some(BarrierCase {
+                        points: r.points,
+                        allocation,
+                        metric,
+                    })
+                }
+            };
             let mut case = ValidationCase {
+                tofu_barrier,
                 tofu_node: match &c.tofu_node {
                     None => None,
                     Some(t) => {

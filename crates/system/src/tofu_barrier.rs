@@ -854,8 +854,8 @@ mod tests {
                         reach[w as usize] = true;
                     }
                 }
-                for dst in 0..p as usize {
-                    assert!(reach[dst], "{p} points: {src} does not reach {dst}");
+                for (dst, r) in reach.iter().enumerate().take(p as usize) {
+                    assert!(r, "{p} points: {src} does not reach {dst}");
                 }
             }
         }

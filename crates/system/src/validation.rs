@@ -112,10 +112,16 @@ pub enum Quantity {
     DlrmSpeedup,
     /// A Tofu node's count of one communication resource (`[case.tofu_node]`, Table II).
     TofuNodeResource,
+    /// One of Table VI's counts for the Tofu barrier of `[case.tofu_barrier]` (TNIs, BCHs or
+    /// BGs on the busiest TNI, stages).
+    TofuBarrier,
+    /// The serialized latency of the Tofu barrier of `[case.tofu_barrier]`
+    /// ([`crate::tofu_barrier`]), in picoseconds.
+    TofuBarrierLatency,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 32] = [
+pub const QUANTITIES: [&str; 34] = [
     "nodes",
     "links",
     "degree_max",
@@ -148,6 +154,8 @@ pub const QUANTITIES: [&str; 32] = [
     "bisection_ratio",
     "dlrm_speedup",
     "tofu_node_resource",
+    "tofu_barrier",
+    "tofu_barrier_latency",
 ];
 
 impl Quantity {
@@ -186,6 +194,8 @@ impl Quantity {
             "bisection_ratio" => Quantity::BisectionRatio,
             "dlrm_speedup" => Quantity::DlrmSpeedup,
             "tofu_node_resource" => Quantity::TofuNodeResource,
+            "tofu_barrier" => Quantity::TofuBarrier,
+            "tofu_barrier_latency" => Quantity::TofuBarrierLatency,
             _ => return None,
         })
     }
@@ -202,6 +212,8 @@ impl Quantity {
                 | Quantity::TrainSpeedup
                 | Quantity::DlrmSpeedup
                 | Quantity::TofuNodeResource
+                | Quantity::TofuBarrier
+                | Quantity::TofuBarrierLatency
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
@@ -211,6 +223,20 @@ impl Quantity {
     /// The value of a compute quantity (or of a quantity measured without a network) for
     /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
+        if matches!(self, Quantity::TofuBarrier | Quantity::TofuBarrierLatency) {
+            let c = case.tofu_barrier.ok_or(QuantityError::Missing(
+                "a Tofu barrier case needs [case.tofu_barrier]",
+            ))?;
+            let r = crate::tofu_barrier::node_barrier(c.points, c.allocation)
+                .map_err(|e| QuantityError::Invalid(e.to_string()))?;
+            return Ok(match c.metric {
+                _ if self == Quantity::TofuBarrierLatency => (r.latency_s * 1e12).round() as u64,
+                BarrierMetric::Tnis => u64::from(r.tnis),
+                BarrierMetric::BchsPerTni => u64::from(r.bchs_per_tni),
+                BarrierMetric::BgsPerTni => u64::from(r.bgs_per_tni),
+                BarrierMetric::Stages => u64::from(r.stages),
+            });
+        }
         if self == Quantity::TofuNodeResource {
             let (generation, resource) = case.tofu_node.ok_or(QuantityError::Missing(
                 "tofu_node_resource needs [case.tofu_node]",
@@ -439,6 +465,8 @@ impl Quantity {
             | Quantity::TrainSpeedup
             | Quantity::DlrmSpeedup
             | Quantity::TofuNodeResource
+            | Quantity::TofuBarrier
+            | Quantity::TofuBarrierLatency
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion => return self.measure_compute(case),
@@ -520,7 +548,7 @@ impl Quantity {
             format!("{:.1} FLOP/B", v as f64 / 1000.0)
         } else if self == Quantity::BisectionScalingExponent {
             format!("{:.3}", v as f64 / 1000.0)
-        } else if self == Quantity::PutLatency {
+        } else if matches!(self, Quantity::PutLatency | Quantity::TofuBarrierLatency) {
             format!("{:.3} us", v as f64 / 1e6)
         } else if self == Quantity::Sram {
             Bytes(v).to_string()
@@ -611,4 +639,40 @@ pub struct ValidationCase {
     pub dlrm_baseline: Option<crate::dlrm::DlrmCase>,
     /// The generation and resource of a `tofu_node_resource` case (`[case.tofu_node]`).
     pub tofu_node: Option<(podsim_topology::TofuGeneration, crate::tofu_node::Resource)>,
+    /// The barrier of a `tofu_barrier` or `tofu_barrier_latency` case (`[case.tofu_barrier]`).
+    pub tofu_barrier: Option<BarrierCase>,
+}
+
+/// Which of Table VI's rows a `tofu_barrier` case reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierMetric {
+    /// TNIs used.
+    Tnis,
+    /// BCHs on the busiest TNI.
+    BchsPerTni,
+    /// BGs on the busiest TNI.
+    BgsPerTni,
+    /// Communication stages.
+    Stages,
+}
+
+impl BarrierMetric {
+    /// Every metric with its name in validation files.
+    pub const ALL: [(&'static str, BarrierMetric); 4] = [
+        ("tnis", BarrierMetric::Tnis),
+        ("bchs_per_tni", BarrierMetric::BchsPerTni),
+        ("bgs_per_tni", BarrierMetric::BgsPerTni),
+        ("stages", BarrierMetric::Stages),
+    ];
+}
+
+/// `[case.tofu_barrier]`: a barrier on one TofuD node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BarrierCase {
+    /// Start-and-end points (processes).
+    pub points: u32,
+    /// How they get BCHs.
+    pub allocation: crate::tofu_barrier::Allocation,
+    /// The row of Table VI (`tofu_barrier` cases; latency cases ignore it and must not set it).
+    pub metric: BarrierMetric,
 }
