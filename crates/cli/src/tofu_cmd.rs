@@ -36,6 +36,43 @@ enum TofuCommand {
     /// matched) and minimum (every gate in parallel). With --nodes, the same barrier across a
     /// whole machine, against a software dissemination barrier of puts on the same network.
     Barrier(BarrierArgs),
+    /// Dynamic packet slicing on one TofuD link (section IV.E): frames split over the two
+    /// lanes or duplicated on both, chosen per frame from the receiver's STAT; bit errors, a
+    /// lane that fails and recovers, FCS errors answered by go-back-N retransmission. Every
+    /// frame is built, sliced, checked and merged; the receiver checks each delivered TLP.
+    Slicing(SlicingArgs),
+}
+
+#[derive(Args)]
+struct SlicingArgs {
+    /// Bit error rate of both lanes (0 to 1e-2).
+    #[arg(long, value_name = "RATE")]
+    ber: f64,
+    /// When lane 1 fails, e.g. "100 us" (never, if not given).
+    #[arg(long, value_name = "TIME")]
+    lane_fault_at: Option<String>,
+    /// When the failed lane recovers, e.g. "200 us" (never, if not given).
+    #[arg(long, value_name = "TIME")]
+    lane_recover_at: Option<String>,
+    /// auto (TofuD: split while STAT is good, duplicate otherwise), split, duplicate, or
+    /// degrade (Tofu2's link degradation: one lane for ever after the first error).
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    mode: String,
+    /// Frames to send, back to back.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    packets: u64,
+    /// TLP bytes per frame (32 to 2048 in steps of 32).
+    #[arg(long, value_name = "B", default_value_t = 2048)]
+    bytes: usize,
+    /// Seed of the bit-error stream.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object (keys: latency_s, throughput_bytes_per_s, packets_sent,
+    /// packets_delivered, packets_lost, retransmissions, unloaded_latency_s, fcs_errors,
+    /// slices_lost, duplicates_discarded, corrupted_deliveries, split_transmissions,
+    /// duplicate_transmissions, single_lane_transmissions, time_s, mode).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -103,6 +140,7 @@ pub fn tofu_cmd(a: &TofuArgs) -> Result<ExitCode, Failure> {
         TofuCommand::Frame(f) => frame_cmd(f),
         TofuCommand::Put(p) => put_cmd(p),
         TofuCommand::Barrier(b) => barrier_cmd(b),
+        TofuCommand::Slicing(x) => slicing_cmd(x),
     }
 }
 
@@ -528,5 +566,120 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     for n in notes {
         outln!("{n}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn slicing_cmd(a: &SlicingArgs) -> Result<ExitCode, Failure> {
+    use podsim_system::tofu_slicing::{self, SliceMode, SlicingRun};
+    let mode = SliceMode::parse(&a.mode).ok_or_else(|| {
+        flag_err(
+            "--mode",
+            format!("`{}` is not auto, split, duplicate or degrade", a.mode),
+        )
+    })?;
+    let time = |flag: &str, v: &Option<String>| -> Result<Option<u64>, Failure> {
+        v.as_deref()
+            .map(|s| {
+                s.parse::<podsim_units::SimDuration>()
+                    .map(|d| d.as_ps() / 1000)
+                    .map_err(|e| {
+                        flag_err(
+                            flag,
+                            format!("`{s}`: {e}; expected a time such as \"100 us\""),
+                        )
+                    })
+            })
+            .transpose()
+    };
+    let run = SlicingRun {
+        packets: a.packets,
+        bytes: a.bytes,
+        ber: a.ber,
+        fault_at_ns: time("--lane-fault-at", &a.lane_fault_at)?,
+        recover_at_ns: time("--lane-recover-at", &a.lane_recover_at)?,
+        mode,
+        seed: a.seed,
+    };
+    let r = tofu_slicing::run(&run).map_err(|e| match e {
+        tofu_slicing::SlicingError::Setting { key, why } => flag_err(key, why),
+    })?;
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "mode": mode.name(),
+                "latency_s": r.latency_s,
+                "unloaded_latency_s": r.unloaded_latency_s,
+                "throughput_bytes_per_s": r.throughput_bytes_per_s,
+                "packets_sent": r.packets_sent,
+                "packets_delivered": r.packets_delivered,
+                "packets_lost": r.packets_lost,
+                "retransmissions": r.retransmissions,
+                "fcs_errors": r.fcs_errors,
+                "slices_lost": r.slices_lost,
+                "duplicates_discarded": r.duplicates_discarded,
+                "corrupted_deliveries": r.corrupted_deliveries,
+                "split_transmissions": r.split_transmissions,
+                "duplicate_transmissions": r.duplicate_transmissions,
+                "single_lane_transmissions": r.single_lane_transmissions,
+                "time_s": r.time_s,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = vec![
+        (
+            "link".to_string(),
+            vec![format!(
+                "TofuD, 2 lanes x 28.05 Gb/s (64b/66b), {} frames of {} B TLP, BER {:e}, mode {}",
+                r.packets_sent,
+                a.bytes,
+                a.ber,
+                mode.name()
+            )],
+        ),
+        (
+            "latency".into(),
+            vec![format!(
+                "{:.3} us mean from first transmission to delivery ({:.3} us for a lone clean frame)",
+                r.latency_s * 1e6,
+                r.unloaded_latency_s * 1e6
+            )],
+        ),
+        (
+            "throughput".into(),
+            vec![format!(
+                "{:.3} GB/s of TLP over {:.3} us",
+                r.throughput_bytes_per_s / 1e9,
+                r.time_s * 1e6
+            )],
+        ),
+        (
+            "packets".into(),
+            vec![format!(
+                "{} sent, {} delivered, {} lost, {} discarded as duplicates, {} corrupted",
+                r.packets_sent,
+                r.packets_delivered,
+                r.packets_lost,
+                r.duplicates_discarded,
+                r.corrupted_deliveries
+            )],
+        ),
+        (
+            "errors".into(),
+            vec![format!(
+                "{} FCS errors, {} slices lost with the lane, {} retransmissions",
+                r.fcs_errors, r.slices_lost, r.retransmissions
+            )],
+        ),
+        (
+            "transmissions".into(),
+            vec![format!(
+                "{} split, {} duplicated, {} on one lane",
+                r.split_transmissions, r.duplicate_transmissions, r.single_lane_transmissions
+            )],
+        ),
+    ];
+    out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
 }

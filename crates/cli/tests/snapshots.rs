@@ -454,6 +454,21 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "tofu-slicing-auto-fault",
+        &[
+            "tofu",
+            "slicing",
+            "--ber",
+            "1e-7",
+            "--lane-fault-at",
+            "100 us",
+            "--lane-recover-at",
+            "300 us",
+            "--packets",
+            "2000",
+        ],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",
