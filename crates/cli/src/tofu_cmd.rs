@@ -41,6 +41,60 @@ enum TofuCommand {
     /// lane that fails and recovers, FCS errors answered by go-back-N retransmission. Every
     /// frame is built, sliced, checked and merged; the receiver checks each delivered TLP.
     Slicing(SlicingArgs),
+    /// An RDMA put, get or atomic read-modify-write between nearest neighbours, its latency
+    /// broken into components built from Table III's row (a get: sender, request transfer,
+    /// target read, response transfer, initiator; the paper measures only puts, so get and
+    /// atomic are predictions), and the same packet transfers run on the flow and packet
+    /// models.
+    Rdma(RdmaArgs),
+    /// Place processes on a node's communication resources (Table II): each process on a CMG
+    /// (round-robin unless given), its CQs round-robin over the TNIs, its BCHs from different
+    /// TNIs; running out of a resource is an error naming it.
+    Node(NodeArgs),
+}
+
+#[derive(Args)]
+struct NodeArgs {
+    /// tofu (the K computer's), tofu2 or tofud.
+    #[arg(long, value_name = "GEN")]
+    generation: String,
+    /// Processes on the node.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    processes: u32,
+    /// CQs each process asks for.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    cqs: u32,
+    /// BCHs each process asks for (each from a different TNI).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    bchs: u32,
+    /// The CMG of each process, a comma list (default: round-robin over the CMGs).
+    #[arg(long, value_name = "C[,C...]", value_delimiter = ',')]
+    cmgs: Vec<u32>,
+    /// Print one JSON object (keys: generation, resources (cores, cmgs, far_cmgs, tnis,
+    /// cqs_per_tni, system_cqs_per_tni, bchs, bgs), processes (cmg, far, cqs and bchs as
+    /// [TNI, index] pairs)).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct RdmaArgs {
+    /// put, get or atomic (Tofu2 and TofuD).
+    #[arg(long, value_name = "OP")]
+    op: String,
+    /// tofu (the K computer's), tofu2 or tofud.
+    #[arg(long, value_name = "GEN")]
+    generation: String,
+    /// The Table III setting, as for `podsim tofu put` [default: the first of each].
+    #[arg(long, value_name = "NAME")]
+    setting: Option<String>,
+    /// TofuD: both processes on far CMGs.
+    #[arg(long)]
+    far: bool,
+    /// Print one JSON object (keys: op, generation, setting, latency_s, breakdown (named
+    /// components in seconds), flow_model_latency_s, packet_model_latency_s).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -141,6 +195,8 @@ pub fn tofu_cmd(a: &TofuArgs) -> Result<ExitCode, Failure> {
         TofuCommand::Put(p) => put_cmd(p),
         TofuCommand::Barrier(b) => barrier_cmd(b),
         TofuCommand::Slicing(x) => slicing_cmd(x),
+        TofuCommand::Rdma(r) => rdma_cmd(r),
+        TofuCommand::Node(n) => node_cmd(n),
     }
 }
 
@@ -322,9 +378,22 @@ fn frame_cmd(a: &FrameArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
+/// `--generation`, `--setting` and `--far` of `tofu put` and `tofu rdma`: the generation, a
+/// small network of it for the model runs, and the Table III setting.
+fn generation_setting<'a>(
+    generation: &str,
+    setting: Option<&'a str>,
+    far: bool,
+) -> Result<
+    (
+        podsim_topology::TofuGeneration,
+        &'static str,
+        Option<&'a str>,
+    ),
+    Failure,
+> {
     use podsim_topology::TofuGeneration;
-    let (generation, shorthand) = match a.generation.as_str() {
+    let (generation, shorthand) = match generation {
         "tofu" => (TofuGeneration::Tofu, "tofu1:2x2x2"),
         "tofu2" => (TofuGeneration::Tofu2, "tofu2:2x2x2"),
         "tofud" => (TofuGeneration::TofuD, "tofud:2x2x2"),
@@ -335,7 +404,7 @@ fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
             ));
         }
     };
-    let setting = match (a.far, a.setting.as_deref(), generation) {
+    let setting = match (far, setting, generation) {
         (true, None | Some("far-cmg"), TofuGeneration::TofuD) => Some("far-cmg"),
         (true, Some(_), TofuGeneration::TofuD) => {
             return Err(flag_err(
@@ -348,26 +417,42 @@ fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
         }
         (false, s, _) => s,
     };
-    let b = podsim_system::presets::tofu_put(generation, setting)
-        .map_err(|e| flag_err("--setting", e))?;
-    // The same put on the flow model of a small network of that generation, with the
-    // setting's endpoint overhead: one hop, 8 bytes at the link rate.
+    Ok((generation, shorthand, setting))
+}
+
+/// A put of 8 bytes between neighbours of `shorthand` with `setting`'s endpoint overhead, on
+/// `model`.
+fn model_put(
+    shorthand: &str,
+    setting: &str,
+    model: podsim_collective::ModelKind,
+) -> Result<podsim_collective::MicroResult, Failure> {
     let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;
     let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
     let models = podsim_system::Models {
-        endpoint: Some(b.setting.to_string()),
+        endpoint: Some(setting.to_string()),
         record: None,
     };
-    let m = podsim_system::microbench(
+    podsim_system::microbench(
         &net,
         podsim_collective::Micro::PutLatency,
         8,
-        podsim_collective::ModelKind::Flow,
+        model,
         podsim_net::Packetization::NONE,
         u64::MAX,
         &models,
     )
-    .map_err(|e| Failure::runtime(e.to_string()))?;
+    .map_err(|e| Failure::runtime(e.to_string()))
+}
+
+fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
+    let (generation, shorthand, setting) =
+        generation_setting(&a.generation, a.setting.as_deref(), a.far)?;
+    let b = podsim_system::presets::tofu_put(generation, setting)
+        .map_err(|e| flag_err("--setting", e))?;
+    // The same put on the flow model of a small network of that generation, with the
+    // setting's endpoint overhead: one hop, 8 bytes at the link rate.
+    let m = model_put(shorthand, b.setting, podsim_collective::ModelKind::Flow)?;
     let s = |ns: u64| ns as f64 / 1e9;
     if a.json {
         outln!(
@@ -681,5 +766,173 @@ fn slicing_cmd(a: &SlicingArgs) -> Result<ExitCode, Failure> {
         ),
     ];
     out!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rdma_cmd(a: &RdmaArgs) -> Result<ExitCode, Failure> {
+    use podsim_collective::ModelKind;
+    use podsim_system::tofu_rdma::{RdmaOp, rdma};
+    let op = RdmaOp::parse(&a.op)
+        .ok_or_else(|| flag_err("--op", format!("`{}` is not put, get or atomic", a.op)))?;
+    let (generation, shorthand, setting) =
+        generation_setting(&a.generation, a.setting.as_deref(), a.far)?;
+    let r = rdma(op, generation, setting).map_err(|e| match e {
+        podsim_system::tofu_rdma::RdmaError::NoAtomics => flag_err("--op", e),
+        e => flag_err("--setting", e),
+    })?;
+    // Each crossing on a model: its put time less the endpoint overhead it charges.
+    let on = |model| -> Result<f64, Failure> {
+        let m = model_put(shorthand, r.row.setting, model)?;
+        let crossing = m.time_s - r.row.overhead_ns() as f64 * 1e-9;
+        Ok(r.endpoint_ns() as f64 * 1e-9 + crossing * op.crossings() as f64)
+    };
+    let flow = on(ModelKind::Flow)?;
+    let packet = on(ModelKind::Packet)?;
+    let s = |ns: u64| ns as f64 / 1e9;
+    if a.json {
+        let breakdown: serde_json::Map<String, serde_json::Value> = r
+            .components
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(s(*v))))
+            .collect();
+        outln!(
+            "{}",
+            json!({
+                "op": op.name(),
+                "generation": generation.name(),
+                "setting": r.row.setting,
+                "latency_s": s(r.total_ns()),
+                "breakdown": breakdown,
+                "flow_model_latency_s": flow,
+                "packet_model_latency_s": packet,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let us = |ns: u64| format!("{:.3} us", ns as f64 / 1000.0);
+    let mut rows = vec![(
+        op.name().to_string(),
+        vec![format!(
+            "{} {}, 8 bytes between nearest neighbours",
+            generation.name(),
+            r.row.setting
+        )],
+    )];
+    for (k, v) in &r.components {
+        rows.push((format!("  {}", k.replace('_', " ")), vec![us(*v)]));
+    }
+    rows.push(("total".into(), vec![us(r.total_ns())]));
+    rows.push((
+        "flow model".into(),
+        vec![format!(
+            "{:.3} us (the packet transfers on {shorthand})",
+            flow * 1e6
+        )],
+    ));
+    rows.push((
+        "packet model".into(),
+        vec![format!(
+            "{:.3} us (64-byte flits through cycle-level routers)",
+            packet * 1e6
+        )],
+    ));
+    rows.push(("source".into(), vec![r.row.source.to_string()]));
+    out!("{}", render(&rows));
+    if op != RdmaOp::Put {
+        outln!(
+            "the paper measures puts only: the {} is predicted from the put's components (the target's read costs the put's receiver side, an assumption)",
+            op.name()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn node_cmd(a: &NodeArgs) -> Result<ExitCode, Failure> {
+    use podsim_system::tofu_node::{NodeResources, ProcessRequest, place};
+    let (generation, _, _) = generation_setting(&a.generation, None, false)?;
+    let res = NodeResources::of(generation);
+    if !a.cmgs.is_empty() && a.cmgs.len() != a.processes as usize {
+        return Err(flag_err(
+            "--cmgs",
+            format!(
+                "{} CMGs for {} processes: give one per process or none",
+                a.cmgs.len(),
+                a.processes
+            ),
+        ));
+    }
+    let requests: Vec<ProcessRequest> = (0..a.processes)
+        .map(|p| ProcessRequest {
+            cmg: a.cmgs.get(p as usize).copied().unwrap_or(p % res.cmgs),
+            cqs: a.cqs,
+            bchs: a.bchs,
+        })
+        .collect();
+    let placed = place(generation, &requests).map_err(|e| flag_err("--processes", e))?;
+    if a.json {
+        let procs: Vec<serde_json::Value> = placed
+            .iter()
+            .map(|p| json!({"cmg": p.cmg, "far": p.far, "cqs": p.cqs, "bchs": p.bchs}))
+            .collect();
+        outln!(
+            "{}",
+            json!({
+                "generation": generation.name(),
+                "resources": {
+                    "cores": res.cores,
+                    "cmgs": res.cmgs,
+                    "far_cmgs": res.far_cmgs,
+                    "tnis": res.tnis,
+                    "cqs_per_tni": res.cqs_per_tni,
+                    "system_cqs_per_tni": res.system_cqs_per_tni,
+                    "bchs": res.bchs,
+                    "bgs": res.bgs,
+                },
+                "processes": procs,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let pairs = |v: &[(u32, u32)]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.iter()
+                .map(|(t, i)| format!("TNI{t}.{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    };
+    let mut rows = vec![(
+        "process".to_string(),
+        vec!["CMG".to_string(), "CQs".into(), "BCHs".into()],
+    )];
+    for (i, p) in placed.iter().enumerate() {
+        rows.push((
+            i.to_string(),
+            vec![
+                format!("{}{}", p.cmg, if p.far { " (far)" } else { "" }),
+                pairs(&p.cqs),
+                pairs(&p.bchs),
+            ],
+        ));
+    }
+    out!("{}", render(&rows));
+    outln!(
+        "{}: {} cores, {} CMGs ({} far), {} TNIs x {} CQs{}, {} BCHs, {} BGs (Table II)",
+        generation.name(),
+        res.cores,
+        res.cmgs,
+        res.far_cmgs,
+        res.tnis,
+        res.cqs_per_tni,
+        if res.system_cqs_per_tni > 0 {
+            format!(" ({} for the system)", res.system_cqs_per_tni)
+        } else {
+            String::new()
+        },
+        res.bchs,
+        res.bgs
+    );
     Ok(ExitCode::SUCCESS)
 }

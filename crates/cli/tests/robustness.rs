@@ -807,3 +807,79 @@ fn tofu_slicing_loses_nothing_when_a_lane_fails_mid_run() {
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn tofu_rdma_get_and_atomic_follow_from_the_put_components() {
+    // Tofu2 cache injection off (Table III 0.87 us: sender 0.205, packet 0.3, receiver 0.365):
+    // a get is 0.205 + 0.3 + 0.365 + 0.3 + 0.365 = 1.535 us by hand; the flow model adds 8 B
+    // at 12.5 GB/s per crossing (0.64 ns each).
+    let o = podsim(&[
+        "tofu",
+        "rdma",
+        "--op",
+        "get",
+        "--generation",
+        "tofu2",
+        "--setting",
+        "cache-injection-off",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!((j["latency_s"].as_f64().unwrap() - 1.535e-6).abs() < 1e-12);
+    let flow = j["flow_model_latency_s"].as_f64().unwrap();
+    assert!((flow - 1.535e-6 - 2.0 * 0.64e-9).abs() < 1e-11, "{flow}");
+    assert!(j["packet_model_latency_s"].as_f64().unwrap() >= flow);
+    let o = podsim(&["tofu", "rdma", "--op", "atomic", "--generation", "tofu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("arrived with Tofu2"), "{}", stderr(&o));
+    let o = podsim(&["tofu", "rdma", "--op", "swap", "--generation", "tofud"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not put, get or atomic"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn tofu_node_placement_names_the_resource_that_runs_out() {
+    // Table II: TofuD 6 TNIs x 12 CQs; 12 processes of 6 CQs use all 72, a 13th finds none.
+    let o = podsim(&[
+        "tofu",
+        "node",
+        "--generation",
+        "tofud",
+        "--processes",
+        "12",
+        "--cqs",
+        "6",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["processes"].as_array().unwrap().len(), 12);
+    assert_eq!(j["processes"][2]["far"], true);
+    for (args, want) in [
+        (
+            vec!["--processes", "13", "--cqs", "6"],
+            "process 12: out of CQs",
+        ),
+        (vec!["--processes", "17", "--bchs", "6"], "out of BCHs"),
+        (
+            vec!["--processes", "1", "--bchs", "7"],
+            "7 BCHs from different TNIs",
+        ),
+        (
+            vec!["--processes", "2", "--cmgs", "0,4"],
+            "CMG 4 does not exist",
+        ),
+        (vec!["--processes", "2", "--cmgs", "0"], "one per process"),
+    ] {
+        let mut a = vec!["tofu", "node", "--generation", "tofud"];
+        a.extend(args);
+        let o = podsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+    }
+}

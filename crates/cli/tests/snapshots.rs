@@ -469,6 +469,33 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "tofu-rdma-get-tofud-far",
+        &[
+            "tofu",
+            "rdma",
+            "--op",
+            "get",
+            "--generation",
+            "tofud",
+            "--far",
+        ],
+    ),
+    (
+        "tofu-node-tofud",
+        &[
+            "tofu",
+            "node",
+            "--generation",
+            "tofud",
+            "--processes",
+            "4",
+            "--cqs",
+            "6",
+            "--bchs",
+            "1",
+        ],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",

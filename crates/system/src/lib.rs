@@ -16,6 +16,7 @@ pub mod spec;
 pub mod tofu_barrier;
 pub mod tofu_frame;
 pub mod tofu_node;
+pub mod tofu_rdma;
 pub mod tofu_slicing;
 pub mod tpu_v4;
 pub mod train;

@@ -37,6 +37,9 @@ pub struct NodeResources {
     pub bchs: u32,
     /// Barrier gates per node.
     pub bgs: u32,
+    /// TNIs that carry the Tofu barrier: TNI 0 alone on Tofu and Tofu2 (section III: "only on
+    /// TNI number 0"; Tofu2 did not change the barrier), every TNI on TofuD (section IV.D).
+    pub barrier_tnis: u32,
 }
 
 impl NodeResources {
@@ -53,6 +56,7 @@ impl NodeResources {
                 system_cqs_per_tni: 1,
                 bchs: 8,
                 bgs: 64,
+                barrier_tnis: 1,
             },
             TofuGeneration::Tofu2 => NodeResources {
                 generation,
@@ -64,6 +68,7 @@ impl NodeResources {
                 system_cqs_per_tni: 0,
                 bchs: 8,
                 bgs: 64,
+                barrier_tnis: 1,
             },
             TofuGeneration::TofuD => NodeResources {
                 generation,
@@ -75,6 +80,7 @@ impl NodeResources {
                 system_cqs_per_tni: 0,
                 bchs: 96,
                 bgs: 288,
+                barrier_tnis: 6,
             },
         }
     }
@@ -84,14 +90,14 @@ impl NodeResources {
         self.tnis * self.cqs_per_tni
     }
 
-    /// BCHs per TNI.
+    /// BCHs per barrier TNI.
     pub fn bchs_per_tni(&self) -> u32 {
-        self.bchs / self.tnis
+        self.bchs / self.barrier_tnis
     }
 
-    /// BGs per TNI.
+    /// BGs per barrier TNI.
     pub fn bgs_per_tni(&self) -> u32 {
-        self.bgs / self.tnis
+        self.bgs / self.barrier_tnis
     }
 
     /// Whether CMG `cmg` is far from the TNIs (on TofuD, CMGs 2 and 3: an assumption about
@@ -209,7 +215,7 @@ pub enum PlacementError {
     },
     /// More BCHs for one process than TNIs (they must come from different TNIs).
     #[error(
-        "process {process}: {needed} BCHs from different TNIs, but the node has {tnis} TNIs (section V.E: share a BCH among processes through memory instead)"
+        "process {process}: {needed} BCHs from different TNIs, but the barrier is on {tnis} TNIs of this node (section V.E: share a BCH among processes through memory instead)"
     )]
     BchsPerProcess {
         /// The process.
@@ -258,11 +264,11 @@ pub fn place(
                 },
             });
         }
-        if q.bchs > r.tnis {
+        if q.bchs > r.barrier_tnis {
             return Err(PlacementError::BchsPerProcess {
                 process: p,
                 needed: q.bchs,
-                tnis: r.tnis,
+                tnis: r.barrier_tnis,
             });
         }
         // CQs round-robin over the TNIs that have one left.
@@ -276,7 +282,7 @@ pub fn place(
             }
         }
         // BCHs from different TNIs, the least used first.
-        let mut order: Vec<u32> = (0..r.tnis).collect();
+        let mut order: Vec<u32> = (0..r.barrier_tnis).collect();
         order.sort_by_key(|&t| (bch_used[t as usize], t));
         let usable: Vec<u32> = order
             .into_iter()
@@ -284,7 +290,10 @@ pub fn place(
             .take(q.bchs as usize)
             .collect();
         if usable.len() < q.bchs as usize {
-            let free: u32 = bch_used.iter().map(|&u| r.bchs_per_tni() - u).sum();
+            let free: u32 = bch_used[..r.barrier_tnis as usize]
+                .iter()
+                .map(|&u| r.bchs_per_tni() - u)
+                .sum();
             return Err(PlacementError::Exhausted {
                 process: p,
                 resource: "BCHs",
@@ -292,7 +301,7 @@ pub fn place(
                 free,
                 total: r.bchs,
                 per_tni: r.bchs_per_tni(),
-                tnis: r.tnis,
+                tnis: r.barrier_tnis,
                 system: "",
             });
         }
@@ -408,5 +417,20 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("5 BCHs from different TNIs"));
+        // Tofu: the barrier is on TNI 0 alone, 8 BCHs (section III): eight communicators.
+        let one = ProcessRequest {
+            cmg: 0,
+            cqs: 0,
+            bchs: 1,
+        };
+        let p = place(TofuGeneration::Tofu, &[one; 8]).unwrap();
+        assert!(p.iter().all(|x| x.bchs[0].0 == 0));
+        let e = place(TofuGeneration::Tofu, &[one; 9]).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "out of BCHs: it needs 1, 0 are left of the node's 8 (8 per TNI on 1 TNIs"
+            ),
+            "{e}"
+        );
     }
 }
