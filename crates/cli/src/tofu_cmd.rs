@@ -147,6 +147,10 @@ struct BarrierArgs {
     /// carries the same points).
     #[arg(long, value_name = "SPEC")]
     nodes: Option<String>,
+    /// Draw Fig. 8's curves to an SVG file: latency against the points, serialized and
+    /// minimum, and the MPI rule for the same processes.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
     /// Print JSON (keys: latency_s, tnis, bchs_per_tni, bgs_per_tni, stages, minimum_latency_s,
     /// serialized_estimate_s, memory_sync_s, groups_per_node, points, processes, nodes, and
     /// with --nodes software_dissemination_s); one object, or an array for a list of points.
@@ -565,6 +569,55 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
         };
         let r = r.map_err(|e| flag_err("--points", e))?;
         rows.push((r, sw));
+    }
+    if let Some(path) = &a.plot {
+        let curve = |f: &dyn Fn(&tofu_barrier::BarrierResult) -> f64| -> Vec<(f64, f64)> {
+            rows.iter()
+                .map(|(r, _)| (f64::from(r.processes), f(r) * 1e6))
+                .collect()
+        };
+        let mut series = vec![
+            podsim_report::Series {
+                name: format!("{} allocation, serialized (each TNI one server)", a.allocation),
+                points: curve(&|r| r.latency_s),
+                second: false,
+            },
+            podsim_report::Series {
+                name: format!("{} allocation, minimum (every gate in parallel)", a.allocation),
+                points: curve(&|r| r.minimum_latency_s),
+                second: false,
+            },
+        ];
+        if alloc == Allocation::Test && net.is_none() {
+            let mpi: Result<Vec<(f64, f64)>, Failure> = a
+                .points
+                .iter()
+                .map(|&p| {
+                    tofu_barrier::node_barrier(p, Allocation::Mpi)
+                        .map(|r| (f64::from(p), r.latency_s * 1e6))
+                        .map_err(|e| flag_err("--points", e))
+                })
+                .collect();
+            series.push(podsim_report::Series {
+                name: "MPI rule (one BCH per TNI, groups through memory)".into(),
+                points: mpi?,
+                second: false,
+            });
+        }
+        let ymax = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0, f64::max)
+            * 1.15;
+        podsim_report::lines_svg(
+            path,
+            "Tofu barrier on a TofuD node (Table VI, Fig. 8)",
+            "start-and-end points (processes) per node",
+            "latency (us)",
+            &series,
+            ymax,
+        )
+        .map_err(|e| Failure::runtime(e.to_string()))?;
     }
     if a.json {
         let objs: Vec<serde_json::Value> = rows
