@@ -234,9 +234,11 @@ enum Command {
     /// Pack jobs of Table 2's slice mix onto a TPU v4 pod whose hosts fail (OCS: any free,
     /// healthy blocks form a slice): utilisation, waiting time, and the mix's shares.
     Schedule(train_cmd::ScheduleArgs),
-    /// The Tofu family's node and link: `put` breaks down Table III's put latency (Fig. 7);
-    /// `frame` encodes and decodes TofuD's routing header (Figs. 4-6) and counts a frame's
-    /// bytes on the two lanes, split and duplicated.
+    /// The Tofu family's node and link: `put` and `rdma` break down Table III's latencies
+    /// (Fig. 7); `barrier` wires and times the Tofu barrier (Table VI, Fig. 8); `slicing` runs
+    /// dynamic packet slicing on a link with errors and lane faults; `frame` encodes and
+    /// decodes TofuD's routing header (Figs. 4-6); `node` places processes on a node's CQs and
+    /// BCHs (Table II).
     Tofu(tofu_cmd::TofuArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),

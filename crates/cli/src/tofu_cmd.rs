@@ -562,12 +562,15 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     for &p in &a.points {
         let (r, sw) = match &net {
             None => (tofu_barrier::node_barrier(p, alloc), None),
-            Some(t) => match tofu_barrier::machine_barrier(t, p, alloc) {
+            Some(t) => match tofu_barrier::machine_barrier(t, p, alloc, crate::memory_limit()) {
                 Ok((r, sw)) => (Ok(r), Some(sw)),
                 Err(e) => (Err(e), None),
             },
         };
-        let r = r.map_err(|e| flag_err("--points", e))?;
+        let r = r.map_err(|e| match e {
+            tofu_barrier::BarrierError::Memory { .. } => Failure::runtime(e.to_string()),
+            e => flag_err("--points", e),
+        })?;
         rows.push((r, sw));
     }
     if let Some(path) = &a.plot {
@@ -578,12 +581,18 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
         };
         let mut series = vec![
             podsim_report::Series {
-                name: format!("{} allocation, serialized (each TNI one server)", a.allocation),
+                name: format!(
+                    "{} allocation, serialized (each TNI one server)",
+                    a.allocation
+                ),
                 points: curve(&|r| r.latency_s),
                 second: false,
             },
             podsim_report::Series {
-                name: format!("{} allocation, minimum (every gate in parallel)", a.allocation),
+                name: format!(
+                    "{} allocation, minimum (every gate in parallel)",
+                    a.allocation
+                ),
                 points: curve(&|r| r.minimum_latency_s),
                 second: false,
             },

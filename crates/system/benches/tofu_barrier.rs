@@ -17,7 +17,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| node_barrier(48, Allocation::Test).expect("barrier"))
     });
     g.bench_function("fugaku_1_process_per_node", |b| {
-        b.iter(|| machine_barrier(&fugaku, 1, Allocation::Mpi).expect("barrier"))
+        b.iter(|| machine_barrier(&fugaku, 1, Allocation::Mpi, u64::MAX).expect("barrier"))
     });
     g.finish();
 }

@@ -127,7 +127,23 @@ pub enum BarrierError {
     /// The node set has no nodes.
     #[error("the network has no nodes")]
     NoNodes,
+    /// The gate graph would not fit in memory.
+    #[error(
+        "the barrier's gate graph needs about {estimate} bytes ({gates} gates), more than the memory limit of {limit} bytes; use fewer processes per node or a smaller machine"
+    )]
+    Memory {
+        /// Gates it would wire.
+        gates: u64,
+        /// Bytes it would hold.
+        estimate: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
+
+/// Bytes a gate costs while a barrier is wired and timed (the gate, its times, its place in
+/// the order and the calendar; measured about 44 on Fugaku, rounded up).
+pub const BYTES_PER_GATE: u64 = 64;
 
 /// One BG: a start-and-end point or a relay.
 #[derive(Debug, Clone, Copy)]
@@ -690,18 +706,34 @@ pub fn rank_order(net: &Tofu) -> Vec<NodeId> {
 
 /// A barrier across every node of `net`, and the software dissemination barrier on the same
 /// network: (hardware, software seconds).
+///
+/// A graph whose estimate (an upper bound on the gates, [`BYTES_PER_GATE`] each) exceeds
+/// `memory_limit` bytes is refused before anything is allocated.
 pub fn machine_barrier(
     net: &Tofu,
     processes: u32,
     alloc: Allocation,
+    memory_limit: u64,
 ) -> Result<(BarrierResult, f64), BarrierError> {
     if net.generation() != TofuGeneration::TofuD {
         return Err(BarrierError::Generation(net.generation().name()));
     }
-    let ranks = rank_order(net);
-    let nodes = u32::try_from(ranks.len()).map_err(|_| BarrierError::NoNodes)?;
+    let nodes = u32::try_from(net.cube().node_count()).map_err(|_| BarrierError::NoNodes)?;
     // The node shape is chosen on one node, then every node carries it.
     let one = Barrier::build(1, processes, alloc, None)?;
+    let groups = one.groups_per_node as u64;
+    let local = one.gates.len() as u64 - groups * u64::from(ceil_log2(groups as usize));
+    let rounds = u64::from(ceil_log2((u64::from(nodes) * groups) as usize));
+    let gates = u64::from(nodes) * (local + groups * rounds);
+    let estimate = gates * BYTES_PER_GATE + u64::from(nodes) * u64::from(processes) * 16;
+    if estimate > memory_limit {
+        return Err(BarrierError::Memory {
+            gates,
+            estimate,
+            limit: memory_limit,
+        });
+    }
+    let ranks = rank_order(net);
     let b = Barrier::build(nodes, processes, alloc, Some(one.groups_per_node))?;
     let hop = crate::presets::tofu_hop_latency(TofuGeneration::TofuD).as_ps() / 1000;
     let cube = net.cube();
@@ -883,7 +915,13 @@ mod tests {
             "t",
         )
         .unwrap();
-        let (hw, sw) = machine_barrier(&net, 1, Allocation::Mpi).unwrap();
+        let (hw, sw) = machine_barrier(&net, 1, Allocation::Mpi, u64::MAX).unwrap();
+        // The estimate: 96 nodes x (the one-node graph's 2 gates + one per round, 7) = 864
+        // gates, an upper bound (the lone point's relay is not wired across nodes: 672 are),
+        // x 64 B + 96 x 16 B = 56,832 B: allowed under 1 MB, refused under 10 kB.
+        assert!(machine_barrier(&net, 1, Allocation::Mpi, 1 << 20).is_ok());
+        let e = machine_barrier(&net, 1, Allocation::Mpi, 10_000).unwrap_err();
+        assert!(e.to_string().contains("56832 bytes (864 gates)"), "{e}");
         assert_eq!(hw.nodes, 96);
         assert_eq!(hw.stages, 7);
         assert!(hw.latency_s < sw, "{} vs {sw}", hw.latency_s);
