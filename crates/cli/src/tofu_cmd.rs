@@ -147,6 +147,15 @@ struct BarrierArgs {
     /// carries the same points).
     #[arg(long, value_name = "SPEC")]
     nodes: Option<String>,
+    /// Run a one-element all-reduce through the BGs instead of a bare barrier: sum, max, min,
+    /// and, or (integers), fsum, fmax, fmin (floating point). Point p gives (p + 1)(e + 1) in
+    /// element e; a sum keeps the groups a power of two (no point counted twice). One node.
+    #[arg(long, value_name = "OP")]
+    allreduce: Option<String>,
+    /// Elements of the all-reduce: up to 8 integers or 3 floating point numbers per BG
+    /// (section IV.D).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "allreduce")]
+    elements: usize,
     /// Draw Fig. 8's curves to an SVG file: latency against the points, serialized and
     /// minimum, and the MPI rule for the same processes.
     #[arg(long, value_name = "FILE.svg")]
@@ -558,8 +567,69 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
             }
         }
     };
+    let op = match a.allreduce.as_deref() {
+        None => None,
+        Some(o) => Some(tofu_barrier::ReduceOp::parse(o).ok_or_else(|| {
+            flag_err(
+                "--allreduce",
+                format!("`{o}` is not sum, max, min, and, or, fsum, fmax or fmin"),
+            )
+        })?),
+    };
+    if op.is_some() && net.is_some() {
+        return Err(flag_err(
+            "--allreduce",
+            "the all-reduce runs on one node; drop --nodes",
+        ));
+    }
     let mut rows = Vec::new();
+    let mut reduced: Vec<serde_json::Value> = Vec::new();
     for &p in &a.points {
+        if let Some(op) = op {
+            let value = |i: u64, e: u64| -> u64 {
+                let v = (i + 1) * (e + 1);
+                if op.is_float() {
+                    (v as f64).to_bits()
+                } else {
+                    v
+                }
+            };
+            let inputs: Vec<Vec<u64>> = (0..u64::from(p))
+                .map(|i| (0..a.elements as u64).map(|e| value(i, e)).collect())
+                .collect();
+            let (r, out) = tofu_barrier::node_allreduce(alloc, op, &inputs)
+                .map_err(|e| flag_err("--allreduce", e))?;
+            // The same reduction folded directly, point by point: what every point must hold.
+            let expected: Vec<u64> = (0..a.elements)
+                .map(|e| {
+                    inputs
+                        .iter()
+                        .map(|v| v[e])
+                        .reduce(|x, y| op.combine(x, y))
+                        .expect("at least one point")
+                })
+                .collect();
+            let show = |v: &[u64]| -> Vec<serde_json::Value> {
+                v.iter()
+                    .map(|&x| {
+                        if op.is_float() {
+                            json!(f64::from_bits(x))
+                        } else {
+                            json!(x as i64)
+                        }
+                    })
+                    .collect()
+            };
+            reduced.push(json!({
+                "op": a.allreduce,
+                "elements": a.elements,
+                "result": show(&out[0]),
+                "expected": show(&expected),
+                "all_points_agree": out.iter().all(|v| *v == expected),
+            }));
+            rows.push((r, None));
+            continue;
+        }
         let (r, sw) = match &net {
             None => (tofu_barrier::node_barrier(p, alloc), None),
             Some(t) => match tofu_barrier::machine_barrier(t, p, alloc, crate::memory_limit()) {
@@ -652,6 +722,16 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
                 o
             })
             .collect();
+        let objs: Vec<serde_json::Value> = objs
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut o)| {
+                if let Some(x) = reduced.get(i) {
+                    o["allreduce"] = x.clone();
+                }
+                o
+            })
+            .collect();
         if objs.len() == 1 {
             outln!("{}", objs[0]);
         } else {
@@ -705,6 +785,17 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
             "{} nodes of {}: rounds across nodes pay the hops x 0.1 us; software: a put per round (0.39 us at the ends + hops), a 0.1 us memory flag on one node",
             rows[0].0.nodes,
             t.label()
+        ));
+    }
+    for (x, (r, _)) in reduced.iter().zip(&rows) {
+        notes.push(format!(
+            "all-reduce {} of {} element(s) over {} points: {} at every point: {} (folded directly: {})",
+            x["op"].as_str().unwrap_or(""),
+            x["elements"],
+            r.points,
+            x["result"],
+            if x["all_points_agree"] == json!(true) { "yes" } else { "NO" },
+            x["expected"]
         ));
     }
     if rows.iter().any(|(r, _)| r.memory_sync_s > 0.0) {

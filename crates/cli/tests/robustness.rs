@@ -731,6 +731,58 @@ fn tofu_barrier_reproduces_table_vi_and_refuses_what_a_node_lacks() {
         assert_eq!(o.status.code(), Some(2), "{a:?}");
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
     }
+    // A one-element all-reduce through the BGs: 16 points giving (p + 1)(e + 1) sum to
+    // 136 (e + 1) by hand, at every point.
+    let o = podsim(&[
+        "tofu",
+        "barrier",
+        "--points",
+        "16",
+        "--allreduce",
+        "sum",
+        "--elements",
+        "8",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["allreduce"]["all_points_agree"], true);
+    assert_eq!(j["allreduce"]["result"][7], 136 * 8);
+    for (args, want) in [
+        (
+            vec!["--allreduce", "sum", "--elements", "9"],
+            "eight integers",
+        ),
+        (
+            vec!["--allreduce", "fsum", "--elements", "4"],
+            "three floating",
+        ),
+        (vec!["--allreduce", "xor"], "not sum, max"),
+        (vec!["--elements", "2"], "--allreduce"),
+    ] {
+        let mut a = vec!["tofu", "barrier", "--points", "4"];
+        a.extend(args);
+        let o = podsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+    }
+    // Fugaku with 48 processes per node: some 39 million gates, refused under 1 GiB up front.
+    let o = podsim(&[
+        "tofu",
+        "barrier",
+        "--points",
+        "48",
+        "--nodes",
+        "tofu:fugaku",
+        "--memory-limit",
+        "1 GiB",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("more than the memory limit"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

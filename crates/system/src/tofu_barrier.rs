@@ -127,6 +127,21 @@ pub enum BarrierError {
     /// The node set has no nodes.
     #[error("the network has no nodes")]
     NoNodes,
+    /// An all-reduce vector a BG cannot carry.
+    #[error(
+        "a TofuD BG reduces 1 to {max} elements of this type (eight integers or three floating point numbers, section IV.D); got {got}"
+    )]
+    Elements {
+        /// Elements given.
+        got: usize,
+        /// The most a BG carries.
+        max: usize,
+    },
+    /// An all-reduce with processes sharing BCHs.
+    #[error(
+        "an all-reduce through the BGs needs one point per process; processes sharing a BCH through memory reduce there first (use at most six processes with --allocation mpi)"
+    )]
+    Shared,
     /// The gate graph would not fit in memory.
     #[error(
         "the barrier's gate graph needs about {estimate} bytes ({gates} gates), more than the memory limit of {limit} bytes; use fewer processes per node or a smaller machine"
@@ -151,6 +166,8 @@ struct Gate {
     node: u32,
     tni: u8,
     point: bool,
+    /// A point whose end also takes its own start's value (the self edge left implicit).
+    self_in: bool,
     n_in: u8,
     n_out: u8,
     inputs: [u32; 2],
@@ -266,6 +283,7 @@ impl Builder<'_> {
             node,
             tni,
             point: false,
+            self_in: false,
             n_in: 0,
             n_out: 0,
             inputs: [0; 2],
@@ -276,6 +294,7 @@ impl Builder<'_> {
     fn connect(&mut self, from: u32, to: u32) {
         if from == to {
             // A point's end waits on its own start implicitly.
+            self.gates[to as usize].self_in = true;
             return;
         }
         let f = &mut self.gates[from as usize];
@@ -334,6 +353,18 @@ impl Barrier {
         alloc: Allocation,
         groups: Option<usize>,
     ) -> Result<Barrier, BarrierError> {
+        Self::build_with(nodes, processes, alloc, groups, false)
+    }
+
+    /// As [`Barrier::build`]; `exact` keeps the group count a power of two, so that recursive
+    /// doubling combines every point exactly once (a sum must not count a point twice).
+    fn build_with(
+        nodes: u32,
+        processes: u32,
+        alloc: Allocation,
+        groups: Option<usize>,
+        exact: bool,
+    ) -> Result<Barrier, BarrierError> {
         if processes == 0 {
             return Err(BarrierError::NoPoints);
         }
@@ -347,7 +378,7 @@ impl Barrier {
             Some(g) => g,
             None => {
                 let mut best: Option<((u32, u32, usize), Barrier)> = None;
-                for g in 1..=t {
+                for g in (1..=t).filter(|g| !exact || g.is_power_of_two()) {
                     let b = Self::wire(1, &pts, g, sharing);
                     let key = (b.stages(), b.busiest().1, g);
                     if best.as_ref().is_none_or(|(k, _)| key < *k) {
@@ -394,6 +425,7 @@ impl Barrier {
                     node,
                     tni,
                     point: true,
+                    self_in: false,
                     n_in: 0,
                     n_out: 0,
                     inputs: [0; 2],
@@ -689,6 +721,131 @@ pub fn node_barrier(processes: u32, alloc: Allocation) -> Result<BarrierResult, 
     Ok(b.result(processes, &|_, _| 0))
 }
 
+/// A reduction a BG applies to the values it combines (section III: "A BG can perform the
+/// reduction operation so that the Tofu barrier can perform all-reduce collective
+/// communication that is limited to one element"; on TofuD, eight integers or three floating
+/// point numbers, section IV.D).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Integer sum (wrapping).
+    Sum,
+    /// Integer maximum.
+    Max,
+    /// Integer minimum.
+    Min,
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+    /// Floating-point sum.
+    FSum,
+    /// Floating-point maximum.
+    FMax,
+    /// Floating-point minimum.
+    FMin,
+}
+
+impl ReduceOp {
+    /// Every operation with its command-line name.
+    pub const ALL: [(&'static str, ReduceOp); 8] = [
+        ("sum", ReduceOp::Sum),
+        ("max", ReduceOp::Max),
+        ("min", ReduceOp::Min),
+        ("and", ReduceOp::And),
+        ("or", ReduceOp::Or),
+        ("fsum", ReduceOp::FSum),
+        ("fmax", ReduceOp::FMax),
+        ("fmin", ReduceOp::FMin),
+    ];
+    /// From its command-line name.
+    pub fn parse(s: &str) -> Option<ReduceOp> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, o)| *o)
+    }
+    /// Whether it works on floating-point numbers (three per BG on TofuD, else eight
+    /// integers).
+    pub fn is_float(self) -> bool {
+        matches!(self, ReduceOp::FSum | ReduceOp::FMax | ReduceOp::FMin)
+    }
+    /// The elements one BG carries for this operation on TofuD.
+    pub fn max_elements(self) -> usize {
+        if self.is_float() { 3 } else { 8 }
+    }
+    /// Whether combining a value twice changes nothing (max, min, and, or): then any group
+    /// count will do; a sum needs recursive doubling over a power of two.
+    pub fn idempotent(self) -> bool {
+        !matches!(self, ReduceOp::Sum | ReduceOp::FSum)
+    }
+    /// Combine two elements (integers as `i64`, floats as `f64` bits).
+    pub fn combine(self, a: u64, b: u64) -> u64 {
+        let (x, y) = (a as i64, b as i64);
+        let (f, g) = (f64::from_bits(a), f64::from_bits(b));
+        match self {
+            ReduceOp::Sum => x.wrapping_add(y) as u64,
+            ReduceOp::Max => x.max(y) as u64,
+            ReduceOp::Min => x.min(y) as u64,
+            ReduceOp::And => a & b,
+            ReduceOp::Or => a | b,
+            ReduceOp::FSum => (f + g).to_bits(),
+            ReduceOp::FMax => f.max(g).to_bits(),
+            ReduceOp::FMin => f.min(g).to_bits(),
+        }
+    }
+}
+
+/// An all-reduce through the BGs of one TofuD node: `inputs[p]` is point `p`'s vector
+/// (integers as `i64`, floats as `f64` bits, all of one length up to the operation's
+/// [`ReduceOp::max_elements`]). Returns the barrier it ran on and every point's result, each
+/// computed by carrying the values along the gate graph.
+pub fn node_allreduce(
+    alloc: Allocation,
+    op: ReduceOp,
+    inputs: &[Vec<u64>],
+) -> Result<(BarrierResult, Vec<Vec<u64>>), BarrierError> {
+    let processes = u32::try_from(inputs.len()).map_err(|_| BarrierError::NoPoints)?;
+    let n = inputs.first().map_or(0, Vec::len);
+    if n == 0 || n > op.max_elements() || inputs.iter().any(|v| v.len() != n) {
+        return Err(BarrierError::Elements {
+            got: n,
+            max: op.max_elements(),
+        });
+    }
+    let b = Barrier::build_with(1, processes, alloc, None, !op.idempotent())?;
+    if b.sharing > 1 {
+        return Err(BarrierError::Shared);
+    }
+    let mut out: Vec<Vec<u64>> = vec![Vec::new(); b.gates.len()];
+    let fold = |acc: Option<Vec<u64>>, v: &[u64]| -> Vec<u64> {
+        match acc {
+            None => v.to_vec(),
+            Some(a) => a.iter().zip(v).map(|(&x, &y)| op.combine(x, y)).collect(),
+        }
+    };
+    let mut ends: Vec<Vec<u64>> = vec![Vec::new(); inputs.len()];
+    // What each gate sends: a point its own vector (its start), a relay what it combined.
+    // Points come first in the order; a point's end is settled after every relay.
+    for v in b.order() {
+        let g = b.gates[v as usize];
+        out[v as usize] = if g.point {
+            inputs[v as usize].clone()
+        } else {
+            let mut acc = None;
+            for &i in &g.inputs[..g.n_in as usize] {
+                acc = Some(fold(acc, &out[i as usize]));
+            }
+            acc.expect("a relay has inputs")
+        };
+    }
+    for (p, end) in ends.iter_mut().enumerate() {
+        let g = b.gates[p];
+        let mut acc = g.self_in.then(|| inputs[p].clone());
+        for &i in &g.inputs[..g.n_in as usize] {
+            acc = Some(fold(acc, &out[i as usize]));
+        }
+        *end = acc.unwrap_or_else(|| inputs[p].clone());
+    }
+    Ok((b.result(processes, &|_, _| 0), ends))
+}
+
 /// The ranks of a Tofu network: physical nodes in Fujitsu's virtual 3-D torus order where the
 /// shape has one, else in physical order.
 pub fn rank_order(net: &Tofu) -> Vec<NodeId> {
@@ -891,6 +1048,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Point p contributes (p + 1) (e + 1) in element e. By hand: the sum is
+    /// (e + 1) P (P + 1) / 2, the maximum (e + 1) P, the minimum e + 1, for every P up to 48
+    /// and at every point (a sum keeps the group count a power of two: 48 points take four
+    /// groups and ten stages instead of nine).
+    #[test]
+    fn allreduce_through_the_bgs() {
+        for p in 1..=48u64 {
+            let ints: Vec<Vec<u64>> = (0..p)
+                .map(|i| (0..8).map(|e| (i + 1) * (e + 1)).collect())
+                .collect();
+            for (op, want) in [
+                (ReduceOp::Sum, p * (p + 1) / 2),
+                (ReduceOp::Max, p),
+                (ReduceOp::Min, 1),
+            ] {
+                let (r, out) = node_allreduce(Allocation::Test, op, &ints).unwrap();
+                for v in &out {
+                    let expect: Vec<u64> = (0..8).map(|e| want * (e + 1)).collect();
+                    assert_eq!(v, &expect, "{op:?} over {p}");
+                }
+                if p == 48 {
+                    let stages = if op == ReduceOp::Sum { 10 } else { 9 };
+                    assert_eq!(r.stages, stages, "{op:?}");
+                }
+            }
+            let floats: Vec<Vec<u64>> = (0..p)
+                .map(|i| {
+                    (0..3)
+                        .map(|e| ((i + 1) as f64 * 0.5 * (e + 1) as f64).to_bits())
+                        .collect()
+                })
+                .collect();
+            let (_, out) = node_allreduce(Allocation::Test, ReduceOp::FSum, &floats).unwrap();
+            for v in &out {
+                let got = f64::from_bits(v[2]);
+                assert!(
+                    (got - 1.5 * (p * (p + 1) / 2) as f64).abs() < 1e-9,
+                    "{p}: {got}"
+                );
+            }
+        }
+        let nine = vec![vec![1u64; 9]; 4];
+        assert!(node_allreduce(Allocation::Test, ReduceOp::Sum, &nine).is_err());
+        let four = vec![vec![0u64; 4]; 4];
+        assert!(node_allreduce(Allocation::Test, ReduceOp::FMax, &four).is_err());
     }
 
     #[test]
