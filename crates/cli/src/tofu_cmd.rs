@@ -82,15 +82,8 @@ struct RdmaArgs {
     /// put, get or atomic (Tofu2 and TofuD).
     #[arg(long, value_name = "OP")]
     op: String,
-    /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(long, value_name = "GEN")]
-    generation: String,
-    /// The Table III setting, as for `podsim tofu put` [default: the first of each].
-    #[arg(long, value_name = "NAME")]
-    setting: Option<String>,
-    /// TofuD: both processes on far CMGs.
-    #[arg(long)]
-    far: bool,
+    #[command(flatten)]
+    row: RowArgs,
     /// Print one JSON object (keys: op, generation, setting, latency_s, breakdown (named
     /// components in seconds), flow_model_latency_s, packet_model_latency_s).
     #[arg(long)]
@@ -167,8 +160,9 @@ struct BarrierArgs {
     json: bool,
 }
 
+/// A row of Table III: `tofu put` and `tofu rdma`.
 #[derive(Args)]
-struct PutArgs {
+struct RowArgs {
     /// tofu (the K computer's), tofu2 or tofud.
     #[arg(long, value_name = "GEN")]
     generation: String,
@@ -180,6 +174,12 @@ struct PutArgs {
     /// TofuD: both processes on far CMGs (the same as --setting far-cmg).
     #[arg(long)]
     far: bool,
+}
+
+#[derive(Args)]
+struct PutArgs {
+    #[command(flatten)]
+    row: RowArgs,
     /// Print one JSON object (keys: generation, setting, latency_s, breakdown (sender,
     /// packet_transfer, receiver, far_cmgs, in seconds), flow_model_latency_s, source).
     #[arg(long)]
@@ -393,19 +393,11 @@ fn frame_cmd(a: &FrameArgs) -> Result<ExitCode, Failure> {
 
 /// `--generation`, `--setting` and `--far` of `tofu put` and `tofu rdma`: the generation, a
 /// small network of it for the model runs, and the Table III setting.
-fn generation_setting<'a>(
-    generation: &str,
-    setting: Option<&'a str>,
-    far: bool,
-) -> Result<
-    (
-        podsim_topology::TofuGeneration,
-        &'static str,
-        Option<&'a str>,
-    ),
-    Failure,
-> {
+fn generation_setting(
+    row: &RowArgs,
+) -> Result<(podsim_topology::TofuGeneration, &'static str, Option<&str>), Failure> {
     use podsim_topology::TofuGeneration;
+    let (generation, setting, far) = (row.generation.as_str(), row.setting.as_deref(), row.far);
     let (generation, shorthand) = match generation {
         "tofu" => (TofuGeneration::Tofu, "tofu1:2x2x2"),
         "tofu2" => (TofuGeneration::Tofu2, "tofu2:2x2x2"),
@@ -459,8 +451,7 @@ fn model_put(
 }
 
 fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
-    let (generation, shorthand, setting) =
-        generation_setting(&a.generation, a.setting.as_deref(), a.far)?;
+    let (generation, shorthand, setting) = generation_setting(&a.row)?;
     let b = podsim_system::presets::tofu_put(generation, setting)
         .map_err(|e| flag_err("--setting", e))?;
     // The same put on the flow model of a small network of that generation, with the
@@ -927,8 +918,7 @@ fn rdma_cmd(a: &RdmaArgs) -> Result<ExitCode, Failure> {
     use podsim_system::tofu_rdma::{RdmaOp, rdma};
     let op = RdmaOp::parse(&a.op)
         .ok_or_else(|| flag_err("--op", format!("`{}` is not put, get or atomic", a.op)))?;
-    let (generation, shorthand, setting) =
-        generation_setting(&a.generation, a.setting.as_deref(), a.far)?;
+    let (generation, shorthand, setting) = generation_setting(&a.row)?;
     let r = rdma(op, generation, setting).map_err(|e| match e {
         podsim_system::tofu_rdma::RdmaError::NoAtomics => flag_err("--op", e),
         e => flag_err("--setting", e),
@@ -1002,7 +992,11 @@ fn rdma_cmd(a: &RdmaArgs) -> Result<ExitCode, Failure> {
 
 fn node_cmd(a: &NodeArgs) -> Result<ExitCode, Failure> {
     use podsim_system::tofu_node::{NodeResources, ProcessRequest, place};
-    let (generation, _, _) = generation_setting(&a.generation, None, false)?;
+    let (generation, _, _) = generation_setting(&RowArgs {
+        generation: a.generation.clone(),
+        setting: None,
+        far: false,
+    })?;
     let res = NodeResources::of(generation);
     if !a.cmgs.is_empty() && a.cmgs.len() != a.processes as usize {
         return Err(flag_err(

@@ -712,25 +712,22 @@ fn tofu_barrier_reproduces_table_vi_and_refuses_what_a_node_lacks() {
         let t = j["latency_s"].as_f64().unwrap();
         assert!((t - us * 1e-6).abs() < 1e-12, "{points}: {t}");
     }
-    for (args, want) in [
-        (vec!["--points", "97"], "out of BCHs on TNI 0"),
-        (vec!["--points", "0"], "at least one point"),
-        (vec!["--points", "4", "--generation", "tofu2"], "tofud only"),
-        (
-            vec!["--points", "4", "--allocation", "any"],
-            "not test or mpi",
-        ),
-        (
-            vec!["--points", "4", "--nodes", "mesh:4x4"],
-            "not a Tofu network",
-        ),
-    ] {
-        let mut a = vec!["tofu", "barrier"];
-        a.extend(args);
-        let o = podsim(&a);
-        assert_eq!(o.status.code(), Some(2), "{a:?}");
-        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
-    }
+    refuses(
+        &["tofu", "barrier"],
+        &[
+            (vec!["--points", "97"], "out of BCHs on TNI 0"),
+            (vec!["--points", "0"], "at least one point"),
+            (vec!["--points", "4", "--generation", "tofu2"], "tofud only"),
+            (
+                vec!["--points", "4", "--allocation", "any"],
+                "not test or mpi",
+            ),
+            (
+                vec!["--points", "4", "--nodes", "mesh:4x4"],
+                "not a Tofu network",
+            ),
+        ],
+    );
     // A one-element all-reduce through the BGs: 16 points giving (p + 1)(e + 1) sum to
     // 136 (e + 1) by hand, at every point.
     let o = podsim(&[
@@ -748,24 +745,21 @@ fn tofu_barrier_reproduces_table_vi_and_refuses_what_a_node_lacks() {
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(j["allreduce"]["all_points_agree"], true);
     assert_eq!(j["allreduce"]["result"][7], 136 * 8);
-    for (args, want) in [
-        (
-            vec!["--allreduce", "sum", "--elements", "9"],
-            "eight integers",
-        ),
-        (
-            vec!["--allreduce", "fsum", "--elements", "4"],
-            "three floating",
-        ),
-        (vec!["--allreduce", "xor"], "not sum, max"),
-        (vec!["--elements", "2"], "--allreduce"),
-    ] {
-        let mut a = vec!["tofu", "barrier", "--points", "4"];
-        a.extend(args);
-        let o = podsim(&a);
-        assert_eq!(o.status.code(), Some(2), "{a:?}");
-        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
-    }
+    refuses(
+        &["tofu", "barrier", "--points", "4"],
+        &[
+            (
+                vec!["--allreduce", "sum", "--elements", "9"],
+                "eight integers",
+            ),
+            (
+                vec!["--allreduce", "fsum", "--elements", "4"],
+                "three floating",
+            ),
+            (vec!["--allreduce", "xor"], "not sum, max"),
+            (vec!["--elements", "2"], "--allreduce"),
+        ],
+    );
     // Fugaku with 48 processes per node: some 39 million gates, refused under 1 GiB up front.
     let o = podsim(&[
         "tofu",
@@ -839,25 +833,22 @@ fn tofu_slicing_loses_nothing_when_a_lane_fails_mid_run() {
     };
     assert!((lat("split") - 0.4165e-6).abs() < 1e-9);
     assert!((lat("duplicate") - 0.7200e-6).abs() < 1e-9);
-    for (args, want) in [
-        (vec!["--ber", "0.5"], "--ber"),
-        (vec!["--ber", "0", "--mode", "quad"], "not auto, split"),
-        (vec!["--ber", "0", "--bytes", "100"], "steps of 32"),
-        (
-            vec!["--ber", "0", "--lane-fault-at", "soon"],
-            "expected a time",
-        ),
-        (
-            vec!["--ber", "0", "--lane-recover-at", "5 us"],
-            "needs --lane-fault-at",
-        ),
-    ] {
-        let mut a = vec!["tofu", "slicing"];
-        a.extend(args);
-        let o = podsim(&a);
-        assert_eq!(o.status.code(), Some(2), "{a:?}");
-        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
-    }
+    refuses(
+        &["tofu", "slicing"],
+        &[
+            (vec!["--ber", "0.5"], "--ber"),
+            (vec!["--ber", "0", "--mode", "quad"], "not auto, split"),
+            (vec!["--ber", "0", "--bytes", "100"], "steps of 32"),
+            (
+                vec!["--ber", "0", "--lane-fault-at", "soon"],
+                "expected a time",
+            ),
+            (
+                vec!["--ber", "0", "--lane-recover-at", "5 us"],
+                "needs --lane-fault-at",
+            ),
+        ],
+    );
 }
 
 #[test]
@@ -912,23 +903,31 @@ fn tofu_node_placement_names_the_resource_that_runs_out() {
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(j["processes"].as_array().unwrap().len(), 12);
     assert_eq!(j["processes"][2]["far"], true);
-    for (args, want) in [
-        (
-            vec!["--processes", "13", "--cqs", "6"],
-            "process 12: out of CQs",
-        ),
-        (vec!["--processes", "17", "--bchs", "6"], "out of BCHs"),
-        (
-            vec!["--processes", "1", "--bchs", "7"],
-            "7 BCHs from different TNIs",
-        ),
-        (
-            vec!["--processes", "2", "--cmgs", "0,4"],
-            "CMG 4 does not exist",
-        ),
-        (vec!["--processes", "2", "--cmgs", "0"], "one per process"),
-    ] {
-        let mut a = vec!["tofu", "node", "--generation", "tofud"];
+    refuses(
+        &["tofu", "node", "--generation", "tofud"],
+        &[
+            (
+                vec!["--processes", "13", "--cqs", "6"],
+                "process 12: out of CQs",
+            ),
+            (vec!["--processes", "17", "--bchs", "6"], "out of BCHs"),
+            (
+                vec!["--processes", "1", "--bchs", "7"],
+                "7 BCHs from different TNIs",
+            ),
+            (
+                vec!["--processes", "2", "--cmgs", "0,4"],
+                "CMG 4 does not exist",
+            ),
+            (vec!["--processes", "2", "--cmgs", "0"], "one per process"),
+        ],
+    );
+}
+
+/// Each `(args, want)` appended to `prefix` exits 2 with `want` in its error.
+fn refuses(prefix: &[&str], cases: &[(Vec<&str>, &str)]) {
+    for (args, want) in cases {
+        let mut a = prefix.to_vec();
         a.extend(args);
         let o = podsim(&a);
         assert_eq!(o.status.code(), Some(2), "{a:?}");
