@@ -13,6 +13,7 @@ macro_rules! outln {
 
 mod collective_cmd;
 mod compute_cmd;
+mod dojo_cmd;
 mod noc_cmd;
 mod tofu_cmd;
 mod train_cmd;
@@ -240,6 +241,9 @@ enum Command {
     /// decodes TofuD's routing header (Figs. 4-6); `node` places processes on a node's CQs and
     /// BCHs (Table II).
     Tofu(tofu_cmd::TofuArgs),
+    /// The DOJO node and its mechanisms: `node` runs a kernel through the node's funnel
+    /// pipeline (dojo-microarchitecture.txt, Table 1).
+    Dojo(dojo_cmd::DojoArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -336,6 +340,7 @@ fn main() -> ExitCode {
         Command::Dlrm(a) => train_cmd::dlrm_cmd(&a),
         Command::Schedule(a) => train_cmd::schedule_cmd(&a),
         Command::Tofu(a) => tofu_cmd::tofu_cmd(&a),
+        Command::Dojo(a) => dojo_cmd::dojo_cmd(&a),
     };
     match result {
         Ok(code) => code,
@@ -413,7 +418,7 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments) {
 pub(crate) const MAX_INPUT_BYTES: u64 = 16 << 20;
 
 /// Read a text input file of at most [`MAX_INPUT_BYTES`].
-fn read(path: &Path) -> Result<String, Failure> {
+pub(crate) fn read(path: &Path) -> Result<String, Failure> {
     use std::io::Read;
     let fail = |why: String| Failure::usage(format!("{}: cannot read: {why}", path.display()));
     let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;

@@ -91,6 +91,7 @@ fn help_prints_each_default_once() {
         "dlrm",
         "schedule",
         "tofu",
+        "dojo",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
@@ -932,5 +933,50 @@ fn refuses(prefix: &[&str], cases: &[(Vec<&str>, &str)]) {
         let o = podsim(&a);
         assert_eq!(o.status.code(), Some(2), "{a:?}");
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn dojo_node_names_the_binding_stage() {
+    // By hand (crates/compute/src/dojo_node.rs): matmul.toml, 8192 x 2 matmuls hold the four
+    // units 8 cycles each: 16384 x 8 / 4 = 32768 cycles at 512 FLOPs a cycle; simd.toml, 4096 x
+    // 4 SIMD ops on the two-wide vector stage: 8192 cycles; list-walk.toml, 2 x 2048 x 16
+    // instructions through the eight-wide decode: 8192 cycles.
+    for (kernel, stage, cycles) in [
+        ("matmul", "matmul_units", 32768),
+        ("simd", "vector", 8192),
+        ("list-walk", "decode", 8192),
+    ] {
+        let path = format!(
+            "{}/../../examples/dojo/{kernel}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let o = podsim(&["dojo", "node", "--kernel", &path, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(j["binding_stage"], stage, "{kernel}");
+        assert_eq!(j["cycles"], cycles, "{kernel}");
+        assert!((j["utilization"][stage].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    }
+    let dir = std::env::temp_dir().join(format!("podsim-dojo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (text, want) in [
+        (
+            "[[thread]]\niterations = 1\nbody = { warp = 1 }\n",
+            "thread[0].body.warp",
+        ),
+        ("[[thread]]\niterations = 1\n", "needs its body"),
+        (
+            "[[thread]]\niterations = 1\nops = [\"loop\"]\nbody = { loop = 1 }\n",
+            "not both",
+        ),
+        ("name = \"x\"\n", "1 to 4 threads"),
+    ] {
+        let f = dir.join("k.toml");
+        std::fs::write(&f, text).unwrap();
+        let o = podsim(&["dojo", "node", "--kernel", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(stderr(&o).contains("k.toml"), "names the file");
     }
 }

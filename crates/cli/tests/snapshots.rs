@@ -496,6 +496,20 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "dojo-node-matmul",
+        &["dojo", "node", "--kernel", "examples/dojo/matmul.toml"],
+    ),
+    (
+        "dojo-node-list-walk-json",
+        &[
+            "dojo",
+            "node",
+            "--kernel",
+            "examples/dojo/list-walk.toml",
+            "--json",
+        ],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",

@@ -16,7 +16,8 @@
 //!   354 nodes per D1: 354 x 256 MACs x 2 x 2 GHz = 362.5 TFLOPS BF16/CFP8 (paper: 362). FP32
 //!   runs on the 64-byte SIMD unit: 16 lanes x FMA (2 FLOPs) = 32 FLOPs per cycle per node
 //!   (an assumption: the paper gives only the total), 354 x 32 x 2 GHz = 22.7 TFLOPS (paper:
-//!   22). Memory for the roofline: each node's SRAM loads 384 GB/s (354 nodes: 135.9 TB/s).
+//!   22). Memory for the roofline: each node's SRAM loads 384 GB/s, from its ports
+//!   ([`crate::dojo_node::sram_load_bytes_per_s`]; 354 nodes: 135.9 TB/s).
 
 /// The system features of a TPU generation (tpu-v4-isca2023.txt Table 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +124,7 @@ pub const CHIPS: [Chip; 5] = [
         unit: (8, 8),
         clock_hz: 2_000_000_000,
         fp32_flops_per_core_cycle: 32,
-        memory_bytes_per_s: 384_000_000_000,
+        memory_bytes_per_s: crate::dojo_node::sram_load_bytes_per_s(),
         memory: "node SRAM loads",
         matrix_formats: "bf16, cfp8",
         tpu: None,
@@ -135,7 +136,7 @@ pub const CHIPS: [Chip; 5] = [
         unit: (8, 8),
         clock_hz: 2_000_000_000,
         fp32_flops_per_core_cycle: 32,
-        memory_bytes_per_s: 354 * 384_000_000_000,
+        memory_bytes_per_s: 354 * crate::dojo_node::sram_load_bytes_per_s(),
         memory: "node SRAM loads, all nodes",
         matrix_formats: "bf16, cfp8",
         tpu: None,

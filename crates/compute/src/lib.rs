@@ -9,6 +9,7 @@
 //! - [`chips`]: compute presets (TPU v4, DOJO node and D1) and rooflines.
 
 pub mod chips;
+pub mod dojo_node;
 pub mod gemm;
 pub mod lecture;
 pub mod mixed;

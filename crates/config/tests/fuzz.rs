@@ -1,6 +1,6 @@
-//! Fuzzing by property test: the text parsers (scenario, system, workload and validation files,
-//! the topology shorthand, and the size/bandwidth/time/frequency/FLOP parsers) take arbitrary
-//! input and either accept it or return an error; they never panic. Each target runs a fixed,
+//! Fuzzing by property test: the text parsers (scenario, system, workload, validation, model and
+//! kernel files, the topology shorthand, and the size/bandwidth/time/frequency/FLOP parsers)
+//! take arbitrary input and either accept it or return an error; they never panic. Each target runs a fixed,
 //! seeded number of cases (`PODSIM_PROPTEST_CASES` to change it) on two kinds of input: arbitrary
 //! Unicode strings, and strings assembled from the grammar's own tokens, which reach far deeper
 //! into the parsers than random bytes do.
@@ -8,7 +8,8 @@
 use std::str::FromStr;
 
 use podsim_config::{
-    parse_scenario, parse_shorthand, parse_system, parse_topology, parse_validation, parse_workload,
+    parse_kernel, parse_model, parse_scenario, parse_shorthand, parse_system, parse_topology,
+    parse_validation, parse_workload,
 };
 use podsim_units::{Bandwidth, Bytes, FlopRate, Flops, Frequency, SimDuration, SimTime};
 use proptest::prelude::*;
@@ -141,6 +142,10 @@ const UNIT_TOKENS: &[&str] = &[
 
 const TOML_TOKENS: &[&str] = &[
     "\n",
+    "[[thread]]",
+    "iterations = 3",
+    "body = { matmul = 2, loop = 1 }",
+    "ops = [\"load\", \"simd\"]",
     "[system]",
     "[machine]",
     "[[task]]",
@@ -277,6 +282,8 @@ fn the_file_parsers_never_panic() {
             let _ = parse_system("fuzz.toml", &s);
             let _ = parse_workload("fuzz.toml", &s);
             let _ = parse_validation("fuzz.toml", &s);
+            let _ = parse_model("fuzz.toml", &s);
+            let _ = parse_kernel("fuzz.toml", &s);
             Ok(())
         })
         .unwrap();
@@ -292,6 +299,7 @@ fn file_errors_name_the_file() {
                 parse_scenario("fuzz.toml", &s).err(),
                 parse_workload("fuzz.toml", &s).err(),
                 parse_validation("fuzz.toml", &s).err(),
+                parse_kernel("fuzz.toml", &s).err(),
             ]
             .into_iter()
             .flatten()

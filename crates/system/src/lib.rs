@@ -8,6 +8,7 @@
 
 pub mod availability;
 pub mod dlrm;
+pub use podsim_compute::dojo_node;
 pub mod machine;
 pub mod presets;
 pub mod scenario;

@@ -118,10 +118,15 @@ pub enum Quantity {
     /// The serialized latency of the Tofu barrier of `[case.tofu_barrier]`
     /// ([`crate::tofu_barrier`]), in picoseconds.
     TofuBarrierLatency,
+    /// A DOJO node's SRAM load bandwidth from its ports (`[case.compute] chip = "dojo-node"`,
+    /// [`podsim_compute::dojo_node`]), bytes/s.
+    SramLoadBandwidth,
+    /// A DOJO node's SRAM store bandwidth from its ports, bytes/s.
+    SramStoreBandwidth,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 34] = [
+pub const QUANTITIES: [&str; 36] = [
     "nodes",
     "links",
     "degree_max",
@@ -156,6 +161,8 @@ pub const QUANTITIES: [&str; 34] = [
     "tofu_node_resource",
     "tofu_barrier",
     "tofu_barrier_latency",
+    "sram_load_bandwidth",
+    "sram_store_bandwidth",
 ];
 
 impl Quantity {
@@ -196,6 +203,8 @@ impl Quantity {
             "tofu_node_resource" => Quantity::TofuNodeResource,
             "tofu_barrier" => Quantity::TofuBarrier,
             "tofu_barrier_latency" => Quantity::TofuBarrierLatency,
+            "sram_load_bandwidth" => Quantity::SramLoadBandwidth,
+            "sram_store_bandwidth" => Quantity::SramStoreBandwidth,
             _ => return None,
         })
     }
@@ -214,6 +223,8 @@ impl Quantity {
                 | Quantity::TofuNodeResource
                 | Quantity::TofuBarrier
                 | Quantity::TofuBarrierLatency
+                | Quantity::SramLoadBandwidth
+                | Quantity::SramStoreBandwidth
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
@@ -306,6 +317,19 @@ impl Quantity {
         Ok(match self {
             Quantity::PeakFlops => chip()?.peak_matrix_flops().round() as u64,
             Quantity::Fp32Flops => chip()?.peak_fp32_flops().round() as u64,
+            Quantity::SramLoadBandwidth | Quantity::SramStoreBandwidth => {
+                let name = chip()?.name;
+                if name != "dojo-node" {
+                    return Err(QuantityError::Invalid(format!(
+                        "`{name}`: only the DOJO node's SRAM ports are modelled (chip = \"dojo-node\")"
+                    )));
+                }
+                if self == Quantity::SramLoadBandwidth {
+                    podsim_compute::dojo_node::sram_load_bytes_per_s()
+                } else {
+                    podsim_compute::dojo_node::sram_store_bytes_per_s()
+                }
+            }
             Quantity::RidgePoint => (chip()?.ridge_point() * 1000.0).round() as u64,
             Quantity::TensorCoreLatency | Quantity::TensorCoreMacsPerCycle => {
                 let (lat, macs) = podsim_compute::lecture::measure_tensor_core(size()? as usize);
@@ -337,6 +361,8 @@ impl Quantity {
                 | Quantity::VirtualBisectionBandwidth
                 | Quantity::PutThroughput
                 | Quantity::InjectionRate
+                | Quantity::SramLoadBandwidth
+                | Quantity::SramStoreBandwidth
         )
     }
 
@@ -467,6 +493,8 @@ impl Quantity {
             | Quantity::TofuNodeResource
             | Quantity::TofuBarrier
             | Quantity::TofuBarrierLatency
+            | Quantity::SramLoadBandwidth
+            | Quantity::SramStoreBandwidth
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion => return self.measure_compute(case),
