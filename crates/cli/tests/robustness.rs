@@ -980,3 +980,50 @@ fn dojo_node_names_the_binding_stage() {
         assert!(stderr(&o).contains("k.toml"), "names the file");
     }
 }
+
+#[test]
+fn dojo_barrier_trees_beat_software_and_refuse_a_fifth_tree() {
+    let o = podsim(&[
+        "dojo",
+        "barrier",
+        "--topology",
+        "dojo:die",
+        "--fan-in",
+        "2,8",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (k2, k8) = (&j[0], &j[1]);
+    // A wider tree is shallower; both beat nine software rounds of at least 10 ns each.
+    assert!(k8["domains"][0]["depth"].as_u64() < k2["domains"][0]["depth"].as_u64());
+    for r in [k2, k8] {
+        let hw = r["latency_s"].as_f64().unwrap();
+        let sw = r["domains"][0]["software_latency_s"].as_f64().unwrap();
+        assert!(hw < sw && sw > 90e-9, "{hw} vs {sw}");
+    }
+    let o = podsim(&["dojo", "barrier", "--software", "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["latency_s"], j["domains"][0]["software_latency_s"]);
+    let dir = std::env::temp_dir().join(format!("podsim-dojo-dom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("five.toml");
+    let five: String = (0..5)
+        .map(|i| format!("[[domain]]\nname = \"d{i}\"\nrect = [0, 0, 1, 1]\n"))
+        .collect();
+    std::fs::write(&f, five).unwrap();
+    let o = podsim(&["dojo", "barrier", "--domains", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("would belong to 5 barrier trees"),
+        "{}",
+        stderr(&o)
+    );
+    refuses(
+        &["dojo", "barrier"],
+        &[
+            (vec!["--fan-in", "1"], "at least 2"),
+            (vec!["--topology", "mesh:4x4"], "not a DOJO network"),
+        ],
+    );
+}

@@ -510,6 +510,14 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "dojo-barrier-domains",
+        &["dojo", "barrier", "--domains", "examples/dojo/domains.toml"],
+    ),
+    (
+        "dojo-barrier-die-fan-in",
+        &["dojo", "barrier", "--fan-in", "2,4,8,16"],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",

@@ -126,3 +126,79 @@ pub fn parse_kernel(file: &str, text: &str) -> Result<Kernel, ConfigError> {
         threads,
     })
 }
+
+/// `[[domain]]` of a DOJO barrier domains file, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDomain {
+    name: String,
+    #[serde(default)]
+    rect: Option<[u32; 4]>,
+    #[serde(default)]
+    nodes: Option<Vec<[u32; 2]>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDomains {
+    #[serde(default)]
+    domain: Vec<RawDomain>,
+}
+
+/// Parse a DOJO barrier domains file for `podsim dojo barrier --domains`:
+///
+/// ```toml
+/// [[domain]]
+/// name = "blue"
+/// rect = [0, 0, 5, 3]          # x0, y0, x1, y1 (inclusive) on the mesh
+///
+/// [[domain]]
+/// name = "yellow"
+/// nodes = [[4, 0], [9, 3]]     # and/or single nodes, [x, y]
+/// ```
+pub fn parse_domains(
+    file: &str,
+    text: &str,
+) -> Result<Vec<podsim_system::dojo_barrier::Domain>, ConfigError> {
+    let raw: RawDomains = parse_toml(file, text)?;
+    let err = |key: String, why: String| ConfigError {
+        file: file.into(),
+        line: None,
+        key,
+        why,
+    };
+    if raw.domain.is_empty() {
+        return Err(err(
+            "domain".into(),
+            "no [[domain]] tables: give at least one domain".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, d) in raw.domain.into_iter().enumerate() {
+        let mut members = Vec::new();
+        if let Some([x0, y0, x1, y1]) = d.rect {
+            if x1 < x0 || y1 < y0 {
+                return Err(err(
+                    format!("domain[{i}].rect"),
+                    "expected [x0, y0, x1, y1] with x0 <= x1 and y0 <= y1".into(),
+                ));
+            }
+            members.extend((y0..=y1).flat_map(|y| (x0..=x1).map(move |x| (x, y))));
+        }
+        for [x, y] in d.nodes.unwrap_or_default() {
+            members.push((x, y));
+        }
+        if members.is_empty() {
+            return Err(err(
+                format!("domain[{i}]"),
+                "a domain needs members: rect = [x0, y0, x1, y1] and/or nodes = [[x, y], ...]"
+                    .into(),
+            ));
+        }
+        out.push(podsim_system::dojo_barrier::Domain {
+            name: d.name,
+            members,
+        });
+    }
+    Ok(out)
+}

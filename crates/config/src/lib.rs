@@ -18,7 +18,7 @@ mod validation;
 mod workload;
 
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
-pub use kernel::parse_kernel;
+pub use kernel::{parse_domains, parse_kernel};
 pub use model::parse_model;
 pub use scenario::{DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_system, system_from_cli};
 pub use shorthand::{

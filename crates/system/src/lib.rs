@@ -8,6 +8,7 @@
 
 pub mod availability;
 pub mod dlrm;
+pub mod dojo_barrier;
 pub use podsim_compute::dojo_node;
 pub mod machine;
 pub mod presets;
