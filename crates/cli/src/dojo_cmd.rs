@@ -29,6 +29,45 @@ enum DojoCommand {
     /// synchronisation domains, against a software dissemination barrier on the same mesh:
     /// latency against fan-in and placement; a node in more than four trees is refused.
     Barrier(BarrierArgs),
+    /// A push, pull, block or die broadcast on the mesh, packet by packet: 64-byte packets,
+    /// one a cycle from the interface, each link first come first served; a stream leaving
+    /// its die spreads over neighbouring die-to-die links and may be retried, so packets
+    /// arrive out of order; the receiver counts commits on a semaphore and reads the block
+    /// when the count is reached (the data is checked).
+    Transfer(TransferArgs),
+}
+
+#[derive(Args)]
+struct TransferArgs {
+    /// push, pull (a request per packet), block (one pull, the block pushed back) or
+    /// broadcast (to every node of the source's die).
+    #[arg(value_name = "OP")]
+    op: String,
+    /// The source (push, broadcast) or the puller (pull, block), as x,y on the mesh.
+    #[arg(long, value_name = "X,Y")]
+    from: String,
+    /// The destination (push) or the node read from (pull, block); not for a broadcast.
+    #[arg(long, value_name = "X,Y")]
+    to: Option<String>,
+    /// Bytes to move, e.g. 64KiB (whole 64-byte packets).
+    #[arg(long, value_name = "SIZE")]
+    bytes: String,
+    /// dojo:die or dojo:tile (any DOJO shorthand).
+    #[arg(long, value_name = "SPEC", default_value = "dojo:die")]
+    topology: String,
+    /// Probability that a die-to-die crossing is retried by the link's recovery protocol.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    retry: f64,
+    /// The receiver's semaphore (0-31).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    semaphore: usize,
+    /// Seed of the retry stream.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object (keys: op, time_s, packets, out_of_order_packets,
+    /// missed_by_last_packet_receiver, destinations, data_correct, retries).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -76,6 +115,7 @@ pub fn dojo_cmd(a: &DojoArgs) -> Result<ExitCode, Failure> {
     match &a.what {
         DojoCommand::Node(n) => node_cmd(n),
         DojoCommand::Barrier(b) => barrier_cmd(b),
+        DojoCommand::Transfer(t) => transfer_cmd(t),
     }
 }
 
@@ -235,5 +275,135 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
         dojo_barrier::ROUTER_NS,
         dojo_barrier::SOFTWARE_ROUND_NS
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn coords(flag: &str, s: &str) -> Result<(u32, u32), Failure> {
+    let bad = || {
+        crate::collective_cmd::flag_err(
+            flag,
+            format!("`{s}`: expected x,y mesh coordinates such as 3,4"),
+        )
+    };
+    let (x, y) = s.split_once(',').ok_or_else(bad)?;
+    Ok((
+        x.trim().parse().map_err(|_| bad())?,
+        y.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
+    use crate::collective_cmd::flag_err;
+    use podsim_system::dojo_transfer::{Op, TransferSpec, transfer};
+    let op = Op::parse(&a.op).ok_or_else(|| {
+        flag_err(
+            "OP",
+            format!("`{}` is not push, pull, block or broadcast", a.op),
+        )
+    })?;
+    let from = coords("--from", &a.from)?;
+    let to = match (&a.to, op) {
+        (Some(_), Op::Broadcast) => {
+            return Err(flag_err(
+                "--to",
+                "a broadcast goes to every node of the source's die; drop --to",
+            ));
+        }
+        (None, Op::Broadcast) => from,
+        (Some(t), _) => coords("--to", t)?,
+        (None, _) => return Err(flag_err("--to", "push, pull and block need --to X,Y")),
+    };
+    let bytes = a
+        .bytes
+        .parse::<podsim_units::Bytes>()
+        .map_err(|e| flag_err("--bytes", format!("`{}`: {e}", a.bytes)))?
+        .0;
+    let spec = podsim_config::system_from_cli(&a.topology, None, None, None)?;
+    let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
+    let podsim_topology::Network::Dojo(d) = net else {
+        return Err(flag_err(
+            "--topology",
+            format!(
+                "`{}` is not a DOJO network (dojo:die, dojo:tile)",
+                a.topology
+            ),
+        ));
+    };
+    let spec = TransferSpec {
+        op,
+        from,
+        to,
+        bytes,
+        retry: a.retry,
+        semaphore: a.semaphore,
+        seed: a.seed,
+    };
+    let r = transfer(&d, &spec).map_err(|e| {
+        let flag = match e {
+            podsim_system::dojo_transfer::TransferError::Semaphore(_) => "--semaphore",
+            podsim_system::dojo_transfer::TransferError::Retry(_) => "--retry",
+            podsim_system::dojo_transfer::TransferError::Empty => "--bytes",
+            _ => "--to",
+        };
+        flag_err(flag, e)
+    })?;
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "op": a.op,
+                "time_s": r.time_s,
+                "packets": r.packets,
+                "out_of_order_packets": r.out_of_order_packets,
+                "missed_by_last_packet_receiver": r.missed_by_last_packet_receiver,
+                "destinations": r.destinations,
+                "data_correct": r.data_correct,
+                "retries": r.retries,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = vec![
+        (
+            "transfer".to_string(),
+            vec![format!(
+                "{} of {} packets (64 B) from ({}, {}) on {}{}",
+                a.op,
+                r.packets,
+                from.0,
+                from.1,
+                a.topology,
+                if op == Op::Broadcast {
+                    format!(" to {} nodes of its die", r.destinations)
+                } else {
+                    format!(" with ({}, {})", to.0, to.1)
+                }
+            )],
+        ),
+        (
+            "time".into(),
+            vec![format!(
+                "{:.1} ns to the receiver's wake-up on semaphore {}",
+                r.time_s * 1e9,
+                a.semaphore
+            )],
+        ),
+        (
+            "order".into(),
+            vec![format!(
+                "{} packets out of order, {} die-to-die retries",
+                r.out_of_order_packets, r.retries
+            )],
+        ),
+        (
+            "data".into(),
+            vec![format!(
+                "{} (read when the semaphore counted every packet); a receiver starting at the last-numbered packet would miss {}",
+                if r.data_correct { "correct" } else { "WRONG" },
+                r.missed_by_last_packet_receiver
+            )],
+        ),
+    ];
+    out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
 }

@@ -1027,3 +1027,73 @@ fn dojo_barrier_trees_beat_software_and_refuse_a_fifth_tree() {
         ],
     );
 }
+
+#[test]
+fn dojo_transfer_counts_out_of_order_packets_and_keeps_the_data() {
+    // Across three dies of a tile with link retries: out of order, still correct.
+    let o = podsim(&[
+        "dojo",
+        "transfer",
+        "push",
+        "--from",
+        "5,5",
+        "--to",
+        "40,5",
+        "--bytes",
+        "16KiB",
+        "--topology",
+        "dojo:tile",
+        "--retry",
+        "0.05",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["packets"], 256);
+    assert!(j["out_of_order_packets"].as_u64().unwrap() > 0);
+    assert_eq!(j["data_correct"], true);
+    // A push to the neighbour, by hand: 1024 packets one a cycle, one cycle a hop, a cycle to
+    // wake: 1023 x 0.5 + 0.5 + 0.5 = 512.5 ns.
+    let o = podsim(&[
+        "dojo", "transfer", "push", "--from", "0,0", "--to", "1,0", "--bytes", "64KiB", "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!((j["time_s"].as_f64().unwrap() - 512.5e-9).abs() < 1e-15);
+    assert_eq!(j["out_of_order_packets"], 0);
+    refuses(
+        &["dojo", "transfer"],
+        &[
+            (
+                vec!["broadcast", "--from", "0,0", "--to", "1,1", "--bytes", "64"],
+                "drop --to",
+            ),
+            (vec!["push", "--from", "0,0", "--bytes", "64"], "need --to"),
+            (
+                vec!["push", "--from", "0;0", "--to", "1,1", "--bytes", "64"],
+                "x,y",
+            ),
+            (
+                vec!["push", "--from", "0,0", "--to", "99,0", "--bytes", "64"],
+                "not on the",
+            ),
+            (
+                vec![
+                    "push",
+                    "--from",
+                    "0,0",
+                    "--to",
+                    "1,0",
+                    "--bytes",
+                    "64",
+                    "--semaphore",
+                    "32",
+                ],
+                "32 (0 to 31)",
+            ),
+            (
+                vec!["swap", "--from", "0,0", "--to", "1,0", "--bytes", "64"],
+                "not push, pull",
+            ),
+        ],
+    );
+}

@@ -518,6 +518,24 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["dojo", "barrier", "--fan-in", "2,4,8,16"],
     ),
     (
+        "dojo-transfer-push-tile",
+        &[
+            "dojo",
+            "transfer",
+            "push",
+            "--from",
+            "5,5",
+            "--to",
+            "40,5",
+            "--bytes",
+            "16KiB",
+            "--topology",
+            "dojo:tile",
+            "--retry",
+            "0.05",
+        ],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",
