@@ -35,6 +35,32 @@ enum DojoCommand {
     /// arrive out of order; the receiver counts commits on a semaphore and reads the block
     /// when the count is reached (the data is checked).
     Transfer(TransferArgs),
+    /// Z-plane shortcuts under mixed load, on the flow model: every router sends to its
+    /// neighbour, a fraction also sends across the plane; with shortcuts the die routing
+    /// tables send far transfers through the DIPs and the Ethernet switch. Shows the local
+    /// traffic's throughput with and without, and the global transfers' latency.
+    Shortcuts(ShortcutArgs),
+}
+
+#[derive(Args)]
+struct ShortcutArgs {
+    /// dojo:tile (one tile with its DIPs, as dojo:system=1x1) or dojo:system=RxC.
+    #[arg(long, value_name = "SPEC", default_value = "dojo:tile")]
+    topology: String,
+    /// The fraction of routers that also send a global transfer (0 to 1).
+    #[arg(long, value_name = "F")]
+    global_fraction: f64,
+    /// Keep every transfer in the mesh (no shortcuts).
+    #[arg(long)]
+    off: bool,
+    /// Bytes per transfer.
+    #[arg(long, value_name = "SIZE", default_value = "1MiB")]
+    bytes: String,
+    /// Print one JSON object for the chosen mode (keys: local_throughput_bytes_per_s,
+    /// global_latency_s, max_link_utilization, local_last_s, local_transfers,
+    /// global_transfers, shortcut_transfers, global_mesh_links, shortcuts).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -116,6 +142,7 @@ pub fn dojo_cmd(a: &DojoArgs) -> Result<ExitCode, Failure> {
         DojoCommand::Node(n) => node_cmd(n),
         DojoCommand::Barrier(b) => barrier_cmd(b),
         DojoCommand::Transfer(t) => transfer_cmd(t),
+        DojoCommand::Shortcuts(x) => shortcuts_cmd(x),
     }
 }
 
@@ -405,5 +432,102 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         ),
     ];
     out!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
+    use crate::collective_cmd::flag_err;
+    use podsim_system::dojo_shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
+    let shorthand = if a.topology == "dojo:tile" {
+        "dojo:system=1x1"
+    } else {
+        a.topology.as_str()
+    };
+    let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;
+    let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
+    let podsim_topology::Network::Dojo(d) = net else {
+        return Err(flag_err(
+            "--topology",
+            format!(
+                "`{}` is not a DOJO network (dojo:tile, dojo:system=RxC)",
+                a.topology
+            ),
+        ));
+    };
+    let bytes = a
+        .bytes
+        .parse::<podsim_units::Bytes>()
+        .map_err(|e| flag_err("--bytes", format!("`{}`: {e}", a.bytes)))?
+        .0;
+    let run = |on: bool| {
+        mixed(&d, a.global_fraction, on, bytes).map_err(|e| {
+            let flag = if e.contains("fraction") {
+                "--global-fraction"
+            } else if e.contains("DIPs") {
+                "--topology"
+            } else {
+                "--bytes"
+            };
+            flag_err(flag, e)
+        })
+    };
+    if a.json {
+        let r = run(!a.off)?;
+        outln!(
+            "{}",
+            json!({
+                "topology": a.topology,
+                "global_fraction": a.global_fraction,
+                "shortcuts": !a.off,
+                "local_throughput_bytes_per_s": r.local_throughput_bytes_per_s,
+                "global_latency_s": r.global_latency_s,
+                "max_link_utilization": r.max_link_utilization,
+                "local_last_s": r.local_last_s,
+                "local_transfers": r.local_transfers,
+                "global_transfers": r.global_transfers,
+                "shortcut_transfers": r.shortcut_transfers,
+                "global_mesh_links": r.global_mesh_links,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let modes: Vec<bool> = if a.off {
+        vec![false]
+    } else {
+        vec![false, true]
+    };
+    let mut rows = vec![(
+        "shortcuts".to_string(),
+        vec![
+            "local throughput".to_string(),
+            "last local".into(),
+            "global latency".into(),
+            "mesh links/global".into(),
+            "via DIPs".into(),
+            "max link".into(),
+        ],
+    )];
+    for on in modes {
+        let r = run(on)?;
+        rows.push((
+            if on { "on" } else { "off" }.to_string(),
+            vec![
+                format!("{:.1} TB/s", r.local_throughput_bytes_per_s / 1e12),
+                format!("{:.2} us", r.local_last_s * 1e6),
+                format!("{:.1} us", r.global_latency_s * 1e6),
+                format!("{:.1}", r.global_mesh_links),
+                format!("{}/{}", r.shortcut_transfers, r.global_transfers),
+                format!("{:.0}%", r.max_link_utilization * 100.0),
+            ],
+        ));
+    }
+    out!("{}", render(&rows));
+    outln!(
+        "{}: every router sends {} to its neighbour, one in {:.0} also across the plane; shortcuts for routes over {} hops through the nearest DIP, the Ethernet switch and the DIP nearest the destination",
+        a.topology,
+        a.bytes,
+        1.0 / a.global_fraction.max(f64::MIN_POSITIVE),
+        SHORTCUT_BEYOND_HOPS
+    );
     Ok(ExitCode::SUCCESS)
 }

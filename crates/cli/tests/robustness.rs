@@ -1097,3 +1097,35 @@ fn dojo_transfer_counts_out_of_order_packets_and_keeps_the_data() {
         ],
     );
 }
+
+#[test]
+fn dojo_shortcuts_raise_local_throughput_under_mixed_load() {
+    let run = |off: bool| {
+        let mut a = vec!["dojo", "shortcuts", "--global-fraction", "0.2", "--json"];
+        if off {
+            a.push("--off");
+        }
+        let o = podsim(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    let (on, off) = (run(false), run(true));
+    let f = |j: &serde_json::Value, k: &str| j[k].as_f64().unwrap();
+    assert!(f(&on, "local_throughput_bytes_per_s") > f(&off, "local_throughput_bytes_per_s"));
+    assert!(f(&on, "global_mesh_links") < f(&off, "global_mesh_links"));
+    assert!(f(&on, "shortcut_transfers") > 0.0 && f(&off, "shortcut_transfers") == 0.0);
+    for j in [&on, &off] {
+        assert!(f(j, "global_latency_s") > 0.0);
+        assert!(f(j, "max_link_utilization") <= 1.0 + 1e-9);
+    }
+    refuses(
+        &["dojo", "shortcuts"],
+        &[
+            (vec!["--global-fraction", "2"], "fraction from 0 to 1"),
+            (
+                vec!["--global-fraction", "0.1", "--topology", "dojo:die"],
+                "no DIPs",
+            ),
+        ],
+    );
+}

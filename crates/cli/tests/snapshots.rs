@@ -536,6 +536,10 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "dojo-shortcuts-tile",
+        &["dojo", "shortcuts", "--global-fraction", "0.05"],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",

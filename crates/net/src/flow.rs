@@ -77,6 +77,7 @@ pub struct FlowModel {
     frozen: Vec<bool>,
     scratch_links: Vec<LinkId>,
     first_drain: Option<SimTime>,
+    shortcut: podsim_routing::Shortcut,
 }
 
 /// Round `x` down to 36 significant bits.
@@ -122,7 +123,44 @@ impl FlowModel {
             frozen: Vec::new(),
             scratch_links: Vec::new(),
             first_drain: None,
+            shortcut: podsim_routing::Shortcut::Never,
         }
+    }
+
+    /// On a DOJO plane, route with the die routing tables' Z-plane shortcut policy `s`
+    /// ([`podsim_routing::dojo_route`]): far transfers go through the nearest DIP, the
+    /// Ethernet switch and the DIP nearest their destination. Other networks ignore it.
+    pub fn with_dojo_shortcut(mut self, s: podsim_routing::Shortcut) -> Self {
+        self.shortcut = s;
+        self
+    }
+
+    /// The routes of a transfer: the routing layer's paths, or on a DOJO plane with a
+    /// shortcut policy, the route its tables give.
+    fn routes(&self, src: NodeId, dst: NodeId) -> Vec<Vec<LinkId>> {
+        if let (Network::Dojo(d), podsim_routing::Shortcut::Beyond(_)) = (&self.net, self.shortcut)
+        {
+            let Ok(nodes) = podsim_routing::dojo_route(
+                d,
+                &podsim_routing::Faults::new(),
+                src,
+                dst,
+                self.shortcut,
+            ) else {
+                return Vec::new();
+            };
+            let mut at = src;
+            let mut out = Vec::with_capacity(nodes.len());
+            for v in nodes {
+                match self.links.link_between(at, v) {
+                    Some(l) => out.push(l),
+                    None => return Vec::new(),
+                }
+                at = v;
+            }
+            return vec![out];
+        }
+        paths(&self.net, &self.links, src, dst)
     }
 
     fn inject(&self, n: NodeId) -> LinkId {
@@ -313,7 +351,7 @@ impl NetworkModel for FlowModel {
         let mut routes = if src == dst {
             vec![Vec::new()]
         } else {
-            paths(&self.net, &self.links, src, dst)
+            self.routes(src, dst)
         };
         if routes.is_empty() {
             return Err(NetError::NoRoute(src, dst));

@@ -123,10 +123,12 @@ pub enum Quantity {
     SramLoadBandwidth,
     /// A DOJO node's SRAM store bandwidth from its ports, bytes/s.
     SramStoreBandwidth,
+    /// What one host reaches of a DOJO system: its DIPs' PCIe links together, bytes/s.
+    HostBandwidth,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 36] = [
+pub const QUANTITIES: [&str; 37] = [
     "nodes",
     "links",
     "degree_max",
@@ -163,6 +165,7 @@ pub const QUANTITIES: [&str; 36] = [
     "tofu_barrier_latency",
     "sram_load_bandwidth",
     "sram_store_bandwidth",
+    "host_bandwidth",
 ];
 
 impl Quantity {
@@ -205,6 +208,7 @@ impl Quantity {
             "tofu_barrier_latency" => Quantity::TofuBarrierLatency,
             "sram_load_bandwidth" => Quantity::SramLoadBandwidth,
             "sram_store_bandwidth" => Quantity::SramStoreBandwidth,
+            "host_bandwidth" => Quantity::HostBandwidth,
             _ => return None,
         })
     }
@@ -363,6 +367,7 @@ impl Quantity {
                 | Quantity::InjectionRate
                 | Quantity::SramLoadBandwidth
                 | Quantity::SramStoreBandwidth
+                | Quantity::HostBandwidth
         )
     }
 
@@ -470,6 +475,17 @@ impl Quantity {
                 }
                 ((b / b0).ln() / (n / n0).ln() * 1000.0).round() as u64
             }
+            Quantity::HostBandwidth => match net {
+                Network::Dojo(d) if d.hosts() > 0 => {
+                    u64::from(podsim_topology::DIPS_PER_HOST)
+                        * d.dip_links()[1].bandwidth.bytes_per_s()
+                }
+                _ => {
+                    return Err(QuantityError::NotApplicable(
+                        "only a DOJO system with DIPs has hosts (dojo:system=RxC)",
+                    ));
+                }
+            },
             Quantity::DramBanks | Quantity::Workers => match net {
                 Network::Tenstorrent(g) if self == Quantity::DramBanks => g.dram_banks() as u64,
                 Network::Tenstorrent(g) => g.workers() as u64,

@@ -1,0 +1,181 @@
+//! Z-plane shortcuts under mixed load (dojo-microarchitecture.txt, "Communication Mechanisms",
+//! "System Network", Figures 4 and 5): "a packet which traverses a 10-hops route keeps 10 links
+//! occupied", so sending far packets to a DIP and over Ethernet to a DIP near their destination
+//! frees the mesh for local traffic, "while the shortcuts do not always offer lower latency".
+//!
+//! The experiment, on the flow model (max-min fair): every router sends `bytes` to its east
+//! neighbour (local traffic; the last column sends west), and one router in `1 / fraction`
+//! (every k-th id, k the nearest whole number) also sends `bytes` to the router at the
+//! mirrored position (global traffic, across the plane). All start at once. With shortcuts the
+//! die routing tables send a global transfer through the DIPs when its mesh route is longer
+//! than [`SHORTCUT_BEYOND_HOPS`] and the shortcut occupies fewer mesh links
+//! ([`podsim_routing::dojo_route`]); without, every transfer follows X then Y.
+//!
+//! Reported: the local traffic's throughput (the sum over local transfers of bytes over
+//! completion time: what the local transfers achieve together; the last one, held by the
+//! most loaded link, is reported beside it),
+//! the global transfers' mean completion time, the most loaded mesh link's utilisation at the
+//! start, and how many global transfers took a shortcut.
+
+use podsim_net::{FlowModel, NetworkModel, Packetization};
+use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
+use podsim_topology::{Dojo, DojoNode, Network};
+use podsim_units::{Bytes, SimTime};
+
+/// Routes longer than this many mesh hops may take a shortcut: one die's width and height
+/// (18 + 20 = 38 hops), so that traffic within a die never leaves the mesh (an assumption; the
+/// paper leaves the tables' contents to software).
+pub const SHORTCUT_BEYOND_HOPS: u64 = 38;
+
+/// What a mixed run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixResult {
+    /// The local transfers' throughput: the sum of each one's bytes over its completion time,
+    /// bytes/s.
+    pub local_throughput_bytes_per_s: f64,
+    /// When the last local transfer ends, s.
+    pub local_last_s: f64,
+    /// Mean completion time of the global transfers, s.
+    pub global_latency_s: f64,
+    /// The most loaded mesh link at the start, a fraction of its bandwidth.
+    pub max_link_utilization: f64,
+    /// Local transfers.
+    pub local_transfers: u64,
+    /// Global transfers.
+    pub global_transfers: u64,
+    /// Global transfers routed through the DIPs.
+    pub shortcut_transfers: u64,
+    /// Mesh links a global transfer occupies, on average.
+    pub global_mesh_links: f64,
+}
+
+/// Run the mix on `d` (which must have DIPs) with global `fraction` (0 to 1) and `bytes` per
+/// transfer.
+pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<MixResult, String> {
+    if d.dips() == 0 {
+        return Err(format!(
+            "{} has no DIPs: shortcuts need a system with its interface processors (dojo:system=RxC; dojo:tile here means dojo:system=1x1)",
+            d.spec().label
+        ));
+    }
+    if !(0.0..=1.0).contains(&fraction) || fraction.is_nan() {
+        return Err(format!(
+            "--global-fraction {fraction}: expected a fraction from 0 to 1"
+        ));
+    }
+    if bytes == 0 {
+        return Err("--bytes: at least one byte".into());
+    }
+    let (w, h) = (d.width(), d.height());
+    let shortcut = if shortcuts {
+        Shortcut::Beyond(SHORTCUT_BEYOND_HOPS)
+    } else {
+        Shortcut::Never
+    };
+    let net = Network::Dojo(d.clone());
+    let mut m = FlowModel::new(net, Packetization::NONE, false).with_dojo_shortcut(shortcut);
+    let every = if fraction > 0.0 {
+        Some(((1.0 / fraction).round() as u64).max(1))
+    } else {
+        None
+    };
+    let mut local = std::collections::HashSet::new();
+    let mut global_ids = std::collections::HashSet::new();
+    let (mut shortcut_n, mut links_sum) = (0u64, 0u64);
+    let faults = Faults::new();
+    for y in 0..h {
+        for x in 0..w {
+            let src = d.router(x, y);
+            let nx = if x + 1 < w { x + 1 } else { x - 1 };
+            let id = m
+                .send(SimTime::ZERO, src, d.router(nx, y), Bytes(bytes), 0)
+                .map_err(|e| e.to_string())?;
+            local.insert(id);
+            if every.is_some_and(|k| src.0 % k == 0) {
+                let dst = d.router(w - 1 - x, h - 1 - y);
+                if dst == src {
+                    continue;
+                }
+                let path = dojo_route(d, &faults, src, dst, shortcut).map_err(|e| e.to_string())?;
+                if path
+                    .iter()
+                    .any(|&v| matches!(d.node(v), Some(DojoNode::Dip(_))))
+                {
+                    shortcut_n += 1;
+                }
+                links_sum += mesh_links(d, src, &path);
+                let id = m
+                    .send(SimTime::ZERO, src, dst, Bytes(bytes), 1)
+                    .map_err(|e| e.to_string())?;
+                global_ids.insert(id);
+            }
+        }
+    }
+    let loads = m.link_loads();
+    let mesh = loads.len() - 2 * d.node_count() as usize;
+    let max_util = loads[..mesh]
+        .iter()
+        .filter(|(_, c)| *c > 0.0)
+        .map(|(l, c)| l / c)
+        .fold(0.0, f64::max);
+    let (mut local_end, mut global_sum, mut local_rate) = (0u64, 0u64, 0f64);
+    while let Some(t) = m.next_completion() {
+        for c in m.advance(t) {
+            let end = c.end.as_ps();
+            if local.contains(&c.id) {
+                local_end = local_end.max(end);
+                local_rate += bytes as f64 / (end as f64 * 1e-12);
+            } else {
+                global_sum += end;
+            }
+        }
+    }
+    if let Some(f) = m.failure() {
+        return Err(f);
+    }
+    let g = global_ids.len() as u64;
+    Ok(MixResult {
+        local_throughput_bytes_per_s: local_rate,
+        local_last_s: local_end as f64 * 1e-12,
+        global_latency_s: if g > 0 {
+            global_sum as f64 / g as f64 * 1e-12
+        } else {
+            0.0
+        },
+        max_link_utilization: max_util,
+        local_transfers: local.len() as u64,
+        global_transfers: g,
+        shortcut_transfers: shortcut_n,
+        global_mesh_links: if g > 0 {
+            links_sum as f64 / g as f64
+        } else {
+            0.0
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use podsim_topology::DojoSpec;
+
+    /// One tile with its DIPs, 5% global traffic: the shortcuts take the global transfers off
+    /// the mesh (fewer mesh links per transfer, all of them through the DIPs), and the local
+    /// traffic's throughput rises.
+    #[test]
+    fn shortcuts_raise_local_throughput() {
+        let d = Dojo::new(DojoSpec::system(1, 1)).unwrap();
+        let off = mixed(&d, 0.05, false, 1 << 20).unwrap();
+        let on = mixed(&d, 0.05, true, 1 << 20).unwrap();
+        assert_eq!(off.shortcut_transfers, 0);
+        assert!(on.shortcut_transfers > 0);
+        assert!(on.global_mesh_links < off.global_mesh_links);
+        assert!(
+            on.local_throughput_bytes_per_s > off.local_throughput_bytes_per_s,
+            "{on:?} vs {off:?}"
+        );
+        let d0 = Dojo::new(DojoSpec::tile()).unwrap();
+        assert!(mixed(&d0, 0.05, true, 1 << 20).is_err());
+        assert!(mixed(&d, 1.5, true, 1 << 20).is_err());
+    }
+}
