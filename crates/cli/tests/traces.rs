@@ -256,3 +256,40 @@ fn a_training_step_trace_holds_one_layer_on_every_chip() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_dojo_training_step_trace_holds_every_task_on_every_node() {
+    // examples/dojo/training-step.toml on a D1 die (360 router positions, 354 nodes and six
+    // spares that the workload also counts): every node runs the forward GEMM, both backward
+    // GEMMs and the optimizer, and takes part in the all-reduce; the trace is Chrome
+    // trace-event JSON that Perfetto opens.
+    let dir = std::env::temp_dir().join(format!("podsim-dojo-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("step.json");
+    let o = podsim(&[
+        "workload",
+        "examples/dojo/training-step.toml",
+        "--trace",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(t["otherData"]["machine"], "dojo:die");
+    let ev = complete_events(&t);
+    for chip in [0u64, 17, 180, 359] {
+        for task in ["forward GEMM", "backward GEMMs", "optimizer"] {
+            assert!(
+                ev.iter()
+                    .any(|e| e["pid"] == chip && e["name"].as_str().unwrap().starts_with(task)),
+                "node {chip} lacks {task}"
+            );
+        }
+        assert!(
+            ev.iter()
+                .any(|e| e["pid"] == chip
+                    && e["name"].as_str().unwrap().contains("gradient all-reduce")),
+            "node {chip} sends no gradients"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
