@@ -90,6 +90,9 @@ struct TransferArgs {
     /// Seed of the retry stream.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
+    /// A failed mesh link between two neighbouring routers, x,y-x,y: packets route around it.
+    #[arg(long, value_name = "X,Y-X,Y")]
+    fail_link: Option<String>,
     /// Print one JSON object (keys: op, time_s, packets, out_of_order_packets,
     /// missed_by_last_packet_receiver, destinations, data_correct, retries).
     #[arg(long)]
@@ -356,6 +359,18 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
             ),
         ));
     };
+    let failed_link = match &a.fail_link {
+        None => None,
+        Some(f) => {
+            let (p, q) = f.split_once('-').ok_or_else(|| {
+                flag_err(
+                    "--fail-link",
+                    format!("`{f}`: expected two neighbours x,y-x,y such as 3,5-4,5"),
+                )
+            })?;
+            Some((coords("--fail-link", p)?, coords("--fail-link", q)?))
+        }
+    };
     let spec = TransferSpec {
         op,
         from,
@@ -364,12 +379,14 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         retry: a.retry,
         semaphore: a.semaphore,
         seed: a.seed,
+        failed_link,
     };
     let r = transfer(&d, &spec).map_err(|e| {
         let flag = match e {
             podsim_system::dojo_transfer::TransferError::Semaphore(_) => "--semaphore",
             podsim_system::dojo_transfer::TransferError::Retry(_) => "--retry",
             podsim_system::dojo_transfer::TransferError::Empty => "--bytes",
+            podsim_system::dojo_transfer::TransferError::FailedLink(_) => "--fail-link",
             _ => "--to",
         };
         flag_err(flag, e)

@@ -1094,8 +1094,53 @@ fn dojo_transfer_counts_out_of_order_packets_and_keeps_the_data() {
                 vec!["swap", "--from", "0,0", "--to", "1,0", "--bytes", "64"],
                 "not push, pull",
             ),
+            (
+                vec![
+                    "push",
+                    "--from",
+                    "0,5",
+                    "--to",
+                    "6,5",
+                    "--bytes",
+                    "64",
+                    "--fail-link",
+                    "3,5-5,5",
+                ],
+                "not neighbours",
+            ),
+            (
+                vec![
+                    "broadcast",
+                    "--from",
+                    "0,5",
+                    "--bytes",
+                    "64",
+                    "--fail-link",
+                    "3,5-4,5",
+                ],
+                "replication tree",
+            ),
         ],
     );
+    // A failed link on the way: routed around (two more hops), nothing lost.
+    let o = podsim(&[
+        "dojo",
+        "transfer",
+        "push",
+        "--from",
+        "0,5",
+        "--to",
+        "6,5",
+        "--bytes",
+        "4KiB",
+        "--fail-link",
+        "3,5-4,5",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["data_correct"], true);
+    assert_eq!(j["packets"], 64);
 }
 
 #[test]

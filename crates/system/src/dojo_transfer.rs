@@ -19,7 +19,9 @@
 //! over [`SPREAD`] neighbouring rows (or columns) of die-to-die links for load balancing (packet
 //! `i` crosses at offset 0, +1, -1, +2, ... from the direct route, a detour of two on-die hops
 //! per step), and a die-to-die crossing may be retried by the link's recovery protocol with a
-//! given probability (one more crossing). Both reorder the stream.
+//! given probability (one more crossing). Both reorder the stream. A failed link is routed
+//! around ("turn to avoid ... a malfunctioning network component"): every packet and request
+//! takes the shortest surviving route, and nothing is lost.
 //!
 //! # Semaphores
 //! Each node has [`SEMAPHORES`] counting semaphores, incremented by local threads, remote
@@ -78,6 +80,9 @@ pub enum TransferError {
     /// A retry probability outside 0..1.
     #[error("a retry probability is between 0 and 0.5; got {0}")]
     Retry(f64),
+    /// A failed link that is not a mesh link, or one a broadcast cannot avoid.
+    #[error("failed link: {0}")]
+    FailedLink(String),
 }
 
 impl Semaphores {
@@ -150,6 +155,27 @@ struct Links<'a> {
 }
 
 impl Links<'_> {
+    /// Send along `route` (the routers after `a`, ending at `b`), or X then Y when `None`.
+    fn walk(
+        &mut self,
+        a: (u32, u32),
+        route: Option<&[(u32, u32)]>,
+        b: (u32, u32),
+        t: u64,
+        retry: &mut dyn FnMut() -> bool,
+        retries: &mut u64,
+    ) -> u64 {
+        let Some(route) = route else {
+            return self.send(a, b, t, retry, retries);
+        };
+        let (mut at, mut t) = (a, t);
+        for &v in route {
+            t = self.send(at, v, t, retry, retries);
+            at = v;
+        }
+        t
+    }
+
     /// Send a packet from `a` along X then Y to `b`, leaving at `t` (ps); its arrival.
     fn send(
         &mut self,
@@ -224,6 +250,9 @@ pub struct TransferSpec {
     pub semaphore: usize,
     /// Seed of the retry stream.
     pub seed: u64,
+    /// A failed mesh link between two neighbouring routers: every packet and request routes
+    /// around it (the die routing tables' turn, [`podsim_routing::dojo_route`]).
+    pub failed_link: Option<((u32, u32), (u32, u32))>,
 }
 
 /// Run a transfer on `d` (module docs).
@@ -246,6 +275,7 @@ fn transfer_with(
         retry,
         semaphore: sem,
         seed,
+        failed_link,
     } = *t;
     if sem >= SEMAPHORES {
         return Err(TransferError::Semaphore(sem));
@@ -264,6 +294,53 @@ fn transfer_with(
     }
     if op != Op::Broadcast && from == to {
         return Err(TransferError::SameNode);
+    }
+    // Around a failed link: the routers each packet (and each request) passes, if any.
+    let detour = |a: (u32, u32), b: (u32, u32)| -> Result<Option<Vec<(u32, u32)>>, TransferError> {
+        let Some((p, q)) = failed_link else {
+            return Ok(None);
+        };
+        let mut faults = podsim_routing::Faults::new();
+        faults.fail_link(d.router(p.0, p.1), d.router(q.0, q.1));
+        faults.fail_link(d.router(q.0, q.1), d.router(p.0, p.1));
+        let path = podsim_routing::dojo_route(
+            d,
+            &faults,
+            d.router(a.0, a.1),
+            d.router(b.0, b.1),
+            podsim_routing::Shortcut::Never,
+        )
+        .map_err(|e| TransferError::FailedLink(e.to_string()))?;
+        path.into_iter()
+            .map(|v| match d.node(v) {
+                Some(podsim_topology::DojoNode::Router { x, y }) => Ok((x, y)),
+                _ => Err(TransferError::FailedLink(
+                    "the route around it leaves the mesh".into(),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    };
+    if let Some((p, q)) = failed_link {
+        for (x, y) in [p, q] {
+            if x >= w || y >= h {
+                return Err(TransferError::FailedLink(format!(
+                    "({x}, {y}) is not on the {w} x {h} mesh"
+                )));
+            }
+        }
+        if p.0.abs_diff(q.0) + p.1.abs_diff(q.1) != 1 {
+            return Err(TransferError::FailedLink(format!(
+                "({}, {}) and ({}, {}) are not neighbours on the mesh",
+                p.0, p.1, q.0, q.1
+            )));
+        }
+        if op == Op::Broadcast {
+            return Err(TransferError::FailedLink(
+                "a broadcast's replication tree is fixed; fail a link on a push, pull or block"
+                    .into(),
+            ));
+        }
     }
     let n = bytes.div_ceil(PACKET_BYTES);
     let data: Vec<u8> = (0..n * PACKET_BYTES)
@@ -300,6 +377,7 @@ fn transfer_with(
             let mut arr = Vec::with_capacity(n as usize);
             // Requests: one for a block, one per packet for a pull, on the request network
             // (the mesh moves request packets on their own channels: no contention with data).
+            let (data_route, request_route) = (detour(src, dst)?, detour(dst, src)?);
             let request = |k: u64| {
                 let mut no_retry = || false;
                 let mut r = 0;
@@ -307,7 +385,14 @@ fn transfer_with(
                     d,
                     free: std::collections::HashMap::new(),
                 };
-                l.send(dst, src, k * CYCLE_PS, &mut no_retry, &mut r)
+                l.walk(
+                    dst,
+                    request_route.as_deref(),
+                    src,
+                    k * CYCLE_PS,
+                    &mut no_retry,
+                    &mut r,
+                )
             };
             let leaves_die = {
                 let s = d.spec();
@@ -322,7 +407,16 @@ fn transfer_with(
                 // Load balancing over neighbouring crossings when the stream leaves its die.
                 let off = if leaves_die { spread_offset(i) } else { 0 };
                 let via_y = (i64::from(src.1) + off).clamp(0, i64::from(h) - 1) as u32;
-                let t = if via_y != src.1 && src.0 != dst.0 {
+                let t = if data_route.is_some() {
+                    links.walk(
+                        src,
+                        data_route.as_deref(),
+                        dst,
+                        start,
+                        &mut coin,
+                        &mut retries,
+                    )
+                } else if via_y != src.1 && src.0 != dst.0 {
                     let mid = links.send(src, (src.0, via_y), start, &mut coin, &mut retries);
                     let mid2 =
                         links.send((src.0, via_y), (dst.0, via_y), mid, &mut coin, &mut retries);
@@ -428,6 +522,7 @@ mod tests {
             retry,
             semaphore,
             seed,
+            failed_link: None,
         }
     }
 
@@ -472,6 +567,41 @@ mod tests {
         assert!(r.data_correct);
         let r = transfer(&d, &spec(Op::Block, (5, 5), (40, 5), 16384, 0.0, 0, 7)).unwrap();
         assert!(r.data_correct);
+    }
+
+    /// A failed link on the direct route: every packet (and the block's request) turns around
+    /// it, nothing is lost and the data is right; the detour costs two hops (1 ns) and no
+    /// more: push (0,5) -> (6,5) with (3,5)-(4,5) failed.
+    #[test]
+    fn a_failed_link_is_routed_around_with_nothing_lost() {
+        let d = die();
+        let base = spec(Op::Push, (0, 5), (6, 5), 4096, 0.0, 0, 1);
+        let ok = transfer(&d, &base).unwrap();
+        let failed = TransferSpec {
+            failed_link: Some(((3, 5), (4, 5))),
+            ..base
+        };
+        let r = transfer(&d, &failed).unwrap();
+        assert!(r.data_correct);
+        assert_eq!(r.packets, 64);
+        assert!(
+            (r.time_s - ok.time_s - 1e-9).abs() < 1e-15,
+            "{} vs {}",
+            r.time_s,
+            ok.time_s
+        );
+        let block = TransferSpec {
+            op: Op::Block,
+            ..failed
+        };
+        assert!(transfer(&d, &block).unwrap().data_correct);
+        for bad in [((3, 5), (5, 5)), ((3, 5), (99, 5))] {
+            let e = TransferSpec {
+                failed_link: Some(bad),
+                ..base
+            };
+            assert!(transfer(&d, &e).is_err());
+        }
     }
 
     /// A block (one request) is faster than a pull (a request per packet) of the same data:
