@@ -93,8 +93,13 @@ struct TransferArgs {
     /// A failed mesh link between two neighbouring routers, x,y-x,y: packets route around it.
     #[arg(long, value_name = "X,Y-X,Y")]
     fail_link: Option<String>,
+    /// packet (64-byte packets, link by link: order, retries, failed links) or flow (one
+    /// max-min fair flow: the time only; out_of_order_packets is null).
+    #[arg(long, value_name = "MODEL", default_value = "packet")]
+    model: String,
     /// Print one JSON object (keys: op, time_s, packets, out_of_order_packets,
-    /// missed_by_last_packet_receiver, destinations, data_correct, retries).
+    /// missed_by_last_packet_receiver, destinations, data_correct, retries; with --model flow:
+    /// op, model, time_s, packets, out_of_order_packets).
     #[arg(long)]
     json: bool,
 }
@@ -381,16 +386,49 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         seed: a.seed,
         failed_link,
     };
-    let r = transfer(&d, &spec).map_err(|e| {
-        let flag = match e {
-            podsim_system::dojo_transfer::TransferError::Semaphore(_) => "--semaphore",
-            podsim_system::dojo_transfer::TransferError::Retry(_) => "--retry",
-            podsim_system::dojo_transfer::TransferError::Empty => "--bytes",
-            podsim_system::dojo_transfer::TransferError::FailedLink(_) => "--fail-link",
-            _ => "--to",
-        };
-        flag_err(flag, e)
-    })?;
+    let flag_of = |e: &podsim_system::dojo_transfer::TransferError| match e {
+        podsim_system::dojo_transfer::TransferError::Semaphore(_) => "--semaphore",
+        podsim_system::dojo_transfer::TransferError::Retry(_) => "--retry",
+        podsim_system::dojo_transfer::TransferError::Empty => "--bytes",
+        podsim_system::dojo_transfer::TransferError::FailedLink(_) => "--fail-link",
+        podsim_system::dojo_transfer::TransferError::Flow(_) => "--model",
+        _ => "--to",
+    };
+    match a.model.as_str() {
+        "packet" => {}
+        "flow" => {
+            let t = podsim_system::dojo_transfer::flow_time(&d, &spec)
+                .map_err(|e| flag_err(flag_of(&e), e))?;
+            let packets = bytes.div_ceil(podsim_system::dojo_transfer::PACKET_BYTES);
+            if a.json {
+                outln!(
+                    "{}",
+                    json!({
+                        "op": a.op,
+                        "model": "flow",
+                        "time_s": t,
+                        "packets": packets,
+                        "out_of_order_packets": null,
+                    })
+                );
+            } else {
+                outln!(
+                    "{} of {packets} packets' worth on the flow model of {}: {:.1} ns to the receiver's wake-up (one flow: no packets, no order)",
+                    a.op,
+                    a.topology,
+                    t * 1e9
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        other => {
+            return Err(flag_err(
+                "--model",
+                format!("`{other}` is not packet or flow"),
+            ));
+        }
+    }
+    let r = transfer(&d, &spec).map_err(|e| flag_err(flag_of(&e), e))?;
     if a.json {
         outln!(
             "{}",

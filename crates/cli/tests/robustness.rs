@@ -1122,6 +1122,21 @@ fn dojo_transfer_counts_out_of_order_packets_and_keeps_the_data() {
             ),
         ],
     );
+    // The flow model, by hand: 64 KiB at 128 GB/s (512 ns), a cycle of link, a cycle to wake.
+    let o = podsim(&[
+        "dojo", "transfer", "push", "--from", "0,0", "--to", "1,0", "--bytes", "64KiB", "--model",
+        "flow", "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!((j["time_s"].as_f64().unwrap() - 513e-9).abs() < 1e-15);
+    assert!(j["out_of_order_packets"].is_null());
+    let o = podsim(&[
+        "dojo", "transfer", "push", "--from", "0,0", "--to", "1,0", "--bytes", "64", "--model",
+        "flow", "--retry", "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("packet level only"), "{}", stderr(&o));
     // A failed link on the way: routed around (two more hops), nothing lost.
     let o = podsim(&[
         "dojo",
