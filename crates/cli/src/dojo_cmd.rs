@@ -269,11 +269,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
                 })
             })
             .collect();
-        if objs.len() == 1 {
-            outln!("{}", objs[0]);
-        } else {
-            outln!("{}", serde_json::Value::Array(objs));
-        }
+        crate::one_or_many(objs);
         return Ok(ExitCode::SUCCESS);
     }
     let ns = |s: f64| format!("{:.1} ns", s * 1e9);
@@ -389,7 +385,8 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
     let flag_of = |e: &podsim_system::dojo_transfer::TransferError| match e {
         podsim_system::dojo_transfer::TransferError::Semaphore(_) => "--semaphore",
         podsim_system::dojo_transfer::TransferError::Retry(_) => "--retry",
-        podsim_system::dojo_transfer::TransferError::Empty => "--bytes",
+        podsim_system::dojo_transfer::TransferError::Empty
+        | podsim_system::dojo_transfer::TransferError::TooLarge(_) => "--bytes",
         podsim_system::dojo_transfer::TransferError::FailedLink(_) => "--fail-link",
         podsim_system::dojo_transfer::TransferError::Flow(_) => "--model",
         _ => "--to",

@@ -418,6 +418,15 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments) {
 pub(crate) const MAX_INPUT_BYTES: u64 = 16 << 20;
 
 /// Read a text input file of at most [`MAX_INPUT_BYTES`].
+/// Print one JSON object, or an array when a list of settings gave several.
+pub(crate) fn one_or_many(mut objs: Vec<serde_json::Value>) {
+    if objs.len() == 1 {
+        outln!("{}", objs.remove(0));
+    } else {
+        outln!("{}", serde_json::Value::Array(objs));
+    }
+}
+
 pub(crate) fn read(path: &Path) -> Result<String, Failure> {
     use std::io::Read;
     let fail = |why: String| Failure::usage(format!("{}: cannot read: {why}", path.display()));

@@ -577,6 +577,17 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     let mut reduced: Vec<serde_json::Value> = Vec::new();
     for &p in &a.points {
         if let Some(op) = op {
+            let bchs =
+                podsim_system::tofu_node::NodeResources::of(podsim_topology::TofuGeneration::TofuD)
+                    .bchs;
+            if p > bchs {
+                return Err(flag_err(
+                    "--points",
+                    format!(
+                        "{p} points: an all-reduce through the BGs takes at most {bchs}, a TofuD node's BCHs (Table II)"
+                    ),
+                ));
+            }
             let value = |i: u64, e: u64| -> u64 {
                 let v = (i + 1) * (e + 1);
                 if op.is_float() {
@@ -723,11 +734,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
                 o
             })
             .collect();
-        if objs.len() == 1 {
-            outln!("{}", objs[0]);
-        } else {
-            outln!("{}", serde_json::Value::Array(objs));
-        }
+        crate::one_or_many(objs);
         return Ok(ExitCode::SUCCESS);
     }
     let us = |s: f64| format!("{:.3} us", s * 1e6);

@@ -761,6 +761,28 @@ fn tofu_barrier_reproduces_table_vi_and_refuses_what_a_node_lacks() {
             (vec!["--elements", "2"], "--allreduce"),
         ],
     );
+    // Huge inputs get errors, not an abort for memory.
+    refuses(
+        &["tofu", "barrier"],
+        &[
+            (vec!["--points", "4000000000"], "out of BCHs"),
+            (
+                vec!["--points", "4000000000", "--allreduce", "max"],
+                "at most 96",
+            ),
+        ],
+    );
+    refuses(
+        &["tofu", "slicing", "--ber", "0"],
+        &[(
+            vec!["--packets", "18000000000000000000"],
+            "at most 10000000",
+        )],
+    );
+    refuses(
+        &["dojo", "transfer", "push", "--from", "0,0", "--to", "1,0"],
+        &[(vec!["--bytes", "1 TiB"], "--model flow for more")],
+    );
     // Fugaku with 48 processes per node: some 39 million gates, refused under 1 GiB up front.
     let o = podsim(&[
         "tofu",

@@ -183,6 +183,15 @@ pub fn parse_domains(
                     "expected [x0, y0, x1, y1] with x0 <= x1 and y0 <= y1".into(),
                 ));
             }
+            let area = (u64::from(x1 - x0) + 1) * (u64::from(y1 - y0) + 1);
+            if area > 1 << 24 {
+                return Err(err(
+                    format!("domain[{i}].rect"),
+                    format!(
+                        "{area} nodes: a domain has at most 16,777,216 (larger than any DOJO plane podsim builds)"
+                    ),
+                ));
+            }
             members.extend((y0..=y1).flat_map(|y| (x0..=x1).map(move |x| (x, y))));
         }
         for [x, y] in d.nodes.unwrap_or_default() {

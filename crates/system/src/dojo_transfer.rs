@@ -36,6 +36,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// Semaphore registers per node.
 pub const SEMAPHORES: usize = 32;
+/// The most bytes one transfer moves packet by packet (64 MiB: a million packets, the block
+/// held twice in memory).
+pub const MAX_BYTES: u64 = 64 << 20;
 /// Bytes per data packet.
 pub const PACKET_BYTES: u64 = 64;
 /// Parallel die-to-die crossings a stream is spread over (an assumption; the paper says only
@@ -74,6 +77,11 @@ pub enum TransferError {
     /// Nothing to move.
     #[error("a transfer moves at least one byte")]
     Empty,
+    /// More than one run follows packet by packet.
+    #[error(
+        "{0} bytes: the packet level follows at most {MAX_BYTES} bytes (1 Mi packets) in one transfer; use --model flow for more"
+    )]
+    TooLarge(u64),
     /// Source and destination are the same node.
     #[error("source and destination are the same node: a local copy uses no network")]
     SameNode,
@@ -285,6 +293,9 @@ fn transfer_with(
     }
     if bytes == 0 {
         return Err(TransferError::Empty);
+    }
+    if bytes > MAX_BYTES {
+        return Err(TransferError::TooLarge(bytes));
     }
     if !(0.0..=0.5).contains(&retry) || retry.is_nan() {
         return Err(TransferError::Retry(retry));
@@ -516,8 +527,14 @@ pub fn flow_time(d: &Dojo, t: &TransferSpec) -> Result<f64, TransferError> {
             "link retries and failed links are modelled at the packet level only".into(),
         ));
     }
-    // The packet level checks the rest of the settings.
-    transfer(d, t)?;
+    // The packet level checks the rest of the settings (on one packet's worth).
+    transfer(
+        d,
+        &TransferSpec {
+            bytes: t.bytes.min(PACKET_BYTES),
+            ..*t
+        },
+    )?;
     let (src, dst) = if t.op == Op::Push {
         (t.from, t.to)
     } else {
@@ -701,6 +718,18 @@ mod tests {
         assert!(c.data_correct);
         assert!(transfer(&d, &spec(Op::Push, (0, 0), (0, 0), 64, 0.0, 0, 1)).is_err());
         assert!(transfer(&d, &spec(Op::Push, (0, 0), (1, 0), 64, 0.0, 32, 1)).is_err());
+        let huge = spec(Op::Push, (0, 0), (1, 0), u64::MAX, 0.0, 0, 1);
+        assert!(transfer(&d, &huge).is_err());
+        assert!(
+            flow_time(
+                &d,
+                &TransferSpec {
+                    bytes: 1 << 40,
+                    ..huge
+                }
+            )
+            .is_ok()
+        );
         let mut s = Semaphores::default();
         assert_eq!(s.add(31, 2), Ok(2));
         assert!(s.add(32, 1).is_err());

@@ -372,6 +372,19 @@ impl Barrier {
             return Err(BarrierError::NoNodes);
         }
         let res = NodeResources::of(TofuGeneration::TofuD);
+        // The test allocation puts ceil(P / 6) BCHs on the busiest TNI: refuse before wiring.
+        if alloc == Allocation::Test {
+            let per_tni = processes.div_ceil(res.tnis.min(processes));
+            if per_tni > res.bchs_per_tni() {
+                return Err(BarrierError::Exhausted {
+                    resource: "BCHs",
+                    tni: 0,
+                    needed: per_tni,
+                    per_tni: res.bchs_per_tni(),
+                    total: res.bchs,
+                });
+            }
+        }
         let (pts, sharing) = node_points(processes, alloc, res.tnis);
         let t = pts.iter().map(|p| p.0).max().expect("points") as usize + 1;
         let g = match groups {
@@ -1102,6 +1115,8 @@ mod tests {
         // 97 points on 6 TNIs: 17 BCHs on one TNI, a TofuD TNI has 16.
         let e = node_barrier(97, Allocation::Test).unwrap_err();
         assert!(e.to_string().contains("out of BCHs on TNI 0"), "{e}");
+        // Refused before anything is wired, however many points.
+        assert!(node_barrier(u32::MAX, Allocation::Test).is_err());
         assert!(node_barrier(0, Allocation::Test).is_err());
     }
 

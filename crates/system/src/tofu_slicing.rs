@@ -48,6 +48,8 @@ use crate::tofu_frame::{self, Frame, RoutingHeader, Slice};
 pub const RETRY_BUFFER: u64 = 32;
 /// Refusals after which a frame is given up.
 pub const RETRY_LIMIT: u32 = 16;
+/// Frames one run may send (about 40 bytes of state each: 400 MB at the most).
+pub const MAX_PACKETS: u64 = 10_000_000;
 /// Slices per lane the receiver's quality monitor remembers.
 pub const STAT_WINDOW: usize = 64;
 
@@ -235,6 +237,15 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
         return Err(SlicingError::Setting {
             key: "--ber",
             why: format!("{} is not a bit error rate between 0 and 1e-2", r.ber),
+        });
+    }
+    if r.packets > MAX_PACKETS {
+        return Err(SlicingError::Setting {
+            key: "--packets",
+            why: format!(
+                "{} frames: at most {MAX_PACKETS} in one run (each keeps its retry state)",
+                r.packets
+            ),
         });
     }
     if r.packets == 0 {
@@ -568,6 +579,13 @@ mod tests {
         };
         assert_eq!(run(&r).unwrap(), run(&r).unwrap());
         assert!(run(&SlicingRun { bytes: 100, ..r }).is_err());
+        assert!(
+            run(&SlicingRun {
+                packets: u64::MAX,
+                ..r
+            })
+            .is_err()
+        );
         assert!(run(&SlicingRun { ber: 0.5, ..r }).is_err());
         assert!(
             run(&SlicingRun {
