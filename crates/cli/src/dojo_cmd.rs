@@ -40,11 +40,72 @@ enum DojoCommand {
     /// tables send far transfers through the DIPs and the Ethernet switch. Shows the local
     /// traffic's throughput with and without, and the global transfers' latency.
     Shortcuts(ShortcutArgs),
+    /// A DMA descriptor on an interface processor's engine: contiguous or strided (up to four
+    /// dimensions) between the DIP's HBM (32 GB, 800 GB/s) and one node's SRAM; HBM read in
+    /// 64-byte bursts, the data packed into 64-byte packets over the mesh (flow model).
+    /// Prints the time, the HBM and network stages, and how much of what HBM read was used.
+    Dma(DmaArgs),
+    /// A host writes into its DIPs' HBM over their PCIe Gen4 x16 links (32 GB/s each, up to
+    /// five DIPs per host: 160 GB/s), on the flow model.
+    Host(HostArgs),
+}
+
+#[derive(Args)]
+struct DmaArgs {
+    /// The node, as x,y on the mesh.
+    #[arg(long, value_name = "X,Y")]
+    to: String,
+    /// The interface processor (default: the one nearest the node).
+    #[arg(long, value_name = "N")]
+    dip: Option<u32>,
+    /// Elements per dimension, innermost first (1 to 4 dimensions), e.g. 64,32.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', required = true)]
+    shape: Vec<u64>,
+    /// Bytes between consecutive elements of each dimension in HBM, innermost first (default:
+    /// dense, one region).
+    #[arg(long, value_name = "B[,B...]", value_delimiter = ',')]
+    stride: Vec<u64>,
+    /// Bytes per element.
+    #[arg(long, value_name = "B", default_value_t = 4)]
+    element_bytes: u64,
+    /// The region's first byte in HBM.
+    #[arg(long, value_name = "B", default_value_t = 0)]
+    offset: u64,
+    /// SRAM to HBM (scatter) instead of HBM to SRAM (gather).
+    #[arg(long)]
+    write: bool,
+    /// A DOJO plane with its DIPs: dojo:tile (as dojo:system=1x1) or dojo:system=RxC.
+    #[arg(long, value_name = "SPEC", default_value = "dojo:tile")]
+    topology: String,
+    /// Print one JSON object (keys: dip, time_s, bytes, runs, hbm_bursts, hbm_time_s,
+    /// network_time_s, packets, hbm_efficiency).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct HostArgs {
+    /// Bytes in all, e.g. 16GiB (an equal share to each DIP).
+    #[arg(long, value_name = "SIZE")]
+    bytes: String,
+    /// How many of the host's DIPs take a share (1 to 5).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    dips: u32,
+    /// The host.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    host: u32,
+    /// A DOJO plane with its DIPs: dojo:tile (as dojo:system=1x1) or dojo:system=RxC.
+    #[arg(long, value_name = "SPEC", default_value = "dojo:tile")]
+    topology: String,
+    /// Print one JSON object (keys: host, dips, bytes, time_s, bandwidth_bytes_per_s).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
 struct ShortcutArgs {
-    /// dojo:tile (one tile with its DIPs, as dojo:system=1x1) or dojo:system=RxC.
+    /// dojo:tile (one tile with its DIPs, as dojo:system=1x1), dojo:plane (5 x 5 tiles, as
+    /// dojo:system=5x5) or dojo:system=RxC.
     #[arg(long, value_name = "SPEC", default_value = "dojo:tile")]
     topology: String,
     /// The fraction of routers that also send a global transfer (0 to 1).
@@ -151,6 +212,8 @@ pub fn dojo_cmd(a: &DojoArgs) -> Result<ExitCode, Failure> {
         DojoCommand::Barrier(b) => barrier_cmd(b),
         DojoCommand::Transfer(t) => transfer_cmd(t),
         DojoCommand::Shortcuts(x) => shortcuts_cmd(x),
+        DojoCommand::Dma(x) => dma_cmd(x),
+        DojoCommand::Host(x) => host_cmd(x),
     }
 }
 
@@ -487,25 +550,204 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
-    use crate::collective_cmd::flag_err;
-    use podsim_system::dojo_shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
-    let shorthand = if a.topology == "dojo:tile" {
-        "dojo:system=1x1"
-    } else {
-        a.topology.as_str()
+/// A DOJO plane with its DIPs from `--topology`: dojo:tile means one tile with its DIPs
+/// (dojo:system=1x1), dojo:plane a 5 x 5-tile plane (dojo:system=5x5).
+fn plane_with_dips(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
+    let shorthand = match topology {
+        "dojo:tile" => "dojo:system=1x1",
+        "dojo:plane" => "dojo:system=5x5",
+        t => t,
     };
     let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;
     let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
     let podsim_topology::Network::Dojo(d) = net else {
-        return Err(flag_err(
+        return Err(crate::collective_cmd::flag_err(
             "--topology",
+            format!("`{topology}` is not a DOJO network (dojo:tile, dojo:plane, dojo:system=RxC)"),
+        ));
+    };
+    Ok(d)
+}
+
+fn dma_cmd(a: &DmaArgs) -> Result<ExitCode, Failure> {
+    use crate::collective_cmd::flag_err;
+    use podsim_system::dojo_dma::{Direction, DmaSpec, dma};
+    let d = plane_with_dips(&a.topology)?;
+    let node = coords("--to", &a.to)?;
+    if node.0 >= d.width() || node.1 >= d.height() {
+        return Err(flag_err(
+            "--to",
             format!(
-                "`{}` is not a DOJO network (dojo:tile, dojo:system=RxC)",
+                "{},{} is off the {}x{} mesh of {}",
+                node.0,
+                node.1,
+                d.width(),
+                d.height(),
                 a.topology
             ),
         ));
+    }
+    let dip = match a.dip {
+        Some(i) => i,
+        None => d.nearest_dip(d.router(node.0, node.1)).ok_or_else(|| {
+            flag_err(
+                "--topology",
+                format!(
+                    "{} has no DIPs (dojo:tile or dojo:system=RxC have them)",
+                    a.topology
+                ),
+            )
+        })?,
     };
+    let strides = if a.stride.is_empty() {
+        let mut st = Vec::with_capacity(a.shape.len());
+        let mut ext = Some(a.element_bytes);
+        for &n in &a.shape {
+            st.push(ext.unwrap_or(u64::MAX));
+            ext = ext.and_then(|e| e.checked_mul(n));
+        }
+        st
+    } else {
+        a.stride.clone()
+    };
+    let spec = DmaSpec {
+        dip,
+        node,
+        element_bytes: a.element_bytes,
+        shape: a.shape.clone(),
+        strides,
+        offset: a.offset,
+        direction: if a.write {
+            Direction::Write
+        } else {
+            Direction::Read
+        },
+    };
+    let r = dma(&d, &spec).map_err(|e| {
+        let flag = if e.0.starts_with("--") {
+            e.0.split([' ', ':'])
+                .next()
+                .unwrap_or("--shape")
+                .to_string()
+        } else if e.0.contains("DIP") && e.0.contains("HBM") {
+            "--offset".into()
+        } else {
+            "--shape".into()
+        };
+        let why = e.0.strip_prefix(&format!("{flag}: ")).unwrap_or(&e.0);
+        flag_err(&flag, why)
+    })?;
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "dip": dip,
+                "time_s": r.time_s,
+                "bytes": r.bytes,
+                "runs": r.runs,
+                "hbm_bursts": r.hbm_bursts,
+                "hbm_time_s": r.hbm_time_s,
+                "network_time_s": r.network_time_s,
+                "packets": r.packets,
+                "hbm_efficiency": r.hbm_efficiency,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let us = |s: f64| format!("{:.3} us", s * 1e6);
+    let rows = vec![
+        ("time".to_string(), vec![us(r.time_s)]),
+        ("bytes".into(), vec![r.bytes.to_string()]),
+        ("contiguous runs".into(), vec![r.runs.to_string()]),
+        (
+            "HBM".into(),
+            vec![format!(
+                "{} bursts of 64 B, {} ({:.0}% used)",
+                r.hbm_bursts,
+                us(r.hbm_time_s),
+                r.hbm_efficiency * 100.0
+            )],
+        ),
+        (
+            "network".into(),
+            vec![format!("{} packets, {}", r.packets, us(r.network_time_s))],
+        ),
+        (
+            "binds".into(),
+            vec![if r.hbm_time_s > r.network_time_s {
+                "HBM".to_string()
+            } else {
+                "network".into()
+            }],
+        ),
+    ];
+    out!("{}", render(&rows));
+    outln!(
+        "DIP {dip} {} node {},{} on {}",
+        if a.write { "<-" } else { "->" },
+        node.0,
+        node.1,
+        a.topology
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn host_cmd(a: &HostArgs) -> Result<ExitCode, Failure> {
+    use crate::collective_cmd::flag_err;
+    let d = plane_with_dips(&a.topology)?;
+    let bytes = a
+        .bytes
+        .parse::<podsim_units::Bytes>()
+        .map_err(|e| flag_err("--bytes", format!("`{}`: {e}", a.bytes)))?
+        .0;
+    let r = podsim_system::dojo_dma::host_upload(&d, a.host, bytes, a.dips).map_err(|e| {
+        let flag = e.0.split(' ').next().unwrap_or("--bytes").to_string();
+        let flag = if flag.starts_with("--") {
+            flag
+        } else {
+            "--topology".into()
+        };
+        let why = e.0.strip_prefix(&format!("{flag} ")).unwrap_or(&e.0);
+        flag_err(&flag, why)
+    })?;
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "host": r.host,
+                "dips": r.dips,
+                "bytes": r.bytes,
+                "time_s": r.time_s,
+                "bandwidth_bytes_per_s": r.bandwidth_bytes_per_s,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = vec![
+        (
+            "time".to_string(),
+            vec![format!("{:.3} ms", r.time_s * 1e3)],
+        ),
+        (
+            "bandwidth".into(),
+            vec![format!("{:.1} GB/s", r.bandwidth_bytes_per_s / 1e9)],
+        ),
+    ];
+    out!("{}", render(&rows));
+    outln!(
+        "host {} writes {} over {} DIPs' PCIe Gen4 x16 links on {}",
+        a.host,
+        a.bytes,
+        a.dips,
+        a.topology
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
+    use crate::collective_cmd::flag_err;
+    use podsim_system::dojo_shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
+    let d = plane_with_dips(&a.topology)?;
     let bytes = a
         .bytes
         .parse::<podsim_units::Bytes>()

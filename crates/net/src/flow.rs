@@ -100,7 +100,26 @@ impl FlowModel {
         let mut capacity: Vec<f64> = (0..links.len())
             .map(|l| links.spec(l).bandwidth.bytes_per_s() as f64)
             .collect();
-        capacity.extend(std::iter::repeat_n(nic, 2 * endpoints));
+        // Every node injects and ejects through one NIC of `interfaces x link` bandwidth,
+        // except DOJO's interface processors, hosts and switch, which reach the mesh, PCIe and
+        // Ethernet through their own links only (their NIC is the sum of those links).
+        let nics: Vec<f64> = (0..endpoints)
+            .map(|n| match &net {
+                Network::Dojo(d)
+                    if !matches!(
+                        d.node(NodeId(n as u64)),
+                        Some(podsim_topology::DojoNode::Router { .. })
+                    ) =>
+                {
+                    d.links_of(NodeId(n as u64))
+                        .iter()
+                        .map(|(_, l)| l.bandwidth.bytes_per_s() as f64)
+                        .sum()
+                }
+                _ => nic,
+            })
+            .collect();
+        capacity.extend(nics.iter().chain(nics.iter()));
         let n_links = capacity.len();
         FlowModel {
             net,

@@ -42,6 +42,61 @@ pub fn xy_path(d: &Dojo, a: NodeId, b: NodeId) -> Vec<NodeId> {
     out
 }
 
+/// The path between any two nodes of a plane, as the nodes after `a`: X then Y between
+/// routers; an interface processor enters and leaves the mesh at its router; a host reaches a
+/// DIP of its own directly and anything else through its first DIP; the switch reaches every
+/// DIP directly and the mesh through the DIP nearest the destination. Empty when `a == b` or
+/// either node does not exist.
+pub fn dojo_path(d: &Dojo, a: NodeId, b: NodeId) -> Vec<NodeId> {
+    let (Some(na), Some(nb)) = (d.node(a), d.node(b)) else {
+        return Vec::new();
+    };
+    if a == b {
+        return Vec::new();
+    }
+    if let (DojoNode::Router { .. }, DojoNode::Router { .. }) = (na, nb) {
+        return xy_path(d, a, b);
+    }
+    if d.links_of(a).iter().any(|&(v, _)| v == b) {
+        return vec![b];
+    }
+    let host_dip = |h: u32| d.id(DojoNode::Dip(h * podsim_topology::DIPS_PER_HOST));
+    // Host and switch meet at the host's first DIP.
+    match (na, nb) {
+        (DojoNode::Host(h), DojoNode::Switch) => return vec![host_dip(h), b],
+        (DojoNode::Switch, DojoNode::Host(h)) => return vec![host_dip(h), b],
+        _ => {}
+    }
+    // The chain from a non-router node to the mesh router it enters at, `toward` the other
+    // end: the nodes after it, ending at the router.
+    let chain = |n: DojoNode, toward: NodeId| -> Vec<NodeId> {
+        match n {
+            DojoNode::Router { .. } => Vec::new(),
+            DojoNode::Dip(i) => vec![d.dip_router(i)],
+            DojoNode::Host(h) => {
+                let dip = h * podsim_topology::DIPS_PER_HOST;
+                vec![d.id(DojoNode::Dip(dip)), d.dip_router(dip)]
+            }
+            DojoNode::Switch => {
+                let dip = d.nearest_dip(toward).unwrap_or(0);
+                vec![d.id(DojoNode::Dip(dip)), d.dip_router(dip)]
+            }
+        }
+    };
+    let up = chain(na, b);
+    let ra = up.last().copied().unwrap_or(a);
+    let down = chain(nb, a);
+    let rb = down.last().copied().unwrap_or(b);
+    let mut out = up;
+    out.extend(xy_path(d, ra, rb));
+    // The way down is the chain from b reversed, minus the router already reached, then b.
+    out.extend(down.iter().rev().skip(1).copied());
+    if !down.is_empty() {
+        out.push(b);
+    }
+    out
+}
+
 /// Mesh links a path occupies: hops between two routers.
 pub fn mesh_links(d: &Dojo, from: NodeId, path: &[NodeId]) -> u64 {
     let mut at = from;
@@ -67,7 +122,7 @@ pub fn dojo_route(
     shortcut: Shortcut,
 ) -> Result<Vec<NodeId>, RouteError> {
     let leg = |a: NodeId, b: NodeId| -> Result<Vec<NodeId>, RouteError> {
-        let p = xy_path(d, a, b);
+        let p = dojo_path(d, a, b);
         let mut at = a;
         if p.iter().all(|&v| {
             let ok = faults.hop_ok(at, v);

@@ -31,7 +31,7 @@ use std::fmt;
 
 mod dojo;
 mod faults;
-pub use dojo::{Shortcut, dojo_route, mesh_links, xy_path};
+pub use dojo::{Shortcut, dojo_path, dojo_route, mesh_links, xy_path};
 pub use faults::{Faults, RouteError, preferred_route, route_around};
 
 use podsim_topology::{Direction, KAryNCube, NodeId, Port, Tofu};
@@ -152,7 +152,7 @@ pub fn paths(net: &podsim_topology::Network, src: NodeId, dst: NodeId) -> Vec<Ve
     };
     match net {
         Network::FatTree(f) => f.paths(src.0, dst.0).iter().map(|p| by_nodes(p)).collect(),
-        Network::Dojo(d) => vec![by_nodes(&xy_path(d, src, dst))],
+        Network::Dojo(d) => vec![by_nodes(&dojo_path(d, src, dst))],
         Network::Hybrid(h) if h.same_group(src, dst) => vec![by_nodes(&h.ici_path(src, dst))],
         Network::Hybrid(h) => h
             .fat_tree()

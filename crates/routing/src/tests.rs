@@ -378,3 +378,44 @@ fn dojo_routes() {
     }
     assert_eq!(at, b);
 }
+
+/// Interface processors, hosts and the switch reach the mesh through their own links: a host
+/// to its own DIP directly (PCIe), to another host's DIP through its first DIP and the mesh;
+/// the switch to a router through the DIP nearest it.
+#[test]
+fn dojo_paths_beyond_the_mesh() {
+    use podsim_topology::{Dojo, DojoNode, DojoSpec};
+    let d = Dojo::new(DojoSpec::system(1, 1)).unwrap();
+    let (h0, d0, d3) = (
+        d.id(DojoNode::Host(0)),
+        d.id(DojoNode::Dip(0)),
+        d.id(DojoNode::Dip(3)),
+    );
+    assert_eq!(dojo_path(&d, h0, d3), vec![d3]);
+    // DIP 0 sits on the west edge, die row 0 (router 0,10); DIP 5 on the east edge, die row 0
+    // (router 89,10): 89 mesh hops between their routers.
+    let d5 = d.id(DojoNode::Dip(5));
+    let h1 = d.id(DojoNode::Host(1));
+    let p = dojo_path(&d, h0, d5);
+    assert_eq!(p.first(), Some(&d0));
+    assert_eq!(p.last(), Some(&d5));
+    assert_eq!(mesh_links(&d, h0, &p), 89);
+    assert_eq!(p.len(), 1 + 1 + 89 + 1);
+    // Host 1's first DIP is DIP 5: host 0 to host 1 crosses the same mesh and DIP 5.
+    let q = dojo_path(&d, h0, h1);
+    assert_eq!(q[..q.len() - 1], p[..]);
+    // Every hop is a link.
+    let mut at = h0;
+    for &n in &q {
+        assert!(
+            d.links_of(at).iter().any(|&(v, _)| v == n),
+            "{at:?} -> {n:?}"
+        );
+        at = n;
+    }
+    let sw = d.id(DojoNode::Switch);
+    assert_eq!(dojo_path(&d, sw, h0), vec![d0, h0]);
+    let r = d.router(1, 10);
+    assert_eq!(dojo_path(&d, sw, r), vec![d0, d.router(0, 10), r]);
+    assert_eq!(dojo_path(&d, r, sw), vec![d.router(0, 10), d0, sw]);
+}

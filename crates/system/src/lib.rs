@@ -9,6 +9,7 @@
 pub mod availability;
 pub mod dlrm;
 pub mod dojo_barrier;
+pub mod dojo_dma;
 pub mod dojo_shortcuts;
 pub mod dojo_transfer;
 pub use podsim_compute::dojo_node;
