@@ -35,10 +35,11 @@ enum DojoCommand {
     /// arrive out of order; the receiver counts commits on a semaphore and reads the block
     /// when the count is reached (the data is checked).
     Transfer(TransferArgs),
-    /// Z-plane shortcuts under mixed load, on the flow model: every router sends to its
-    /// neighbour, a fraction also sends across the plane; with shortcuts the die routing
-    /// tables send far transfers through the DIPs and the Ethernet switch. Shows the local
-    /// traffic's throughput with and without, and the global transfers' latency.
+    /// Z-plane shortcuts under sustained mixed load, on the flow model: every router streams
+    /// to its neighbour, a fraction also streams across the plane; with shortcuts the die
+    /// routing tables send far streams through the DIPs and the Ethernet switch. Shows the
+    /// local traffic's throughput (max-min fair rates) with and without, the time a global
+    /// transfer of --bytes takes at its rate, and the mesh links a global stream occupies.
     Shortcuts(ShortcutArgs),
     /// A DMA descriptor on an interface processor's engine: contiguous or strided (up to four
     /// dimensions) between the DIP's HBM (32 GB, 800 GB/s) and one node's SRAM; HBM read in
@@ -114,7 +115,7 @@ struct ShortcutArgs {
     /// Keep every transfer in the mesh (no shortcuts).
     #[arg(long)]
     off: bool,
-    /// Bytes per transfer.
+    /// The transfer whose time is reported (global_latency_s, local_last_s).
     #[arg(long, value_name = "SIZE", default_value = "1MiB")]
     bytes: String,
     /// Print one JSON object for the chosen mode (keys: local_throughput_bytes_per_s,
@@ -817,10 +818,10 @@ fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
     }
     out!("{}", render(&rows));
     outln!(
-        "{}: every router sends {} to its neighbour, one in {:.0} also across the plane; shortcuts for routes over {} hops through the nearest DIP, the Ethernet switch and the DIP nearest the destination",
+        "{}: every router streams to its neighbour, one in {:.0} also across the plane, all at once (max-min fair rates; times are {} at a stream's rate plus its route's latency); shortcuts for routes over {} hops through the nearest DIP, the Ethernet switch and the DIP nearest the destination",
         a.topology,
-        a.bytes,
         1.0 / a.global_fraction.max(f64::MIN_POSITIVE),
+        a.bytes,
         SHORTCUT_BEYOND_HOPS
     );
     Ok(ExitCode::SUCCESS)

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use podsim_collective::ModelKind;
 use podsim_report::{Trace, render};
-use podsim_system::workload::{Resource, WorkloadResult};
+use podsim_system::workload::WorkloadResult;
 use serde_json::json;
 
 use crate::collective_cmd::flag_err;
@@ -19,9 +19,12 @@ pub struct WorkloadArgs {
     /// The workload file (TOML): a [machine] (preset = a topology shorthand, model, chip) and
     /// [[task]]s, each with a name and one of compute = { flops, efficiency[, unit] } or
     /// compute = { gemm = [M, N, K], format } (timed on the chip's matrix units),
-    /// memory = SIZE, collective = KIND (with algorithm, bytes) or send = SIZE (with to); and
-    /// group ("all", "dim:x", [0, 5, 9] or "0-15"), after = [names], repeat = N. See
-    /// examples/workload-*.toml.
+    /// memory = SIZE, collective = KIND (with algorithm, bytes) or send = SIZE (with to = a
+    /// list of chips or a direction: east, west, north, south); on DOJO planes also dma =
+    /// SIZE (from the nearest DIP's HBM; dojo:system=RxC) and barrier = "hardware" (a tree,
+    /// with fan_in, default 4; at most four per node) or "software"; and group ("all",
+    /// "dim:x", [0, 5, 9] or "0-15"), after = [names], repeat = N. See
+    /// examples/workload-*.toml and examples/dojo/tile-step.toml.
     file: PathBuf,
     /// analytic, flow or packet [default: the file's `model`, else flow].
     #[arg(long, value_name = "MODEL")]
@@ -207,13 +210,16 @@ pub(crate) fn add_workload(
     for i in &r.intervals {
         used.insert((i.chip, i.resource));
     }
-    for c in 0..chips {
-        if used
-            .range((c, Resource::Matrix)..=(c, Resource::Network))
-            .next()
-            .is_some()
-        {
-            t.process(pid_offset + c, format!("{label}chip {c}"));
+    let mut named = std::collections::BTreeSet::new();
+    for &(c, _) in &used {
+        if named.insert(c) {
+            // Past the chips: a DOJO interface processor streaming by DMA (DIPs are the first
+            // nodes after the routers).
+            if c < chips {
+                t.process(pid_offset + c, format!("{label}chip {c}"));
+            } else {
+                t.process(pid_offset + c, format!("{label}DIP {}", c - chips));
+            }
         }
     }
     for &(c, res) in &used {

@@ -783,6 +783,27 @@ fn tofu_barrier_reproduces_table_vi_and_refuses_what_a_node_lacks() {
         &["dojo", "transfer", "push", "--from", "0,0", "--to", "1,0"],
         &[(vec!["--bytes", "1 TiB"], "--model flow for more")],
     );
+    refuses(
+        &["dojo", "dma", "--to", "1,10"],
+        &[
+            (vec!["--shape", "1,1,1,1,1"], "1 to 4"),
+            (vec!["--shape", "4", "--stride", "1,2"], "one per dimension"),
+            (vec!["--shape", "4000000000"], "SRAM"),
+            (vec!["--shape", "4", "--offset", "32000000000"], "HBM"),
+            (vec!["--shape", "4", "--dip", "10"], "DIPs 0 to 9"),
+            (vec!["--shape", "4", "--topology", "dojo:die"], "no DIPs"),
+            (vec!["--shape", "18446744073709551615,2"], "SRAM"),
+        ],
+    );
+    refuses(
+        &["dojo", "host"],
+        &[
+            (vec!["--bytes", "1GiB", "--dips", "6"], "has 5 DIPs"),
+            (vec!["--bytes", "1GiB", "--host", "2"], "hosts 0 to 1"),
+            (vec!["--bytes", "1PiB"], "HBM"),
+            (vec!["--bytes", "0"], "--bytes"),
+        ],
+    );
     // Fugaku with 48 processes per node: some 39 million gates, refused under 1 GiB up front.
     let o = podsim(&[
         "tofu",

@@ -540,6 +540,30 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["dojo", "shortcuts", "--global-fraction", "0.05"],
     ),
     (
+        "dojo-dma-strided",
+        &[
+            "dojo",
+            "dma",
+            "--to",
+            "40,50",
+            "--shape",
+            "8,8,4,4",
+            "--stride",
+            "2,512,8192,65536",
+            "--element-bytes",
+            "2",
+        ],
+    ),
+    (
+        "dojo-dma-json",
+        &["dojo", "dma", "--to", "1,10", "--shape", "65536", "--json"],
+    ),
+    ("dojo-host", &["dojo", "host", "--bytes", "16GiB"]),
+    (
+        "workload-dojo-tile-step",
+        &["workload", "examples/dojo/tile-step.toml"],
+    ),
+    (
         "tofu-frame-encode",
         &[
             "tofu",

@@ -293,3 +293,62 @@ fn the_dojo_training_step_trace_holds_every_task_on_every_node() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_dojo_tile_step_trace_shows_dma_pushes_reduction_and_barrier() {
+    // examples/dojo/tile-step.toml on a tile with its DIPs (9,000 router positions, 10 DIPs):
+    // the DIPs stream both layers' weights by DMA (processes named after them), every node
+    // runs its GEMMs and waits at the hardware barrier; the trace is Chrome trace-event JSON
+    // that Perfetto opens.
+    let dir = std::env::temp_dir().join(format!("podsim-dojo-tile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tile.json");
+    let o = podsim(&[
+        "workload",
+        "examples/dojo/tile-step.toml",
+        "--trace",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(t["otherData"]["machine"], "dojo:system=1x1");
+    let ev = complete_events(&t);
+    // DIPs are nodes 9000..9009: each streams weights.
+    for dip in 9000u64..9010 {
+        assert!(
+            ev.iter()
+                .any(|e| e["pid"] == dip
+                    && e["name"].as_str().unwrap().starts_with("stream weights")),
+            "DIP {dip} streams nothing"
+        );
+    }
+    let names: Vec<&Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "process_name" && e["pid"] == 9003)
+        .collect();
+    assert_eq!(names[0]["args"]["name"], "DIP 3");
+    for chip in [0u64, 89, 4545, 8999] {
+        for task in [
+            "forward L1",
+            "forward L2",
+            "backward GEMMs",
+            "barrier",
+            "optimizer",
+        ] {
+            assert!(
+                ev.iter()
+                    .any(|e| e["pid"] == chip && e["name"].as_str().unwrap().starts_with(task)),
+                "node {chip} lacks {task}"
+            );
+        }
+    }
+    // The east column has no east neighbour: node 89 (x = 89) pushes nothing; node 0 does.
+    let pushes = |c: u64| {
+        ev.iter()
+            .any(|e| e["pid"] == c && e["name"] == "push activations")
+    };
+    assert!(pushes(0) && !pushes(89));
+    std::fs::remove_dir_all(&dir).ok();
+}

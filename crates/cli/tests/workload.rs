@@ -295,3 +295,72 @@ fn a_working_set_that_fits_in_cmem_streams_at_cmem_bandwidth() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn dojo_task_errors_name_the_key() {
+    let dir = std::env::temp_dir().join(format!("podsim-wl-dojo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let die = "[machine]\npreset = \"dojo:die\"\n[[task]]\nname = \"a\"\n";
+    let cases = [
+        (
+            format!("{die}send = \"1 KiB\"\nto = \"up\"\n"),
+            "`task[0].to`: `up`: expected a direction",
+        ),
+        (
+            format!("{die}barrier = \"software\"\nfan_in = 4\n"),
+            "`task[0].fan_in`: a software barrier has no tree",
+        ),
+        (
+            format!("{die}barrier = \"hardware\"\nfan_in = 1\n"),
+            "`task[0].fan_in`: 1: expected a whole number of at least 2",
+        ),
+        (
+            format!("{die}barrier = \"sometimes\"\n"),
+            "`task[0].barrier`: `sometimes`",
+        ),
+        (
+            format!("{die}memory = \"1 MiB\"\nfan_in = 4\n"),
+            "`fan_in` has no effect on a memory task",
+        ),
+        (
+            format!("{die}dma = \"1 MiB\"\nbarrier = \"hardware\"\n"),
+            "has dma and barrier",
+        ),
+        (
+            "[machine]\npreset = \"fattree:4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\nsend = \"1 KiB\"\nto = \"east\"\n".to_string(),
+            "directions need a DOJO plane or a mesh",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let p = dir.join(format!("w{i}.toml"));
+        std::fs::write(&p, text).unwrap();
+        let o = podsim(&["workload", p.to_str().unwrap()]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(want), "case {i}: {e}");
+    }
+    // Runtime refusals: a DMA on a die (no DIPs) and a barrier off DOJO.
+    for (text, want) in [
+        (format!("{die}dma = \"1 KiB\"\n"), "has none"),
+        (
+            "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\nbarrier = \"hardware\"\n".to_string(),
+            "not a DOJO plane",
+        ),
+    ] {
+        let p = dir.join("r.toml");
+        std::fs::write(&p, &text).unwrap();
+        let o = podsim(&["workload", p.to_str().unwrap()]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && e.contains(want), "{e}");
+    }
+    // `to = "east"` on a 4x4 torus: every chip sends to +x, the last column wraps.
+    let p = dir.join("east.toml");
+    std::fs::write(
+        &p,
+        "[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"a\"\nsend = \"1 MiB\"\nto = \"east\"\n",
+    )
+    .unwrap();
+    let o = podsim(&["workload", p.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -64,6 +64,12 @@ pub const MATMUL_MACS_PER_UNIT_CYCLE: u64 = 64;
 pub const MATMUL_UNIT_CYCLES: u64 =
     MATMUL_DIM * MATMUL_DIM * MATMUL_DIM / MATMUL_MACS_PER_UNIT_CYCLE;
 
+/// FP32 FLOPs per cycle on the SIMD datapath: one 64-byte FP32 fused multiply-add a cycle
+/// (16 lanes x 2 FLOPs). An assumption that gives the seed's "22 TFLOPS of FP32" per D1 (354 x
+/// 32 x 2 GHz = 22.7 TFLOP/s): the vector stage issues two instructions a cycle, but the paper
+/// names one SIMD unit and gives only the total.
+pub const SIMD_FP32_FLOPS_PER_CYCLE: u64 = ACCESS_BYTES / 4 * 2;
+
 /// The SRAM's load bandwidth, bytes/s: datapath and network ports together.
 pub const fn sram_load_bytes_per_s() -> u64 {
     (LOAD_PORTS + NET_LOAD_PORTS) * ACCESS_BYTES * CLOCK_HZ

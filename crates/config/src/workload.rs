@@ -42,10 +42,31 @@
 //! send = "16 MiB"                      # chip group[i] sends to chip to[i]
 //! group = [0, 1]
 //! to = [2, 3]
+//!
+//! [[task]]
+//! name = "shift"
+//! send = "32 KiB"
+//! to = "east"                          # or a direction: each chip of the group sends to its
+//!                                      # neighbour (east +x, west -x, north +y, south -y) on a
+//!                                      # DOJO plane or a mesh/torus; chips on the edge with no
+//!                                      # such neighbour do not send
+//!
+//! # DOJO planes only (examples/dojo/tile-step.toml):
+//! [[task]]
+//! name = "stream weights"
+//! dma = "128 KiB"                      # per chip, from the HBM of the DIP nearest it by the
+//!                                      # DIP's DMA engine (a plane with DIPs: dojo:system=RxC)
+//!
+//! [[task]]
+//! name = "sync"
+//! barrier = "hardware"                 # an ARM/GRANT tree in the routers (at most four per
+//!                                      # node over the workload), or "software" (dissemination)
+//! fan_in = 4                           # hardware only; default 4
 //! ```
 //!
-//! A task has exactly one of `compute`, `memory`, `collective` and `send`; a key that does
-//! not apply to its kind (`bytes` on a compute task, `to` on a collective) is an error.
+//! A task has exactly one of `compute`, `memory`, `collective`, `send`, `dma` and `barrier`;
+//! a key that does not apply to its kind (`bytes` on a compute task, `to` on a collective) is
+//! an error.
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -119,7 +140,13 @@ struct RawTask {
     #[serde(default)]
     bytes: Option<Spanned<String>>,
     #[serde(default)]
-    to: Option<Spanned<Vec<i64>>>,
+    to: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    dma: Option<Spanned<String>>,
+    #[serde(default)]
+    barrier: Option<Spanned<String>>,
+    #[serde(default)]
+    fan_in: Option<Spanned<i64>>,
     #[serde(default)]
     group: Option<Spanned<toml::Value>>,
     #[serde(default)]
@@ -214,6 +241,124 @@ fn group(v: &Spanned<toml::Value>, n: u64, ctx: &Ctx<'_>, key: &str) -> Result<G
         }
         other => ctx.err(span, key, format!("`{other}`: {expected}")),
     }
+}
+
+/// The indices of the tasks `t` comes after (each defined above it).
+fn after_of(
+    t: &RawTask,
+    tasks: &[Task],
+    ctx: &Ctx<'_>,
+    key: &str,
+) -> Result<Vec<usize>, ConfigError> {
+    let mut after = Vec::new();
+    if let Some(a) = &t.after {
+        for dep in a.get_ref() {
+            match tasks.iter().position(|x| &x.name == dep) {
+                Some(j) => after.push(j),
+                None => {
+                    return ctx.err(
+                        Some(a.span()),
+                        key,
+                        format!("no task named `{dep}` is defined above this one"),
+                    );
+                }
+            }
+        }
+    }
+    Ok(after)
+}
+
+/// `repeat`, 1 by default.
+fn repeat_of(t: &RawTask, ctx: &Ctx<'_>, key: &str) -> Result<u32, ConfigError> {
+    match &t.repeat {
+        None => Ok(1),
+        Some(r) => match u32::try_from(*r.get_ref()) {
+            Ok(v) if v >= 1 => Ok(v),
+            _ => ctx.err(
+                Some(r.span()),
+                key,
+                format!(
+                    "{}: expected a whole number from 1 to {}",
+                    r.get_ref(),
+                    u32::MAX
+                ),
+            ),
+        },
+    }
+}
+
+/// The senders of `group` that have a neighbour in direction `dir` (east: +x, west: -x,
+/// north: +y, south: -y) and those neighbours: on a DOJO plane's mesh, or a mesh or torus
+/// (dimensions x and y; a torus wraps). Chips on an edge with no such neighbour do not send.
+fn neighbours(
+    net: &podsim_topology::Network,
+    group: &Group,
+    n: u64,
+    dir: &str,
+) -> Result<(Vec<u64>, Vec<u64>), String> {
+    let (dim, up) = match dir {
+        "east" => (0, true),
+        "west" => (0, false),
+        "north" => (1, true),
+        "south" => (1, false),
+        other => {
+            return Err(format!(
+                "`{other}`: expected a direction (east, west, north, south) or a list of chips"
+            ));
+        }
+    };
+    let from: Vec<u64> = match group {
+        Group::All => (0..n).collect(),
+        Group::List(l) => l.clone(),
+        Group::Lines(l, _) => l.concat(),
+        Group::Dim(_) => return Err("a `dim:` group is for collectives".into()),
+    };
+    let (mut senders, mut to) = (Vec::new(), Vec::new());
+    match net {
+        podsim_topology::Network::Dojo(d) => {
+            let (w, h) = (u64::from(d.width()), u64::from(d.height()));
+            for c in from {
+                let (x, y) = (c % w, c / w);
+                let next = match (dim, up) {
+                    (0, true) if x + 1 < w => Some(c + 1),
+                    (0, false) if x > 0 => Some(c - 1),
+                    (1, true) if y + 1 < h => Some(c + w),
+                    (1, false) if y > 0 => Some(c - w),
+                    _ => None,
+                };
+                if let Some(t) = next {
+                    senders.push(c);
+                    to.push(t);
+                }
+            }
+        }
+        _ => {
+            let Some(cube) = net.cube().filter(|c| c.dims().len() >= 2) else {
+                return Err(format!(
+                    "directions need a DOJO plane or a mesh or torus of two or more dimensions; {} is neither; list the receivers",
+                    net.shorthand()
+                ));
+            };
+            let port = podsim_topology::Port {
+                dim,
+                dir: if up {
+                    podsim_topology::Direction::Plus
+                } else {
+                    podsim_topology::Direction::Minus
+                },
+            };
+            for c in from {
+                if let Some(t) = cube.neighbor(podsim_topology::NodeId(c), port) {
+                    senders.push(c);
+                    to.push(t.0);
+                }
+            }
+        }
+    }
+    if senders.is_empty() {
+        return Err(format!("no chip of the group has a neighbour to the {dir}"));
+    }
+    Ok((senders, to))
 }
 
 /// Parse and validate a workload file.
@@ -324,6 +469,8 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
             t.memory.as_ref().map(|c| ("memory", c.span())),
             t.collective.as_ref().map(|c| ("collective", c.span())),
             t.send.as_ref().map(|c| ("send", c.span())),
+            t.dma.as_ref().map(|c| ("dma", c.span())),
+            t.barrier.as_ref().map(|c| ("barrier", c.span())),
         ];
         let given: Vec<(&str, std::ops::Range<usize>)> = kinds.into_iter().flatten().collect();
         if given.len() != 1 {
@@ -331,7 +478,7 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                 Some(given.get(1).map_or(t.name.span(), |g| g.1.clone())),
                 &key(given.get(1).map_or("compute", |g| g.0)),
                 format!(
-                    "a task does exactly one of compute, memory, collective and send; `{name}` has {}",
+                    "a task does exactly one of compute, memory, collective, send, dma and barrier; `{name}` has {}",
                     if given.is_empty() {
                         "none".to_string()
                     } else {
@@ -358,6 +505,11 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                 "working_set",
                 t.working_set.as_ref().map(|s| s.span()),
                 kind == "memory",
+            ),
+            (
+                "fan_in",
+                t.fan_in.as_ref().map(|s| s.span()),
+                kind == "barrier",
             ),
         ];
         for (k, span, ok) in misplaced {
@@ -531,7 +683,47 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                         "a send needs `to`: the receiving chips, one per chip of the group",
                     );
                 };
-                let to = chip_list(to, n, &ctx, &key("to"))?;
+                if let toml::Value::String(dir) = to.get_ref() {
+                    let (from, to) = match neighbours(&net, &group, n, dir) {
+                        Ok(p) => p,
+                        Err(why) => return ctx.err(Some(to.span()), &key("to"), why),
+                    };
+                    tasks.push(Task {
+                        name,
+                        work: Work::Send { to, bytes },
+                        group: Group::List(from),
+                        after: after_of(t, &tasks, &ctx, &key("after"))?,
+                        repeat: repeat_of(t, &ctx, &key("repeat"))?,
+                    });
+                    continue;
+                }
+                let to = match to.get_ref() {
+                    toml::Value::Array(items) => {
+                        let mut list = Vec::with_capacity(items.len());
+                        for it in items {
+                            match it.as_integer() {
+                                Some(c) => list.push(c),
+                                None => {
+                                    return ctx.err(
+                                        Some(to.span()),
+                                        &key("to"),
+                                        format!("`{it}` is not a chip number"),
+                                    );
+                                }
+                            }
+                        }
+                        chip_list(&Spanned::new(to.span(), list), n, &ctx, &key("to"))?
+                    }
+                    other => {
+                        return ctx.err(
+                            Some(to.span()),
+                            &key("to"),
+                            format!(
+                                "`{other}`: expected a list of chips, one per chip of the group, or a direction (east, west, north, south)"
+                            ),
+                        );
+                    }
+                };
                 let from = match &group {
                     Group::All => n,
                     Group::List(l) => l.len() as u64,
@@ -549,6 +741,46 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                     );
                 }
                 Work::Send { to, bytes }
+            }
+            "dma" => Work::Dma {
+                bytes: size(t.dma.as_ref().expect("kind is dma"), "dma")?,
+            },
+            "barrier" => {
+                let b = t.barrier.as_ref().expect("kind is barrier");
+                let hardware = match b.get_ref().as_str() {
+                    "hardware" => true,
+                    "software" => false,
+                    other => {
+                        return ctx.err(
+                            Some(b.span()),
+                            &key("barrier"),
+                            format!(
+                                "`{other}`: expected hardware (DOJO's ARM/GRANT trees) or software (a dissemination barrier)"
+                            ),
+                        );
+                    }
+                };
+                let fan_in = match &t.fan_in {
+                    None => 4,
+                    Some(f) if !hardware => {
+                        return ctx.err(
+                            Some(f.span()),
+                            &key("fan_in"),
+                            "a software barrier has no tree; drop `fan_in`",
+                        );
+                    }
+                    Some(f) => match u32::try_from(*f.get_ref()) {
+                        Ok(k) if k >= 2 => k,
+                        _ => {
+                            return ctx.err(
+                                Some(f.span()),
+                                &key("fan_in"),
+                                format!("{}: expected a whole number of at least 2", f.get_ref()),
+                            );
+                        }
+                    },
+                };
+                Work::Barrier { hardware, fan_in }
             }
             _ => {
                 let c = t.collective.as_ref().expect("kind is collective");
@@ -591,38 +823,8 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                 }
             }
         };
-        let mut after = Vec::new();
-        if let Some(a) = &t.after {
-            for dep in a.get_ref() {
-                match tasks.iter().position(|x| &x.name == dep) {
-                    Some(j) => after.push(j),
-                    None => {
-                        return ctx.err(
-                            Some(a.span()),
-                            &key("after"),
-                            format!("no task named `{dep}` is defined above this one"),
-                        );
-                    }
-                }
-            }
-        }
-        let repeat = match &t.repeat {
-            None => 1,
-            Some(r) => match u32::try_from(*r.get_ref()) {
-                Ok(v) if v >= 1 => v,
-                _ => {
-                    return ctx.err(
-                        Some(r.span()),
-                        &key("repeat"),
-                        format!(
-                            "{}: expected a whole number from 1 to {}",
-                            r.get_ref(),
-                            u32::MAX
-                        ),
-                    );
-                }
-            },
-        };
+        let after = after_of(t, &tasks, &ctx, &key("after"))?;
+        let repeat = repeat_of(t, &ctx, &key("repeat"))?;
         tasks.push(Task {
             name,
             work,

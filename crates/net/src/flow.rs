@@ -102,24 +102,27 @@ impl FlowModel {
             .collect();
         // Every node injects and ejects through one NIC of `interfaces x link` bandwidth,
         // except DOJO's interface processors, hosts and switch, which reach the mesh, PCIe and
-        // Ethernet through their own links only (their NIC is the sum of those links).
-        let nics: Vec<f64> = (0..endpoints)
-            .map(|n| match &net {
-                Network::Dojo(d)
-                    if !matches!(
-                        d.node(NodeId(n as u64)),
-                        Some(podsim_topology::DojoNode::Router { .. })
-                    ) =>
-                {
-                    d.links_of(NodeId(n as u64))
-                        .iter()
-                        .map(|(_, l)| l.bandwidth.bytes_per_s() as f64)
-                        .sum()
-                }
-                _ => nic,
-            })
-            .collect();
-        capacity.extend(nics.iter().chain(nics.iter()));
+        // Ethernet through their own links only (their NIC is the sum of those links; what a
+        // DIP injects comes out of its HBM, at most `DIP_HBM_BYTES_PER_S`).
+        let mut inject = vec![nic; endpoints];
+        let mut eject = vec![nic; endpoints];
+        if let Network::Dojo(d) = &net {
+            use podsim_topology::DojoNode;
+            for n in d.routers()..d.node_count() {
+                let id = NodeId(n);
+                let sum: f64 = d
+                    .links_of(id)
+                    .iter()
+                    .map(|(_, l)| l.bandwidth.bytes_per_s() as f64)
+                    .sum();
+                eject[n as usize] = sum;
+                inject[n as usize] = match d.node(id) {
+                    Some(DojoNode::Dip(_)) => sum.min(podsim_topology::DIP_HBM_BYTES_PER_S as f64),
+                    _ => sum,
+                };
+            }
+        }
+        capacity.extend(inject.iter().chain(eject.iter()));
         let n_links = capacity.len();
         FlowModel {
             net,

@@ -72,14 +72,14 @@ pub fn dojo_path(d: &Dojo, a: NodeId, b: NodeId) -> Vec<NodeId> {
     let chain = |n: DojoNode, toward: NodeId| -> Vec<NodeId> {
         match n {
             DojoNode::Router { .. } => Vec::new(),
-            DojoNode::Dip(i) => vec![d.dip_router(i)],
+            DojoNode::Dip(i) => vec![d.dip_entry(i, toward)],
             DojoNode::Host(h) => {
                 let dip = h * podsim_topology::DIPS_PER_HOST;
-                vec![d.id(DojoNode::Dip(dip)), d.dip_router(dip)]
+                vec![d.id(DojoNode::Dip(dip)), d.dip_entry(dip, toward)]
             }
             DojoNode::Switch => {
                 let dip = d.nearest_dip(toward).unwrap_or(0);
-                vec![d.id(DojoNode::Dip(dip)), d.dip_router(dip)]
+                vec![d.id(DojoNode::Dip(dip)), d.dip_entry(dip, toward)]
             }
         }
     };
@@ -144,7 +144,7 @@ pub fn dojo_route(
     if d.mesh_distance(src, dst) <= limit || a == b {
         return direct;
     }
-    let (ra, rb) = (d.dip_router(a), d.dip_router(b));
+    let (ra, rb) = (d.dip_entry(a, src), d.dip_entry(b, dst));
     let (da, db, sw) = (
         d.id(DojoNode::Dip(a)),
         d.id(DojoNode::Dip(b)),

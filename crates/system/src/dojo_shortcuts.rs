@@ -3,23 +3,25 @@
 //! occupied", so sending far packets to a DIP and over Ethernet to a DIP near their destination
 //! frees the mesh for local traffic, "while the shortcuts do not always offer lower latency".
 //!
-//! The experiment, on the flow model (max-min fair): every router sends `bytes` to its east
-//! neighbour (local traffic; the last column sends west), and one router in `1 / fraction`
-//! (every k-th id, k the nearest whole number) also sends `bytes` to the router at the
-//! mirrored position (global traffic, across the plane). All start at once. With shortcuts the
-//! die routing tables send a global transfer through the DIPs when its mesh route is longer
+//! The experiment, on the flow model (max-min fair) under sustained load: every router
+//! streams to its east neighbour (local traffic; the last column streams west), and one
+//! router in `1 / fraction` (every k-th id, k the nearest whole number) also streams to the
+//! router at the mirrored position (global traffic, across the plane). All streams run at
+//! once and do not end, so their rates are the max-min fair allocation with every stream
+//! active (one solve: a 5 x 5-tile plane's 236,000 streams take seconds). With shortcuts the
+//! die routing tables send a global stream through the DIPs when its mesh route is longer
 //! than [`SHORTCUT_BEYOND_HOPS`] and the shortcut occupies fewer mesh links
-//! ([`podsim_routing::dojo_route`]); without, every transfer follows X then Y.
+//! ([`podsim_routing::dojo_route`]); without, every stream follows X then Y.
 //!
-//! Reported: the local traffic's throughput (the sum over local transfers of bytes over
-//! completion time: what the local transfers achieve together; the last one, held by the
-//! most loaded link, is reported beside it),
-//! the global transfers' mean completion time, the most loaded mesh link's utilisation at the
-//! start, and how many global transfers took a shortcut.
+//! Reported: the local traffic's throughput (the sum of the local streams' rates), the time a
+//! global transfer of `bytes` takes at its stream's rate plus its route's latency (the mean
+//! over global streams) and the same for the slowest local stream, the most loaded mesh
+//! link's utilisation, how many global streams took a shortcut and how many mesh links a
+//! global stream occupies (Figure 4's point: occupancy grows with route length).
 
 use podsim_net::{FlowModel, NetworkModel, Packetization};
 use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
-use podsim_topology::{Dojo, DojoNode, Network};
+use podsim_topology::{Dojo, DojoNode, Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
 /// Routes longer than this many mesh hops may take a shortcut: one die's width and height
@@ -30,23 +32,37 @@ pub const SHORTCUT_BEYOND_HOPS: u64 = 38;
 /// What a mixed run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MixResult {
-    /// The local transfers' throughput: the sum of each one's bytes over its completion time,
-    /// bytes/s.
+    /// The local streams' throughput: the sum of their rates, bytes/s.
     pub local_throughput_bytes_per_s: f64,
-    /// When the last local transfer ends, s.
+    /// The slowest local stream: `bytes` at its rate plus its link's latency, s.
     pub local_last_s: f64,
-    /// Mean completion time of the global transfers, s.
+    /// Global streams: `bytes` at each one's rate plus its route's latency, the mean, s.
     pub global_latency_s: f64,
-    /// The most loaded mesh link at the start, a fraction of its bandwidth.
+    /// The most loaded mesh link, a fraction of its bandwidth.
     pub max_link_utilization: f64,
-    /// Local transfers.
+    /// Local streams.
     pub local_transfers: u64,
-    /// Global transfers.
+    /// Global streams.
     pub global_transfers: u64,
-    /// Global transfers routed through the DIPs.
+    /// Global streams routed through the DIPs.
     pub shortcut_transfers: u64,
-    /// Mesh links a global transfer occupies, on average.
+    /// Mesh links a global stream occupies, on average.
     pub global_mesh_links: f64,
+}
+
+/// The latency of a route (the nodes after `from`), ps.
+fn route_latency_ps(d: &Dojo, from: NodeId, path: &[NodeId]) -> u64 {
+    let mut at = from;
+    let mut ps = 0;
+    for &v in path {
+        ps += d
+            .links_of(at)
+            .iter()
+            .find(|(n, _)| *n == v)
+            .map_or(0, |(_, l)| l.latency.as_ps());
+        at = v;
+    }
+    ps
 }
 
 /// Run the mix on `d` (which must have DIPs) with global `fraction` (0 to 1) and `bytes` per
@@ -79,7 +95,8 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
     } else {
         None
     };
-    let mut local = std::collections::HashSet::new();
+    // Each stream's route latency, by transfer id; which are global.
+    let mut latency = std::collections::HashMap::new();
     let mut global_ids = std::collections::HashSet::new();
     let (mut shortcut_n, mut links_sum) = (0u64, 0u64);
     let faults = Faults::new();
@@ -87,10 +104,11 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
         for x in 0..w {
             let src = d.router(x, y);
             let nx = if x + 1 < w { x + 1 } else { x - 1 };
+            let dst = d.router(nx, y);
             let id = m
-                .send(SimTime::ZERO, src, d.router(nx, y), Bytes(bytes), 0)
+                .send(SimTime::ZERO, src, dst, Bytes(bytes), 0)
                 .map_err(|e| e.to_string())?;
-            local.insert(id);
+            latency.insert(id, route_latency_ps(d, src, &[dst]));
             if every.is_some_and(|k| src.0 % k == 0) {
                 let dst = d.router(w - 1 - x, h - 1 - y);
                 if dst == src {
@@ -107,6 +125,7 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
                 let id = m
                     .send(SimTime::ZERO, src, dst, Bytes(bytes), 1)
                     .map_err(|e| e.to_string())?;
+                latency.insert(id, route_latency_ps(d, src, &path));
                 global_ids.insert(id);
             }
         }
@@ -118,16 +137,16 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
         .filter(|(_, c)| *c > 0.0)
         .map(|(l, c)| l / c)
         .fold(0.0, f64::max);
-    let (mut local_end, mut global_sum, mut local_rate) = (0u64, 0u64, 0f64);
-    while let Some(t) = m.next_completion() {
-        for c in m.advance(t) {
-            let end = c.end.as_ps();
-            if local.contains(&c.id) {
-                local_end = local_end.max(end);
-                local_rate += bytes as f64 / (end as f64 * 1e-12);
-            } else {
-                global_sum += end;
-            }
+    let (mut local_rate, mut local_last, mut global_sum) = (0f64, 0f64, 0f64);
+    let mut local_n = 0u64;
+    for (id, rate) in m.rates() {
+        let t = bytes as f64 / rate + latency.get(&id).copied().unwrap_or(0) as f64 * 1e-12;
+        if global_ids.contains(&id) {
+            global_sum += t;
+        } else {
+            local_n += 1;
+            local_rate += rate;
+            local_last = local_last.max(t);
         }
     }
     if let Some(f) = m.failure() {
@@ -136,14 +155,10 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
     let g = global_ids.len() as u64;
     Ok(MixResult {
         local_throughput_bytes_per_s: local_rate,
-        local_last_s: local_end as f64 * 1e-12,
-        global_latency_s: if g > 0 {
-            global_sum as f64 / g as f64 * 1e-12
-        } else {
-            0.0
-        },
+        local_last_s: local_last,
+        global_latency_s: if g > 0 { global_sum / g as f64 } else { 0.0 },
         max_link_utilization: max_util,
-        local_transfers: local.len() as u64,
+        local_transfers: local_n,
         global_transfers: g,
         shortcut_transfers: shortcut_n,
         global_mesh_links: if g > 0 {

@@ -217,12 +217,31 @@ pub enum Work {
         /// Bytes per pair.
         bytes: Bytes,
     },
+    /// DOJO: `bytes` to each chip of the group from the HBM of the interface processor
+    /// nearest it, by the DIP's DMA engine ([`crate::dojo_dma`]): the read queues on the DIP's
+    /// HBM (64-byte bursts at 800 GB/s), then the data crosses the network to the node.
+    Dma {
+        /// Bytes per chip.
+        bytes: Bytes,
+    },
+    /// DOJO: a barrier over the group's nodes, in hardware (an ARM/GRANT tree of fan-in
+    /// `fan_in` in the routers, [`crate::dojo_barrier`]) or in software (a dissemination
+    /// barrier over the same mesh). At most four hardware trees per node.
+    Barrier {
+        /// The hardware trees, or the software barrier.
+        hardware: bool,
+        /// Children per tree node (hardware).
+        fan_in: u32,
+    },
 }
 
 impl Work {
     /// Whether the work moves data over the network.
     pub fn communicates(&self) -> bool {
-        matches!(self, Work::Collective { .. } | Work::Send { .. })
+        matches!(
+            self,
+            Work::Collective { .. } | Work::Send { .. } | Work::Dma { .. } | Work::Barrier { .. }
+        )
     }
 }
 
@@ -331,15 +350,18 @@ pub enum Resource {
     Memory,
     /// The network endpoint (a transfer leaving this chip).
     Network,
+    /// A barrier this chip waits at (DOJO's barrier trees).
+    Sync,
 }
 
 impl Resource {
     /// Every resource, in trace order.
-    pub const ALL: [Resource; 4] = [
+    pub const ALL: [Resource; 5] = [
         Resource::Matrix,
         Resource::Vector,
         Resource::Memory,
         Resource::Network,
+        Resource::Sync,
     ];
     /// A short name.
     pub fn name(self) -> &'static str {
@@ -348,6 +370,7 @@ impl Resource {
             Resource::Vector => "vector unit",
             Resource::Memory => "DMA/HBM",
             Resource::Network => "network",
+            Resource::Sync => "barrier",
         }
     }
     fn index(self) -> usize {
@@ -390,6 +413,24 @@ fn collective_groups(net: &Network, group: &Group, chips: u64) -> Result<Vec<Ran
         }
         Group::List(l) => Ok(vec![(l.clone(), vec![l.len() as u32])]),
         Group::Lines(lines, dims) => Ok(lines.iter().map(|l| (l.clone(), dims.clone())).collect()),
+        Group::Dim(d) if matches!(net, Network::Dojo(_)) => {
+            // A DOJO plane's rows (dim:x) or columns (dim:y) of routers.
+            let Network::Dojo(p) = net else {
+                return Err("not a DOJO plane".into());
+            };
+            let (w, h) = (u64::from(p.width()), u64::from(p.height()));
+            match d {
+                0 => Ok((0..h)
+                    .map(|y| ((y * w..(y + 1) * w).collect(), vec![w as u32]))
+                    .collect()),
+                1 => Ok((0..w)
+                    .map(|x| ((0..h).map(|y| x + y * w).collect(), vec![h as u32]))
+                    .collect()),
+                _ => Err(format!(
+                    "a DOJO plane has two dimensions (dim:x, dim:y), so there is no dimension {d}"
+                )),
+            }
+        }
         Group::Dim(d) => {
             let c = net.cube().ok_or_else(|| {
                 format!(
@@ -565,6 +606,65 @@ pub fn run(
             Work::Collective { .. } => {
                 collective_groups(net, &t.group, chips).map_err(|e| terr(t, e))?;
             }
+            Work::Dma { bytes } => {
+                chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
+                match net {
+                    Network::Dojo(d) if d.dips() > 0 => {}
+                    _ => {
+                        return Err(terr(
+                            t,
+                            format!(
+                                "DMA streams from DOJO interface processors, and {} has none (dojo:system=RxC has them)",
+                                net.shorthand()
+                            ),
+                        ));
+                    }
+                }
+                if bytes.0 == 0 || bytes.0 > podsim_topology::NODE_SRAM.0 {
+                    return Err(terr(
+                        t,
+                        format!(
+                            "{bytes} per node: a DMA lands in one node's SRAM, 1 byte to {}",
+                            podsim_topology::NODE_SRAM
+                        ),
+                    ));
+                }
+            }
+            Work::Barrier { hardware, fan_in } => {
+                chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
+                if !matches!(net, Network::Dojo(_)) {
+                    return Err(terr(
+                        t,
+                        format!(
+                            "`barrier` runs DOJO's barrier trees, and {} is not a DOJO plane; use collective = \"barrier\"",
+                            net.shorthand()
+                        ),
+                    ));
+                }
+                if *hardware && *fan_in < 2 {
+                    return Err(terr(t, format!("fan_in {fan_in}: at least 2")));
+                }
+            }
+        }
+    }
+    // A node takes part in at most four hardware barrier trees (dojo-microarchitecture.txt,
+    // "System Synchronization"): each hardware barrier task is a tree.
+    let mut trees: HashMap<u64, usize> = HashMap::new();
+    for t in &w.tasks {
+        if let Work::Barrier { hardware: true, .. } = t.work {
+            for c in chips_of(&t.group, chips).unwrap_or_default() {
+                let n = trees.entry(c).or_default();
+                *n += 1;
+                if *n > crate::dojo_barrier::MAX_TREES_PER_NODE {
+                    return Err(terr(
+                        t,
+                        format!(
+                            "chip {c} would be in a fifth barrier tree; a DOJO node belongs to at most {}",
+                            crate::dojo_barrier::MAX_TREES_PER_NODE
+                        ),
+                    ));
+                }
+            }
         }
     }
     let mut ex = Exec {
@@ -704,6 +804,53 @@ impl Exec<'_> {
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
                     self.enqueue(c, Resource::Memory, r, d);
+                }
+            }
+            Work::Dma { bytes } => {
+                let Network::Dojo(d) = self.net else {
+                    return Err(WorkloadError::Task {
+                        task: t.name.clone(),
+                        why: "DMA needs a DOJO plane".into(),
+                    });
+                };
+                // The DMA engine issues every descriptor at once; the reads share the DIP's
+                // HBM (its injection into the plane is capped at the HBM's rate) and the
+                // packets share the mesh, on the network model.
+                let burst = crate::dojo_dma::BURST_BYTES;
+                let read = bytes.0.div_ceil(burst) * burst;
+                let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                self.runs[r].start = Some(now);
+                self.runs[r].jobs_left = chips.len() as u64;
+                for c in chips {
+                    let dip = d.nearest_dip(NodeId(c)).unwrap_or(0);
+                    let dip = d.id(podsim_topology::DojoNode::Dip(dip)).0;
+                    self.send(model, dip, c, read, Flight::Send { run: r })?;
+                }
+            }
+            Work::Barrier { hardware, fan_in } => {
+                let Network::Dojo(d) = self.net else {
+                    return Err(WorkloadError::Task {
+                        task: t.name.clone(),
+                        why: "a barrier tree needs a DOJO plane".into(),
+                    });
+                };
+                let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                let w = u64::from(d.width());
+                let members: Vec<(u32, u32)> = chips
+                    .iter()
+                    .map(|&c| ((c % w) as u32, (c / w) as u32))
+                    .collect();
+                let ps = if *hardware {
+                    crate::dojo_barrier::tree_ps(
+                        d,
+                        &crate::dojo_barrier::build_tree(&members, *fan_in),
+                    )
+                } else {
+                    crate::dojo_barrier::dissemination_ps(d, &members).0
+                };
+                self.runs[r].jobs_left = chips.len() as u64;
+                for c in chips {
+                    self.enqueue(c, Resource::Sync, r, SimDuration::from_ps(ps));
                 }
             }
             Work::Send { to, bytes } => {

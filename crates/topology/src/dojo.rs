@@ -11,8 +11,9 @@
 //! * The compute plane is one mesh of routers, `tiles_x * 5 * die_cols` wide and
 //!   `tiles_y * 5 * die_rows` high; router ids are row-major, x fastest.
 //! * DIPs (system preset only): one on each die row at the west and east edges of the plane,
-//!   attached to the router in the middle of that die's edge; 5 DIPs per host; every DIP has an
-//!   Ethernet link to one switch.
+//!   attached along that die's edge: one link to each of the edge's routers (20 for a D1 die),
+//!   where the die's tile-edge links would be; 5 DIPs per host; every DIP has an Ethernet link
+//!   to one switch.
 //!
 //! # Links (per direction, per router-to-router link)
 //! * Inside a die: "256-GB/s bidirectional", so 128 GB/s each way, one cycle at 2 GHz (500 ps).
@@ -20,9 +21,12 @@
 //!   read as 2 TB/s each way shared by the routers along that edge (20 or 18), ~100 ns.
 //! * Die to die across a tile edge: 900 GB/s per die edge, shared the same way, ~100 ns
 //!   ("similar serial links").
-//! * DIP to the mesh: one link at the tile-edge die rate (900 GB/s; an assumption, the seed
-//!   gives none); DIP to host: PCIe Gen4 x16, 32 GB/s (160 GB/s per host of 5); DIP to the
-//!   Ethernet switch: 50 GB/s (400 Gb/s; an assumption, the seed gives no rate).
+//! * DIP to the mesh: the tile-edge die rate, 900 GB/s across the die edge shared by its
+//!   routers (45 GB/s each for 20), ~100 ns: the DIP takes the place of the die the tile edge
+//!   would lead to (an assumption; the seed gives no DIP rate; Tesla's Hot Chips 34 DIP slide
+//!   gives 900 GB/s of "TTP interface"); DIP to host: PCIe Gen4 x16, 32 GB/s (160 GB/s per
+//!   host of 5); DIP to the Ethernet switch: 50 GB/s (400 Gb/s; an assumption, the seed gives
+//!   no rate).
 
 use podsim_units::{Bandwidth, Bytes, SimDuration};
 
@@ -32,6 +36,10 @@ use crate::{KAryNCube, LinkKind, LinkSpec, NodeId, TopologyError};
 pub const NODE_SRAM: Bytes = Bytes(1_250_000);
 /// HBM per DIP: 32 GB (seed, "DOJO System Topology").
 pub const DIP_HBM: Bytes = Bytes(32_000_000_000);
+/// HBM bandwidth per DIP: 800 GB/s (Tesla's DOJO system talk, Hot Chips 34, 2022, the DIP
+/// slide: "32GB HBM, 800GB/s"; the seed gives the capacity only). Everything a DIP sends into
+/// the plane comes out of its HBM, so its injection is capped at this rate.
+pub const DIP_HBM_BYTES_PER_S: u64 = 800_000_000_000;
 /// Dies along each side of a training tile.
 pub const TILE_DIES: u32 = 5;
 /// DIPs per host, at most (seed, "Communication Mechanisms").
@@ -239,12 +247,57 @@ impl Dojo {
         })
     }
 
-    /// The router DIP `i` attaches to: DIPs 0.. on the west edge (die row i), then the east.
+    /// The router in the middle of DIP `i`'s die edge: DIPs 0.. on the west edge (die row
+    /// i), then the east.
     pub fn dip_router(&self, i: u32) -> NodeId {
+        let (x, y0, _) = self.dip_edge(i);
+        self.router(x, y0 + self.spec.die_rows / 2)
+    }
+
+    /// DIP `i`'s edge: its column and the first and last rows it spans.
+    fn dip_edge(&self, i: u32) -> (u32, u32, u32) {
         let rows = self.spec.dies_y;
         let (die_row, east) = (i % rows, i >= rows);
-        let y = die_row * self.spec.die_rows + self.spec.die_rows / 2;
-        self.router(if east { self.width - 1 } else { 0 }, y)
+        let y0 = die_row * self.spec.die_rows;
+        (
+            if east { self.width - 1 } else { 0 },
+            y0,
+            y0 + self.spec.die_rows - 1,
+        )
+    }
+
+    /// The routers DIP `i` has links to: every router on its die's edge.
+    pub fn dip_routers(&self, i: u32) -> Vec<NodeId> {
+        let (x, y0, y1) = self.dip_edge(i);
+        (y0..=y1).map(|y| self.router(x, y)).collect()
+    }
+
+    /// The router where traffic between DIP `i` and node `toward` enters or leaves the mesh:
+    /// the DIP's edge router on `toward`'s row, or the nearest row of the edge (the middle one
+    /// when `toward` is not a router).
+    pub fn dip_entry(&self, i: u32, toward: NodeId) -> NodeId {
+        let (x, y0, y1) = self.dip_edge(i);
+        match self.node(toward) {
+            Some(DojoNode::Router { y, .. }) => self.router(x, y.clamp(y0, y1)),
+            _ => self.dip_router(i),
+        }
+    }
+
+    /// The DIP whose edge router `r` is, if any.
+    fn dip_at(&self, r: NodeId) -> Option<u32> {
+        let Some(DojoNode::Router { x, y }) = self.node(r) else {
+            return None;
+        };
+        if self.dips() == 0 || (x != 0 && x != self.width - 1) {
+            return None;
+        }
+        let die_row = y / self.spec.die_rows;
+        // West DIPs first; on a one-column plane the west DIP wins the router.
+        Some(if x == 0 {
+            die_row
+        } else {
+            self.spec.dies_y + die_row
+        })
     }
 
     /// The link inside a die.
@@ -290,14 +343,10 @@ impl Dojo {
         self.die_link(dim, die % TILE_DIES == 0)
     }
 
-    /// DIP to mesh, DIP to host (PCIe), DIP to switch (Ethernet).
+    /// DIP to one of its edge routers, DIP to host (PCIe), DIP to switch (Ethernet).
     pub fn dip_links(&self) -> [LinkSpec; 3] {
         [
-            LinkSpec {
-                kind: LinkKind::Electrical,
-                bandwidth: bw(900_000_000_000),
-                latency: SimDuration::from_ns(100),
-            },
+            self.die_link(0, true),
             LinkSpec {
                 kind: LinkKind::Electrical,
                 bandwidth: bw(32_000_000_000),
@@ -332,18 +381,22 @@ impl Dojo {
                 if y > 0 {
                     out.push((self.router(x, y - 1), self.mesh_link(x, y - 1, 1)));
                 }
-                for i in 0..self.dips() {
-                    if self.dip_router(i) == n {
-                        out.push((self.id(DojoNode::Dip(i)), to_mesh));
-                    }
+                if let Some(i) = self.dip_at(n) {
+                    out.push((self.id(DojoNode::Dip(i)), to_mesh));
                 }
                 out
             }
-            DojoNode::Dip(i) => vec![
-                (self.dip_router(i), to_mesh),
-                (self.id(DojoNode::Host(i / DIPS_PER_HOST)), pcie),
-                (self.id(DojoNode::Switch), ether),
-            ],
+            DojoNode::Dip(i) => {
+                let mut out: Vec<(NodeId, LinkSpec)> = self
+                    .dip_routers(i)
+                    .into_iter()
+                    .filter(|&r| self.dip_at(r) == Some(i))
+                    .map(|r| (r, to_mesh))
+                    .collect();
+                out.push((self.id(DojoNode::Host(i / DIPS_PER_HOST)), pcie));
+                out.push((self.id(DojoNode::Switch), ether));
+                out
+            }
             DojoNode::Host(h) => (h * DIPS_PER_HOST..((h + 1) * DIPS_PER_HOST).min(self.dips()))
                 .map(|i| (self.id(DojoNode::Dip(i)), pcie))
                 .collect(),
@@ -373,9 +426,10 @@ impl Dojo {
         }
     }
 
-    /// The DIP nearest to a router by mesh hops (ties to the lower DIP), if there are DIPs.
+    /// The DIP nearest to a router by mesh hops to its edge (ties to the lower DIP), if there
+    /// are DIPs.
     pub fn nearest_dip(&self, r: NodeId) -> Option<u32> {
-        (0..self.dips()).min_by_key(|&i| self.mesh_distance(r, self.dip_router(i)))
+        (0..self.dips()).min_by_key(|&i| self.mesh_distance(r, self.dip_entry(i, r)))
     }
 
     /// Counts of links by kind and in all, each bidirectional link once.
@@ -386,10 +440,20 @@ impl Dojo {
         let mesh = h * (w - 1) + w * (h - 1);
         let die_edges = die_cols_boundaries * h + die_rows_boundaries * w;
         let dips = u64::from(self.dips());
+        // A DIP's links into the mesh: one per router of its die edge (on a one-router-wide
+        // plane the west DIPs hold the edge).
+        let dip_mesh: u64 = (0..self.dips())
+            .map(|i| {
+                self.dip_routers(i)
+                    .into_iter()
+                    .filter(|&r| self.dip_at(r) == Some(i))
+                    .count() as u64
+            })
+            .sum();
         vec![
             (LinkKind::OnChip, mesh - die_edges),
-            (LinkKind::Electrical, die_edges + 2 * dips), // die edges, DIP-mesh and PCIe links
-            (LinkKind::Optical, dips),                    // Ethernet
+            (LinkKind::Electrical, die_edges + dip_mesh + dips), // die edges, DIP-mesh, PCIe
+            (LinkKind::Optical, dips),                           // Ethernet
         ]
     }
 }

@@ -20,7 +20,9 @@ use std::fmt;
 
 use podsim_units::{Bandwidth, SimDuration};
 
-pub use dojo::{DIP_HBM, DIPS_PER_HOST, Dojo, DojoNode, DojoSpec, NODE_SRAM, TILE_DIES};
+pub use dojo::{
+    DIP_HBM, DIP_HBM_BYTES_PER_S, DIPS_PER_HOST, Dojo, DojoNode, DojoSpec, NODE_SRAM, TILE_DIES,
+};
 pub use fattree::{FatTree, FatTreeNode};
 pub use hybrid::{GROUP, Hybrid};
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
