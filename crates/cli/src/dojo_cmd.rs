@@ -556,7 +556,6 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
 fn plane_with_dips(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
     let shorthand = match topology {
         "dojo:tile" => "dojo:system=1x1",
-        "dojo:plane" => "dojo:system=5x5",
         t => t,
     };
     let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;

@@ -122,6 +122,7 @@ fn topo_help_lists_the_presets_and_the_shorthand_grammar() {
         "tofu:fx100",
         "dojo:die",
         "dojo:tile",
+        "dojo:plane",
         "dojo:system=RxC",
         "grayskull",
         "wormhole[:harvest=N]",

@@ -49,6 +49,7 @@ Presets:
   tofu:fx100          one FX100 chassis (Tofu2, 12 nodes)
   dojo:die            one D1 die: 354 nodes in an 18x20 mesh
   dojo:tile           a training tile: 5x5 D1 dies, 8,850 nodes
+  dojo:plane          5x5 training tiles with their DIPs (dojo:system=5x5)
   dojo:system=RxC     R x C training tiles
   grayskull           the Tenstorrent Grayskull NoC (a 13x12 torus grid, 8 DRAM banks)
   wormhole[:harvest=N]
@@ -96,9 +97,15 @@ fn topology(text: &str) -> Result<TopoSpec, String> {
         return match &t[4..] {
             ":die" => Ok(TopoSpec::Dojo(DojoSpec::die())),
             ":tile" => Ok(TopoSpec::Dojo(DojoSpec::tile())),
+            // "A full DOJO system is composed of multiple 5 x 5 DOJO training tiles"
+            // (dojo-microarchitecture.txt): the 5x5-tile plane.
+            ":plane" => Ok(TopoSpec::Dojo(DojoSpec {
+                label: "dojo:plane".into(),
+                ..DojoSpec::system(5, 5)
+            })),
             rest => {
                 let sizes = rest.strip_prefix(":system=").ok_or_else(|| {
-                    format!("`{t}`: expected `dojo:die`, `dojo:tile` or `dojo:system=RxC` (tile rows x columns)")
+                    format!("`{t}`: expected `dojo:die`, `dojo:tile`, `dojo:plane` or `dojo:system=RxC` (tile rows x columns)")
                 })?;
                 match parse_sizes(sizes, t)?[..] {
                     [r, c] => Ok(TopoSpec::Dojo(DojoSpec::system(r, c))),
