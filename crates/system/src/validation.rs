@@ -125,10 +125,19 @@ pub enum Quantity {
     SramStoreBandwidth,
     /// What one host reaches of a DOJO system: its DIPs' PCIe links together, bytes/s.
     HostBandwidth,
+    /// A DOJO plane's links from the first D1 die into its east neighbour, one way: the sum
+    /// of the modelled links across that die edge, bytes/s.
+    DieEdgeBandwidth,
+    /// A DOJO plane's links from the first tile's east-edge die into the next tile, one way,
+    /// bytes/s (needs two tiles side by side).
+    TileEdgeDieBandwidth,
+    /// A DOJO plane's links across the first tile's whole east edge, one way, bytes/s (needs
+    /// two tiles side by side).
+    TileEdgeBandwidth,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 37] = [
+pub const QUANTITIES: [&str; 40] = [
     "nodes",
     "links",
     "degree_max",
@@ -166,6 +175,9 @@ pub const QUANTITIES: [&str; 37] = [
     "sram_load_bandwidth",
     "sram_store_bandwidth",
     "host_bandwidth",
+    "die_edge_bandwidth",
+    "tile_edge_die_bandwidth",
+    "tile_edge_bandwidth",
 ];
 
 impl Quantity {
@@ -209,6 +221,9 @@ impl Quantity {
             "sram_load_bandwidth" => Quantity::SramLoadBandwidth,
             "sram_store_bandwidth" => Quantity::SramStoreBandwidth,
             "host_bandwidth" => Quantity::HostBandwidth,
+            "die_edge_bandwidth" => Quantity::DieEdgeBandwidth,
+            "tile_edge_die_bandwidth" => Quantity::TileEdgeDieBandwidth,
+            "tile_edge_bandwidth" => Quantity::TileEdgeBandwidth,
             _ => return None,
         })
     }
@@ -368,6 +383,9 @@ impl Quantity {
                 | Quantity::SramLoadBandwidth
                 | Quantity::SramStoreBandwidth
                 | Quantity::HostBandwidth
+                | Quantity::DieEdgeBandwidth
+                | Quantity::TileEdgeDieBandwidth
+                | Quantity::TileEdgeBandwidth
         )
     }
 
@@ -475,10 +493,45 @@ impl Quantity {
                 }
                 ((b / b0).ln() / (n / n0).ln() * 1000.0).round() as u64
             }
+            Quantity::DieEdgeBandwidth
+            | Quantity::TileEdgeDieBandwidth
+            | Quantity::TileEdgeBandwidth => {
+                let Network::Dojo(d) = net else {
+                    return Err(QuantityError::NotApplicable(
+                        "only a DOJO plane has die and tile edges",
+                    ));
+                };
+                let (cols, rows) = (d.spec().die_cols, d.spec().die_rows);
+                // The cut: after die column 0, or after the first tile's last die column.
+                let (x, ys) = match self {
+                    Quantity::DieEdgeBandwidth => (cols - 1, 0..rows),
+                    Quantity::TileEdgeDieBandwidth => {
+                        (podsim_topology::TILE_DIES * cols - 1, 0..rows)
+                    }
+                    _ => (
+                        podsim_topology::TILE_DIES * cols - 1,
+                        0..(podsim_topology::TILE_DIES * rows).min(d.height()),
+                    ),
+                };
+                if x + 1 >= d.width() {
+                    return Err(QuantityError::NotApplicable(
+                        "the plane has no neighbour east of that edge (tile edges need dojo:system=1x2 or wider)",
+                    ));
+                }
+                ys.map(|y| d.mesh_link(x, y, 0).bandwidth.bytes_per_s())
+                    .sum()
+            }
             Quantity::HostBandwidth => match net {
+                // Host 0 writes 16 GiB into its five DIPs at once, on the flow model
+                // (crate::dojo_dma::host_upload): what its PCIe links carry together.
                 Network::Dojo(d) if d.hosts() > 0 => {
-                    u64::from(podsim_topology::DIPS_PER_HOST)
-                        * d.dip_links()[1].bandwidth.bytes_per_s()
+                    let dips = podsim_topology::DIPS_PER_HOST.min(d.dips());
+                    crate::dojo_dma::host_upload(d, 0, 16 << 30, dips)
+                        .map_err(|_| {
+                            QuantityError::NotApplicable("the host upload could not run")
+                        })?
+                        .bandwidth_bytes_per_s
+                        .round() as u64
                 }
                 _ => {
                     return Err(QuantityError::NotApplicable(
