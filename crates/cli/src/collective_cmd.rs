@@ -241,7 +241,8 @@ pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
     Failure::usage(format!("<command line>: `{flag}`: {why}"))
 }
 
-fn size(flag: &str, s: &str) -> Result<u64, Failure> {
+/// A size flag (`64 MiB`) in bytes, or an error naming the flag.
+pub(crate) fn size(flag: &str, s: &str) -> Result<u64, Failure> {
     s.parse::<Bytes>()
         .map(|b| b.0)
         .map_err(|e| flag_err(flag, format!("{e}; expected a size such as \"64 MiB\"")))

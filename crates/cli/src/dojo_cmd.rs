@@ -408,11 +408,7 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         (Some(t), _) => coords("--to", t)?,
         (None, _) => return Err(flag_err("--to", "push, pull and block need --to X,Y")),
     };
-    let bytes = a
-        .bytes
-        .parse::<podsim_units::Bytes>()
-        .map_err(|e| flag_err("--bytes", format!("`{}`: {e}", a.bytes)))?
-        .0;
+    let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
     let spec = podsim_config::system_from_cli(&a.topology, None, None, None)?;
     let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
     let podsim_topology::Network::Dojo(d) = net else {
@@ -695,11 +691,7 @@ fn dma_cmd(a: &DmaArgs) -> Result<ExitCode, Failure> {
 fn host_cmd(a: &HostArgs) -> Result<ExitCode, Failure> {
     use crate::collective_cmd::flag_err;
     let d = plane_with_dips(&a.topology)?;
-    let bytes = a
-        .bytes
-        .parse::<podsim_units::Bytes>()
-        .map_err(|e| flag_err("--bytes", format!("`{}`: {e}", a.bytes)))?
-        .0;
+    let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
     let r = podsim_system::dojo_dma::host_upload(&d, a.host, bytes, a.dips).map_err(|e| {
         let flag = e.0.split(' ').next().unwrap_or("--bytes").to_string();
         let flag = if flag.starts_with("--") {
@@ -748,11 +740,7 @@ fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
     use crate::collective_cmd::flag_err;
     use podsim_system::dojo_shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
     let d = plane_with_dips(&a.topology)?;
-    let bytes = a
-        .bytes
-        .parse::<podsim_units::Bytes>()
-        .map_err(|e| flag_err("--bytes", format!("`{}`: {e}", a.bytes)))?
-        .0;
+    let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
     let run = |on: bool| {
         mixed(&d, a.global_fraction, on, bytes).map_err(|e| {
             let flag = if e.contains("fraction") {

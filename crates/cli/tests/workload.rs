@@ -115,6 +115,19 @@ fn a_workload_trace_holds_the_runs_events() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Each workload text in `cases`, written under `dir`, is a usage error (exit 2) whose message
+/// contains the expected words.
+fn usage_errors<T: AsRef<str>>(dir: &Path, cases: &[(T, &str)]) {
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let p = dir.join(format!("w{i}.toml"));
+        std::fs::write(&p, text.as_ref()).unwrap();
+        let o = podsim(&["workload", p.to_str().unwrap()]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(want), "case {i}: {e}");
+    }
+}
+
 #[test]
 fn workload_file_errors_name_the_line_and_key() {
     let dir = std::env::temp_dir().join(format!("podsim-wl-err-{}", std::process::id()));
@@ -157,14 +170,7 @@ fn workload_file_errors_name_the_line_and_key() {
             "expected [M, N, K]",
         ),
     ];
-    for (i, (text, want)) in cases.iter().enumerate() {
-        let p = dir.join(format!("w{i}.toml"));
-        std::fs::write(&p, text).unwrap();
-        let o = podsim(&["workload", p.to_str().unwrap()]);
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{e}");
-        assert!(e.contains(want), "case {i}: {e}");
-    }
+    usage_errors(&dir, &cases);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -331,14 +337,7 @@ fn dojo_task_errors_name_the_key() {
             "directions need a DOJO plane or a mesh",
         ),
     ];
-    for (i, (text, want)) in cases.iter().enumerate() {
-        let p = dir.join(format!("w{i}.toml"));
-        std::fs::write(&p, text).unwrap();
-        let o = podsim(&["workload", p.to_str().unwrap()]);
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{e}");
-        assert!(e.contains(want), "case {i}: {e}");
-    }
+    usage_errors(&dir, &cases);
     // Runtime refusals: a DMA on a die (no DIPs) and a barrier off DOJO.
     for (text, want) in [
         (format!("{die}dma = \"1 KiB\"\n"), "has none"),

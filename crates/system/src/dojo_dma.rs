@@ -33,7 +33,7 @@
 //!   topology's DIP-to-host link.
 
 use podsim_net::{FlowModel, NetworkModel, Packetization};
-use podsim_topology::{DIP_HBM, Dojo, DojoNode, NODE_SRAM, Network};
+use podsim_topology::{DIP_HBM, Dojo, DojoNode, NODE_SRAM, Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
 /// A DIP's HBM bandwidth, bytes/s (Hot Chips 34, the DIP slide; the seed gives none).
@@ -281,9 +281,16 @@ fn net_time(d: &Dojo, dip: u32, node: (u32, u32), bytes: u64, dir: Direction) ->
     } else {
         (b, a)
     };
+    flows_end_s(d, &[(src, dst, bytes)]).unwrap_or(f64::INFINITY)
+}
+
+/// When the last of `flows` (source, sink, bytes), all starting at once alone on the flow
+/// model, ends: seconds.
+fn flows_end_s(d: &Dojo, flows: &[(NodeId, NodeId, u64)]) -> Result<f64, DmaError> {
     let mut m = FlowModel::new(Network::Dojo(d.clone()), Packetization::NONE, false);
-    if m.send(SimTime::ZERO, src, dst, Bytes(bytes), 0).is_err() {
-        return f64::INFINITY;
+    for &(src, dst, bytes) in flows {
+        m.send(SimTime::ZERO, src, dst, Bytes(bytes), 0)
+            .map_err(|e| DmaError(e.to_string()))?;
     }
     let mut end = 0u64;
     while let Some(t) = m.next_completion() {
@@ -291,7 +298,7 @@ fn net_time(d: &Dojo, dip: u32, node: (u32, u32), bytes: u64, dir: Direction) ->
             end = end.max(c.end.as_ps());
         }
     }
-    end as f64 * 1e-12
+    Ok(end as f64 * 1e-12)
 }
 
 /// Time one descriptor on `d` (a plane with DIPs).
@@ -373,20 +380,13 @@ pub fn host_upload(d: &Dojo, host: u32, bytes: u64, dips: u32) -> Result<HostRes
             u64::from(dips) * DIP_HBM.0 / 1_000_000_000
         ));
     }
-    let mut m = FlowModel::new(Network::Dojo(d.clone()), Packetization::NONE, false);
     let h = d.id(DojoNode::Host(host));
     let share = bytes.div_ceil(u64::from(dips));
-    for &i in &mine[..dips as usize] {
-        m.send(SimTime::ZERO, h, d.id(DojoNode::Dip(i)), Bytes(share), 0)
-            .map_err(|e| DmaError(e.to_string()))?;
-    }
-    let mut end = 0u64;
-    while let Some(t) = m.next_completion() {
-        for c in m.advance(t) {
-            end = end.max(c.end.as_ps());
-        }
-    }
-    let time_s = end as f64 * 1e-12;
+    let flows: Vec<(NodeId, NodeId, u64)> = mine[..dips as usize]
+        .iter()
+        .map(|&i| (h, d.id(DojoNode::Dip(i)), share))
+        .collect();
+    let time_s = flows_end_s(d, &flows)?;
     Ok(HostResult {
         host,
         dips,

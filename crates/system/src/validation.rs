@@ -527,9 +527,7 @@ impl Quantity {
                 Network::Dojo(d) if d.hosts() > 0 => {
                     let dips = podsim_topology::DIPS_PER_HOST.min(d.dips());
                     crate::dojo_dma::host_upload(d, 0, 16 << 30, dips)
-                        .map_err(|_| {
-                            QuantityError::NotApplicable("the host upload could not run")
-                        })?
+                        .map_err(|_| QuantityError::NotApplicable("the host upload could not run"))?
                         .bandwidth_bytes_per_s
                         .round() as u64
                 }
