@@ -25,6 +25,7 @@ pub mod tofu_rdma;
 pub mod tofu_slicing;
 pub mod tpu_v4;
 pub mod train;
+pub mod tt_dram;
 pub mod validation;
 pub mod workload;
 

@@ -1,0 +1,307 @@
+//! Tenstorrent DRAM reader kernels on the packet-level NoC (tenstorrent-dram-bandwidth.txt):
+//! readers on worker tiles send read requests to DRAM bank tiles, each block of a reader
+//! tagged with a transaction ID; a bank serves its requests first come first served at its
+//! channel's rate and sends the data back as packets; a reader waits on the barrier of its
+//! oldest block when `outstanding` blocks are in flight ("there will always be one read
+//! request on the fly" with two).
+//!
+//! # Model (choices where the document is silent; issue 15's first piece)
+//! * A bank reads at `data rate x 2 bytes` (a x16 GDDR6 channel per bank: 12 GT/s gives
+//!   24 GB/s, 12 banks 288 GB/s, the document's spec) times `efficiency` (row hits, bank
+//!   turnarounds, refresh; the one calibration parameter the issue allows, not yet fitted),
+//!   after a fixed read latency.
+//! * A request is one flit; a block is read as requests of at most [`MAX_BURST_BYTES`], each
+//!   answered by one packet of its bytes in 32-byte flits plus a header flit (tt-metal's NoC:
+//!   32-byte flits, 8 KiB maximum burst).
+//! * Requests and data take the same NoC (`noc0` or `noc1` routing of the packet level).
+
+use podsim_noc::{Noc, NocRouting, RouterConfig};
+use podsim_topology::{Network, TtGrid};
+
+/// The largest read one request asks for, bytes (tt-metal `NOC_MAX_BURST_SIZE`, Wormhole).
+pub const MAX_BURST_BYTES: u64 = 8192;
+/// Bytes per NoC flit (32 bytes a cycle per link).
+pub const FLIT_BYTES: u64 = 32;
+
+/// The DRAM's timing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DramConfig {
+    /// Transfers per second of each bank's x16 channel (12e9 or 14e9).
+    pub data_rate: f64,
+    /// The fraction of the raw rate a bank sustains (0 < e <= 1).
+    pub efficiency: f64,
+    /// Cycles from a request's arrival at an idle bank to its data starting back.
+    pub latency_cycles: u64,
+}
+
+/// One reader kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reader {
+    /// Its worker tile (NoC coordinates).
+    pub tile: (u32, u32),
+    /// The bank it reads.
+    pub bank: usize,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// Blocks to read.
+    pub blocks: u64,
+    /// Blocks in flight before it waits on the oldest one's barrier (1: barrier on every
+    /// block; 2: the document's two transaction IDs).
+    pub outstanding: u64,
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DramRun {
+    /// Bytes read in all.
+    pub bytes: u64,
+    /// NoC cycles until the last block arrived.
+    pub cycles: u64,
+    /// Bytes over time.
+    pub bandwidth_bytes_per_s: f64,
+    /// Each reader's bytes over its own finishing time.
+    pub per_reader_bytes_per_s: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    reader: usize,
+    bytes: u64,
+    ready: f64,
+}
+
+/// Run `readers` on `grid` over one NoC.
+pub fn run(
+    grid: &TtGrid,
+    routing: NocRouting,
+    readers: &[Reader],
+    dram: &DramConfig,
+    rc: &RouterConfig,
+) -> Result<DramRun, String> {
+    if !(dram.efficiency > 0.0 && dram.efficiency <= 1.0) {
+        return Err(format!("efficiency {}: expected (0, 1]", dram.efficiency));
+    }
+    if !(dram.data_rate > 0.0 && dram.data_rate.is_finite()) {
+        return Err("the data rate must be positive".into());
+    }
+    let clock = grid.clock().as_hz() as f64;
+    // Bytes a bank delivers per NoC cycle.
+    let rate = dram.data_rate * 2.0 * dram.efficiency / clock;
+    let net = Network::Tenstorrent(grid.clone());
+    let mut noc = Noc::new(&net, routing, rc).map_err(|e| e.to_string())?;
+    let banks = grid.dram_banks();
+    let mut bank_tiles = Vec::with_capacity(banks);
+    for b in 0..banks {
+        let (x, y) = grid.bank_tile(b).ok_or("bank without a tile")?;
+        bank_tiles.push(grid.tile(x, y).0 as usize);
+    }
+    for r in readers {
+        if r.bank >= banks {
+            return Err(format!(
+                "bank {}: the grid has banks 0 to {}",
+                r.bank,
+                banks - 1
+            ));
+        }
+        if grid.kind(r.tile.0, r.tile.1) != Some(podsim_topology::TileKind::Worker) {
+            return Err(format!(
+                "reader tile {},{} is not a working Tensix core of {}",
+                r.tile.0,
+                r.tile.1,
+                grid.label()
+            ));
+        }
+        if r.outstanding == 0 || r.block_bytes == 0 || r.blocks == 0 {
+            return Err("a reader needs blocks, bytes and at least one outstanding block".into());
+        }
+    }
+    let n = readers.len();
+    // Per reader: next block to issue, blocks completed, bytes outstanding per block (ring).
+    let mut issued = vec![0u64; n];
+    let mut done = vec![0u64; n];
+    let mut left: Vec<std::collections::VecDeque<u64>> = vec![Default::default(); n];
+    let mut finish = vec![0u64; n];
+    // Per bank: when it is next free, and responses waiting to start.
+    let mut free_at = vec![0f64; banks];
+    let mut pending: Vec<std::collections::VecDeque<Pending>> = vec![Default::default(); banks];
+    let mut delivered = Vec::new();
+    let tile_of = |r: &Reader| grid.tile(r.tile.0, r.tile.1).0 as usize;
+    let total_blocks: u64 = readers.iter().map(|r| r.blocks).sum();
+    let mut completed = 0u64;
+    // Tags: reader in the high bits, 1 for data (0 for a request), bytes in the low bits.
+    let tag = |reader: usize, data: bool, bytes: u64| -> u64 {
+        ((reader as u64) << 40) | (u64::from(data) << 32) | bytes
+    };
+    let limit = 1u64 << 40;
+    while completed < total_blocks {
+        let now = noc.now();
+        if now > limit {
+            return Err("the readers did not finish".into());
+        }
+        // Readers issue while they may.
+        for (i, r) in readers.iter().enumerate() {
+            while issued[i] < r.blocks && issued[i] - done[i] < r.outstanding {
+                let mut b = r.block_bytes;
+                while b > 0 {
+                    let chunk = b.min(MAX_BURST_BYTES);
+                    noc.inject(tile_of(r), bank_tiles[r.bank], 1, tag(i, false, chunk))
+                        .map_err(|e| e.to_string())?;
+                    b -= chunk;
+                }
+                left[i].push_back(r.block_bytes);
+                issued[i] += 1;
+            }
+        }
+        // Banks start the responses whose data is read.
+        for (b, q) in pending.iter_mut().enumerate() {
+            while q.front().is_some_and(|p| p.ready <= now as f64) {
+                let p = q.pop_front().expect("checked");
+                let flits = 1 + p.bytes.div_ceil(FLIT_BYTES) as u32;
+                noc.inject(
+                    bank_tiles[b],
+                    tile_of(&readers[p.reader]),
+                    flits,
+                    tag(p.reader, true, p.bytes),
+                )
+                .map_err(|e| e.to_string())?;
+            }
+        }
+        noc.step().map_err(|e| e.to_string())?;
+        noc.take_delivered(&mut delivered);
+        for d in delivered.drain(..) {
+            let reader = (d.tag >> 40) as usize;
+            let data = (d.tag >> 32) & 1 == 1;
+            let bytes = d.tag & 0xffff_ffff;
+            if data {
+                // Packets of one reader arrive in its blocks' order (one bank, one path, FCFS).
+                let Some(front) = left[reader].front_mut() else {
+                    return Err("data for no block".into());
+                };
+                *front -= bytes.min(*front);
+                if *front == 0 {
+                    left[reader].pop_front();
+                    done[reader] += 1;
+                    completed += 1;
+                    finish[reader] = d.delivered;
+                }
+            } else {
+                let bank = readers[reader].bank;
+                let start = free_at[bank].max(d.delivered as f64);
+                let end = start + bytes as f64 / rate;
+                free_at[bank] = end;
+                pending[bank].push_back(Pending {
+                    reader,
+                    bytes,
+                    ready: end + dram.latency_cycles as f64,
+                });
+            }
+        }
+    }
+    let cycles = finish.iter().copied().max().unwrap_or(0).max(1);
+    let secs = |c: u64| c as f64 / clock;
+    let bytes: u64 = readers.iter().map(|r| r.block_bytes * r.blocks).sum();
+    Ok(DramRun {
+        bytes,
+        cycles,
+        bandwidth_bytes_per_s: bytes as f64 / secs(cycles),
+        per_reader_bytes_per_s: readers
+            .iter()
+            .zip(&finish)
+            .map(|(r, &f)| (r.block_bytes * r.blocks) as f64 / secs(f.max(1)))
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RouterConfig {
+        RouterConfig {
+            flit_bytes: FLIT_BYTES,
+            packet_flits: 1,
+            ..RouterConfig::default()
+        }
+    }
+
+    /// One reader at (1,1) on bank 0 of a Wormhole: with one block outstanding the bank idles
+    /// between blocks (the request's trip, the read latency and the data's trip), with two it
+    /// never does, and the bank's rate bounds both.
+    #[test]
+    fn a_second_transaction_id_keeps_the_bank_busy() {
+        let g = TtGrid::wormhole(0).unwrap();
+        let dram = DramConfig {
+            data_rate: 12e9,
+            efficiency: 1.0,
+            latency_cycles: 100,
+        };
+        let reader = |outstanding| Reader {
+            tile: (1, 1),
+            bank: 0,
+            block_bytes: 32768,
+            blocks: 16,
+            outstanding,
+        };
+        let one = run(&g, NocRouting::Noc0, &[reader(1)], &dram, &cfg()).unwrap();
+        let two = run(&g, NocRouting::Noc0, &[reader(2)], &dram, &cfg()).unwrap();
+        let peak = 24e9;
+        assert!(two.bandwidth_bytes_per_s <= peak * 1.0001, "{two:?}");
+        assert!(two.bandwidth_bytes_per_s > 0.95 * peak, "{two:?}");
+        // By hand: a block's read takes 32768 / 24 = 1365.3 cycles; with one outstanding the
+        // bank then idles at least the latency (100 cycles) and the last packet's 257 flits
+        // before the next request can arrive: at most 1365.3 / 1722.3 of the peak.
+        assert!(
+            one.bandwidth_bytes_per_s < peak * 1365.4 / 1722.3,
+            "{one:?}"
+        );
+        assert!(one.bandwidth_bytes_per_s < 0.85 * two.bandwidth_bytes_per_s);
+    }
+
+    /// Twelve readers on Wormhole's top two worker rows against twelve next to their banks
+    /// (NoC 0, two blocks outstanding): on the top rows the data routes of several banks share
+    /// links (east, then south) and those readers fall to about two thirds of a bank's rate;
+    /// next to their banks each route is a hop and every bank runs at its rate.
+    #[test]
+    fn readers_next_to_their_banks_beat_the_top_rows() {
+        let g = TtGrid::wormhole(0).unwrap();
+        let dram = DramConfig {
+            data_rate: 12e9,
+            efficiency: 1.0,
+            latency_cycles: 100,
+        };
+        let reader = |bank: usize, tile: (u32, u32)| Reader {
+            tile,
+            bank,
+            block_bytes: 32768,
+            blocks: 16,
+            outstanding: 2,
+        };
+        let top: Vec<Reader> = [1u32, 2]
+            .iter()
+            .flat_map(|&y| [1u32, 2, 3, 4, 6, 7, 8, 9].map(|x| (x, y)))
+            .take(12)
+            .enumerate()
+            .map(|(b, t)| reader(b, t))
+            .collect();
+        let next: Vec<Reader> = (0..12)
+            .map(|b| {
+                let (x, y) = g.bank_tile(b).unwrap();
+                reader(b, (x + 1, y))
+            })
+            .collect();
+        let top = run(&g, NocRouting::Noc0, &top, &dram, &cfg()).unwrap();
+        let next = run(&g, NocRouting::Noc0, &next, &dram, &cfg()).unwrap();
+        let peak = 12.0 * 24e9;
+        assert!(next.bandwidth_bytes_per_s > 0.95 * peak, "{next:?}");
+        assert!(
+            top.bandwidth_bytes_per_s < 0.8 * next.bandwidth_bytes_per_s,
+            "{top:?}"
+        );
+        let slowest = top
+            .per_reader_bytes_per_s
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        assert!(slowest < 0.75 * 24e9, "{top:?}");
+    }
+}
