@@ -26,6 +26,7 @@ pub mod tofu_slicing;
 pub mod tpu_v4;
 pub mod train;
 pub mod tt_dram;
+pub mod tt_placement;
 pub mod validation;
 pub mod workload;
 
