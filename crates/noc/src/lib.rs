@@ -18,7 +18,10 @@
 //!    output VCs (requests for one output and class ordered by round-robin from the last winner,
 //!    or oldest first with `fcfs`; free VCs of that class handed out round-robin), then
 //!    allocates the switch (separable, input first: each input port picks one ready VC with a
-//!    downstream credit, each output grants one input, both round-robin or oldest first);
+//!    downstream credit, each output grants one input, both round-robin or oldest first); a
+//!    packet injected with [`Noc::inject_lane`] takes only its lane's VC of the class at every
+//!    port, so packets of one lane queue first come first served and different lanes share
+//!    the switch round-robin;
 //! 3. **write**: each winner crosses the switch onto its output channel, due at the far end
 //!    `link cycles` later, and a credit for its freed slot goes upstream, due one latency of
 //!    the channel it came in on later.
@@ -62,7 +65,7 @@ mod traffic;
 pub use config::{Arbitration, ConfigError, LinkCycles, RouterConfig};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
-pub use sim::{Audit, Delivered, LinkStat, Noc};
+pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, Noc};
 pub use traffic::{
     MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, PacketLog, Pattern, RunSpec,
     SATURATION_RATIO, check as check_pattern, parse_rates, run, run_logged, sweep,

@@ -47,6 +47,24 @@ struct Packet {
     created: u64,
     injected: u64,
     tag: u64,
+    /// The VC lane the packet is held to ([`ANY_LANE`]: any free VC of its class).
+    lane: u16,
+}
+
+/// A packet that may take any free VC.
+pub const ANY_LANE: u16 = u16::MAX;
+
+/// The VCs of `mask` a packet on `lane` may take: all of them, or the lane's one (the
+/// `lane`-th VC of the mask, counting round when the mask has fewer).
+fn lane_mask(mask: VcMask, lane: u16) -> VcMask {
+    if lane == ANY_LANE || mask == 0 {
+        return mask;
+    }
+    let mut m = mask;
+    for _ in 0..(u32::from(lane) % mask.count_ones()) {
+        m &= m - 1;
+    }
+    m & m.wrapping_neg()
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -437,6 +455,27 @@ impl Noc {
         self.inject_numbered(src, dst, flits, tag, serial)
     }
 
+    /// [`Noc::inject`] held to one VC lane at every port: the `lane`-th VC of the class the
+    /// route needs there (modulo the class's VCs). Packets of different lanes never share a VC
+    /// and the switch serves the lanes round-robin; packets of one lane queue for its VC in
+    /// the order they reach it (one lane per reader: Tenstorrent's fix for a reader that takes
+    /// every slot of a shared VC, tenstorrent-dram-bandwidth.txt).
+    pub fn inject_lane(
+        &mut self,
+        src: usize,
+        dst: usize,
+        flits: u32,
+        tag: u64,
+        lane: u16,
+    ) -> Result<(), NocError> {
+        let serial = self.serial;
+        self.inject_numbered(src, dst, flits, tag, serial)?;
+        if let Some(&id) = self.queues[src].back() {
+            self.packets[id as usize].lane = lane;
+        }
+        Ok(())
+    }
+
     /// [`Noc::inject`] with the packet's number given: a caller that hands packets over
     /// lazily (as buffers allow) numbers them as if all had been handed over at once, so the
     /// choice of paths and ejection interfaces does not depend on when they enter.
@@ -479,6 +518,7 @@ impl Noc {
             created: self.now,
             injected: 0,
             tag,
+            lane: ANY_LANE,
         };
         self.serial = serial + 1;
         let id = match self.free_packets.pop() {
@@ -643,7 +683,11 @@ impl Noc {
                 let Some(&p) = self.queues[e].front() else {
                     continue;
                 };
-                let Some(vc) = pick_from(self.port[c].free, self.port[c].rr_vc) else {
+                let lane = self.packets[p as usize].lane;
+                let Some(vc) = pick_from(
+                    self.port[c].free & lane_mask(all_of(v), lane),
+                    self.port[c].rr_vc,
+                ) else {
                     continue;
                 };
                 self.queues[e].pop_front();
@@ -789,11 +833,13 @@ impl Noc {
     /// from the last one granted, if there is one.
     fn grant_vc(&mut self, c: usize, vc: usize, out: usize, class: u8, nloc: u32) {
         let v = self.f.vcs;
+        let idx = c * v + vc;
+        let lane = self.packets[self.front(idx).pkt as usize].lane;
         let p = &self.port[out];
-        let Some(ov) = pick_from(p.free & p.class_vcs[usize::from(class)], p.rr_vc) else {
+        let allowed = lane_mask(p.class_vcs[usize::from(class)], lane);
+        let Some(ov) = pick_from(p.free & allowed, p.rr_vc) else {
             return;
         };
-        let idx = c * v + vc;
         self.ivc[out * v + ov].owner = idx as u32;
         self.ivc[idx].ovc = ov as u16;
         self.ivc[idx].state = ACTIVE;
@@ -1043,6 +1089,11 @@ fn next_after(i: u32, n: u32) -> u32 {
 }
 
 /// The lowest set bit of `mask` at or above `from`, else the lowest set bit: a round-robin pick.
+/// Every VC of a port with `v` of them.
+fn all_of(v: usize) -> VcMask {
+    VcMask::MAX >> (VcMask::BITS as usize - v)
+}
+
 fn pick_from(mask: VcMask, from: u8) -> Option<usize> {
     if mask == 0 {
         return None;

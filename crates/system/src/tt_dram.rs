@@ -48,6 +48,8 @@ pub struct Reader {
     /// Blocks in flight before it waits on the oldest one's barrier (1: barrier on every
     /// block; 2: the document's two transaction IDs).
     pub outstanding: u64,
+    /// The NoC virtual-channel lane its requests are held to (`None`: any free VC).
+    pub lane: Option<u16>,
 }
 
 /// What a run measured.
@@ -144,8 +146,12 @@ pub fn run(
                 let mut b = r.block_bytes;
                 while b > 0 {
                     let chunk = b.min(MAX_BURST_BYTES);
-                    noc.inject(tile_of(r), bank_tiles[r.bank], 1, tag(i, false, chunk))
-                        .map_err(|e| e.to_string())?;
+                    let (src, dst, t) = (tile_of(r), bank_tiles[r.bank], tag(i, false, chunk));
+                    match r.lane {
+                        Some(l) => noc.inject_lane(src, dst, 1, t, l),
+                        None => noc.inject(src, dst, 1, t),
+                    }
+                    .map_err(|e| e.to_string())?;
                     b -= chunk;
                 }
                 left[i].push_back(r.block_bytes);
@@ -241,6 +247,7 @@ mod tests {
             block_bytes: 32768,
             blocks: 16,
             outstanding,
+            lane: None,
         };
         let one = run(&g, NocRouting::Noc0, &[reader(1)], &dram, &cfg()).unwrap();
         let two = run(&g, NocRouting::Noc0, &[reader(2)], &dram, &cfg()).unwrap();
@@ -275,6 +282,7 @@ mod tests {
             block_bytes: 32768,
             blocks: 16,
             outstanding: 2,
+            lane: None,
         };
         let top: Vec<Reader> = [1u32, 2]
             .iter()
