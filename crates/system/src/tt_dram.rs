@@ -50,6 +50,18 @@ pub struct Reader {
     pub outstanding: u64,
     /// The NoC virtual-channel lane its requests are held to (`None`: any free VC).
     pub lane: Option<u16>,
+    /// Where its data lives.
+    pub layout: Layout,
+}
+
+/// How a tensor's pages sit in the banks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Each reader's shard in its own bank.
+    Sharded,
+    /// Pages round-robin over every bank: a reader's page k is in bank (its bank + k) mod
+    /// banks, so every reader touches every bank.
+    Interleaved,
 }
 
 /// What a run measured.
@@ -67,9 +79,25 @@ pub struct DramRun {
 
 #[derive(Debug, Clone, Copy)]
 struct Pending {
+    tag: u64,
     reader: usize,
     bytes: u64,
     ready: f64,
+}
+
+/// A packet's tag: the reader (16 bits), its block (24 bits), data or request (1 bit) and the
+/// bytes (23 bits).
+fn tag(reader: usize, block: u64, data: bool, bytes: u64) -> u64 {
+    ((reader as u64) << 48) | (block << 24) | (u64::from(data) << 23) | bytes
+}
+
+fn untag(t: u64) -> (usize, u64, bool, u64) {
+    (
+        (t >> 48) as usize,
+        (t >> 24) & 0xff_ffff,
+        (t >> 23) & 1 == 1,
+        t & 0x7f_ffff,
+    )
 }
 
 /// Run `readers` on `grid` over one NoC.
@@ -93,9 +121,14 @@ pub fn run(
     let mut noc = Noc::new(&net, routing, rc).map_err(|e| e.to_string())?;
     let banks = grid.dram_banks();
     let mut bank_tiles = Vec::with_capacity(banks);
+    let mut bank_at = std::collections::HashMap::new();
     for b in 0..banks {
         let (x, y) = grid.bank_tile(b).ok_or("bank without a tile")?;
         bank_tiles.push(grid.tile(x, y).0 as usize);
+        bank_at.insert(grid.tile(x, y).0 as usize, b);
+    }
+    if readers.len() >= 1 << 16 {
+        return Err("at most 65,535 readers".into());
     }
     for r in readers {
         if r.bank >= banks {
@@ -116,9 +149,18 @@ pub fn run(
         if r.outstanding == 0 || r.block_bytes == 0 || r.blocks == 0 {
             return Err("a reader needs blocks, bytes and at least one outstanding block".into());
         }
+        if r.blocks >= 1 << 24 {
+            return Err(format!(
+                "{} blocks: at most 16,777,215 per reader",
+                r.blocks
+            ));
+        }
     }
     let n = readers.len();
-    // Per reader: next block to issue, blocks completed, bytes outstanding per block (ring).
+    // Per reader: next block to issue, blocks completed (the barrier's count: the oldest
+    // blocks whose every byte is in), bytes still to come per block from the oldest on, and
+    // pages requested so far (for interleaving).
+    let mut pages = vec![0u64; n];
     let mut issued = vec![0u64; n];
     let mut done = vec![0u64; n];
     let mut left: Vec<std::collections::VecDeque<u64>> = vec![Default::default(); n];
@@ -130,10 +172,6 @@ pub fn run(
     let tile_of = |r: &Reader| grid.tile(r.tile.0, r.tile.1).0 as usize;
     let total_blocks: u64 = readers.iter().map(|r| r.blocks).sum();
     let mut completed = 0u64;
-    // Tags: reader in the high bits, 1 for data (0 for a request), bytes in the low bits.
-    let tag = |reader: usize, data: bool, bytes: u64| -> u64 {
-        ((reader as u64) << 40) | (u64::from(data) << 32) | bytes
-    };
     let limit = 1u64 << 40;
     while completed < total_blocks {
         let now = noc.now();
@@ -146,7 +184,16 @@ pub fn run(
                 let mut b = r.block_bytes;
                 while b > 0 {
                     let chunk = b.min(MAX_BURST_BYTES);
-                    let (src, dst, t) = (tile_of(r), bank_tiles[r.bank], tag(i, false, chunk));
+                    let bank = match r.layout {
+                        Layout::Sharded => r.bank,
+                        Layout::Interleaved => (r.bank + pages[i] as usize) % banks,
+                    };
+                    pages[i] += 1;
+                    let (src, dst, t) = (
+                        tile_of(r),
+                        bank_tiles[bank],
+                        tag(i, issued[i], false, chunk),
+                    );
                     match r.lane {
                         Some(l) => noc.inject_lane(src, dst, 1, t, l),
                         None => noc.inject(src, dst, 1, t),
@@ -167,7 +214,7 @@ pub fn run(
                     bank_tiles[b],
                     tile_of(&readers[p.reader]),
                     flits,
-                    tag(p.reader, true, p.bytes),
+                    p.tag | (1 << 23),
                 )
                 .map_err(|e| e.to_string())?;
             }
@@ -175,27 +222,32 @@ pub fn run(
         noc.step().map_err(|e| e.to_string())?;
         noc.take_delivered(&mut delivered);
         for d in delivered.drain(..) {
-            let reader = (d.tag >> 40) as usize;
-            let data = (d.tag >> 32) & 1 == 1;
-            let bytes = d.tag & 0xffff_ffff;
+            let (reader, block, data, bytes) = untag(d.tag);
             if data {
-                // Packets of one reader arrive in its blocks' order (one bank, one path, FCFS).
-                let Some(front) = left[reader].front_mut() else {
+                // Blocks may complete out of order (interleaved pages); the barrier counts
+                // the oldest ones whose every byte is in.
+                let Some(slot) = block
+                    .checked_sub(done[reader])
+                    .and_then(|k| left[reader].get_mut(k as usize))
+                else {
                     return Err("data for no block".into());
                 };
-                *front -= bytes.min(*front);
-                if *front == 0 {
+                *slot -= bytes.min(*slot);
+                while left[reader].front() == Some(&0) {
                     left[reader].pop_front();
                     done[reader] += 1;
                     completed += 1;
                     finish[reader] = d.delivered;
                 }
             } else {
-                let bank = readers[reader].bank;
+                let Some(&bank) = bank_at.get(&(d.dst.0 as usize)) else {
+                    return Err("a request reached no bank".into());
+                };
                 let start = free_at[bank].max(d.delivered as f64);
                 let end = start + bytes as f64 / rate;
                 free_at[bank] = end;
                 pending[bank].push_back(Pending {
+                    tag: d.tag,
                     reader,
                     bytes,
                     ready: end + dram.latency_cycles as f64,
@@ -248,6 +300,7 @@ mod tests {
             blocks: 16,
             outstanding,
             lane: None,
+            layout: Layout::Sharded,
         };
         let one = run(&g, NocRouting::Noc0, &[reader(1)], &dram, &cfg()).unwrap();
         let two = run(&g, NocRouting::Noc0, &[reader(2)], &dram, &cfg()).unwrap();
@@ -283,6 +336,7 @@ mod tests {
             blocks: 16,
             outstanding: 2,
             lane: None,
+            layout: Layout::Sharded,
         };
         let top: Vec<Reader> = [1u32, 2]
             .iter()
@@ -311,5 +365,62 @@ mod tests {
             .copied()
             .fold(f64::INFINITY, f64::min);
         assert!(slowest < 0.75 * 24e9, "{top:?}");
+    }
+
+    /// Interleaved against sharded, twelve readers next to their banks on a Wormhole (NoC 0,
+    /// two blocks outstanding): interleaved, every reader's pages come from every bank, the
+    /// data crosses the grid and the routes congest; sharded, each reader reads its own bank
+    /// one hop away.
+    #[test]
+    fn interleaved_tensors_congest_where_sharded_do_not() {
+        let g = TtGrid::wormhole(0).unwrap();
+        let dram = DramConfig {
+            data_rate: 12e9,
+            efficiency: 1.0,
+            latency_cycles: 100,
+        };
+        let tiles = crate::tt_placement::place(
+            &g,
+            crate::tt_placement::Placement::NextToBank,
+            podsim_topology::Noc::Noc0,
+        )
+        .unwrap();
+        let readers = |layout| -> Vec<Reader> {
+            tiles
+                .iter()
+                .enumerate()
+                .map(|(b, &t)| Reader {
+                    tile: t,
+                    bank: b,
+                    block_bytes: 32768,
+                    blocks: 16,
+                    outstanding: 2,
+                    lane: None,
+                    layout,
+                })
+                .collect()
+        };
+        let sharded = run(
+            &g,
+            NocRouting::Noc0,
+            &readers(Layout::Sharded),
+            &dram,
+            &cfg(),
+        )
+        .unwrap();
+        let inter = run(
+            &g,
+            NocRouting::Noc0,
+            &readers(Layout::Interleaved),
+            &dram,
+            &cfg(),
+        )
+        .unwrap();
+        assert_eq!(sharded.bytes, inter.bytes);
+        assert!(sharded.bandwidth_bytes_per_s > 0.95 * 288e9, "{sharded:?}");
+        assert!(
+            inter.bandwidth_bytes_per_s < 0.9 * sharded.bandwidth_bytes_per_s,
+            "{inter:?}"
+        );
     }
 }
