@@ -274,6 +274,15 @@ pub fn run(
 mod tests {
     use super::*;
 
+    /// 12 GT/s, no efficiency loss, 100 cycles of read latency.
+    fn dram() -> DramConfig {
+        DramConfig {
+            data_rate: 12e9,
+            efficiency: 1.0,
+            latency_cycles: 100,
+        }
+    }
+
     fn cfg() -> RouterConfig {
         RouterConfig {
             flit_bytes: FLIT_BYTES,
@@ -288,11 +297,7 @@ mod tests {
     #[test]
     fn a_second_transaction_id_keeps_the_bank_busy() {
         let g = TtGrid::wormhole(0).unwrap();
-        let dram = DramConfig {
-            data_rate: 12e9,
-            efficiency: 1.0,
-            latency_cycles: 100,
-        };
+        let dram = dram();
         let reader = |outstanding| Reader {
             tile: (1, 1),
             bank: 0,
@@ -324,11 +329,7 @@ mod tests {
     #[test]
     fn readers_next_to_their_banks_beat_the_top_rows() {
         let g = TtGrid::wormhole(0).unwrap();
-        let dram = DramConfig {
-            data_rate: 12e9,
-            efficiency: 1.0,
-            latency_cycles: 100,
-        };
+        let dram = dram();
         let reader = |bank: usize, tile: (u32, u32)| Reader {
             tile,
             bank,
@@ -374,11 +375,7 @@ mod tests {
     #[test]
     fn interleaved_tensors_congest_where_sharded_do_not() {
         let g = TtGrid::wormhole(0).unwrap();
-        let dram = DramConfig {
-            data_rate: 12e9,
-            efficiency: 1.0,
-            latency_cycles: 100,
-        };
+        let dram = dram();
         let tiles = crate::tt_placement::place(
             &g,
             crate::tt_placement::Placement::NextToBank,
