@@ -270,6 +270,38 @@ pub fn run(
     })
 }
 
+/// A tensor's width sharded over `banks` banks in tiles `tile_width` wide, as tt-metal width
+/// sharding does: the width padded up to whole tiles, each bank taking the same whole number
+/// of tiles (the tiles over the banks, rounded up) until the tiles run out, so the last bank
+/// holding data takes what is left (tenstorrent-dram-bandwidth.txt: "the last bank could
+/// have uneven sharding width"). Tiles per bank, in bank order.
+pub fn shard_tiles(width: u64, tile_width: u64, banks: u64) -> Vec<u64> {
+    if tile_width == 0 || banks == 0 {
+        return Vec::new();
+    }
+    let tiles = width.div_ceil(tile_width);
+    let per = tiles.div_ceil(banks);
+    let mut left = tiles;
+    (0..banks)
+        .map(|_| {
+            let t = per.min(left);
+            left -= t;
+            t
+        })
+        .collect()
+}
+
+/// The slowest bank's share over the mean share: how much longer the most loaded reader and
+/// its compute run than an even split would (1 = balanced).
+pub fn imbalance(shards: &[u64]) -> f64 {
+    let total: u64 = shards.iter().sum();
+    if total == 0 {
+        return 1.0;
+    }
+    let max = shards.iter().copied().max().unwrap_or(0) as f64;
+    max / (total as f64 / shards.len() as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,5 +451,31 @@ mod tests {
             inter.bandwidth_bytes_per_s < 0.9 * sharded.bandwidth_bytes_per_s,
             "{inter:?}"
         );
+    }
+
+    /// in1 of 8192 and of 3584 columns on Wormhole's 12 banks, by hand. 8192 in 32-wide
+    /// tiles: 256 tiles, 22 a bank, 11 x 22 = 242, the last bank 14: 22 / 21.33 = 1.031;
+    /// 16-wide: 512 tiles, 43 a bank, the last 39: 43 / 42.67 = 1.008. 3584 (112 tiles of 32):
+    /// 10 a bank, the last 2: 10 / 9.33 = 1.071; 16-wide: 224 tiles, 19 a bank, the last 15:
+    /// 19 / 18.67 = 1.018; 8-wide: 448, 38, the last 30: 1.018. Narrower tiles balance better.
+    /// A width that is not a whole number of tiles is padded: 100 columns in 32-wide tiles
+    /// are 4 tiles.
+    #[test]
+    fn narrower_tiles_balance_the_banks() {
+        let s = shard_tiles(8192, 32, 12);
+        assert_eq!((s[0], s[11], s.iter().sum::<u64>()), (22, 14, 256));
+        assert!((imbalance(&s) - 22.0 / (256.0 / 12.0)).abs() < 1e-12);
+        let s = shard_tiles(8192, 16, 12);
+        assert_eq!((s[0], s[11]), (43, 39));
+        let i32 = imbalance(&shard_tiles(3584, 32, 12));
+        let i16 = imbalance(&shard_tiles(3584, 16, 12));
+        let i8 = imbalance(&shard_tiles(3584, 8, 12));
+        assert!((i32 - 10.0 / (112.0 / 12.0)).abs() < 1e-12);
+        assert!((i16 - 19.0 / (224.0 / 12.0)).abs() < 1e-12);
+        assert!((i8 - 38.0 / (448.0 / 12.0)).abs() < 1e-12);
+        assert!(i16 < i32 && i8 <= i16);
+        assert_eq!(shard_tiles(100, 32, 12).iter().sum::<u64>(), 4);
+        // Fewer tiles than a full share for every bank: the last banks hold nothing.
+        assert_eq!(shard_tiles(13 * 32, 32, 12)[6..], [1, 0, 0, 0, 0, 0]);
     }
 }
