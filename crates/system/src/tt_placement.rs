@@ -105,7 +105,7 @@ pub fn place(g: &TtGrid, p: Placement, noc: Noc) -> Result<Vec<(u32, u32)>, Stri
             v.truncate(banks);
             v
         }
-        Placement::NextToBank => return next_to_bank(g, noc),
+        Placement::NextToBank => return next_to_bank(g, noc, Relocation::Document),
     };
     if out.len() < banks {
         return Err(format!(
@@ -117,67 +117,120 @@ pub fn place(g: &TtGrid, p: Placement, noc: Noc) -> Result<Vec<(u32, u32)>, Stri
     Ok(out)
 }
 
-fn next_to_bank(g: &TtGrid, noc: Noc) -> Result<Vec<(u32, u32)>, String> {
+/// What happens to a reader whose place next to its bank is not a working core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relocation {
+    /// The document's rule: shift away from the bank along the NoC's first direction, then
+    /// against its second, to a row with no reader of that half yet and no overlapping route.
+    Document,
+    /// No relocation: the full grid's next-to-bank placement taken in logical worker rows, as
+    /// software unaware of the harvest would place it; the harvested chip maps logical row i
+    /// to its i-th working row, so readers below a harvested row land a row or two off their
+    /// banks (a reader whose logical row no longer exists takes the nearest free core).
+    Logical,
+}
+
+impl Relocation {
+    /// Every rule, by name.
+    pub const ALL: [(&'static str, Relocation); 2] = [
+        ("document", Relocation::Document),
+        ("logical", Relocation::Logical),
+    ];
+    /// From its name.
+    pub fn parse(s: &str) -> Option<Relocation> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, r)| *r)
+    }
+}
+
+/// One reader per bank next to its bank on `noc`, moving readers displaced by harvested rows
+/// by `rule`. "Next to" is one hop downstream of the bank on the NoC in use, so the data
+/// route is a single link: on NoC 0 (east, then south) the core east of the bank, else the one
+/// south of it (Grayskull's banks sit in rows without workers); on NoC 1 (north, then west)
+/// west, else north. The relocation mirrors with the NoC: on NoC 0 it shifts east and moves up
+/// (the document's "to the right and ... upwards"), on NoC 1 west and down.
+pub fn next_to_bank(g: &TtGrid, noc: Noc, rule: Relocation) -> Result<Vec<(u32, u32)>, String> {
     let banks = g.dram_banks();
     let (w, h) = (g.width(), g.cube().dims()[1]);
+    if rule == Relocation::Logical && !g.harvested_rows().is_empty() {
+        return logical(g, noc);
+    }
+    let step = |v: u32, d: i64, n: u32| (i64::from(v) + d).rem_euclid(i64::from(n)) as u32;
+    // +1 along x (and y) on NoC 0, -1 on NoC 1.
+    let s: i64 = match noc {
+        Noc::Noc0 => 1,
+        Noc::Noc1 => -1,
+    };
     let mut readers: Vec<Option<(u32, u32)>> = vec![None; banks];
     let mut used: HashSet<(u32, u32)> = HashSet::new();
     let mut links: HashSet<Link> = HashSet::new();
-    // Banks whose right-hand neighbour works take it first.
+    // Banks with a working neighbour one hop downstream take it first.
     let mut relocate = Vec::new();
     for (b, r) in readers.iter_mut().enumerate() {
         let (x, y) = g.bank_tile(b).ok_or("a bank without a tile")?;
-        let t = ((x + 1) % w, y);
-        if worker(g, t) && used.insert(t) {
-            links.extend(data_links(g, noc, (x, y), t));
-            *r = Some(t);
-        } else {
-            relocate.push(b);
+        let t = [(step(x, s, w), y), (x, step(y, s, h))]
+            .into_iter()
+            .find(|&t| worker(g, t) && !used.contains(&t));
+        match t {
+            Some(t) => {
+                used.insert(t);
+                links.extend(data_links(g, noc, (x, y), t));
+                *r = Some(t);
+            }
+            None => relocate.push(b),
         }
     }
     // The half a tile is in: left or right of the grid's middle.
     let half = |x: u32| x >= w / 2;
     for b in relocate {
         let bank = g.bank_tile(b).ok_or("a bank without a tile")?;
-        let rows_of_half = |readers: &[Option<(u32, u32)>]| -> HashSet<u32> {
-            readers
-                .iter()
-                .flatten()
-                .filter(|t| half(t.0) == half(bank.0))
-                .map(|t| t.1)
-                .collect()
+        let hops = |t: (u32, u32)| data_links(g, noc, bank, t).len();
+        let nearest = |used: &HashSet<(u32, u32)>| {
+            (0..h)
+                .flat_map(|y| (0..w).map(move |x| (x, y)))
+                .filter(|&t| worker(g, t) && !used.contains(&t))
+                .min_by_key(|&t| (hops(t), t.1, t.0))
         };
-        let taken_rows = rows_of_half(&readers);
-        let fits = |t: (u32, u32), used: &HashSet<(u32, u32)>, links: &HashSet<Link>| {
-            worker(g, t)
-                && !used.contains(&t)
-                && data_links(g, noc, bank, t)
+        let pick = match rule {
+            Relocation::Logical => nearest(&used),
+            Relocation::Document => {
+                let taken_rows: HashSet<u32> = readers
                     .iter()
-                    .all(|l| !links.contains(l))
-        };
-        let mut shifted = Vec::new();
-        for dx in 2..w {
-            let x = bank.0 + dx;
-            if x >= w || half(x) != half(bank.0) {
-                break;
-            }
-            for dy in 1..h {
-                shifted.push((x, (bank.1 + h - dy) % h));
-            }
-        }
-        let pick = shifted
-            .iter()
-            .copied()
-            .find(|&t| !taken_rows.contains(&t.1) && fits(t, &used, &links))
-            .or_else(|| shifted.iter().copied().find(|&t| fits(t, &used, &links)))
-            .or_else(|| {
-                let mut all: Vec<(u32, u32)> = (0..h)
-                    .flat_map(|y| (0..w).map(move |x| (x, y)))
-                    .filter(|&t| fits(t, &used, &links))
+                    .flatten()
+                    .filter(|t| half(t.0) == half(step(bank.0, s, w)))
+                    .map(|t| t.1)
                     .collect();
-                all.sort_by_key(|&t| (data_links(g, noc, bank, t).len(), t.1, t.0));
-                all.first().copied()
-            });
+                let fits = |t: (u32, u32)| {
+                    worker(g, t)
+                        && !used.contains(&t)
+                        && data_links(g, noc, bank, t)
+                            .iter()
+                            .all(|l| !links.contains(l))
+                };
+                // Columns further along from the one next to the bank, in its half.
+                let side = half(step(bank.0, s, w));
+                let mut shifted = Vec::new();
+                for dx in 2..i64::from(w) {
+                    let x = step(bank.0, s * dx, w);
+                    if half(x) != side {
+                        break;
+                    }
+                    for dy in 1..i64::from(h) {
+                        shifted.push((x, step(bank.1, -s * dy, h)));
+                    }
+                }
+                shifted
+                    .iter()
+                    .copied()
+                    .find(|&t| !taken_rows.contains(&t.1) && fits(t))
+                    .or_else(|| shifted.iter().copied().find(|&t| fits(t)))
+                    .or_else(|| {
+                        (0..h)
+                            .flat_map(|y| (0..w).map(move |x| (x, y)))
+                            .filter(|&t| fits(t))
+                            .min_by_key(|&t| (hops(t), t.1, t.0))
+                    })
+            }
+        };
         let Some(t) = pick else {
             return Err(format!(
                 "no working core of {} takes bank {b}'s reader without overlapping another route",
@@ -189,6 +242,39 @@ fn next_to_bank(g: &TtGrid, noc: Noc) -> Result<Vec<(u32, u32)>, String> {
         readers[b] = Some(t);
     }
     Ok(readers.into_iter().flatten().collect())
+}
+
+/// [`Relocation::Logical`]: every reader at the full grid's placement in logical rows.
+fn logical(g: &TtGrid, noc: Noc) -> Result<Vec<(u32, u32)>, String> {
+    let full = g.unharvested();
+    let placed = next_to_bank(&full, noc, Relocation::Document)?;
+    let rows = |g: &TtGrid| -> Vec<u32> {
+        (0..g.cube().dims()[1])
+            .filter(|&y| (0..g.width()).any(|x| worker(g, (x, y))))
+            .collect()
+    };
+    let (full_rows, now_rows) = (rows(&full), rows(g));
+    let mut used = HashSet::new();
+    let mut out = Vec::with_capacity(placed.len());
+    for (b, &(x, y)) in placed.iter().enumerate() {
+        let bank = g.bank_tile(b).ok_or("a bank without a tile")?;
+        let t = full_rows
+            .iter()
+            .position(|&r| r == y)
+            .and_then(|i| now_rows.get(i))
+            .map(|&r| (x, r))
+            .filter(|&t| worker(g, t) && !used.contains(&t))
+            .or_else(|| {
+                (0..g.cube().dims()[1])
+                    .flat_map(|y| (0..g.width()).map(move |x| (x, y)))
+                    .filter(|&t| worker(g, t) && !used.contains(&t))
+                    .min_by_key(|&t| (data_links(g, noc, bank, t).len(), t.1, t.0))
+            })
+            .ok_or_else(|| format!("{} has no free working core for bank {b}", g.label()))?;
+        used.insert(t);
+        out.push(t);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -232,18 +318,47 @@ mod tests {
             }
         }
         assert_eq!(choices.len(), 55);
+        let mut naive_overlaps = 0;
         for harvest in choices {
             let g = TtGrid::wormhole(0)
                 .unwrap()
                 .with_harvested_rows(&harvest)
                 .unwrap();
-            let r = place(&g, Placement::NextToBank, Noc::Noc0)
-                .unwrap_or_else(|e| panic!("{harvest:?}: {e}"));
-            assert_eq!(r.len(), 12, "{harvest:?}");
-            let distinct: HashSet<_> = r.iter().collect();
-            assert_eq!(distinct.len(), 12, "{harvest:?}");
-            assert!(r.iter().all(|&t| worker(&g, t)), "{harvest:?}");
-            assert!(overlaps(&g, Noc::Noc0, &r).is_empty(), "{harvest:?}: {r:?}");
+            let noc = Noc::Noc0;
+            {
+                let r = next_to_bank(&g, noc, Relocation::Document)
+                    .unwrap_or_else(|e| panic!("{harvest:?} {noc:?}: {e}"));
+                assert_eq!(r.len(), 12, "{harvest:?}");
+                let distinct: HashSet<_> = r.iter().collect();
+                assert_eq!(distinct.len(), 12, "{harvest:?}");
+                assert!(r.iter().all(|&t| worker(&g, t)), "{harvest:?}");
+                assert!(overlaps(&g, noc, &r).is_empty(), "{harvest:?} {noc:?}: {r:?}");
+                let naive = next_to_bank(&g, noc, Relocation::Logical).unwrap();
+                naive_overlaps += usize::from(!overlaps(&g, noc, &naive).is_empty());
+            }
+        }
+        // Moving displaced readers to the nearest free core instead overlaps routes for
+        // some harvests: the relocation rule is what keeps them apart.
+        assert!(naive_overlaps > 0);
+    }
+
+    /// Grayskull's eight banks sit in rows 0 and 6, which hold no workers: next to a bank is
+    /// the core below it on NoC 0 (above it on NoC 1), a single hop, no overlaps.
+    #[test]
+    fn grayskull_readers_sit_below_their_banks() {
+        let g = TtGrid::grayskull();
+        for noc in [Noc::Noc0, Noc::Noc1] {
+            let r = place(&g, Placement::NextToBank, noc).unwrap();
+            assert_eq!(r.len(), 8);
+            for (b, &t) in r.iter().enumerate() {
+                let (x, y) = g.bank_tile(b).unwrap();
+                let want = match noc {
+                    Noc::Noc0 => (x, y + 1),
+                    Noc::Noc1 => (x, (y + 11) % 12),
+                };
+                assert_eq!(t, want, "bank {b} {noc:?}");
+            }
+            assert!(overlaps(&g, noc, &r).is_empty());
         }
     }
 

@@ -253,6 +253,18 @@ impl TtGrid {
         Ok(self)
     }
 
+    /// The same chip with every harvested row working again.
+    pub fn unharvested(&self) -> TtGrid {
+        let mut g = self.clone();
+        for k in &mut g.kinds {
+            if *k == TileKind::Harvested {
+                *k = TileKind::Worker;
+            }
+        }
+        g.harvested.clear();
+        g
+    }
+
     /// Which chip.
     pub fn chip(&self) -> TtChip {
         self.chip
