@@ -26,7 +26,9 @@ pub mod tofu_slicing;
 pub mod tpu_v4;
 pub mod train;
 pub mod tt_dram;
+pub mod tt_matmul;
 pub mod tt_placement;
+pub mod tt_study;
 pub mod validation;
 pub mod workload;
 

@@ -75,6 +75,40 @@ pub struct DramRun {
     pub bandwidth_bytes_per_s: f64,
     /// Each reader's bytes over its own finishing time.
     pub per_reader_bytes_per_s: Vec<f64>,
+    /// Each bank's bytes served over the whole run's time.
+    pub per_bank_bytes_per_s: Vec<f64>,
+    /// Every NoC link that carried flits: its ends (tile coordinates) and flits.
+    pub links: Vec<((u32, u32), (u32, u32), u64)>,
+    /// The busiest link's flits over the run's cycles (1 = a flit every cycle).
+    pub max_link_utilization: f64,
+    /// Every block: (reader, block, cycle its first request left, cycle its last byte came).
+    pub blocks: Vec<(usize, u64, u64, u64)>,
+}
+
+/// What may hold a reader back besides its transaction IDs: a consumer of its blocks (the
+/// matmul's compute kernel freeing circular-buffer slots). [`run`] asks before each block and
+/// tells it when each block is in.
+pub trait Gate {
+    /// Whether `reader` may issue `block` at cycle `now`.
+    fn allow(&mut self, reader: usize, block: u64, now: u64) -> bool;
+    /// `reader`'s `block` has every byte in at cycle `at`.
+    fn done(&mut self, reader: usize, block: u64, at: u64);
+    /// The next cycle after `now` at which [`Gate::allow`] may change its answer on its own
+    /// (None: only a [`Gate::done`] changes it).
+    fn next_change(&self, now: u64) -> Option<u64>;
+}
+
+/// No gate: the transaction IDs alone bound the reader.
+pub struct Free;
+
+impl Gate for Free {
+    fn allow(&mut self, _: usize, _: u64, _: u64) -> bool {
+        true
+    }
+    fn done(&mut self, _: usize, _: u64, _: u64) {}
+    fn next_change(&self, _: u64) -> Option<u64> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -107,6 +141,18 @@ pub fn run(
     readers: &[Reader],
     dram: &DramConfig,
     rc: &RouterConfig,
+) -> Result<DramRun, String> {
+    run_gated(grid, routing, readers, dram, rc, &mut Free)
+}
+
+/// [`run`] with a [`Gate`] on every block's issue.
+pub fn run_gated(
+    grid: &TtGrid,
+    routing: NocRouting,
+    readers: &[Reader],
+    dram: &DramConfig,
+    rc: &RouterConfig,
+    gate: &mut dyn Gate,
 ) -> Result<DramRun, String> {
     if !(dram.efficiency > 0.0 && dram.efficiency <= 1.0) {
         return Err(format!("efficiency {}: expected (0, 1]", dram.efficiency));
@@ -169,6 +215,9 @@ pub fn run(
     let mut free_at = vec![0f64; banks];
     let mut pending: Vec<std::collections::VecDeque<Pending>> = vec![Default::default(); banks];
     let mut delivered = Vec::new();
+    let mut bank_bytes = vec![0u64; banks];
+    // Per reader, per block: the cycle it was issued and the cycle it completed.
+    let mut timeline: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
     let tile_of = |r: &Reader| grid.tile(r.tile.0, r.tile.1).0 as usize;
     let total_blocks: u64 = readers.iter().map(|r| r.blocks).sum();
     let mut completed = 0u64;
@@ -179,8 +228,14 @@ pub fn run(
             return Err("the readers did not finish".into());
         }
         // Readers issue while they may.
+        let mut issued_now = false;
         for (i, r) in readers.iter().enumerate() {
-            while issued[i] < r.blocks && issued[i] - done[i] < r.outstanding {
+            while issued[i] < r.blocks
+                && issued[i] - done[i] < r.outstanding
+                && gate.allow(i, issued[i], now)
+            {
+                issued_now = true;
+                timeline[i].push((now, 0));
                 let mut b = r.block_bytes;
                 while b > 0 {
                     let chunk = b.min(MAX_BURST_BYTES);
@@ -210,13 +265,29 @@ pub fn run(
             while q.front().is_some_and(|p| p.ready <= now as f64) {
                 let p = q.pop_front().expect("checked");
                 let flits = 1 + p.bytes.div_ceil(FLIT_BYTES) as u32;
-                noc.inject(
-                    bank_tiles[b],
-                    tile_of(&readers[p.reader]),
-                    flits,
-                    p.tag | (1 << 23),
-                )
+                let (src, dst) = (bank_tiles[b], tile_of(&readers[p.reader]));
+                match readers[p.reader].lane {
+                    Some(l) => noc.inject_lane(src, dst, flits, p.tag | (1 << 23), l),
+                    None => noc.inject(src, dst, flits, p.tag | (1 << 23)),
+                }
                 .map_err(|e| e.to_string())?;
+            }
+        }
+        // Nothing moving and nothing to start: jump to the next bank read or gate change.
+        if !issued_now && noc.is_idle() {
+            let next = pending
+                .iter()
+                .filter_map(|q| q.front())
+                .map(|p| p.ready.ceil() as u64)
+                .chain(gate.next_change(now))
+                .min();
+            match next {
+                Some(t) if t > now + 1 => {
+                    noc.skip_to(t);
+                    continue;
+                }
+                None => return Err("the readers stalled: nothing in flight, nothing to start".into()),
+                Some(_) => {}
             }
         }
         noc.step().map_err(|e| e.to_string())?;
@@ -235,6 +306,8 @@ pub fn run(
                 *slot -= bytes.min(*slot);
                 while left[reader].front() == Some(&0) {
                     left[reader].pop_front();
+                    timeline[reader][done[reader] as usize].1 = d.delivered;
+                    gate.done(reader, done[reader], d.delivered);
                     done[reader] += 1;
                     completed += 1;
                     finish[reader] = d.delivered;
@@ -243,6 +316,7 @@ pub fn run(
                 let Some(&bank) = bank_at.get(&(d.dst.0 as usize)) else {
                     return Err("a request reached no bank".into());
                 };
+                bank_bytes[bank] += bytes;
                 let start = free_at[bank].max(d.delivered as f64);
                 let end = start + bytes as f64 / rate;
                 free_at[bank] = end;
@@ -256,6 +330,14 @@ pub fn run(
         }
     }
     let cycles = finish.iter().copied().max().unwrap_or(0).max(1);
+    let w = u64::from(grid.width());
+    let at = |n: podsim_topology::NodeId| ((n.0 % w) as u32, (n.0 / w) as u32);
+    let links: Vec<((u32, u32), (u32, u32), u64)> = noc
+        .link_stats()
+        .into_iter()
+        .filter(|l| l.kind == podsim_noc::ChannelKind::Link && l.flits > 0)
+        .map(|l| (at(l.from), at(l.to), l.flits))
+        .collect();
     let secs = |c: u64| c as f64 / clock;
     let bytes: u64 = readers.iter().map(|r| r.block_bytes * r.blocks).sum();
     Ok(DramRun {
@@ -266,6 +348,21 @@ pub fn run(
             .iter()
             .zip(&finish)
             .map(|(r, &f)| (r.block_bytes * r.blocks) as f64 / secs(f.max(1)))
+            .collect(),
+        per_bank_bytes_per_s: bank_bytes
+            .iter()
+            .map(|&b| b as f64 / secs(cycles))
+            .collect(),
+        max_link_utilization: links.iter().map(|l| l.2).max().unwrap_or(0) as f64 / cycles as f64,
+        links,
+        blocks: timeline
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| {
+                v.iter()
+                    .enumerate()
+                    .map(move |(k, &(a, b))| (i, k as u64, a, b))
+            })
             .collect(),
     })
 }

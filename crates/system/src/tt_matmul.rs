@@ -1,0 +1,353 @@
+//! The DRAM-bound 1-D sharded matmul of tenstorrent-dram-bandwidth.txt: `in0` (M x K, small
+//! M) width-sharded in the top rows and sent to every compute core; `in1` (K x N) width-sharded
+//! over the DRAM banks in tiles 32 rows by 32, 16 or 8 columns; one reader and compute kernel
+//! next to each bank, reading its shard block by block (K in blocks) at the packet level with
+//! two transaction IDs, the compute kernel consuming block after block; in0 and in1 single or
+//! double buffered; the output shards written back to the top rows.
+//!
+//! # Model (choices where the document is silent)
+//! * in1 at the packet level ([`crate::tt_dram::run_gated`]): a reader may fetch block `j`
+//!   only once its compute kernel has freed the slot of block `j - buffers` (the circular
+//!   buffer), and at most two blocks are in flight (the document's transaction IDs).
+//! * A block is `kb` rows of K: the largest multiple of 32 dividing K whose in1 block is at
+//!   most 64 KiB on the widest core (an assumption: the document gives no block size), at
+//!   least 32.
+//! * Compute: `2 M K n_i` FLOP on core i at a Tensix's share of the chip's peak (Wormhole
+//!   n150: 262 TFLOPS at FP8 and 74 TFLOPS at FP16 over 72 cores at 1 GHz, Tenstorrent's
+//!   product page; block-float weights at the FP8 rate, BF16 at the FP16 rate: an assumption
+//!   about the math fidelity).
+//! * in0 (BF16) travels on the other NoC, not at the packet level: block `j` leaves the top-row
+//!   core holding that slice of K once every core has freed its slot, and takes its bytes at
+//!   32 B a cycle to send once (multicast) or once per compute core, one after another
+//!   (unicast: the core served last waits for all the others).
+//! * The output (M x n_i in BF16) goes back to the top rows at 32 B a cycle after the last
+//!   block's compute.
+
+use podsim_topology::Noc;
+
+use crate::tt_dram::{self, DramConfig, Gate, Layout, Reader, shard_tiles};
+use crate::tt_placement::{self, Relocation};
+use crate::tt_study::{self, READ_LATENCY_CYCLES, Vcs};
+
+/// How in1's elements are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    /// 2 bytes an element.
+    Bf16,
+    /// Block float, 8-bit mantissas and an exponent byte per 16 elements: 1088 bytes per
+    /// 1024 elements (tt-metal `bfloat8_b`).
+    Bfp8,
+    /// Block float, 4-bit mantissas: 576 bytes per 1024 elements (tt-metal `bfloat4_b`).
+    Bfp4,
+}
+
+impl Dtype {
+    /// Every format, by name.
+    pub const ALL: [(&'static str, Dtype); 3] = [
+        ("bf16", Dtype::Bf16),
+        ("bfp8", Dtype::Bfp8),
+        ("bfp4", Dtype::Bfp4),
+    ];
+    /// Bytes per 1024 elements.
+    pub fn bytes_per_1024(self) -> u64 {
+        match self {
+            Dtype::Bf16 => 2048,
+            Dtype::Bfp8 => 1088,
+            Dtype::Bfp4 => 576,
+        }
+    }
+    /// FLOP a Tensix core does per cycle on this format (see the module docs).
+    pub fn flop_per_cycle(self) -> f64 {
+        match self {
+            Dtype::Bf16 => 74e12 / 72.0 / 1e9,
+            Dtype::Bfp8 | Dtype::Bfp4 => 262e12 / 72.0 / 1e9,
+        }
+    }
+}
+
+/// How in0 reaches the compute cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum In0 {
+    /// One send a block, to every core at once.
+    Multicast,
+    /// One send a block per core.
+    Unicast,
+}
+
+/// A matmul on a Wormhole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Matmul {
+    /// Rows of in0 (padded to 32).
+    pub m: u64,
+    /// in0's columns, in1's rows.
+    pub k: u64,
+    /// in1's columns.
+    pub n: u64,
+    /// Tile width along N: 32, 16 or 8.
+    pub tile_width: u64,
+    /// in1's format.
+    pub dtype: Dtype,
+    /// Multicast or unicast in0.
+    pub in0: In0,
+    /// Circular-buffer slots per input: 1 (single) or 2 (double buffering).
+    pub buffers: u64,
+    /// DRAM transfers per second.
+    pub data_rate: f64,
+    /// The banks' efficiency.
+    pub efficiency: f64,
+}
+
+impl Matmul {
+    /// A matmul with the document's setup: 32x32 tiles, BFP8 weights, in0 multicast, double
+    /// buffering, the calibrated DRAM at `data_rate`.
+    pub fn new(m: u64, k: u64, n: u64, data_rate: f64) -> Matmul {
+        Matmul {
+            m,
+            k,
+            n,
+            tile_width: 32,
+            dtype: Dtype::Bfp8,
+            in0: In0::Multicast,
+            buffers: 2,
+            data_rate,
+            efficiency: tt_study::CALIBRATED_EFFICIENCY,
+        }
+    }
+}
+
+/// What a matmul measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatmulRun {
+    /// From the first request to the last output shard home.
+    pub time_s: f64,
+    /// in1's bytes (padding included) over the time.
+    pub dram_bandwidth_bytes_per_s: f64,
+    /// That over the spec bandwidth.
+    pub utilization: f64,
+    /// The busiest core's compute alone.
+    pub compute_time_s: f64,
+    /// The busiest core's share of in1 (its tiles, so its reading and its compute) over the
+    /// mean core's: 1 when N splits evenly over the banks.
+    pub imbalance: f64,
+    /// in1's tiles per bank.
+    pub tiles_per_bank: Vec<u64>,
+    /// Rows of K per block.
+    pub block_rows: u64,
+    /// in1 bytes read.
+    pub in1_bytes: u64,
+}
+
+/// The compute side of the matmul, as a gate on the readers.
+struct Compute {
+    buffers: u64,
+    blocks: u64,
+    /// Per core, per block: compute cycles.
+    work: Vec<u64>,
+    /// Per core: when each in1 block came in.
+    in1: Vec<Vec<Option<u64>>>,
+    /// Per core: when each block's compute ended (as far as known).
+    end: Vec<Vec<u64>>,
+    /// Per block: when its in0 left its sender (as far as known).
+    in0_sent: Vec<u64>,
+    /// Per sender: when it is next free.
+    sender_free: Vec<u64>,
+    /// Cycles to send one in0 block once.
+    in0_cycles: u64,
+    in0: In0,
+    senders: u64,
+}
+
+impl Compute {
+    fn in0_arrival(&self, block: usize, core: usize) -> u64 {
+        let sent = self.in0_sent[block];
+        match self.in0 {
+            In0::Multicast => sent + self.in0_cycles,
+            In0::Unicast => sent + (core as u64 + 1) * self.in0_cycles,
+        }
+    }
+
+    fn in0_busy(&self) -> u64 {
+        match self.in0 {
+            In0::Multicast => self.in0_cycles,
+            In0::Unicast => self.in0_cycles * self.work.len() as u64,
+        }
+    }
+
+    /// Work out every compute end and in0 send that is now determined.
+    fn advance(&mut self) {
+        loop {
+            let mut progress = false;
+            // in0 block j leaves once every core has freed slot j - buffers.
+            let j = self.in0_sent.len() as u64;
+            if j < self.blocks {
+                let freed = if j < self.buffers {
+                    Some(0)
+                } else {
+                    let k = (j - self.buffers) as usize;
+                    self.end
+                        .iter()
+                        .map(|e| e.get(k).copied())
+                        .try_fold(0u64, |m, e| e.map(|e| m.max(e)))
+                };
+                if let Some(t) = freed {
+                    let s = ((j * self.senders) / self.blocks) as usize;
+                    let start = t.max(self.sender_free[s]);
+                    self.sender_free[s] = start + self.in0_busy();
+                    self.in0_sent.push(start);
+                    progress = true;
+                }
+            }
+            for c in 0..self.work.len() {
+                let b = self.end[c].len();
+                if b >= self.blocks as usize || b >= self.in0_sent.len() {
+                    continue;
+                }
+                if let Some(t) = self.in1[c][b] {
+                    let prev = self.end[c].last().copied().unwrap_or(0);
+                    let start = t.max(prev).max(self.in0_arrival(b, c));
+                    self.end[c].push(start + self.work[c]);
+                    progress = true;
+                }
+            }
+            if !progress {
+                return;
+            }
+        }
+    }
+}
+
+impl Gate for Compute {
+    fn allow(&mut self, reader: usize, block: u64, now: u64) -> bool {
+        block < self.buffers
+            || self.end[reader]
+                .get((block - self.buffers) as usize)
+                .is_some_and(|&e| e <= now)
+    }
+    fn done(&mut self, reader: usize, block: u64, at: u64) {
+        self.in1[reader][block as usize] = Some(at);
+        self.advance();
+    }
+    fn next_change(&self, now: u64) -> Option<u64> {
+        self.end.iter().flatten().copied().filter(|&e| e > now).min()
+    }
+}
+
+/// Run a matmul on a full Wormhole.
+pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
+    if ![32, 16, 8].contains(&mm.tile_width) {
+        return Err(format!(
+            "tile width {}: expected 32, 16 or 8",
+            mm.tile_width
+        ));
+    }
+    if mm.m == 0 || mm.k == 0 || mm.n == 0 {
+        return Err("m, k and n must be positive".into());
+    }
+    if mm.k % 32 != 0 {
+        return Err(format!(
+            "k = {}: expected a multiple of 32 (the tile height)",
+            mm.k
+        ));
+    }
+    if !(1..=2).contains(&mm.buffers) {
+        return Err("buffers: expected 1 (single) or 2 (double)".into());
+    }
+    let study = tt_study::Study {
+        data_rate: mm.data_rate,
+        efficiency: mm.efficiency,
+        ..tt_study::Study::u_benchmark(mm.data_rate)
+    };
+    let g = study.grid()?;
+    let banks = g.dram_banks();
+    let tiles = shard_tiles(mm.n, mm.tile_width, banks as u64);
+    let m = mm.m.div_ceil(32) * 32;
+    let bpe = |elems: u64| (elems * mm.dtype.bytes_per_1024()).div_ceil(1024);
+    let widest = tiles.iter().copied().max().unwrap_or(0) * mm.tile_width;
+    // Rows of K per block: the largest multiple of 32 dividing K with the widest block at
+    // most 64 KiB.
+    let kb = (1..=mm.k / 32)
+        .rev()
+        .map(|t| t * 32)
+        .find(|&r| mm.k % r == 0 && bpe(r * widest) <= 64 << 10)
+        .unwrap_or(32);
+    let blocks = mm.k / kb;
+    if blocks >= 1 << 24 {
+        return Err(format!("k = {}: too many blocks", mm.k));
+    }
+    let placed = tt_placement::next_to_bank(&g, Noc::Noc0, Relocation::Document)?;
+    let rc = tt_study::tt_router();
+    let lanes = tt_study::lanes(&placed, Vcs::PerReader, &rc);
+    let cores: Vec<usize> = (0..banks).filter(|&b| tiles[b] > 0).collect();
+    let readers: Vec<Reader> = cores
+        .iter()
+        .map(|&b| Reader {
+            tile: placed[b],
+            bank: b,
+            block_bytes: bpe(kb * tiles[b] * mm.tile_width),
+            blocks,
+            outstanding: 2,
+            lane: Some(lanes[b]),
+            layout: Layout::Sharded,
+        })
+        .collect();
+    let work: Vec<u64> = cores
+        .iter()
+        .map(|&b| {
+            let flop = 2.0 * (m * kb * tiles[b] * mm.tile_width) as f64;
+            (flop / mm.dtype.flop_per_cycle()).ceil() as u64
+        })
+        .collect();
+    let n = cores.len();
+    let mut gate = Compute {
+        buffers: mm.buffers,
+        blocks,
+        work: work.clone(),
+        in1: vec![vec![None; blocks as usize]; n],
+        end: vec![Vec::new(); n],
+        in0_sent: Vec::new(),
+        sender_free: vec![0; n],
+        in0_cycles: (m * kb * 2).div_ceil(tt_dram::FLIT_BYTES),
+        in0: mm.in0,
+        senders: n as u64,
+    };
+    let dram = DramConfig {
+        data_rate: mm.data_rate,
+        efficiency: mm.efficiency,
+        latency_cycles: READ_LATENCY_CYCLES,
+    };
+    let run = tt_dram::run_gated(
+        &g,
+        podsim_noc::NocRouting::Noc0,
+        &readers,
+        &dram,
+        &rc,
+        &mut gate,
+    )?;
+    gate.advance();
+    let clock = g.clock().as_hz() as f64;
+    let finish: Vec<u64> = cores
+        .iter()
+        .enumerate()
+        .map(|(c, &b)| {
+            let out = (m * tiles[b] * mm.tile_width * 2).div_ceil(tt_dram::FLIT_BYTES);
+            gate.end[c].last().copied().unwrap_or(0) + out
+        })
+        .collect();
+    if gate.end.iter().any(|e| e.len() as u64 != blocks) {
+        return Err("the compute kernels did not finish".into());
+    }
+    let slowest = finish.iter().copied().max().unwrap_or(1).max(1);
+    let time_s = slowest as f64 / clock;
+    let in1_bytes = run.bytes;
+    let bw = in1_bytes as f64 / time_s;
+    Ok(MatmulRun {
+        time_s,
+        dram_bandwidth_bytes_per_s: bw,
+        utilization: bw / study.spec_bytes_per_s(banks),
+        compute_time_s: work.iter().max().copied().unwrap_or(0) as f64 * blocks as f64 / clock,
+        imbalance: tt_dram::imbalance(&tiles),
+        tiles_per_bank: tiles,
+        block_rows: kb,
+        in1_bytes,
+    })
+}

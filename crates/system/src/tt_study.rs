@@ -1,0 +1,214 @@
+//! The DRAM bandwidth study of tenstorrent-dram-bandwidth.txt as one call: a chip, its
+//! harvest, a reader placement, the NoC and its virtual channels, the readers' transaction
+//! IDs and blocks, the tensor layout; one reader per bank, run at the packet level
+//! ([`crate::tt_dram`]), reported with the spec bandwidth, the utilisation and the routes that
+//! overlap.
+//!
+//! # Parameters and their sources
+//! * NoC: 32-byte flits, a header flit and up to 256 data flits a packet (Tenstorrent's
+//!   tt-isa-documentation, "NoC"); 16 virtual channels per port, 8 non-dateline and 8
+//!   dateline (tt-metal tech report "Virtual Channels", Wormhole B0), which podsim's dateline
+//!   classes split the same way; 32 bytes a cycle per link at the chip's clock (topology).
+//!   Buffer depth 8 flits per VC and single-cycle routers and links: assumptions.
+//! * DRAM: a bank is a x16 GDDR6 channel, `data rate x 2 bytes` (12 banks x 12 GT/s x 2 B =
+//!   288 GB/s, the document's spec; Grayskull e150: 8 banks at 7.4 GT/s = 118.4 GB/s,
+//!   Tenstorrent's product page). Read latency 300 cycles: an assumption (a GDDR6 access,
+//!   ~40 ns, plus the controller's and NIU's queues); it matters only when one block is
+//!   outstanding.
+//! * Efficiency: the one calibrated parameter, [`CALIBRATED_EFFICIENCY`], fitted once to the
+//!   document's u-benchmark at 12 GT/s (267 GB/s; validation/tenstorrent-dram.toml).
+
+use podsim_noc::{NocRouting, RouterConfig};
+use podsim_topology::{Noc, TtChip, TtGrid};
+
+use crate::tt_dram::{self, DramConfig, DramRun, Layout, Reader};
+use crate::tt_placement::{self, Link, Placement, Relocation};
+
+/// The fraction of a bank's raw rate it sustains (row misses, turnarounds, refresh):
+/// calibrated once so the u-benchmark ([`Study::u_benchmark`]) reads 267 GB/s at 12 GT/s on
+/// a Wormhole (tenstorrent-dram-bandwidth.txt, its table). Every other figure is a prediction.
+pub const CALIBRATED_EFFICIENCY: f64 = 0.9299;
+
+/// Cycles from a request reaching an idle bank to its data starting back (assumption; see
+/// the module docs).
+pub const READ_LATENCY_CYCLES: u64 = 300;
+
+/// Tenstorrent's NoC at the packet level (sources in the module docs).
+pub fn tt_router() -> RouterConfig {
+    RouterConfig {
+        vcs: 16,
+        buffer_flits: 8,
+        flit_bytes: tt_dram::FLIT_BYTES,
+        packet_flits: 1,
+        ..RouterConfig::default()
+    }
+}
+
+/// The default data rate of a chip's GDDR6, transfers per second (Wormhole n150: 12 GT/s,
+/// 288 GB/s; Grayskull e150: 7.4 GT/s, 118.4 GB/s).
+pub fn default_data_rate(chip: TtChip) -> f64 {
+    match chip {
+        TtChip::Wormhole => 12e9,
+        TtChip::Grayskull => 7.4e9,
+    }
+}
+
+/// How readers in one row share the NoC's virtual channels for their requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vcs {
+    /// Each reader of a row on its own VC: the routers round-robin between them.
+    PerReader,
+    /// Every request on one VC: first come, first served.
+    Shared,
+}
+
+impl Vcs {
+    /// Every choice, by name.
+    pub const ALL: [(&'static str, Vcs); 2] =
+        [("per-reader", Vcs::PerReader), ("shared", Vcs::Shared)];
+}
+
+/// One run of the study.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Study {
+    /// Grayskull or Wormhole.
+    pub chip: TtChip,
+    /// Harvested worker rows (NoC y).
+    pub harvested_rows: Vec<u32>,
+    /// Transfers per second of every bank.
+    pub data_rate: f64,
+    /// Where the readers go.
+    pub placement: Placement,
+    /// How next-to-bank readers displaced by a harvest move.
+    pub relocation: Relocation,
+    /// Request VCs.
+    pub vcs: Vcs,
+    /// Blocks in flight per reader.
+    pub outstanding: u64,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// Bytes each reader reads.
+    pub bytes_per_reader: u64,
+    /// Interleaved or sharded.
+    pub layout: Layout,
+    /// NoC 0 or NoC 1.
+    pub noc: Noc,
+    /// The bank's sustained fraction of its raw rate.
+    pub efficiency: f64,
+}
+
+impl Study {
+    /// The document's u-benchmark on a Wormhole at `data_rate`: a reader next to each bank,
+    /// one VC per reader, two transaction IDs, 32 KiB blocks, 4 MiB a reader, sharded, NoC 0
+    /// (block and size are assumptions: the document gives neither).
+    pub fn u_benchmark(data_rate: f64) -> Study {
+        Study {
+            chip: TtChip::Wormhole,
+            harvested_rows: Vec::new(),
+            data_rate,
+            placement: Placement::NextToBank,
+            relocation: Relocation::Document,
+            vcs: Vcs::PerReader,
+            outstanding: 2,
+            block_bytes: 32 << 10,
+            bytes_per_reader: 4 << 20,
+            layout: Layout::Sharded,
+            noc: Noc::Noc0,
+            efficiency: CALIBRATED_EFFICIENCY,
+        }
+    }
+
+    /// The grid this study runs on.
+    pub fn grid(&self) -> Result<TtGrid, String> {
+        let g = match self.chip {
+            TtChip::Wormhole => TtGrid::wormhole(0).map_err(|e| e.to_string())?,
+            TtChip::Grayskull => TtGrid::grayskull(),
+        };
+        g.with_harvested_rows(&self.harvested_rows)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The spec bandwidth: banks x data rate x 2 bytes.
+    pub fn spec_bytes_per_s(&self, banks: usize) -> f64 {
+        banks as f64 * self.data_rate * 2.0
+    }
+}
+
+/// What a study measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyRun {
+    /// The packet-level run.
+    pub run: DramRun,
+    /// Each bank's reader tile.
+    pub readers: Vec<(u32, u32)>,
+    /// Pairs of banks whose data routes share a link, and the first such link.
+    pub overlaps: Vec<(usize, usize, Link)>,
+    /// Banks x data rate x 2 bytes.
+    pub spec_bytes_per_s: f64,
+    /// Bandwidth over the spec.
+    pub utilization: f64,
+}
+
+/// The lane each reader's requests take: per reader, its rank among the readers of its row
+/// (left to right), over the VCs of one dateline class; shared, lane 0.
+pub fn lanes(readers: &[(u32, u32)], vcs: Vcs, rc: &RouterConfig) -> Vec<u16> {
+    let per_class = (rc.vcs / if rc.dateline { 2 } else { 1 }).max(1) as u16;
+    readers
+        .iter()
+        .map(|&(x, y)| match vcs {
+            Vcs::Shared => 0,
+            Vcs::PerReader => {
+                readers.iter().filter(|t| t.1 == y && t.0 < x).count() as u16 % per_class
+            }
+        })
+        .collect()
+}
+
+/// Run a study.
+pub fn run(s: &Study) -> Result<StudyRun, String> {
+    let g = s.grid()?;
+    let tiles = match s.placement {
+        Placement::NextToBank => tt_placement::next_to_bank(&g, s.noc, s.relocation)?,
+        p => tt_placement::place(&g, p, s.noc)?,
+    };
+    if s.block_bytes == 0 || s.bytes_per_reader < s.block_bytes {
+        return Err(format!(
+            "{} bytes a reader in blocks of {}: expected at least one whole block",
+            s.bytes_per_reader, s.block_bytes
+        ));
+    }
+    let rc = tt_router();
+    let lanes = lanes(&tiles, s.vcs, &rc);
+    let readers: Vec<Reader> = tiles
+        .iter()
+        .zip(&lanes)
+        .enumerate()
+        .map(|(bank, (&tile, &lane))| Reader {
+            tile,
+            bank,
+            block_bytes: s.block_bytes,
+            blocks: s.bytes_per_reader / s.block_bytes,
+            outstanding: s.outstanding,
+            lane: Some(lane),
+            layout: s.layout,
+        })
+        .collect();
+    let dram = DramConfig {
+        data_rate: s.data_rate,
+        efficiency: s.efficiency,
+        latency_cycles: READ_LATENCY_CYCLES,
+    };
+    let routing = match s.noc {
+        Noc::Noc0 => NocRouting::Noc0,
+        Noc::Noc1 => NocRouting::Noc1,
+    };
+    let run = tt_dram::run(&g, routing, &readers, &dram, &rc)?;
+    let spec = s.spec_bytes_per_s(g.dram_banks());
+    Ok(StudyRun {
+        utilization: run.bandwidth_bytes_per_s / spec,
+        overlaps: tt_placement::overlaps(&g, s.noc, &tiles),
+        readers: tiles,
+        spec_bytes_per_s: spec,
+        run,
+    })
+}
