@@ -17,6 +17,7 @@ mod dojo_cmd;
 mod noc_cmd;
 mod tofu_cmd;
 mod train_cmd;
+mod tt_cmd;
 mod workload_cmd;
 
 use std::path::{Path, PathBuf};
@@ -244,6 +245,16 @@ enum Command {
     /// The DOJO node and its mechanisms: `node` runs a kernel through the node's funnel
     /// pipeline (dojo-microarchitecture.txt, Table 1).
     Dojo(dojo_cmd::DojoArgs),
+    /// Tenstorrent DRAM bandwidth at the packet level (tenstorrent-dram-bandwidth.txt): one
+    /// reader kernel per bank with transaction-ID barriers, placed on the top rows, the
+    /// columns or next to the banks (relocated around harvested rows), per-reader or shared
+    /// VCs, sharded or interleaved tensors, NoC 0 or 1; bandwidth, utilisation, per bank,
+    /// overlapping routes, busiest link.
+    Dram(tt_cmd::DramArgs),
+    /// The DRAM-bound 1-D sharded matmul on a Wormhole: in1 width-sharded over the 12 banks and
+    /// read next to them at the packet level, in0 multicast or unicast, single or double
+    /// buffering, 32x32/16/8 tiles; time, DRAM bandwidth, utilisation, compute, imbalance.
+    Matmul(tt_cmd::MatmulArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
@@ -341,6 +352,8 @@ fn main() -> ExitCode {
         Command::Schedule(a) => train_cmd::schedule_cmd(&a),
         Command::Tofu(a) => tofu_cmd::tofu_cmd(&a),
         Command::Dojo(a) => dojo_cmd::dojo_cmd(&a),
+        Command::Dram(a) => tt_cmd::dram_cmd(&a),
+        Command::Matmul(a) => tt_cmd::matmul_cmd(&a),
     };
     match result {
         Ok(code) => code,
