@@ -63,6 +63,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tenstorrent.toml"),
     ),
     (
+        "validation/tenstorrent-dram.toml",
+        include_str!("../../../validation/tenstorrent-dram.toml"),
+    ),
+    (
         "validation/dojo.toml",
         include_str!("../../../validation/dojo.toml"),
     ),

@@ -70,6 +70,86 @@ struct RawCase {
     tofu_node: Option<Spanned<RawTofuNode>>,
     #[serde(default)]
     tofu_barrier: Option<Spanned<RawTofuBarrier>>,
+    #[serde(default)]
+    tenstorrent: Option<Spanned<RawTenstorrent>>,
+}
+
+/// `[case.tenstorrent]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTenstorrent {
+    data_rate: String,
+    #[serde(default)]
+    m: Option<u64>,
+    #[serde(default)]
+    k: Option<u64>,
+    #[serde(default)]
+    n: Option<u64>,
+    #[serde(default)]
+    dtype: Option<String>,
+}
+
+fn tt_case(
+    ctx: &Ctx<'_>,
+    raw: &Spanned<RawTenstorrent>,
+    q: Quantity,
+    key: &str,
+) -> Result<podsim_system::validation::TtCase, ConfigError> {
+    use podsim_system::tt_matmul::Dtype;
+    let r = raw.get_ref();
+    let sp = Some(raw.span());
+    let t = r.data_rate.trim();
+    let rate = t
+        .strip_suffix("GT/s")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 100.0);
+    let Some(rate) = rate else {
+        return ctx.err(
+            sp,
+            &format!("{key}.data_rate"),
+            format!("`{}` is not a rate such as \"12 GT/s\"", r.data_rate),
+        );
+    };
+    let matmul = match (q, r.m, r.k, r.n) {
+        (Quantity::MatmulDramBandwidth, Some(m), Some(k), Some(n)) => {
+            let dtype = match r.dtype.as_deref() {
+                None => Dtype::Bfp8,
+                Some(d) => match Dtype::ALL.iter().find(|(x, _)| *x == d) {
+                    Some((_, x)) => *x,
+                    None => {
+                        return ctx.err(
+                            sp,
+                            &format!("{key}.dtype"),
+                            format!("`{d}` is not bf16, bfp8 or bfp4"),
+                        );
+                    }
+                },
+            };
+            if m == 0 || m > 1024 || k == 0 || k % 32 != 0 || k > 1 << 20 || n == 0 || n > 1 << 20 {
+                return ctx.err(
+                    sp,
+                    key,
+                    "expected 1 <= m <= 1024, k a positive multiple of 32 and n positive (k, n up to 1,048,576)",
+                );
+            }
+            Some((m, k, n, dtype))
+        }
+        (Quantity::MatmulDramBandwidth, ..) => {
+            return ctx.err(sp, key, "a matmul_dram_bandwidth case needs m, k and n");
+        }
+        (_, None, None, None) if r.dtype.is_none() => None,
+        _ => {
+            return ctx.err(
+                sp,
+                key,
+                "only a matmul_dram_bandwidth case reads m, k, n and dtype; drop them",
+            );
+        }
+    };
+    Ok(podsim_system::validation::TtCase {
+        data_rate: rate * 1e9,
+        matmul,
+    })
 }
 
 /// `[case.tofu_barrier]` as written.
@@ -520,7 +600,27 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     })
                 }
             };
+            let is_tt = matches!(q, Quantity::DramBandwidth | Quantity::MatmulDramBandwidth);
+            let tenstorrent = match (&c.tenstorrent, is_tt) {
+                (Some(t), true) => Some(tt_case(&ctx, t, q, &key("tenstorrent"))?),
+                (Some(t), false) => {
+                    return ctx.err(
+                        Some(t.span()),
+                        &key("tenstorrent"),
+                        "only a dram_bandwidth or matmul_dram_bandwidth case reads [case.tenstorrent]; drop it",
+                    );
+                }
+                (None, true) => {
+                    return ctx.err(
+                        None,
+                        &key("tenstorrent"),
+                        "a dram_bandwidth or matmul_dram_bandwidth case needs [case.tenstorrent] with data_rate",
+                    );
+                }
+                (None, false) => None,
+            };
             let mut case = ValidationCase {
+                tenstorrent,
                 tofu_barrier,
                 tofu_node: match &c.tofu_node {
                     None => None,

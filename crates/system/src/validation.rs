@@ -134,10 +134,25 @@ pub enum Quantity {
     /// A DOJO plane's links across the first tile's whole east edge, one way, bytes/s (needs
     /// two tiles side by side).
     TileEdgeBandwidth,
+    /// The Tenstorrent DRAM u-benchmark's bandwidth at `[case.tenstorrent]`'s data rate
+    /// ([`crate::tt_study::Study::u_benchmark`]), bytes/s.
+    DramBandwidth,
+    /// The DRAM-bound matmul's DRAM bandwidth for `[case.tenstorrent]`'s shape
+    /// ([`crate::tt_matmul`]), bytes/s.
+    MatmulDramBandwidth,
+}
+
+/// A Tenstorrent case: `[case.tenstorrent]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TtCase {
+    /// Transfers per second of every bank.
+    pub data_rate: f64,
+    /// The matmul's M, K, N and in1 format (matmul cases).
+    pub matmul: Option<(u64, u64, u64, crate::tt_matmul::Dtype)>,
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 40] = [
+pub const QUANTITIES: [&str; 42] = [
     "nodes",
     "links",
     "degree_max",
@@ -178,6 +193,8 @@ pub const QUANTITIES: [&str; 40] = [
     "die_edge_bandwidth",
     "tile_edge_die_bandwidth",
     "tile_edge_bandwidth",
+    "dram_bandwidth",
+    "matmul_dram_bandwidth",
 ];
 
 impl Quantity {
@@ -224,6 +241,8 @@ impl Quantity {
             "die_edge_bandwidth" => Quantity::DieEdgeBandwidth,
             "tile_edge_die_bandwidth" => Quantity::TileEdgeDieBandwidth,
             "tile_edge_bandwidth" => Quantity::TileEdgeBandwidth,
+            "dram_bandwidth" => Quantity::DramBandwidth,
+            "matmul_dram_bandwidth" => Quantity::MatmulDramBandwidth,
             _ => return None,
         })
     }
@@ -247,12 +266,42 @@ impl Quantity {
                 | Quantity::TensorCoreLatency
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
+                | Quantity::DramBandwidth
+                | Quantity::MatmulDramBandwidth
         )
     }
 
     /// The value of a compute quantity (or of a quantity measured without a network) for
     /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
+        if matches!(self, Quantity::DramBandwidth | Quantity::MatmulDramBandwidth) {
+            let c = case.tenstorrent.ok_or(QuantityError::Missing(
+                "a Tenstorrent case needs [case.tenstorrent]",
+            ))?;
+            let bw = match (self, c.matmul) {
+                (Quantity::DramBandwidth, _) => {
+                    crate::tt_study::run(&crate::tt_study::Study::u_benchmark(c.data_rate))
+                        .map_err(QuantityError::Invalid)?
+                        .run
+                        .bandwidth_bytes_per_s
+                }
+                (_, Some((m, k, n, dtype))) => {
+                    let mm = crate::tt_matmul::Matmul {
+                        dtype,
+                        ..crate::tt_matmul::Matmul::new(m, k, n, c.data_rate)
+                    };
+                    crate::tt_matmul::run(&mm)
+                        .map_err(QuantityError::Invalid)?
+                        .dram_bandwidth_bytes_per_s
+                }
+                (_, None) => {
+                    return Err(QuantityError::Missing(
+                        "a matmul case needs m, k and n in [case.tenstorrent]",
+                    ));
+                }
+            };
+            return Ok(bw.round() as u64);
+        }
         if matches!(self, Quantity::TofuBarrier | Quantity::TofuBarrierLatency) {
             let c = case.tofu_barrier.ok_or(QuantityError::Missing(
                 "a Tofu barrier case needs [case.tofu_barrier]",
@@ -386,6 +435,8 @@ impl Quantity {
                 | Quantity::DieEdgeBandwidth
                 | Quantity::TileEdgeDieBandwidth
                 | Quantity::TileEdgeBandwidth
+                | Quantity::DramBandwidth
+                | Quantity::MatmulDramBandwidth
         )
     }
 
@@ -564,7 +615,9 @@ impl Quantity {
             | Quantity::SramStoreBandwidth
             | Quantity::TensorCoreLatency
             | Quantity::TensorCoreMacsPerCycle
-            | Quantity::SystolicCompletion => return self.measure_compute(case),
+            | Quantity::SystolicCompletion
+            | Quantity::DramBandwidth
+            | Quantity::MatmulDramBandwidth => return self.measure_compute(case),
             Quantity::PutThroughput | Quantity::InjectionRate => {
                 let micro = if self == Quantity::PutThroughput {
                     Micro::PutThroughput
@@ -736,6 +789,9 @@ pub struct ValidationCase {
     pub tofu_node: Option<(podsim_topology::TofuGeneration, crate::tofu_node::Resource)>,
     /// The barrier of a `tofu_barrier` or `tofu_barrier_latency` case (`[case.tofu_barrier]`).
     pub tofu_barrier: Option<BarrierCase>,
+    /// The Tenstorrent setting of a `dram_bandwidth` or `matmul_dram_bandwidth` case
+    /// (`[case.tenstorrent]`).
+    pub tenstorrent: Option<TtCase>,
 }
 
 /// Which of Table VI's rows a `tofu_barrier` case reads.
