@@ -50,11 +50,16 @@ pub struct DramArgs {
     /// block; 2: the document's scheme).
     #[arg(long, value_name = "N", default_value_t = 2)]
     outstanding: u64,
-    /// Bytes per block, e.g. "32 KiB".
-    #[arg(long, value_name = "SIZE", default_value = "32 KiB")]
+    /// Bytes per block [default: 139264 B, 128 BFP8 tiles: tt-metal's test_dram_read with
+    /// K = 8192, N = 12 x 128 and 8 blocks, the document's u-benchmark].
+    #[arg(long, value_name = "SIZE", default_value = "139264 B")]
     block: String,
-    /// Bytes each reader reads (whole blocks), e.g. "4 MiB".
-    #[arg(long, value_name = "SIZE", default_value = "4 MiB")]
+    /// Bytes per read request (a page, 1 B to 8 KiB; one NoC packet of data) [default:
+    /// 4352 B, 4 BFP8 tiles, as test_dram_read pages its blocks].
+    #[arg(long, value_name = "SIZE", default_value = "4352 B")]
+    page: String,
+    /// Bytes each reader reads, whole blocks [default: 8 blocks of 139264 B].
+    #[arg(long, value_name = "SIZE", default_value = "1114112 B")]
     bytes: String,
     /// sharded (each reader's shard in its own bank) or interleaved (pages round-robin over
     /// every bank).
@@ -189,6 +194,13 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     if block == 0 || block > 1 << 30 {
         return Err(flag_err("--block", "expected 1 byte to 1 GiB"));
     }
+    let page = size("--page", &a.page)?;
+    if page == 0 || page > podsim_system::tt_dram::MAX_BURST_BYTES {
+        return Err(flag_err(
+            "--page",
+            format!("{page} bytes: expected 1 byte to 8 KiB (one NoC packet)"),
+        ));
+    }
     if bytes < block || bytes > 1 << 30 || bytes / block > 1 << 20 {
         return Err(flag_err(
             "--bytes",
@@ -206,6 +218,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
         vcs,
         outstanding: a.outstanding,
         block_bytes: block,
+        page_bytes: page,
         bytes_per_reader: bytes,
         layout,
         noc,
@@ -254,6 +267,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
                 "vcs": a.vcs,
                 "outstanding": a.outstanding,
                 "block_bytes": block,
+                "page_bytes": page,
                 "bytes_per_reader": bytes,
                 "layout": a.layout,
                 "noc": a.noc,

@@ -192,6 +192,11 @@ pub struct Noc {
     last_progress: u64,
     overflowed: u64,
     misordered: u64,
+    // Endpoints that take packets only when the caller accepts them: per channel, the
+    // endpoint it ejects to when that endpoint holds its credits (NONE otherwise); per such
+    // endpoint, the buffer slots (VC index, tail) its ejected flits still occupy, oldest first.
+    hold_ch: Vec<u32>,
+    held: Vec<VecDeque<(u32, bool)>>,
     // Scratch.
     va_reqs: Vec<(u32, u8, u64, u32, u32, u16)>,
     /// Visit routers last to first (tests use it to show the order does not matter).
@@ -389,6 +394,8 @@ impl Noc {
             last_progress: 0,
             overflowed: 0,
             misordered: 0,
+            hold_ch: Vec::new(),
+            held: Vec::new(),
             va_reqs: Vec::new(),
             reverse_visit: false,
             sa_reqs: Vec::new(),
@@ -594,8 +601,12 @@ impl Noc {
         let idx = c * self.f.vcs + v;
         self.last_progress = self.now;
         if self.f.kind(c) == ChannelKind::Ejection {
-            // The interface takes the flit at once and frees its slot.
-            self.ivc[idx].credits += 1;
+            // The interface takes the flit at once and frees its slot, unless its endpoint
+            // holds the slot until it accepts the packet.
+            match self.hold_ch.get(c).copied().filter(|&e| e != NONE) {
+                Some(e) => self.held[e as usize].push_back((idx as u32, a.flit.tail)),
+                None => self.ivc[idx].credits += 1,
+            }
             self.ejected += 1;
             let p = &mut self.packets[a.flit.pkt as usize];
             if p.delivered != a.flit.seq {
@@ -1011,6 +1022,42 @@ impl Noc {
                 }
             })
             .collect()
+    }
+
+    /// Make endpoint `e` hold the buffer slots of the flits it receives until
+    /// [`Noc::accept`] takes their packet: a receiver with a bounded queue (a DRAM bank's
+    /// request queue) whose backlog stays in the network, in the VCs it came by, and blocks
+    /// what queues behind it there. Packets are still reported delivered on arrival.
+    pub fn hold_credits(&mut self, e: usize) {
+        if e >= self.f.endpoints {
+            return;
+        }
+        if self.hold_ch.is_empty() {
+            self.hold_ch = vec![NONE; self.f.channels()];
+            self.held = vec![VecDeque::new(); self.f.endpoints];
+        }
+        for i in 0..self.f.ifaces {
+            self.hold_ch[self.f.ejection(e, i)] = e as u32;
+        }
+    }
+
+    /// Endpoint `e` (made to hold its credits) takes its oldest held packet: that packet's
+    /// buffer slots are freed. False when it holds none.
+    pub fn accept(&mut self, e: usize) -> bool {
+        let Some(q) = self.held.get_mut(e) else {
+            return false;
+        };
+        if q.is_empty() {
+            return false;
+        }
+        while let Some((idx, tail)) = q.pop_front() {
+            self.ivc[idx as usize].credits += 1;
+            if tail {
+                break;
+            }
+        }
+        self.last_progress = self.now;
+        true
     }
 
     /// Start the link counters again from zero.

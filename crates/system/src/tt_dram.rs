@@ -5,15 +5,18 @@
 //! oldest block when `outstanding` blocks are in flight ("there will always be one read
 //! request on the fly" with two).
 //!
-//! # Model (choices where the document is silent; issue 15's first piece)
+//! # Model (choices where the document is silent)
 //! * A bank reads at `data rate x 2 bytes` (a x16 GDDR6 channel per bank: 12 GT/s gives
 //!   24 GB/s, 12 banks 288 GB/s, the document's spec) times `efficiency` (row hits, bank
-//!   turnarounds, refresh; the one calibration parameter the issue allows, not yet fitted),
-//!   after a fixed read latency.
-//! * A request is one flit; a block is read as requests of at most [`MAX_BURST_BYTES`], each
-//!   answered by one packet of its bytes in 32-byte flits plus a header flit (tt-metal's NoC:
-//!   32-byte flits, 8 KiB maximum burst).
-//! * Requests and data take the same NoC (`noc0` or `noc1` routing of the packet level).
+//!   turnarounds, refresh; the one calibrated parameter, [`crate::tt_study`]), after a fixed
+//!   read latency, first come first served.
+//! * A bank takes at most `queue_requests` requests at a time; the rest stay in the NoC in the
+//!   VCs they came by ([`podsim_noc::Noc::hold_credits`]) and block what queues behind them.
+//! * A request is one header flit asking for a page of at most [`MAX_BURST_BYTES`]; its data
+//!   comes back as one packet of 32-byte flits plus a header flit (Tenstorrent's NoC: a header
+//!   and up to 256 data flits of 32 bytes).
+//! * Requests and data take one NoC (`noc0` or `noc1` routing of the packet level), one NIU
+//!   per tile; a reader's requests may be held to one VC lane, data takes any free VC.
 
 use podsim_noc::{Noc, NocRouting, RouterConfig};
 use podsim_topology::{Network, TtGrid};
@@ -32,6 +35,9 @@ pub struct DramConfig {
     pub efficiency: f64,
     /// Cycles from a request's arrival at an idle bank to its data starting back.
     pub latency_cycles: u64,
+    /// Read requests a bank takes in at once (in service and waiting); later ones stay in
+    /// the NoC, in the VC they came by, and block what queues behind them there.
+    pub queue_requests: usize,
 }
 
 /// One reader kernel.
@@ -43,6 +49,8 @@ pub struct Reader {
     pub bank: usize,
     /// Bytes per block.
     pub block_bytes: u64,
+    /// Bytes one read request asks for (a page; at most [`MAX_BURST_BYTES`]).
+    pub page_bytes: u64,
     /// Blocks to read.
     pub blocks: u64,
     /// Blocks in flight before it waits on the oldest one's barrier (1: barrier on every
@@ -163,7 +171,8 @@ pub fn run_gated(
     let clock = grid.clock().as_hz() as f64;
     // Bytes a bank delivers per NoC cycle.
     let rate = dram.data_rate * 2.0 * dram.efficiency / clock;
-    let net = Network::Tenstorrent(grid.clone());
+    // One NIU per tile: the NoC in use.
+    let net = Network::Tenstorrent(grid.one_noc().map_err(|e| e.to_string())?);
     let mut noc = Noc::new(&net, routing, rc).map_err(|e| e.to_string())?;
     let banks = grid.dram_banks();
     let mut bank_tiles = Vec::with_capacity(banks);
@@ -173,6 +182,17 @@ pub fn run_gated(
         bank_tiles.push(grid.tile(x, y).0 as usize);
         bank_at.insert(grid.tile(x, y).0 as usize, b);
     }
+    if dram.queue_requests == 0 {
+        return Err("a bank must take at least one request at a time".into());
+    }
+    for &t in &bank_tiles {
+        noc.hold_credits(t);
+    }
+    // Per bank: requests in, not yet taken (tag, reader, bytes), and the ends of the reads of
+    // those taken.
+    let mut waiting: Vec<std::collections::VecDeque<(u64, usize, u64)>> =
+        vec![Default::default(); banks];
+    let mut taken: Vec<std::collections::VecDeque<f64>> = vec![Default::default(); banks];
     if readers.len() >= 1 << 16 {
         return Err("at most 65,535 readers".into());
     }
@@ -190,6 +210,12 @@ pub fn run_gated(
                 r.tile.0,
                 r.tile.1,
                 grid.label()
+            ));
+        }
+        if !(1..=MAX_BURST_BYTES).contains(&r.page_bytes) {
+            return Err(format!(
+                "a page of {} bytes: expected 1 to {MAX_BURST_BYTES} (one NoC packet)",
+                r.page_bytes
             ));
         }
         if r.outstanding == 0 || r.block_bytes == 0 || r.blocks == 0 {
@@ -238,7 +264,7 @@ pub fn run_gated(
                 timeline[i].push((now, 0));
                 let mut b = r.block_bytes;
                 while b > 0 {
-                    let chunk = b.min(MAX_BURST_BYTES);
+                    let chunk = b.min(r.page_bytes);
                     let bank = match r.layout {
                         Layout::Sharded => r.bank,
                         Layout::Interleaved => (r.bank + pages[i] as usize) % banks,
@@ -260,16 +286,40 @@ pub fn run_gated(
                 issued[i] += 1;
             }
         }
+        // Banks take the requests their queues have room for.
+        for b in 0..banks {
+            while taken[b].front().is_some_and(|&e| e <= now as f64) {
+                taken[b].pop_front();
+            }
+            while taken[b].len() < dram.queue_requests {
+                let Some((tag, reader, bytes)) = waiting[b].pop_front() else {
+                    break;
+                };
+                noc.accept(bank_tiles[b]);
+                bank_bytes[b] += bytes;
+                let start = free_at[b].max(now as f64);
+                let end = start + bytes as f64 / rate;
+                free_at[b] = end;
+                taken[b].push_back(end);
+                pending[b].push_back(Pending {
+                    tag,
+                    reader,
+                    bytes,
+                    ready: end + dram.latency_cycles as f64,
+                });
+            }
+        }
         // Banks start the responses whose data is read.
         for (b, q) in pending.iter_mut().enumerate() {
             while q.front().is_some_and(|p| p.ready <= now as f64) {
                 let p = q.pop_front().expect("checked");
                 let flits = 1 + p.bytes.div_ceil(FLIT_BYTES) as u32;
-                let (src, dst) = (bank_tiles[b], tile_of(&readers[p.reader]));
-                match readers[p.reader].lane {
-                    Some(l) => noc.inject_lane(src, dst, flits, p.tag | (1 << 23), l),
-                    None => noc.inject(src, dst, flits, p.tag | (1 << 23)),
-                }
+                noc.inject(
+                    bank_tiles[b],
+                    tile_of(&readers[p.reader]),
+                    flits,
+                    p.tag | (1 << 23),
+                )
                 .map_err(|e| e.to_string())?;
             }
         }
@@ -279,6 +329,14 @@ pub fn run_gated(
                 .iter()
                 .filter_map(|q| q.front())
                 .map(|p| p.ready.ceil() as u64)
+                .chain(
+                    taken
+                        .iter()
+                        .zip(&waiting)
+                        .filter(|(_, w)| !w.is_empty())
+                        .filter_map(|(t, _)| t.front())
+                        .map(|&e| e.ceil() as u64),
+                )
                 .chain(gate.next_change(now))
                 .min();
             match next {
@@ -316,16 +374,7 @@ pub fn run_gated(
                 let Some(&bank) = bank_at.get(&(d.dst.0 as usize)) else {
                     return Err("a request reached no bank".into());
                 };
-                bank_bytes[bank] += bytes;
-                let start = free_at[bank].max(d.delivered as f64);
-                let end = start + bytes as f64 / rate;
-                free_at[bank] = end;
-                pending[bank].push_back(Pending {
-                    tag: d.tag,
-                    reader,
-                    bytes,
-                    ready: end + dram.latency_cycles as f64,
-                });
+                waiting[bank].push_back((d.tag, reader, bytes));
             }
         }
     }
@@ -409,6 +458,7 @@ mod tests {
             data_rate: 12e9,
             efficiency: 1.0,
             latency_cycles: 100,
+            queue_requests: 64,
         }
     }
 
@@ -431,6 +481,7 @@ mod tests {
             tile: (1, 1),
             bank: 0,
             block_bytes: 32768,
+            page_bytes: MAX_BURST_BYTES,
             blocks: 16,
             outstanding,
             lane: None,
@@ -463,6 +514,7 @@ mod tests {
             tile,
             bank,
             block_bytes: 32768,
+            page_bytes: MAX_BURST_BYTES,
             blocks: 16,
             outstanding: 2,
             lane: None,
@@ -519,6 +571,7 @@ mod tests {
                     tile: t,
                     bank: b,
                     block_bytes: 32768,
+                    page_bytes: MAX_BURST_BYTES,
                     blocks: 16,
                     outstanding: 2,
                     lane: None,

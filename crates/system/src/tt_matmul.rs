@@ -232,6 +232,16 @@ impl Gate for Compute {
     }
 }
 
+/// The request size for a block of `tiles` tiles of `tile_bytes`: the most whole tiles up to
+/// 8 KiB that divide the block evenly (tt-metal's `get_max_page_size_and_num_pages`).
+pub fn page(tile_bytes: u64, tiles: u64) -> u64 {
+    let mut per = (tt_dram::MAX_BURST_BYTES / tile_bytes).max(1);
+    while per > 1 && tiles % per != 0 {
+        per -= 1;
+    }
+    per * tile_bytes
+}
+
 /// Run a matmul on a full Wormhole.
 pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
     if ![32, 16, 8].contains(&mm.tile_width) {
@@ -284,6 +294,7 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
             tile: placed[b],
             bank: b,
             block_bytes: bpe(kb * tiles[b] * mm.tile_width),
+            page_bytes: page(bpe(32 * mm.tile_width), kb / 32 * tiles[b]),
             blocks,
             outstanding: 2,
             lane: Some(lanes[b]),
@@ -314,6 +325,7 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
         data_rate: mm.data_rate,
         efficiency: mm.efficiency,
         latency_cycles: READ_LATENCY_CYCLES,
+        queue_requests: tt_study::QUEUE_REQUESTS,
     };
     let run = tt_dram::run_gated(
         &g,

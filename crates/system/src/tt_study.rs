@@ -8,13 +8,15 @@
 //! * NoC: 32-byte flits, a header flit and up to 256 data flits a packet (Tenstorrent's
 //!   tt-isa-documentation, "NoC"); 16 virtual channels per port, 8 non-dateline and 8
 //!   dateline (tt-metal tech report "Virtual Channels", Wormhole B0), which podsim's dateline
-//!   classes split the same way; 32 bytes a cycle per link at the chip's clock (topology).
-//!   Buffer depth 8 flits per VC and single-cycle routers and links: assumptions.
+//!   classes split the same way; 32 bytes a cycle per link at the chip's clock (topology);
+//!   first come first served arbitration (the document: "the NoC will serve on the requests
+//!   in a first-come first-serve strategy within the same VC"). Buffer depth 8 flits per VC
+//!   and single-cycle routers and links: assumptions.
 //! * DRAM: a bank is a x16 GDDR6 channel, `data rate x 2 bytes` (12 banks x 12 GT/s x 2 B =
 //!   288 GB/s, the document's spec; Grayskull e150: 8 banks at 7.4 GT/s = 118.4 GB/s,
-//!   Tenstorrent's product page). Read latency 300 cycles: an assumption (a GDDR6 access,
-//!   ~40 ns, plus the controller's and NIU's queues); it matters only when one block is
-//!   outstanding.
+//!   Tenstorrent's product page). Read latency 300 cycles and a request queue of 8 per bank:
+//!   assumptions (a GDDR6 access is ~40 ns; the controller's and NIU's queues are not
+//!   published). The latency matters only with one block outstanding.
 //! * Efficiency: the one calibrated parameter, [`CALIBRATED_EFFICIENCY`], fitted once to the
 //!   document's u-benchmark at 12 GT/s (267 GB/s; validation/tenstorrent-dram.toml).
 
@@ -27,11 +29,15 @@ use crate::tt_placement::{self, Link, Placement, Relocation};
 /// The fraction of a bank's raw rate it sustains (row misses, turnarounds, refresh):
 /// calibrated once so the u-benchmark ([`Study::u_benchmark`]) reads 267 GB/s at 12 GT/s on
 /// a Wormhole (tenstorrent-dram-bandwidth.txt, its table). Every other figure is a prediction.
-pub const CALIBRATED_EFFICIENCY: f64 = 0.9299;
+pub const CALIBRATED_EFFICIENCY: f64 = 0.9355;
 
 /// Cycles from a request reaching an idle bank to its data starting back (assumption; see
 /// the module docs).
 pub const READ_LATENCY_CYCLES: u64 = 300;
+
+/// Read requests a bank takes in at once; the rest wait in the NoC (assumption: the document
+/// and Tenstorrent's public documentation give no depth).
+pub const QUEUE_REQUESTS: usize = 8;
 
 /// Tenstorrent's NoC at the packet level (sources in the module docs).
 pub fn tt_router() -> RouterConfig {
@@ -40,6 +46,7 @@ pub fn tt_router() -> RouterConfig {
         buffer_flits: 8,
         flit_bytes: tt_dram::FLIT_BYTES,
         packet_flits: 1,
+        arbitration: podsim_noc::Arbitration::Fcfs,
         ..RouterConfig::default()
     }
 }
@@ -87,6 +94,8 @@ pub struct Study {
     pub outstanding: u64,
     /// Bytes per block.
     pub block_bytes: u64,
+    /// Bytes per read request (a page, at most 8 KiB).
+    pub page_bytes: u64,
     /// Bytes each reader reads.
     pub bytes_per_reader: u64,
     /// Interleaved or sharded.
@@ -98,9 +107,12 @@ pub struct Study {
 }
 
 impl Study {
-    /// The document's u-benchmark on a Wormhole at `data_rate`: a reader next to each bank,
-    /// one VC per reader, two transaction IDs, 32 KiB blocks, 4 MiB a reader, sharded, NoC 0
-    /// (block and size are assumptions: the document gives neither).
+    /// The document's u-benchmark on a Wormhole at `data_rate`, with the defaults of
+    /// tt-metal's `test_dram_read` (perf_microbenchmark/8_dram_adjacent_core_read): K = 8192,
+    /// N = 12 x 128 in BFP8 tiles (1088 bytes), 8 blocks, so each bank's reader reads 8 blocks
+    /// of 128 tiles (139,264 bytes) in pages of 4 tiles (4352 bytes, the largest whole number
+    /// of tiles up to 8 KiB that divides the block); a reader next to each bank, one VC per
+    /// reader of a row, two blocks in flight, sharded, NoC 0.
     pub fn u_benchmark(data_rate: f64) -> Study {
         Study {
             chip: TtChip::Wormhole,
@@ -110,8 +122,9 @@ impl Study {
             relocation: Relocation::Document,
             vcs: Vcs::PerReader,
             outstanding: 2,
-            block_bytes: 32 << 10,
-            bytes_per_reader: 4 << 20,
+            block_bytes: 128 * 1088,
+            page_bytes: 4 * 1088,
+            bytes_per_reader: 8 * 128 * 1088,
             layout: Layout::Sharded,
             noc: Noc::Noc0,
             efficiency: CALIBRATED_EFFICIENCY,
@@ -187,6 +200,7 @@ pub fn run(s: &Study) -> Result<StudyRun, String> {
             tile,
             bank,
             block_bytes: s.block_bytes,
+            page_bytes: s.page_bytes,
             blocks: s.bytes_per_reader / s.block_bytes,
             outstanding: s.outstanding,
             lane: Some(lane),
@@ -197,6 +211,7 @@ pub fn run(s: &Study) -> Result<StudyRun, String> {
         data_rate: s.data_rate,
         efficiency: s.efficiency,
         latency_cycles: READ_LATENCY_CYCLES,
+        queue_requests: QUEUE_REQUESTS,
     };
     let routing = match s.noc {
         Noc::Noc0 => NocRouting::Noc0,

@@ -253,6 +253,14 @@ impl TtGrid {
         Ok(self)
     }
 
+    /// The grid as one of its two NoCs sees it: one network interface per tile (that NoC's
+    /// NIU), for packet-level runs on a single NoC.
+    pub fn one_noc(&self) -> Result<TtGrid, TopologyError> {
+        let mut g = self.clone();
+        g.cube = g.cube.clone().with_interfaces(1)?;
+        Ok(g)
+    }
+
     /// The same chip with every harvested row working again.
     pub fn unharvested(&self) -> TtGrid {
         let mut g = self.clone();
