@@ -727,3 +727,48 @@ fn lanes_serialize_or_interleave_packets() {
     // Any lane behaves as before: the router hands out free VCs, so the packets interleave.
     assert!(spread([ANY_LANE, ANY_LANE]) <= 3);
 }
+
+/// An endpoint that holds its credits (a DRAM bank with a bounded request queue): 40 one-flit
+/// packets from node 0 to node 3 of a 4-node line, all on lane 0, fill the lane's ejection VC
+/// (8 flits per interface) and then the lane's VCs upstream, and no more are delivered until the endpoint
+/// accepts some. A probe from node 1 to node 2 on lane 0 queues behind that backlog on link
+/// 1->2 and waits; on lane 1 it passes at once. Accepting every held packet lets the backlog
+/// (and the probe behind it) through.
+#[test]
+fn held_credits_back_traffic_up_into_the_network() {
+    let net = cube(&[4], false);
+    let run = |probe_lane: u16| {
+        let mut noc = Noc::new(&net, NocRouting::DimensionOrder, &cfg(1, 1, 1)).unwrap();
+        noc.hold_credits(3);
+        for t in 0..40 {
+            noc.inject_lane(0, 3, 1, t, 0).unwrap();
+        }
+        let mut got = Vec::new();
+        for _ in 0..300 {
+            noc.step().unwrap();
+            noc.take_delivered(&mut got);
+        }
+        // The lane's ejection VC, 8 slots on each of the node's interfaces, no more.
+        assert_eq!(got.len(), 8 * net.interfaces() as usize);
+        noc.inject_lane(1, 2, 1, 999, probe_lane).unwrap();
+        for _ in 0..100 {
+            noc.step().unwrap();
+            noc.take_delivered(&mut got);
+        }
+        let probe_early = got.iter().any(|d| d.tag == 999);
+        let mut accepted = 0;
+        for _ in 0..2000 {
+            while noc.accept(3) {
+                accepted += 1;
+            }
+            noc.step().unwrap();
+            noc.take_delivered(&mut got);
+        }
+        assert_eq!(accepted, 40);
+        assert_eq!(got.len(), 41);
+        assert!(noc.audit().conserved());
+        probe_early
+    };
+    assert!(!run(0), "the probe should wait behind the held backlog on its lane");
+    assert!(run(1), "on another lane the probe should pass");
+}

@@ -363,3 +363,79 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
         in1_bytes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bw(mm: &Matmul) -> f64 {
+        run(mm).unwrap().dram_bandwidth_bytes_per_s
+    }
+
+    /// Llama3-70B's FF1 shard (32 x 8192 x 3584, BFP8) with single against double buffering.
+    /// By hand, a block is 128 rows x 320 columns x 1.0625 B = 43,520 bytes: 1939 cycles at a
+    /// bank's 22.45 B/cycle; its compute is 2 x 32 x 128 x 320 / 3639 = 720 cycles. Double
+    /// buffered the compute hides under the next read; single buffered the read waits for it:
+    /// at most 1939 / 2659 = 73% of the double-buffered rate.
+    #[test]
+    fn double_buffering_hides_the_compute() {
+        let double = Matmul::new(32, 8192, 3584, 12e9);
+        let single = Matmul {
+            buffers: 1,
+            ..double.clone()
+        };
+        assert_eq!(run(&double).unwrap().block_rows, 128);
+        assert!(bw(&single) < 0.73 * bw(&double));
+    }
+
+    /// in0 unicast against multicast: unicast sends each in0 block (32 x 128 x 2 B = 8 KiB,
+    /// 256 cycles at 32 B a cycle) to the 12 cores one after another, 3072 cycles a block
+    /// against 1939 for the in1 read. Consecutive blocks of K come from the same top-row core
+    /// (each holds a slice of K: 64 blocks over 12 cores), so most leave one after another and
+    /// the in0 path binds: the matmul takes at least a fifth longer than with multicast.
+    #[test]
+    fn in0_must_be_multicast() {
+        let multi = Matmul::new(32, 8192, 3584, 12e9);
+        let uni = Matmul {
+            in0: In0::Unicast,
+            ..multi.clone()
+        };
+        let (u, m) = (run(&uni).unwrap(), run(&multi).unwrap());
+        assert!(u.time_s > 1.2 * m.time_s, "{u:?} {m:?}");
+        // Never slower than sending every block's in0 serially, 64 x 3072 cycles, plus the
+        // multicast run's own time.
+        assert!(u.time_s < m.time_s + 64.0 * 3072.0 / 1e9);
+    }
+
+    /// 3584 columns on 12 banks: 32-wide tiles give 10 tiles a bank and 2 on the last (1.071,
+    /// by hand in tt_dram's test); 16- and 8-wide tiles 19/15 and 38/30 (1.018). The busiest
+    /// core reads less, so the matmul ends sooner.
+    #[test]
+    fn narrower_tiles_finish_sooner() {
+        let t32 = Matmul::new(32, 8192, 3584, 12e9);
+        let t16 = Matmul {
+            tile_width: 16,
+            ..t32.clone()
+        };
+        let t8 = Matmul {
+            tile_width: 8,
+            ..t32.clone()
+        };
+        let (a, b, c) = (run(&t32).unwrap(), run(&t16).unwrap(), run(&t8).unwrap());
+        assert!((a.imbalance - 10.0 / (112.0 / 12.0)).abs() < 1e-9);
+        assert!((b.imbalance - 19.0 / (224.0 / 12.0)).abs() < 1e-9);
+        assert!((c.imbalance - b.imbalance).abs() < 1e-9);
+        assert!(b.time_s < a.time_s && c.time_s < a.time_s);
+        // The same bytes (3584 is a whole number of tiles of every width).
+        assert_eq!(a.in1_bytes, b.in1_bytes);
+    }
+
+    /// The page of a block: 128 BFP8 tiles of 1088 bytes take 4-tile pages (7 fit in 8 KiB
+    /// but do not divide 128; neither do 6 or 5), as tt-metal's test_dram_read pages them.
+    #[test]
+    fn pages_are_whole_tiles_dividing_the_block() {
+        assert_eq!(page(1088, 128), 4 * 1088);
+        assert_eq!(page(2048, 12), 4 * 2048);
+        assert_eq!(page(272, 7), 7 * 272);
+    }
+}
