@@ -26,7 +26,7 @@ pub struct DramArgs {
     /// Transfers per second of every GDDR6 bank, e.g. "12 GT/s", "14 GT/s", "7400 MT/s"
     /// [default: 12 GT/s on Wormhole (288 GB/s over 12 banks), 7.4 GT/s on Grayskull
     /// (118.4 GB/s over 8)].
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     data_rate: Option<String>,
     /// Where the readers go, one per bank: top-rows, columns (the leftmost and rightmost
     /// worker columns) or next-to-bank (one hop downstream of the bank on the NoC in use).
@@ -50,15 +50,15 @@ pub struct DramArgs {
     /// block; 2: the document's scheme).
     #[arg(long, value_name = "N", default_value_t = 2)]
     outstanding: u64,
-    /// Bytes per block [default: 139264 B, 128 BFP8 tiles: tt-metal's test_dram_read with
-    /// K = 8192, N = 12 x 128 and 8 blocks, the document's u-benchmark].
+    /// Bytes per block (the default: 128 BFP8 tiles, as tt-metal's test_dram_read reads
+    /// K = 8192, N = 12 x 128 in 8 blocks: the document's u-benchmark).
     #[arg(long, value_name = "SIZE", default_value = "139264 B")]
     block: String,
-    /// Bytes per read request (a page, 1 B to 8 KiB; one NoC packet of data) [default:
-    /// 4352 B, 4 BFP8 tiles, as test_dram_read pages its blocks].
+    /// Bytes per read request (a page, 1 B to 8 KiB: one NoC packet of data; the default is 4
+    /// BFP8 tiles, as test_dram_read pages its blocks).
     #[arg(long, value_name = "SIZE", default_value = "4352 B")]
     page: String,
-    /// Bytes each reader reads, whole blocks [default: 8 blocks of 139264 B].
+    /// Bytes each reader reads, whole blocks (the default: 8 blocks of 139264 B).
     #[arg(long, value_name = "SIZE", default_value = "1114112 B")]
     bytes: String,
     /// sharded (each reader's shard in its own bank) or interleaved (pages round-robin over
@@ -109,7 +109,7 @@ pub struct MatmulArgs {
     #[arg(long, value_name = "B", default_value = "double")]
     buffering: String,
     /// Transfers per second of every bank [default: 12 GT/s].
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     data_rate: Option<String>,
     /// Print JSON (keys: time_s, dram_bandwidth_bytes_per_s, utilization, compute_time_s,
     /// imbalance, and more).
@@ -118,17 +118,23 @@ pub struct MatmulArgs {
 }
 
 fn pick<T: Copy>(flag: &str, s: &str, all: &[(&str, T)]) -> Result<T, Failure> {
-    all.iter().find(|(n, _)| *n == s).map(|(_, v)| *v).ok_or_else(|| {
-        let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
-        flag_err(flag, format!("`{s}`: expected {}", names.join(", ")))
-    })
+    all.iter()
+        .find(|(n, _)| *n == s)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+            flag_err(flag, format!("`{s}`: expected {}", names.join(", ")))
+        })
 }
 
 fn chip(s: &str) -> Result<TtChip, Failure> {
     pick(
         "--chip",
         s,
-        &[("wormhole", TtChip::Wormhole), ("grayskull", TtChip::Grayskull)],
+        &[
+            ("wormhole", TtChip::Wormhole),
+            ("grayskull", TtChip::Grayskull),
+        ],
     )
 }
 
@@ -176,7 +182,10 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     let layout = pick(
         "--layout",
         &a.layout,
-        &[("sharded", Layout::Sharded), ("interleaved", Layout::Interleaved)],
+        &[
+            ("sharded", Layout::Sharded),
+            ("interleaved", Layout::Interleaved),
+        ],
     )?;
     let noc = match a.noc {
         0 => Noc::Noc0,
@@ -224,9 +233,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
         noc,
         efficiency: tt_study::CALIBRATED_EFFICIENCY,
     };
-    study
-        .grid()
-        .map_err(|e| flag_err("--harvested-rows", e))?;
+    study.grid().map_err(|e| flag_err("--harvested-rows", e))?;
     let r = tt_study::run(&study).map_err(Failure::runtime)?;
     let clock = if chip == TtChip::Wormhole { 1e9 } else { 1.2e9 };
     if let Some(path) = &a.trace {
@@ -289,7 +296,11 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     let gbs = |v: f64| format!("{:.1} GB/s", v / 1e9);
     let mut rows = vec![(
         "bank".to_string(),
-        vec!["reader".to_string(), "bank rate".into(), "reader rate".into()],
+        vec![
+            "reader".to_string(),
+            "bank rate".into(),
+            "reader rate".into(),
+        ],
     )];
     for (i, t) in r.readers.iter().enumerate() {
         rows.push((
@@ -351,7 +362,11 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
         &a.in0,
         &[("multicast", In0::Multicast), ("unicast", In0::Unicast)],
     )?;
-    let buffers = pick("--buffering", &a.buffering, &[("single", 1u64), ("double", 2)])?;
+    let buffers = pick(
+        "--buffering",
+        &a.buffering,
+        &[("single", 1u64), ("double", 2)],
+    )?;
     let rate = match &a.data_rate {
         Some(s) => data_rate(s)?,
         None => tt_study::default_data_rate(TtChip::Wormhole),
@@ -370,7 +385,10 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
     if a.m > 1024 {
         return Err(flag_err(
             "--m",
-            format!("{}: the DRAM-bound matmul takes a small in0, at most 1024 rows", a.m),
+            format!(
+                "{}: the DRAM-bound matmul takes a small in0, at most 1024 rows",
+                a.m
+            ),
         ));
     }
     if a.k * a.n > 1 << 31 {
@@ -411,7 +429,10 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let rows = vec![
-        ("time".to_string(), vec![format!("{:.2} us", r.time_s * 1e6)]),
+        (
+            "time".to_string(),
+            vec![format!("{:.2} us", r.time_s * 1e6)],
+        ),
         (
             "DRAM bandwidth".into(),
             vec![format!(
@@ -433,7 +454,10 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
         ),
         (
             "in1 read".into(),
-            vec![format!("{} bytes, blocks of {} rows", r.in1_bytes, r.block_rows)],
+            vec![format!(
+                "{} bytes, blocks of {} rows",
+                r.in1_bytes, r.block_rows
+            )],
         ),
     ];
     out!("{}", render(&rows));

@@ -92,6 +92,8 @@ fn help_prints_each_default_once() {
         "schedule",
         "tofu",
         "dojo",
+        "dram",
+        "matmul",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
@@ -1232,4 +1234,133 @@ fn dojo_shortcuts_raise_local_throughput_under_mixed_load() {
             ),
         ],
     );
+}
+
+#[test]
+fn dram_and_matmul_refuse_bad_settings() {
+    refuses(
+        &["dram"],
+        &[
+            (
+                vec!["--chip", "blackhole"],
+                "`--chip`: `blackhole`: expected wormhole, grayskull",
+            ),
+            (
+                vec!["--data-rate", "12"],
+                "`--data-rate`: `12`: expected a rate",
+            ),
+            (vec!["--data-rate", "-3 GT/s"], "`--data-rate`"),
+            (
+                vec!["--placement", "diagonal"],
+                "`--placement`: `diagonal`: expected top-rows",
+            ),
+            (vec!["--vcs", "many"], "`--vcs`"),
+            (vec!["--layout", "tiled"], "`--layout`"),
+            (vec!["--noc", "2"], "`--noc`: 2: expected 0 or 1"),
+            (vec!["--outstanding", "0"], "`--outstanding`"),
+            (vec!["--block", "0 B"], "`--block`"),
+            (
+                vec!["--page", "16 KiB"],
+                "`--page`: 16384 bytes: expected 1 byte to 8 KiB",
+            ),
+            (vec!["--bytes", "1 KiB"], "`--bytes`"),
+            (vec!["--bytes", "64 GiB"], "`--bytes`"),
+            (
+                vec!["--harvested-rows", "6"],
+                "`--harvested-rows`: `harvest`: row y = 6 has no workers",
+            ),
+            (
+                vec!["--relocation", "logical"],
+                "`--relocation`: only moves next-to-bank readers",
+            ),
+            (
+                vec!["--harvested-rows", "3", "--relocation", "nearest"],
+                "`--relocation`: `nearest`: expected document, logical",
+            ),
+        ],
+    );
+    refuses(
+        &["matmul"],
+        &[
+            (
+                vec!["--m", "32", "--k", "100", "--n", "64"],
+                "`--k`: 100: expected a multiple of 32",
+            ),
+            (vec!["--m", "0", "--k", "64", "--n", "64"], "`--m`: 0"),
+            (vec!["--m", "4096", "--k", "64", "--n", "64"], "`--m`: 4096"),
+            (
+                vec!["--m", "32", "--k", "64", "--n", "64", "--tile", "32x4"],
+                "`--tile`",
+            ),
+            (
+                vec!["--m", "32", "--k", "64", "--n", "64", "--in0", "broadcast"],
+                "`--in0`",
+            ),
+            (
+                vec![
+                    "--m",
+                    "32",
+                    "--k",
+                    "64",
+                    "--n",
+                    "64",
+                    "--buffering",
+                    "triple",
+                ],
+                "`--buffering`",
+            ),
+            (
+                vec!["--m", "32", "--k", "64", "--n", "64", "--dtype", "fp32"],
+                "`--dtype`",
+            ),
+            (
+                vec!["--m", "32", "--k", "64", "--n", "64", "--chip", "grayskull"],
+                "`--chip`: the DRAM-bound matmul is modelled on Wormhole",
+            ),
+            (
+                vec!["--m", "32", "--k", "1048576", "--n", "1048576"],
+                "`--n`: in1 of more than 2^31 elements",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn dram_reproduces_the_u_benchmark_and_reports_overlaps() {
+    // The calibration point (validation/tenstorrent-dram.toml): 267 GB/s at 12 GT/s, and the
+    // document's overlap of banks 2 and 10 on the top rows.
+    let o = podsim(&["dram", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let bw = v["bandwidth_bytes_per_s"].as_f64().unwrap();
+    assert!((bw - 267e9).abs() < 0.5e9, "{bw}");
+    assert!((v["utilization"].as_f64().unwrap() - bw / 288e9).abs() < 1e-9);
+    assert_eq!(v["per_bank_bytes_per_s"].as_array().unwrap().len(), 12);
+    assert_eq!(v["reader_coordinates"].as_array().unwrap().len(), 12);
+    assert!(v["overlapping_routes"].as_array().unwrap().is_empty());
+    let m = v["max_link_utilization"].as_f64().unwrap();
+    assert!(m > 0.0 && m <= 1.0);
+    let o = podsim(&["dram", "--placement", "top-rows", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        v["overlapping_routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["banks"] == serde_json::json!([2, 10]))
+    );
+    let o = podsim(&[
+        "matmul", "--m", "32", "--k", "8192", "--n", "3584", "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for key in [
+        "time_s",
+        "dram_bandwidth_bytes_per_s",
+        "utilization",
+        "compute_time_s",
+        "imbalance",
+    ] {
+        assert!(v[key].as_f64().is_some(), "{key}");
+    }
 }

@@ -559,6 +559,37 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["dojo", "dma", "--to", "1,10", "--shape", "65536", "--json"],
     ),
     ("dojo-host", &["dojo", "host", "--bytes", "16GiB"]),
+    ("dram-wormhole", &["dram"]),
+    (
+        "dram-top-rows-json",
+        &["dram", "--placement", "top-rows", "--json"],
+    ),
+    (
+        "dram-n300-logical",
+        &["dram", "--harvested-rows", "1,4", "--relocation", "logical"],
+    ),
+    ("dram-grayskull", &["dram", "--chip", "grayskull"]),
+    (
+        "matmul-llama-ff1",
+        &["matmul", "--m", "32", "--k", "8192", "--n", "3584"],
+    ),
+    (
+        "matmul-single-json",
+        &[
+            "matmul",
+            "--m",
+            "32",
+            "--k",
+            "8192",
+            "--n",
+            "3584",
+            "--tile",
+            "32x16",
+            "--buffering",
+            "single",
+            "--json",
+        ],
+    ),
     (
         "workload-dojo-tile-step",
         &["workload", "examples/dojo/tile-step.toml"],

@@ -769,6 +769,9 @@ fn held_credits_back_traffic_up_into_the_network() {
         assert!(noc.audit().conserved());
         probe_early
     };
-    assert!(!run(0), "the probe should wait behind the held backlog on its lane");
+    assert!(
+        !run(0),
+        "the probe should wait behind the held backlog on its lane"
+    );
     assert!(run(1), "on another lane the probe should pass");
 }

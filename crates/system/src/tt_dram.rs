@@ -72,6 +72,9 @@ pub enum Layout {
     Interleaved,
 }
 
+/// A NoC link's ends (tile coordinates) and the flits it carried.
+pub type LinkFlits = ((u32, u32), (u32, u32), u64);
+
 /// What a run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DramRun {
@@ -86,7 +89,7 @@ pub struct DramRun {
     /// Each bank's bytes served over the whole run's time.
     pub per_bank_bytes_per_s: Vec<f64>,
     /// Every NoC link that carried flits: its ends (tile coordinates) and flits.
-    pub links: Vec<((u32, u32), (u32, u32), u64)>,
+    pub links: Vec<LinkFlits>,
     /// The busiest link's flits over the run's cycles (1 = a flit every cycle).
     pub max_link_utilization: f64,
     /// Every block: (reader, block, cycle its first request left, cycle its last byte came).
@@ -344,7 +347,9 @@ pub fn run_gated(
                     noc.skip_to(t);
                     continue;
                 }
-                None => return Err("the readers stalled: nothing in flight, nothing to start".into()),
+                None => {
+                    return Err("the readers stalled: nothing in flight, nothing to start".into());
+                }
                 Some(_) => {}
             }
         }
@@ -381,7 +386,7 @@ pub fn run_gated(
     let cycles = finish.iter().copied().max().unwrap_or(0).max(1);
     let w = u64::from(grid.width());
     let at = |n: podsim_topology::NodeId| ((n.0 % w) as u32, (n.0 / w) as u32);
-    let links: Vec<((u32, u32), (u32, u32), u64)> = noc
+    let links: Vec<LinkFlits> = noc
         .link_stats()
         .into_iter()
         .filter(|l| l.kind == podsim_noc::ChannelKind::Link && l.flits > 0)

@@ -228,7 +228,12 @@ impl Gate for Compute {
         self.advance();
     }
     fn next_change(&self, now: u64) -> Option<u64> {
-        self.end.iter().flatten().copied().filter(|&e| e > now).min()
+        self.end
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&e| e > now)
+            .min()
     }
 }
 

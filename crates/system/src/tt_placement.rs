@@ -332,7 +332,10 @@ mod tests {
                 let distinct: HashSet<_> = r.iter().collect();
                 assert_eq!(distinct.len(), 12, "{harvest:?}");
                 assert!(r.iter().all(|&t| worker(&g, t)), "{harvest:?}");
-                assert!(overlaps(&g, noc, &r).is_empty(), "{harvest:?} {noc:?}: {r:?}");
+                assert!(
+                    overlaps(&g, noc, &r).is_empty(),
+                    "{harvest:?} {noc:?}: {r:?}"
+                );
                 let naive = next_to_bank(&g, noc, Relocation::Logical).unwrap();
                 naive_overlaps += usize::from(!overlaps(&g, noc, &naive).is_empty());
             }

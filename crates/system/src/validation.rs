@@ -274,7 +274,10 @@ impl Quantity {
     /// The value of a compute quantity (or of a quantity measured without a network) for
     /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
-        if matches!(self, Quantity::DramBandwidth | Quantity::MatmulDramBandwidth) {
+        if matches!(
+            self,
+            Quantity::DramBandwidth | Quantity::MatmulDramBandwidth
+        ) {
             let c = case.tenstorrent.ok_or(QuantityError::Missing(
                 "a Tenstorrent case needs [case.tenstorrent]",
             ))?;
