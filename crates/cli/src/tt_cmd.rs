@@ -75,6 +75,9 @@ pub struct DramArgs {
     /// The most events the trace keeps.
     #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
+    /// Draw the bandwidth each bank's reader gets as bars against a bank's spec rate (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
     /// Print JSON (keys: bandwidth_bytes_per_s, utilization, per_bank_bytes_per_s,
     /// overlapping_routes, max_link_utilization, reader_coordinates, and more).
     #[arg(long)]
@@ -257,6 +260,33 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
         }
         std::fs::write(path, t.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    if let Some(path) = &a.plot {
+        let bars: Vec<(String, f64)> = r
+            .run
+            .per_reader_bytes_per_s
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (format!("D{i}"), v / 1e9))
+            .collect();
+        let bank = r.spec_bytes_per_s / r.readers.len().max(1) as f64 / 1e9;
+        podsim_report::bars_svg(
+            path,
+            &format!(
+                "{} {}, {}: {:.1} GB/s ({:.1}% of spec)",
+                a.chip,
+                a.placement,
+                a.layout,
+                r.run.bandwidth_bytes_per_s / 1e9,
+                r.utilization * 100.0
+            ),
+            "the reader of DRAM bank",
+            "bandwidth the reader gets (GB/s)",
+            &bars,
+            Some(("a bank's spec rate", bank)),
+            bank * 1.2,
+        )
+        .map_err(|e| Failure::runtime(e.to_string()))?;
     }
     let overlaps: Vec<serde_json::Value> = r
         .overlaps

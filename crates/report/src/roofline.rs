@@ -164,3 +164,77 @@ pub fn lines_svg(
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
+
+/// Draw `bars` (a label and a value each) to `path` as an SVG bar chart, y from 0 to `ymax`,
+/// with `line`, if given, as a dashed horizontal reference (its label in the legend).
+pub fn bars_svg(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    bars: &[(String, f64)],
+    line: Option<(&str, f64)>,
+    ymax: f64,
+) -> Result<(), ReportError> {
+    let fail = |e: &dyn std::fmt::Display| ReportError::Draw {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    };
+    let n = bars.len().max(1) as f64;
+    let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..n, 0.0..ymax)
+        .map_err(|e| fail(&e))?;
+    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(bars.len() * 2 + 1)
+        .x_label_formatter(&|v| {
+            let i = (v - 0.5).round();
+            if (v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    chart
+        .draw_series(bars.iter().enumerate().map(|(i, b)| {
+            let x = i as f64;
+            Rectangle::new([(x + 0.15, 0.0), (x + 0.85, b.1)], BLUE.mix(0.7).filled())
+        }))
+        .map_err(|e| fail(&e))?;
+    if let Some((name, y)) = line {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(0.0, y), (n, y)],
+                8,
+                6,
+                RED.stroke_width(2),
+            ))
+            .map_err(|e| fail(&e))?
+            .label(name)
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .label_font(("sans-serif", 15))
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| fail(&e))?;
+    }
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}

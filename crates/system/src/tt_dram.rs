@@ -86,7 +86,8 @@ pub struct DramRun {
     pub bandwidth_bytes_per_s: f64,
     /// Each reader's bytes over its own finishing time.
     pub per_reader_bytes_per_s: Vec<f64>,
-    /// Each bank's bytes served over the whole run's time.
+    /// Each bank's bytes served over the time until it finished reading them (its own pace;
+    /// a bank that serves several readers counts them all).
     pub per_bank_bytes_per_s: Vec<f64>,
     /// Every NoC link that carried flits: its ends (tile coordinates) and flits.
     pub links: Vec<LinkFlits>,
@@ -245,6 +246,7 @@ pub fn run_gated(
     let mut pending: Vec<std::collections::VecDeque<Pending>> = vec![Default::default(); banks];
     let mut delivered = Vec::new();
     let mut bank_bytes = vec![0u64; banks];
+    let mut bank_end = vec![0f64; banks];
     // Per reader, per block: the cycle it was issued and the cycle it completed.
     let mut timeline: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
     let tile_of = |r: &Reader| grid.tile(r.tile.0, r.tile.1).0 as usize;
@@ -303,6 +305,7 @@ pub fn run_gated(
                 let start = free_at[b].max(now as f64);
                 let end = start + bytes as f64 / rate;
                 free_at[b] = end;
+                bank_end[b] = end;
                 taken[b].push_back(end);
                 pending[b].push_back(Pending {
                     tag,
@@ -405,7 +408,14 @@ pub fn run_gated(
             .collect(),
         per_bank_bytes_per_s: bank_bytes
             .iter()
-            .map(|&b| b as f64 / secs(cycles))
+            .zip(&bank_end)
+            .map(|(&b, &e)| {
+                if b == 0 {
+                    0.0
+                } else {
+                    b as f64 * clock / e.max(1.0)
+                }
+            })
             .collect(),
         max_link_utilization: links.iter().map(|l| l.2).max().unwrap_or(0) as f64 / cycles as f64,
         links,
