@@ -833,3 +833,49 @@ fn availability_by_hand() {
         &["--host-availability"],
     );
 }
+
+/// `[case.tenstorrent]` errors name the file and the key: a rate without its unit, a matmul
+/// case without its shape, the table on a quantity that does not read it.
+#[test]
+fn tenstorrent_cases_name_the_key_that_is_wrong() {
+    let dir = std::env::temp_dir().join(format!("podsim-tt-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let case = |quantity: &str, table: &str| {
+        format!(
+            "[[case]]\nfigure = \"x\"\nsource = \"y\"\nquantity = \"{quantity}\"\npublished = \"267 GB/s\"\n{table}"
+        )
+    };
+    for (text, key) in [
+        (
+            case("dram_bandwidth", "[case.tenstorrent]\ndata_rate = \"12\"\n"),
+            "case[0].tenstorrent.data_rate",
+        ),
+        (
+            case(
+                "matmul_dram_bandwidth",
+                "[case.tenstorrent]\ndata_rate = \"12 GT/s\"\nm = 32\n",
+            ),
+            "case[0].tenstorrent",
+        ),
+        (
+            case(
+                "matmul_dram_bandwidth",
+                "[case.tenstorrent]\ndata_rate = \"12 GT/s\"\nm = 32\nk = 1048576\nn = 1048576\n",
+            ),
+            "case[0].tenstorrent",
+        ),
+        (case("dram_bandwidth", ""), "case[0].tenstorrent"),
+        (
+            case("nodes", "[case.tenstorrent]\ndata_rate = \"12 GT/s\"\n"),
+            "case[0].tenstorrent",
+        ),
+    ] {
+        let f = dir.join("tt.toml");
+        std::fs::write(&f, &text).unwrap();
+        let out = podsim(&["validate", "--dir", dir.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(err.contains("tt.toml") && err.contains(key), "{text}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -125,11 +125,19 @@ fn tt_case(
                     }
                 },
             };
-            if m == 0 || m > 1024 || k == 0 || k % 32 != 0 || k > 1 << 20 || n == 0 || n > 1 << 20 {
+            if m == 0
+                || m > 1024
+                || k == 0
+                || k % 32 != 0
+                || k > 1 << 20
+                || n == 0
+                || n > 1 << 20
+                || k * n > 1 << 31
+            {
                 return ctx.err(
                     sp,
                     key,
-                    "expected 1 <= m <= 1024, k a positive multiple of 32 and n positive (k, n up to 1,048,576)",
+                    "expected 1 <= m <= 1024, k a positive multiple of 32, n positive, k and n up to 1,048,576 and k x n up to 2^31 (a Wormhole's 12 GB)",
                 );
             }
             Some((m, k, n, dtype))
