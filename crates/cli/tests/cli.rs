@@ -875,7 +875,10 @@ fn tenstorrent_cases_name_the_key_that_is_wrong() {
         let out = podsim(&["validate", "--dir", dir.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{text}: {err}");
-        assert!(err.contains("tt.toml") && err.contains(key), "{text}: {err}");
+        assert!(
+            err.contains("tt.toml") && err.contains(key),
+            "{text}: {err}"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -27,3 +27,13 @@ pub enum ReportError {
         why: String,
     },
 }
+
+/// The error for a plot of `path` that the plotting library refused, for `map_err`.
+pub(crate) fn draw_failed(
+    path: &std::path::Path,
+) -> impl Fn(&dyn std::fmt::Display) -> ReportError + '_ {
+    move |e| ReportError::Draw {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    }
+}

@@ -70,10 +70,7 @@ pub fn noc_curve_csv(curve: &[NocResult]) -> String {
 /// Average latency against offered load as an SVG file, one point per rate, the saturated one
 /// marked.
 pub fn noc_curve_svg(path: &Path, title: &str, curve: &[NocResult]) -> Result<(), ReportError> {
-    let fail = |e: &dyn std::fmt::Display| ReportError::Draw {
-        path: path.display().to_string(),
-        why: e.to_string(),
-    };
+    let fail = crate::draw_failed(path);
     let xmax = curve
         .iter()
         .map(|r| r.offered_flits_per_node_cycle)

@@ -22,10 +22,7 @@ pub struct Roof {
 /// legend and each ridge point marked; `mark`, if given, is an intensity drawn as a vertical
 /// line.
 pub fn roofline_svg(path: &Path, roofs: &[Roof], mark: Option<f64>) -> Result<(), ReportError> {
-    let fail = |e: &dyn std::fmt::Display| ReportError::Draw {
-        path: path.display().to_string(),
-        why: e.to_string(),
-    };
+    let fail = crate::draw_failed(path);
     let (xmin, xmax) = (1.0, 10_000.0);
     let ymax = roofs.iter().map(|r| r.peak).fold(1.0, f64::max) * 2.0;
     let ymin = roofs.iter().map(|r| r.bandwidth).fold(f64::MAX, f64::min) * xmin / 2.0;
@@ -114,10 +111,7 @@ pub fn lines_svg(
     series: &[Series],
     ymax: f64,
 ) -> Result<(), ReportError> {
-    let fail = |e: &dyn std::fmt::Display| ReportError::Draw {
-        path: path.display().to_string(),
-        why: e.to_string(),
-    };
+    let fail = crate::draw_failed(path);
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let xmin = xs.clone().fold(f64::MAX, f64::min).max(f64::MIN_POSITIVE);
     let xmax = xs.fold(0.0, f64::max).max(xmin * 2.0);
@@ -176,10 +170,7 @@ pub fn bars_svg(
     line: Option<(&str, f64)>,
     ymax: f64,
 ) -> Result<(), ReportError> {
-    let fail = |e: &dyn std::fmt::Display| ReportError::Draw {
-        path: path.display().to_string(),
-        why: e.to_string(),
-    };
+    let fail = crate::draw_failed(path);
     let n = bars.len().max(1) as f64;
     let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
