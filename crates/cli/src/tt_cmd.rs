@@ -203,8 +203,8 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     }
     let block = size("--block", &a.block)?;
     let bytes = size("--bytes", &a.bytes)?;
-    if block == 0 || block > 1 << 30 {
-        return Err(flag_err("--block", "expected 1 byte to 1 GiB"));
+    if block == 0 || block > 256 << 20 {
+        return Err(flag_err("--block", "expected 1 byte to 256 MiB"));
     }
     let page = size("--page", &a.page)?;
     if page == 0 || page > podsim_system::tt_dram::MAX_BURST_BYTES {
@@ -213,11 +213,20 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
             format!("{page} bytes: expected 1 byte to 8 KiB (one NoC packet)"),
         ));
     }
-    if bytes < block || bytes > 1 << 30 || bytes / block > 1 << 20 {
+    if bytes < block || bytes > 256 << 20 || bytes / block > 1 << 20 {
         return Err(flag_err(
             "--bytes",
             format!(
-                "{bytes} bytes in blocks of {block}: expected at least one block, at most 1 GiB and 1,048,576 blocks"
+                "{bytes} bytes in blocks of {block}: expected at least one block, at most 256 MiB and 1,048,576 blocks"
+            ),
+        ));
+    }
+    let requests = block.div_ceil(page).saturating_mul(bytes / block);
+    if requests > 1 << 18 {
+        return Err(flag_err(
+            "--page",
+            format!(
+                "{requests} read requests a reader ({bytes} bytes in blocks of {block} in pages of {page}): expected at most 262,144; use larger pages or fewer bytes"
             ),
         ));
     }

@@ -1264,6 +1264,10 @@ fn dram_and_matmul_refuse_bad_settings() {
                 "`--page`: 16384 bytes: expected 1 byte to 8 KiB",
             ),
             (vec!["--bytes", "1 KiB"], "`--bytes`"),
+            (
+                vec!["--bytes", "256 MiB", "--block", "1 KiB", "--page", "1 B"],
+                "`--page`: 268435456 read requests a reader",
+            ),
             (vec!["--bytes", "64 GiB"], "`--bytes`"),
             (
                 vec!["--harvested-rows", "6"],
