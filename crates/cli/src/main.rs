@@ -743,45 +743,58 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
         ],
     )];
     let (mut pass, mut fail, mut marked) = (0, 0, 0);
+    // Every file parsed first (its errors in file order), then every case evaluated on all
+    // cores; the table and the first error are those of the serial run, in case order.
+    let mut cases = Vec::new();
     for (file, text) in &files {
         for c in parse_validation(file, text)? {
-            let got = evaluate(&c, file)?;
-            let (shown, verdict) = match (got, &c.not_reproduced) {
-                (None, reason) => {
-                    marked += 1;
-                    (
-                        "-".to_string(),
-                        format!("NOT REPRODUCED: {}", reason.as_deref().unwrap_or("")),
-                    )
-                }
-                (Some(v), _) => {
-                    let ok = v.abs_diff(c.published) <= c.tolerance;
-                    if ok {
-                        pass += 1
-                    } else {
-                        fail += 1
-                    }
-                    (
-                        c.quantity.show(v),
-                        if ok {
-                            "pass".to_string()
-                        } else {
-                            "FAIL".to_string()
-                        },
-                    )
-                }
-            };
-            rows.push((
-                c.figure.clone(),
-                vec![
-                    c.source.clone(),
-                    c.quantity.show(c.published),
-                    shown,
-                    format!("±{}", c.quantity.show(c.tolerance)),
-                    verdict,
-                ],
-            ));
+            cases.push((file.as_str(), c));
         }
+    }
+    let results: Vec<Result<Option<u64>, Failure>> = {
+        use rayon::prelude::*;
+        cases
+            .par_iter()
+            .map(|(file, c)| evaluate(c, file))
+            .collect()
+    };
+    for ((_, c), got) in cases.iter().zip(results) {
+        let got = got?;
+        let (shown, verdict) = match (got, &c.not_reproduced) {
+            (None, reason) => {
+                marked += 1;
+                (
+                    "-".to_string(),
+                    format!("NOT REPRODUCED: {}", reason.as_deref().unwrap_or("")),
+                )
+            }
+            (Some(v), _) => {
+                let ok = v.abs_diff(c.published) <= c.tolerance;
+                if ok {
+                    pass += 1
+                } else {
+                    fail += 1
+                }
+                (
+                    c.quantity.show(v),
+                    if ok {
+                        "pass".to_string()
+                    } else {
+                        "FAIL".to_string()
+                    },
+                )
+            }
+        };
+        rows.push((
+            c.figure.clone(),
+            vec![
+                c.source.clone(),
+                c.quantity.show(c.published),
+                shown,
+                format!("±{}", c.quantity.show(c.tolerance)),
+                verdict,
+            ],
+        ));
     }
     out!("{}", podsim_report::render(&rows));
     outln!("\n{pass} passed, {fail} failed, {marked} not reproduced");

@@ -882,3 +882,30 @@ fn tenstorrent_cases_name_the_key_that_is_wrong() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `podsim validate` evaluates its cases on every core and prints them in case order: the same
+/// bytes on one thread and on four (three files of quick cases, in a directory of their own).
+#[test]
+fn validate_prints_the_same_bytes_on_any_thread_count() {
+    let dir = std::env::temp_dir().join(format!("podsim-validate-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["k-computer.toml", "tenstorrent.toml", "compute.toml"] {
+        std::fs::copy(repo().join("validation").join(f), dir.join(f)).unwrap();
+    }
+    let run = |threads: &str| {
+        Command::new(env!("CARGO_BIN_EXE_podsim"))
+            .args(["validate", "--dir", dir.to_str().unwrap()])
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .expect("podsim runs")
+    };
+    let (one, four) = (run("1"), run("4"));
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert!(String::from_utf8_lossy(&one.stdout).contains(" passed, 0 failed"));
+    assert_eq!(one.stdout, four.stdout);
+    std::fs::remove_dir_all(&dir).ok();
+}
