@@ -261,6 +261,21 @@ enum Command {
     Matmul(tt_cmd::MatmulArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
+    /// Print a shell completion script for podsim: bash, zsh, fish, elvish or powershell
+    /// (e.g. `podsim completions bash > ~/.local/share/bash-completion/completions/podsim`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print podsim's man page (roff; `podsim man | man -l -`), or with --out write podsim.1 and
+    /// one page per command (podsim-dram.1, ...) into a directory.
+    Man {
+        /// Write the pages into this directory (created if missing) instead of printing the
+        /// top-level page.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Reproduce every published figure in validation/ and print paper vs podsim; exits
     /// non-zero if any differs by more than its tolerance.
     Validate {
@@ -357,6 +372,8 @@ fn main() -> ExitCode {
         Command::Tofu(a) => tofu_cmd::tofu_cmd(&a),
         Command::Dojo(a) => dojo_cmd::dojo_cmd(&a),
         Command::Dram(a) => tt_cmd::dram_cmd(&a),
+        Command::Completions { shell } => completions(shell),
+        Command::Man { out } => man(out.as_deref()),
         Command::Matmul(a) => tt_cmd::matmul_cmd(&a),
     };
     match result {
@@ -692,6 +709,48 @@ pub(crate) fn scenario_failure(e: podsim_system::scenario::ScenarioError) -> Fai
 }
 
 /// One evaluated case: the podsim value, or why there is none.
+/// `podsim completions SHELL`.
+fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "podsim", &mut buf);
+    out!("{}", String::from_utf8_lossy(&buf));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `podsim man [--out DIR]`.
+fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let render = |c: clap::Command| -> Result<Vec<u8>, Failure> {
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(c)
+            .render(&mut buf)
+            .map_err(|e| Failure::runtime(format!("cannot render the man page: {e}")))?;
+        Ok(buf)
+    };
+    let Some(dir) = out else {
+        out!("{}", String::from_utf8_lossy(&render(cmd)?));
+        return Ok(ExitCode::SUCCESS);
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::runtime(format!("{}: cannot create: {e}", dir.display())))?;
+    let write = |name: &str, page: Vec<u8>| {
+        let path = dir.join(format!("{name}.1"));
+        std::fs::write(&path, page)
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))
+    };
+    let mut written = 1;
+    for sub in cmd.get_subcommands() {
+        let name = format!("podsim-{}", sub.get_name());
+        write(&name, render(sub.clone().name(name.clone()))?)?;
+        written += 1;
+    }
+    write("podsim", render(cmd.clone())?)?;
+    outln!("{written} man pages written to {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     c.evaluate().map_err(|e| match e {
         podsim_system::QuantityError::Topology(t) => {

@@ -909,3 +909,35 @@ fn validate_prints_the_same_bytes_on_any_thread_count() {
     assert_eq!(one.stdout, four.stdout);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Shell completions name every command and flag; the man pages render as roff, one per
+/// command with --out.
+#[test]
+fn completions_and_man_pages_cover_every_command() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = podsim(&["completions", shell]);
+        assert!(o.status.success(), "{shell}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        for word in [
+            "dram",
+            "matmul",
+            "collective",
+            "harvested-rows",
+            "memory-limit",
+        ] {
+            assert!(text.contains(word), "{shell}: {word}");
+        }
+    }
+    let o = podsim(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = podsim(&["man"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains(".TH podsim 1"));
+    let dir = std::env::temp_dir().join(format!("podsim-man-{}", std::process::id()));
+    let o = podsim(&["man", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dram = std::fs::read_to_string(dir.join("podsim-dram.1")).unwrap();
+    assert!(dram.contains(".TH podsim-dram 1") && dram.contains("harvested"));
+    assert!(dir.join("podsim.1").exists() && dir.join("podsim-validate.1").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

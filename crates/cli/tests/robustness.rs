@@ -94,6 +94,8 @@ fn help_prints_each_default_once() {
         "dojo",
         "dram",
         "matmul",
+        "completions",
+        "man",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
