@@ -47,19 +47,14 @@ impl NetArgs {
     fn resolve(&self, topology: &str) -> Result<Resolved, Failure> {
         let (_, _, model) = podsim_collective::parse_names("barrier", None, &self.model)
             .map_err(|e| flag_err("--model", e))?;
-        let spec = podsim_config::system_from_cli(
+        let (spec, file) = crate::system_spec(
+            "--topology",
             topology,
             self.link_bandwidth.as_deref(),
             self.link_latency.as_deref(),
             None,
-        )
-        .map_err(|mut e| {
-            if e.key == "SPEC" {
-                e.key = "--topology".into();
-            }
-            Failure::usage(e.to_string())
-        })?;
-        let net = build(&spec, "<command line>")?;
+        )?;
+        let net = build(&spec, &file)?;
         let (models, timing) = podsim_system::Models::for_net(&net, self.endpoint.as_deref())
             .map_err(|e| flag_err("--endpoint", e))?;
         let latency_source = if self.link_latency.is_some() {
@@ -156,7 +151,8 @@ pub struct CollectiveArgs {
     /// all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or barrier.
     kind: String,
     /// The topology, as for `podsim topo` (e.g. torus:4x4x8, tpuv4:slice=4x4x8:twisted; every
-    /// shorthand and preset: `podsim topo --help`).
+    /// shorthand and preset: `podsim topo --help`), or a system TOML file (the keys of a
+    /// scenario's [[system]]).
     #[arg(long, value_name = "SPEC")]
     topology: String,
     /// Each rank's buffer, as in nccl-tests (all-to-all sends bytes/n to each other rank), e.g.
@@ -539,7 +535,8 @@ pub struct MicroArgs {
     /// injection (puts to as many neighbours as the node has interfaces, at once) or
     /// all-to-all (throughput per endpoint).
     name: String,
-    /// The topology, as for `podsim topo` (every shorthand and preset: `podsim topo --help`).
+    /// The topology, as for `podsim topo`: a shorthand or preset (every one: `podsim topo
+    /// --help`) or a system TOML file (the keys of a scenario's [[system]]).
     #[arg(long, value_name = "SPEC")]
     topology: String,
     /// Bytes per put (per endpoint for all-to-all) [size; default: 8 B for put-latency,

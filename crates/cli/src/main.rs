@@ -483,15 +483,18 @@ fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
         .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))
 }
 
-fn topo(
+/// The system a `--topology` (or `topo`'s SPEC) names: a system TOML file (the keys of a
+/// scenario's [[system]]), which states its own links, or a shorthand or preset with the link
+/// flags; with the file name errors should cite. A bad shorthand's error names `flag`.
+pub(crate) fn system_spec(
+    flag: &str,
     spec: &str,
     link_bandwidth: Option<&str>,
     link_latency: Option<&str>,
     interfaces: Option<&str>,
-    json: bool,
-) -> Result<ExitCode, Failure> {
+) -> Result<(SystemSpec, String), Failure> {
     let path = Path::new(spec);
-    let (system, file) = if path.is_file() {
+    if path.is_file() {
         let given = [
             ("--link-bandwidth", link_bandwidth),
             ("--link-latency", link_latency),
@@ -503,14 +506,27 @@ fn topo(
                 format!("{spec} is a file, which states its own links; set the value there"),
             ));
         }
-        (parse_system(spec, &read(path)?)?, spec)
-    } else {
-        (
-            podsim_config::system_from_cli(spec, link_bandwidth, link_latency, interfaces)?,
-            "<command line>",
-        )
-    };
-    let net = build(&system, file)?;
+        return Ok((parse_system(spec, &read(path)?)?, spec.to_string()));
+    }
+    let system = podsim_config::system_from_cli(spec, link_bandwidth, link_latency, interfaces)
+        .map_err(|mut e| {
+            if e.key == "SPEC" {
+                e.key = flag.into();
+            }
+            Failure::from(e)
+        })?;
+    Ok((system, "<command line>".to_string()))
+}
+
+fn topo(
+    spec: &str,
+    link_bandwidth: Option<&str>,
+    link_latency: Option<&str>,
+    interfaces: Option<&str>,
+    json: bool,
+) -> Result<ExitCode, Failure> {
+    let (system, file) = system_spec("SPEC", spec, link_bandwidth, link_latency, interfaces)?;
+    let net = build(&system, &file)?;
     let m = net.metrics();
     if json {
         outln!("{}", podsim_report::metrics_json(&net, &m));

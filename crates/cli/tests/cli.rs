@@ -941,3 +941,47 @@ fn completions_and_man_pages_cover_every_command() {
     assert!(dir.join("podsim.1").exists() && dir.join("podsim-validate.1").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--topology FILE` works for `collective` and `microbench` as for `topo` and `noc`: a system
+/// file runs the same as its shorthand with the same links, and link flags beside a file are
+/// refused (the file states its own links).
+#[test]
+fn collective_and_microbench_take_a_system_file() {
+    let dir = std::env::temp_dir().join(format!("podsim-sysfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("sys.toml");
+    std::fs::write(
+        &f,
+        "topology = \"torus:4x4\"\nlink_bandwidth = \"50 GB/s\"\n",
+    )
+    .unwrap();
+    let file = f.to_str().unwrap();
+    let time = |topology: &str| {
+        let v = json(&[
+            "collective",
+            "all-reduce",
+            "--topology",
+            topology,
+            "--bytes",
+            "1 MiB",
+            "--json",
+        ]);
+        v["time_s"].as_f64().unwrap()
+    };
+    assert_eq!(time(file), time("torus:4x4"));
+    let o = podsim(&["microbench", "put-latency", "--topology", file]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        file,
+        "--bytes",
+        "1 MiB",
+        "--link-bandwidth",
+        "1 GB/s",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("states its own links"));
+    std::fs::remove_dir_all(&dir).ok();
+}
