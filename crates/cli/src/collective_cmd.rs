@@ -445,6 +445,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         }
     };
     let m = run(bytes)?;
+    crate::progress::simulated(m.time_s);
     if let Some(path) = &a.trace {
         let t = transfers_trace(
             &log.borrow(),

@@ -15,6 +15,7 @@ mod collective_cmd;
 mod compute_cmd;
 mod dojo_cmd;
 mod noc_cmd;
+mod progress;
 mod tofu_cmd;
 mod train_cmd;
 mod tt_cmd;
@@ -131,6 +132,9 @@ struct Cli {
     /// default: the memory available when podsim starts (MemAvailable in /proc/meminfo)].
     #[arg(long, global = true, value_name = "SIZE")]
     memory_limit: Option<String>,
+    /// No progress on stderr (it shows only on a terminal, for runs longer than a second).
+    #[arg(long, global = true)]
+    quiet: bool,
 }
 
 /// The memory limit of this run, in bytes (set once in `main`).
@@ -286,6 +290,34 @@ enum Command {
     },
 }
 
+/// The subcommand's name as typed (`collective`, `dram`, ...).
+fn command_name(c: &Command) -> String {
+    let name = match c {
+        Command::Topo { .. } => "topo",
+        Command::Run { .. } => "run",
+        Command::Validate { .. } => "validate",
+        Command::Completions { .. } => "completions",
+        Command::Man { .. } => "man",
+        Command::Collective(_) => "collective",
+        Command::Microbench(_) => "microbench",
+        Command::Gemm(_) => "gemm",
+        Command::Roofline(_) => "roofline",
+        Command::Availability(_) => "availability",
+        Command::Systolic(_) => "systolic",
+        Command::Numerics(_) => "numerics",
+        Command::Noc(_) => "noc",
+        Command::Workload(_) => "workload",
+        Command::Train(_) => "train",
+        Command::Dlrm(_) => "dlrm",
+        Command::Schedule(_) => "schedule",
+        Command::Tofu(_) => "tofu",
+        Command::Dojo(_) => "dojo",
+        Command::Dram(_) => "dram",
+        Command::Matmul(_) => "matmul",
+    };
+    name.to_string()
+}
+
 /// An error for the user: printed on one line, with exit code 2 for a usage error (bad flags,
 /// files or names: the user can fix the input) and 1 for a runtime failure (the model could not
 /// finish, an output could not be written).
@@ -336,6 +368,15 @@ fn main() -> ExitCode {
         None => available_memory().unwrap_or(u64::MAX),
     };
     let _ = MEMORY_LIMIT.set(limit);
+    progress::set_quiet(cli.quiet);
+    // A spinner for every command but those that count their own steps.
+    let spinner = match &cli.command {
+        Command::Validate { .. } | Command::Completions { .. } | Command::Man { .. } => None,
+        c => Some(progress::Progress::start(
+            &format!("podsim {}", command_name(c)),
+            None,
+        )),
+    };
     let result = match cli.command {
         Command::Topo {
             spec,
@@ -376,6 +417,9 @@ fn main() -> ExitCode {
         Command::Man { out } => man(out.as_deref()),
         Command::Matmul(a) => tt_cmd::matmul_cmd(&a),
     };
+    if let Some(p) = spinner {
+        p.finish();
+    }
     match result {
         Ok(code) => code,
         Err(Failure { msg, usage }) => {
@@ -826,13 +870,19 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
             cases.push((file.as_str(), c));
         }
     }
+    let bar = progress::Progress::start("podsim validate", Some(cases.len() as u64));
     let results: Vec<Result<Option<u64>, Failure>> = {
         use rayon::prelude::*;
         cases
             .par_iter()
-            .map(|(file, c)| evaluate(c, file))
+            .map(|(file, c)| {
+                let r = evaluate(c, file);
+                bar.inc();
+                r
+            })
             .collect()
     };
+    bar.finish();
     for ((_, c), got) in cases.iter().zip(results) {
         let got = got?;
         let (shown, verdict) = match (got, &c.not_reproduced) {

@@ -248,6 +248,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     study.grid().map_err(|e| flag_err("--harvested-rows", e))?;
     let r = tt_study::run(&study).map_err(Failure::runtime)?;
     let clock = if chip == TtChip::Wormhole { 1e9 } else { 1.2e9 };
+    crate::progress::simulated(r.run.cycles as f64 / clock);
     if let Some(path) = &a.trace {
         let mut t = podsim_report::Trace::new(a.trace_limit);
         t.about("command", json!("dram"));
@@ -444,6 +445,7 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
         ..Matmul::new(a.m, a.k, a.n, rate)
     };
     let r = tt_matmul::run(&mm).map_err(Failure::runtime)?;
+    crate::progress::simulated(r.time_s);
     if a.json {
         outln!(
             "{}",

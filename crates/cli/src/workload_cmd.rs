@@ -101,6 +101,7 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     };
     let (net, r) =
         podsim_system::scenario::run_workload(&spec, model).map_err(crate::scenario_failure)?;
+    crate::progress::simulated(r.time_s);
     if let Some(path) = &a.trace {
         let t = trace(&spec, &r, net.endpoints(), model, a.trace_limit);
         std::fs::write(path, t.to_json().to_string())

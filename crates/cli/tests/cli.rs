@@ -985,3 +985,36 @@ fn collective_and_microbench_take_a_system_file() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("states its own links"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Progress shows on a terminal (run under `script`, which gives the command one) for a run
+/// longer than a second and ends with the wall and simulated time; with --quiet, or with
+/// stderr not a terminal, nothing is drawn.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` to give podsim a terminal");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_podsim");
+    let args = "dram --bytes '32 MiB' --block '64 KiB' --page '8 KiB'";
+    let under_tty = |extra: &str| {
+        let o = Command::new("script")
+            .args([
+                "-qec",
+                &format!("{bin} {args} {extra} > /dev/null"),
+                "/dev/null",
+            ])
+            .output()
+            .expect("script runs");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let shown = under_tty("");
+    assert!(shown.contains("podsim dram: done in"), "{shown}");
+    assert!(shown.contains("simulated"), "{shown}");
+    let quiet = under_tty("--quiet");
+    assert!(!quiet.contains("podsim dram"), "{quiet}");
+    let o = podsim(&[
+        "dram", "--bytes", "16 MiB", "--block", "64 KiB", "--page", "8 KiB",
+    ]);
+    assert!(o.status.success() && o.stderr.is_empty());
+}
