@@ -176,9 +176,14 @@ pub struct CollectiveArgs {
     /// writes CSV.
     #[arg(long, value_name = "SIZES")]
     sweep: Option<String>,
-    /// Where the sweep's CSV goes [default: collective-sweep.csv].
+    /// Where the sweep's CSV goes [default: collective-sweep.csv]. It starts with the run's
+    /// context (`# key: value` lines) and gains a row as each size finishes; run again with
+    /// the same settings, the sizes already there are kept, not run again.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Start the sweep's CSV over instead of keeping the sizes already in it.
+    #[arg(long)]
+    no_resume: bool,
     /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per rank,
     /// an event per transfer it sent (from its send to its last byte's arrival). One size only.
     #[arg(long, value_name = "FILE")]
@@ -269,6 +274,29 @@ pub fn measurement_json(
         "unverified_reason": m.unverified_reason,
         "bound_applied": m.bound_applied,
         "transfers": m.transfers,
+    })
+}
+
+/// A flag's value as a sweep file's context records it.
+fn given(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "default".into())
+}
+
+/// A size a resumed sweep kept from its CSV, as JSON: the columns the file holds.
+fn resumed_json(f: &[String]) -> serde_json::Value {
+    let num = |i: usize| f[i].parse::<f64>().ok();
+    if !f[7].is_empty() {
+        return serde_json::json!({"bytes": f[0].parse::<u64>().ok(), "error": f[7], "resumed": true});
+    }
+    serde_json::json!({
+        "bytes": f[0].parse::<u64>().ok(),
+        "time_s": num(1),
+        "algorithm_bandwidth_bytes_per_s": num(2),
+        "bus_bandwidth_bytes_per_s": num(3),
+        "lower_bound_time_s": num(4),
+        "max_link_utilization": num(5),
+        "bytes_on_wire": f[6].parse::<u64>().ok(),
+        "resumed": true,
     })
 }
 
@@ -380,45 +408,102 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                 "max link util".into(),
             ],
         )];
-        let mut csv = String::from(
-            "bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire\n",
-        );
+        const HEADER: &str = "bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire,error";
+        let mut context = crate::sweep_file::base_context();
+        context.extend([
+            ("kind", kind.to_string()),
+            ("algorithm", alg.name().to_string()),
+            ("model", model.name().to_string()),
+            ("topology", a.topology.clone()),
+            ("link_latency", r.timing.link_latency.to_string()),
+            ("endpoint", given(&a.net.endpoint)),
+            ("link_bandwidth", given(&a.net.link_bandwidth)),
+            ("packet_payload", given(&a.net.packet_payload)),
+            ("packet_header", given(&a.net.packet_header)),
+            ("chunk", given(&a.chunk)),
+        ]);
+        let (mut file, kept) =
+            crate::sweep_file::SweepFile::open(&csv_path, &context, HEADER, !a.no_resume)?;
         let mut all = Vec::new();
+        let mut failures = Vec::new();
         for b in sizes {
-            let m = run(b)?;
-            if a.json {
-                all.push(with_timing(measurement_json(
-                    kind,
-                    alg,
-                    model,
-                    &a.topology,
-                    &m,
-                )));
-            }
+            let fields: Vec<String> = match kept.get(&b.to_string()) {
+                Some(f) => {
+                    if a.json {
+                        all.push(resumed_json(f));
+                    }
+                    f.clone()
+                }
+                None => {
+                    let f = match run(b) {
+                        Ok(m) => {
+                            if a.json {
+                                all.push(with_timing(measurement_json(
+                                    kind,
+                                    alg,
+                                    model,
+                                    &a.topology,
+                                    &m,
+                                )));
+                            }
+                            vec![
+                                b.to_string(),
+                                m.time_s.to_string(),
+                                m.algorithm_bandwidth_bytes_per_s.to_string(),
+                                m.bus_bandwidth_bytes_per_s.to_string(),
+                                m.lower_bound_time_s.to_string(),
+                                m.max_link_utilization.to_string(),
+                                m.bytes_on_wire.to_string(),
+                                String::new(),
+                            ]
+                        }
+                        Err(e) => {
+                            // Recorded with its reason; the sweep goes on.
+                            let why = e.msg().replace([',', '\n'], ";");
+                            if a.json {
+                                all.push(serde_json::json!({"bytes": b, "error": why}));
+                            }
+                            let mut f = vec![b.to_string()];
+                            f.extend(std::iter::repeat_n(String::new(), 6));
+                            f.push(why);
+                            f
+                        }
+                    };
+                    file.append(&f.join(","))?;
+                    f
+                }
+            };
+            let num = |i: usize| fields[i].parse::<f64>().unwrap_or(f64::NAN);
             rows.push((
                 Bytes(b).to_string(),
-                vec![
-                    format!("{:.6e} s", m.time_s),
-                    gbps(m.algorithm_bandwidth_bytes_per_s),
-                    gbps(m.bus_bandwidth_bytes_per_s),
-                    format!("{:.6e} s", m.lower_bound_time_s),
-                    format!("{:.3}", m.max_link_utilization),
-                ],
+                if fields[7].is_empty() {
+                    vec![
+                        format!("{:.6e} s", num(1)),
+                        gbps(num(2)),
+                        gbps(num(3)),
+                        format!("{:.6e} s", num(4)),
+                        format!("{:.3}", num(5)),
+                    ]
+                } else {
+                    failures.push(format!("{}: {}", Bytes(b), fields[7]));
+                    ["failed", "-", "-", "-", "-"].map(String::from).to_vec()
+                },
             ));
-            csv.push_str(&format!(
-                "{},{},{},{},{},{},{}\n",
-                b,
-                m.time_s,
-                m.algorithm_bandwidth_bytes_per_s,
-                m.bus_bandwidth_bytes_per_s,
-                m.lower_bound_time_s,
-                m.max_link_utilization,
-                m.bytes_on_wire
-            ));
-            // Written after every size, so a killed sweep keeps what it finished.
-            std::fs::write(&csv_path, &csv).map_err(|e| {
-                Failure::runtime(format!("{}: cannot write: {e}", csv_path.display()))
-            })?;
+        }
+        if !failures.is_empty() {
+            if a.json {
+                outln!("{}", serde_json::Value::Array(all));
+            } else {
+                out!("{}", render(&rows));
+                for f in &failures {
+                    outln!("{f}");
+                }
+            }
+            return Err(Failure::runtime(format!(
+                "{} of the sweep's sizes failed (recorded in {}; run again to retry them)",
+                failures.len(),
+                csv_path.display()
+            )));
         }
         if a.json {
             outln!("{}", serde_json::Value::Array(all));

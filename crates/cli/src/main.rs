@@ -16,6 +16,7 @@ mod compute_cmd;
 mod dojo_cmd;
 mod noc_cmd;
 mod progress;
+mod sweep_file;
 mod tofu_cmd;
 mod train_cmd;
 mod tt_cmd;
@@ -327,6 +328,10 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
+    /// What went wrong, as printed after `error: `.
+    pub(crate) fn msg(&self) -> &str {
+        &self.msg
+    }
     /// Bad input: exit code 2.
     pub(crate) fn usage(msg: impl Into<String>) -> Self {
         Failure {

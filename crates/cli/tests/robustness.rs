@@ -309,7 +309,8 @@ fn a_sweep_prints_json_when_asked() {
     // Ring all-reduce on ring:4 at 50 GB/s: 2 x 3 steps of bytes/4 = 1.5 x bytes / 50 GB/s.
     let t = a[1]["time_s"].as_f64().unwrap();
     assert!((t - 1.5 * 2097152.0 / 50e9).abs() < 1e-12, "{t}");
-    assert!(std::fs::read_to_string(&csv).unwrap().lines().count() == 3);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 3);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -1369,4 +1370,136 @@ fn dram_reproduces_the_u_benchmark_and_reports_overlaps() {
     ] {
         assert!(v[key].as_f64().is_some(), "{key}");
     }
+}
+
+/// A collective sweep killed with SIGKILL keeps the sizes it finished; run again with the same
+/// settings it keeps those rows as they are, runs only the rest, and ends with the file a run
+/// that was never killed writes (its context and rows). Settings that differ are refused.
+#[test]
+fn a_killed_collective_sweep_resumes_where_it_stopped() {
+    let dir = std::env::temp_dir().join(format!("podsim-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, clean) = (dir.join("s.csv"), dir.join("clean.csv"));
+    let sizes = "1 MiB,2 MiB,3 MiB,4 MiB,5 MiB";
+    let args = |file: &std::path::Path| -> Vec<String> {
+        [
+            "collective",
+            "all-to-all",
+            "--topology",
+            "torus:5x5x5",
+            "--sweep",
+            sizes,
+            "--csv",
+            file.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("bytes,"))
+            .map(String::from)
+            .collect()
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(args(&csv))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once it has finished a size (or at the latest when it is done).
+    loop {
+        let text = std::fs::read_to_string(&csv).unwrap_or_default();
+        if rows(&text).len() >= 1 || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().ok();
+    child.wait().unwrap();
+    let before = std::fs::read_to_string(&csv).unwrap();
+    let kept = rows(&before);
+    assert!(!kept.is_empty());
+    let a: Vec<String> = args(&csv);
+    let o = podsim(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = std::fs::read_to_string(&csv).unwrap();
+    let resumed = rows(&after);
+    assert_eq!(resumed.len(), 5);
+    assert_eq!(
+        resumed[..kept.len()],
+        kept[..],
+        "the kept rows are not rewritten"
+    );
+    let b: Vec<String> = args(&clean);
+    let o = podsim(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(rows(&std::fs::read_to_string(&clean).unwrap()), resumed);
+    let context = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("# ") && !l.starts_with("# command:"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        context(&after),
+        context(&std::fs::read_to_string(&clean).unwrap())
+    );
+    assert!(after.contains("# topology: torus:5x5x5") && after.contains("# model: flow"));
+    // Another topology into the same file is refused, naming what differs.
+    let o = podsim(&[
+        "collective",
+        "all-to-all",
+        "--topology",
+        "torus:4x4x4",
+        "--sweep",
+        sizes,
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("topology: torus:5x5x5 there, torus:4x4x4 now"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A size that fails (here one the packet level refuses) is recorded in the CSV with its reason
+/// and the sweep goes on; the run exits 1 and says so. Run again, the failed size is retried.
+#[test]
+fn a_failed_sweep_point_is_recorded_and_the_sweep_goes_on() {
+    let dir = std::env::temp_dir().join(format!("podsim-sweep-fail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("f.csv");
+    let args = [
+        "collective",
+        "all-reduce",
+        "--topology",
+        "ring:4",
+        "--model",
+        "packet",
+        "--sweep",
+        "1 KiB,1 TiB,2 KiB",
+        "--csv",
+        csv.to_str().unwrap(),
+    ];
+    let o = podsim(&args);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("1 of the sweep's sizes failed"));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows.len(), 4);
+    assert!(rows[1].starts_with("1024,") && rows[1].ends_with(','));
+    assert!(rows[2].starts_with("1099511627776,,") && rows[2].contains("limit"));
+    assert!(rows[3].starts_with("2048,"));
+    // Run again: the two good sizes are kept, the failed one is tried (and fails) once more.
+    let o = podsim(&args);
+    assert_eq!(o.status.code(), Some(1));
+    let again = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(
+        again
+            .lines()
+            .filter(|l| l.starts_with("1099511627776,"))
+            .count(),
+        1
+    );
+    assert_eq!(again.lines().filter(|l| !l.starts_with('#')).count(), 4);
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -1,0 +1,137 @@
+//! A sweep's CSV file that survives: it opens with the run's context (`# key: value` lines:
+//! podsim's version, the command line, and what decides the results), then the column header,
+//! then one row per point appended and flushed as soon as the point is done, so a killed sweep
+//! loses at most the point in flight. Run again with the same settings, the sweep keeps the
+//! rows already there and computes only the rest; a file written by different settings is an
+//! error that says what differs.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::Failure;
+
+/// An open sweep file.
+pub(crate) struct SweepFile {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+/// The context keys a resumed file must match (the command line may differ, e.g. in flag
+/// order or in `--json`).
+const NOT_COMPARED: &[&str] = &["command"];
+
+fn context_lines(context: &[(&str, String)]) -> String {
+    context
+        .iter()
+        .map(|(k, v)| format!("# {k}: {v}\n"))
+        .collect()
+}
+
+impl SweepFile {
+    /// Open `path` for a sweep with `context` and the column `header`. With `resume` and a file
+    /// already there written with the same context and header, its rows are kept and returned
+    /// (keyed by their first column); otherwise the file starts over. A file there from
+    /// different settings is an error unless `resume` is off. When the last column is `error`,
+    /// rows that record a failure are dropped, so those points run again.
+    pub(crate) fn open(
+        path: &Path,
+        context: &[(&str, String)],
+        header: &str,
+        resume: bool,
+    ) -> Result<(SweepFile, HashMap<String, Vec<String>>), Failure> {
+        let shown = path.display();
+        let mut kept = HashMap::new();
+        let mut keep_text = None;
+        if resume && let Ok(text) = std::fs::read_to_string(path) {
+            let mut old: Vec<(String, String)> = Vec::new();
+            let mut lines = text.lines();
+            let mut old_header = None;
+            for line in lines.by_ref() {
+                if let Some(kv) = line.strip_prefix("# ") {
+                    if let Some((k, v)) = kv.split_once(": ") {
+                        old.push((k.to_string(), v.to_string()));
+                    }
+                } else {
+                    old_header = Some(line.to_string());
+                    break;
+                }
+            }
+            for (k, v) in context {
+                if NOT_COMPARED.contains(k) {
+                    continue;
+                }
+                let was = old.iter().find(|(ok, _)| ok == k).map(|(_, v)| v.as_str());
+                if was != Some(v.as_str()) {
+                    return Err(Failure::usage(format!(
+                        "{shown}: written by a different sweep ({k}: {} there, {v} now); give another --csv or --no-resume to start it over",
+                        was.unwrap_or("missing")
+                    )));
+                }
+            }
+            if old_header.as_deref() != Some(header) {
+                return Err(Failure::usage(format!(
+                    "{shown}: its columns are not this sweep's; give another --csv or --no-resume to start it over"
+                )));
+            }
+            // Whole rows only: a row cut by a kill (no newline, or too few fields) is dropped.
+            let columns = header.split(',').count();
+            let retry_failed = header.ends_with(",error");
+            let mut good = String::new();
+            good.push_str(&context_lines(context));
+            good.push_str(header);
+            good.push('\n');
+            let body_start = text
+                .find(&format!("{header}\n"))
+                .map(|i| i + header.len() + 1);
+            if let Some(start) = body_start {
+                for line in text[start..].split_inclusive('\n') {
+                    let Some(row) = line.strip_suffix('\n') else {
+                        break;
+                    };
+                    let fields: Vec<String> = row.split(',').map(str::to_string).collect();
+                    if fields.len() != columns {
+                        break;
+                    }
+                    // A point that failed is run again.
+                    if retry_failed && fields.last().is_some_and(|e| !e.is_empty()) {
+                        continue;
+                    }
+                    good.push_str(line);
+                    kept.insert(fields[0].clone(), fields);
+                }
+            }
+            keep_text = Some(good);
+        }
+        let start = keep_text.unwrap_or_else(|| format!("{}{header}\n", context_lines(context)));
+        std::fs::write(path, start)
+            .map_err(|e| Failure::runtime(format!("{shown}: cannot write: {e}")))?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| Failure::runtime(format!("{shown}: cannot write: {e}")))?;
+        Ok((
+            SweepFile {
+                path: path.to_path_buf(),
+                file,
+            },
+            kept,
+        ))
+    }
+
+    /// Append one finished point's row and flush it to the file.
+    pub(crate) fn append(&mut self, row: &str) -> Result<(), Failure> {
+        writeln!(self.file, "{row}")
+            .and_then(|()| self.file.flush())
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", self.path.display())))
+    }
+}
+
+/// The context every sweep file starts with: podsim's version and the command line.
+pub(crate) fn base_context() -> Vec<(&'static str, String)> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    vec![
+        ("podsim", env!("CARGO_PKG_VERSION").to_string()),
+        ("command", format!("podsim {}", args.join(" "))),
+    ]
+}
