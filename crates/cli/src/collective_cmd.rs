@@ -368,6 +368,12 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             "--sweep gives the sizes; give either --bytes or --sweep",
         ));
     }
+    if a.sweep.is_none() && a.no_resume {
+        return Err(flag_err(
+            "--no-resume",
+            "only a --sweep writes a CSV to resume; add --sweep or drop the flag",
+        ));
+    }
     if a.sweep.is_none() && a.csv.is_some() {
         return Err(flag_err(
             "--csv",

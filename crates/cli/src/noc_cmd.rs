@@ -1,7 +1,7 @@
 //! `podsim noc`: synthetic traffic on the packet-level model, one load or a latency-throughput
 //! curve.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -63,9 +63,14 @@ pub struct NocArgs {
     /// point; writes the curve to --csv and --svg.
     #[arg(long, value_name = "FROM:TO:STEP")]
     sweep: Option<String>,
-    /// Where the sweep's CSV goes [default: noc-sweep.csv].
+    /// Where the sweep's CSV goes [default: noc-sweep.csv]. It starts with the run's context
+    /// (`# key: value` lines) and gains each load's row as it finishes; run again with the
+    /// same settings, the loads already there are kept, not run again.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Start the sweep's CSV over instead of keeping the loads already in it.
+    #[arg(long)]
+    no_resume: bool,
     /// Where the sweep's plot goes [default: noc-sweep.svg].
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -209,17 +214,8 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
 
 /// `podsim noc`.
 pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
-    let spec = if Path::new(&a.topology).is_file() {
-        podsim_config::parse_system(&a.topology, &read(Path::new(&a.topology))?)?
-    } else {
-        podsim_config::system_from_cli(&a.topology, None, None, None).map_err(|mut e| {
-            if e.key == "SPEC" {
-                e.key = "--topology".into();
-            }
-            Failure::usage(e.to_string())
-        })?
-    };
-    let net = build(&spec, "<command line>")?;
+    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None)?;
+    let net = build(&spec, &file)?;
     let routing = match &a.routing {
         Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
         None => NocRouting::default_for(&net),
@@ -256,6 +252,12 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         cfg.pipeline_stages,
         cfg.arbitration.name()
     );
+    if a.sweep.is_none() && a.no_resume {
+        return Err(flag_err(
+            "--no-resume",
+            "only a --sweep writes a CSV to resume; add --sweep or drop the flag",
+        ));
+    }
     if a.sweep.is_none() && (a.csv.is_some() || a.svg.is_some()) {
         return Err(flag_err(
             if a.csv.is_some() { "--csv" } else { "--svg" },
@@ -287,15 +289,102 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             return Err(flag_err("--rate", "give --rate or --sweep, not both"));
         }
         let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
-        let curve = podsim_noc::sweep(&net, routing, &cfg, &base, &rates, true).map_err(err)?;
-        std::fs::write(&csv_path, podsim_report::noc_curve_csv(&curve))
-            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", csv_path.display())))?;
-        podsim_report::noc_curve_svg(&svg_path, &title, &curve)
+        let mut context = crate::sweep_file::base_context();
+        context.extend([
+            ("topology", a.topology.clone()),
+            ("routing", routing.name().to_string()),
+            ("traffic", a.traffic.clone()),
+            ("cycles", a.cycles.to_string()),
+            ("seed", a.seed.to_string()),
+            (
+                "router",
+                serde_json::to_string(&cfg).unwrap_or_else(|_| format!("{cfg:?}")),
+            ),
+        ]);
+        let header = format!("{},error", podsim_report::NOC_CSV_HEADER);
+        let (mut file, kept) =
+            crate::sweep_file::SweepFile::open(&csv_path, &context, &header, !a.no_resume)?;
+        // A kept load that saturated ends the sweep there, as it did the first time.
+        let rates: Vec<f64> = match rates.iter().position(|r| {
+            kept.get(&r.to_string())
+                .is_some_and(|f| f.get(10).map(String::as_str) == Some("true"))
+        }) {
+            Some(i) => rates[..=i].to_vec(),
+            None => rates,
+        };
+        // Points run a batch at a time on every core; each lands in the file, in load order,
+        // as its batch ends; the sweep stops at the first saturated load, as before.
+        let batch = rayon::current_num_threads().max(1);
+        let mut curve: Vec<(podsim_noc::NocResult, bool)> = Vec::new();
+        let mut failures = Vec::new();
+        'sweep: for chunk in rates.chunks(batch) {
+            let fresh: Vec<Option<Result<podsim_noc::NocResult, podsim_noc::NocError>>> = {
+                use rayon::prelude::*;
+                chunk
+                    .par_iter()
+                    .map(|&rate| {
+                        if kept.contains_key(&rate.to_string()) {
+                            return None;
+                        }
+                        Some(podsim_noc::run(
+                            &net,
+                            routing,
+                            &cfg,
+                            &RunSpec {
+                                rate,
+                                ..base.clone()
+                            },
+                        ))
+                    })
+                    .collect()
+            };
+            for (&rate, got) in chunk.iter().zip(fresh) {
+                let r = match got {
+                    None => {
+                        let f = &kept[&rate.to_string()];
+                        podsim_report::noc_result_from_csv(f).map(|r| (r, true))
+                    }
+                    Some(Ok(r)) => {
+                        file.append(&format!("{},", podsim_report::noc_csv_row(&r)))?;
+                        Some((r, false))
+                    }
+                    Some(Err(podsim_noc::NocError::Config(c))) => {
+                        return Err(err(podsim_noc::NocError::Config(c)));
+                    }
+                    Some(Err(e)) => {
+                        // Recorded with its reason; the sweep goes on.
+                        let why = e.to_string().replace([',', '\n'], ";");
+                        let mut row = rate.to_string();
+                        row.push_str(&",".repeat(15));
+                        row.push(',');
+                        row.push_str(&why);
+                        file.append(&row)?;
+                        failures.push(format!("{rate}: {why}"));
+                        None
+                    }
+                };
+                if let Some((r, resumed)) = r {
+                    let stop = r.saturated;
+                    curve.push((r, resumed));
+                    if stop {
+                        break 'sweep;
+                    }
+                }
+            }
+        }
+        let results: Vec<podsim_noc::NocResult> = curve.iter().map(|(r, _)| r.clone()).collect();
+        podsim_report::noc_curve_svg(&svg_path, &title, &results)
             .map_err(|e| Failure::runtime(e.to_string()))?;
         if a.json {
             let all: Vec<Value> = curve
                 .iter()
-                .map(|r| podsim_report::noc_result_json(r, &net, a.links, a.cycles))
+                .map(|(r, resumed)| {
+                    let mut v = podsim_report::noc_result_json(r, &net, a.links, a.cycles);
+                    if *resumed && let Some(o) = v.as_object_mut() {
+                        o.insert("resumed".into(), Value::Bool(true));
+                    }
+                    v
+                })
                 .collect();
             outln!("{}", Value::Array(all));
         } else {
@@ -315,7 +404,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                 .map(String::from)
                 .to_vec(),
             )];
-            for r in &curve {
+            for (r, _) in &curve {
                 rows.push((
                     format!("{:.3}", r.offered_flits_per_node_cycle),
                     vec![
@@ -336,6 +425,16 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                 csv_path.display(),
                 svg_path.display()
             );
+            for f in &failures {
+                outln!("failed: {f}");
+            }
+        }
+        if !failures.is_empty() {
+            return Err(Failure::runtime(format!(
+                "{} of the sweep's loads failed (recorded in {}; run again to retry them)",
+                failures.len(),
+                csv_path.display()
+            )));
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -1503,3 +1503,63 @@ fn a_failed_sweep_point_is_recorded_and_the_sweep_goes_on() {
     assert_eq!(again.lines().filter(|l| !l.starts_with('#')).count(), 4);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A noc sweep killed with SIGKILL keeps the loads it finished; run again it runs only the
+/// rest and ends with the rows a run never killed writes.
+#[test]
+fn a_killed_noc_sweep_resumes_where_it_stopped() {
+    let dir = std::env::temp_dir().join(format!("podsim-noc-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = |name: &str| -> Vec<String> {
+        [
+            "noc",
+            "--topology",
+            "mesh:8x8",
+            "--sweep",
+            "0.05:0.4:0.05",
+            "--cycles",
+            "20000",
+            "--csv",
+            dir.join(format!("{name}.csv")).to_str().unwrap(),
+            "--svg",
+            dir.join(format!("{name}.svg")).to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let rows = |name: &str| -> Vec<String> {
+        std::fs::read_to_string(dir.join(format!("{name}.csv")))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("offered"))
+            .map(String::from)
+            .collect()
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(args("s"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    loop {
+        if !rows("s").is_empty() || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().ok();
+    child.wait().unwrap();
+    let kept = rows("s");
+    assert!(!kept.is_empty());
+    let run = |name: &str| {
+        let a = args(name);
+        let o = podsim(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run("s");
+    let resumed = rows("s");
+    assert_eq!(resumed[..kept.len()], kept[..]);
+    run("clean");
+    assert_eq!(rows("clean"), resumed);
+    assert_eq!(resumed.len(), 8);
+    std::fs::remove_dir_all(&dir).ok();
+}

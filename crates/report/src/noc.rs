@@ -38,33 +38,59 @@ pub fn noc_result_json(
     v
 }
 
-/// A latency-throughput curve as CSV, one row per load.
-pub fn noc_curve_csv(curve: &[NocResult]) -> String {
-    let mut s = String::from(
-        "offered_flits_per_node_cycle,generated_flits_per_node_cycle,\
-         accepted_flits_per_node_cycle,average_latency_cycles,p50_latency_cycles,\
-         p99_latency_cycles,max_latency_cycles,average_queueing_cycles,\
-         average_network_cycles,average_hops,saturated,simulated_cycles,flit_hops\n",
-    );
-    for r in curve {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.offered_flits_per_node_cycle,
-            r.generated_flits_per_node_cycle,
-            r.accepted_flits_per_node_cycle,
-            r.average_latency_cycles,
-            r.p50_latency_cycles,
-            r.p99_latency_cycles,
-            r.max_latency_cycles,
-            r.average_queueing_cycles,
-            r.average_network_cycles,
-            r.average_hops,
-            r.saturated,
-            r.simulated_cycles,
-            r.flit_hops
-        ));
-    }
-    s
+/// The columns of a latency-throughput curve's CSV, one row per load.
+pub const NOC_CSV_HEADER: &str = "offered_flits_per_node_cycle,generated_flits_per_node_cycle,\
+accepted_flits_per_node_cycle,average_latency_cycles,p50_latency_cycles,p99_latency_cycles,\
+max_latency_cycles,average_queueing_cycles,average_network_cycles,average_hops,saturated,\
+simulated_cycles,flit_hops,measured_packets,warmup_cycles,cycle_ps";
+
+/// One load's CSV row (the columns of [`NOC_CSV_HEADER`], no newline).
+pub fn noc_csv_row(r: &NocResult) -> String {
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        r.offered_flits_per_node_cycle,
+        r.generated_flits_per_node_cycle,
+        r.accepted_flits_per_node_cycle,
+        r.average_latency_cycles,
+        r.p50_latency_cycles,
+        r.p99_latency_cycles,
+        r.max_latency_cycles,
+        r.average_queueing_cycles,
+        r.average_network_cycles,
+        r.average_hops,
+        r.saturated,
+        r.simulated_cycles,
+        r.flit_hops,
+        r.measured_packets,
+        r.warmup_cycles,
+        r.cycle_ps
+    )
+}
+
+/// A load's result back from its CSV row (the link counters are not in the file: empty).
+/// None when a field does not parse.
+pub fn noc_result_from_csv(f: &[String]) -> Option<NocResult> {
+    let x = |i: usize| f.get(i)?.parse::<f64>().ok();
+    let n = |i: usize| f.get(i)?.parse::<u64>().ok();
+    Some(NocResult {
+        offered_flits_per_node_cycle: x(0)?,
+        generated_flits_per_node_cycle: x(1)?,
+        accepted_flits_per_node_cycle: x(2)?,
+        average_latency_cycles: x(3)?,
+        p50_latency_cycles: n(4)?,
+        p99_latency_cycles: n(5)?,
+        max_latency_cycles: n(6)?,
+        average_queueing_cycles: x(7)?,
+        average_network_cycles: x(8)?,
+        average_hops: x(9)?,
+        saturated: f.get(10)?.parse().ok()?,
+        simulated_cycles: n(11)?,
+        flit_hops: n(12)?,
+        measured_packets: n(13)?,
+        warmup_cycles: n(14)?,
+        cycle_ps: n(15)?,
+        links: Vec::new(),
+    })
 }
 
 /// Average latency against offered load as an SVG file, one point per rate, the saturated one
