@@ -74,6 +74,10 @@ pub struct NocArgs {
     /// Where the sweep's plot goes [default: noc-sweep.svg].
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Draw the network's links coloured by utilisation over the measured window (SVG; 2-D
+    /// meshes and tori and Tenstorrent grids). One load only.
+    #[arg(long, value_name = "FILE.svg")]
+    heatmap: Option<PathBuf>,
     /// Also report every link's flits, utilisation and cycles blocked on credits (all of
     /// them in JSON, the ten busiest in the table).
     #[arg(long)]
@@ -288,6 +292,12 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         if a.rate.is_some() {
             return Err(flag_err("--rate", "give --rate or --sweep, not both"));
         }
+        if a.heatmap.is_some() {
+            return Err(flag_err(
+                "--heatmap",
+                "a heatmap draws one load; give --rate instead of --sweep",
+            ));
+        }
         let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
         let mut context = crate::sweep_file::base_context();
         context.extend([
@@ -444,6 +454,23 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             "missing: give a load in flits per node per cycle, e.g. --rate 0.3 (or --sweep)",
         ));
     }
+    // The grid a heatmap lays the links on: (width, height, node -> (x, y)).
+    let grid: Option<(u32, u32)> = match &net {
+        podsim_topology::Network::Cube(c) if c.dims().len() == 2 => {
+            Some((c.dims()[0], c.dims()[1]))
+        }
+        podsim_topology::Network::Tenstorrent(g) => Some((g.width(), g.cube().dims()[1])),
+        _ => None,
+    };
+    if a.heatmap.is_some() && grid.is_none() {
+        return Err(flag_err(
+            "--heatmap",
+            format!(
+                "draws 2-D grids (mesh:WxH, torus:WxH, grayskull, wormhole); {} is not one",
+                net.shorthand()
+            ),
+        ));
+    }
     let mut log = podsim_noc::PacketLog {
         limit: a.trace_limit,
         ..Default::default()
@@ -456,6 +483,34 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         a.trace.is_some().then_some(&mut log),
     )
     .map_err(err)?;
+    if let (Some(path), Some((w, h))) = (&a.heatmap, grid) {
+        let at =
+            |n: podsim_topology::NodeId| ((n.0 % u64::from(w)) as u32, (n.0 / u64::from(w)) as u32);
+        let links: Vec<podsim_report::HeatLink> = r
+            .links
+            .iter()
+            .filter(|l| l.kind == podsim_noc::ChannelKind::Link)
+            .map(|l| {
+                (
+                    at(l.from),
+                    at(l.to),
+                    l.flits as f64 / base.cycles.max(1) as f64,
+                )
+            })
+            .collect();
+        podsim_report::heatmap_svg(
+            path,
+            &format!(
+                "{title}: link utilisation at {} flits/node/cycle",
+                base.rate
+            ),
+            w,
+            h,
+            &links,
+            &|_, _| String::new(),
+        )
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
     if let Some(path) = &a.trace {
         let t = packets_trace(
             &log,

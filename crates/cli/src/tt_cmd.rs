@@ -75,6 +75,10 @@ pub struct DramArgs {
     /// The most events the trace keeps.
     #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
+    /// Draw the grid's NoC links coloured by how busy each was over the run (SVG): banks
+    /// D0.., readers r0.., harvested tiles H.
+    #[arg(long, value_name = "FILE.svg")]
+    heatmap: Option<PathBuf>,
     /// Draw the bandwidth each bank's reader gets as bars against a bank's spec rate (SVG).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -295,6 +299,39 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
             &bars,
             Some(("a bank's spec rate", bank)),
             bank * 1.2,
+        )
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
+    if let Some(path) = &a.heatmap {
+        let g = study.grid().map_err(Failure::runtime)?;
+        let links: Vec<podsim_report::HeatLink> = r
+            .run
+            .links
+            .iter()
+            .map(|&(from, to, flits)| (from, to, flits as f64 / r.run.cycles.max(1) as f64))
+            .collect();
+        let label = |x: u32, y: u32| -> String {
+            if let Some(b) = r.readers.iter().position(|&t| t == (x, y)) {
+                return format!("r{b}");
+            }
+            if let Some(b) = (0..g.dram_banks()).find(|&b| g.bank_tile(b) == Some((x, y))) {
+                return format!("D{b}");
+            }
+            match g.kind(x, y) {
+                Some(podsim_topology::TileKind::Harvested) => "H".into(),
+                _ => String::new(),
+            }
+        };
+        podsim_report::heatmap_svg(
+            path,
+            &format!(
+                "{} {}, NoC {}: link utilisation over {} cycles",
+                a.chip, a.placement, a.noc, r.run.cycles
+            ),
+            g.width(),
+            g.cube().dims()[1],
+            &links,
+            &label,
         )
         .map_err(|e| Failure::runtime(e.to_string()))?;
     }

@@ -1020,3 +1020,66 @@ fn progress_shows_on_a_terminal_only() {
     ]);
     assert!(o.status.success() && o.stderr.is_empty());
 }
+
+/// `--heatmap` draws a 2-D grid's links coloured by utilisation for `dram` and `noc` (one
+/// load), and is refused where there is no 2-D grid to draw or no single run.
+#[test]
+fn heatmaps_draw_two_dimensional_grids() {
+    let dir = std::env::temp_dir().join(format!("podsim-heatmap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("h.svg");
+    let o = podsim(&[
+        "dram",
+        "--placement",
+        "top-rows",
+        "--heatmap",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&f).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("\nD2\n") && svg.contains("\nr10\n"));
+    // Two colours at least: the congested routes of the top rows stand out from idle links.
+    let strokes: std::collections::HashSet<&str> = svg
+        .split("stroke=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    assert!(strokes.len() > 2, "{strokes:?}");
+    let o = podsim(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--rate",
+        "0.2",
+        "--cycles",
+        "1000",
+        "--heatmap",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    expect_error(
+        &[
+            "noc",
+            "--topology",
+            "torus:4x4x4",
+            "--rate",
+            "0.2",
+            "--heatmap",
+            "x.svg",
+        ],
+        &["--heatmap", "torus:4x4x4 is not one"],
+    );
+    expect_error(
+        &[
+            "noc",
+            "--topology",
+            "mesh:4x4",
+            "--sweep",
+            "0.1:0.2:0.1",
+            "--heatmap",
+            "x.svg",
+        ],
+        &["--heatmap", "one load"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

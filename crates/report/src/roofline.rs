@@ -229,3 +229,138 @@ pub fn bars_svg(
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
+
+/// One directed link of a 2-D grid for [`heatmap_svg`]: its ends' (x, y) and its utilisation
+/// (0 = idle, 1 = a flit every cycle).
+pub type HeatLink = ((u32, u32), (u32, u32), f64);
+
+/// The colour of a utilisation: blue (idle) through yellow to red (busy).
+fn heat(u: f64) -> RGBColor {
+    let u = u.clamp(0.0, 1.0);
+    let (r, g, b) = if u < 0.5 {
+        let t = u / 0.5;
+        (40.0 + 215.0 * t, 90.0 + 150.0 * t, 220.0 - 180.0 * t)
+    } else {
+        let t = (u - 0.5) / 0.5;
+        (255.0, 240.0 - 200.0 * t, 40.0 - 20.0 * t)
+    };
+    RGBColor(r as u8, g as u8, b as u8)
+}
+
+/// Draw a `width` x `height` grid's links to `path` as an SVG heatmap: tiles as grey squares,
+/// each direction of a link as its own line beside the other, coloured by utilisation, with a
+/// colour scale. A link that wraps round the grid's edge is drawn as two stubs leaving and
+/// entering the edge. `label` names a tile (shown inside it; empty for none).
+pub fn heatmap_svg(
+    path: &Path,
+    title: &str,
+    width: u32,
+    height: u32,
+    links: &[HeatLink],
+    label: &dyn Fn(u32, u32) -> String,
+) -> Result<(), ReportError> {
+    let fail = crate::draw_failed(path);
+    let cell = 60i32;
+    let (w, h) = (width.max(1) as i32, height.max(1) as i32);
+    let (left, top) = (30i32, 60i32);
+    let size = (
+        (left * 2 + w * cell + 90) as u32,
+        (top + h * cell + 40) as u32,
+    );
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    // The title on two lines, split at its last ": ", so a long one fits.
+    let (head, tail) = title.rsplit_once(": ").unwrap_or((title, ""));
+    for (i, line) in [head, tail].iter().enumerate() {
+        root.draw(&Text::new(
+            line.to_string(),
+            (left, 8 + 22 * i as i32),
+            ("sans-serif", 15).into_font(),
+        ))
+        .map_err(|e| fail(&e))?;
+    }
+    let centre = |x: u32, y: u32| {
+        (
+            left + x as i32 * cell + cell / 2,
+            top + y as i32 * cell + cell / 2,
+        )
+    };
+    for y in 0..height {
+        for x in 0..width {
+            let (cx, cy) = centre(x, y);
+            root.draw(&Rectangle::new(
+                [(cx - 14, cy - 14), (cx + 14, cy + 14)],
+                RGBColor(225, 225, 225).filled(),
+            ))
+            .map_err(|e| fail(&e))?;
+            let name = label(x, y);
+            if !name.is_empty() {
+                root.draw(&Text::new(
+                    name,
+                    (cx - 12, cy - 5),
+                    ("sans-serif", 10).into_font(),
+                ))
+                .map_err(|e| fail(&e))?;
+            }
+        }
+    }
+    for &((x0, y0), (x1, y1), u) in links {
+        let color = heat(u);
+        let style = color.stroke_width(4);
+        let (a, b) = (centre(x0, y0), centre(x1, y1));
+        let (dx, dy) = (x1 as i32 - x0 as i32, y1 as i32 - y0 as i32);
+        // Each direction 5 px to its own side of the pair's centre line.
+        let near = dx.abs() + dy.abs() == 1;
+        let (sx, sy) = (dx.signum(), dy.signum());
+        let (ox, oy) = (-sy * 5, sx * 5);
+        let segments: Vec<((i32, i32), (i32, i32))> = if near {
+            vec![(
+                (a.0 + sx * 16 + ox, a.1 + sy * 16 + oy),
+                (b.0 - sx * 16 + ox, b.1 - sy * 16 + oy),
+            )]
+        } else {
+            // A wrap-around link: out of the edge at one end, in at the other.
+            let (ux, uy) = (-sx, -sy);
+            let (ox, oy) = (-uy * 5, ux * 5);
+            vec![
+                (
+                    (a.0 + ux * 16 + ox, a.1 + uy * 16 + oy),
+                    (a.0 + ux * 30 + ox, a.1 + uy * 30 + oy),
+                ),
+                (
+                    (b.0 - ux * 30 + ox, b.1 - uy * 30 + oy),
+                    (b.0 - ux * 16 + ox, b.1 - uy * 16 + oy),
+                ),
+            ]
+        };
+        for (p, q) in segments {
+            root.draw(&PathElement::new(vec![p, q], style))
+                .map_err(|e| fail(&e))?;
+        }
+    }
+    // The colour scale.
+    let sx = left * 2 + w * cell;
+    for i in 0..100 {
+        let u = 1.0 - f64::from(i) / 99.0;
+        let y = top + i * (h * cell - 20) / 100;
+        root.draw(&Rectangle::new(
+            [(sx, y), (sx + 16, y + (h * cell - 20) / 100 + 1)],
+            heat(u).filled(),
+        ))
+        .map_err(|e| fail(&e))?;
+    }
+    for (u, y) in [
+        (1.0, top),
+        (0.5, top + (h * cell - 20) / 2),
+        (0.0, top + h * cell - 24),
+    ] {
+        root.draw(&Text::new(
+            format!("{:.0}%", u * 100.0),
+            (sx + 20, y),
+            ("sans-serif", 12).into_font(),
+        ))
+        .map_err(|e| fail(&e))?;
+    }
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
