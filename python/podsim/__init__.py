@@ -1,0 +1,45 @@
+"""podsim from Python.
+
+Each function runs the same model as the `podsim` command of the same name and returns its
+result as a dict (the keys of that command's `--json`). Errors raise ValueError with the
+message the command would print.
+
+    >>> import podsim
+    >>> podsim.collective("all-reduce", "torus:4x4x4", "64 MiB")["time_s"]
+"""
+
+import json as _json
+
+from . import _podsim
+
+__all__ = ["machine", "collective", "noc", "gemm", "workload", "dram"]
+
+
+def machine(topology):
+    """A topology's metrics (as `podsim topo SPEC --json`): nodes, links, diameter, bisection..."""
+    return _json.loads(_podsim.machine(topology))
+
+
+def collective(kind, topology, bytes, algorithm=None, model="flow"):
+    """A collective's time and bandwidths (as `podsim collective KIND --topology T --bytes B --json`)."""
+    return _json.loads(_podsim.collective(kind, topology, bytes, algorithm, model))
+
+
+def noc(topology, rate, traffic="uniform", cycles=10000, seed=1):
+    """One load on the packet level (as `podsim noc --topology T --rate R --json`)."""
+    return _json.loads(_podsim.noc(topology, float(rate), traffic, int(cycles), int(seed)))
+
+
+def gemm(m, n, k, array="128x128", dataflow="os"):
+    """A GEMM tiled onto a systolic array (as `podsim gemm --json`), podsim's RTL-exact cycles."""
+    return _json.loads(_podsim.gemm(int(m), int(n), int(k), array, dataflow))
+
+
+def workload(path, model=None):
+    """A workload file run on its machine (as `podsim workload FILE --json`)."""
+    return _json.loads(_podsim.workload(str(path), model))
+
+
+def dram(chip="wormhole", placement="next-to-bank", data_rate=None):
+    """The Tenstorrent DRAM study (as `podsim dram --json`), its u-benchmark by default."""
+    return _json.loads(_podsim.dram(chip, placement, data_rate))
