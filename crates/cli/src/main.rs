@@ -14,6 +14,7 @@ macro_rules! outln {
 mod collective_cmd;
 mod compute_cmd;
 mod dojo_cmd;
+mod import_cmd;
 mod noc_cmd;
 mod progress;
 mod sweep_file;
@@ -266,6 +267,10 @@ enum Command {
     Matmul(tt_cmd::MatmulArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
+    /// Run another tool's input files on podsim's models: `scalesim CFG [TOPOLOGY]` runs a
+    /// SCALE-Sim configuration and topology (every layer as a GEMM in SCALE-Sim's cycle
+    /// convention) and names every key podsim does not honour.
+    Import(import_cmd::ImportArgs),
     /// Print a shell completion script for podsim: bash, zsh, fish, elvish or powershell
     /// (e.g. `podsim completions bash > ~/.local/share/bash-completion/completions/podsim`).
     Completions {
@@ -298,6 +303,7 @@ fn command_name(c: &Command) -> String {
         Command::Run { .. } => "run",
         Command::Validate { .. } => "validate",
         Command::Completions { .. } => "completions",
+        Command::Import(_) => "import",
         Command::Man { .. } => "man",
         Command::Collective(_) => "collective",
         Command::Microbench(_) => "microbench",
@@ -419,6 +425,7 @@ fn main() -> ExitCode {
         Command::Dojo(a) => dojo_cmd::dojo_cmd(&a),
         Command::Dram(a) => tt_cmd::dram_cmd(&a),
         Command::Completions { shell } => completions(shell),
+        Command::Import(a) => import_cmd::import_cmd(&a),
         Command::Man { out } => man(out.as_deref()),
         Command::Matmul(a) => tt_cmd::matmul_cmd(&a),
     };

@@ -1083,3 +1083,103 @@ fn heatmaps_draw_two_dimensional_grids() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
+/// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
+/// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,
+/// 32 filters, stride 2 -> M = 15 x 15 = 225, K = 144, N = 32. Each layer's cycles are those of
+/// `podsim gemm --convention scalesim` on the same shape; the GEMM-mode topology gives SCALE-Sim
+/// v3's own Total Cycles for 100x70x50 and 256x512x1024 on 32x32 os (1343 and 139007,
+/// crates/compute/tests/scalesim_fixtures.txt).
+#[test]
+fn scalesim_imports_run_their_layers_as_gemms() {
+    let v = json(&[
+        "import",
+        "scalesim",
+        "examples/scalesim/scale.cfg",
+        "--json",
+    ]);
+    let layers = v["layers"].as_array().unwrap();
+    let shape = |i: usize| {
+        (
+            layers[i]["m"].as_u64().unwrap(),
+            layers[i]["n"].as_u64().unwrap(),
+            layers[i]["k"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(shape(0), (1024, 16, 27));
+    assert_eq!(shape(1), (225, 32, 144));
+    for (i, l) in layers.iter().enumerate() {
+        let (m, n, k) = shape(i);
+        let g = json(&[
+            "gemm",
+            "--array",
+            "32x32",
+            "--dataflow",
+            "os",
+            "--convention",
+            "scalesim",
+            "--m",
+            &m.to_string(),
+            "--n",
+            &n.to_string(),
+            "--k",
+            &k.to_string(),
+            "--json",
+        ]);
+        assert_eq!(l["cycles"], g["cycles"], "layer {i}");
+    }
+    let total: u64 = layers.iter().map(|l| l["cycles"].as_u64().unwrap()).sum();
+    assert_eq!(v["total_cycles"].as_u64().unwrap(), total);
+    assert!(
+        v["not_honoured"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k.as_str().unwrap().contains("ReadRequestBuffer"))
+    );
+    let v = json(&[
+        "import",
+        "scalesim",
+        "examples/scalesim/scale.cfg",
+        "examples/scalesim/gemm.csv",
+        "--json",
+    ]);
+    let cycles: Vec<u64> = v["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["cycles"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cycles, [1343, 139007]);
+    // Bad input names the file and what is wrong.
+    let dir = std::env::temp_dir().join(format!("podsim-scalesim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("bad.cfg");
+    std::fs::write(
+        &cfg,
+        "[architecture_presets]\nArrayWidth: 8\nDataflow: os\n",
+    )
+    .unwrap();
+    expect_error(
+        &[
+            "import",
+            "scalesim",
+            cfg.to_str().unwrap(),
+            "examples/scalesim/gemm.csv",
+        ],
+        &["bad.cfg", "ArrayHeight", "missing"],
+    );
+    let csv = dir.join("bad.csv");
+    std::fs::write(&csv, "Layer, A, B\nx, 1, 2\n").unwrap();
+    expect_error(
+        &[
+            "import",
+            "scalesim",
+            "examples/scalesim/scale.cfg",
+            csv.to_str().unwrap(),
+        ],
+        &["bad.csv", "header"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

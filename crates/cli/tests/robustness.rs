@@ -96,6 +96,7 @@ fn help_prints_each_default_once() {
         "matmul",
         "completions",
         "man",
+        "import",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {

@@ -561,6 +561,10 @@ const COMMANDS: &[(&str, &[&str])] = &[
     ("dojo-host", &["dojo", "host", "--bytes", "16GiB"]),
     ("dram-wormhole", &["dram"]),
     (
+        "import-scalesim",
+        &["import", "scalesim", "examples/scalesim/scale.cfg"],
+    ),
+    (
         "dram-top-rows-json",
         &["dram", "--placement", "top-rows", "--json"],
     ),
