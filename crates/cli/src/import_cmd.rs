@@ -27,6 +27,25 @@ enum ImportCommand {
     /// C channels, F filters, stride S) is M = ofmap pixels ((H - Fh) / S + 1) x ((W - Fw) / S +
     /// 1), K = Fh x Fw x C, N = F, as SCALE-Sim maps it. Keys podsim does not honour are listed.
     Scalesim(ScalesimArgs),
+    /// A BookSim 2 configuration (k-ary n-mesh or torus, dimension-order routing, the
+    /// input-queued router): prints podsim's router configuration for it (or writes it with
+    /// --out) and the `podsim noc` command that runs the same network and traffic, and lists
+    /// every key podsim does not honour. Router delays add up to podsim's pipeline stages
+    /// (routing + VC allocation + switch allocation + switch traversal delays, at least 1).
+    Booksim(BooksimArgs),
+}
+
+#[derive(Args)]
+struct BooksimArgs {
+    /// The BookSim configuration file.
+    config: PathBuf,
+    /// Write podsim's router configuration (TOML) here instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Print one JSON object (keys: topology, routing, traffic, rate, seed, router, command,
+    /// not_honoured).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -46,6 +65,7 @@ struct ScalesimArgs {
 pub fn import_cmd(a: &ImportArgs) -> Result<ExitCode, Failure> {
     match &a.what {
         ImportCommand::Scalesim(s) => scalesim(s),
+        ImportCommand::Booksim(b) => booksim(b),
     }
 }
 
@@ -312,4 +332,204 @@ fn topology(file: &str, text: &str) -> Result<Vec<(String, u64, u64, u64)>, Fail
         out.push((name, px, nf, fh * fw * c));
     }
     Ok(out)
+}
+
+/// A BookSim configuration's `key = value;` pairs (comments `//` to the end of a line), with
+/// their lines.
+fn booksim_keys(file: &str, text: &str) -> Result<Vec<(String, String, usize)>, Failure> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split("//").next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        for stmt in line.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some((k, v)) = stmt.split_once('=') else {
+                return Err(Failure::usage(format!(
+                    "{file}, line {}: `{stmt}`: expected `key = value;`",
+                    i + 1
+                )));
+            };
+            out.push((k.trim().to_string(), v.trim().to_string(), i + 1));
+        }
+    }
+    Ok(out)
+}
+
+fn booksim(a: &BooksimArgs) -> Result<ExitCode, Failure> {
+    use podsim_noc::{Arbitration, RouterConfig};
+    let file = a.config.display().to_string();
+    let keys = booksim_keys(&file, &read(&a.config)?)?;
+    let get = |k: &str| keys.iter().find(|e| e.0 == k);
+    let num = |k: &str, default: u64| -> Result<u64, Failure> {
+        match get(k) {
+            None => Ok(default),
+            Some((_, v, line)) => v.parse::<u64>().map_err(|_| {
+                Failure::usage(format!(
+                    "{file}, line {line}: `{k}`: `{v}` is not a whole number"
+                ))
+            }),
+        }
+    };
+    let text = |k: &str, default: &str| get(k).map_or(default.to_string(), |e| e.1.clone());
+    let mut not_honoured: Vec<String> = Vec::new();
+    let mut honoured: Vec<&str> = Vec::new();
+    let mut note = |k: &str, v: &str, why: &str| not_honoured.push(format!("{k} = {v} ({why})"));
+    // The network.
+    let kind = text("topology", "torus");
+    if kind != "mesh" && kind != "torus" {
+        return Err(Failure::usage(format!(
+            "{file}: `topology`: `{kind}`: podsim imports BookSim's mesh and torus (k-ary n-cubes)"
+        )));
+    }
+    let (k, n) = (num("k", 8)?, num("n", 2)?);
+    if !(2..=64).contains(&k) || !(1..=4).contains(&n) {
+        return Err(Failure::usage(format!(
+            "{file}: `k` = {k}, `n` = {n}: expected 2 <= k <= 64 and 1 <= n <= 4"
+        )));
+    }
+    let topology = format!("{kind}:{}", vec![k.to_string(); n as usize].join("x"));
+    honoured.extend(["topology", "k", "n"]);
+    let routing = text("routing_function", "dor");
+    match routing.as_str() {
+        "dor" | "dim_order" => {}
+        other => note(
+            "routing_function",
+            other,
+            "podsim routes dimension order (dor)",
+        ),
+    }
+    honoured.push("routing_function");
+    // The router.
+    let router = text("router", "iq");
+    if router != "iq" {
+        note("router", &router, "podsim's router is input-queued (iq)");
+    }
+    honoured.push("router");
+    let delays = [
+        "routing_delay",
+        "vc_alloc_delay",
+        "sw_alloc_delay",
+        "st_prepare_delay",
+        "st_final_delay",
+    ];
+    let defaults = [1, 1, 1, 0, 1];
+    let mut stages = 0;
+    for (d, def) in delays.iter().zip(defaults) {
+        stages += num(d, def)?;
+        honoured.push(d);
+    }
+    let mut cfg = RouterConfig {
+        vcs: num("num_vcs", 16)? as u32,
+        buffer_flits: num("vc_buf_size", 8)? as u32,
+        packet_flits: num("packet_size", 1)? as u32,
+        pipeline_stages: stages.max(1) as u32,
+        ..RouterConfig::default()
+    };
+    honoured.extend(["num_vcs", "vc_buf_size", "packet_size"]);
+    let credit = num("credit_delay", 1)?;
+    if credit != 1 {
+        note(
+            "credit_delay",
+            &credit.to_string(),
+            "podsim returns a credit over its link, in the link's latency (1 cycle)",
+        );
+    }
+    honoured.push("credit_delay");
+    for (key, want) in [
+        ("vc_allocator", "separable_input_first"),
+        ("sw_allocator", "separable_input_first"),
+        ("arb_type", "round_robin"),
+        ("alloc_iters", "1"),
+        ("wait_for_tail_credit", "0"),
+        ("input_speedup", "1"),
+        ("output_speedup", "1"),
+        ("internal_speedup", "1.0"),
+    ] {
+        let v = text(key, want);
+        if v != want && !(key == "internal_speedup" && v == "1") {
+            note(key, &v, &format!("podsim's allocators are {want}"));
+        }
+        honoured.push(key);
+    }
+    cfg.arbitration = Arbitration::RoundRobin;
+    cfg.validate()
+        .map_err(|e| Failure::usage(format!("{file}: {e}")))?;
+    // The traffic.
+    let traffic = text("traffic", "uniform");
+    let pattern = match traffic.as_str() {
+        "uniform" | "transpose" | "bitcomp" | "bitrev" | "shuffle" | "tornado" | "neighbor" => {
+            traffic.clone()
+        }
+        other => {
+            return Err(Failure::usage(format!(
+                "{file}: `traffic`: `{other}`: expected uniform, transpose, bitcomp, bitrev, shuffle, tornado or neighbor"
+            )));
+        }
+    };
+    let rate_text = text("injection_rate", "0.1");
+    let mut rate: f64 = rate_text.parse().map_err(|_| {
+        Failure::usage(format!(
+            "{file}: `injection_rate`: `{rate_text}` is not a number"
+        ))
+    })?;
+    if num("injection_rate_uses_flits", 0)? == 0 {
+        // BookSim's rate in packets per node per cycle; podsim's in flits.
+        rate *= f64::from(cfg.packet_flits);
+    }
+    let seed = num("seed", 1)?;
+    honoured.extend([
+        "traffic",
+        "injection_rate",
+        "injection_rate_uses_flits",
+        "seed",
+    ]);
+    for (key, v, _) in &keys {
+        if honoured.contains(&key.as_str()) {
+            continue;
+        }
+        let why = match key.as_str() {
+            "sim_type" if v == "latency" => continue,
+            "sample_period" | "warmup_periods" | "max_samples" => {
+                "podsim measures one window of --cycles after its own warm-up"
+            }
+            _ => "not modelled",
+        };
+        note(key, v, why);
+    }
+    let toml_text = toml::to_string(&cfg)
+        .map_err(|e| Failure::runtime(format!("cannot write the router configuration: {e}")))?;
+    let config_ref = a
+        .out
+        .as_ref()
+        .map_or("ROUTER.toml".to_string(), |p| p.display().to_string());
+    let command = format!(
+        "podsim noc --config {config_ref} --topology {topology} --routing dor --traffic {pattern} --rate {rate} --seed {seed}"
+    );
+    if let Some(p) = &a.out {
+        std::fs::write(
+            p,
+            format!("# podsim's router for {file} (podsim import booksim)\n{toml_text}"),
+        )
+        .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", p.display())))?;
+    }
+    if a.json {
+        outln!(
+            "{}",
+            json!({
+                "topology": topology, "routing": "dor", "traffic": pattern, "rate": rate,
+                "seed": seed, "router": toml::from_str::<serde_json::Value>(&toml_text).unwrap_or_default(),
+                "command": command, "not_honoured": not_honoured,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.out.is_none() {
+        out!("{toml_text}");
+    }
+    outln!("# run it: {command}");
+    for n in &not_honoured {
+        outln!("# not honoured: {n}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

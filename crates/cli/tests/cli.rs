@@ -1183,3 +1183,64 @@ fn scalesim_imports_run_their_layers_as_gemms() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `podsim import booksim`: the BookSim 2 configuration examples/booksim/mesh88.cfg imports to
+/// the router of examples/booksim/podsim-router.toml (written by hand from BookSim's manual):
+/// the same `podsim noc` run, to the byte. A packet rate is turned into flits; a topology
+/// podsim cannot import is refused.
+#[test]
+fn booksim_configs_import_to_the_same_router() {
+    let dir = std::env::temp_dir().join(format!("podsim-booksim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("r.toml");
+    let v = json(&[
+        "import",
+        "booksim",
+        "examples/booksim/mesh88.cfg",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["topology"], "mesh:8x8");
+    assert_eq!(v["rate"], 0.3);
+    assert_eq!(v["router"]["pipeline_stages"], 3);
+    let run = |config: &str| {
+        podsim(&[
+            "noc",
+            "--config",
+            config,
+            "--topology",
+            "mesh:8x8",
+            "--rate",
+            "0.3",
+            "--cycles",
+            "2000",
+            "--json",
+        ])
+        .stdout
+    };
+    assert_eq!(
+        run(out.to_str().unwrap()),
+        run("examples/booksim/podsim-router.toml")
+    );
+    let cfg = dir.join("t.cfg");
+    std::fs::write(
+        &cfg,
+        "topology = torus; k = 4; n = 3; packet_size = 4; injection_rate = 0.05;\nnum_vcs = 2; routing_function = min_adapt;\n",
+    )
+    .unwrap();
+    let v = json(&["import", "booksim", cfg.to_str().unwrap(), "--json"]);
+    assert_eq!(v["topology"], "torus:4x4x4");
+    assert!((v["rate"].as_f64().unwrap() - 0.2).abs() < 1e-12);
+    assert!(v["not_honoured"].as_array().unwrap().iter().any(|n| {
+        n.as_str()
+            .unwrap()
+            .starts_with("routing_function = min_adapt")
+    }));
+    std::fs::write(&cfg, "topology = fly; k = 4; n = 2;\n").unwrap();
+    expect_error(
+        &["import", "booksim", cfg.to_str().unwrap()],
+        &["t.cfg", "topology", "fly"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -561,6 +561,10 @@ const COMMANDS: &[(&str, &[&str])] = &[
     ("dojo-host", &["dojo", "host", "--bytes", "16GiB"]),
     ("dram-wormhole", &["dram"]),
     (
+        "import-booksim",
+        &["import", "booksim", "examples/booksim/mesh88.cfg"],
+    ),
+    (
         "import-scalesim",
         &["import", "scalesim", "examples/scalesim/scale.cfg"],
     ),
