@@ -183,7 +183,7 @@ fn dram(chip: &str, placement: &str, data_rate: Option<f64>) -> PyResult<String>
     };
     let placement = Placement::parse(placement).ok_or_else(|| {
         bad(format!(
-            "placement `{placement}`: expected top-rows, columns or next-to-bank"
+            "placement `{placement}`: expected top-rows, columns, next-to-bank or auto"
         ))
     })?;
     let rate = data_rate.unwrap_or_else(|| tt_study::default_data_rate(chip));
@@ -200,6 +200,7 @@ fn dram(chip: &str, placement: &str, data_rate: Option<f64>) -> PyResult<String>
     Ok(json!({
         "bandwidth_bytes_per_s": r.run.bandwidth_bytes_per_s,
         "utilization": r.utilization,
+        "placement_chosen": r.placement.name(),
         "spec_bytes_per_s": r.spec_bytes_per_s,
         "per_bank_bytes_per_s": r.run.per_bank_bytes_per_s,
         "per_reader_bytes_per_s": r.run.per_reader_bytes_per_s,

@@ -29,7 +29,8 @@ pub struct DramArgs {
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     data_rate: Option<String>,
     /// Where the readers go, one per bank: top-rows, columns (the leftmost and rightmost
-    /// worker columns) or next-to-bank (one hop downstream of the bank on the NoC in use).
+    /// worker columns), next-to-bank (one hop downstream of the bank on the NoC in use) or auto
+    /// (runs the three and keeps the fastest; the output names it).
     #[arg(long, value_name = "WHERE", default_value = "next-to-bank")]
     placement: String,
     /// How next-to-bank readers displaced by harvested rows move: document (shift along,
@@ -177,7 +178,10 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     let placement = pick("--placement", &a.placement, &Placement::ALL)?;
     let relocation = match &a.relocation {
         None => Relocation::Document,
-        Some(_) if a.harvested_rows.is_empty() || placement != Placement::NextToBank => {
+        Some(_)
+            if a.harvested_rows.is_empty()
+                || !matches!(placement, Placement::NextToBank | Placement::Auto) =>
+        {
             return Err(flag_err(
                 "--relocation",
                 "only moves next-to-bank readers off harvested rows: give --harvested-rows and --placement next-to-bank",
@@ -347,6 +351,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
                 "chip": a.chip,
                 "data_rate_transfers_per_s": rate,
                 "placement": a.placement,
+                "placement_chosen": r.placement.name(),
                 "harvested_rows": a.harvested_rows,
                 "vcs": a.vcs,
                 "outstanding": a.outstanding,
@@ -400,6 +405,12 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
         r.run.cycles,
         r.run.max_link_utilization * 100.0
     );
+    if placement == Placement::Auto {
+        outln!(
+            "placement chosen: {} (the fastest of top-rows, columns and next-to-bank)",
+            r.placement.name()
+        );
+    }
     if r.overlaps.is_empty() {
         outln!("no two data routes share a link");
     } else {

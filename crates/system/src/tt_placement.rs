@@ -32,15 +32,26 @@ pub enum Placement {
     Columns,
     /// The working core to the right of each bank's tile, relocated around harvested rows.
     NextToBank,
+    /// Chosen by running the study with each of the others and keeping the one that reads
+    /// fastest ([`crate::tt_study::run`]); on its own, [`place`] takes it as next-to-bank.
+    Auto,
 }
 
 impl Placement {
     /// Every placement, by name.
-    pub const ALL: [(&'static str, Placement); 3] = [
+    pub const ALL: [(&'static str, Placement); 4] = [
         ("top-rows", Placement::TopRows),
         ("columns", Placement::Columns),
         ("next-to-bank", Placement::NextToBank),
+        ("auto", Placement::Auto),
     ];
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("auto", |(n, _)| n)
+    }
     /// From its name.
     pub fn parse(s: &str) -> Option<Placement> {
         Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, p)| *p)
@@ -105,7 +116,9 @@ pub fn place(g: &TtGrid, p: Placement, noc: Noc) -> Result<Vec<(u32, u32)>, Stri
             v.truncate(banks);
             v
         }
-        Placement::NextToBank => return next_to_bank(g, noc, Relocation::Document),
+        Placement::NextToBank | Placement::Auto => {
+            return next_to_bank(g, noc, Relocation::Document);
+        }
     };
     if out.len() < banks {
         return Err(format!(

@@ -160,6 +160,8 @@ pub struct StudyRun {
     pub spec_bytes_per_s: f64,
     /// Bandwidth over the spec.
     pub utilization: f64,
+    /// The placement the readers took (the one chosen, for [`Placement::Auto`]).
+    pub placement: Placement,
 }
 
 /// The lane each reader's requests take: per reader, its rank among the readers of its row
@@ -177,11 +179,35 @@ pub fn lanes(readers: &[(u32, u32)], vcs: Vcs, rc: &RouterConfig) -> Vec<u16> {
         .collect()
 }
 
-/// Run a study.
+/// Run a study. With [`Placement::Auto`], the study runs with each placement and the one with
+/// the most bandwidth is kept (the first of equals, in the order top rows, columns, next to
+/// bank).
 pub fn run(s: &Study) -> Result<StudyRun, String> {
+    if s.placement == Placement::Auto {
+        let mut best: Option<StudyRun> = None;
+        for p in [
+            Placement::TopRows,
+            Placement::Columns,
+            Placement::NextToBank,
+        ] {
+            let r = run(&Study {
+                placement: p,
+                ..s.clone()
+            })?;
+            if best
+                .as_ref()
+                .is_none_or(|b| r.run.bandwidth_bytes_per_s > b.run.bandwidth_bytes_per_s)
+            {
+                best = Some(r);
+            }
+        }
+        return best.ok_or_else(|| "no placement ran".to_string());
+    }
     let g = s.grid()?;
     let tiles = match s.placement {
-        Placement::NextToBank => tt_placement::next_to_bank(&g, s.noc, s.relocation)?,
+        Placement::NextToBank | Placement::Auto => {
+            tt_placement::next_to_bank(&g, s.noc, s.relocation)?
+        }
         p => tt_placement::place(&g, p, s.noc)?,
     };
     if s.block_bytes == 0 || s.bytes_per_reader < s.block_bytes {
@@ -220,6 +246,7 @@ pub fn run(s: &Study) -> Result<StudyRun, String> {
     let run = tt_dram::run(&g, routing, &readers, &dram, &rc)?;
     let spec = s.spec_bytes_per_s(g.dram_banks());
     Ok(StudyRun {
+        placement: s.placement,
         utilization: run.bandwidth_bytes_per_s / spec,
         overlaps: tt_placement::overlaps(&g, s.noc, &tiles),
         readers: tiles,
@@ -348,6 +375,19 @@ mod tests {
         assert_eq!(l.iter().filter(|&&x| x == 1).count(), 4);
         assert!(lanes(&tiles, Vcs::Shared, &rc).iter().all(|&x| x == 0));
         assert!((bw(&shared) / bw(&per) - 1.0).abs() < 0.01);
+    }
+
+    /// Automatic placement runs the three and keeps next to bank, the fastest (the document's
+    /// conclusion), reporting which it chose.
+    #[test]
+    fn automatic_placement_chooses_next_to_bank() {
+        let s = Study {
+            placement: Placement::Auto,
+            ..Study::u_benchmark(12e9)
+        };
+        let r = run(&s).unwrap();
+        assert_eq!(r.placement, Placement::NextToBank);
+        assert_eq!(r.run.bandwidth_bytes_per_s, bw(&Study::u_benchmark(12e9)));
     }
 
     /// Grayskull's eight banks, readers below them, at 7.4 GT/s: over 90% of its 118.4 GB/s
