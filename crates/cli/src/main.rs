@@ -534,7 +534,7 @@ pub(crate) fn read(path: &Path) -> Result<String, Failure> {
     String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))
 }
 
-fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
+pub(crate) fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
     spec.build()
         .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))
 }
