@@ -191,6 +191,11 @@ pub struct CollectiveArgs {
     /// The most events the trace keeps; the file says how many were cut.
     #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
+    /// Draw the topology's links coloured by how busy each was over the collective (SVG;
+    /// bytes carried over bandwidth x time): rings, 2-D grids, 3-D tori as z slices with each
+    /// chip's square coloured by its busiest link to another slice. Flow model, one size.
+    #[arg(long, value_name = "FILE.svg")]
+    heatmap: Option<PathBuf>,
     /// Print one JSON object (keys: time_s, algorithm_bandwidth_bytes_per_s,
     /// bus_bandwidth_bytes_per_s, bytes_on_wire, max_link_utilization, lower_bound_time_s,
     /// verified, link_latency_s, link_latency_source, endpoint, endpoint_overhead_s); with
@@ -315,6 +320,21 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             "a trace records one run; give --bytes instead of --sweep",
         ));
     }
+    if a.heatmap.is_some() && a.sweep.is_some() {
+        return Err(flag_err(
+            "--heatmap",
+            "a heatmap draws one run; give --bytes instead of --sweep",
+        ));
+    }
+    if a.heatmap.is_some() && r.model != ModelKind::Flow {
+        return Err(flag_err(
+            "--heatmap",
+            format!(
+                "the heatmap draws the flow model's link loads; the {} model does not report                  them: add --model flow",
+                r.model.name()
+            ),
+        ));
+    }
     let log = podsim_net::RecordingHandle::default();
     if a.trace.is_some() {
         log.borrow_mut().limit = a.trace_limit;
@@ -322,6 +342,11 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     }
     let r = r;
     let (net, model) = (&r.net, r.model);
+    let layout = match &a.heatmap {
+        Some(_) => Some(crate::heatmap::Layout::of(&r.net).map_err(|e| flag_err("--heatmap", e))?),
+        None => None,
+    };
+
     let with_timing = |mut v: serde_json::Value| {
         if let Some(o) = v.as_object_mut() {
             r.json(o);
@@ -537,6 +562,22 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     };
     let m = run(bytes)?;
     crate::progress::simulated(m.time_s);
+    if let (Some(path), Some(layout)) = (&a.heatmap, &layout) {
+        crate::heatmap::draw(
+            path,
+            &format!(
+                "{kind} ({}) of {} per rank on {}: link utilisation over {:.4e} s",
+                alg.name(),
+                Bytes(bytes),
+                a.topology,
+                m.time_s
+            ),
+            layout,
+            &m.link_loads,
+            m.time_s,
+        )
+        .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+    }
     if let Some(path) = &a.trace {
         let t = transfers_trace(
             &log.borrow(),

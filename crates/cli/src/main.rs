@@ -14,6 +14,7 @@ macro_rules! outln {
 mod collective_cmd;
 mod compute_cmd;
 mod dojo_cmd;
+mod heatmap;
 mod import_cmd;
 mod noc_cmd;
 mod progress;
@@ -622,7 +623,7 @@ fn run(
             }
             parse_scenario(&p.display().to_string(), &text)?
         }
-        None => parse_scenario(DEFAULT_SCENARIO.0, DEFAULT_SCENARIO.1)?,
+        None => default_scenario()?,
     };
     let mut out = Vec::new();
     if !json {
@@ -639,124 +640,14 @@ fn run(
             trace.is_some().then_some(trace_limit),
         )
         .map_err(scenario_failure)?;
-        match result {
-            RunResult::Workload { spec, net, result } => {
-                if trace.is_some() {
-                    workload_cmd::add_workload(
-                        &mut t,
-                        &spec.workload,
-                        &result,
-                        net.endpoints(),
-                        traced_runs << 32,
-                        &format!("{}: ", spec.name),
-                    );
-                    traced_runs += 1;
-                }
-                if json {
-                    out.push(workload_cmd::result_json(
-                        spec,
-                        &result,
-                        spec.model,
-                        net.endpoints(),
-                    ));
-                } else {
-                    outln!();
-                    outln!(
-                        "workload {} on {} ({} chips of {}), {} model",
-                        spec.name,
-                        spec.system.name,
-                        net.endpoints(),
-                        spec.chip.name,
-                        spec.model.name()
-                    );
-                    out!("{}", podsim_report::render(&workload_cmd::summary(&result)));
-                }
-            }
-            RunResult::Metrics(systems) => {
-                let mut names = Vec::new();
-                let mut built = Vec::new();
-                for (name, net, m) in systems {
-                    if json {
-                        let mut v = podsim_report::metrics_json(&net, &m);
-                        v["system"] = serde_json::Value::String(name.to_string());
-                        out.push(v);
-                    }
-                    names.push(name.to_string());
-                    built.push((net, m));
-                }
-                if !json {
-                    outln!();
-                    out!("{}", podsim_report::metrics_table(&names, &built));
-                }
-            }
-            RunResult::Collective {
-                setup,
-                results,
-                baseline_time_s,
-            } => {
-                let speedup = |t: f64| baseline_time_s.map(|b| b / t);
-                for (i, _, rec) in &results {
-                    if let Some(rec) = rec {
-                        let s = &scenario.systems[*i];
-                        collective_cmd::add_transfers(
-                            &mut t,
-                            rec,
-                            traced_runs << 32,
-                            &format!("{} ({}): ", s.name, setup.kind),
-                        );
-                        traced_runs += 1;
-                    }
-                }
-                if json {
-                    for (i, m, _) in &results {
-                        let mut v = collective_cmd::measurement_json(
-                            setup.kind,
-                            setup.algorithm,
-                            setup.model,
-                            &scenario.systems[*i].name,
-                            m,
-                        );
-                        if let Some(s) = speedup(m.time_s) {
-                            v["speedup_vs_baseline"] = serde_json::json!(s);
-                        }
-                        out.push(v);
-                    }
-                } else {
-                    outln!();
-                    outln!(
-                        "{} ({}), {} per rank, {} model",
-                        setup.kind,
-                        setup.algorithm.name(),
-                        podsim_units::Bytes(setup.bytes),
-                        setup.model.name()
-                    );
-                    let mut rows = vec![(
-                        "system".to_string(),
-                        vec![
-                            "ranks".into(),
-                            "time".into(),
-                            "algbw".into(),
-                            "busbw".into(),
-                            "lower bound".into(),
-                            "vs baseline".into(),
-                        ],
-                    )];
-                    for (i, m, _) in &results {
-                        rows.push((
-                            scenario.systems[*i].name.clone(),
-                            vec![
-                                m.ranks.to_string(),
-                                format!("{:.4} ms", m.time_s * 1e3),
-                                format!("{:.2} GB/s", m.algorithm_bandwidth_bytes_per_s / 1e9),
-                                format!("{:.2} GB/s", m.bus_bandwidth_bytes_per_s / 1e9),
-                                format!("{:.4} ms", m.lower_bound_time_s * 1e3),
-                                speedup(m.time_s).map_or("-".into(), |s| format!("{s:.3}x")),
-                            ],
-                        ));
-                    }
-                    out!("{}", podsim_report::render(&rows));
-                }
-            }
+        if trace.is_some() {
+            add_result_trace(&mut t, &scenario, &result, &mut traced_runs);
+        }
+        if json {
+            out.extend(result_json(&scenario, &result));
+        } else {
+            outln!();
+            out!("{}", result_text(&scenario, &result));
         }
     }
     if let Some(path) = trace {
@@ -769,6 +660,150 @@ fn run(
         outln!("{}", serde_json::Value::Array(out));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The built-in default scenario.
+pub(crate) fn default_scenario() -> Result<Scenario, Failure> {
+    Ok(parse_scenario(DEFAULT_SCENARIO.0, DEFAULT_SCENARIO.1)?)
+}
+
+/// Add what one run of a scenario recorded to a trace, its ranks under their own block of
+/// process ids (`traced_runs` counts the blocks used).
+pub(crate) fn add_result_trace(
+    t: &mut podsim_report::Trace,
+    scenario: &Scenario,
+    result: &RunResult,
+    traced_runs: &mut u64,
+) {
+    match result {
+        RunResult::Workload { spec, net, result } => {
+            workload_cmd::add_workload(
+                t,
+                &spec.workload,
+                result,
+                net.endpoints(),
+                *traced_runs << 32,
+                &format!("{}: ", spec.name),
+            );
+            *traced_runs += 1;
+        }
+        RunResult::Metrics(_) => {}
+        RunResult::Collective { setup, results, .. } => {
+            for (i, _, rec) in results {
+                if let Some(rec) = rec {
+                    let s = &scenario.systems[*i];
+                    collective_cmd::add_transfers(
+                        t,
+                        rec,
+                        *traced_runs << 32,
+                        &format!("{} ({}): ", s.name, setup.kind),
+                    );
+                    *traced_runs += 1;
+                }
+            }
+        }
+    }
+}
+
+/// One run of a scenario as `podsim run --json` prints it: an object per system.
+pub(crate) fn result_json(scenario: &Scenario, result: &RunResult) -> Vec<serde_json::Value> {
+    match result {
+        RunResult::Workload { spec, net, result } => vec![workload_cmd::result_json(
+            spec,
+            result,
+            spec.model,
+            net.endpoints(),
+        )],
+        RunResult::Metrics(systems) => systems
+            .iter()
+            .map(|(name, net, m)| {
+                let mut v = podsim_report::metrics_json(net, m);
+                v["system"] = serde_json::Value::String(name.to_string());
+                v
+            })
+            .collect(),
+        RunResult::Collective {
+            setup,
+            results,
+            baseline_time_s,
+        } => results
+            .iter()
+            .map(|(i, m, _)| {
+                let mut v = collective_cmd::measurement_json(
+                    setup.kind,
+                    setup.algorithm,
+                    setup.model,
+                    &scenario.systems[*i].name,
+                    m,
+                );
+                if let Some(b) = baseline_time_s {
+                    v["speedup_vs_baseline"] = serde_json::json!(b / m.time_s);
+                }
+                v
+            })
+            .collect(),
+    }
+}
+
+/// One run of a scenario as `podsim run` prints it: a heading line and a table.
+pub(crate) fn result_text(scenario: &Scenario, result: &RunResult) -> String {
+    match result {
+        RunResult::Workload { spec, net, result } => format!(
+            "workload {} on {} ({} chips of {}), {} model\n{}",
+            spec.name,
+            spec.system.name,
+            net.endpoints(),
+            spec.chip.name,
+            spec.model.name(),
+            podsim_report::render(&workload_cmd::summary(result))
+        ),
+        RunResult::Metrics(systems) => {
+            let names: Vec<String> = systems.iter().map(|(n, _, _)| n.to_string()).collect();
+            let built: Vec<_> = systems
+                .iter()
+                .map(|(_, net, m)| (net.clone(), m.clone()))
+                .collect();
+            podsim_report::metrics_table(&names, &built)
+        }
+        RunResult::Collective {
+            setup,
+            results,
+            baseline_time_s,
+        } => {
+            let mut rows = vec![(
+                "system".to_string(),
+                vec![
+                    "ranks".into(),
+                    "time".into(),
+                    "algbw".into(),
+                    "busbw".into(),
+                    "lower bound".into(),
+                    "vs baseline".into(),
+                ],
+            )];
+            for (i, m, _) in results {
+                rows.push((
+                    scenario.systems[*i].name.clone(),
+                    vec![
+                        m.ranks.to_string(),
+                        format!("{:.4} ms", m.time_s * 1e3),
+                        format!("{:.2} GB/s", m.algorithm_bandwidth_bytes_per_s / 1e9),
+                        format!("{:.2} GB/s", m.bus_bandwidth_bytes_per_s / 1e9),
+                        format!("{:.4} ms", m.lower_bound_time_s * 1e3),
+                        baseline_time_s.map_or("-".into(), |b| format!("{:.3}x", b / m.time_s)),
+                    ],
+                ));
+            }
+            format!(
+                "{} ({}), {} per rank, {} model\n{}",
+                setup.kind,
+                setup.algorithm.name(),
+                podsim_units::Bytes(setup.bytes),
+                setup.model.name(),
+                podsim_report::render(&rows)
+            )
+        }
+    }
 }
 
 /// A scenario's failure as the CLI reports it: a system that cannot be built is a usage error,

@@ -507,7 +507,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             w,
             h,
             &links,
-            &|_, _| String::new(),
+            &|_, _| podsim_report::HeatTile::Plain(String::new()),
         )
         .map_err(|e| Failure::runtime(e.to_string()))?;
     }

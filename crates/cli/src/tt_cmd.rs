@@ -335,7 +335,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
             g.width(),
             g.cube().dims()[1],
             &links,
-            &label,
+            &|x, y| podsim_report::HeatTile::Plain(label(x, y)),
         )
         .map_err(|e| Failure::runtime(e.to_string()))?;
     }

@@ -1084,6 +1084,91 @@ fn heatmaps_draw_two_dimensional_grids() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `collective --heatmap` draws what each link carried over the collective: on a ring the
+/// unidirectional ring all-reduce leaves every link of the other direction idle (drawn in the
+/// scale's idle blue, rgb(40, 90, 220)); a 3-D torus is drawn as its z slices.
+#[test]
+fn collective_heatmaps_show_busy_and_idle_links() {
+    let dir = std::env::temp_dir().join(format!("podsim-coll-heatmap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("h.svg");
+    let f = f.to_str().unwrap();
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "torus:8",
+        "--bytes",
+        "1 MiB",
+        "--heatmap",
+        f,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(f).unwrap();
+    let strokes: std::collections::HashSet<&str> = svg
+        .split("stroke=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    assert!(strokes.contains("#285ADC"), "{strokes:?}");
+    assert!(strokes.len() > 2, "{strokes:?}");
+    let o = podsim(&[
+        "collective",
+        "all-to-all",
+        "--topology",
+        "tpuv4:slice=4x4x8:twisted",
+        "--bytes",
+        "1 MiB",
+        "--heatmap",
+        f,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(f).unwrap();
+    assert!(svg.contains("z=0") && svg.contains("z=7") && !svg.contains("z=8"));
+    expect_error(
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:8",
+            "--bytes",
+            "1 MiB",
+            "--model",
+            "analytic",
+            "--heatmap",
+            "x.svg",
+        ],
+        &["--heatmap", "analytic", "--model flow"],
+    );
+    expect_error(
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "fattree:4",
+            "--bytes",
+            "1 MiB",
+            "--heatmap",
+            "x.svg",
+        ],
+        &["--heatmap", "is not one"],
+    );
+    expect_error(
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:8",
+            "--sweep",
+            "1 MiB,2 MiB",
+            "--heatmap",
+            "x.svg",
+        ],
+        &["--heatmap", "one run"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
 /// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
 /// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,

@@ -108,6 +108,9 @@ pub struct Measurement {
     pub bound_applied: bool,
     /// Transfers in the plan.
     pub transfers: usize,
+    /// What each directed link carried, on models that route over links (the flow model;
+    /// empty on the others).
+    pub link_loads: Vec<podsim_net::LinkLoad>,
 }
 
 /// What to measure.
@@ -351,6 +354,7 @@ pub fn measure(
         },
         bound_applied,
         transfers: out.transfers,
+        link_loads: m.carried(),
     })
 }
 

@@ -19,8 +19,8 @@ use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
 use crate::{
-    Completion, LinkId, LinkTable, NetError, NetReport, NetworkModel, Packetization, TransferId,
-    check_send, drain_ps, paths,
+    Completion, LinkId, LinkLoad, LinkTable, NetError, NetReport, NetworkModel, Packetization,
+    TransferId, check_send, drain_ps, paths,
 };
 
 #[derive(Debug, Clone)]
@@ -78,6 +78,8 @@ pub struct FlowModel {
     scratch_links: Vec<LinkId>,
     first_drain: Option<SimTime>,
     shortcut: podsim_routing::Shortcut,
+    // Wire bytes each network link has been given to carry (indexed by LinkId).
+    carried: Vec<f64>,
 }
 
 /// Round `x` down to 36 significant bits.
@@ -124,6 +126,7 @@ impl FlowModel {
         }
         capacity.extend(inject.iter().chain(eject.iter()));
         let n_links = capacity.len();
+        let carried = vec![0.0; links.len()];
         FlowModel {
             net,
             links,
@@ -146,6 +149,7 @@ impl FlowModel {
             scratch_links: Vec::new(),
             first_drain: None,
             shortcut: podsim_routing::Shortcut::Never,
+            carried,
         }
     }
 
@@ -436,6 +440,9 @@ impl NetworkModel for FlowModel {
                 )));
                 continue;
             }
+            for &l in &r {
+                self.carried[l] += share;
+            }
             let mut links = r;
             links.push(self.inject(src));
             links.push(self.eject(dst));
@@ -498,5 +505,23 @@ impl NetworkModel for FlowModel {
 
     fn name(&self) -> &'static str {
         "flow"
+    }
+
+    fn carried(&self) -> Vec<LinkLoad> {
+        let mut out = Vec::with_capacity(self.carried.len());
+        for u in 0..self.net.node_count() {
+            let from = NodeId(u);
+            let mut i = 0;
+            while let Some(l) = self.links.out_link(from, i) {
+                out.push(LinkLoad {
+                    from,
+                    to: self.links.target(l),
+                    wire_bytes: self.carried[l],
+                    bandwidth_bytes_per_s: self.capacity[l],
+                });
+                i += 1;
+            }
+        }
+        out
     }
 }

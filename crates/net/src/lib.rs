@@ -173,6 +173,19 @@ pub struct NetReport {
     pub max_link_utilization: f64,
 }
 
+/// What one directed link carried over a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkLoad {
+    /// The node it leaves.
+    pub from: NodeId,
+    /// The node it enters.
+    pub to: NodeId,
+    /// Wire bytes it carried (payload plus packet overheads), over the whole run.
+    pub wire_bytes: f64,
+    /// Its bandwidth, bytes per second in this direction.
+    pub bandwidth_bytes_per_s: f64,
+}
+
 /// An endpoint-facing network model.
 pub trait NetworkModel {
     /// Start moving `bytes` from `src` to `dst` at `at` (not before the model's current time).
@@ -196,6 +209,12 @@ pub trait NetworkModel {
     /// Why the model stopped moving transfers, if it did (a packet-level deadlock, say).
     fn failure(&self) -> Option<String> {
         None
+    }
+    /// What each directed link of the network carried so far, for models that route
+    /// transfers over links (the flow model); empty for those that do not (the analytic
+    /// model sees no links).
+    fn carried(&self) -> Vec<LinkLoad> {
+        Vec::new()
     }
 }
 
@@ -319,5 +338,8 @@ impl NetworkModel for Endpoints {
     }
     fn failure(&self) -> Option<String> {
         self.inner.failure()
+    }
+    fn carried(&self) -> Vec<LinkLoad> {
+        self.inner.carried()
     }
 }

@@ -188,3 +188,45 @@ proptest! {
         prop_assert!(r.max_link_utilization <= 1.0 + 1e-9);
     }
 }
+
+#[test]
+fn the_flow_model_counts_what_each_link_carried() {
+    // A ring of 4, 1 GB/s links, 64-B packets with 16-B headers: 1000 bytes 0 -> 2 is 16
+    // packets (15 full, one of 40 B), 1000 + 16 x 16 = 1256 wire bytes on each of the two
+    // links of its route; 500 bytes 3 -> 0 is 8 packets, 500 + 128 = 628 on link 3 -> 0.
+    let net = torus(&[4], true, 1, 0);
+    let p = Packetization {
+        payload: 64,
+        header: 16,
+    };
+    let mut m = FlowModel::new(net, p, false);
+    m.send(SimTime::ZERO, NodeId(0), NodeId(2), Bytes(1000), 0)
+        .unwrap();
+    m.send(SimTime::ZERO, NodeId(3), NodeId(0), Bytes(500), 0)
+        .unwrap();
+    finish(&mut m);
+    let loads = NetworkModel::carried(&m);
+    // Every directed link of the ring once: 4 nodes x 2 directions.
+    assert_eq!(loads.len(), 8);
+    let busy: Vec<(u64, u64, f64)> = loads
+        .iter()
+        .filter(|l| l.wire_bytes > 0.0)
+        .map(|l| (l.from.0, l.to.0, l.wire_bytes))
+        .collect();
+    assert_eq!(busy.len(), 3, "{busy:?}");
+    let on = |a: u64, b: u64| busy.iter().find(|x| x.0 == a && x.1 == b).map(|x| x.2);
+    assert_eq!(on(3, 0), Some(628.0));
+    // 0 -> 2 goes one way round, through 1 or through 3.
+    let via1 = on(0, 1).is_some() && on(1, 2).is_some();
+    let via3 = on(0, 3).is_some() && on(3, 2).is_some();
+    assert!(via1 || via3, "{busy:?}");
+    assert!(
+        busy.iter()
+            .filter(|x| x.0 != 3 || x.1 != 0)
+            .all(|x| x.2 == 1256.0)
+    );
+    assert!(loads.iter().all(|l| l.bandwidth_bytes_per_s == 1e9));
+    // The analytic model routes nothing.
+    let a = AnalyticModel::new(torus(&[4], true, 1, 0), Packetization::NONE);
+    assert!(NetworkModel::carried(&a).is_empty());
+}

@@ -234,6 +234,18 @@ pub fn bars_svg(
 /// (0 = idle, 1 = a flit every cycle).
 pub type HeatLink = ((u32, u32), (u32, u32), f64);
 
+/// How [`heatmap_svg`] draws one grid position.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HeatTile {
+    /// Nothing there (a gap between slices).
+    Gap,
+    /// A grey tile with a label (empty for none).
+    Plain(String),
+    /// A tile filled with the colour of a utilisation, with a label: for links the grid's
+    /// two dimensions cannot show (a 3-D torus's third).
+    Heat(f64, String),
+}
+
 /// The colour of a utilisation: blue (idle) through yellow to red (busy).
 fn heat(u: f64) -> RGBColor {
     let u = u.clamp(0.0, 1.0);
@@ -250,14 +262,15 @@ fn heat(u: f64) -> RGBColor {
 /// Draw a `width` x `height` grid's links to `path` as an SVG heatmap: tiles as grey squares,
 /// each direction of a link as its own line beside the other, coloured by utilisation, with a
 /// colour scale. A link that wraps round the grid's edge is drawn as two stubs leaving and
-/// entering the edge. `label` names a tile (shown inside it; empty for none).
+/// entering the edge. `tile` says how each grid position is drawn (a labelled grey square, a
+/// square coloured by a utilisation of its own, or nothing).
 pub fn heatmap_svg(
     path: &Path,
     title: &str,
     width: u32,
     height: u32,
     links: &[HeatLink],
-    label: &dyn Fn(u32, u32) -> String,
+    tile: &dyn Fn(u32, u32) -> HeatTile,
 ) -> Result<(), ReportError> {
     let fail = crate::draw_failed(path);
     let cell = 60i32;
@@ -288,12 +301,16 @@ pub fn heatmap_svg(
     for y in 0..height {
         for x in 0..width {
             let (cx, cy) = centre(x, y);
+            let (fill, name) = match tile(x, y) {
+                HeatTile::Gap => continue,
+                HeatTile::Plain(name) => (RGBColor(225, 225, 225), name),
+                HeatTile::Heat(u, name) => (heat(u), name),
+            };
             root.draw(&Rectangle::new(
                 [(cx - 14, cy - 14), (cx + 14, cy + 14)],
-                RGBColor(225, 225, 225).filled(),
+                fill.filled(),
             ))
             .map_err(|e| fail(&e))?;
-            let name = label(x, y);
             if !name.is_empty() {
                 root.draw(&Text::new(
                     name,
