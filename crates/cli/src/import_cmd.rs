@@ -13,6 +13,8 @@ use serde_json::json;
 
 use crate::{Failure, read};
 
+mod astra;
+
 /// The arguments of `podsim import`.
 #[derive(Args)]
 pub struct ImportArgs {
@@ -33,6 +35,15 @@ enum ImportCommand {
     /// every key podsim does not honour. Router delays add up to podsim's pipeline stages
     /// (routing + VC allocation + switch allocation + switch traversal delays, at least 1).
     Booksim(BooksimArgs),
+    /// An ASTRA-sim network configuration (the analytical backend's YAML, or the older JSON
+    /// with topologies-per-dim) and optionally its system configuration: prints the podsim
+    /// system file (or writes it with --out; what --topology FILE reads), the `podsim
+    /// collective` command that runs the system's collective on it, and that run's result,
+    /// and lists every key podsim does not honour. Ring dimensions become torus dimensions,
+    /// FullyConnected of 2 or 3 NPUs a mesh dimension of 2 or a ring of 3; a Switch, a larger
+    /// FullyConnected or more than two link specs have no exact podsim equivalent and are
+    /// refused. ASTRA-sim's GB/s is 2^30 B/s (podsim's GiB/s).
+    AstraSim(astra::AstraArgs),
 }
 
 #[derive(Args)]
@@ -66,6 +77,7 @@ pub fn import_cmd(a: &ImportArgs) -> Result<ExitCode, Failure> {
     match &a.what {
         ImportCommand::Scalesim(s) => scalesim(s),
         ImportCommand::Booksim(b) => booksim(b),
+        ImportCommand::AstraSim(x) => astra::astra(x),
     }
 }
 
