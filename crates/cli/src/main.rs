@@ -18,6 +18,7 @@ mod heatmap;
 mod import_cmd;
 mod noc_cmd;
 mod progress;
+mod report_cmd;
 mod sweep_file;
 mod tofu_cmd;
 mod train_cmd;
@@ -272,6 +273,10 @@ enum Command {
     /// SCALE-Sim configuration and topology (every layer as a GEMM in SCALE-Sim's cycle
     /// convention) and names every key podsim does not honour.
     Import(import_cmd::ImportArgs),
+    /// Write one self-contained HTML report (context, tables, plots, link heatmaps, traces
+    /// that open in Perfetto) from scenario files (run here), podsim's JSON output, sweep CSVs,
+    /// SVG plots and traces; with no results, from the built-in default scenario
+    Report(report_cmd::ReportArgs),
     /// Print a shell completion script for podsim: bash, zsh, fish, elvish or powershell
     /// (e.g. `podsim completions bash > ~/.local/share/bash-completion/completions/podsim`).
     Completions {
@@ -305,6 +310,7 @@ fn command_name(c: &Command) -> String {
         Command::Validate { .. } => "validate",
         Command::Completions { .. } => "completions",
         Command::Import(_) => "import",
+        Command::Report(_) => "report",
         Command::Man { .. } => "man",
         Command::Collective(_) => "collective",
         Command::Microbench(_) => "microbench",
@@ -427,6 +433,7 @@ fn main() -> ExitCode {
         Command::Dram(a) => tt_cmd::dram_cmd(&a),
         Command::Completions { shell } => completions(shell),
         Command::Import(a) => import_cmd::import_cmd(&a),
+        Command::Report(a) => report_cmd::report_cmd(&a),
         Command::Man { out } => man(out.as_deref()),
         Command::Matmul(a) => tt_cmd::matmul_cmd(&a),
     };

@@ -1169,6 +1169,110 @@ fn collective_heatmaps_show_busy_and_idle_links() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `podsim report` with no results runs the default scenario into one self-contained HTML
+/// file: its context, its two collective runs' tables, per run a bus-bandwidth chart and a link
+/// heatmap per system (2 runs x (1 chart + 2 heatmaps) = 6 inline SVG figures) and its trace,
+/// inline, behind a button that opens it in Perfetto.
+#[test]
+fn report_of_the_default_scenario_is_one_file() {
+    let dir = std::env::temp_dir().join(format!("podsim-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("r.html");
+    let o = podsim(&["report", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with(": 6 plots, 1 traces\n"));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<body data-plots=\"6\">"));
+    assert_eq!(html.matches("<figure><svg").count(), 6);
+    assert!(html.contains("4x8x8 twisted") && html.contains("Open the trace in Perfetto"));
+    // Nothing is fetched: no src= or stylesheet link (the only URLs are Perfetto's).
+    assert!(!html.contains(" src=") && !html.contains("<link"));
+    // The trace is valid JSON inside its script element, cut to the default 20,000 events.
+    let start = html.find("id=\"trace-0\">").unwrap() + "id=\"trace-0\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let trace: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let complete = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .count();
+    assert_eq!(complete, 20_000);
+
+    // Results of other commands: a sweep's CSV (its curve), podsim JSON (a table), an SVG (a
+    // figure) and a trace: 2 figures, 1 trace.
+    let csv = dir.join("sweep.csv");
+    let svg = dir.join("h.svg");
+    let tr = dir.join("t.json");
+    let js = dir.join("topo.json");
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "torus:4x4",
+        "--sweep",
+        "1 MiB,4 MiB",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "torus:4x4",
+        "--bytes",
+        "1 MiB",
+        "--heatmap",
+        svg.to_str().unwrap(),
+        "--trace",
+        tr.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = podsim(&["topo", "torus:4x4", "--json"]);
+    std::fs::write(&js, &o.stdout).unwrap();
+    let paths = [&csv, &js, &svg, &tr].map(|p| p.to_str().unwrap().to_string());
+    let mut args = vec!["report", "--out", out.to_str().unwrap(), "--title", "mine"];
+    args.extend(paths.iter().map(String::as_str));
+    let o = podsim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with(": 2 plots, 1 traces\n"));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<title>mine</title>"));
+    // The sweep's context and its rows; the topology's metrics.
+    assert!(html.contains("<td>kind</td><td>all-reduce</td>") && html.contains("<td>1048576</td>"));
+    assert!(html.contains("<td>diameter</td>"));
+
+    expect_error(&["report", "--out", "r.txt"], &["--out", "ending in .html"]);
+    expect_error(
+        &["report", "--out", out.to_str().unwrap(), "Cargo.lock"],
+        &["Cargo.lock", "expected a scenario (.toml)"],
+    );
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "[1, 2").unwrap();
+    expect_error(
+        &[
+            "report",
+            "--out",
+            out.to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ],
+        &["bad.json", "line 1", "podsim's JSON output"],
+    );
+    let wl = repo().join("examples/workload-pipeline.toml");
+    expect_error(
+        &[
+            "report",
+            "--out",
+            out.to_str().unwrap(),
+            wl.to_str().unwrap(),
+        ],
+        &["workload-pipeline.toml", "a workload file"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
 /// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
 /// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,

@@ -97,6 +97,7 @@ fn help_prints_each_default_once() {
         "completions",
         "man",
         "import",
+        "report",
     ] {
         let o = podsim(&[cmd, "--help"]);
         for line in stdout(&o).lines() {
