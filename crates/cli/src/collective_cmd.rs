@@ -453,55 +453,89 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             ("packet_header", given(&a.net.packet_header)),
             ("chunk", given(&a.chunk)),
         ]);
-        let (mut file, kept) =
-            crate::sweep_file::SweepFile::open(&csv_path, &context, HEADER, !a.no_resume)?;
+        // Rank 0 (the only process, without MPI) keeps the file; the sizes it does not hold
+        // yet run a batch at a time, one per rank, and land in the file in size order.
+        let (rank, ranks) = crate::ranks::place();
+        let mut opened = if rank == 0 {
+            Some(crate::sweep_file::SweepFile::open(
+                &csv_path,
+                &context,
+                HEADER,
+                !a.no_resume,
+            )?)
+        } else {
+            None
+        };
+        let todo: Vec<u64> = crate::ranks::share(opened.as_ref().map(|(_, kept)| {
+            sizes
+                .iter()
+                .copied()
+                .filter(|b| !kept.contains_key(&b.to_string()))
+                .collect::<Vec<u64>>()
+        }))?;
+        let point = |b: u64| -> (Vec<String>, serde_json::Value) {
+            match run(b) {
+                Ok(m) => (
+                    vec![
+                        b.to_string(),
+                        m.time_s.to_string(),
+                        m.algorithm_bandwidth_bytes_per_s.to_string(),
+                        m.bus_bandwidth_bytes_per_s.to_string(),
+                        m.lower_bound_time_s.to_string(),
+                        m.max_link_utilization.to_string(),
+                        m.bytes_on_wire.to_string(),
+                        String::new(),
+                    ],
+                    with_timing(measurement_json(kind, alg, model, &a.topology, &m)),
+                ),
+                Err(e) => {
+                    // Recorded with its reason; the sweep goes on.
+                    let why = e.msg().replace([',', '\n'], ";");
+                    let mut f = vec![b.to_string()];
+                    f.extend(std::iter::repeat_n(String::new(), 6));
+                    f.push(why.clone());
+                    (f, serde_json::json!({"bytes": b, "error": why}))
+                }
+            }
+        };
+        let mut fresh: std::collections::HashMap<u64, (Vec<String>, serde_json::Value)> =
+            std::collections::HashMap::new();
+        for chunk in todo.chunks(ranks) {
+            let got = crate::ranks::spread(chunk.len(), |mine| {
+                mine.iter().map(|&i| point(chunk[i])).collect()
+            })?;
+            if let (Some(got), Some((file, _))) = (got, opened.as_mut()) {
+                for (&b, (fields, v)) in chunk.iter().zip(got) {
+                    file.append(&fields.join(","))?;
+                    fresh.insert(b, (fields, v));
+                }
+            }
+        }
+        let Some((_, kept)) = opened else {
+            // Another rank: rank 0 prints.
+            return Ok(ExitCode::SUCCESS);
+        };
         let mut all = Vec::new();
         let mut failures = Vec::new();
         for b in sizes {
-            let fields: Vec<String> = match kept.get(&b.to_string()) {
-                Some(f) => {
+            let fields: Vec<String> = match (kept.get(&b.to_string()), fresh.get(&b)) {
+                (Some(f), _) => {
                     if a.json {
                         all.push(resumed_json(f));
                     }
                     f.clone()
                 }
-                None => {
-                    let f = match run(b) {
-                        Ok(m) => {
-                            if a.json {
-                                all.push(with_timing(measurement_json(
-                                    kind,
-                                    alg,
-                                    model,
-                                    &a.topology,
-                                    &m,
-                                )));
-                            }
-                            vec![
-                                b.to_string(),
-                                m.time_s.to_string(),
-                                m.algorithm_bandwidth_bytes_per_s.to_string(),
-                                m.bus_bandwidth_bytes_per_s.to_string(),
-                                m.lower_bound_time_s.to_string(),
-                                m.max_link_utilization.to_string(),
-                                m.bytes_on_wire.to_string(),
-                                String::new(),
-                            ]
-                        }
-                        Err(e) => {
-                            // Recorded with its reason; the sweep goes on.
-                            let why = e.msg().replace([',', '\n'], ";");
-                            if a.json {
-                                all.push(serde_json::json!({"bytes": b, "error": why}));
-                            }
-                            let mut f = vec![b.to_string()];
-                            f.extend(std::iter::repeat_n(String::new(), 6));
-                            f.push(why);
-                            f
-                        }
-                    };
-                    file.append(&f.join(","))?;
-                    f
+                (None, Some((f, v))) => {
+                    if a.json {
+                        all.push(v.clone());
+                    }
+                    f.clone()
+                }
+                (None, None) => {
+                    return Err(Failure::runtime(format!(
+                        "{}: size {b} neither kept nor run",
+                        csv_path.display()
+                    )));
                 }
             };
             let num = |i: usize| fields[i].parse::<f64>().unwrap_or(f64::NAN);

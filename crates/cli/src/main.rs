@@ -18,6 +18,7 @@ mod heatmap;
 mod import_cmd;
 mod noc_cmd;
 mod progress;
+mod ranks;
 mod report_cmd;
 mod sweep_file;
 mod tofu_cmd;
@@ -369,6 +370,8 @@ impl From<ConfigError> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(negative_values_last(std::env::args_os().collect()));
+    // Under mpirun (with the `mpi` feature) MPI stays up until main returns.
+    let _mpi = ranks::init();
     let limit = match cli.memory_limit.as_deref() {
         Some(s) => match s.parse::<podsim_units::Bytes>() {
             Ok(b) if b.0 > 0 => b.0,

@@ -312,75 +312,115 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             ),
         ]);
         let header = format!("{},error", podsim_report::NOC_CSV_HEADER);
-        let (mut file, kept) =
-            crate::sweep_file::SweepFile::open(&csv_path, &context, &header, !a.no_resume)?;
-        // A kept load that saturated ends the sweep there, as it did the first time.
-        let rates: Vec<f64> = match rates.iter().position(|r| {
-            kept.get(&r.to_string())
-                .is_some_and(|f| f.get(10).map(String::as_str) == Some("true"))
-        }) {
-            Some(i) => rates[..=i].to_vec(),
-            None => rates,
+        // Rank 0 (the only process, without MPI) keeps the file and tells the other ranks
+        // which loads it holds already.
+        let (rank, ranks) = crate::ranks::place();
+        let mut opened = if rank == 0 {
+            Some(crate::sweep_file::SweepFile::open(
+                &csv_path,
+                &context,
+                &header,
+                !a.no_resume,
+            )?)
+        } else {
+            None
         };
-        // Points run a batch at a time on every core; each lands in the file, in load order,
-        // as its batch ends; the sweep stops at the first saturated load, as before.
-        let batch = rayon::current_num_threads().max(1);
-        let mut curve: Vec<(podsim_noc::NocResult, bool)> = Vec::new();
+        // A kept load that saturated ends the sweep there, as it did the first time.
+        let (rates, kept_rates): (Vec<f64>, std::collections::HashSet<String>) =
+            crate::ranks::share(opened.as_ref().map(|(_, kept)| {
+                let rates = match rates.iter().position(|r| {
+                    kept.get(&r.to_string())
+                        .is_some_and(|f| f.get(10).map(String::as_str) == Some("true"))
+                }) {
+                    Some(i) => rates[..=i].to_vec(),
+                    None => rates.clone(),
+                };
+                (rates, kept.keys().cloned().collect())
+            }))?;
+        // Points run a batch at a time on every core (of every rank); each lands in the file,
+        // in load order, as its batch ends; the sweep stops at the first saturated load.
+        let batch = rayon::current_num_threads().max(1) * ranks;
+        let mut curve: Vec<(podsim_noc::NocResult, Option<Value>)> = Vec::new();
         let mut failures = Vec::new();
-        'sweep: for chunk in rates.chunks(batch) {
-            let fresh: Vec<Option<Result<podsim_noc::NocResult, podsim_noc::NocError>>> = {
+        for chunk in rates.chunks(batch) {
+            let fresh: Option<Vec<Option<NocPoint>>> = crate::ranks::spread(chunk.len(), |mine| {
                 use rayon::prelude::*;
-                chunk
-                    .par_iter()
-                    .map(|&rate| {
-                        if kept.contains_key(&rate.to_string()) {
+                mine.par_iter()
+                    .map(|&i| {
+                        let rate = chunk[i];
+                        if kept_rates.contains(&rate.to_string()) {
                             return None;
                         }
-                        Some(podsim_noc::run(
-                            &net,
-                            routing,
-                            &cfg,
-                            &RunSpec {
-                                rate,
-                                ..base.clone()
+                        Some(
+                            match podsim_noc::run(
+                                &net,
+                                routing,
+                                &cfg,
+                                &RunSpec {
+                                    rate,
+                                    ..base.clone()
+                                },
+                            ) {
+                                Ok(r) => NocPoint::Done(
+                                    podsim_report::noc_csv_row(&r),
+                                    podsim_report::noc_result_json(&r, &net, a.links, a.cycles),
+                                ),
+                                Err(podsim_noc::NocError::Config(c)) => {
+                                    NocPoint::Refused(c.key, c.why)
+                                }
+                                Err(e) => NocPoint::Failed(e.to_string()),
                             },
-                        ))
+                        )
                     })
                     .collect()
-            };
-            for (&rate, got) in chunk.iter().zip(fresh) {
-                let r = match got {
-                    None => {
-                        let f = &kept[&rate.to_string()];
-                        podsim_report::noc_result_from_csv(f).map(|r| (r, true))
-                    }
-                    Some(Ok(r)) => {
-                        file.append(&format!("{},", podsim_report::noc_csv_row(&r)))?;
-                        Some((r, false))
-                    }
-                    Some(Err(podsim_noc::NocError::Config(c))) => {
-                        return Err(err(podsim_noc::NocError::Config(c)));
-                    }
-                    Some(Err(e)) => {
-                        // Recorded with its reason; the sweep goes on.
-                        let why = e.to_string().replace([',', '\n'], ";");
-                        let mut row = rate.to_string();
-                        row.push_str(&",".repeat(15));
-                        row.push(',');
-                        row.push_str(&why);
-                        file.append(&row)?;
-                        failures.push(format!("{rate}: {why}"));
-                        None
-                    }
-                };
-                if let Some((r, resumed)) = r {
-                    let stop = r.saturated;
-                    curve.push((r, resumed));
-                    if stop {
-                        break 'sweep;
+            })?;
+            let mut stop = false;
+            if let (Some(fresh), Some((file, kept))) = (fresh, opened.as_mut()) {
+                for (&rate, got) in chunk.iter().zip(fresh) {
+                    let r = match got {
+                        None => {
+                            let f = &kept[&rate.to_string()];
+                            podsim_report::noc_result_from_csv(f).map(|r| (r, None))
+                        }
+                        Some(NocPoint::Done(row, v)) => {
+                            file.append(&format!("{row},"))?;
+                            let f: Vec<String> = row.split(',').map(str::to_string).collect();
+                            podsim_report::noc_result_from_csv(&f).map(|r| (r, Some(v)))
+                        }
+                        Some(NocPoint::Refused(key, why)) => {
+                            return Err(err(podsim_noc::NocError::Config(
+                                podsim_noc::ConfigError { key, why },
+                            )));
+                        }
+                        Some(NocPoint::Failed(e)) => {
+                            // Recorded with its reason; the sweep goes on.
+                            let why = e.replace([',', '\n'], ";");
+                            let mut row = rate.to_string();
+                            row.push_str(&",".repeat(15));
+                            row.push(',');
+                            row.push_str(&why);
+                            file.append(&row)?;
+                            failures.push(format!("{rate}: {why}"));
+                            None
+                        }
+                    };
+                    if let Some((r, v)) = r {
+                        let saturated = r.saturated;
+                        curve.push((r, v));
+                        if saturated {
+                            stop = true;
+                            break;
+                        }
                     }
                 }
             }
+            if crate::ranks::share((rank == 0).then_some(stop))? {
+                break;
+            }
+        }
+        if rank != 0 {
+            // Another rank: rank 0 writes the curve and prints.
+            return Ok(ExitCode::SUCCESS);
         }
         let results: Vec<podsim_noc::NocResult> = curve.iter().map(|(r, _)| r.clone()).collect();
         podsim_report::noc_curve_svg(&svg_path, &title, &results)
@@ -388,12 +428,15 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         if a.json {
             let all: Vec<Value> = curve
                 .iter()
-                .map(|(r, resumed)| {
-                    let mut v = podsim_report::noc_result_json(r, &net, a.links, a.cycles);
-                    if *resumed && let Some(o) = v.as_object_mut() {
-                        o.insert("resumed".into(), Value::Bool(true));
+                .map(|(r, fresh)| match fresh {
+                    Some(v) => v.clone(),
+                    None => {
+                        let mut v = podsim_report::noc_result_json(r, &net, a.links, a.cycles);
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert("resumed".into(), Value::Bool(true));
+                        }
+                        v
                     }
-                    v
                 })
                 .collect();
             outln!("{}", Value::Array(all));
@@ -590,4 +633,13 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     }
     out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
+}
+
+/// One load of a sweep as a rank computed it: its CSV row and JSON, a refusal of the
+/// configuration (key, why), or a failure of the run (a deadlock, say), recorded and passed.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum NocPoint {
+    Done(String, Value),
+    Refused(String, String),
+    Failed(String),
 }
