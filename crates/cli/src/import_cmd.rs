@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::{Failure, read};
 
 mod astra;
+mod chakra;
 
 /// The arguments of `podsim import`.
 #[derive(Args)]
@@ -44,6 +45,15 @@ enum ImportCommand {
     /// FullyConnected or more than two link specs have no exact podsim equivalent and are
     /// refused. ASTRA-sim's GB/s is 2^30 B/s (podsim's GiB/s).
     AstraSim(astra::AstraArgs),
+    /// Chakra execution traces (protobuf, one file per rank, e.g. from PyTorch through
+    /// Chakra's converter): prints the podsim workload (or writes it with --out; what `podsim
+    /// workload` reads) and runs it on the machine. COMP_NODE becomes compute (its
+    /// duration_micros as FLOPs at the chip's peak, else num_ops; host ops on the vector
+    /// unit), MEM_LOAD/STORE_NODE memory (tensor_size), COMM_COLL_NODE a collective on all
+    /// ranks (matched by order on each rank), COMM_SEND/RECV_NODE a send (matched by source,
+    /// destination and tag); data_deps and ctrl_deps become `after`. Attributes podsim does
+    /// not honour are listed; a node with no podsim equivalent is an error.
+    Chakra(chakra::ChakraArgs),
 }
 
 #[derive(Args)]
@@ -78,6 +88,7 @@ pub fn import_cmd(a: &ImportArgs) -> Result<ExitCode, Failure> {
         ImportCommand::Scalesim(s) => scalesim(s),
         ImportCommand::Booksim(b) => booksim(b),
         ImportCommand::AstraSim(x) => astra::astra(x),
+        ImportCommand::Chakra(c) => chakra::chakra(c),
     }
 }
 

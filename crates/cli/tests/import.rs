@@ -259,7 +259,7 @@ fn astra_refuses_what_podsim_has_no_equivalent_for() {
 
 #[test]
 fn import_help_prints_each_default_once() {
-    for sub in ["astra-sim"] {
+    for sub in ["astra-sim", "chakra"] {
         let o = podsim(&["import", sub, "--help"]);
         assert!(o.status.success());
         for line in String::from_utf8_lossy(&o.stdout).lines() {
@@ -269,4 +269,146 @@ fn import_help_prints_each_default_once() {
             );
         }
     }
+}
+
+const DP: [&str; 4] = [
+    "examples/chakra/data-parallel/step.0.et",
+    "examples/chakra/data-parallel/step.1.et",
+    "examples/chakra/data-parallel/step.2.et",
+    "examples/chakra/data-parallel/step.3.et",
+];
+
+fn args<'a>(head: &[&'a str], files: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    head.iter().chain(files).chain(tail).copied().collect()
+}
+
+#[test]
+fn chakra_data_parallel_step_runs_as_a_hand_calculation_says() {
+    let out = temp("dp.toml");
+    let o = out.to_str().unwrap();
+    let v = json(&args(&["import", "chakra"], &DP, &["--out", o, "--json"]));
+    assert_eq!(v["ranks"], 4);
+    // The default machine: a ring of the 4 ranks, 50 GB/s links, TPU v4 chips.
+    assert_eq!(v["machine"], "ring:4");
+    assert_eq!(v["run"]["chip"], "tpuv4");
+    // Each rank: load 1 MiB from HBM at 1200 GB/s (2^20 / 1.2e12 s = 0.873814 us, rounded up
+    // to the ps), forward 2.75 GFLOP at TPU v4's 275.2512 TFLOP/s (2 cores x 4 MXUs x
+    // 128 x 128 MACs x 2 x 1.05 GHz: 9.990874 us), backward 20 us as measured, then the
+    // all-reduce of 4 MiB on the ring of 4: 6 steps of 1 MiB over 50 GB/s = 125.82912 us,
+    // then store 1 MiB (0.873814 us): 157.567622 us.
+    let t = v["run"]["time_s"].as_f64().unwrap();
+    assert!((t - 157.567622e-6).abs() < 2e-12, "{t}");
+    let tasks = v["run"]["tasks"].as_array().unwrap();
+    // 4 ranks x 4 local nodes + one all-reduce.
+    assert_eq!(tasks.len(), 17);
+    assert!(tasks.iter().any(|t| t["name"] == "c0 all_reduce grads"));
+    let nh = v["not_honoured"].to_string();
+    assert!(nh.contains("op_schema"), "{nh}");
+    // The file written is the workload `podsim workload` runs, to the same time.
+    let direct = json(&["workload", o, "--json"]);
+    assert_eq!(direct["time_s"], v["run"]["time_s"]);
+    assert_eq!(v["command"], format!("podsim workload {o}"));
+    // Ranks come from the file names, whatever the order given.
+    let rev: Vec<&str> = DP.iter().rev().copied().collect();
+    let r = json(&args(&["import", "chakra"], &rev, &["--json"]));
+    assert_eq!(r["run"]["time_s"], v["run"]["time_s"]);
+}
+
+#[test]
+fn chakra_pipeline_send_and_receive_become_one_send() {
+    let v = json(&[
+        "import",
+        "chakra",
+        "examples/chakra/pipeline/pp.0.et",
+        "examples/chakra/pipeline/pp.1.et",
+        "--machine",
+        "mesh:2",
+        "--json",
+    ]);
+    // Stage 0 (10 us), 8 MiB over one 50 GB/s link (2^23 / 5e10 = 167.77216 us), stage 1
+    // (10 us): 187.77216 us.
+    let t = v["run"]["time_s"].as_f64().unwrap();
+    assert!((t - 187.77216e-6).abs() < 2e-12, "{t}");
+    let w = v["workload"].as_str().unwrap();
+    assert!(w.contains("send = \"8 MiB\"\ngroup = [0]\nto = [1]"), "{w}");
+    assert_eq!(v["not_honoured"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn chakra_runs_on_an_imported_astra_sim_system() {
+    let sys = temp("ring4.toml");
+    let s = sys.to_str().unwrap();
+    json(&[
+        "import",
+        "astra-sim",
+        "examples/astra-sim/Ring_4npus.yml",
+        "--out",
+        s,
+        "--json",
+    ]);
+    let v = json(&args(
+        &["import", "chakra"],
+        &DP,
+        &["--topology", s, "--json"],
+    ));
+    // As the default machine's run but the all-reduce on 50 GiB/s links of 500 ns:
+    // 6 x (2^20 / (50 x 2^30) s + 500 ns) = 6 x 19.53125 us + 3 us = 120.1875 us, so
+    // 0.873814 + 9.990874 + 20 + 120.1875 + 0.873814 = 151.926002 us.
+    let t = v["run"]["time_s"].as_f64().unwrap();
+    assert!((t - 151.926002e-6).abs() < 2e-12, "{t}");
+}
+
+#[test]
+fn chakra_refusals_name_the_file_and_the_node() {
+    expect_error(
+        &[
+            "import",
+            "chakra",
+            "examples/chakra/refused/gather.0.et",
+            "examples/chakra/refused/gather.1.et",
+        ],
+        &["gather.0.et", "node 1", "Gather", "expected ALL_REDUCE"],
+    );
+    // A send whose receiver is not in the trace.
+    expect_error(
+        &["import", "chakra", "examples/chakra/pipeline/pp.0.et"],
+        &[
+            "pp.0.et",
+            "node 1",
+            "`comm_dst`",
+            "expected a rank from 0 to 0",
+        ],
+    );
+    // Ranks that run different collectives.
+    expect_error(
+        &[
+            "import",
+            "chakra",
+            "examples/chakra/data-parallel/step.0.et",
+            "examples/chakra/pipeline/pp.1.et",
+        ],
+        &["pp.1.et", "0 collectives", "step.0.et has 1"],
+    );
+    // More ranks than chips.
+    expect_error(
+        &args(&["import", "chakra"], &DP, &["--machine", "mesh:2"]),
+        &["4 ranks", "mesh:2", "2 chips"],
+    );
+    // A file cut short.
+    let bytes = std::fs::read(repo().join(DP[0])).unwrap();
+    let cut = temp("cut.0.et");
+    std::fs::write(&cut, &bytes[..bytes.len() - 3]).unwrap();
+    expect_error(
+        &["import", "chakra", cut.to_str().unwrap()],
+        &["cut.0.et", "runs past the end", "cut short"],
+    );
+    // Not an ET file at all.
+    expect_error(
+        &["import", "chakra", "examples/astra-sim/Ring_4npus.yml"],
+        &["Ring_4npus.yml"],
+    );
+    expect_error(
+        &args(&["import", "chakra"], &DP, &["--chip", "tpu9"]),
+        &["`--chip`", "tpu9", "tpuv4"],
+    );
 }

@@ -569,6 +569,26 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["import", "scalesim", "examples/scalesim/scale.cfg"],
     ),
     (
+        "import-astra-sim",
+        &[
+            "import",
+            "astra-sim",
+            "examples/astra-sim/tpu_v3_32_2dtorus.yml",
+            "examples/astra-sim/tpu_v3_32_2dtorus.json",
+        ],
+    ),
+    (
+        "import-chakra",
+        &[
+            "import",
+            "chakra",
+            "examples/chakra/data-parallel/step.0.et",
+            "examples/chakra/data-parallel/step.1.et",
+            "examples/chakra/data-parallel/step.2.et",
+            "examples/chakra/data-parallel/step.3.et",
+        ],
+    ),
+    (
         "dram-top-rows-json",
         &["dram", "--placement", "top-rows", "--json"],
     ),

@@ -598,7 +598,7 @@ pub fn astra(a: &AstraArgs) -> Result<ExitCode, Failure> {
                 k if k == wanted => continue,
                 k if k.ends_with("-implementation") => {
                     impls(k, v)?;
-                    "used by another collective than this run's (--collective picks it)"
+                    "used by another collective than this run's; --collective picks it"
                 }
                 "preferred-dataset-splits" | "active-chunks-per-dimension"
                     if v.as_u64() == Some(1) =>
@@ -621,7 +621,7 @@ pub fn astra(a: &AstraArgs) -> Result<ExitCode, Failure> {
                     continue;
                 }
                 "local-mem-bw" | "peak-perf" | "roofline-enabled" | "local-reduction-delay" => {
-                    "compute and memory; a collective run has none (podsim import chakra runs workloads)"
+                    "compute and memory: a collective run has none; podsim import chakra runs workloads"
                 }
                 _ => "not modelled",
             };
