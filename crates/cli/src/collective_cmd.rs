@@ -184,6 +184,10 @@ pub struct CollectiveArgs {
     /// Start the sweep's CSV over instead of keeping the sizes already in it.
     #[arg(long)]
     no_resume: bool,
+    /// Draw the sweep's bus bandwidth against size here (SVG, log-log as nccl-tests plots it,
+    /// with the physical bound's bus bandwidth dashed).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
     /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per rank,
     /// an event per transfer it sent (from its send to its last byte's arrival). One size only.
     #[arg(long, value_name = "FILE")]
@@ -280,6 +284,21 @@ pub fn measurement_json(
         "bound_applied": m.bound_applied,
         "transfers": m.transfers,
     })
+}
+
+/// The points of a bus-bandwidth plot from a collective sweep's CSV rows (bytes, time,
+/// algbw, busbw, lower bound, ..., error): (bytes, busbw GB/s, the bound's busbw GB/s: busbw
+/// x time / lower bound), failed rows left out.
+pub(crate) fn busbw_points(rows: &[Vec<String>]) -> Vec<(f64, f64, Option<f64>)> {
+    rows.iter()
+        .filter(|f| f.len() == 8 && f[7].is_empty())
+        .filter_map(|f| {
+            let n = |i: usize| f[i].parse::<f64>().ok();
+            let (bytes, time, bus, bound) = (n(0)?, n(1)?, n(3)?, n(4)?);
+            let bound_bus = (bound > 0.0 && time > 0.0).then(|| bus * time / bound / 1e9);
+            Some((bytes, bus / 1e9, bound_bus))
+        })
+        .collect()
 }
 
 /// A flag's value as a sweep file's context records it.
@@ -397,6 +416,12 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         return Err(flag_err(
             "--no-resume",
             "only a --sweep writes a CSV to resume; add --sweep or drop the flag",
+        ));
+    }
+    if a.sweep.is_none() && a.plot.is_some() {
+        return Err(flag_err(
+            "--plot",
+            "draws a sweep's sizes; add --sweep or drop the flag",
         ));
     }
     if a.sweep.is_none() && a.csv.is_some() {
@@ -517,6 +542,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         };
         let mut all = Vec::new();
         let mut failures = Vec::new();
+        let mut table: Vec<Vec<String>> = Vec::new();
         for b in sizes {
             let fields: Vec<String> = match (kept.get(&b.to_string()), fresh.get(&b)) {
                 (Some(f), _) => {
@@ -538,6 +564,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                     )));
                 }
             };
+            table.push(fields.clone());
             let num = |i: usize| fields[i].parse::<f64>().unwrap_or(f64::NAN);
             rows.push((
                 Bytes(b).to_string(),
@@ -554,6 +581,16 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                     ["failed", "-", "-", "-", "-"].map(String::from).to_vec()
                 },
             ));
+        }
+        if let Some(path) = &a.plot {
+            let title = format!(
+                "{kind} ({}) on {}, {} model",
+                alg.name(),
+                a.topology,
+                model.name()
+            );
+            podsim_report::busbw_svg(path, &title, &busbw_points(&table))
+                .map_err(|e| Failure::runtime(e.to_string()))?;
         }
         if !failures.is_empty() {
             if a.json {

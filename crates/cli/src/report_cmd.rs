@@ -392,35 +392,12 @@ fn csv_section(r: &mut Report, name: &str, text: &str) -> Result<(), Failure> {
     r.table(&rows);
     let col = |k: &str| header.iter().position(|h| h == k);
     let ok = |f: &Vec<String>| f.last().is_none_or(String::is_empty);
-    if let (Some(b), Some(bus)) = (col("bytes"), col("bus_bandwidth_bytes_per_s")) {
-        let points: Vec<(f64, f64)> = rows[1..]
-            .iter()
-            .filter(|f| ok(f))
-            .filter_map(|f| {
-                Some((
-                    f.get(b)?.parse().ok()?,
-                    f.get(bus)?.parse::<f64>().ok()? / 1e9,
-                ))
-            })
-            .collect();
+    if header.len() == 8 && col("bus_bandwidth_bytes_per_s") == Some(3) {
+        let points = crate::collective_cmd::busbw_points(&rows[1..]);
         if !points.is_empty() {
-            let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.15;
             let title = format!("{name}: bus bandwidth against size");
-            let series = [podsim_report::Series {
-                name: "bus bandwidth".into(),
-                points,
-                second: false,
-            }];
             r.figure(&title, |p| {
-                podsim_report::lines_svg(
-                    p,
-                    &title,
-                    "bytes per rank",
-                    "bus bandwidth (GB/s)",
-                    &series,
-                    ymax.max(1e-9),
-                )
-                .map_err(|e| e.to_string())
+                podsim_report::busbw_svg(p, &title, &points).map_err(|e| e.to_string())
             })?;
         }
     } else if header.first().map(String::as_str) == Some("offered_flits_per_node_cycle") {

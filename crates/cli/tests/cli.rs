@@ -1273,6 +1273,64 @@ fn report_of_the_default_scenario_is_one_file() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A collective sweep's `--plot`: bus bandwidth against size, log-log, with the bound dashed;
+/// refused without a sweep. The noc sweep's curve has a log latency axis and a legend that
+/// names the saturated load.
+#[test]
+fn sweep_plots_have_legends() {
+    let dir = std::env::temp_dir().join(format!("podsim-sweep-plots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, svg) = (dir.join("c.csv"), dir.join("c.svg"));
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "torus:4x4",
+        "--sweep",
+        "1 MiB,4 MiB",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("bus bandwidth") && text.contains("the physical bound"));
+    assert!(text.contains("bytes per rank") && text.contains("MB"));
+    expect_error(
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4",
+            "--bytes",
+            "1 MiB",
+            "--plot",
+            "x.svg",
+        ],
+        &["--plot", "add --sweep"],
+    );
+    let (csv, svg) = (dir.join("n.csv"), dir.join("n.svg"));
+    let o = podsim(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--sweep",
+        "0.2:0.9:0.35",
+        "--cycles",
+        "2000",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("log scale") && text.contains("p99 latency"));
+    assert!(text.contains("saturated at 0.9"), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
 /// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
 /// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,

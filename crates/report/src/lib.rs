@@ -10,7 +10,9 @@ mod table;
 mod trace;
 
 pub use metrics::{metrics_json, metrics_table};
-pub use noc::{NOC_CSV_HEADER, noc_csv_row, noc_curve_svg, noc_result_from_csv, noc_result_json};
+pub use noc::{
+    NOC_CSV_HEADER, busbw_svg, noc_csv_row, noc_curve_svg, noc_result_from_csv, noc_result_json,
+};
 pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
 };

@@ -93,8 +93,8 @@ pub fn noc_result_from_csv(f: &[String]) -> Option<NocResult> {
     })
 }
 
-/// Average latency against offered load as an SVG file, one point per rate, the saturated one
-/// marked.
+/// Latency against offered load as an SVG file: average and p99 latency on a log axis (so the
+/// knee shows), one point per rate, a legend, and the first saturated load marked and named.
 pub fn noc_curve_svg(path: &Path, title: &str, curve: &[NocResult]) -> Result<(), ReportError> {
     let fail = crate::draw_failed(path);
     let xmax = curve
@@ -102,40 +102,150 @@ pub fn noc_curve_svg(path: &Path, title: &str, curve: &[NocResult]) -> Result<()
         .map(|r| r.offered_flits_per_node_cycle)
         .fold(0.0, f64::max)
         * 1.05;
+    let lat = |r: &NocResult| r.average_latency_cycles.max(1.0);
+    let p99 = |r: &NocResult| (r.p99_latency_cycles as f64).max(1.0);
+    let ymin = curve.iter().map(lat).fold(f64::MAX, f64::min).min(1e9) * 0.7;
     let ymax = curve
         .iter()
-        .map(|r| r.average_latency_cycles)
-        .fold(1.0, f64::max)
-        * 1.1;
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+        .map(|r| lat(r).max(p99(r)))
+        .fold(ymin * 2.0, f64::max)
+        * 1.6;
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0.0..xmax.max(0.01), 0.0..ymax)
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..xmax.max(0.01), (ymin.max(0.5)..ymax).log_scale())
         .map_err(|e| fail(&e))?;
     chart
         .configure_mesh()
         .x_desc("offered load (flits/node/cycle)")
-        .y_desc("average latency (cycles)")
+        .y_desc("latency (cycles, log scale)")
+        .y_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
         .draw()
         .map_err(|e| fail(&e))?;
-    let pts: Vec<(f64, f64)> = curve
-        .iter()
-        .map(|r| (r.offered_flits_per_node_cycle, r.average_latency_cycles))
-        .collect();
+    for (name, color, value) in [
+        ("average latency", BLUE, &lat as &dyn Fn(&NocResult) -> f64),
+        ("p99 latency", MAGENTA, &p99),
+    ] {
+        let pts: Vec<(f64, f64)> = curve
+            .iter()
+            .map(|r| (r.offered_flits_per_node_cycle, value(r)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|e| fail(&e))?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| fail(&e))?;
+    }
+    if let Some(r) = curve.iter().find(|r| r.saturated) {
+        let p = (r.offered_flits_per_node_cycle, lat(r));
+        chart
+            .draw_series(std::iter::once(Circle::new(p, 7, RED.stroke_width(3))))
+            .map_err(|e| fail(&e))?
+            .label(format!(
+                "saturated at {} (accepts {:.3})",
+                r.offered_flits_per_node_cycle, r.accepted_flits_per_node_cycle
+            ))
+            .legend(|(x, y)| Circle::new((x + 10, y), 5, RED.stroke_width(3)));
+    }
     chart
-        .draw_series(LineSeries::new(pts.clone(), &BLUE))
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+/// Bus bandwidth against message size as an SVG file, log-log in the style of nccl-tests'
+/// plots, with the physical bound's bus bandwidth (the lower bound on time turned into a
+/// bandwidth) dashed when given. Points: (bytes per rank, bus bandwidth in GB/s, bound in
+/// GB/s).
+pub fn busbw_svg(
+    path: &Path,
+    title: &str,
+    points: &[(f64, f64, Option<f64>)],
+) -> Result<(), ReportError> {
+    let fail = crate::draw_failed(path);
+    let xmin = points.iter().map(|p| p.0).fold(f64::MAX, f64::min).max(1.0);
+    let xmax = points
+        .iter()
+        .map(|p| p.0)
+        .fold(0.0, f64::max)
+        .max(xmin * 2.0);
+    let ys = points
+        .iter()
+        .flat_map(|p| [Some(p.1), p.2].into_iter().flatten())
+        .filter(|y| *y > 0.0);
+    let ymin = ys.clone().fold(f64::MAX, f64::min).min(1e12) * 0.5;
+    let ymax = ys.fold(0.0, f64::max).max(ymin * 4.0) * 2.0;
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (xmin / 1.5..xmax * 1.5).log_scale(),
+            (ymin.max(1e-6)..ymax).log_scale(),
+        )
         .map_err(|e| fail(&e))?;
     chart
-        .draw_series(
-            curve
-                .iter()
-                .zip(&pts)
-                .map(|(r, &p)| Circle::new(p, 3, if r.saturated { &RED } else { &BLUE })),
-        )
+        .configure_mesh()
+        .x_desc("bytes per rank")
+        .y_desc("bus bandwidth (GB/s)")
+        .y_labels(15)
+        .x_label_formatter(&|v| podsim_units::Bytes(v.round() as u64).to_string())
+        .y_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let bus: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|p| (p.0, p.1))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(bus.clone(), BLUE.stroke_width(2)))
+        .map_err(|e| fail(&e))?
+        .label("bus bandwidth")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+    chart
+        .draw_series(bus.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))
+        .map_err(|e| fail(&e))?;
+    let bound: Vec<(f64, f64)> = points
+        .iter()
+        .filter_map(|p| Some((p.0, p.2.filter(|b| *b > 0.0)?)))
+        .collect();
+    if !bound.is_empty() {
+        chart
+            .draw_series(DashedLineSeries::new(bound, 8, 6, BLACK.stroke_width(1)))
+            .map_err(|e| fail(&e))?
+            .label("the physical bound")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
         .map_err(|e| fail(&e))?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
