@@ -124,6 +124,22 @@ def pipeline():
     )
 
 
+def mixed():
+    """One rank with what carries no work or runs beside the matrix unit: a METADATA_NODE,
+    a host op (is_cpu_op), a compute node depending on the metadata by a control dependency,
+    a COMP_NODE with neither duration nor num_ops joining both, then a store of 1.2 MB."""
+    meta = pb.Node(id=0, name="process group", type=pb.METADATA_NODE)
+    meta.attr.append(pb.AttributeProto(name="pg_name", string_val="0"))
+    host = node(1, "host op", pb.COMP_NODE, deps=[0], duration_micros=4)
+    host.attr[0].bool_val = True  # is_cpu_op
+    gpu = node(2, "kernel", pb.COMP_NODE, duration_micros=6)
+    gpu.ctrl_deps.append(0)
+    join = node(3, "join", pb.COMP_NODE, deps=[1, 2])
+    store = node(4, "store", pb.MEM_STORE_NODE, deps=[3],
+                 attrs=[pb.AttributeProto(name="tensor_size", uint64_val=1_200_000)])
+    write(os.path.join(HERE, "mixed", "mixed.0.et"), [meta, host, gpu, join, store])
+
+
 def refused():
     """A gather, which podsim has no collective for, on 2 ranks."""
     for rank in range(2):
@@ -141,4 +157,5 @@ def refused():
 if __name__ == "__main__":
     data_parallel()
     pipeline()
+    mixed()
     refused()

@@ -412,3 +412,44 @@ fn chakra_refusals_name_the_file_and_the_node() {
         &["`--chip`", "tpu9", "tpuv4"],
     );
 }
+
+#[test]
+fn chakra_metadata_host_ops_and_empty_nodes() {
+    let v = json(&[
+        "import",
+        "chakra",
+        "examples/chakra/mixed/mixed.0.et",
+        "--chip",
+        "a100",
+        "--json",
+    ]);
+    // One rank: the default machine is a ring of 2 (the smallest ring).
+    assert_eq!(v["machine"], "ring:2");
+    // The host op (4 us, on the vector unit) and the kernel (6 us, on the matrix unit, after
+    // the metadata node by a control dependency) run side by side from 0; the empty COMP_NODE
+    // joins them, so the store of 1.2 MB starts at 6 us and takes 1.2e6 / 2.039e12 s (A100's
+    // HBM2e) = 0.588524 us: 6.588524 us.
+    let t = v["run"]["time_s"].as_f64().unwrap();
+    assert!((t - 6.588524e-6).abs() < 2e-12, "{t}");
+    let tasks = v["run"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 3);
+    assert!(
+        v["workload"]
+            .as_str()
+            .unwrap()
+            .contains("unit = \"vector\"")
+    );
+    let nh = v["not_honoured"].to_string();
+    for what in [
+        "METADATA_NODE",
+        "no duration_micros and no num_ops",
+        "pg_name",
+    ] {
+        assert!(nh.contains(what), "{what}: {nh}");
+    }
+    // TPU v4's preset gives no vector-unit rate, so a host op has nowhere to run.
+    expect_error(
+        &["import", "chakra", "examples/chakra/mixed/mixed.0.et"],
+        &["mixed.0.et", "node 1", "is_cpu_op", "tpuv4", "--chip"],
+    );
+}

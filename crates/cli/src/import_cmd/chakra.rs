@@ -326,7 +326,8 @@ pub struct ChakraArgs {
     /// The machine as a system TOML file (what `podsim import astra-sim --out` writes).
     #[arg(long, value_name = "FILE")]
     topology: Option<PathBuf>,
-    /// The chip: tpuv4, dojo-node or d1 [default: the machine's own chip, else tpuv4].
+    /// The chip: tpuv4, tpuv3, a100, dojo-node or d1 [default: the machine's own chip, else
+    /// tpuv4].
     #[arg(long, value_name = "CHIP")]
     chip: Option<String>,
     /// analytic, flow or packet, as `podsim workload --model`.
@@ -1106,7 +1107,7 @@ fn convert(traces: &[RankTrace], chip: &ChipSpec, notes: &mut Notes) -> Result<V
         .collect();
     for (rank, tr) in traces.iter().enumerate() {
         for n in &tr.nodes {
-            let deps = deps_of(rank, n, &tr.file, &by_id, &targets, &mut memo, 0)?;
+            let deps = deps_of(rank, n, &tr.file, &by_id, &targets, &mut memo)?;
             if let Some(Target::Task(t)) = targets[rank].get(&n.id).copied() {
                 for d in deps {
                     if d != t && !tasks[t].after.contains(&d) {
@@ -1119,7 +1120,9 @@ fn convert(traces: &[RankTrace], chip: &ChipSpec, notes: &mut Notes) -> Result<V
     order(tasks, traces)
 }
 
-/// The tasks `n` waits on: its dependencies' tasks, looking through pass-through nodes.
+/// The tasks `n` waits on: its dependencies' tasks, looking through pass-through nodes
+/// (iteratively, so a long chain of them cannot exhaust the stack). `memo` holds what each
+/// pass-through node resolves to.
 fn deps_of(
     rank: usize,
     n: &Node,
@@ -1127,33 +1130,75 @@ fn deps_of(
     by_id: &[HashMap<u64, &Node>],
     targets: &[HashMap<u64, Target>],
     memo: &mut [HashMap<u64, Vec<usize>>],
-    depth: usize,
 ) -> Result<Vec<usize>, Failure> {
-    if depth > by_id[rank].len() {
-        return Err(Failure::usage(format!(
-            "{file}: node {}: its dependencies form a cycle; expected a DAG",
-            n.id
-        )));
-    }
-    let mut out = Vec::new();
-    for &d in n.data_deps.iter().chain(&n.ctrl_deps) {
-        let Some(dn) = by_id[rank].get(&d) else {
-            return Err(Failure::usage(format!(
-                "{file}: node {} (`{}`): depends on node {d}, which is not in the file; expected the ids of nodes of the same rank",
-                n.id, n.name
-            )));
+    let direct = |n: &Node| -> Result<Vec<u64>, Failure> {
+        let mut ids = Vec::new();
+        for &d in n.data_deps.iter().chain(&n.ctrl_deps) {
+            if !by_id[rank].contains_key(&d) {
+                return Err(Failure::usage(format!(
+                    "{file}: node {} (`{}`): depends on node {d}, which is not in the file; expected the ids of nodes of the same rank",
+                    n.id, n.name
+                )));
+            }
+            ids.push(d);
+        }
+        Ok(ids)
+    };
+    // Resolve every pass-through node below `n` first: a depth-first walk with an explicit
+    // stack; a node met again while still open closes a cycle.
+    let mut open = std::collections::HashSet::new();
+    let mut stack: Vec<(u64, bool)> = direct(n)?
+        .into_iter()
+        .filter(|d| !matches!(targets[rank].get(d), Some(Target::Task(_))))
+        .map(|d| (d, false))
+        .collect();
+    while let Some((id, children_done)) = stack.pop() {
+        if memo[rank].contains_key(&id) {
+            continue;
+        }
+        let Some(&node) = by_id[rank].get(&id) else {
+            continue;
         };
-        match targets[rank].get(&d) {
-            Some(Target::Task(t)) => out.push(*t),
-            _ => {
-                if let Some(m) = memo[rank].get(&d) {
-                    out.extend(m.iter().copied());
-                } else {
-                    let m = deps_of(rank, dn, file, by_id, targets, memo, depth + 1)?;
-                    memo[rank].insert(d, m.clone());
-                    out.extend(m);
+        let ds = direct(node)?;
+        if children_done {
+            let mut out = Vec::new();
+            for d in ds {
+                match targets[rank].get(&d) {
+                    Some(Target::Task(t)) => out.push(*t),
+                    _ => out.extend(memo[rank].get(&d).into_iter().flatten().copied()),
                 }
             }
+            out.sort_unstable();
+            out.dedup();
+            open.remove(&id);
+            memo[rank].insert(id, out);
+            continue;
+        }
+        if !open.insert(id) {
+            return Err(Failure::usage(format!(
+                "{file}: node {id} (`{}`): its dependencies lead back to it; expected a DAG",
+                node.name
+            )));
+        }
+        stack.push((id, true));
+        for d in ds {
+            if !matches!(targets[rank].get(&d), Some(Target::Task(_)))
+                && !memo[rank].contains_key(&d)
+            {
+                if open.contains(&d) {
+                    return Err(Failure::usage(format!(
+                        "{file}: node {d}: its dependencies lead back to it; expected a DAG"
+                    )));
+                }
+                stack.push((d, false));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in direct(n)? {
+        match targets[rank].get(&d) {
+            Some(Target::Task(t)) => out.push(*t),
+            _ => out.extend(memo[rank].get(&d).into_iter().flatten().copied()),
         }
     }
     out.sort_unstable();
