@@ -40,6 +40,11 @@ pub struct WorkloadArgs {
     /// The most events the trace keeps; the file says how many were cut.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
+    /// Draw the machine's links coloured by how busy each was over the whole run (SVG; bytes
+    /// carried over bandwidth x the run's time): rings, 2-D grids, 3-D tori as z slices with
+    /// each chip's square coloured by its busiest link to another slice. Flow model.
+    #[arg(long, value_name = "FILE.svg")]
+    heatmap: Option<PathBuf>,
     /// Print one JSON object (keys: time_s, compute_busy_s, communication_time_s,
     /// exposed_communication_s, critical_path, tasks with name, start_s, end_s).
     #[arg(long)]
@@ -59,6 +64,7 @@ pub fn run_file(
         trace: trace.map(std::path::Path::to_path_buf),
         cmem: None,
         trace_limit,
+        heatmap: None,
         json,
     })
 }
@@ -99,9 +105,41 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
                 .2
         }
     };
+    if a.heatmap.is_some() && model != podsim_collective::ModelKind::Flow {
+        return Err(flag_err(
+            "--heatmap",
+            format!(
+                "the heatmap draws the flow model's link loads; the {} model does not report \
+                 them: add --model flow",
+                model.name()
+            ),
+        ));
+    }
+    if a.heatmap.is_some() {
+        // Refused before the run, not after it.
+        let net = spec
+            .system
+            .build()
+            .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))?;
+        crate::heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
+    }
     let (net, r) =
         podsim_system::scenario::run_workload(&spec, model).map_err(crate::scenario_failure)?;
     crate::progress::simulated(r.time_s);
+    if let Some(path) = &a.heatmap {
+        let layout = crate::heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
+        crate::heatmap::draw(
+            path,
+            &format!(
+                "{} on {}: link utilisation over {:.4e} s",
+                spec.name, spec.system.name, r.time_s
+            ),
+            &layout,
+            &r.link_loads,
+            r.time_s,
+        )
+        .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+    }
     if let Some(path) = &a.trace {
         let t = trace(&spec, &r, net.endpoints(), model, a.trace_limit);
         std::fs::write(path, t.to_json().to_string())

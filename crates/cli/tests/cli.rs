@@ -1331,6 +1331,37 @@ fn sweep_plots_have_legends() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `workload --heatmap` draws what the links carried over the whole step (flow model); the
+/// data-parallel example's 4x4x4 slice is drawn as its four z slices.
+#[test]
+fn workload_heatmap() {
+    let dir = std::env::temp_dir().join(format!("podsim-wl-heatmap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("w.svg");
+    let wl = repo().join("examples/workload-data-parallel.toml");
+    let o = podsim(&[
+        "workload",
+        wl.to_str().unwrap(),
+        "--heatmap",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("z=3") && !text.contains("z=4"));
+    expect_error(
+        &[
+            "workload",
+            wl.to_str().unwrap(),
+            "--model",
+            "analytic",
+            "--heatmap",
+            "x.svg",
+        ],
+        &["--heatmap", "--model flow"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
 /// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
 /// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,

@@ -337,6 +337,9 @@ pub struct WorkloadResult {
     /// Busy intervals for traces: (task, run, chip, resource, start, end); communication
     /// transfers have resource `Resource::Network`.
     pub intervals: Vec<Interval>,
+    /// What each directed link carried over the run, on models that route over links (the
+    /// flow model; empty on the others).
+    pub link_loads: Vec<podsim_net::LinkLoad>,
 }
 
 /// A resource a chip spends time on.
@@ -715,7 +718,9 @@ pub fn run(
     if ex.done_runs < ex.runs.len() {
         return Err(WorkloadError::Stuck(ex.runs.len() - ex.done_runs));
     }
-    Ok(ex.result())
+    let mut r = ex.result();
+    r.link_loads = model.carried();
+    Ok(r)
 }
 
 struct Exec<'a> {
@@ -1173,6 +1178,7 @@ impl Exec<'_> {
             critical_path: path,
             tasks,
             intervals: self.intervals,
+            link_loads: Vec::new(),
         }
     }
 }
