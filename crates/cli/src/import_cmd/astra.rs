@@ -731,3 +731,44 @@ pub fn astra(a: &AstraArgs) -> Result<ExitCode, Failure> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Arbitrary text, and every line of a real file mangled, give a network or an error,
+    /// never a panic.
+    #[test]
+    fn parsing_never_panics() {
+        let real = "topology: [ Ring, FullyConnected ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50.0, 200.0 ]  # GB/s\nlatency: [ 500.0, 100.0 ]  # ns\n";
+        let Ok(net) = yaml_network("real.yml", real) else {
+            panic!("the real file did not parse")
+        };
+        assert_eq!(net.dims.len(), 2);
+        assert!(map_network("real.yml", &net).is_ok());
+        let alphabet: Vec<char> = "[]:,-# \n\tRingSwch0123456789.e\"'{}".chars().collect();
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(19);
+        for _ in 0..3000 {
+            let n = rng.random_range(0..80);
+            let text: String = (0..n)
+                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                .collect();
+            if let Ok(net) = yaml_network("junk.yml", &text) {
+                let _ = map_network("junk.yml", &net);
+            }
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                if let Ok(net) = json_network("junk.json", &v) {
+                    let _ = map_network("junk.json", &net);
+                }
+            }
+            let mut chars: Vec<char> = real.chars().collect();
+            let i = rng.random_range(0..chars.len());
+            chars[i] = alphabet[rng.random_range(0..alphabet.len())];
+            let text: String = chars.into_iter().collect();
+            if let Ok(net) = yaml_network("mangled.yml", &text) {
+                let _ = map_network("mangled.yml", &net);
+            }
+        }
+    }
+}

@@ -1260,3 +1260,49 @@ fn order(tasks: Vec<Task>, traces: &[RankTrace]) -> Result<Vec<Task>, Failure> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Every prefix of a real trace, and arbitrary bytes, decode to a trace or an error, never
+    /// a panic; the whole file decodes to its 5 nodes.
+    #[test]
+    fn decoding_never_panics() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/chakra/data-parallel/step.0.et"
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let Ok(t) = decode("step.0.et", &bytes) else {
+            panic!("the real trace did not decode")
+        };
+        assert_eq!(t.nodes.len(), 5);
+        assert_eq!(t.version, "0.0.4");
+        for cut in 0..bytes.len() {
+            let _ = decode("cut.et", &bytes[..cut]);
+        }
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(19);
+        for _ in 0..2000 {
+            let n = rng.random_range(0..64);
+            let junk: Vec<u8> = (0..n).map(|_| rng.random()).collect();
+            let _ = decode("junk.et", &junk);
+            let mut flipped = bytes.clone();
+            let i = rng.random_range(0..flipped.len());
+            flipped[i] ^= 1 << rng.random_range(0..8);
+            let _ = decode("flipped.et", &flipped);
+        }
+    }
+
+    #[test]
+    fn varints_decode_as_protobuf_writes_them() {
+        // 300 = 0b1_0010_1100: 0xac 0x02 (the protobuf encoding guide's example).
+        let mut pos = 0;
+        assert_eq!(varint(&[0xac, 0x02], &mut pos), Some(300));
+        assert_eq!(pos, 2);
+        // Eleven continuation bytes are no varint.
+        let mut pos = 0;
+        assert_eq!(varint(&[0xff; 11], &mut pos), None);
+    }
+}
