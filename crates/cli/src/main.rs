@@ -270,9 +270,11 @@ enum Command {
     Matmul(tt_cmd::MatmulArgs),
     /// Convert values to a number format (BF16, FP16, FP8, DOJO CFP8/CFP16) and show the bits.
     Numerics(compute_cmd::NumericsArgs),
-    /// Run another tool's input files on podsim's models: `scalesim CFG [TOPOLOGY]` runs a
-    /// SCALE-Sim configuration and topology (every layer as a GEMM in SCALE-Sim's cycle
-    /// convention) and names every key podsim does not honour.
+    /// Run another tool's input files on podsim's models: `scalesim CFG [TOPOLOGY]` (SCALE-Sim
+    /// layers as GEMMs in its cycle convention), `booksim CFG` (a BookSim 2 router and the noc
+    /// command), `astra-sim NETWORK [SYSTEM]` (an ASTRA-sim network as a system file and its
+    /// collective) and `chakra TRACE.et...` (Chakra traces as a workload); each names every key
+    /// podsim does not honour.
     Import(import_cmd::ImportArgs),
     /// Write one self-contained HTML report (context, tables, plots, link heatmaps, traces
     /// that open in Perfetto) from scenario files (run here), podsim's JSON output, sweep CSVs,
@@ -398,7 +400,23 @@ fn main() -> ExitCode {
             None,
         )),
     };
-    let result = match cli.command {
+    let result = dispatch(cli.command);
+    if let Some(p) = spinner {
+        p.finish();
+    }
+    match result {
+        Ok(code) => code,
+        Err(Failure { msg, usage }) => {
+            eprintln!("error: {}", msg.replace('\n', " "));
+            ExitCode::from(if usage { 2 } else { 1 })
+        }
+    }
+}
+
+/// Run one command (what `main` runs after the global flags, and what a scenario's command
+/// run runs).
+fn dispatch(command: Command) -> Result<ExitCode, Failure> {
+    match command {
         Command::Topo {
             spec,
             link_bandwidth,
@@ -439,17 +457,100 @@ fn main() -> ExitCode {
         Command::Report(a) => report_cmd::report_cmd(&a),
         Command::Man { out } => man(out.as_deref()),
         Command::Matmul(a) => tt_cmd::matmul_cmd(&a),
+    }
+}
+
+thread_local! {
+    /// When set, what the commands print goes here instead of stdout (a scenario's command
+    /// run inside `podsim run --json` or `podsim report`).
+    static CAPTURE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A scenario's command run, checked before anything runs: its arguments parse as podsim's
+/// command line (with `--json` added when `json` and the command takes it; the flag says
+/// whether it did), it is not a command that runs scenarios or prints help files, and it sets
+/// no global flag (those belong to the `podsim run` around it).
+pub(crate) fn scenario_command(
+    scenario: &Scenario,
+    index: usize,
+    args: &[String],
+    json: bool,
+) -> Result<(Command, bool), Failure> {
+    let key = format!("{}: `run[{index}].args`", scenario.file);
+    let parse = |extra: Option<&str>| {
+        Cli::try_parse_from(
+            std::iter::once("podsim")
+                .chain(args.iter().map(String::as_str))
+                .chain(extra),
+        )
     };
-    if let Some(p) = spinner {
-        p.finish();
+    let (cli, with_json) = match (json, parse(Some("--json"))) {
+        (true, Ok(c)) if !args.iter().any(|a| a == "--json") => (c, true),
+        _ => (
+            parse(None).map_err(|e| {
+                // clap's message without its usage lines, on one line.
+                let text = e.to_string();
+                let why: Vec<&str> = text
+                    .lines()
+                    .take_while(|l| !l.starts_with("Usage:"))
+                    .map(|l| l.trim().trim_start_matches("error: "))
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                Failure::usage(format!("{key}: {}", why.join(" ")))
+            })?,
+            false,
+        ),
+    };
+    if cli.memory_limit.is_some() || cli.quiet {
+        return Err(Failure::usage(format!(
+            "{key}: --memory-limit and --quiet apply to the whole `podsim run`; give them there"
+        )));
     }
-    match result {
-        Ok(code) => code,
-        Err(Failure { msg, usage }) => {
-            eprintln!("error: {}", msg.replace('\n', " "));
-            ExitCode::from(if usage { 2 } else { 1 })
-        }
+    if matches!(
+        cli.command,
+        Command::Run { .. }
+            | Command::Report(_)
+            | Command::Completions { .. }
+            | Command::Man { .. }
+    ) {
+        return Err(Failure::usage(format!(
+            "{key}: `{}` cannot run inside a scenario (a scenario runs commands that simulate)",
+            command_name(&cli.command)
+        )));
     }
+    Ok((cli.command, with_json))
+}
+
+/// Run a scenario's checked command from the scenario file's directory; with `capture`, what
+/// it prints is returned instead of printed.
+pub(crate) fn exec_command(
+    scenario: &Scenario,
+    command: Command,
+    capture: bool,
+) -> Result<Option<String>, Failure> {
+    let dir = Path::new(&scenario.file)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && d.is_dir());
+    let back = std::env::current_dir().ok();
+    if let Some(d) = dir {
+        std::env::set_current_dir(d)
+            .map_err(|e| Failure::runtime(format!("{}: cannot enter: {e}", d.display())))?;
+    }
+    if capture {
+        CAPTURE.with(|c| *c.borrow_mut() = Some(String::new()));
+    }
+    let result = dispatch(command);
+    let out = if capture {
+        CAPTURE.with(|c| c.borrow_mut().take())
+    } else {
+        None
+    };
+    if let (Some(_), Some(b)) = (dir, back) {
+        std::env::set_current_dir(&b)
+            .map_err(|e| Failure::runtime(format!("{}: cannot return: {e}", b.display())))?;
+    }
+    result?;
+    Ok(out)
 }
 
 /// `podsim numerics --format bf16 -inf`: clap reads `-inf` as the short flags `-i -n -f` (it
@@ -504,6 +605,16 @@ fn negative_values_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
 /// success and no message, as other command-line tools do; any other write error is a failure.
 pub(crate) fn write_stdout(args: std::fmt::Arguments) {
     use std::io::Write;
+    let captured = CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some(buf) => {
+            let _ = std::fmt::Write::write_fmt(buf, args);
+            true
+        }
+        None => false,
+    });
+    if captured {
+        return;
+    }
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -635,6 +746,13 @@ fn run(
         }
         None => default_scenario()?,
     };
+    // Command runs are checked before anything runs.
+    let mut commands = std::collections::HashMap::new();
+    for (i, r) in scenario.runs.iter().enumerate() {
+        if let podsim_system::RunSpec::Command { args } = r {
+            commands.insert(i, scenario_command(&scenario, i, args, json)?);
+        }
+    }
     let mut out = Vec::new();
     if !json {
         outln!("{}", scenario.name);
@@ -642,7 +760,25 @@ fn run(
             outln!("{}", scenario.description.trim());
         }
     }
-    for r in &scenario.runs {
+    for (i, r) in scenario.runs.iter().enumerate() {
+        if let Some((command, with_json)) = commands.remove(&i) {
+            let line = match r {
+                podsim_system::RunSpec::Command { args } => format!("podsim {}", args.join(" ")),
+                _ => String::new(),
+            };
+            if json {
+                let text = exec_command(&scenario, command, true)?.unwrap_or_default();
+                out.push(match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(v) if with_json => serde_json::json!({"command": line, "result": v}),
+                    _ => serde_json::json!({"command": line, "output": text}),
+                });
+            } else {
+                outln!();
+                outln!("$ {line}");
+                exec_command(&scenario, command, false)?;
+            }
+            continue;
+        }
         let result = podsim_system::scenario::run_one(
             &scenario,
             r,
@@ -697,7 +833,7 @@ pub(crate) fn add_result_trace(
             );
             *traced_runs += 1;
         }
-        RunResult::Metrics(_) => {}
+        RunResult::Metrics(_) | RunResult::Command { .. } => {}
         RunResult::Collective { setup, results, .. } => {
             for (i, _, rec) in results {
                 if let Some(rec) = rec {
@@ -718,6 +854,8 @@ pub(crate) fn add_result_trace(
 /// One run of a scenario as `podsim run --json` prints it: an object per system.
 pub(crate) fn result_json(scenario: &Scenario, result: &RunResult) -> Vec<serde_json::Value> {
     match result {
+        // Run by the CLI itself (see `exec_command`), never handed here.
+        RunResult::Command { .. } => Vec::new(),
         RunResult::Workload { spec, net, result } => vec![workload_cmd::result_json(
             spec,
             result,
@@ -758,6 +896,8 @@ pub(crate) fn result_json(scenario: &Scenario, result: &RunResult) -> Vec<serde_
 /// One run of a scenario as `podsim run` prints it: a heading line and a table.
 pub(crate) fn result_text(scenario: &Scenario, result: &RunResult) -> String {
     match result {
+        // Run by the CLI itself (see `exec_command`), never handed here.
+        RunResult::Command { args } => format!("podsim {}\n", args.join(" ")),
         RunResult::Workload { spec, net, result } => format!(
             "workload {} on {} ({} chips of {}), {} model\n{}",
             spec.name,

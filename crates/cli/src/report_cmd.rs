@@ -243,7 +243,24 @@ fn scenario_section(r: &mut Report, s: &Scenario, trace_limit: usize) -> Result<
     }
     let mut t = podsim_report::Trace::new(trace_limit);
     let mut traced = 0u64;
-    for run in &s.runs {
+    // Command runs are checked before anything runs, then run here with their output kept.
+    let mut commands = std::collections::HashMap::new();
+    for (i, run) in s.runs.iter().enumerate() {
+        if let podsim_system::RunSpec::Command { args } = run {
+            commands.insert(i, (args, crate::scenario_command(s, i, args, false)?.0));
+        }
+    }
+    for (i, run) in s.runs.iter().enumerate() {
+        if let Some((args, command)) = commands.remove(&i) {
+            let text = crate::exec_command(s, command, true)?.unwrap_or_default();
+            let _ = writeln!(
+                r.body,
+                "<h3>$ podsim {}</h3>\n<pre>{}</pre>",
+                esc(&args.join(" ")),
+                esc(&text)
+            );
+            continue;
+        }
         let result =
             podsim_system::scenario::run_one(s, run, crate::memory_limit(), Some(trace_limit))
                 .map_err(crate::scenario_failure)?;

@@ -1362,6 +1362,55 @@ fn workload_heatmap() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A scenario's command runs: any podsim command line, run as typed from the scenario's
+/// directory; checked before anything runs (a bad flag, a command that runs scenarios or a
+/// global flag is an error naming the run); under --json each gives its command's JSON.
+#[test]
+fn scenarios_hold_command_runs() {
+    let study = repo().join("examples/whole-study.toml");
+    let o = podsim(&["run", study.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    // The GEMM by hand: 2048^3 on 128x128, weight-stationary: 16 x 16 = 256 folds.
+    assert!(text.contains("$ podsim gemm --array 128x128") && text.contains("256 (16 x 16)"));
+    assert!(text.contains("$ podsim train") && text.contains("$ podsim noc"));
+    let v = json(&["run", study.to_str().unwrap(), "--json"]);
+    let gemm = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| {
+            x["command"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("podsim gemm"))
+        })
+        .unwrap();
+    assert_eq!(gemm["result"]["folds"], 256);
+    let dir = std::env::temp_dir().join(format!("podsim-cmd-runs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (args, says) in [
+        (
+            "[\"gemm\", \"--m\", \"8\"]",
+            "run[0].args`: the following required",
+        ),
+        ("[\"run\"]", "`run` cannot run inside a scenario"),
+        (
+            "[\"noc\", \"--quiet\", \"--topology\", \"mesh:4x4\", \"--rate\", \"0.1\"]",
+            "give them there",
+        ),
+        ("[\"nosuch\"]", "run[0].args`: unrecognized subcommand"),
+    ] {
+        let f = dir.join("s.toml");
+        std::fs::write(
+            &f,
+            format!("name = \"s\"\n[[run]]\nwhat = \"command\"\nargs = {args}\n"),
+        )
+        .unwrap();
+        expect_error(&["run", f.to_str().unwrap()], &["s.toml", says]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
 /// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
 /// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,

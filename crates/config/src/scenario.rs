@@ -114,6 +114,8 @@ struct RawRun {
     chunk: Option<Spanned<String>>,
     #[serde(default)]
     baseline: Option<Spanned<String>>,
+    #[serde(default)]
+    args: Option<Spanned<Vec<String>>>,
 }
 
 /// Helps validation name the file and line of a value.
@@ -384,8 +386,12 @@ fn read_capped(path: &std::path::Path) -> Result<String, String> {
 pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
     let raw: RawScenario = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
     let ctx = Ctx { file, text };
-    let only_workloads =
-        !raw.run.is_empty() && raw.run.iter().all(|r| r.what.get_ref() == "workload");
+    // Workload and command runs bring their own machines.
+    let only_workloads = !raw.run.is_empty()
+        && raw
+            .run
+            .iter()
+            .all(|r| matches!(r.what.get_ref().as_str(), "workload" | "command"));
     if raw.system.is_empty() && !only_workloads {
         return ctx.err(None, "system", "a scenario needs at least one [[system]]");
     }
@@ -463,8 +469,47 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
             Some((k, span)) => ctx.err(span.clone(), &key(k), why),
             None => Ok(()),
         };
+        let systems_span = r.systems.as_ref().and_then(|v| v.first()).map(|v| v.span());
+        if what == "command" {
+            refuse(
+                &[
+                    &[
+                        ("systems", systems_span.clone()),
+                        ("file", r.file.as_ref().map(|v| v.span())),
+                    ][..],
+                    &collective_keys[..],
+                ]
+                .concat(),
+                "a command run is a podsim command line in `args`; this key would have no effect",
+            )?;
+            let Some(args) = &r.args else {
+                return ctx.err(
+                    Some(r.what.span()),
+                    &key("args"),
+                    "missing: the command line after `podsim`, e.g. args = [\"noc\", \"--topology\", \"mesh:8x8\", \"--rate\", \"0.3\"]",
+                );
+            };
+            if args.get_ref().is_empty() {
+                return ctx.err(
+                    Some(args.span()),
+                    &key("args"),
+                    "empty: expected a command and its flags, e.g. [\"gemm\", \"--m\", \"128\"]",
+                );
+            }
+            runs.push(RunSpec::Command {
+                args: args.get_ref().clone(),
+            });
+            continue;
+        }
+        if let Some(a) = &r.args {
+            return ctx.err(
+                Some(a.span()),
+                &key("args"),
+                "only a command run (what = \"command\") takes args; this key would have no effect",
+            );
+        }
         if what == "workload" {
-            let systems = r.systems.as_ref().and_then(|v| v.first()).map(|v| v.span());
+            let systems = systems_span;
             refuse(
                 &[&[("systems", systems)][..], &collective_keys[..]].concat(),
                 "a workload run takes its machine, model and tasks from its file; this key would have no effect",

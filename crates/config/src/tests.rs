@@ -377,3 +377,43 @@ fn workload_runs_read_their_file_and_take_no_other_keys() {
         assert!(e.why.contains(says), "{e}");
     }
 }
+
+#[test]
+fn command_runs_hold_a_command_line_and_take_no_other_keys() {
+    // A scenario of command runs needs no [[system]].
+    let ok = "name = \"c\"\n[[run]]\nwhat = \"command\"\nargs = [\"gemm\", \"--m\", \"8\"]\n";
+    let s = parse_scenario("c.toml", ok).unwrap();
+    assert_eq!(
+        s.runs,
+        vec![RunSpec::Command {
+            args: vec!["gemm".into(), "--m".into(), "8".into()]
+        }]
+    );
+    for (text, key, says) in [
+        ("[[run]]\nwhat = \"command\"\n", "run[0].args", "missing"),
+        (
+            "[[run]]\nwhat = \"command\"\nargs = []\n",
+            "run[0].args",
+            "empty",
+        ),
+        (
+            "[[run]]\nwhat = \"command\"\nargs = [\"gemm\"]\nbytes = \"1 MiB\"\n",
+            "run[0].bytes",
+            "no effect",
+        ),
+        (
+            "[[run]]\nwhat = \"command\"\nargs = [\"gemm\"]\nfile = \"x.toml\"\n",
+            "run[0].file",
+            "no effect",
+        ),
+        (
+            "[[system]]\nname = \"a\"\ntopology = \"tpuv4:slice=4x4x4\"\n[[run]]\nwhat = \"metrics\"\nargs = [\"gemm\"]\n",
+            "run[0].args",
+            "only a command run",
+        ),
+    ] {
+        let e = parse_scenario("c.toml", &format!("name = \"c\"\n{text}")).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+}

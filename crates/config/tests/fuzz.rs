@@ -153,6 +153,8 @@ const TOML_TOKENS: &[&str] = &[
     "[[run]]",
     "[sweep]",
     "what",
+    "what = \"command\"",
+    "args = [\"gemm\", \"--m\", \"8\"]",
     "topology",
     "preset",
     "model",

@@ -23,6 +23,11 @@ pub enum RunResult<'a> {
         /// The baseline system's time, seconds, if the run names one.
         baseline_time_s: Option<f64>,
     },
+    /// A podsim command line for the command-line tool to run (see [`RunSpec::Command`]).
+    Command {
+        /// The arguments after `podsim`.
+        args: &'a [String],
+    },
     /// A workload run on its machine.
     Workload {
         /// The workload.
@@ -147,6 +152,7 @@ pub fn run_one<'a>(
                 result,
             }
         }
+        RunSpec::Command { args } => RunResult::Command { args },
     })
 }
 

@@ -225,10 +225,16 @@ pub enum RunSpec {
         /// The workload, read from its file.
         spec: Box<crate::workload::WorkloadSpec>,
     },
+    /// A podsim command line (`podsim ARGS...`: noc, gemm, dram, train, ...), run as if typed,
+    /// from the scenario file's directory; the command-line tool checks and runs it.
+    Command {
+        /// The arguments after `podsim`.
+        args: Vec<String>,
+    },
 }
 
 /// The analyses a `[[run]]` may name.
-pub const RUN_KINDS: [&str; 3] = ["metrics", "collective", "workload"];
+pub const RUN_KINDS: [&str; 4] = ["metrics", "collective", "workload", "command"];
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
