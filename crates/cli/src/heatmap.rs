@@ -1,7 +1,7 @@
 //! Link heatmaps of whole-machine runs (`collective --heatmap`, the HTML report): what each
 //! directed link carried over the run, as a fraction of what it could have carried in that
 //! time, drawn on the topology's coordinates. A ring is a row, a 2-D mesh or torus its grid, a
-//! 3-D torus its z slices side by side (four to a row), each chip's square coloured by its
+//! 3-D torus its z slices side by side (four to a row), a Tofu network its virtual 3-D torus, each chip's square coloured by its
 //! busiest link to another slice (its z links, and a twisted torus's wraparounds that change
 //! z: the links a slice cannot show).
 
@@ -18,16 +18,33 @@ const SLICES_PER_ROW: u32 = 4;
 /// Where a network's nodes go on the drawing.
 pub(crate) struct Layout<'a> {
     cube: &'a KAryNCube,
+    /// A Tofu network, drawn on its virtual 3-D torus (each node where its virtual
+    /// coordinates put it).
+    tofu: Option<&'a podsim_topology::Tofu>,
 }
 
 impl<'a> Layout<'a> {
     /// The layout of `net`, or why it has none (what the heatmap can draw).
     pub(crate) fn of(net: &'a Network) -> Result<Self, String> {
         match net {
-            Network::Cube(c) if (1..=3).contains(&c.dims().len()) => Ok(Layout { cube: c }),
+            Network::Cube(c) if (1..=3).contains(&c.dims().len()) => Ok(Layout {
+                cube: c,
+                tofu: None,
+            }),
+            Network::Tofu(t) => match t.virtual_torus() {
+                Some(v) if (1..=3).contains(&v.dims().len()) => Ok(Layout {
+                    cube: v,
+                    tofu: Some(t),
+                }),
+                _ => Err(format!(
+                    "draws a Tofu network on its virtual 3-D torus; {} has none",
+                    net.shorthand()
+                )),
+            },
             _ => Err(format!(
                 "draws rings, 2-D and 3-D meshes and tori (ring:N, mesh:XxY, torus:XxYxZ, \
-                 tpuv4 slices, twisted or not); {} is not one",
+                 tpuv4 slices, twisted or not) and Tofu networks (on their virtual 3-D torus); \
+                 {} is not one",
                 net.shorthand()
             )),
         }
@@ -55,6 +72,10 @@ impl<'a> Layout<'a> {
 
     /// A node's (x, y, z).
     fn coords(&self, n: NodeId) -> (u32, u32, u32) {
+        let n = match self.tofu {
+            Some(t) => t.virtual_of(n).unwrap_or(n),
+            None => n,
+        };
         let c = self.cube.coords(n).unwrap_or_default();
         (
             c.first().copied().unwrap_or(0),

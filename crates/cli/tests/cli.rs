@@ -1125,6 +1125,21 @@ fn collective_heatmaps_show_busy_and_idle_links() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(f).unwrap();
     assert!(svg.contains("z=0") && svg.contains("z=7") && !svg.contains("z=8"));
+    // Tofu on its virtual torus: tofu:2x2x2 (X, Y, Z = 2 with A, B, C = 2, 3, 2) is a virtual
+    // (2x2) x (2x2) x (2x3) = 4x4x6 torus: six slices.
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "tofu:2x2x2",
+        "--bytes",
+        "1 MiB",
+        "--heatmap",
+        f,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(f).unwrap();
+    assert!(svg.contains("z=5") && !svg.contains("z=6"));
     expect_error(
         &[
             "collective",
