@@ -158,7 +158,7 @@ for name in "${NAMES[@]}"; do
     echo "# machine: $(uname -a)"
     echo "# cpu: $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
     echo "# units: injection_rate and accepted_flit_rate in flits/node/cycle (injection_rate_uses_flits = 1); latencies in cycles"
-    echo "# latency: packet = creation (incl. source queue) to tail ejection; network = head injection into the network to tail ejection; flit = per flit, creation to ejection"
+    echo "# latency: packet = head creation time (ctime, incl. source queue) to tail ejection, measured packets only; network = head injection into the network (itime) to tail ejection, measured packets only; flit = atime - itime of every flit retired after the last stats reset, incl. unmeasured flits and the drain (trafficmanager.cpp l.676, l.731-732)"
     echo "# saturated: true when BookSim printed 'Simulation unstable' (status latency_thres: avg latency incl. in-flight > 500; no_convergence: not converged in max_samples = 10 periods); such rows hold the last sample period's values"
     echo "injection_rate,packet_latency_avg,network_latency_avg,flit_latency_avg,accepted_flit_rate,saturated,hops_avg,sim_cycles,cpu_seconds,status"
     cat "$ROWS"
