@@ -71,30 +71,85 @@ pub fn initial(r: usize, c: u32) -> u64 {
         .wrapping_add(u64::from(c))
 }
 
-fn initial_buffers(kind: Kind, plan: &Plan) -> Vec<HashMap<u32, u64>> {
-    let (n, chunks) = (plan.ranks, plan.chunks as u32);
-    (0..n)
-        .map(|r| match kind {
-            Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
-                (0..chunks).map(|c| (c, initial(r, c))).collect()
-            }
-            Kind::AllGather => [(r as u32, initial(r, r as u32))].into_iter().collect(),
-            Kind::Broadcast if r == 0 => (0..chunks).map(|c| (c, initial(0, c))).collect(),
-            Kind::Broadcast => HashMap::new(),
-            Kind::AllToAll => (0..n as u32)
-                .map(|t| ((r * n) as u32 + t, initial(r, (r * n) as u32 + t)))
-                .collect(),
-            Kind::Barrier => [(r as u32, 1)].into_iter().collect(),
-        })
-        .collect()
+/// Every rank's buffer for the functional check: chunk id -> value. Dense (a slot per chunk
+/// id, ids below a bound) for every kind but all-to-all, whose ids run to n^2 while each rank
+/// holds 2n of them (a map per rank). The dense form keeps pod-scale checks out of hash
+/// tables.
+enum Bufs {
+    Dense(Vec<Vec<Option<u64>>>),
+    Sparse(Vec<HashMap<u32, u64>>),
 }
 
-fn check(kind: Kind, plan: &Plan, bufs: &[HashMap<u32, u64>]) -> Result<(), RunError> {
+impl Bufs {
+    fn get(&self, r: usize, c: u32) -> Option<u64> {
+        match self {
+            Bufs::Dense(v) => v[r].get(c as usize).copied().flatten(),
+            Bufs::Sparse(m) => m[r].get(&c).copied(),
+        }
+    }
+
+    /// Chunk `c`'s value at rank `r`, zero if it has none yet.
+    fn slot(&mut self, r: usize, c: u32) -> &mut u64 {
+        match self {
+            Bufs::Dense(v) => {
+                let row = &mut v[r];
+                if row.len() <= c as usize {
+                    row.resize(c as usize + 1, None);
+                }
+                row[c as usize].get_or_insert(0)
+            }
+            Bufs::Sparse(m) => m[r].entry(c).or_insert(0),
+        }
+    }
+}
+
+fn initial_buffers(kind: Kind, plan: &Plan) -> Bufs {
+    let (n, chunks) = (plan.ranks, plan.chunks as u32);
+    if kind == Kind::AllToAll {
+        return Bufs::Sparse(
+            (0..n)
+                .map(|r| {
+                    (0..n as u32)
+                        .map(|t| ((r * n) as u32 + t, initial(r, (r * n) as u32 + t)))
+                        .collect()
+                })
+                .collect(),
+        );
+    }
+    let size = (chunks as usize).max(n);
+    Bufs::Dense(
+        (0..n)
+            .map(|r| {
+                let mut row = vec![None; size];
+                let mut set = |c: u32, v: u64| row[c as usize] = Some(v);
+                match kind {
+                    Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
+                        (0..chunks).for_each(|c| set(c, initial(r, c)))
+                    }
+                    Kind::AllGather => set(r as u32, initial(r, r as u32)),
+                    Kind::Broadcast if r == 0 => (0..chunks).for_each(|c| set(c, initial(0, c))),
+                    Kind::Broadcast | Kind::AllToAll => {}
+                    Kind::Barrier => set(r as u32, 1),
+                }
+                row
+            })
+            .collect(),
+    )
+}
+
+fn check(kind: Kind, plan: &Plan, bufs: &Bufs) -> Result<(), RunError> {
     let n = plan.ranks;
-    let sum = |c: u32| (0..n).fold(0u64, |a, r| a.wrapping_add(initial(r, c)));
+    // Each chunk's sum over the ranks, once (not once per rank: n^2 x chunks at pod scale).
+    let sums: Vec<u64> = match kind {
+        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => (0..plan.chunks as u32)
+            .map(|c| (0..n).fold(0u64, |a, r| a.wrapping_add(initial(r, c))))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let sum = |c: u32| sums[c as usize];
     let expect = |r: usize, c: u32, want: u64| -> Result<(), RunError> {
-        match bufs[r].get(&c) {
-            Some(&v) if v == want => Ok(()),
+        match bufs.get(r, c) {
+            Some(v) if v == want => Ok(()),
             got => Err(RunError::Wrong(format!(
                 "rank {r} chunk {c}: expected {want}, found {got:?}"
             ))),
@@ -195,7 +250,7 @@ pub fn run_checking(
     let mut bufs = if verify {
         initial_buffers(kind, plan)
     } else {
-        Vec::new()
+        Bufs::Sparse(Vec::new())
     };
     let ops = &plan.ops;
     let mut waiting: Vec<usize> = ops.iter().map(|o| o.deps.len()).collect();
@@ -242,8 +297,8 @@ pub fn run_checking(
                     let payload = if verify {
                         o.chunks
                             .iter()
-                            .map(|c| match (bufs[o.src].get(&c), o.combine) {
-                                (Some(&v), _) => Ok(v),
+                            .map(|c| match (bufs.get(o.src, c), o.combine) {
+                                (Some(v), _) => Ok(v),
                                 // A flag not yet raised is a zero.
                                 (None, Combine::Or) => Ok(0),
                                 (None, _) => Err(RunError::Wrong(format!(
@@ -267,7 +322,7 @@ pub fn run_checking(
                     let o = &ops[i];
                     if verify {
                         for (dc, v) in o.chunks.iter().zip(payload) {
-                            let slot = bufs[o.dst].entry(dc).or_insert(0);
+                            let slot = bufs.slot(o.dst, dc);
                             *slot = match o.combine {
                                 Combine::Copy => v,
                                 Combine::Sum => slot.wrapping_add(v),

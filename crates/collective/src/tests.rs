@@ -508,3 +508,46 @@ fn mesh(dims: &[u32], ns: u64) -> Network {
     };
     Network::Cube(KAryNCube::new(dims.to_vec(), vec![false; dims.len()], link).unwrap())
 }
+
+#[test]
+fn the_functional_check_catches_a_wrong_plan() {
+    // A ring all-reduce on 4 ranks whose first reduce-scatter step copies instead of summing
+    // leaves that chunk short of one rank's contribution: the check must say which.
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(1).unwrap(),
+        latency: SimDuration::ZERO,
+    };
+    let net = Network::Cube(KAryNCube::new(vec![4], vec![true], link).unwrap());
+    let nodes: Vec<NodeId> = (0..4).map(NodeId).collect();
+    for kind in [Kind::AllReduce, Kind::AllToAll] {
+        let request = Request {
+            kind,
+            algorithm: kind.algorithms()[0],
+            bytes: 4096,
+            ranks: 4,
+            dims: vec![4],
+            chunk: 0,
+        };
+        let good = plan(&request).unwrap();
+        let mut m = FlowModel::new(net.clone(), Packetization::NONE, false);
+        assert_eq!(
+            run(&good, kind, &mut m, &nodes, 0.0).unwrap().verified,
+            Verified::Passed
+        );
+        let mut bad = good.clone();
+        let op = bad
+            .ops
+            .iter_mut()
+            .find(|o| o.combine == Combine::Sum)
+            .or(None);
+        match op {
+            Some(o) => o.combine = Combine::Copy,
+            // All-to-all copies: send one block to the wrong rank instead.
+            None => bad.ops[0].dst = (bad.ops[0].dst + 1) % 4,
+        }
+        let mut m = FlowModel::new(net.clone(), Packetization::NONE, false);
+        let e = run(&bad, kind, &mut m, &nodes, 0.0).unwrap_err();
+        assert!(matches!(e, RunError::Wrong(_)), "{kind}: {e}");
+    }
+}
