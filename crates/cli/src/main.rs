@@ -302,6 +302,14 @@ enum Command {
         /// [default: the built-in copy of validation/].
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// Write each case's podsim value to this CSV as it is done (context lines first:
+        /// podsim's version, the command, a fingerprint of the case files); run again with the
+        /// same cases, the values already there are kept, not computed again.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// Start the CSV over instead of keeping the cases already in it.
+        #[arg(long)]
+        no_resume: bool,
     },
 }
 
@@ -436,7 +444,11 @@ fn dispatch(command: Command) -> Result<ExitCode, Failure> {
             trace,
             trace_limit,
         } => run(scenario.as_deref(), json, trace.as_deref(), trace_limit),
-        Command::Validate { dir } => validate(dir.as_deref()),
+        Command::Validate {
+            dir,
+            csv,
+            no_resume,
+        } => validate(dir.as_deref(), csv.as_deref(), no_resume),
         Command::Collective(a) => collective_cmd::collective(&a),
         Command::Microbench(a) => collective_cmd::microbench(&a),
         Command::Gemm(a) => compute_cmd::gemm_cmd(&a),
@@ -1017,7 +1029,13 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     })
 }
 
-fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
+fn validate(dir: Option<&Path>, csv: Option<&Path>, no_resume: bool) -> Result<ExitCode, Failure> {
+    if csv.is_none() && no_resume {
+        return Err(collective_cmd::flag_err(
+            "--no-resume",
+            "only a --csv is resumed; add --csv or drop the flag",
+        ));
+    }
     let mut files: Vec<(String, String)> = Vec::new();
     match dir {
         None => {
@@ -1067,18 +1085,91 @@ fn validate(dir: Option<&Path>) -> Result<ExitCode, Failure> {
             cases.push((file.as_str(), c));
         }
     }
-    let bar = progress::Progress::start("podsim validate", Some(cases.len() as u64));
-    let results: Vec<Result<Option<u64>, Failure>> = {
-        use rayon::prelude::*;
-        cases
-            .par_iter()
-            .map(|(file, c)| {
-                let r = evaluate(c, file);
-                bar.inc();
-                r
-            })
-            .collect()
+    // Each case's key in the CSV: its file and its place in it.
+    let mut keys = Vec::with_capacity(cases.len());
+    let mut place = std::collections::HashMap::new();
+    for (file, _) in &cases {
+        let k = place.entry(*file).or_insert(0usize);
+        keys.push(format!("{}#{k}", file.replace([',', '\n'], ";")));
+        *k += 1;
+    }
+    let mut sweep = match csv {
+        Some(path) => {
+            // The cases' text, fingerprinted (FNV-1a): a file from other cases is refused.
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for (name, text) in &files {
+                for b in name.bytes().chain(text.bytes()) {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+                }
+            }
+            let mut context = sweep_file::base_context();
+            context.push((
+                "cases",
+                format!("{} cases, fingerprint {h:016x}", cases.len()),
+            ));
+            Some(sweep_file::SweepFile::open(
+                path,
+                &context,
+                "case,value,error",
+                !no_resume,
+            )?)
+        }
+        None => None,
     };
+    let bar = progress::Progress::start("podsim validate", Some(cases.len() as u64));
+    // Cases run a batch at a time on every core; each batch lands in the CSV in case order.
+    let batch = rayon::current_num_threads().max(1);
+    let mut results: Vec<Result<Option<u64>, Failure>> = Vec::with_capacity(cases.len());
+    for (chunk, chunk_keys) in cases.chunks(batch).zip(keys.chunks(batch)) {
+        let got: Vec<Option<Result<Option<u64>, Failure>>> = {
+            use rayon::prelude::*;
+            chunk
+                .par_iter()
+                .zip(chunk_keys)
+                .map(|((file, c), key)| {
+                    if sweep
+                        .as_ref()
+                        .is_some_and(|(_, kept)| kept.contains_key(key))
+                    {
+                        return None;
+                    }
+                    let r = evaluate(c, file);
+                    bar.inc();
+                    Some(r)
+                })
+                .collect()
+        };
+        for (g, key) in got.into_iter().zip(chunk_keys) {
+            let r = match g {
+                Some(r) => {
+                    if let Some((file, _)) = sweep.as_mut() {
+                        let row = match &r {
+                            Ok(Some(v)) => format!("{key},{v},"),
+                            Ok(None) => format!("{key},-,"),
+                            Err(e) => format!("{key},,{}", e.msg().replace([',', '\n'], ";")),
+                        };
+                        file.append(&row)?;
+                    }
+                    r
+                }
+                None => {
+                    bar.inc();
+                    let f = sweep.as_ref().and_then(|(_, kept)| kept.get(key));
+                    match f.map(|f| f[1].as_str()) {
+                        Some("-") => Ok(None),
+                        Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
+                            Failure::usage(format!(
+                                "{}: case {key}: `{v}` is not a value; give --no-resume",
+                                csv.map(|p| p.display().to_string()).unwrap_or_default()
+                            ))
+                        }),
+                        None => Err(Failure::runtime(format!("case {key} neither kept nor run"))),
+                    }
+                }
+            };
+            results.push(r);
+        }
+    }
     bar.finish();
     for ((_, c), got) in cases.iter().zip(results) {
         let got = got?;

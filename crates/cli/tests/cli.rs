@@ -1426,6 +1426,46 @@ fn scenarios_hold_command_runs() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `validate --csv` writes each case's value as it is done and, run again, keeps the values
+/// there (a value edited in the file shows in the table: it was not computed again); other
+/// case files are refused, naming what differs.
+#[test]
+fn validation_sweeps_resume() {
+    let dir = std::env::temp_dir().join(format!("podsim-validate-csv-{}", std::process::id()));
+    let cases = dir.join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    std::fs::copy(
+        repo().join("validation/bgq-sequoia.toml"),
+        cases.join("bgq.toml"),
+    )
+    .unwrap();
+    let csv = dir.join("v.csv");
+    let args = [
+        "validate",
+        "--dir",
+        cases.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ];
+    let o = podsim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // Four cases; the first is Sequoia's 98,304 nodes (16 x 16 x 16 x 12 x 2).
+    assert_eq!(text.lines().filter(|l| l.contains("bgq.toml#")).count(), 4);
+    assert!(text.contains("bgq.toml#0,98304,"), "{text}");
+    // Edited in the file, the kept value is what the table shows (and it now fails).
+    std::fs::write(&csv, text.replace("bgq.toml#0,98304,", "bgq.toml#0,98303,")).unwrap();
+    let o = podsim(&args);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("98303"));
+    // Other cases: refused.
+    let more = std::fs::read_to_string(cases.join("bgq.toml")).unwrap() + "\n# edited\n";
+    std::fs::write(cases.join("bgq.toml"), more).unwrap();
+    expect_error(&args, &["v.csv", "written by a different sweep", "cases"]);
+    expect_error(&["validate", "--no-resume"], &["--no-resume", "add --csv"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
 /// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
 /// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,
