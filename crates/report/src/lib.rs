@@ -33,6 +33,24 @@ pub enum ReportError {
 }
 
 /// The error for a plot of `path` that the plotting library refused, for `map_err`.
+/// Draw a chart's legend (its labelled series) at `pos`, in the style every podsim plot uses:
+/// 15-point labels on a white box with a black border, an SVG chart of `path`.
+pub(crate) fn legend<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut plotters::chart::ChartContext<'a, plotters::backend::SVGBackend<'a>, CT>,
+    pos: plotters::chart::SeriesLabelPosition,
+    path: &std::path::Path,
+) -> Result<(), ReportError> {
+    use plotters::style::{BLACK, Color, WHITE};
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| draw_failed(path)(&e))
+}
+
 pub(crate) fn draw_failed(
     path: &std::path::Path,
 ) -> impl Fn(&dyn std::fmt::Display) -> ReportError + '_ {

@@ -158,14 +158,7 @@ pub fn noc_curve_svg(path: &Path, title: &str, curve: &[NocResult]) -> Result<()
             ))
             .legend(|(x, y)| Circle::new((x + 10, y), 5, RED.stroke_width(3)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 15))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(&e))?;
+    crate::legend(&mut chart, SeriesLabelPosition::UpperLeft, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -239,14 +232,7 @@ pub fn busbw_svg(
             .label("the physical bound")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font(("sans-serif", 15))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(&e))?;
+    crate::legend(&mut chart, SeriesLabelPosition::LowerRight, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }

@@ -77,14 +77,7 @@ pub fn roofline_svg(path: &Path, roofs: &[Roof], mark: Option<f64>) -> Result<()
             ))
             .map_err(|e| fail(&e))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font(("sans-serif", 15))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(&e))?;
+    crate::legend(&mut chart, SeriesLabelPosition::LowerRight, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -147,14 +140,7 @@ pub fn lines_svg(
             .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
             .map_err(|e| fail(&e))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerLeft)
-        .label_font(("sans-serif", 15))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(&e))?;
+    crate::legend(&mut chart, SeriesLabelPosition::LowerLeft, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -217,14 +203,7 @@ pub fn bars_svg(
             .map_err(|e| fail(&e))?
             .label(name)
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font(("sans-serif", 15))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| fail(&e))?;
+        crate::legend(&mut chart, SeriesLabelPosition::LowerRight, path)?;
     }
     root.present().map_err(|e| fail(&e))?;
     Ok(())
