@@ -82,6 +82,14 @@ pub struct TrainArgs {
     /// by the closed form alone; with --search).
     #[arg(long, value_name = "N", default_value_t = 16)]
     flow_survivors: usize,
+    /// Keep the search's flow-model measurements in this CSV as each is done (context lines
+    /// first: podsim's version, the command, the model, chips, batch); run again with the same
+    /// settings, the measurements there are reused, not run again (with --search).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Start the search's CSV over instead of reusing it (with --search and --csv).
+    #[arg(long)]
+    no_resume: bool,
     /// Print one JSON object. A step: step_time_s, throughput_seqs_per_s, mfu, hfu,
     /// memory_bytes_per_chip, fits_in_memory, compute_time_s, exposed_communication_s,
     /// bubble_time_s, and more. A search: results (best first, each with system, parallel,
@@ -142,6 +150,8 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         (a.chips.is_some(), "--chips"),
         (a.top != 5, "--top"),
         (a.flow_survivors != 16, "--flow-survivors"),
+        (a.csv.is_some(), "--csv"),
+        (a.no_resume, "--no-resume"),
     ] {
         if given {
             return Err(flag_err(flag, "only --search takes it"));
@@ -389,14 +399,47 @@ fn search(
     if a.top == 0 {
         return Err(flag_err("--top", "must be at least 1"));
     }
+    if a.no_resume && a.csv.is_none() {
+        return Err(flag_err(
+            "--no-resume",
+            "only a --csv is resumed; add --csv or drop the flag",
+        ));
+    }
+    let mut memo: Box<dyn train::FlowMemo> = match &a.csv {
+        Some(path) => {
+            let mut context = crate::sweep_file::base_context();
+            context.extend([
+                ("model", t.name.clone()),
+                ("chips", chips.to_string()),
+                ("batch", batch.to_string()),
+                ("chip", chip.name.clone()),
+            ]);
+            let (file, kept) = crate::sweep_file::SweepFile::open(
+                path,
+                &context,
+                "configuration,forward_s,backward_s",
+                !a.no_resume,
+            )?;
+            Box::new(CsvMemo { file, kept })
+        }
+        None => Box::new(train::NoMemo),
+    };
     let start = std::time::Instant::now();
     let mut mk = flow_model;
-    let r = train::search(t, chip, chips, batch, a.top, a.flow_survivors, &mut mk).map_err(
-        |e| match e {
-            train::TrainError::Config(s) => Failure::usage(s),
-            other => Failure::runtime(other.to_string()),
-        },
-    )?;
+    let r = train::search_with(
+        t,
+        chip,
+        chips,
+        batch,
+        a.top,
+        a.flow_survivors,
+        &mut mk,
+        memo.as_mut(),
+    )
+    .map_err(|e| match e {
+        train::TrainError::Config(s) => Failure::usage(s),
+        other => Failure::runtime(other.to_string()),
+    })?;
     let rate = r.configurations_evaluated as f64 / r.closed_form_s.max(1e-9);
     if a.json {
         let results: Vec<_> = r
@@ -680,4 +723,23 @@ pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
     ];
     out!("{}", render(&rows));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The search's flow-model layer times in a sweep CSV: one row per configuration measured,
+/// appended as it is done, reused when the search runs again.
+struct CsvMemo {
+    file: crate::sweep_file::SweepFile,
+    kept: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl train::FlowMemo for CsvMemo {
+    fn get(&mut self, key: &str) -> Option<(f64, f64)> {
+        let f = self.kept.get(key)?;
+        Some((f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?))
+    }
+    fn put(&mut self, key: &str, (fwd, bwd): (f64, f64)) -> Result<(), String> {
+        self.file
+            .append(&format!("{key},{fwd},{bwd}"))
+            .map_err(|e| e.msg().to_string())
+    }
 }

@@ -1466,6 +1466,79 @@ fn validation_sweeps_resume() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `train --search --csv` keeps each flow-model measurement as it is done and, run again,
+/// reuses them: the same ranking, no row added; a measurement edited in the file is what the
+/// second search ranks by; other settings are refused.
+#[test]
+fn training_searches_resume() {
+    let dir = std::env::temp_dir().join(format!("podsim-train-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("s.csv");
+    let args = [
+        "train",
+        "--model",
+        "gpt3-1.3b",
+        "--search",
+        "--chips",
+        "64",
+        "--csv",
+        csv.to_str().unwrap(),
+    ];
+    let first = podsim(&args);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows = text.lines().filter(|l| l.starts_with("tpuv4:")).count();
+    assert!(rows >= 1, "{text}");
+    let second = podsim(&args);
+    assert!(second.status.success());
+    let ranked = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.contains("per second"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ranked(&first), ranked(&second));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+    // Every kept layer made 100 s slower: the reused times are what the search ranks by.
+    let slower: String = text
+        .lines()
+        .map(|l| match l.rsplitn(3, ',').collect::<Vec<_>>()[..] {
+            [b, f, key] if key.starts_with("tpuv4:") => {
+                let f: f64 = f.parse().unwrap();
+                format!("{key},{},{b}\n", f + 100.0)
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&csv, slower).unwrap();
+    let third = podsim(&args);
+    assert!(third.status.success());
+    assert_ne!(ranked(&first), ranked(&third));
+    let mut other = args.to_vec();
+    other[5] = "128";
+    expect_error(&other, &["s.csv", "written by a different sweep", "chips"]);
+    expect_error(
+        &[
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--system",
+            "tpuv4:slice=4x4x4",
+            "--parallel",
+            "[1,16,1,4]",
+            "--csv",
+            "x.csv",
+        ],
+        &["--csv", "only --search"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim import scalesim`: a SCALE-Sim configuration and its convolution topology run as
 /// GEMMs. By hand (examples/scalesim/tiny-cnn.csv): Conv1 34x34, 3x3 filter, 3 channels, 16
 /// filters, stride 1 -> M = 32 x 32 = 1024, K = 27, N = 16; Conv2 32x32, 3x3, 16 channels,

@@ -1738,6 +1738,52 @@ pub fn search(
     flow_limit: usize,
     model_for: &mut ModelFor<'_>,
 ) -> Result<SearchResult, TrainError> {
+    search_with(
+        t,
+        chip,
+        chips,
+        batch,
+        top,
+        flow_limit,
+        model_for,
+        &mut NoMemo,
+    )
+}
+
+/// Where a search keeps the layer times the flow model measured, so a search run again (after
+/// a kill, say) reuses them instead of measuring again: a key naming the slice and the
+/// configuration -> (forward, backward) seconds of one layer.
+pub trait FlowMemo {
+    /// The times kept for `key`, if any.
+    fn get(&mut self, key: &str) -> Option<(f64, f64)>;
+    /// Keep the times just measured for `key`.
+    fn put(&mut self, key: &str, times: (f64, f64)) -> Result<(), String>;
+}
+
+/// A [`FlowMemo`] that keeps nothing.
+pub struct NoMemo;
+
+impl FlowMemo for NoMemo {
+    fn get(&mut self, _: &str) -> Option<(f64, f64)> {
+        None
+    }
+    fn put(&mut self, _: &str, _: (f64, f64)) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// [`search`], with the flow pass's layer times kept in (and taken from) `memo`.
+#[allow(clippy::too_many_arguments)]
+pub fn search_with(
+    t: &Transformer,
+    chip: &ChipSpec,
+    chips: u64,
+    batch: u64,
+    top: usize,
+    flow_limit: usize,
+    model_for: &mut ModelFor<'_>,
+    memo: &mut dyn FlowMemo,
+) -> Result<SearchResult, TrainError> {
     let top = top.max(1);
     let shapes = SliceShape::all(chips);
     if shapes.is_empty() {
@@ -1833,9 +1879,18 @@ pub fn search(
         if measured.len() >= top && *tp <= measured[top - 1].0 {
             break;
         }
-        let (_, net, m) = &machines[*si];
-        let mut mk = || model_for(net);
-        let layer = flow_layer(t, m, net, &r.config, &mut mk)?;
+        let (shape, net, m) = &machines[*si];
+        // The key: the slice and every setting of the configuration (no commas, for CSV).
+        let key = format!("{} {:?}", shape.shorthand(), r.config).replace(',', ";");
+        let layer = match memo.get(&key) {
+            Some(times) => times,
+            None => {
+                let mut mk = || model_for(net);
+                let times = flow_layer(t, m, net, &r.config, &mut mk)?;
+                memo.put(&key, times).map_err(TrainError::Flow)?;
+                times
+            }
+        };
         let prep = Prepared::new(t, m, &r.config)?;
         let f = prep.finish(t, m, r.config.mapping, Some(layer))?;
         flow_evaluated += 1;
