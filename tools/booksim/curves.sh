@@ -20,8 +20,10 @@
 # Injection rates (flits/node/cycle; injection_rate_uses_flits = 1):
 #   1. coarse: 0.01, then 0.05, 0.10, ... (step $COARSE, default 0.05) up to the
 #      first rate BookSim reports unstable, plus one more coarse step past it;
-#   2. fine: every 0.01 between the last stable and the first unstable coarse
-#      rate;
+#   2. fine: every 0.01 from the last coarse rate whose packet latency is
+#      below twice the 0.01 rate's one up to the first unstable coarse rate
+#      (runs just past the knee may still converge, so the knee can lie
+#      below the last converged coarse rate);
 #   3. finer: the 0.005 midpoint between the highest stable and the lowest
 #      unstable rate found so far.
 #
@@ -130,9 +132,12 @@ for name in "${NAMES[@]}"; do
     fi
     r=$(awk -v r="$r" -v s="$COARSE" 'BEGIN{printf "%.3f", r+s}')
   done
-  # 2. fine: 0.01 steps between last stable and first unstable coarse rate
+  # 2. fine: 0.01 steps from the last coarse rate whose packet latency is
+  #    below twice the 0.01 one (below the knee) to the first unstable rate
   if [ -n "$first_bad" ]; then
-    r=$(awk -v r="$last_ok" 'BEGIN{printf "%.3f", r+0.01}')
+    sort -t, -k1,1g "$ROWS" -o "$ROWS"
+    from=$(awk -F, -v bad="$first_bad" 'NR==1{zl=$2} $1+0 < bad+0 && $6=="false" && $2+0 < 2*zl {r=$1} END{print (r=="" ? 0 : r)}' "$ROWS")
+    r=$(awk -v r="$from" 'BEGIN{printf "%.3f", r+0.01}')
     while lt "$r" "$first_bad"; do
       run_point "$name" "$r"
       r=$(awk -v r="$r" 'BEGIN{printf "%.3f", r+0.01}')

@@ -14,6 +14,11 @@ TITLE = {
     "torus8x8_p1": "8x8 torus, 1-flit", "torus8x8_p4": "8x8 torus, 4-flit",
     "mesh16x16_p1": "16x16 mesh, 1-flit", "mesh16x16_p4": "16x16 mesh, 4-flit",
 }
+# variants (not the defaults): shown in a second table when their CSVs exist
+VARIANTS = ["mesh8x8_p1_sif", "mesh8x8_p4_sif", "torus8x8_p1_sif", "torus8x8_p4_sif", "mesh8x8_p1_rd0"]
+for _v in VARIANTS:
+    _b, _, _s = _v.rpartition("_")
+    TITLE[_v] = TITLE[_b] + (", separable input-first allocators" if _s == "sif" else ", routing_delay = 0")
 
 
 def read_csv(path):
@@ -76,7 +81,7 @@ def main():
     w("injection, BookSim's default delays and sampling rules, seed 1).")
     w("")
     table = []
-    for name in NAMES:
+    for name in NAMES + [v for v in VARIANTS if os.path.exists(os.path.join(CURVES, v + ".csv"))]:
         p = os.path.join(CURVES, name + ".csv")
         if not os.path.exists(p):
             table.append((name, None, None))
@@ -91,6 +96,8 @@ def main():
     w("| config | zero-load latency @0.01 (curve) | zero-load latency, long run @0.005 | exact T0 | saturation throughput: max accepted before instability | accepted at the last converged rate | knee: highest converged rate with accepted >= 0.98 x offered | first unstable rate | accepted after saturation (unstable runs) | points | curve took |")
     w("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, meta, s in table:
+        if name == VARIANTS[0] or (name in VARIANTS and table[[t[0] for t in table].index(name) - 1][0] not in VARIANTS):
+            w("| *variants (not BookSim's defaults; see README.md)* | | | | | | | | | | |")
         if s is None:
             w(f"| {TITLE[name]} | not run | | | | | | | | | |")
             continue
