@@ -161,6 +161,32 @@ def main():
     w("  accepted rate in the unstable runs (past saturation the accepted rate")
     w("  stays at or slightly below the saturation throughput).")
     w("")
+    sdp = os.path.join(CURVES, "seeds.csv")
+    if os.path.exists(sdp):
+        _, srows = read_csv(sdp)
+        w("## BookSim's own spread over seeds (`seeds.sh`, seeds 1-5)")
+        w("")
+        w("podsim draws different random numbers, so it can only be held to BookSim")
+        w("within BookSim's own seed-to-seed spread. Per configuration and rate:")
+        w("min-max over 5 seeds (seed 1 = the curves), and how many seeds BookSim")
+        w("called unstable.")
+        w("")
+        w("| config | injection rate | packet latency min-max | spread (max-min)/mean | accepted flit rate min-max | unstable runs |")
+        w("|---|---|---|---|---|---|")
+        groups = {}
+        for r in srows:
+            groups.setdefault((r["config"], r["injection_rate"]), []).append(r)
+        for (c, rate), g in groups.items():
+            ok = [r for r in g if r["saturated"] == "false"]
+            lat = [f(r["packet_latency_avg"]) for r in ok]
+            acc = [f(r["accepted_flit_rate"]) for r in g]
+            if lat:
+                lr = f"{min(lat):.1f}-{max(lat):.1f}"
+                sp_ = f"{100*(max(lat)-min(lat))/statistics.mean(lat):.1f}%"
+            else:
+                lr, sp_ = "-", "-"
+            w(f"| {TITLE.get(c, c)} | {rate} | {lr} (converged runs) | {sp_} | {min(acc):.4f}-{max(acc):.4f} | {len(g)-len(ok)} of {len(g)} |")
+        w("")
     sp = os.path.join(CURVES, "speed.txt")
     w("## Speed (8x8 mesh, 1-flit, uniform at 0.3)")
     w("")
