@@ -22,7 +22,13 @@ pub struct AnalyticModel {
     info: Vec<Completion>,
     now: SimTime,
     report: NetReport,
+    // Per (src, dst): (latency ps, bandwidth of its paths, hops of its first path), so a pair
+    // a collective uses again and again is routed once (at most ROUTE_CACHE_PAIRS pairs).
+    routes: std::collections::HashMap<(u64, u64), (u64, f64, u64)>,
 }
+
+/// The most source-destination pairs the analytic model keeps routed (about 40 bytes each).
+const ROUTE_CACHE_PAIRS: usize = 1 << 20;
 
 impl AnalyticModel {
     /// A model of `net` with packet overheads `packets`.
@@ -36,19 +42,13 @@ impl AnalyticModel {
             info: Vec::new(),
             now: SimTime::ZERO,
             report: NetReport::default(),
+            routes: std::collections::HashMap::new(),
         }
     }
 
-    /// The time a lone transfer of `bytes` from `src` to `dst` takes.
-    pub fn lone_time(
-        &self,
-        src: NodeId,
-        dst: NodeId,
-        bytes: Bytes,
-    ) -> Result<SimDuration, NetError> {
-        if src == dst {
-            return Ok(SimDuration::ZERO);
-        }
+    /// A pair's route: (latency ps, the summed bandwidth of its paths, each its slowest link,
+    /// hops of the first path).
+    fn route(&self, src: NodeId, dst: NodeId) -> Result<(u64, f64, u64), NetError> {
         let ps = paths(&self.net, &self.links, src, dst);
         if ps.is_empty() || ps.iter().any(|p| p.is_empty()) {
             return Err(NetError::NoRoute(src, dst));
@@ -66,9 +66,27 @@ impl AnalyticModel {
                     .unwrap_or(u64::MAX) as f64
             })
             .sum();
+        Ok((latency, bw, ps[0].len() as u64))
+    }
+
+    /// The time of a lone transfer over a route (`route`'s latency and bandwidth).
+    fn time_over(&self, (latency, bw, _): (u64, f64, u64), bytes: Bytes) -> SimDuration {
         let nic = f64::from(self.net.interfaces()) * self.net.link().bandwidth.bytes_per_s() as f64;
         let wire = self.packets.wire_bytes(bytes.0) as f64;
-        Ok(SimDuration::from_ps(latency + drain_ps(wire, bw.min(nic))))
+        SimDuration::from_ps(latency + drain_ps(wire, bw.min(nic)))
+    }
+
+    /// The time a lone transfer of `bytes` from `src` to `dst` takes.
+    pub fn lone_time(
+        &self,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+    ) -> Result<SimDuration, NetError> {
+        if src == dst {
+            return Ok(SimDuration::ZERO);
+        }
+        Ok(self.time_over(self.route(src, dst)?, bytes))
     }
 }
 
@@ -82,12 +100,23 @@ impl NetworkModel for AnalyticModel {
         tag: u64,
     ) -> Result<TransferId, NetError> {
         check_send(self.now, self.net.node_count(), at, src, dst)?;
-        let t = self.lone_time(src, dst, bytes)?;
+        let (t, hops) = if src == dst {
+            (SimDuration::ZERO, 0)
+        } else {
+            let r = match self.routes.get(&(src.0, dst.0)) {
+                Some(&r) => r,
+                None => {
+                    let r = self.route(src, dst)?;
+                    if self.routes.len() < ROUTE_CACHE_PAIRS {
+                        self.routes.insert((src.0, dst.0), r);
+                    }
+                    r
+                }
+            };
+            (self.time_over(r, bytes), r.2)
+        };
         let id = TransferId(self.info.len() as u64);
         let end = at + t;
-        let hops = paths(&self.net, &self.links, src, dst)
-            .first()
-            .map_or(0, |p| p.len() as u64);
         let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
         self.report.count_send(bytes.0, on_wire)?;
         self.info.push(Completion {

@@ -80,7 +80,17 @@ pub struct FlowModel {
     shortcut: podsim_routing::Shortcut,
     // Wire bytes each network link has been given to carry (indexed by LinkId).
     carried: Vec<f64>,
+    // Routes of the first pairs seen (a ring or a tree sends over the same few pairs again and
+    // again; an all-to-all's n^2 pairs each once, so at most ROUTE_CACHE_PER_NODE x nodes
+    // pairs are kept), and how many links they hold in all (at most ROUTE_CACHE_LINKS).
+    route_cache: std::collections::HashMap<(u64, u64), Vec<Vec<LinkId>>>,
+    route_cache_links: usize,
 }
+
+/// The most links the flow model keeps in cached routes (8 bytes each).
+const ROUTE_CACHE_LINKS: usize = 8 << 20;
+/// The most pairs the flow model keeps routes for, per node of the network.
+const ROUTE_CACHE_PER_NODE: usize = 8;
 
 /// Round `x` down to 36 significant bits.
 fn quantize(x: f64) -> f64 {
@@ -150,6 +160,8 @@ impl FlowModel {
             first_drain: None,
             shortcut: podsim_routing::Shortcut::Never,
             carried,
+            route_cache: std::collections::HashMap::new(),
+            route_cache_links: 0,
         }
     }
 
@@ -158,6 +170,9 @@ impl FlowModel {
     /// Ethernet switch and the DIP nearest their destination. Other networks ignore it.
     pub fn with_dojo_shortcut(mut self, s: podsim_routing::Shortcut) -> Self {
         self.shortcut = s;
+        // Routes depend on the policy.
+        self.route_cache.clear();
+        self.route_cache_links = 0;
         self
     }
 
@@ -376,8 +391,18 @@ impl NetworkModel for FlowModel {
         check_send(self.now, self.net.node_count(), at, src, dst)?;
         let mut routes = if src == dst {
             vec![Vec::new()]
+        } else if let Some(r) = self.route_cache.get(&(src.0, dst.0)) {
+            r.clone()
         } else {
-            self.routes(src, dst)
+            let r = self.routes(src, dst);
+            let size: usize = r.iter().map(Vec::len).sum();
+            let pairs = ROUTE_CACHE_PER_NODE.saturating_mul(self.net.node_count() as usize);
+            if self.route_cache_links + size <= ROUTE_CACHE_LINKS && self.route_cache.len() < pairs
+            {
+                self.route_cache_links += size;
+                self.route_cache.insert((src.0, dst.0), r.clone());
+            }
+            r
         };
         if routes.is_empty() {
             return Err(NetError::NoRoute(src, dst));
