@@ -11,10 +11,12 @@ pub enum Arbitration {
     /// Round-robin: the request after the last winner goes first.
     #[default]
     RoundRobin,
-    /// First come, first served: the request that has waited longest goes first (ties by
-    /// round-robin). Within one virtual channel this is how a Tenstorrent NoC serves readers
+    /// First come, first served: the packet that entered the network first (its head left its
+    /// source interface earliest) goes first, in VC and in switch allocation (ties by
+    /// round-robin), so traffic already in the network keeps going ahead of packets that
+    /// enter after it. Within one virtual channel this is how a Tenstorrent NoC serves readers
     /// (tenstorrent-dram-bandwidth.txt: one VC serves requests first-come first-served, so one
-    /// reader can take every slot while another waits).
+    /// reader can get all its requests sent out while another waits for it to finish).
     Fcfs,
 }
 

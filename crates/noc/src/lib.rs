@@ -16,7 +16,7 @@
 //!    and sends one flit if it holds a credit; each router computes the route of every head flit
 //!    at the front of an idle VC (the next link of its path, from the routing layer), allocates
 //!    output VCs (requests for one output and class ordered by round-robin from the last winner,
-//!    or oldest first with `fcfs`; free VCs of that class handed out round-robin), then
+//!    or oldest first with `fcfs`, age being the cycle a packet entered the network; free VCs of that class handed out round-robin), then
 //!    allocates the switch (separable, input first: each input port picks one ready VC with a
 //!    downstream credit, each output grants one input, both round-robin or oldest first); a
 //!    packet injected with [`Noc::inject_lane`] takes only its lane's VC of the class at every

@@ -219,7 +219,7 @@ struct InVc {
     ovc: u16,
     /// The output channel its front packet leaves by (valid when waiting or active).
     out: u32,
-    /// When its front packet started waiting for a VC (first-come-first-served).
+    /// When its front packet entered the network (first-come-first-served ranks by it).
     since: u64,
     /// Upstream: credits for this buffer, and the input VC holding this VC (`FREE` if none,
     /// `NI_OWNER` for an interface).
@@ -780,7 +780,10 @@ impl Noc {
         };
         self.ivc[idx].out = out;
         self.ivc[idx].class = class;
-        self.ivc[idx].since = self.now;
+        // Oldest first ranks packets by the cycle they entered the network (their head left
+        // the source interface): a packet already in the network goes before one that
+        // entered after it, wherever each now waits.
+        self.ivc[idx].since = self.packets[flit.pkt as usize].injected;
         self.ivc[idx].state = WAIT_VC;
         self.port[c].wait |= 1 << vc;
     }
@@ -893,11 +896,13 @@ impl Noc {
                     part &= part - 1;
                     let idx = c * v + vc;
                     // A flit is ready S - 1 cycles after it arrived (at once with S = 1).
-                    let ready = match self.ready.get(self.front_slot(idx)) {
-                        Some(&r) if r > now => continue,
-                        Some(&r) => r,
-                        None => 0,
-                    };
+                    if self
+                        .ready
+                        .get(self.front_slot(idx))
+                        .is_some_and(|&r| r > now)
+                    {
+                        continue;
+                    }
                     let out = self.ivc[idx].out as usize;
                     if self.ivc[out * v + usize::from(self.ivc[idx].ovc)].credits == 0 {
                         if self.ch_blocked_at[out] != now {
@@ -909,7 +914,11 @@ impl Noc {
                     if self.port[out].next_free > now {
                         continue;
                     }
-                    let key = if fcfs { ready } else { 0 };
+                    let key = if fcfs {
+                        self.packets[self.front(idx).pkt as usize].injected
+                    } else {
+                        0
+                    };
                     if pick.is_none_or(|(best, _)| key < best) {
                         pick = Some((key, vc));
                         if !fcfs {

@@ -291,7 +291,7 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
     }
     let placed = tt_placement::next_to_bank(&g, Noc::Noc0, Relocation::Document)?;
     let rc = tt_study::tt_router();
-    let lanes = tt_study::lanes(&placed, Vcs::PerReader, &rc);
+    let lanes = tt_study::lanes(&g, Noc::Noc0, &placed, Vcs::PerReader, &rc);
     let cores: Vec<usize> = (0..banks).filter(|&b| tiles[b] > 0).collect();
     let readers: Vec<Reader> = cores
         .iter()
