@@ -173,7 +173,8 @@ pub struct CollectiveArgs {
     #[arg(long, value_name = "SIZE")]
     chunk: Option<String>,
     /// Sizes to sweep, comma-separated (e.g. "1 MiB,16 MiB,256 MiB"): prints a table and
-    /// writes CSV.
+    /// writes CSV. Sizes run side by side on every core when their simulations fit in the
+    /// memory limit together, else one at a time; the output is the same either way.
     #[arg(long, value_name = "SIZES")]
     sweep: Option<String>,
     /// Where the sweep's CSV goes [default: collective-sweep.csv]. It starts with the run's
@@ -498,8 +499,18 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                 .filter(|b| !kept.contains_key(&b.to_string()))
                 .collect::<Vec<u64>>()
         }))?;
+        // A sweep records no trace (refused above), so each point builds its own models and
+        // points can run on several threads.
+        let endpoint = r.models.endpoint.clone();
         let point = |b: u64| -> (Vec<String>, serde_json::Value) {
-            match run(b) {
+            let models = podsim_system::Models {
+                endpoint: endpoint.clone(),
+                record: None,
+            };
+            let measured = podsim_system::measure_with(net, &setup(b), &models).map_err(|e| {
+                Failure::runtime(format!("<command line>: {kind} on {}: {e}", a.topology))
+            });
+            match measured {
                 Ok(m) => (
                     vec![
                         b.to_string(),
@@ -511,7 +522,8 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                         m.bytes_on_wire.to_string(),
                         String::new(),
                     ],
-                    with_timing(measurement_json(kind, alg, model, &a.topology, &m)),
+                    // The timing settings join in the batch's order below.
+                    measurement_json(kind, alg, model, &a.topology, &m),
                 ),
                 Err(e) => {
                     // Recorded with its reason; the sweep goes on.
@@ -525,13 +537,50 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         };
         let mut fresh: std::collections::HashMap<u64, (Vec<String>, serde_json::Value)> =
             std::collections::HashMap::new();
-        for chunk in todo.chunks(ranks) {
+        // Each rank runs its share of a batch on every core when the batch's simulations fit in
+        // the memory limit side by side, else one at a time. Each point runs within the whole
+        // limit either way, so the numbers (and whether a point's result is checked) do not
+        // depend on the thread count.
+        let threads = rayon::current_num_threads().max(1);
+        let limit = u128::from(crate::memory_limit());
+        let footprint = |b: u64| {
+            let s = setup(b);
+            let n = net.endpoints() as u128;
+            let request = podsim_collective::Request {
+                kind,
+                algorithm: alg,
+                bytes: if kind == Kind::Barrier { 0 } else { b },
+                ranks: n as usize,
+                dims: net.cube().map(|c| c.dims().to_vec()).unwrap_or_default(),
+                chunk: s.chunk,
+            };
+            // The model and plan, and the functional check's buffers (at most ranks^2 entries).
+            podsim_collective::memory_estimate(net, model, podsim_collective::transfers(&request))
+                + n * n * u128::from(podsim_collective::CHECK_ENTRY_BYTES)
+        };
+        let side_by_side = |sizes: &[u64]| {
+            let mut per: Vec<u128> = sizes.iter().map(|&b| footprint(b)).collect();
+            per.sort_unstable_by(|a, b| b.cmp(a));
+            per.iter().take(threads).sum::<u128>() <= limit
+        };
+        let batch = if threads > 1 && side_by_side(&todo) {
+            threads * ranks
+        } else {
+            ranks
+        };
+        for chunk in todo.chunks(batch) {
             let got = crate::ranks::spread(chunk.len(), |mine| {
-                mine.iter().map(|&i| point(chunk[i])).collect()
+                use rayon::prelude::*;
+                mine.par_iter().map(|&i| point(chunk[i])).collect()
             })?;
             if let (Some(got), Some((file, _))) = (got, opened.as_mut()) {
                 for (&b, (fields, v)) in chunk.iter().zip(got) {
                     file.append(&fields.join(","))?;
+                    let v = if fields[7].is_empty() {
+                        with_timing(v)
+                    } else {
+                        v
+                    };
                     fresh.insert(b, (fields, v));
                 }
             }

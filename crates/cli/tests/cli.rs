@@ -1699,3 +1699,79 @@ fn booksim_configs_import_to_the_same_router() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Sweeps spread their points over every core and land them in a fixed order: a collective
+/// sweep and a noc sweep print and write the same bytes on one thread and on eight.
+#[test]
+fn sweeps_write_the_same_bytes_on_any_thread_count() {
+    let sweeps: [&[&str]; 2] = [
+        &[
+            "collective",
+            "all-to-all",
+            "--topology",
+            "torus:4x4",
+            "--sweep",
+            "1 KiB,64 KiB,1 MiB,4 MiB,16 MiB",
+        ],
+        &[
+            "noc",
+            "--topology",
+            "mesh:4x4",
+            "--sweep",
+            "0.05:0.6:0.05",
+            "--cycles",
+            "1000",
+        ],
+    ];
+    for (i, args) in sweeps.iter().enumerate() {
+        let run = |threads: &str| {
+            let dir = std::env::temp_dir().join(format!(
+                "podsim-sweep-threads-{}-{i}-{threads}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let out = Command::new(env!("CARGO_BIN_EXE_podsim"))
+                .args(args.iter().copied())
+                .args(["--csv", "s.csv", "--json"])
+                .current_dir(&dir)
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .expect("podsim runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let csv = std::fs::read(dir.join("s.csv")).unwrap();
+            std::fs::remove_dir_all(&dir).ok();
+            (out.stdout, csv)
+        };
+        let (one, eight) = (run("1"), run("8"));
+        assert!(!one.1.is_empty());
+        assert_eq!(one, eight, "{args:?}");
+    }
+}
+
+/// One packet-level run gives the same bytes on one thread and on eight.
+#[test]
+fn noc_prints_the_same_bytes_on_any_thread_count() {
+    let run = |threads: &str| {
+        Command::new(env!("CARGO_BIN_EXE_podsim"))
+            .args([
+                "noc",
+                "--topology",
+                "torus:8x8",
+                "--rate",
+                "0.3",
+                "--cycles",
+                "2000",
+                "--json",
+            ])
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .expect("podsim runs")
+    };
+    let (one, eight) = (run("1"), run("8"));
+    assert!(one.status.success());
+    assert_eq!(one.stdout, eight.stdout);
+}
