@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# The speed table of issue 18 (items 1-3), measured side by side in one sitting: podsim as it is
+# now, podsim at a baseline commit (the previous release), and BookSim 2 where it is built
+# (tools/booksim/build.sh). Prints a Markdown table with the ratios; BENCHMARKS.md quotes it.
+#
+# Usage: tools/bench-table.sh [--baseline REF] [--repeats N] [--pod] [--no-booksim]
+#   --baseline REF  the commit to compare with (default: the one named in
+#                   tools/bench-baseline.txt); built once into tools/bench-build/ (ignored by git)
+#   --repeats N     runs of each command; the median is quoted (default 3)
+#   --pod           also the pod-scale rows: the 4096-chip ring all-reduce and the 1024-chip
+#                   all-to-all (the baseline's 4096-chip ring takes minutes and ~11 GB; it runs
+#                   only with --pod-baseline)
+#   --pod-baseline  run the baseline on the pod-scale rows too
+#   --no-booksim    skip BookSim even when it is built (its run takes ~15 CPU-s)
+#
+# Every figure is whole-process: /usr/bin/time's user+system CPU seconds and peak RSS. Packet
+# level: flit-hops (router-to-router link traversals, podsim's `flit_hops`; BookSim's "flit-link
+# hops" = accepted rate x nodes x cycles x (hops average - 1), tools/booksim/speed.sh) per CPU
+# second on an 8x8 mesh, 1-flit packets, uniform traffic at 0.3 flits/node/cycle.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+BASELINE="$(grep -v '^#' "$HERE/bench-baseline.txt" | head -1)"
+REPEATS=3
+POD=0
+POD_BASE=0
+BOOKSIM=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --baseline) BASELINE="$2"; shift 2 ;;
+    --repeats) REPEATS="$2"; shift 2 ;;
+    --pod) POD=1; shift ;;
+    --pod-baseline) POD=1; POD_BASE=1; shift ;;
+    --no-booksim) BOOKSIM=0; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "bench-table.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ -x /usr/bin/time ] || { echo "bench-table.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+
+cd "$ROOT"
+echo "building podsim (release)..." >&2
+cargo build --release --locked -p podsim >&2
+NEW="$ROOT/target/release/podsim"
+BUILD="$ROOT/tools/bench-build"
+mkdir -p "$BUILD"
+BASE_SHA="$(git rev-parse --verify "$BASELINE^{commit}")"
+OLD="$BUILD/podsim-${BASE_SHA:0:12}"
+if [ ! -x "$OLD" ]; then
+  echo "building the baseline ${BASE_SHA:0:12}..." >&2
+  rm -rf "$BUILD/src"
+  mkdir -p "$BUILD/src"
+  git archive "$BASE_SHA" | tar -x -C "$BUILD/src"
+  # The baseline finds ../shared as the project does.
+  (cd "$BUILD/src" && CARGO_TARGET_DIR="$BUILD/target" cargo build --release --locked -p podsim >&2)
+  cp "$BUILD/target/release/podsim" "$OLD"
+fi
+
+# median VALUES...: the middle value (the lower middle of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+# timed BIN ARGS...: one run; prints "cpu_seconds peak_kib json_or_last_line".
+timed() {
+  local out err
+  out="$(mktemp)"; err="$(mktemp)"
+  /usr/bin/time -f "%U %S %M" "$@" >"$out" 2>"$err" || { echo "failed: $*" >&2; cat "$err" >&2; exit 1; }
+  local t
+  t="$(tail -1 "$err")"
+  awk -v t="$t" 'BEGIN {split(t, a, " "); printf "%.3f %d ", a[1] + a[2], a[3]}'
+  head -c 100000 "$out" | tr -d '\n'
+  echo
+  rm -f "$out" "$err"
+}
+
+# noc_rate BIN ARGS...: median flit-hops per CPU-second of REPEATS runs.
+noc_rate() {
+  local rates=()
+  for _ in $(seq 1 "$REPEATS"); do
+    local line
+    line="$(timed "$@")"
+    rates+=("$(echo "$line" | python3 -c '
+import json, sys
+cpu, rss, js = sys.stdin.read().split(" ", 2)
+print(json.loads(js)["flit_hops"] / float(cpu))')")
+  done
+  median "${rates[@]}"
+}
+
+# cpu_rss BIN ARGS...: "median_cpu_seconds median_peak_MiB".
+cpu_rss() {
+  local cpus=() rss=()
+  for _ in $(seq 1 "$REPEATS"); do
+    local line
+    line="$(timed "$@")"
+    cpus+=("$(echo "$line" | cut -d' ' -f1)")
+    rss+=("$(echo "$line" | cut -d' ' -f2)")
+  done
+  echo "$(median "${cpus[@]}") $(( $(median "${rss[@]}") / 1024 ))"
+}
+
+ratio() { python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.2f}x' if b > 0 else '-')" "$1" "$2"; }
+mega() { python3 -c "import sys; print(f'{float(sys.argv[1]) / 1e6:.2f} M')" "$1"; }
+
+NOC=(noc --topology mesh:8x8 --rate 0.3 --cycles 30000 --json)
+echo "packet level (own router)..." >&2
+NEW_NOC="$(noc_rate "$NEW" "${NOC[@]}")"
+OLD_NOC="$(noc_rate "$OLD" "${NOC[@]}")"
+BS_RATE=""
+if [ "$BOOKSIM" = 1 ] && [ -x "$ROOT/tools/booksim/build/booksim2/src/booksim" ]; then
+  echo "BookSim 2 ($REPEATS runs of ~15 CPU-s)..." >&2
+  # speed.sh's last line: "median: A M flit-hops/CPU-s (B M flit-link-hops/CPU-s), ...".
+  BS_RATE="$(bash "$ROOT/tools/booksim/speed.sh" "$REPEATS" | tail -1 \
+    | sed -E 's/.*\(([0-9.]+) M flit-link-hops.*/\1/' | awk '{print $1 * 1e6}')"
+fi
+NEW_BSMODE=""
+if "$NEW" noc --help | grep -q -- '--router'; then
+  echo "packet level (BookSim-exact router)..." >&2
+  NEW_BSMODE="$(noc_rate "$NEW" "${NOC[@]}" --router booksim)"
+fi
+
+echo "flow model..." >&2
+RING1K=(collective all-reduce --topology torus:8x8x16 --bytes "64 MiB" --json)
+A2A512=(collective all-to-all --topology torus:8x8x8 --bytes "16 MiB" --json)
+read -r NEW_R1 NEW_R1M <<<"$(cpu_rss "$NEW" "${RING1K[@]}")"
+read -r OLD_R1 OLD_R1M <<<"$(cpu_rss "$OLD" "${RING1K[@]}")"
+read -r NEW_A5 NEW_A5M <<<"$(cpu_rss "$NEW" "${A2A512[@]}")"
+read -r OLD_A5 OLD_A5M <<<"$(cpu_rss "$OLD" "${A2A512[@]}")"
+
+SHA="$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- crates || echo '+changes')"
+echo
+echo "podsim $SHA against the baseline ${BASE_SHA:0:12}, $REPEATS runs each (medians), $(date -u +%Y-%m-%d)"
+echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(uname -r)"
+echo
+echo "| what | podsim now | baseline | now / baseline | BookSim 2 | now / BookSim | target |"
+echo "|---|---|---|---|---|---|---|"
+bs_cell="-"; bs_ratio="-"; bs_mode_ratio="-"
+if [ -n "$BS_RATE" ]; then
+  bs_cell="$(mega "$BS_RATE") flit-hops/CPU-s"
+  bs_ratio="$(ratio "$NEW_NOC" "$BS_RATE")"
+  [ -n "$NEW_BSMODE" ] && bs_mode_ratio="$(ratio "$NEW_BSMODE" "$BS_RATE")"
+fi
+echo "| packet level, own router, 8x8 mesh at 0.3 | $(mega "$NEW_NOC") flit-hops/CPU-s | $(mega "$OLD_NOC") | $(ratio "$NEW_NOC" "$OLD_NOC") | $bs_cell | $bs_ratio | >= 100x BookSim |"
+if [ -n "$NEW_BSMODE" ]; then
+  echo "| packet level, BookSim-exact router, 8x8 mesh at 0.3 | $(mega "$NEW_BSMODE") flit-hops/CPU-s | - | - | $bs_cell | $bs_mode_ratio | >= 50x BookSim |"
+fi
+echo "| flow, ring all-reduce 64 MiB, 1024 chips (torus:8x8x16) | $NEW_R1 CPU-s, $NEW_R1M MiB | $OLD_R1 CPU-s, $OLD_R1M MiB | $(ratio "$OLD_R1" "$NEW_R1") faster | - | - | - |"
+echo "| flow, all-to-all 16 MiB, 512 chips (torus:8x8x8) | $NEW_A5 CPU-s, $NEW_A5M MiB | $OLD_A5 CPU-s, $OLD_A5M MiB | $(ratio "$OLD_A5" "$NEW_A5") faster | - | - | - |"
+if [ "$POD" = 1 ]; then
+  echo "pod scale..." >&2
+  RING4K=(--memory-limit "40 GiB" collective all-reduce --topology torus:16x16x16 --bytes "64 MiB" --json)
+  A2A1K=(collective all-to-all --topology torus:8x8x16 --bytes "16 MiB" --json)
+  read -r NEW_R4 NEW_R4M <<<"$(cpu_rss "$NEW" "${RING4K[@]}")"
+  read -r NEW_A1 NEW_A1M <<<"$(cpu_rss "$NEW" "${A2A1K[@]}")"
+  OLD_R4="-"; OLD_R4M="-"; OLD_A1="-"; OLD_A1M="-"; R4="-"; A1="-"
+  if [ "$POD_BASE" = 1 ]; then
+    read -r OLD_R4 OLD_R4M <<<"$(cpu_rss "$OLD" "${RING4K[@]}")"
+    read -r OLD_A1 OLD_A1M <<<"$(cpu_rss "$OLD" "${A2A1K[@]}")"
+    R4="$(ratio "$OLD_R4" "$NEW_R4") faster"; A1="$(ratio "$OLD_A1" "$NEW_A1") faster"
+  fi
+  echo "| flow, ring all-reduce 64 MiB, 4096 chips (torus:16x16x16) | $NEW_R4 CPU-s, $NEW_R4M MiB | $OLD_R4 CPU-s, $OLD_R4M MiB | $R4 | ASTRA-sim analytical: 1.9 CPU-s (issue 18) | - | < 2 CPU-s, < 1 GB |"
+  echo "| flow, all-to-all 16 MiB, 1024 chips (torus:8x8x16) | $NEW_A1 CPU-s, $NEW_A1M MiB | $OLD_A1 CPU-s, $OLD_A1M MiB | $A1 | - | - | < 5 s |"
+fi
