@@ -56,13 +56,14 @@
 //! configuration, traffic, seed); a simulation is one value with no global state, so any number
 //! run side by side, and a sweep run in parallel gives the sequential sweep's numbers.
 
+mod booksim;
 mod config;
 mod fabric;
 mod model;
 mod sim;
 mod traffic;
 
-pub use config::{Arbitration, ConfigError, LinkCycles, RouterConfig};
+pub use config::{Allocator, Arbitration, ConfigError, LinkCycles, RouterConfig, RouterMode};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
 pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, Noc};
