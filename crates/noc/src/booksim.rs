@@ -160,9 +160,13 @@ struct Scratch {
     touched_out: Vec<u16>,
     /// Switch requests by input x output: the requesting VC, -1 none.
     sw_label: Vec<i16>,
+    /// Heads asking for VCs of each output port.
+    port_count: Vec<u16>,
 }
 
-/// Copy the allocator's choice for every touched input into `inmatch` (after `allocate`).
+/// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
+/// output granted to every requesting input, or -1.
+#[allow(clippy::too_many_arguments)]
 fn allocate(
     kind: Allocator,
     iters: u32,
@@ -170,19 +174,64 @@ fn allocate(
     no: usize,
     gptr: &mut [u16],
     aptr: &mut [u16],
+    reqs: &[(u16, u16)],
     s: &mut Scratch,
 ) {
-    for &(i, o) in &s.reqs {
+    for &(i, o) in reqs {
         s.inmatch[i as usize] = -1;
         s.outmatch[o as usize] = -1;
     }
-    let dist = |a: usize, from: u16, n: usize| ((a + n - from as usize % n) % n) as u32;
+    // Round-robin distance from a pointer (both below n).
+    let dist = |a: usize, from: u16, _n: usize| {
+        let from = from as usize;
+        (if a >= from { a - from } else { a + _n - from }) as u32
+    };
+    // One input asking (the usual case: one head wanting any VC of one output, or one flit
+    // wanting the switch): every output grants it, it takes the nearest round-robin.
+    if let Some(&(i0, _)) = reqs.first()
+        && reqs.iter().all(|&(i, _)| i == i0)
+    {
+        let iu = i0 as usize;
+        let mut best = u32::MAX;
+        for &(_, o) in reqs {
+            best = best.min(dist(o as usize, aptr[iu], no) << 16 | u32::from(o));
+        }
+        let o = (best & 0xffff) as usize;
+        s.inmatch[iu] = o as i32;
+        gptr[o] = ((iu + 1) % ni) as u16;
+        aptr[iu] = ((o + 1) % no) as u16;
+        return;
+    }
+    // No two requests share an input or an output: each output grants its one requester and
+    // each input accepts its one grant.
+    let mut distinct = true;
+    for &(i, o) in reqs {
+        if s.best_in[i as usize] != u32::MAX || s.best_out[o as usize] != u32::MAX {
+            distinct = false;
+            break;
+        }
+        s.best_in[i as usize] = 0;
+        s.best_out[o as usize] = 0;
+    }
+    for &(i, o) in reqs {
+        s.best_in[i as usize] = u32::MAX;
+        s.best_out[o as usize] = u32::MAX;
+    }
+    if distinct {
+        for &(i, o) in reqs {
+            let (iu, ou) = (i as usize, o as usize);
+            s.inmatch[iu] = ou as i32;
+            gptr[ou] = ((iu + 1) % ni) as u16;
+            aptr[iu] = ((ou + 1) % no) as u16;
+        }
+        return;
+    }
     match kind {
         Allocator::Islip => {
             for iter in 0..iters {
                 // Grant: each free output picks, round-robin from its pointer, a free input.
                 s.touched_out.clear();
-                for &(i, o) in &s.reqs {
+                for &(i, o) in reqs {
                     let (iu, ou) = (i as usize, o as usize);
                     if s.inmatch[iu] != -1 || s.outmatch[ou] != -1 {
                         continue;
@@ -224,7 +273,7 @@ fn allocate(
         Allocator::SeparableInputFirst => {
             // Input arbiters: each input picks one of its requests round-robin.
             s.touched_in.clear();
-            for &(i, o) in &s.reqs {
+            for &(i, o) in reqs {
                 let (iu, ou) = (i as usize, o as usize);
                 let key = dist(ou, aptr[iu], no) << 16 | u32::from(o);
                 if s.best_in[iu] == u32::MAX {
@@ -266,7 +315,8 @@ struct BookSim {
     depth: usize,
     dims: Vec<u32>,
     wrap: Vec<bool>,
-    stride: Vec<u32>,
+    /// Coordinates of every router, `routers * dims`.
+    coords: Vec<u32>,
     /// Dateline VC partitions (any dimension wraps: BookSim's `dim_order_torus`).
     torus: bool,
     /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
@@ -418,8 +468,15 @@ impl BookSim {
             }
             nbr[r * ports + 2 * n] = r as u32;
         }
+        let coords: Vec<u32> = (0..routers)
+            .flat_map(|r| {
+                let stride = &stride;
+                let dims = &dims;
+                (0..n).map(move |d| (r as u32 / stride[d]) % dims[d])
+            })
+            .collect();
         let latency = u64::from(cfg.channel_latency.unwrap_or(if torus { 2 } else { 1 }));
-        let wheel = latency as usize + 2;
+        let wheel = (latency as usize + 3).next_power_of_two();
         let p = spec.rate / f64::from(cfg.packet_flits);
         let threshold = if p >= 1.0 {
             u64::MAX
@@ -435,7 +492,7 @@ impl BookSim {
             depth,
             dims,
             wrap,
-            stride,
+            coords,
             torus,
             nbr,
             routing_delay: i64::from(cfg.routing_delay),
@@ -481,6 +538,7 @@ impl BookSim {
                 touched_in: Vec::new(),
                 touched_out: Vec::new(),
                 sw_label: vec![-1; ports * ports],
+                port_count: vec![0; ports],
             },
             wheel,
             flits_at: vec![Vec::new(); wheel],
@@ -520,7 +578,7 @@ impl BookSim {
     }
 
     fn coord(&self, r: usize, d: usize) -> u32 {
-        (r as u32 / self.stride[d]) % self.dims[d]
+        self.coords[r * self.dims.len() + d]
     }
 
     /// BookSim's `dim_order_mesh` / `dim_order_torus` at router `r` for the head of `pkt`
@@ -575,7 +633,7 @@ impl BookSim {
     }
 
     fn slot(&self, delay: u64) -> usize {
-        ((self.now + delay) % self.wheel as u64) as usize
+        ((self.now + delay) as usize) & (self.wheel - 1)
     }
 
     /// Start a packet at node `n`, created at `ctime`.
@@ -614,7 +672,7 @@ impl BookSim {
 
     fn terminals(&mut self, log: &mut Option<&mut PacketLog>) {
         let now = self.now;
-        let slot = (now % self.wheel as u64) as usize;
+        let slot = (now as usize) & (self.wheel - 1);
         let counting = self.phase != Phase::Draining;
         // Ejection: retire flits, return credits.
         let mut ej = std::mem::take(&mut self.eject_at[slot]);
@@ -746,7 +804,10 @@ impl BookSim {
         let r = e.router as usize;
         let idx = (r * self.ports + e.port as usize) * self.vcs + e.vc as usize;
         let len = self.buf_len[idx] as usize;
-        let at = (self.buf_head[idx] as usize + len) % self.depth;
+        let mut at = self.buf_head[idx] as usize + len;
+        if at >= self.depth {
+            at -= self.depth;
+        }
         self.buf[idx * self.depth + at] = e.flit;
         self.buf_len[idx] += 1;
         let entry = Entry {
@@ -866,7 +927,8 @@ impl BookSim {
             let (p, c) = (e.input as usize, e.vc as usize);
             let idx = (r * pn + p) * v + c;
             let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.buf_head[idx] = ((self.buf_head[idx] as usize + 1) % self.depth) as u16;
+            let h = self.buf_head[idx] + 1;
+            self.buf_head[idx] = if h as usize == self.depth { 0 } else { h };
             self.buf_len[idx] -= 1;
             let (op, ov) = self.out[idx];
             let oidx = (r * pn + op as usize) * v + ov as usize;
@@ -880,12 +942,19 @@ impl BookSim {
             if flit & TAIL != 0 {
                 self.in_use[oidx] = false;
             }
-            self.xbar_q[r].push_back(Crossing {
+            let crossing = Crossing {
                 time: UNSET,
                 output: u16::from(op),
                 vc: u16::from(ov),
                 flit,
-            });
+            };
+            if self.crossbar_delay == 1 {
+                // A one-cycle crossbar evaluates and delivers each batch in the cycle after
+                // switch allocation, so the flit leaves then.
+                self.send(r, crossing, 1);
+            } else {
+                self.xbar_q[r].push_back(crossing);
+            }
             // The freed slot's credit goes upstream now.
             if p == pn - 1 {
                 let s = self.slot(2);
@@ -919,23 +988,7 @@ impl BookSim {
                 break;
             }
             self.xbar_q[r].pop_front();
-            if x.output as usize == pn - 1 {
-                let s = self.slot(2);
-                self.eject_at[s].push(FlitEvent {
-                    router: r as u32,
-                    port: x.output,
-                    vc: x.vc,
-                    flit: x.flit,
-                });
-            } else {
-                let s = self.slot(self.latency + 1);
-                self.flits_at[s].push(FlitEvent {
-                    router: self.nbr[r * pn + x.output as usize],
-                    port: x.output ^ 1,
-                    vc: x.vc,
-                    flit: x.flit,
-                });
-            }
+            self.send(r, x, 0);
         }
         let busy = !(self.route_q[r].is_empty()
             && self.va_q[r].is_empty()
@@ -948,52 +1001,125 @@ impl BookSim {
         }
     }
 
+    /// Write flit `x` on router `r`'s output channel `after` cycles from now: it is read at the
+    /// far end one channel latency and one cycle later.
+    fn send(&mut self, r: usize, x: Crossing, after: u64) {
+        let pn = self.ports;
+        if x.output as usize == pn - 1 {
+            let s = self.slot(after + 2);
+            self.eject_at[s].push(FlitEvent {
+                router: r as u32,
+                port: x.output,
+                vc: x.vc,
+                flit: x.flit,
+            });
+        } else {
+            let s = self.slot(after + self.latency + 1);
+            self.flits_at[s].push(FlitEvent {
+                router: self.nbr[r * pn + x.output as usize],
+                port: x.output ^ 1,
+                vc: x.vc,
+                flit: x.flit,
+            });
+        }
+    }
+
     fn vc_alloc_evaluate(&mut self, r: usize) {
         let now = self.now as i64;
         let (pn, v) = (self.ports, self.vcs);
         let nio = pn * v;
         let mut q = std::mem::take(&mut self.va_q[r]);
-        self.scratch.reqs.clear();
-        for e in q.iter_mut() {
-            if e.time >= 0 {
-                break;
-            }
+        // Each head asks for the free VCs of one output port, so the ports' allocations are
+        // independent: a port with one asker gives it the free VC nearest its accept pointer
+        // (what iSLIP and the separable allocator both do then); ports with more run the
+        // allocator on their requests alone.
+        let batch = q.iter().take_while(|e| e.time < 0).count();
+        for e in q.iter().take(batch) {
+            let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+            self.scratch.port_count[self.route[idx].0 as usize] += 1;
+        }
+        let mut shared = false;
+        for e in q.iter_mut().take(batch) {
             let idx = (r * pn + e.input as usize) * v + e.vc as usize;
             let (op, vs, ve) = self.route[idx];
-            let mut elig = false;
-            for ov in vs..=ve {
-                let o = op as usize * v + ov as usize;
-                if !self.in_use[r * nio + o] {
-                    elig = true;
-                    self.scratch
-                        .reqs
-                        .push(((e.input as usize * v + e.vc as usize) as u16, o as u16));
-                }
-            }
-            if !elig {
-                e.result = STALL;
-            }
-        }
-        allocate(
-            self.allocator,
-            self.alloc_iters,
-            nio,
-            nio,
-            &mut self.va_gptr[r * nio..(r + 1) * nio],
-            &mut self.va_aptr[r * nio..(r + 1) * nio],
-            &mut self.scratch,
-        );
-        for e in q.iter_mut() {
-            if e.time >= 0 {
-                break;
-            }
-            e.time = now + self.vc_alloc_delay - 1;
-            if e.result < PENDING {
+            if self.scratch.port_count[op as usize] > 1 {
+                shared = true;
                 continue;
             }
             let i = e.input as usize * v + e.vc as usize;
-            let m = self.scratch.inmatch[i];
-            e.result = if m >= 0 { m } else { STALL };
+            let from = self.va_aptr[r * nio + i] as usize;
+            let mut best = usize::MAX;
+            let mut pick = usize::MAX;
+            for ov in vs..=ve {
+                let o = op as usize * v + ov as usize;
+                if !self.in_use[r * nio + o] {
+                    let d = if o >= from { o - from } else { o + nio - from };
+                    if d < best {
+                        best = d;
+                        pick = o;
+                    }
+                }
+            }
+            if pick == usize::MAX {
+                e.result = STALL;
+            } else {
+                self.va_gptr[r * nio + pick] = ((i + 1) % nio) as u16;
+                self.va_aptr[r * nio + i] = ((pick + 1) % nio) as u16;
+                e.result = pick as i32;
+            }
+        }
+        if shared {
+            let mut reqs = std::mem::take(&mut self.scratch.reqs);
+            for port in 0..pn {
+                if self.scratch.port_count[port] < 2 {
+                    continue;
+                }
+                reqs.clear();
+                for e in q.iter_mut().take(batch) {
+                    let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+                    let (op, vs, ve) = self.route[idx];
+                    if op as usize != port {
+                        continue;
+                    }
+                    let mut elig = false;
+                    for ov in vs..=ve {
+                        let o = op as usize * v + ov as usize;
+                        if !self.in_use[r * nio + o] {
+                            elig = true;
+                            reqs.push(((e.input as usize * v + e.vc as usize) as u16, o as u16));
+                        }
+                    }
+                    if !elig {
+                        e.result = STALL;
+                    }
+                }
+                allocate(
+                    self.allocator,
+                    self.alloc_iters,
+                    nio,
+                    nio,
+                    &mut self.va_gptr[r * nio..(r + 1) * nio],
+                    &mut self.va_aptr[r * nio..(r + 1) * nio],
+                    &reqs,
+                    &mut self.scratch,
+                );
+                for e in q.iter_mut().take(batch) {
+                    let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+                    if self.route[idx].0 as usize != port || e.result < PENDING {
+                        continue;
+                    }
+                    let m = self.scratch.inmatch[e.input as usize * v + e.vc as usize];
+                    e.result = if m >= 0 { m } else { STALL };
+                }
+            }
+            self.scratch.reqs = reqs;
+        }
+        for e in q.iter().take(batch) {
+            let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+            self.scratch.port_count[self.route[idx].0 as usize] = 0;
+        }
+        for e in q.iter_mut().take(batch) {
+            e.time = now + self.vc_alloc_delay - 1;
         }
         if self.vc_alloc_delay > 1 {
             for e in q.iter_mut() {
@@ -1040,6 +1166,7 @@ impl BookSim {
                 }
             }
         }
+        let reqs = std::mem::take(&mut self.scratch.reqs);
         allocate(
             self.allocator,
             self.alloc_iters,
@@ -1047,8 +1174,10 @@ impl BookSim {
             pn,
             &mut self.sw_gptr[rr..rr + pn],
             &mut self.sw_aptr[rr..rr + pn],
+            &reqs,
             &mut self.scratch,
         );
+        self.scratch.reqs = reqs;
         for e in q.iter_mut() {
             if e.time >= 0 {
                 break;
@@ -1089,7 +1218,7 @@ impl BookSim {
     /// One cycle of the whole network.
     fn step(&mut self, log: &mut Option<&mut PacketLog>) -> Result<(), NocError> {
         self.terminals(log);
-        let slot = (self.now % self.wheel as u64) as usize;
+        let slot = (self.now as usize) & (self.wheel - 1);
         self.active.clear();
         std::mem::swap(&mut self.active, &mut self.next_active);
         let mut fl = std::mem::take(&mut self.flits_at[slot]);
@@ -1100,6 +1229,13 @@ impl BookSim {
         self.flits_at[slot] = fl;
         let mut cr = std::mem::take(&mut self.credits_at[slot]);
         for c in cr.drain(..) {
+            if self.credit_delay == 0 {
+                // Processed in the router's next step before anything reads it; a router with
+                // nothing queued has nothing to do with it.
+                let i = (c.router as usize * self.ports + c.port as usize) * self.vcs;
+                self.occ[i + c.vc as usize] -= 1;
+                continue;
+            }
             self.wake(c.router);
             self.credits_q[c.router as usize].push_back((
                 self.now + self.credit_delay,
