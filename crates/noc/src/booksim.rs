@@ -639,6 +639,11 @@ impl BookSim {
     /// Start a packet at node `n`, created at `ctime`.
     fn generate(&mut self, n: usize, ctime: u64) {
         let dst = self.dests.next(n, &mut self.rng) as u32;
+        self.generate_to(n, dst, ctime);
+    }
+
+    /// Start a packet at node `n` to `dst`, created at `ctime`.
+    fn generate_to(&mut self, n: usize, dst: u32, ctime: u64) {
         let measured = self.phase == Phase::Running
             || (self.phase == Phase::Draining && ctime < self.drain_time);
         let p = Packet {
@@ -1369,6 +1374,17 @@ pub(crate) fn run(
     mut log: Option<&mut PacketLog>,
 ) -> Result<NocResult, NocError> {
     cfg.validate()?;
+    if !matches!(net, Network::Cube(_)) {
+        return Err(ConfigError::new(
+            "router",
+            format!(
+                "the booksim router runs k-ary n-cubes (mesh:..., torus:...), as BookSim's \
+                 kncube does; {} is not one",
+                net.shorthand()
+            ),
+        )
+        .into());
+    }
     if routing != NocRouting::DimensionOrder {
         return Err(ConfigError::new(
             "routing",
@@ -1444,3 +1460,27 @@ pub(crate) fn run(
         cycle_ps: b.cycle_ps,
     })
 }
+
+/// One packet from `src` to `dst` on an idle network (no other traffic): its latency from
+/// creation to the tail's ejection, and the links it crossed.
+#[cfg(test)]
+pub(crate) fn lone_packet(
+    net: &Network,
+    cfg: &RouterConfig,
+    src: usize,
+    dst: usize,
+) -> Result<(u64, u64), NocError> {
+    let spec = RunSpec::new(crate::Pattern::Uniform, 1e-300);
+    let mut b = BookSim::new(net, cfg, &spec)?;
+    b.generate_to(src, dst as u32, 0);
+    let mut log = None;
+    while b.stats.packets == 0 {
+        b.step(&mut log)?;
+        assert!(b.now < 1_000_000, "the packet never arrived");
+    }
+    Ok((b.stats.plat_sum, b.stats.hops_sum))
+}
+
+#[cfg(test)]
+#[path = "booksim_tests.rs"]
+mod tests;
