@@ -1145,6 +1145,9 @@ impl BookSim {
         let mut q = std::mem::take(&mut self.sa_q[r]);
         self.scratch.reqs.clear();
         let rr = r * pn;
+        // Inputs and outputs asked for so far (as bits, ports modulo 64), and whether two
+        // requests share one.
+        let (mut ins, mut outs, mut clash) = (0u64, 0u64, pn > 64);
         for e in q.iter_mut() {
             if e.time >= 0 {
                 break;
@@ -1161,6 +1164,10 @@ impl BookSim {
             if held < 0 {
                 self.scratch.sw_label[cell] = e.vc as i16;
                 self.scratch.reqs.push((p as u16, u16::from(op)));
+                let (ib, ob) = (1u64 << (p & 63), 1u64 << (op & 63));
+                clash |= ins & ib != 0 || outs & ob != 0;
+                ins |= ib;
+                outs |= ob;
             } else {
                 // Two VCs of one input want one output: the nearer one round-robin from the
                 // input's offset keeps the request.
@@ -1172,16 +1179,26 @@ impl BookSim {
             }
         }
         let reqs = std::mem::take(&mut self.scratch.reqs);
-        allocate(
-            self.allocator,
-            self.alloc_iters,
-            pn,
-            pn,
-            &mut self.sw_gptr[rr..rr + pn],
-            &mut self.sw_aptr[rr..rr + pn],
-            &reqs,
-            &mut self.scratch,
-        );
+        if clash {
+            allocate(
+                self.allocator,
+                self.alloc_iters,
+                pn,
+                pn,
+                &mut self.sw_gptr[rr..rr + pn],
+                &mut self.sw_aptr[rr..rr + pn],
+                &reqs,
+                &mut self.scratch,
+            );
+        } else {
+            // No input or output asked twice: every request is granted and accepted.
+            for &(i, o) in &reqs {
+                let (iu, ou) = (i as usize, o as usize);
+                self.scratch.inmatch[iu] = ou as i32;
+                self.sw_gptr[rr + ou] = if iu + 1 == pn { 0 } else { iu as u16 + 1 };
+                self.sw_aptr[rr + iu] = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
+            }
+        }
         self.scratch.reqs = reqs;
         for e in q.iter_mut() {
             if e.time >= 0 {
