@@ -124,7 +124,11 @@ struct Packet {
     routers: u32,
     /// Dateline partition of the current dimension (BookSim `f->ph`).
     ph: u8,
+    /// Coin tosses for ties at distance k/2 in a wrapped dimension, bit d for dimension d
+    /// (modulo 64): BookSim tosses a coin when the packet turns into the dimension, which
+    /// happens once per dimension.
     measured: bool,
+    coins: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +166,10 @@ struct Scratch {
     sw_label: Vec<i16>,
     /// Heads asking for VCs of each output port.
     port_count: Vec<u16>,
+    /// A stage's batch, (input, VC), and each one's result.
+    items: Vec<(u16, u16)>,
+    res: Vec<i32>,
+    sa_res: Vec<i32>,
 }
 
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
@@ -345,6 +353,12 @@ struct BookSim {
     /// Downstream occupancy and ownership, by (router, output port, VC).
     occ: Vec<u16>,
     in_use: Vec<bool>,
+    /// Delays all 1 (routing 0 or 1) and at most 64 input VCs per router: each stage takes all
+    /// its waiting VCs every cycle, so a bit set per router and stage is its queue.
+    fast: bool,
+    route_m: Vec<u64>,
+    va_m: Vec<u64>,
+    sa_m: Vec<u64>,
     route_q: Vec<VecDeque<Entry>>,
     va_q: Vec<VecDeque<Entry>>,
     sa_q: Vec<VecDeque<Entry>>,
@@ -519,6 +533,14 @@ impl BookSim {
             out: vec![(0, 0); slots],
             occ: vec![0; slots],
             in_use: vec![false; slots],
+            fast: cfg.routing_delay <= 1
+                && cfg.vc_alloc_delay == 1
+                && cfg.sw_alloc_delay == 1
+                && cfg.st_prepare_delay + cfg.st_final_delay == 1
+                && ports * vcs <= 64,
+            route_m: vec![0; routers],
+            va_m: vec![0; routers],
+            sa_m: vec![0; routers],
             route_q: vec![VecDeque::new(); routers],
             va_q: vec![VecDeque::new(); routers],
             sa_q: vec![VecDeque::new(); routers],
@@ -539,6 +561,9 @@ impl BookSim {
                 touched_out: Vec::new(),
                 sw_label: vec![-1; ports * ports],
                 port_count: vec![0; ports],
+                items: Vec::new(),
+                res: Vec::new(),
+                sa_res: Vec::new(),
             },
             wheel,
             flits_at: vec![Vec::new(); wheel],
@@ -603,7 +628,7 @@ impl BookSim {
         } else if in_port / 2 != d {
             // Turning into this dimension: the shorter way round, a coin toss at k/2.
             let dist2 = i64::from(k) - 2 * i64::from((dest + k - cur) % k);
-            let plus = dist2 > 0 || (dist2 == 0 && self.route_rng.next_u64() >> 63 == 1);
+            let plus = dist2 > 0 || (dist2 == 0 && (p.coins >> (d % 64)) & 1 == 1);
             // BookSim's fixed dateline between k-1 and 0: `dor_next_torus` sets partition 1
             // when `(dir == 0 && cur > dest) || (dir == 1 && dest < cur)`, which is
             // `cur > dest` whichever way the packet goes.
@@ -654,6 +679,11 @@ impl BookSim {
             routers: 0,
             ph: 0,
             measured,
+            coins: if self.torus {
+                self.route_rng.next_u64()
+            } else {
+                0
+            },
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -823,7 +853,7 @@ impl BookSim {
         };
         match self.state[idx] {
             IDLE => self.start_head(r, idx, entry, e.flit),
-            ACTIVE if len == 0 => self.sa_q[r].push_back(entry),
+            ACTIVE if len == 0 => self.push_sa(r, entry),
             _ => {}
         }
     }
@@ -833,19 +863,126 @@ impl BookSim {
     fn start_head(&mut self, r: usize, idx: usize, entry: Entry, flit: u32) {
         if self.routing_delay > 0 {
             self.state[idx] = ROUTING;
-            self.route_q[r].push_back(entry);
+            if self.fast {
+                self.route_m[r] |= self.bit(entry);
+            } else {
+                self.route_q[r].push_back(entry);
+            }
         } else {
             self.route[idx] = self.compute_route(r, entry.input as usize, flit >> 2);
             self.state[idx] = VC_ALLOC;
-            self.va_q[r].push_back(entry);
+            self.push_va(r, entry);
         }
     }
 
-    /// One cycle of router `r` (BookSim `IQRouter::_InternalStep` and `WriteOutputs`).
-    fn step_router(&mut self, r: usize) {
-        let now = self.now as i64;
+    /// An input VC's bit in a router's stage sets.
+    fn bit(&self, e: Entry) -> u64 {
+        1 << (e.input as usize * self.vcs + e.vc as usize)
+    }
+
+    /// Queue an input VC for VC allocation.
+    fn push_va(&mut self, r: usize, e: Entry) {
+        if self.fast {
+            self.va_m[r] |= self.bit(e);
+        } else {
+            self.va_q[r].push_back(e);
+        }
+    }
+
+    /// Queue an input VC for switch allocation.
+    fn push_sa(&mut self, r: usize, e: Entry) {
+        if self.fast {
+            self.sa_m[r] |= self.bit(e);
+        } else {
+            self.sa_q[r].push_back(e);
+        }
+    }
+
+    /// One cycle of router `r` in the fast case: route computation, VC and switch allocation
+    /// each take every VC waiting for them (those that arrived or were queued before this
+    /// cycle's evaluation), as BookSim's one-cycle stages do.
+    fn step_router_fast(&mut self, r: usize) {
         let (pn, v) = (self.ports, self.vcs);
-        // Credits due now.
+        self.take_credits(r);
+        let route_b = std::mem::take(&mut self.route_m[r]);
+        let va_b = std::mem::take(&mut self.va_m[r]);
+        let sa_b = std::mem::take(&mut self.sa_m[r]);
+        let bits = |mut m: u64| {
+            std::iter::from_fn(move || {
+                (m != 0).then(|| {
+                    let j = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    j
+                })
+            })
+        };
+        let mut items = std::mem::take(&mut self.scratch.items);
+        let mut va_res = std::mem::take(&mut self.scratch.res);
+        let mut sa_res: Vec<i32> = Vec::new();
+        items.clear();
+        if va_b != 0 {
+            items.extend(bits(va_b).map(|j| ((j / v) as u16, (j % v) as u16)));
+            self.va_evaluate(r, &items, &mut va_res);
+        }
+        let va_items = items.len();
+        if sa_b != 0 {
+            items.extend(bits(sa_b).map(|j| ((j / v) as u16, (j % v) as u16)));
+            sa_res = std::mem::take(&mut self.scratch.sa_res);
+            self.sa_evaluate(r, &items[va_items..], &mut sa_res);
+        }
+        // Route update.
+        for j in bits(route_b) {
+            let idx = r * pn * v + j;
+            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
+            self.route[idx] = self.compute_route(r, j / v, flit >> 2);
+            self.state[idx] = VC_ALLOC;
+            self.va_m[r] |= 1 << j;
+        }
+        // VC allocation update.
+        if va_b != 0 {
+            for (k, j) in bits(va_b).enumerate() {
+                let res = va_res[k];
+                if res >= 0 {
+                    let idx = r * pn * v + j;
+                    self.in_use[r * pn * v + res as usize] = true;
+                    self.out[idx] = ((res as usize / v) as u8, (res as usize % v) as u8);
+                    self.state[idx] = ACTIVE;
+                    self.sa_m[r] |= 1 << j;
+                } else {
+                    self.va_m[r] |= 1 << j;
+                }
+            }
+        }
+        // Switch allocation update.
+        if sa_b != 0 {
+            for (k, j) in bits(sa_b).enumerate() {
+                let e = Entry {
+                    time: UNSET,
+                    input: (j / v) as u16,
+                    vc: (j % v) as u16,
+                    result: PENDING,
+                };
+                if sa_res[k] < 0 {
+                    self.sa_m[r] |= 1 << j;
+                } else {
+                    self.switch_win(r, e);
+                }
+            }
+            self.scratch.sa_res = sa_res;
+        }
+        self.scratch.items = items;
+        self.scratch.res = va_res;
+        let busy =
+            self.route_m[r] | self.va_m[r] | self.sa_m[r] != 0 || !self.credits_q[r].is_empty();
+        if busy && self.stamp[r] != self.now + 1 {
+            self.stamp[r] = self.now + 1;
+            self.next_active.push(r as u32);
+        }
+    }
+
+    /// Credits due now reach the output's buffer state.
+    fn take_credits(&mut self, r: usize) {
+        let (pn, v) = (self.ports, self.vcs);
         while let Some(&(t, port, vc)) = self.credits_q[r].front() {
             if t > self.now {
                 break;
@@ -853,6 +990,16 @@ impl BookSim {
             self.credits_q[r].pop_front();
             self.occ[(r * pn + port as usize) * v + vc as usize] -= 1;
         }
+    }
+
+    /// One cycle of router `r` (BookSim `IQRouter::_InternalStep` and `WriteOutputs`).
+    fn step_router(&mut self, r: usize) {
+        if self.fast {
+            return self.step_router_fast(r);
+        }
+        let now = self.now as i64;
+        let (pn, v) = (self.ports, self.vcs);
+        self.take_credits(r);
         // Route evaluate.
         for e in self.route_q[r].iter_mut() {
             if e.time >= 0 {
@@ -928,64 +1075,7 @@ impl BookSim {
                 self.sa_q[r].push_back(fresh);
                 continue;
             }
-            self.last_progress = self.now;
-            let (p, c) = (e.input as usize, e.vc as usize);
-            let idx = (r * pn + p) * v + c;
-            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            let h = self.buf_head[idx] + 1;
-            self.buf_head[idx] = if h as usize == self.depth { 0 } else { h };
-            self.buf_len[idx] -= 1;
-            let (op, ov) = self.out[idx];
-            let oidx = (r * pn + op as usize) * v + ov as usize;
-            if flit & HEAD != 0 {
-                self.packets[(flit >> 2) as usize].routers += 1;
-            }
-            if op as usize != pn - 1 {
-                self.flit_hops += 1;
-            }
-            self.occ[oidx] += 1;
-            if flit & TAIL != 0 {
-                self.in_use[oidx] = false;
-            }
-            let crossing = Crossing {
-                time: UNSET,
-                output: u16::from(op),
-                vc: u16::from(ov),
-                flit,
-            };
-            if self.crossbar_delay == 1 {
-                // A one-cycle crossbar evaluates and delivers each batch in the cycle after
-                // switch allocation, so the flit leaves then.
-                self.send(r, crossing, 1);
-            } else {
-                self.xbar_q[r].push_back(crossing);
-            }
-            // The freed slot's credit goes upstream now.
-            if p == pn - 1 {
-                let s = self.slot(2);
-                self.inj_credit_at[s].push(CreditEvent {
-                    router: r as u32,
-                    port: p as u16,
-                    vc: c as u16,
-                });
-            } else {
-                let s = self.slot(self.latency + 1);
-                self.credits_at[s].push(CreditEvent {
-                    router: self.nbr[r * pn + p],
-                    port: (p ^ 1) as u16,
-                    vc: c as u16,
-                });
-            }
-            if self.buf_len[idx] == 0 {
-                if flit & TAIL != 0 {
-                    self.state[idx] = IDLE;
-                }
-            } else if flit & TAIL != 0 {
-                let next = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-                self.start_head(r, idx, fresh, next);
-            } else {
-                self.sa_q[r].push_back(fresh);
-            }
+            self.switch_win(r, fresh);
         }
         // Crossbar update: flits leave on their output channels.
         while let Some(&x) = self.xbar_q[r].front() {
@@ -1003,6 +1093,71 @@ impl BookSim {
         if busy && self.stamp[r] != self.now + 1 {
             self.stamp[r] = self.now + 1;
             self.next_active.push(r as u32);
+        }
+    }
+
+    /// Input VC `fresh` of router `r` won the switch: its front flit leaves the buffer and goes
+    /// through the crossbar, its credit goes upstream, and the VC moves on.
+    fn switch_win(&mut self, r: usize, fresh: Entry) {
+        let (pn, v) = (self.ports, self.vcs);
+        self.last_progress = self.now;
+
+        let (p, c) = (fresh.input as usize, fresh.vc as usize);
+        let idx = (r * pn + p) * v + c;
+        let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
+        let h = self.buf_head[idx] + 1;
+        self.buf_head[idx] = if h as usize == self.depth { 0 } else { h };
+        self.buf_len[idx] -= 1;
+        let (op, ov) = self.out[idx];
+        let oidx = (r * pn + op as usize) * v + ov as usize;
+        if flit & HEAD != 0 {
+            self.packets[(flit >> 2) as usize].routers += 1;
+        }
+        if op as usize != pn - 1 {
+            self.flit_hops += 1;
+        }
+        self.occ[oidx] += 1;
+        if flit & TAIL != 0 {
+            self.in_use[oidx] = false;
+        }
+        let crossing = Crossing {
+            time: UNSET,
+            output: u16::from(op),
+            vc: u16::from(ov),
+            flit,
+        };
+        if self.crossbar_delay == 1 {
+            // A one-cycle crossbar evaluates and delivers each batch in the cycle after
+            // switch allocation, so the flit leaves then.
+            self.send(r, crossing, 1);
+        } else {
+            self.xbar_q[r].push_back(crossing);
+        }
+        // The freed slot's credit goes upstream now.
+        if p == pn - 1 {
+            let s = self.slot(2);
+            self.inj_credit_at[s].push(CreditEvent {
+                router: r as u32,
+                port: p as u16,
+                vc: c as u16,
+            });
+        } else {
+            let s = self.slot(self.latency + 1);
+            self.credits_at[s].push(CreditEvent {
+                router: self.nbr[r * pn + p],
+                port: (p ^ 1) as u16,
+                vc: c as u16,
+            });
+        }
+        if self.buf_len[idx] == 0 {
+            if flit & TAIL != 0 {
+                self.state[idx] = IDLE;
+            }
+        } else if flit & TAIL != 0 {
+            let next = self.buf[idx * self.depth + self.buf_head[idx] as usize];
+            self.start_head(r, idx, fresh, next);
+        } else {
+            self.push_sa(r, fresh);
         }
     }
 
@@ -1029,29 +1184,60 @@ impl BookSim {
         }
     }
 
+    /// BookSim's `_VCAllocEvaluate` for the entries of router `r`'s VC-allocation queue not yet
+    /// evaluated.
     fn vc_alloc_evaluate(&mut self, r: usize) {
         let now = self.now as i64;
+        let nio = self.ports * self.vcs;
+        let mut q = std::mem::take(&mut self.va_q[r]);
+        let mut items = std::mem::take(&mut self.scratch.items);
+        let mut res = std::mem::take(&mut self.scratch.res);
+        items.clear();
+        items.extend(q.iter().take_while(|e| e.time < 0).map(|e| (e.input, e.vc)));
+        self.va_evaluate(r, &items, &mut res);
+        for (e, &x) in q.iter_mut().zip(&res) {
+            e.time = now + self.vc_alloc_delay - 1;
+            e.result = x;
+        }
+        if self.vc_alloc_delay > 1 {
+            for e in q.iter_mut() {
+                if now < e.time {
+                    break;
+                }
+                if e.result >= 0 && self.in_use[r * nio + e.result as usize] {
+                    e.result = STALL;
+                }
+            }
+        }
+        self.scratch.items = items;
+        self.scratch.res = res;
+        self.va_q[r] = q;
+    }
+
+    /// VC allocation at router `r` for the heads at input VCs `items`: `res[k]` is the output
+    /// VC (port x VCs + VC) granted to `items[k]`, or a stall. Each head asks for the free VCs
+    /// of its route's range at one output port, so the ports' allocations are independent: a
+    /// port with one asker gives it the free VC nearest its accept pointer (what iSLIP and the
+    /// separable allocator both do then); ports with more run the allocator on their requests
+    /// alone.
+    fn va_evaluate(&mut self, r: usize, items: &[(u16, u16)], res: &mut Vec<i32>) {
         let (pn, v) = (self.ports, self.vcs);
         let nio = pn * v;
-        let mut q = std::mem::take(&mut self.va_q[r]);
-        // Each head asks for the free VCs of one output port, so the ports' allocations are
-        // independent: a port with one asker gives it the free VC nearest its accept pointer
-        // (what iSLIP and the separable allocator both do then); ports with more run the
-        // allocator on their requests alone.
-        let batch = q.iter().take_while(|e| e.time < 0).count();
-        for e in q.iter().take(batch) {
-            let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+        res.clear();
+        res.resize(items.len(), PENDING);
+        for &(p, c) in items {
+            let idx = (r * pn + p as usize) * v + c as usize;
             self.scratch.port_count[self.route[idx].0 as usize] += 1;
         }
         let mut shared = false;
-        for e in q.iter_mut().take(batch) {
-            let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
             let (op, vs, ve) = self.route[idx];
             if self.scratch.port_count[op as usize] > 1 {
                 shared = true;
                 continue;
             }
-            let i = e.input as usize * v + e.vc as usize;
+            let i = p as usize * v + c as usize;
             let from = self.va_aptr[r * nio + i] as usize;
             let mut best = usize::MAX;
             let mut pick = usize::MAX;
@@ -1066,11 +1252,11 @@ impl BookSim {
                 }
             }
             if pick == usize::MAX {
-                e.result = STALL;
+                res[k] = STALL;
             } else {
                 self.va_gptr[r * nio + pick] = ((i + 1) % nio) as u16;
                 self.va_aptr[r * nio + i] = ((pick + 1) % nio) as u16;
-                e.result = pick as i32;
+                res[k] = pick as i32;
             }
         }
         if shared {
@@ -1080,8 +1266,8 @@ impl BookSim {
                     continue;
                 }
                 reqs.clear();
-                for e in q.iter_mut().take(batch) {
-                    let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+                for (k, &(p, c)) in items.iter().enumerate() {
+                    let idx = (r * pn + p as usize) * v + c as usize;
                     let (op, vs, ve) = self.route[idx];
                     if op as usize != port {
                         continue;
@@ -1091,11 +1277,11 @@ impl BookSim {
                         let o = op as usize * v + ov as usize;
                         if !self.in_use[r * nio + o] {
                             elig = true;
-                            reqs.push(((e.input as usize * v + e.vc as usize) as u16, o as u16));
+                            reqs.push(((p as usize * v + c as usize) as u16, o as u16));
                         }
                     }
                     if !elig {
-                        e.result = STALL;
+                        res[k] = STALL;
                     }
                 }
                 allocate(
@@ -1108,61 +1294,81 @@ impl BookSim {
                     &reqs,
                     &mut self.scratch,
                 );
-                for e in q.iter_mut().take(batch) {
-                    let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-                    if self.route[idx].0 as usize != port || e.result < PENDING {
+                for (k, &(p, c)) in items.iter().enumerate() {
+                    let idx = (r * pn + p as usize) * v + c as usize;
+                    if self.route[idx].0 as usize != port || res[k] < PENDING {
                         continue;
                     }
-                    let m = self.scratch.inmatch[e.input as usize * v + e.vc as usize];
-                    e.result = if m >= 0 { m } else { STALL };
+                    let m = self.scratch.inmatch[p as usize * v + c as usize];
+                    res[k] = if m >= 0 { m } else { STALL };
                 }
             }
             self.scratch.reqs = reqs;
         }
-        for e in q.iter().take(batch) {
-            let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+        for &(p, c) in items {
+            let idx = (r * pn + p as usize) * v + c as usize;
             self.scratch.port_count[self.route[idx].0 as usize] = 0;
         }
-        for e in q.iter_mut().take(batch) {
-            e.time = now + self.vc_alloc_delay - 1;
+    }
+
+    /// BookSim's `_SWAllocEvaluate` for the entries of router `r`'s switch-allocation queue not
+    /// yet evaluated.
+    fn sw_alloc_evaluate(&mut self, r: usize) {
+        let now = self.now as i64;
+        let (pn, v) = (self.ports, self.vcs);
+        let rr = r * pn;
+        let mut q = std::mem::take(&mut self.sa_q[r]);
+        let mut items = std::mem::take(&mut self.scratch.items);
+        let mut res = std::mem::take(&mut self.scratch.res);
+        items.clear();
+        items.extend(q.iter().take_while(|e| e.time < 0).map(|e| (e.input, e.vc)));
+        self.sa_evaluate(r, &items, &mut res);
+        for (e, &x) in q.iter_mut().zip(&res) {
+            e.time = now + self.sw_alloc_delay - 1;
+            e.result = x;
         }
-        if self.vc_alloc_delay > 1 {
+        if self.sw_alloc_delay > 1 {
             for e in q.iter_mut() {
                 if now < e.time {
                     break;
                 }
-                if e.result >= 0 && self.in_use[r * nio + e.result as usize] {
-                    e.result = STALL;
+                if e.result >= 0 {
+                    let idx = (rr + e.input as usize) * v + e.vc as usize;
+                    let (op, ov) = self.out[idx];
+                    if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
+                        e.result = STALL;
+                    }
                 }
             }
         }
-        self.va_q[r] = q;
+        self.scratch.items = items;
+        self.scratch.res = res;
+        self.sa_q[r] = q;
     }
 
-    fn sw_alloc_evaluate(&mut self, r: usize) {
-        let now = self.now as i64;
+    /// Switch allocation at router `r` for the active input VCs `items`: `res[k]` is the output
+    /// port `items[k]` won, or a stall (no credit, or another VC or input won).
+    fn sa_evaluate(&mut self, r: usize, items: &[(u16, u16)], res: &mut Vec<i32>) {
         let (pn, v) = (self.ports, self.vcs);
-        let mut q = std::mem::take(&mut self.sa_q[r]);
-        self.scratch.reqs.clear();
         let rr = r * pn;
+        res.clear();
+        res.resize(items.len(), PENDING);
+        self.scratch.reqs.clear();
         // Inputs and outputs asked for so far (as bits, ports modulo 64), and whether two
         // requests share one.
         let (mut ins, mut outs, mut clash) = (0u64, 0u64, pn > 64);
-        for e in q.iter_mut() {
-            if e.time >= 0 {
-                break;
-            }
-            let p = e.input as usize;
-            let idx = (rr + p) * v + e.vc as usize;
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let p = p as usize;
+            let idx = (rr + p) * v + c as usize;
             let (op, ov) = self.out[idx];
             if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
-                e.result = STALL;
+                res[k] = STALL;
                 continue;
             }
             let cell = p * pn + op as usize;
             let held = self.scratch.sw_label[cell];
             if held < 0 {
-                self.scratch.sw_label[cell] = e.vc as i16;
+                self.scratch.sw_label[cell] = c as i16;
                 self.scratch.reqs.push((p as u16, u16::from(op)));
                 let (ib, ob) = (1u64 << (p & 63), 1u64 << (op & 63));
                 clash |= ins & ib != 0 || outs & ob != 0;
@@ -1173,8 +1379,8 @@ impl BookSim {
                 // input's offset keeps the request.
                 let off = self.sw_rr[rr + p] as usize;
                 let d = |x: usize| (x + v - off) % v;
-                if d(e.vc as usize) < d(held as usize) {
-                    self.scratch.sw_label[cell] = e.vc as i16;
+                if d(c as usize) < d(held as usize) {
+                    self.scratch.sw_label[cell] = c as i16;
                 }
             }
         }
@@ -1199,42 +1405,23 @@ impl BookSim {
                 self.sw_aptr[rr + iu] = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
             }
         }
-        self.scratch.reqs = reqs;
-        for e in q.iter_mut() {
-            if e.time >= 0 {
-                break;
-            }
-            e.time = now + self.sw_alloc_delay - 1;
-            if e.result < PENDING {
+        for (k, &(p, c)) in items.iter().enumerate() {
+            if res[k] < PENDING {
                 continue;
             }
-            let p = e.input as usize;
+            let p = p as usize;
             let m = self.scratch.inmatch[p];
-            if m >= 0 && self.scratch.sw_label[p * pn + m as usize] == e.vc as i16 {
-                self.sw_rr[rr + p] = ((e.vc as usize + 1) % v) as u16;
-                e.result = m;
+            if m >= 0 && self.scratch.sw_label[p * pn + m as usize] == c as i16 {
+                self.sw_rr[rr + p] = ((c as usize + 1) % v) as u16;
+                res[k] = m;
             } else {
-                e.result = STALL;
+                res[k] = STALL;
             }
         }
-        for &(i, o) in &self.scratch.reqs {
+        for &(i, o) in &reqs {
             self.scratch.sw_label[i as usize * pn + o as usize] = -1;
         }
-        if self.sw_alloc_delay > 1 {
-            for e in q.iter_mut() {
-                if now < e.time {
-                    break;
-                }
-                if e.result >= 0 {
-                    let idx = (rr + e.input as usize) * v + e.vc as usize;
-                    let (op, ov) = self.out[idx];
-                    if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
-                        e.result = STALL;
-                    }
-                }
-            }
-        }
-        self.sa_q[r] = q;
+        self.scratch.reqs = reqs;
     }
 
     /// One cycle of the whole network.
@@ -1388,7 +1575,28 @@ pub(crate) fn run(
     routing: NocRouting,
     cfg: &RouterConfig,
     spec: &RunSpec,
+    log: Option<&mut PacketLog>,
+) -> Result<NocResult, NocError> {
+    run_mode(net, routing, cfg, spec, log, false)
+}
+
+/// As [`run`], with the general stage queues even where the fast path applies.
+#[cfg(test)]
+pub(crate) fn run_general(
+    net: &Network,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+) -> Result<NocResult, NocError> {
+    run_mode(net, NocRouting::DimensionOrder, cfg, spec, None, true)
+}
+
+fn run_mode(
+    net: &Network,
+    routing: NocRouting,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
     mut log: Option<&mut PacketLog>,
+    general: bool,
 ) -> Result<NocResult, NocError> {
     cfg.validate()?;
     if !matches!(net, Network::Cube(_)) {
@@ -1439,6 +1647,7 @@ pub(crate) fn run(
         .into());
     }
     let mut b = BookSim::new(net, cfg, spec)?;
+    b.fast &= !general;
     let stable = b.run(spec.cycles / u64::from(MAX_SAMPLES), &mut log)?;
     let s = &b.stats;
     let n = s.packets;

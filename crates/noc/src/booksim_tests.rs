@@ -2,7 +2,7 @@
 //! (`tools/booksim/curves/`, made by BookSim 2 at commit 28f43299; summary in
 //! `tools/booksim/curves/SUMMARY.md`).
 
-use super::lone_packet;
+use super::{lone_packet, run_general};
 use crate::{
     Allocator, NocError, NocRouting, Pattern, RouterConfig, RouterMode, RunSpec, run, sweep,
 };
@@ -293,4 +293,53 @@ fn booksim_settings_are_checked() {
     assert_eq!(cfg.allocator, Allocator::SeparableInputFirst);
     let bad = toml::from_str::<RouterConfig>("router = \"bookism\"\n").unwrap_err();
     assert!(bad.to_string().contains("router"), "{bad}");
+}
+
+/// Where every stage takes one cycle the router keeps its stage queues as bit sets; that gives
+/// the queues' numbers exactly, meshes and tori, 1- and 4-flit packets, lookahead routing, both
+/// allocators and two iSLIP rounds, below and past saturation.
+#[test]
+fn the_one_cycle_fast_path_gives_the_stage_queues_numbers() {
+    for (net, cfg, rate) in [
+        (cube(&[8, 8], false), booksim(1), 0.3),
+        (cube(&[8, 8], false), booksim(1), 0.6),
+        (cube(&[8, 8], true), booksim(4), 0.5),
+        (cube(&[8, 8], true), booksim(1), 0.7),
+        (
+            cube(&[4, 4, 4], true),
+            RouterConfig {
+                routing_delay: 0,
+                ..booksim(2)
+            },
+            0.4,
+        ),
+        (
+            cube(&[6, 6], false),
+            RouterConfig {
+                allocator: Allocator::SeparableInputFirst,
+                vcs: 2,
+                buffer_flits: 3,
+                ..booksim(3)
+            },
+            0.5,
+        ),
+        (
+            cube(&[6, 6], true),
+            RouterConfig {
+                alloc_iters: 2,
+                credit_delay: 2,
+                ..booksim(1)
+            },
+            0.6,
+        ),
+    ] {
+        let s = spec(rate, 3_000);
+        let fast = run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+        assert_eq!(
+            fast,
+            run_general(&net, &cfg, &s).unwrap(),
+            "{}",
+            net.shorthand()
+        );
+    }
 }
