@@ -352,7 +352,8 @@ struct BookSim {
     out: Vec<(u8, u8)>,
     /// Downstream occupancy and ownership, by (router, output port, VC).
     occ: Vec<u16>,
-    in_use: Vec<bool>,
+    /// VCs allocated to a packet whose tail has not left, one bit per VC, by (router, output).
+    in_use: Vec<u32>,
     /// Delays all 1 (routing 0 or 1) and at most 64 input VCs per router: each stage takes all
     /// its waiting VCs every cycle, so a bit set per router and stage is its queue.
     fast: bool,
@@ -532,7 +533,7 @@ impl BookSim {
             route: vec![(0, 0, 0); slots],
             out: vec![(0, 0); slots],
             occ: vec![0; slots],
-            in_use: vec![false; slots],
+            in_use: vec![0; routers * ports],
             fast: cfg.routing_delay <= 1
                 && cfg.vc_alloc_delay == 1
                 && cfg.sw_alloc_delay == 1
@@ -944,7 +945,7 @@ impl BookSim {
                 let res = va_res[k];
                 if res >= 0 {
                     let idx = r * pn * v + j;
-                    self.in_use[r * pn * v + res as usize] = true;
+                    self.in_use[r * pn + res as usize / v] |= 1 << (res as usize % v);
                     self.out[idx] = ((res as usize / v) as u8, (res as usize % v) as u8);
                     self.state[idx] = ACTIVE;
                     self.sa_m[r] |= 1 << j;
@@ -1052,7 +1053,7 @@ impl BookSim {
             if e.result >= 0 {
                 let (op, ov) = (e.result as usize / v, e.result as usize % v);
                 let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-                self.in_use[(r * pn + op) * v + ov] = true;
+                self.in_use[r * pn + op] |= 1 << ov;
                 self.out[idx] = (op as u8, ov as u8);
                 self.state[idx] = ACTIVE;
                 self.sa_q[r].push_back(fresh);
@@ -1109,7 +1110,8 @@ impl BookSim {
         self.buf_head[idx] = if h as usize == self.depth { 0 } else { h };
         self.buf_len[idx] -= 1;
         let (op, ov) = self.out[idx];
-        let oidx = (r * pn + op as usize) * v + ov as usize;
+        let oport = r * pn + op as usize;
+        let oidx = oport * v + ov as usize;
         if flit & HEAD != 0 {
             self.packets[(flit >> 2) as usize].routers += 1;
         }
@@ -1118,7 +1120,7 @@ impl BookSim {
         }
         self.occ[oidx] += 1;
         if flit & TAIL != 0 {
-            self.in_use[oidx] = false;
+            self.in_use[oport] &= !(1 << ov);
         }
         let crossing = Crossing {
             time: UNSET,
@@ -1188,7 +1190,6 @@ impl BookSim {
     /// evaluated.
     fn vc_alloc_evaluate(&mut self, r: usize) {
         let now = self.now as i64;
-        let nio = self.ports * self.vcs;
         let mut q = std::mem::take(&mut self.va_q[r]);
         let mut items = std::mem::take(&mut self.scratch.items);
         let mut res = std::mem::take(&mut self.scratch.res);
@@ -1204,7 +1205,11 @@ impl BookSim {
                 if now < e.time {
                     break;
                 }
-                if e.result >= 0 && self.in_use[r * nio + e.result as usize] {
+                if e.result >= 0
+                    && self.in_use[r * self.ports + e.result as usize / self.vcs]
+                        & (1 << (e.result as usize % self.vcs))
+                        != 0
+                {
                     e.result = STALL;
                 }
             }
@@ -1238,19 +1243,23 @@ impl BookSim {
                 continue;
             }
             let i = p as usize * v + c as usize;
+            // The free VCs of the range, and the first of them round-robin from the input's
+            // accept pointer over all (port, VC) outputs: from inside this port's block, the
+            // first at or after it, else (and after wrapping) the lowest.
+            let range = (u32::MAX >> (31 - ve as u32)) & (u32::MAX << vs);
+            let free = range & !self.in_use[r * pn + op as usize];
             let from = self.va_aptr[r * nio + i] as usize;
-            let mut best = usize::MAX;
-            let mut pick = usize::MAX;
-            for ov in vs..=ve {
-                let o = op as usize * v + ov as usize;
-                if !self.in_use[r * nio + o] {
-                    let d = if o >= from { o - from } else { o + nio - from };
-                    if d < best {
-                        best = d;
-                        pick = o;
-                    }
-                }
-            }
+            let base = op as usize * v;
+            let pick = if free == 0 {
+                usize::MAX
+            } else {
+                let later = if from > base && from < base + v {
+                    free & (u32::MAX << (from - base))
+                } else {
+                    0
+                };
+                base + if later != 0 { later } else { free }.trailing_zeros() as usize
+            };
             if pick == usize::MAX {
                 res[k] = STALL;
             } else {
@@ -1275,7 +1284,7 @@ impl BookSim {
                     let mut elig = false;
                     for ov in vs..=ve {
                         let o = op as usize * v + ov as usize;
-                        if !self.in_use[r * nio + o] {
+                        if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
                             elig = true;
                             reqs.push(((p as usize * v + c as usize) as u16, o as u16));
                         }
