@@ -172,6 +172,11 @@ struct Scratch {
     sa_res: Vec<i32>,
 }
 
+/// `i + 1` modulo `n` (for `i < n`), without a division.
+fn after(i: usize, n: usize) -> u16 {
+    if i + 1 == n { 0 } else { (i + 1) as u16 }
+}
+
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
 /// output granted to every requesting input, or -1.
 #[allow(clippy::too_many_arguments)]
@@ -206,8 +211,8 @@ fn allocate(
         }
         let o = (best & 0xffff) as usize;
         s.inmatch[iu] = o as i32;
-        gptr[o] = ((iu + 1) % ni) as u16;
-        aptr[iu] = ((o + 1) % no) as u16;
+        gptr[o] = after(iu, ni);
+        aptr[iu] = after(o, no);
         return;
     }
     // No two requests share an input or an output: each output grants its one requester and
@@ -229,8 +234,8 @@ fn allocate(
         for &(i, o) in reqs {
             let (iu, ou) = (i as usize, o as usize);
             s.inmatch[iu] = ou as i32;
-            gptr[ou] = ((iu + 1) % ni) as u16;
-            aptr[iu] = ((ou + 1) % no) as u16;
+            gptr[ou] = after(iu, ni);
+            aptr[iu] = after(ou, no);
         }
         return;
     }
@@ -272,8 +277,8 @@ fn allocate(
                     s.inmatch[iu] = o as i32;
                     s.outmatch[o] = iu as i32;
                     if iter == 0 {
-                        gptr[o] = ((iu + 1) % ni) as u16;
-                        aptr[iu] = ((o + 1) % no) as u16;
+                        gptr[o] = after(iu, ni);
+                        aptr[iu] = after(o, no);
                     }
                 }
             }
@@ -307,8 +312,8 @@ fn allocate(
                 s.best_out[ou] = u32::MAX;
                 s.inmatch[i] = ou as i32;
                 s.outmatch[ou] = i as i32;
-                aptr[i] = ((ou + 1) % no) as u16;
-                gptr[ou] = ((i + 1) % ni) as u16;
+                aptr[i] = after(ou, no);
+                gptr[ou] = after(i, ni);
             }
         }
     }
@@ -357,6 +362,9 @@ struct BookSim {
     /// Delays all 1 (routing 0 or 1) and at most 64 input VCs per router: each stage takes all
     /// its waiting VCs every cycle, so a bit set per router and stage is its queue.
     fast: bool,
+    /// In the fast case, each input-VC bit's port and VC.
+    bit_port: Vec<u16>,
+    bit_vc: Vec<u16>,
     route_m: Vec<u64>,
     va_m: Vec<u64>,
     sa_m: Vec<u64>,
@@ -539,6 +547,8 @@ impl BookSim {
                 && cfg.sw_alloc_delay == 1
                 && cfg.st_prepare_delay + cfg.st_final_delay == 1
                 && ports * vcs <= 64,
+            bit_port: (0..ports * vcs).map(|j| (j / vcs) as u16).collect(),
+            bit_vc: (0..ports * vcs).map(|j| (j % vcs) as u16).collect(),
             route_m: vec![0; routers],
             va_m: vec![0; routers],
             sa_m: vec![0; routers],
@@ -921,13 +931,15 @@ impl BookSim {
         let mut va_res = std::mem::take(&mut self.scratch.res);
         let mut sa_res: Vec<i32> = Vec::new();
         items.clear();
+        let (bp, bv) = (&self.bit_port, &self.bit_vc);
         if va_b != 0 {
-            items.extend(bits(va_b).map(|j| ((j / v) as u16, (j % v) as u16)));
+            items.extend(bits(va_b).map(|j| (bp[j], bv[j])));
             self.va_evaluate(r, &items, &mut va_res);
         }
         let va_items = items.len();
+        let (bp, bv) = (&self.bit_port, &self.bit_vc);
         if sa_b != 0 {
-            items.extend(bits(sa_b).map(|j| ((j / v) as u16, (j % v) as u16)));
+            items.extend(bits(sa_b).map(|j| (bp[j], bv[j])));
             sa_res = std::mem::take(&mut self.scratch.sa_res);
             self.sa_evaluate(r, &items[va_items..], &mut sa_res);
         }
@@ -935,7 +947,7 @@ impl BookSim {
         for j in bits(route_b) {
             let idx = r * pn * v + j;
             let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.route[idx] = self.compute_route(r, j / v, flit >> 2);
+            self.route[idx] = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
             self.state[idx] = VC_ALLOC;
             self.va_m[r] |= 1 << j;
         }
@@ -945,8 +957,9 @@ impl BookSim {
                 let res = va_res[k];
                 if res >= 0 {
                     let idx = r * pn * v + j;
-                    self.in_use[r * pn + res as usize / v] |= 1 << (res as usize % v);
-                    self.out[idx] = ((res as usize / v) as u8, (res as usize % v) as u8);
+                    let (op, ov) = (self.bit_port[res as usize], self.bit_vc[res as usize]);
+                    self.in_use[r * pn + op as usize] |= 1 << ov;
+                    self.out[idx] = (op as u8, ov as u8);
                     self.state[idx] = ACTIVE;
                     self.sa_m[r] |= 1 << j;
                 } else {
@@ -959,8 +972,8 @@ impl BookSim {
             for (k, j) in bits(sa_b).enumerate() {
                 let e = Entry {
                     time: UNSET,
-                    input: (j / v) as u16,
-                    vc: (j % v) as u16,
+                    input: self.bit_port[j],
+                    vc: self.bit_vc[j],
                     result: PENDING,
                 };
                 if sa_res[k] < 0 {
@@ -1263,8 +1276,8 @@ impl BookSim {
             if pick == usize::MAX {
                 res[k] = STALL;
             } else {
-                self.va_gptr[r * nio + pick] = ((i + 1) % nio) as u16;
-                self.va_aptr[r * nio + i] = ((pick + 1) % nio) as u16;
+                self.va_gptr[r * nio + pick] = after(i, nio);
+                self.va_aptr[r * nio + i] = after(pick, nio);
                 res[k] = pick as i32;
             }
         }
@@ -1421,7 +1434,7 @@ impl BookSim {
             let p = p as usize;
             let m = self.scratch.inmatch[p];
             if m >= 0 && self.scratch.sw_label[p * pn + m as usize] == c as i16 {
-                self.sw_rr[rr + p] = ((c as usize + 1) % v) as u16;
+                self.sw_rr[rr + p] = after(c as usize, v);
                 res[k] = m;
             } else {
                 res[k] = STALL;
