@@ -170,11 +170,32 @@ struct Scratch {
     items: Vec<(u16, u16)>,
     res: Vec<i32>,
     sa_res: Vec<i32>,
+    /// Heads competing for one output port: (item, input VC, free VCs of its range), and the
+    /// separable allocator's pick for each.
+    heads: Vec<(u16, u16, u32)>,
+    picks: Vec<usize>,
 }
 
 /// `i + 1` modulo `n` (for `i < n`), without a division.
 fn after(i: usize, n: usize) -> u16 {
     if i + 1 == n { 0 } else { (i + 1) as u16 }
+}
+
+/// The output among `free` (VC bits of the output port whose (port, VC) outputs start at
+/// `base`) nearest `from` round-robin over all (port, VC) outputs: from inside this port's
+/// block, the first at or after it, else (and after wrapping) the lowest.
+fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
+    let later = if from > base && from < base + v {
+        free & (u32::MAX << (from - base))
+    } else {
+        0
+    };
+    base + if later != 0 { later } else { free }.trailing_zeros() as usize
+}
+
+/// The VC bits `first..=last`.
+fn vc_range(first: u8, last: u8) -> u32 {
+    (u32::MAX >> (31 - u32::from(last))) & (u32::MAX << first)
 }
 
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
@@ -575,6 +596,8 @@ impl BookSim {
                 items: Vec::new(),
                 res: Vec::new(),
                 sa_res: Vec::new(),
+                heads: Vec::new(),
+                picks: Vec::new(),
             },
             wheel,
             flits_at: vec![Vec::new(); wheel],
@@ -1257,21 +1280,13 @@ impl BookSim {
             }
             let i = p as usize * v + c as usize;
             // The free VCs of the range, and the first of them round-robin from the input's
-            // accept pointer over all (port, VC) outputs: from inside this port's block, the
-            // first at or after it, else (and after wrapping) the lowest.
-            let range = (u32::MAX >> (31 - ve as u32)) & (u32::MAX << vs);
-            let free = range & !self.in_use[r * pn + op as usize];
+            // accept pointer.
+            let free = vc_range(vs, ve) & !self.in_use[r * pn + op as usize];
             let from = self.va_aptr[r * nio + i] as usize;
-            let base = op as usize * v;
             let pick = if free == 0 {
                 usize::MAX
             } else {
-                let later = if from > base && from < base + v {
-                    free & (u32::MAX << (from - base))
-                } else {
-                    0
-                };
-                base + if later != 0 { later } else { free }.trailing_zeros() as usize
+                nearest(free, from, op as usize * v, v)
             };
             if pick == usize::MAX {
                 res[k] = STALL;
@@ -1285,6 +1300,10 @@ impl BookSim {
             let mut reqs = std::mem::take(&mut self.scratch.reqs);
             for port in 0..pn {
                 if self.scratch.port_count[port] < 2 {
+                    continue;
+                }
+                if self.alloc_iters == 1 {
+                    self.va_shared_port(r, port, items, res);
                     continue;
                 }
                 reqs.clear();
@@ -1331,6 +1350,104 @@ impl BookSim {
             let idx = (r * pn + p as usize) * v + c as usize;
             self.scratch.port_count[self.route[idx].0 as usize] = 0;
         }
+    }
+
+    /// One round of VC allocation among the heads of `items` that want output `port` of router
+    /// `r` (more than one): iSLIP's grant and accept, or the separable allocator's input and
+    /// output arbiters, over the free VCs of each head's range; `res` as in [`Self::va_evaluate`].
+    fn va_shared_port(&mut self, r: usize, port: usize, items: &[(u16, u16)], res: &mut [i32]) {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        let base = port * v;
+        let busy = self.in_use[r * pn + port];
+        let mut heads = std::mem::take(&mut self.scratch.heads);
+        heads.clear();
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            let (op, vs, ve) = self.route[idx];
+            if op as usize != port {
+                continue;
+            }
+            let free = vc_range(vs, ve) & !busy;
+            if free == 0 {
+                res[k] = STALL;
+            } else {
+                heads.push((k as u16, (p as usize * v + c as usize) as u16, free));
+            }
+        }
+        let dist = |a: usize, from: usize| if a >= from { a - from } else { a + nio - from };
+        let gp = r * nio;
+        match self.allocator {
+            Allocator::Islip => {
+                // Grant: each asked-for VC grants the head nearest its pointer.
+                let union = heads.iter().fold(0u32, |m, h| m | h.2);
+                let mut grant = [u16::MAX; 32];
+                let mut left = union;
+                while left != 0 {
+                    let ov = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    let g = self.va_gptr[gp + base + ov] as usize;
+                    let mut best = (usize::MAX, u16::MAX);
+                    for (h, &(_, i, free)) in heads.iter().enumerate() {
+                        if free >> ov & 1 == 1 {
+                            let d = dist(i as usize, g);
+                            if d < best.0 {
+                                best = (d, h as u16);
+                            }
+                        }
+                    }
+                    grant[ov] = best.1;
+                }
+                // Accept: each head takes the granting VC nearest its pointer.
+                for (h, &(k, i, free)) in heads.iter().enumerate() {
+                    let mut granted = 0u32;
+                    let mut f = free;
+                    while f != 0 {
+                        let ov = f.trailing_zeros() as usize;
+                        f &= f - 1;
+                        if grant[ov] == h as u16 {
+                            granted |= 1 << ov;
+                        }
+                    }
+                    if granted == 0 {
+                        res[k as usize] = STALL;
+                        continue;
+                    }
+                    let i = i as usize;
+                    let o = nearest(granted, self.va_aptr[gp + i] as usize, base, v);
+                    self.va_gptr[gp + o] = after(i, nio);
+                    self.va_aptr[gp + i] = after(o, nio);
+                    res[k as usize] = o as i32;
+                }
+            }
+            Allocator::SeparableInputFirst => {
+                // Input arbiters: each head picks the free VC nearest its pointer; output
+                // arbiters: each picked VC takes the head nearest its pointer.
+                let picks = &mut self.scratch.picks;
+                picks.clear();
+                picks.extend(heads.iter().map(|&(_, i, free)| {
+                    nearest(free, self.va_aptr[gp + i as usize] as usize, base, v)
+                }));
+                for (h, &(k, i, _)) in heads.iter().enumerate() {
+                    let o = picks[h];
+                    let g = self.va_gptr[gp + o] as usize;
+                    let mine = dist(i as usize, g);
+                    let beaten = heads
+                        .iter()
+                        .zip(picks.iter())
+                        .any(|(&(_, j, _), &oj)| oj == o && dist(j as usize, g) < mine);
+                    res[k as usize] = if beaten { STALL } else { o as i32 };
+                }
+                for (h, &(k, i, _)) in heads.iter().enumerate() {
+                    if res[k as usize] >= 0 {
+                        let o = picks[h];
+                        self.va_gptr[gp + o] = after(i as usize, nio);
+                        self.va_aptr[gp + i as usize] = after(o, nio);
+                    }
+                }
+            }
+        }
+        self.scratch.heads = heads;
     }
 
     /// BookSim's `_SWAllocEvaluate` for the entries of router `r`'s switch-allocation queue not
