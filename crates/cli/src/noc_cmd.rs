@@ -64,7 +64,9 @@ pub struct NocArgs {
     /// examples/booksim/podsim-router.toml); flags given here override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Measured cycles (after warm-up; a drain follows).
+    /// Measured cycles (after warm-up; a drain follows). With --router booksim: BookSim's
+    /// max_samples x sample_period, sample periods of N/10 cycles (the default gives BookSim's
+    /// 1000).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     cycles: u64,
     /// Seed of the traffic's random stream.
@@ -650,10 +652,22 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         row("saturated", if r.saturated { "yes" } else { "no" }.into()),
         row(
             "cycles",
-            format!(
-                "{} (warm-up {}, window {}, then drain), {} measured packets, {} flit-hops",
-                r.simulated_cycles, r.warmup_cycles, a.cycles, r.measured_packets, r.flit_hops
-            ),
+            if booksim {
+                format!(
+                    "{} (warm-up {}, then {}-cycle sample periods until converged, then drain), \
+                     {} measured packets, {} flit-hops",
+                    r.simulated_cycles,
+                    r.warmup_cycles,
+                    a.cycles / 10,
+                    r.measured_packets,
+                    r.flit_hops
+                )
+            } else {
+                format!(
+                    "{} (warm-up {}, window {}, then drain), {} measured packets, {} flit-hops",
+                    r.simulated_cycles, r.warmup_cycles, a.cycles, r.measured_packets, r.flit_hops
+                )
+            },
         ),
     ];
     if a.links {
