@@ -49,11 +49,24 @@ pub struct NocArgs {
     /// Allocator arbitration: round-robin or fcfs (oldest first) [default: round-robin].
     #[arg(long, value_name = "ARB")]
     arbitration: Option<String>,
+    /// Router model: podsim (podsim's own input-queued router: --pipeline-stages,
+    /// --link-cycles, --arbitration) or booksim (BookSim 2's iq router stage by stage: route
+    /// computation, VC allocation, switch allocation and crossbar with BookSim's delays, iSLIP
+    /// allocators, channels of 1 cycle on a mesh and 2 on a torus; BookSim's Bernoulli
+    /// injection and measurement: sample periods of --cycles/10, 3 of warm-up, then until 3
+    /// periods agree within 5%, saturated when the average latency passes 500 cycles; k-ary
+    /// n-cubes with dor routing). Its delays are keys of the --config file: routing_delay,
+    /// vc_alloc_delay, sw_alloc_delay, st_prepare_delay, st_final_delay, credit_delay,
+    /// channel_latency, allocator, alloc_iters [default: podsim, or the --config file's].
+    #[arg(long, value_name = "MODE")]
+    router: Option<String>,
     /// Router configuration file (TOML keys of the router model; see
     /// examples/booksim/podsim-router.toml); flags given here override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Measured cycles (after warm-up; a drain follows).
+    /// Measured cycles (after warm-up; a drain follows). With --router booksim: BookSim's
+    /// max_samples x sample_period, sample periods of N/10 cycles (the default gives BookSim's
+    /// 1000).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     cycles: u64,
     /// Seed of the traffic's random stream.
@@ -182,6 +195,9 @@ fn router_config(a: &NocArgs) -> Result<RouterConfig, Failure> {
     if let Some(v) = a.link_cycles {
         cfg.link_cycles = LinkCycles::all(v);
     }
+    if let Some(m) = &a.router {
+        cfg.router = podsim_noc::RouterMode::parse(m).map_err(|e| flag_err("--router", e.why))?;
+    }
     if let Some(s) = &a.arbitration {
         cfg.arbitration = match s.as_str() {
             "round-robin" => Arbitration::RoundRobin,
@@ -245,17 +261,43 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         cycles: a.cycles,
         ..RunSpec::new(pattern, a.rate.unwrap_or(0.0))
     };
-    let title = format!(
-        "{} on {}, {} routing; {} VCs x {} flits, {}-flit packets, {}-stage routers, {}",
-        a.traffic,
-        net.shorthand(),
-        routing.name(),
-        cfg.vcs,
-        cfg.buffer_flits,
-        cfg.packet_flits,
-        cfg.pipeline_stages,
-        cfg.arbitration.name()
-    );
+    let booksim = cfg.router == podsim_noc::RouterMode::Booksim;
+    let title = if booksim {
+        format!(
+            "{} on {}, {} routing; BookSim iq routers, {} VCs x {} flits, {}-flit packets, \
+             delays {}/{}/{}/{}+{} (route/VA/SA/crossbar), {} allocators",
+            a.traffic,
+            net.shorthand(),
+            routing.name(),
+            cfg.vcs,
+            cfg.buffer_flits,
+            cfg.packet_flits,
+            cfg.routing_delay,
+            cfg.vc_alloc_delay,
+            cfg.sw_alloc_delay,
+            cfg.st_prepare_delay,
+            cfg.st_final_delay,
+            cfg.allocator.name()
+        )
+    } else {
+        format!(
+            "{} on {}, {} routing; {} VCs x {} flits, {}-flit packets, {}-stage routers, {}",
+            a.traffic,
+            net.shorthand(),
+            routing.name(),
+            cfg.vcs,
+            cfg.buffer_flits,
+            cfg.packet_flits,
+            cfg.pipeline_stages,
+            cfg.arbitration.name()
+        )
+    };
+    if booksim && (a.links || a.heatmap.is_some()) {
+        return Err(flag_err(
+            if a.links { "--links" } else { "--heatmap" },
+            "the booksim router keeps no per-link counters; use --router podsim for them",
+        ));
+    }
     if a.sweep.is_none() && a.no_resume {
         return Err(flag_err(
             "--no-resume",
@@ -610,10 +652,22 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         row("saturated", if r.saturated { "yes" } else { "no" }.into()),
         row(
             "cycles",
-            format!(
-                "{} (warm-up {}, window {}, then drain), {} measured packets, {} flit-hops",
-                r.simulated_cycles, r.warmup_cycles, a.cycles, r.measured_packets, r.flit_hops
-            ),
+            if booksim {
+                format!(
+                    "{} (warm-up {}, then {}-cycle sample periods until converged, then drain), \
+                     {} measured packets, {} flit-hops",
+                    r.simulated_cycles,
+                    r.warmup_cycles,
+                    a.cycles / 10,
+                    r.measured_packets,
+                    r.flit_hops
+                )
+            } else {
+                format!(
+                    "{} (warm-up {}, window {}, then drain), {} measured packets, {} flit-hops",
+                    r.simulated_cycles, r.warmup_cycles, a.cycles, r.measured_packets, r.flit_hops
+                )
+            },
         ),
     ];
     if a.links {

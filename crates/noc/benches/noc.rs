@@ -1,10 +1,11 @@
 #![allow(missing_docs)]
 //! Packet-level speed: flit-hops per second under uniform random traffic, single-threaded, on
 //! an 8x8 mesh at 0.3 and a 16x16 torus at 0.2 flits/node/cycle (4 VCs x 8 flits, 1-flit
-//! packets); and a sweep of 16 loads run sequentially and on every core.
+//! packets); a sweep of 16 loads run sequentially and on every core; and both router modes
+//! (`podsim`, `booksim`) on the 8x8 mesh and torus at 0.3, with flit-hops per CPU-second.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use podsim_noc::{NocRouting, Pattern, RouterConfig, RunSpec, parse_rates, run, sweep};
+use podsim_noc::{NocRouting, Pattern, RouterConfig, RouterMode, RunSpec, parse_rates, run, sweep};
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
 use podsim_units::{Bandwidth, SimDuration};
 
@@ -74,5 +75,60 @@ fn sweeps(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, flit_hops, sweeps);
+/// CPU time of this thread so far, in seconds (Linux: `/proc/thread-self/schedstat`, whose first
+/// field is nanoseconds on the CPU); `None` elsewhere.
+fn thread_cpu_s() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// Both router modes on the 8x8 mesh and torus, uniform at 0.3 flits/node/cycle, 1-flit packets,
+/// 4 VCs x 8 flits; 30,000 cycles for the booksim mode (its sample periods of 3,000 cycles), the
+/// podsim mode's default protocol with a 10,000-cycle window. Prints flit-link-hops per
+/// CPU-second of this thread for each, besides criterion's per-wall-second throughput.
+fn router_modes(c: &mut Criterion) {
+    let mut g = c.benchmark_group("router_modes");
+    g.sample_size(10);
+    for (name, net) in [
+        ("mesh8x8", cube(&[8, 8], false)),
+        ("torus8x8", cube(&[8, 8], true)),
+    ] {
+        for mode in [RouterMode::Podsim, RouterMode::Booksim] {
+            let cfg = RouterConfig {
+                router: mode,
+                ..RouterConfig::default()
+            };
+            let s = RunSpec {
+                cycles: if mode == RouterMode::Booksim {
+                    30_000
+                } else {
+                    10_000
+                },
+                ..RunSpec::new(Pattern::Uniform, 0.3)
+            };
+            let start = thread_cpu_s();
+            let wall = std::time::Instant::now();
+            let once = run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+            let secs = match (start, thread_cpu_s()) {
+                (Some(a), Some(b)) => b - a,
+                _ => wall.elapsed().as_secs_f64(),
+            };
+            println!(
+                "router_modes/{name}_{}: {} flit-hops in {secs:.3} CPU-s = {:.2} M flit-hops per \
+                 CPU-second",
+                mode.name(),
+                once.flit_hops,
+                once.flit_hops as f64 / secs / 1e6
+            );
+            g.throughput(Throughput::Elements(once.flit_hops));
+            g.bench_function(format!("{name}_{}", mode.name()), |b| {
+                b.iter(|| run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, flit_hops, sweeps, router_modes);
 criterion_main!(benches);

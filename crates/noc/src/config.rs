@@ -30,6 +30,76 @@ impl Arbitration {
     }
 }
 
+/// Which router model the packet level runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouterMode {
+    /// podsim's own input-queued router (`pipeline_stages`, `link_cycles`, `arbitration`; see
+    /// the crate docs).
+    #[default]
+    Podsim,
+    /// BookSim 2's `iq` router, stage by stage (`routing_delay`, `vc_alloc_delay`,
+    /// `sw_alloc_delay`, `st_prepare_delay`, `st_final_delay`, `credit_delay`,
+    /// `channel_latency`, `allocator`, `alloc_iters`), with BookSim's injection process and
+    /// measurement protocol; k-ary n-cubes with dimension-order routing.
+    Booksim,
+}
+
+impl RouterMode {
+    /// Every mode, by name.
+    pub const ALL: [(&'static str, RouterMode); 2] = [
+        ("podsim", RouterMode::Podsim),
+        ("booksim", RouterMode::Booksim),
+    ];
+
+    /// The name used on the command line and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            RouterMode::Podsim => "podsim",
+            RouterMode::Booksim => "booksim",
+        }
+    }
+
+    /// The mode called `name`.
+    pub fn parse(name: &str) -> Result<Self, ConfigError> {
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, m)| m)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "router",
+                    format!("unknown router `{name}`; expected podsim or booksim"),
+                )
+            })
+    }
+}
+
+/// The VC and switch allocators of the BookSim router mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Allocator {
+    /// iSLIP (BookSim's default `islip`): `alloc_iters` rounds of grant (round-robin over the
+    /// inputs requesting an output) and accept (round-robin over the outputs granting an input);
+    /// pointers move only on a grant accepted in the first round.
+    #[default]
+    Islip,
+    /// Separable input-first (BookSim's `separable_input_first` with `round_robin` arbiters):
+    /// each input picks one of its requests round-robin, each output one of the picks.
+    #[serde(alias = "separable_input_first")]
+    SeparableInputFirst,
+}
+
+impl Allocator {
+    /// The name used in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::Islip => "islip",
+            Allocator::SeparableInputFirst => "separable-input-first",
+        }
+    }
+}
+
 /// Link latency in cycles for each kind of link; `None` derives it from the link's latency in
 /// the topology (rounded up to whole cycles, at least one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -98,6 +168,43 @@ pub struct RouterConfig {
     /// link is not throttled by credits returning late, as long links are built. Off, every
     /// VC has `buffer_flits`.
     pub cover_round_trip: bool,
+    /// The router model: `podsim` (default) or `booksim` (BookSim 2's `iq` router; the keys
+    /// below up to `alloc_iters` are its knobs and only it reads them).
+    #[serde(skip_serializing_if = "is_default")]
+    pub router: RouterMode,
+    /// BookSim mode: cycles of route computation (BookSim `routing_delay`, default 1; 0 is
+    /// lookahead routing, the route computed one router ahead).
+    #[serde(skip_serializing_if = "is_one")]
+    pub routing_delay: u32,
+    /// BookSim mode: cycles of VC allocation (`vc_alloc_delay`, default 1, at least 1).
+    #[serde(skip_serializing_if = "is_one")]
+    pub vc_alloc_delay: u32,
+    /// BookSim mode: cycles of switch allocation (`sw_alloc_delay`, default 1, at least 1).
+    #[serde(skip_serializing_if = "is_one")]
+    pub sw_alloc_delay: u32,
+    /// BookSim mode: cycles preparing switch traversal (`st_prepare_delay`, default 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub st_prepare_delay: u32,
+    /// BookSim mode: cycles of switch traversal (`st_final_delay`, default 1); the crossbar
+    /// takes `st_prepare_delay + st_final_delay` cycles, at least 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub st_final_delay: u32,
+    /// BookSim mode: cycles a router takes to process a credit it received (`credit_delay`,
+    /// default 0), on top of the credit channel's latency.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub credit_delay: u32,
+    /// BookSim mode: latency of router-to-router channels (flits and credits) in cycles;
+    /// unset, BookSim's `use_noc_latency = 1`: 1 on a mesh, 2 on a network with wrap-around
+    /// links. Injection and ejection channels always take 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_latency: Option<u32>,
+    /// BookSim mode: the VC and switch allocators (`islip`, default, or
+    /// `separable-input-first`), with round-robin arbiters.
+    #[serde(skip_serializing_if = "is_default")]
+    pub allocator: Allocator,
+    /// BookSim mode: iSLIP iterations per allocation (`alloc_iters`, default 1).
+    #[serde(skip_serializing_if = "is_one")]
+    pub alloc_iters: u32,
     /// The most memory, in bytes, a simulation built to this configuration may hold: it is
     /// refused up front, naming its estimate, when the estimate is larger. Not a key of
     /// configuration files (the command line's `--memory-limit` sets it); default: no limit.
@@ -121,9 +228,29 @@ impl Default for RouterConfig {
             dateline: true,
             watchdog_cycles: 10_000,
             cover_round_trip: false,
+            router: RouterMode::Podsim,
+            routing_delay: 1,
+            vc_alloc_delay: 1,
+            sw_alloc_delay: 1,
+            st_prepare_delay: 0,
+            st_final_delay: 1,
+            credit_delay: 0,
+            channel_latency: None,
+            allocator: Allocator::Islip,
+            alloc_iters: 1,
             memory_limit: u64::MAX,
         }
     }
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// A configuration value that cannot be used: the key and what was expected.
@@ -175,6 +302,28 @@ impl RouterConfig {
                 )?;
             }
         }
+        range("routing_delay", u64::from(self.routing_delay), 0, 1_000)?;
+        range("vc_alloc_delay", u64::from(self.vc_alloc_delay), 1, 1_000)?;
+        range("sw_alloc_delay", u64::from(self.sw_alloc_delay), 1, 1_000)?;
+        range(
+            "st_prepare_delay",
+            u64::from(self.st_prepare_delay),
+            0,
+            1_000,
+        )?;
+        range("st_final_delay", u64::from(self.st_final_delay), 0, 1_000)?;
+        if self.st_prepare_delay + self.st_final_delay == 0 {
+            return Err(ConfigError::new(
+                "st_final_delay",
+                "the crossbar needs at least one cycle: st_prepare_delay + st_final_delay must \
+                 be at least 1, got 0",
+            ));
+        }
+        range("credit_delay", u64::from(self.credit_delay), 0, 1_000)?;
+        if let Some(l) = self.channel_latency {
+            range("channel_latency", u64::from(l), 1, 65_535)?;
+        }
+        range("alloc_iters", u64::from(self.alloc_iters), 1, 64)?;
         Ok(())
     }
 }

@@ -1,7 +1,28 @@
 //! The packet level: cycle-level input-queued routers with virtual channels and credit-based
 //! flow control, network interfaces, synthetic traffic and latency-throughput curves.
 //!
-//! # The router model
+//! # Two router modes
+//! [`RouterConfig::router`] picks the router model (`podsim noc --router podsim|booksim`, or
+//! `router = "..."` in the router TOML file):
+//!
+//! | | `podsim` (default) | `booksim` |
+//! |---|---|---|
+//! | what it is | podsim's own input-queued VC router, described below | BookSim 2's `iq` router (commit 28f43299), stage by stage |
+//! | pipeline | `pipeline_stages` S folded into one wait: a flit crosses the switch S - 1 cycles after it arrives | separate stages with their own delays: `routing_delay` (0 = lookahead), `vc_alloc_delay`, `sw_alloc_delay`, crossbar `st_prepare_delay + st_final_delay`, `credit_delay`; a stage with delay d takes a new batch only when the last has left, as BookSim's stage queues do |
+//! | links | `link_cycles` per kind of link (or from the topology's latency) | `channel_latency`, unset: BookSim's 1 cycle on a mesh, 2 on a torus; a flit written at t is read at t + L + 1 (BookSim's channel latch) |
+//! | allocators | separable input-first, round-robin or `fcfs` | iSLIP with `alloc_iters` rounds (BookSim's default) or separable input-first, round-robin arbiters over BookSim's port numbering |
+//! | torus deadlock | dateline classes from `podsim-routing` (class 1 after the wrap link) | BookSim's `dim_order_torus`: packets whose dimension's coordinate is above the destination's take the upper half of the VCs for that dimension, all VCs at the destination router; ties at k/2 go either way at random |
+//! | networks | every topology and routing | k-ary n-cubes with dimension-order routing, one terminal per router |
+//! | injection | every packet created is queued at its interface (infinite queue), `interfaces` channels per node | BookSim's: Bernoulli trials run lazily while the node's one packet slot is empty, so creation times are those of an infinite queue; one injection channel per node; a head takes a free, non-full VC round-robin |
+//! | measurement | warm-up until two samples agree within 5%, a window of `cycles`, a drain; saturated when accepted < 95% of generated or the drain does not finish | BookSim's `sim_type = latency`: periods of `cycles / 10`, 3 of warm-up, then until 3 periods agree within 5% (10 periods at most), drain the measured packets; saturated ("unstable") when the average latency of retired packets and flits in flight passes 500 cycles |
+//! | latency | creation to the tail's arrival at the interface | creation to the tail's ejection (BookSim's packet latency) |
+//! | zero-load latency | S + h (S - 1 + L) + P | H (R + VA + SA + X) + D L + 3 + (P - 1), H = D + 1 routers |
+//!
+//! The booksim mode reproduces BookSim's own curves (`tools/booksim/curves/`): on the 8x8 mesh
+//! and torus and the 16x16 mesh, zero-load latency within 0.5 cycle of BookSim's exact value,
+//! saturation throughput within 2%; the podsim mode's outputs are unchanged by its existence.
+//!
+//! # The router model (`podsim` mode)
 //! Every node of the topology is a router; every endpoint also has `interfaces` network
 //! interfaces (Tofu 6, DOJO 1, as the topology says), each with an injection channel into its
 //! router and an ejection channel out of it. Every input port (a network link or an injection
@@ -56,13 +77,14 @@
 //! configuration, traffic, seed); a simulation is one value with no global state, so any number
 //! run side by side, and a sweep run in parallel gives the sequential sweep's numbers.
 
+mod booksim;
 mod config;
 mod fabric;
 mod model;
 mod sim;
 mod traffic;
 
-pub use config::{Arbitration, ConfigError, LinkCycles, RouterConfig};
+pub use config::{Allocator, Arbitration, ConfigError, LinkCycles, RouterConfig, RouterMode};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
 pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, Noc};

@@ -9,7 +9,7 @@ use podsim_engine::{Histogram, RngStreams};
 use podsim_topology::Network;
 
 use crate::NocError;
-use crate::config::{ConfigError, RouterConfig};
+use crate::config::{ConfigError, RouterConfig, RouterMode};
 use crate::fabric::NocRouting;
 use crate::sim::{Delivered, LinkStat, Noc};
 
@@ -102,7 +102,7 @@ impl Pattern {
 type CoordMap = dyn Fn(&[u32], &[u32]) -> Vec<u32>;
 
 /// Destinations for a pattern on one network.
-struct Destinations {
+pub(crate) struct Destinations {
     pattern: Pattern,
     n: usize,
     perm: Vec<u32>,
@@ -110,7 +110,7 @@ struct Destinations {
 }
 
 impl Destinations {
-    fn new(pattern: &Pattern, net: &Network, n: usize) -> Result<Self, ConfigError> {
+    pub(crate) fn new(pattern: &Pattern, net: &Network, n: usize) -> Result<Self, ConfigError> {
         let bad = |why: String| ConfigError::new("traffic", why);
         let pow2 = || -> Result<u32, ConfigError> {
             if n.is_power_of_two() {
@@ -214,7 +214,7 @@ impl Destinations {
         })
     }
 
-    fn next(&mut self, src: usize, rng: &mut impl RngCore) -> usize {
+    pub(crate) fn next(&mut self, src: usize, rng: &mut impl RngCore) -> usize {
         let below = |rng: &mut dyn RngCore, n: usize| -> usize {
             ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize
         };
@@ -366,7 +366,7 @@ pub struct PacketLog {
 }
 
 impl PacketLog {
-    fn record(&mut self, got: &[Delivered]) {
+    pub(crate) fn record(&mut self, got: &[Delivered]) {
         let room = self.limit.saturating_sub(self.kept.len());
         self.kept.extend(got.iter().take(room).copied());
         self.cut += got.len().saturating_sub(room) as u64;
@@ -381,6 +381,9 @@ pub fn run_logged(
     spec: &RunSpec,
     mut log: Option<&mut PacketLog>,
 ) -> Result<NocResult, NocError> {
+    if cfg.router == RouterMode::Booksim {
+        return crate::booksim::run(net, routing, cfg, spec, log);
+    }
     // Memory, before anything is built: a cached route for every pair the traffic can meet (at
     // most one per packet created, over the longest warm-up, the window and the drain;
     // permutation patterns meet one pair per source), then the routers within what is left.

@@ -1,0 +1,1851 @@
+//! The BookSim router mode: BookSim 2's input-queued router (`iq`), its traffic manager's
+//! injection process and its measurement protocol, cycle for cycle.
+//!
+//! Written from a reading of BookSim 2 (commit 28f43299, `routers/iq_router.cpp`,
+//! `allocators/islip.cpp`, `allocators/separable_input_first.cpp`, `buffer_state.cpp`,
+//! `channel.hpp`, `networks/kncube.cpp`, `routefunc.cpp`, `trafficmanager.cpp`; the notes are in
+//! `tools/booksim/README.md`). The network is a k-ary n-cube with one terminal per router;
+//! router ports are numbered as BookSim numbers them (port 2d: the +1 neighbour in dimension d,
+//! 2d + 1: the -1 neighbour, 2n: the terminal), because the round-robin pointers of the
+//! allocators run over those numbers.
+//!
+//! # One cycle
+//! BookSim's `_Step`, in an order that gives the same result:
+//! 1. **terminals**: flits arriving from ejection channels are retired (latency statistics at
+//!    the tail) and a credit goes back to the router; credits for the injection channel are
+//!    applied; each node with no packet pending runs its Bernoulli trials from the cycle after
+//!    its last packet up to now, stopping at the first success (the packet's creation time is
+//!    that trial's cycle: an infinite source queue, generated lazily); each node writes at most
+//!    one flit to its injection channel, the head taking a free, non-full VC round-robin.
+//! 2. **routers** (only those with something to do): arriving flits enter their VC buffers (a
+//!    head at an idle VC starts route computation), arriving credits wait `credit_delay`; then
+//!    each stage is evaluated and then updated, as `IQRouter::_InternalStep` does: route
+//!    computation, VC allocation (iSLIP or separable input-first over (input, VC) x (output,
+//!    VC)), switch allocation (over input x output port; one VC per input and output), crossbar.
+//!    A stage with delay d evaluates a batch of waiting VCs and holds them d cycles; its queue
+//!    takes the next batch only when that one has left, as BookSim's stage queues do.
+//! 3. **channels**: a flit or credit written in cycle t on a channel of latency L is read at
+//!    the far end in cycle t + L + 1 (BookSim's channels latch their input one cycle and then
+//!    delay it L - 1 more); injection and ejection channels have latency 1.
+//!
+//! A credit is returned upstream the cycle a flit wins switch allocation; the downstream
+//! buffer's occupancy rises in that cycle too. A VC whose tail has been sent may be allocated
+//! again at once (`wait_for_tail_credit = 0`).
+//!
+//! # Measurement
+//! BookSim's `sim_type = latency`: sample periods of `cycles / 10` cycles (the default 10,000
+//! gives BookSim's `sample_period = 1000` and `max_samples = 10`); 3 warm-up periods, then
+//! packets are measured until 3 consecutive periods change the average packet latency and the
+//! accepted rate by at most 5% (or 10 periods in all); then the measured packets are drained
+//! with traffic still offered. The run is unstable (saturated) when the average latency of the
+//! packets retired since the last reset plus the flits in flight (counted from creation)
+//! exceeds 500 cycles at the end of a period or every 1,000 cycles of the drain. Packet latency
+//! is from creation to the tail's ejection; accepted rate is flits ejected per node per cycle
+//! while measuring.
+
+use std::collections::VecDeque;
+
+use rand::RngCore;
+
+use podsim_engine::{Histogram, RngStreams, SimError, SimRng};
+use podsim_topology::{Network, NodeId};
+use podsim_units::SimTime;
+
+use crate::NocError;
+use crate::config::{Allocator, ConfigError, RouterConfig};
+use crate::fabric::NocRouting;
+use crate::sim::Delivered;
+use crate::traffic::{Destinations, MIN_WINDOW_CYCLES, NocResult, PacketLog, RunSpec};
+
+/// Warm-up periods (BookSim `warmup_periods`).
+const WARMUP_PERIODS: u32 = 3;
+/// Most sample periods in all (BookSim `max_samples`).
+const MAX_SAMPLES: u32 = 10;
+/// Average latency above which a run is unstable (BookSim `latency_thres`).
+const LATENCY_THRESHOLD: f64 = 500.0;
+/// Largest relative change of latency and accepted rate between periods that counts as
+/// converged (BookSim `stopping_thres`, `acc_stopping_thres`).
+const STOPPING_THRESHOLD: f64 = 0.05;
+
+const IDLE: u8 = 0;
+const ROUTING: u8 = 1;
+const VC_ALLOC: u8 = 2;
+const ACTIVE: u8 = 3;
+
+/// An entry's time before its stage has evaluated it.
+const UNSET: i64 = -1;
+/// An entry's result before evaluation, and a stall after it.
+const PENDING: i32 = -1;
+const STALL: i32 = -2;
+
+const HEAD: u32 = 1;
+const TAIL: u32 = 2;
+
+/// A VC waiting in a stage: BookSim's `(time, (input, vc), result)` queue entries.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    time: i64,
+    input: u16,
+    vc: u16,
+    result: i32,
+}
+
+/// A flit in the crossbar.
+#[derive(Debug, Clone, Copy)]
+struct Crossing {
+    time: i64,
+    output: u16,
+    vc: u16,
+    flit: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FlitEvent {
+    router: u32,
+    port: u16,
+    vc: u16,
+    flit: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CreditEvent {
+    router: u32,
+    port: u16,
+    vc: u16,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Packet {
+    src: u32,
+    dst: u32,
+    ctime: u64,
+    itime: u64,
+    /// Routers whose switch the head crossed.
+    routers: u32,
+    /// Dateline partition of the current dimension (BookSim `f->ph`).
+    ph: u8,
+    /// Coin tosses for ties at distance k/2 in a wrapped dimension, bit d for dimension d
+    /// (modulo 64): BookSim tosses a coin when the packet turns into the dimension, which
+    /// happens once per dimension.
+    measured: bool,
+    coins: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    WarmingUp,
+    Running,
+    Draining,
+}
+
+/// Packet statistics since the last reset.
+#[derive(Debug, Clone, Default)]
+struct Stats {
+    plat_sum: u64,
+    nlat_sum: u64,
+    hops_sum: u64,
+    packets: u64,
+    hist: Histogram,
+    accepted: u64,
+    sent: u64,
+}
+
+/// Scratch space of the allocators, reused every call.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    /// Requests: (input, output).
+    reqs: Vec<(u16, u16)>,
+    /// Best candidate per output (grant) or input (accept): key << 16 | port, `u32::MAX` none.
+    best_out: Vec<u32>,
+    best_in: Vec<u32>,
+    inmatch: Vec<i32>,
+    outmatch: Vec<i32>,
+    touched_in: Vec<u16>,
+    touched_out: Vec<u16>,
+    /// Switch requests by input x output: the requesting VC, -1 none.
+    sw_label: Vec<i16>,
+    /// Heads asking for VCs of each output port.
+    port_count: Vec<u16>,
+    /// A stage's batch, (input, VC), and each one's result.
+    items: Vec<(u16, u16)>,
+    res: Vec<i32>,
+    sa_res: Vec<i32>,
+    /// Heads competing for one output port: (item, input VC, free VCs of its range), and the
+    /// separable allocator's pick for each.
+    heads: Vec<(u16, u16, u32)>,
+    picks: Vec<usize>,
+}
+
+/// `i + 1` modulo `n` (for `i < n`), without a division.
+fn after(i: usize, n: usize) -> u16 {
+    if i + 1 == n { 0 } else { (i + 1) as u16 }
+}
+
+/// The output among `free` (VC bits of the output port whose (port, VC) outputs start at
+/// `base`) nearest `from` round-robin over all (port, VC) outputs: from inside this port's
+/// block, the first at or after it, else (and after wrapping) the lowest.
+fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
+    let later = if from > base && from < base + v {
+        free & (u32::MAX << (from - base))
+    } else {
+        0
+    };
+    base + if later != 0 { later } else { free }.trailing_zeros() as usize
+}
+
+/// The VC bits `first..=last`.
+fn vc_range(first: u8, last: u8) -> u32 {
+    (u32::MAX >> (31 - u32::from(last))) & (u32::MAX << first)
+}
+
+/// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
+/// output granted to every requesting input, or -1.
+#[allow(clippy::too_many_arguments)]
+fn allocate(
+    kind: Allocator,
+    iters: u32,
+    ni: usize,
+    no: usize,
+    gptr: &mut [u16],
+    aptr: &mut [u16],
+    reqs: &[(u16, u16)],
+    s: &mut Scratch,
+) {
+    for &(i, o) in reqs {
+        s.inmatch[i as usize] = -1;
+        s.outmatch[o as usize] = -1;
+    }
+    // Round-robin distance from a pointer (both below n).
+    let dist = |a: usize, from: u16, _n: usize| {
+        let from = from as usize;
+        (if a >= from { a - from } else { a + _n - from }) as u32
+    };
+    // One input asking (the usual case: one head wanting any VC of one output, or one flit
+    // wanting the switch): every output grants it, it takes the nearest round-robin.
+    if let Some(&(i0, _)) = reqs.first()
+        && reqs.iter().all(|&(i, _)| i == i0)
+    {
+        let iu = i0 as usize;
+        let mut best = u32::MAX;
+        for &(_, o) in reqs {
+            best = best.min(dist(o as usize, aptr[iu], no) << 16 | u32::from(o));
+        }
+        let o = (best & 0xffff) as usize;
+        s.inmatch[iu] = o as i32;
+        gptr[o] = after(iu, ni);
+        aptr[iu] = after(o, no);
+        return;
+    }
+    // No two requests share an input or an output: each output grants its one requester and
+    // each input accepts its one grant.
+    let mut distinct = true;
+    for &(i, o) in reqs {
+        if s.best_in[i as usize] != u32::MAX || s.best_out[o as usize] != u32::MAX {
+            distinct = false;
+            break;
+        }
+        s.best_in[i as usize] = 0;
+        s.best_out[o as usize] = 0;
+    }
+    for &(i, o) in reqs {
+        s.best_in[i as usize] = u32::MAX;
+        s.best_out[o as usize] = u32::MAX;
+    }
+    if distinct {
+        for &(i, o) in reqs {
+            let (iu, ou) = (i as usize, o as usize);
+            s.inmatch[iu] = ou as i32;
+            gptr[ou] = after(iu, ni);
+            aptr[iu] = after(ou, no);
+        }
+        return;
+    }
+    match kind {
+        Allocator::Islip => {
+            for iter in 0..iters {
+                // Grant: each free output picks, round-robin from its pointer, a free input.
+                s.touched_out.clear();
+                for &(i, o) in reqs {
+                    let (iu, ou) = (i as usize, o as usize);
+                    if s.inmatch[iu] != -1 || s.outmatch[ou] != -1 {
+                        continue;
+                    }
+                    let key = dist(iu, gptr[ou], ni) << 16 | u32::from(i);
+                    if s.best_out[ou] == u32::MAX {
+                        s.touched_out.push(o);
+                    }
+                    s.best_out[ou] = s.best_out[ou].min(key);
+                }
+                if s.touched_out.is_empty() {
+                    break;
+                }
+                // Accept: each input picks, round-robin from its pointer, a granting output.
+                s.touched_in.clear();
+                for &o in &s.touched_out {
+                    let ou = o as usize;
+                    let i = (s.best_out[ou] & 0xffff) as usize;
+                    s.best_out[ou] = u32::MAX;
+                    let key = dist(ou, aptr[i], no) << 16 | u32::from(o);
+                    if s.best_in[i] == u32::MAX {
+                        s.touched_in.push(i as u16);
+                    }
+                    s.best_in[i] = s.best_in[i].min(key);
+                }
+                for &i in &s.touched_in {
+                    let iu = i as usize;
+                    let o = (s.best_in[iu] & 0xffff) as usize;
+                    s.best_in[iu] = u32::MAX;
+                    s.inmatch[iu] = o as i32;
+                    s.outmatch[o] = iu as i32;
+                    if iter == 0 {
+                        gptr[o] = after(iu, ni);
+                        aptr[iu] = after(o, no);
+                    }
+                }
+            }
+        }
+        Allocator::SeparableInputFirst => {
+            // Input arbiters: each input picks one of its requests round-robin.
+            s.touched_in.clear();
+            for &(i, o) in reqs {
+                let (iu, ou) = (i as usize, o as usize);
+                let key = dist(ou, aptr[iu], no) << 16 | u32::from(o);
+                if s.best_in[iu] == u32::MAX {
+                    s.touched_in.push(i);
+                }
+                s.best_in[iu] = s.best_in[iu].min(key);
+            }
+            // Output arbiters: each output picks one of the inputs that picked it.
+            s.touched_out.clear();
+            for &i in &s.touched_in {
+                let iu = i as usize;
+                let o = (s.best_in[iu] & 0xffff) as usize;
+                s.best_in[iu] = u32::MAX;
+                let key = dist(iu, gptr[o], ni) << 16 | u32::from(i);
+                if s.best_out[o] == u32::MAX {
+                    s.touched_out.push(o as u16);
+                }
+                s.best_out[o] = s.best_out[o].min(key);
+            }
+            for &o in &s.touched_out {
+                let ou = o as usize;
+                let i = (s.best_out[ou] & 0xffff) as usize;
+                s.best_out[ou] = u32::MAX;
+                s.inmatch[i] = ou as i32;
+                s.outmatch[ou] = i as i32;
+                aptr[i] = after(ou, no);
+                gptr[ou] = after(i, ni);
+            }
+        }
+    }
+}
+
+/// A network of BookSim `iq` routers with its terminals.
+struct BookSim {
+    // Shape.
+    routers: usize,
+    ports: usize,
+    vcs: usize,
+    depth: usize,
+    dims: Vec<u32>,
+    wrap: Vec<bool>,
+    /// Coordinates of every router, `routers * dims`.
+    coords: Vec<u32>,
+    /// Dateline VC partitions (any dimension wraps: BookSim's `dim_order_torus`).
+    torus: bool,
+    /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
+    nbr: Vec<u32>,
+    // Delays.
+    routing_delay: i64,
+    vc_alloc_delay: i64,
+    sw_alloc_delay: i64,
+    crossbar_delay: i64,
+    credit_delay: u64,
+    latency: u64,
+    allocator: Allocator,
+    alloc_iters: u32,
+    packet_flits: u32,
+    watchdog: u64,
+    cycle_ps: u64,
+    // Router state, by (router, port, VC) unless said.
+    buf: Vec<u32>,
+    buf_head: Vec<u16>,
+    buf_len: Vec<u16>,
+    state: Vec<u8>,
+    /// Route: output port and VC range.
+    route: Vec<(u8, u8, u8)>,
+    /// Allocated output port and VC.
+    out: Vec<(u8, u8)>,
+    /// Downstream occupancy and ownership, by (router, output port, VC).
+    occ: Vec<u16>,
+    /// VCs allocated to a packet whose tail has not left, one bit per VC, by (router, output).
+    in_use: Vec<u32>,
+    /// Delays all 1 (routing 0 or 1) and at most 64 input VCs per router: each stage takes all
+    /// its waiting VCs every cycle, so a bit set per router and stage is its queue.
+    fast: bool,
+    /// In the fast case, each input-VC bit's port and VC.
+    bit_port: Vec<u16>,
+    bit_vc: Vec<u16>,
+    route_m: Vec<u64>,
+    va_m: Vec<u64>,
+    sa_m: Vec<u64>,
+    route_q: Vec<VecDeque<Entry>>,
+    va_q: Vec<VecDeque<Entry>>,
+    sa_q: Vec<VecDeque<Entry>>,
+    xbar_q: Vec<VecDeque<Crossing>>,
+    credits_q: Vec<VecDeque<(u64, u16, u16)>>,
+    va_gptr: Vec<u16>,
+    va_aptr: Vec<u16>,
+    sw_gptr: Vec<u16>,
+    sw_aptr: Vec<u16>,
+    sw_rr: Vec<u16>,
+    scratch: Scratch,
+    // Channels: events by arrival cycle modulo the wheel's size.
+    wheel: usize,
+    flits_at: Vec<Vec<FlitEvent>>,
+    credits_at: Vec<Vec<CreditEvent>>,
+    eject_at: Vec<Vec<FlitEvent>>,
+    inj_credit_at: Vec<Vec<CreditEvent>>,
+    active: Vec<u32>,
+    next_active: Vec<u32>,
+    stamp: Vec<u64>,
+    // Terminals.
+    cur: Vec<u32>,
+    sent_of: Vec<u32>,
+    inj_vc: Vec<i32>,
+    last_vc: Vec<i32>,
+    qtime: Vec<u64>,
+    qdrained: Vec<bool>,
+    undrained: usize,
+    inj_occ: Vec<u16>,
+    inj_in_use: Vec<bool>,
+    threshold: u64,
+    // Packets.
+    packets: Vec<Packet>,
+    free: Vec<u32>,
+    // Time and bookkeeping.
+    now: u64,
+    phase: Phase,
+    drain_time: u64,
+    reset_time: u64,
+    stats: Stats,
+    in_flight: u64,
+    in_flight_ctime: u128,
+    measured_in_flight: u64,
+    in_network: u64,
+    last_progress: u64,
+    flit_hops: u64,
+    rng: SimRng,
+    route_rng: SimRng,
+    dests: Destinations,
+}
+
+const NO_PACKET: u32 = u32::MAX;
+
+impl BookSim {
+    fn new(net: &Network, cfg: &RouterConfig, spec: &RunSpec) -> Result<Self, NocError> {
+        let Network::Cube(c) = net else {
+            return Err(ConfigError::new(
+                "router",
+                format!(
+                    "the booksim router runs k-ary n-cubes (mesh:..., torus:...), as BookSim's \
+                     kncube does; {} is not one",
+                    net.shorthand()
+                ),
+            )
+            .into());
+        };
+        let dims = c.dims().to_vec();
+        let n = dims.len();
+        let wrap: Vec<bool> = (0..n).map(|d| c.has_wrap_link(d)).collect();
+        let routers = c.node_count() as usize;
+        let ports = 2 * n + 1;
+        let vcs = cfg.vcs as usize;
+        let depth = cfg.buffer_flits as usize;
+        let torus = wrap.iter().any(|&w| w);
+        if torus && vcs < 2 {
+            return Err(ConfigError::new(
+                "vcs",
+                format!(
+                    "{} has wrap-around links: BookSim's dateline partitions need at least 2 \
+                     virtual channels, got {vcs}",
+                    net.shorthand()
+                ),
+            )
+            .into());
+        }
+        if ports > 255 || routers >= (1 << 30) {
+            return Err(ConfigError::new(
+                "topology",
+                format!(
+                    "{} is larger than the booksim router handles",
+                    net.shorthand()
+                ),
+            )
+            .into());
+        }
+        let slots = routers * ports * vcs;
+        let estimate = (slots as u64)
+            .saturating_mul(4 * depth as u64 + 64)
+            .saturating_add(routers as u64 * 256);
+        if estimate > cfg.memory_limit {
+            return Err(NocError::Memory {
+                what: format!("{routers} BookSim routers"),
+                estimate,
+                limit: cfg.memory_limit,
+            });
+        }
+        let mut stride = Vec::with_capacity(n);
+        let mut s = 1u32;
+        for &k in &dims {
+            stride.push(s);
+            s = s.saturating_mul(k);
+        }
+        let mut nbr = vec![0u32; routers * ports];
+        for r in 0..routers {
+            for d in 0..n {
+                let k = dims[d];
+                let x = (r as u32 / stride[d]) % k;
+                let base = r as u32 - x * stride[d];
+                nbr[r * ports + 2 * d] = base + ((x + 1) % k) * stride[d];
+                nbr[r * ports + 2 * d + 1] = base + ((x + k - 1) % k) * stride[d];
+            }
+            nbr[r * ports + 2 * n] = r as u32;
+        }
+        let coords: Vec<u32> = (0..routers)
+            .flat_map(|r| {
+                let stride = &stride;
+                let dims = &dims;
+                (0..n).map(move |d| (r as u32 / stride[d]) % dims[d])
+            })
+            .collect();
+        let latency = u64::from(cfg.channel_latency.unwrap_or(if torus { 2 } else { 1 }));
+        let wheel = (latency as usize + 3).next_power_of_two();
+        let p = spec.rate / f64::from(cfg.packet_flits);
+        let threshold = if p >= 1.0 {
+            u64::MAX
+        } else {
+            (p * 18_446_744_073_709_551_616.0) as u64
+        };
+        let nio = ports * vcs;
+        let streams = RngStreams::new(spec.seed);
+        Ok(BookSim {
+            routers,
+            ports,
+            vcs,
+            depth,
+            dims,
+            wrap,
+            coords,
+            torus,
+            nbr,
+            routing_delay: i64::from(cfg.routing_delay),
+            vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
+            sw_alloc_delay: i64::from(cfg.sw_alloc_delay),
+            crossbar_delay: i64::from(cfg.st_prepare_delay + cfg.st_final_delay),
+            credit_delay: u64::from(cfg.credit_delay),
+            latency,
+            allocator: cfg.allocator,
+            alloc_iters: cfg.alloc_iters,
+            packet_flits: cfg.packet_flits,
+            watchdog: cfg.watchdog_cycles,
+            cycle_ps: {
+                let bw = net.link().bandwidth.bytes_per_s() as f64;
+                ((cfg.flit_bytes as f64 / bw.max(1.0)) * 1e12)
+                    .round()
+                    .max(1.0) as u64
+            },
+            buf: vec![0; slots * depth],
+            buf_head: vec![0; slots],
+            buf_len: vec![0; slots],
+            state: vec![IDLE; slots],
+            route: vec![(0, 0, 0); slots],
+            out: vec![(0, 0); slots],
+            occ: vec![0; slots],
+            in_use: vec![0; routers * ports],
+            fast: cfg.routing_delay <= 1
+                && cfg.vc_alloc_delay == 1
+                && cfg.sw_alloc_delay == 1
+                && cfg.st_prepare_delay + cfg.st_final_delay == 1
+                && ports * vcs <= 64,
+            bit_port: (0..ports * vcs).map(|j| (j / vcs) as u16).collect(),
+            bit_vc: (0..ports * vcs).map(|j| (j % vcs) as u16).collect(),
+            route_m: vec![0; routers],
+            va_m: vec![0; routers],
+            sa_m: vec![0; routers],
+            route_q: vec![VecDeque::new(); routers],
+            va_q: vec![VecDeque::new(); routers],
+            sa_q: vec![VecDeque::new(); routers],
+            xbar_q: vec![VecDeque::new(); routers],
+            credits_q: vec![VecDeque::new(); routers],
+            va_gptr: vec![0; routers * nio],
+            va_aptr: vec![0; routers * nio],
+            sw_gptr: vec![0; routers * ports],
+            sw_aptr: vec![0; routers * ports],
+            sw_rr: vec![0; routers * ports],
+            scratch: Scratch {
+                reqs: Vec::new(),
+                best_out: vec![u32::MAX; nio],
+                best_in: vec![u32::MAX; nio],
+                inmatch: vec![-1; nio],
+                outmatch: vec![-1; nio],
+                touched_in: Vec::new(),
+                touched_out: Vec::new(),
+                sw_label: vec![-1; ports * ports],
+                port_count: vec![0; ports],
+                items: Vec::new(),
+                res: Vec::new(),
+                sa_res: Vec::new(),
+                heads: Vec::new(),
+                picks: Vec::new(),
+            },
+            wheel,
+            flits_at: vec![Vec::new(); wheel],
+            credits_at: vec![Vec::new(); wheel],
+            eject_at: vec![Vec::new(); wheel],
+            inj_credit_at: vec![Vec::new(); wheel],
+            active: Vec::new(),
+            next_active: Vec::new(),
+            stamp: vec![u64::MAX; routers],
+            cur: vec![NO_PACKET; routers],
+            sent_of: vec![0; routers],
+            inj_vc: vec![-1; routers],
+            last_vc: vec![-1; routers],
+            qtime: vec![0; routers],
+            qdrained: vec![false; routers],
+            undrained: routers,
+            inj_occ: vec![0; routers * vcs],
+            inj_in_use: vec![false; routers * vcs],
+            threshold,
+            packets: Vec::new(),
+            free: Vec::new(),
+            now: 0,
+            phase: Phase::WarmingUp,
+            drain_time: 0,
+            reset_time: 0,
+            stats: Stats::default(),
+            in_flight: 0,
+            in_flight_ctime: 0,
+            measured_in_flight: 0,
+            in_network: 0,
+            last_progress: 0,
+            flit_hops: 0,
+            rng: streams.stream("noc.booksim.traffic"),
+            route_rng: streams.stream("noc.booksim.routing"),
+            dests: Destinations::new(&spec.pattern, net, routers)?,
+        })
+    }
+
+    fn coord(&self, r: usize, d: usize) -> u32 {
+        self.coords[r * self.dims.len() + d]
+    }
+
+    /// BookSim's `dim_order_mesh` / `dim_order_torus` at router `r` for the head of `pkt`
+    /// arriving on `in_port`: the output port and the VC range.
+    fn compute_route(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
+        let p = self.packets[pkt as usize];
+        let dst = p.dst as usize;
+        let last = (self.vcs - 1) as u8;
+        if r == dst {
+            return ((self.ports - 1) as u8, 0, last);
+        }
+        let mut d = 0;
+        while self.coord(r, d) == self.coord(dst, d) {
+            d += 1;
+        }
+        let (cur, dest, k) = (self.coord(r, d), self.coord(dst, d), self.dims[d]);
+        let port = if !self.wrap[d] {
+            if in_port / 2 != d {
+                self.packets[pkt as usize].ph = 0;
+            }
+            if cur < dest { 2 * d } else { 2 * d + 1 }
+        } else if in_port / 2 != d {
+            // Turning into this dimension: the shorter way round, a coin toss at k/2.
+            let dist2 = i64::from(k) - 2 * i64::from((dest + k - cur) % k);
+            let plus = dist2 > 0 || (dist2 == 0 && (p.coins >> (d % 64)) & 1 == 1);
+            // BookSim's fixed dateline between k-1 and 0: `dor_next_torus` sets partition 1
+            // when `(dir == 0 && cur > dest) || (dir == 1 && dest < cur)`, which is
+            // `cur > dest` whichever way the packet goes.
+            let ph = u8::from(cur > dest);
+            self.packets[pkt as usize].ph = ph;
+            if plus { 2 * d } else { 2 * d + 1 }
+        } else {
+            in_port ^ 1
+        };
+        if self.torus {
+            let avail = (self.vcs / 2) as u8;
+            if self.packets[pkt as usize].ph == 0 {
+                (port as u8, 0, last - avail)
+            } else {
+                (port as u8, avail, last)
+            }
+        } else {
+            (port as u8, 0, last)
+        }
+    }
+
+    fn wake(&mut self, r: u32) {
+        if self.stamp[r as usize] != self.now {
+            self.stamp[r as usize] = self.now;
+            self.active.push(r);
+        }
+    }
+
+    fn slot(&self, delay: u64) -> usize {
+        ((self.now + delay) as usize) & (self.wheel - 1)
+    }
+
+    /// Start a packet at node `n`, created at `ctime`.
+    fn generate(&mut self, n: usize, ctime: u64) {
+        let dst = self.dests.next(n, &mut self.rng) as u32;
+        self.generate_to(n, dst, ctime);
+    }
+
+    /// Start a packet at node `n` to `dst`, created at `ctime`.
+    fn generate_to(&mut self, n: usize, dst: u32, ctime: u64) {
+        let measured = self.phase == Phase::Running
+            || (self.phase == Phase::Draining && ctime < self.drain_time);
+        let p = Packet {
+            src: n as u32,
+            dst,
+            ctime,
+            itime: 0,
+            routers: 0,
+            ph: 0,
+            measured,
+            coins: if self.torus {
+                self.route_rng.next_u64()
+            } else {
+                0
+            },
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.packets[id as usize] = p;
+                id
+            }
+            None => {
+                self.packets.push(p);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        let f = u64::from(self.packet_flits);
+        self.in_flight += f;
+        self.in_flight_ctime += u128::from(f) * u128::from(ctime);
+        if measured {
+            self.measured_in_flight += f;
+        }
+        self.cur[n] = id;
+        self.sent_of[n] = 0;
+    }
+
+    fn terminals(&mut self, log: &mut Option<&mut PacketLog>) {
+        let now = self.now;
+        let slot = (now as usize) & (self.wheel - 1);
+        let counting = self.phase != Phase::Draining;
+        // Ejection: retire flits, return credits.
+        let mut ej = std::mem::take(&mut self.eject_at[slot]);
+        let back = self.slot(2);
+        for e in ej.drain(..) {
+            self.credits_at[back].push(CreditEvent {
+                router: e.router,
+                port: (self.ports - 1) as u16,
+                vc: e.vc,
+            });
+            self.in_network -= 1;
+            self.last_progress = now;
+            if counting {
+                self.stats.accepted += 1;
+            }
+            let id = e.flit >> 2;
+            let p = self.packets[id as usize];
+            self.in_flight -= 1;
+            self.in_flight_ctime -= u128::from(p.ctime);
+            if p.measured {
+                self.measured_in_flight -= 1;
+            }
+            if e.flit & TAIL != 0 {
+                if self.phase == Phase::WarmingUp || p.measured {
+                    let plat = now - p.ctime;
+                    self.stats.plat_sum += plat;
+                    self.stats.nlat_sum += now - p.itime;
+                    self.stats.hops_sum += u64::from(p.routers.saturating_sub(1));
+                    self.stats.packets += 1;
+                    self.stats.hist.record(plat);
+                }
+                if let Some(l) = log.as_deref_mut() {
+                    l.record(&[Delivered {
+                        tag: u64::from(p.measured),
+                        src: NodeId(u64::from(p.src)),
+                        dst: NodeId(u64::from(p.dst)),
+                        flits: self.packet_flits,
+                        created: p.ctime,
+                        injected: p.itime,
+                        delivered: now,
+                        hops: p.routers.saturating_sub(1),
+                    }]);
+                }
+                self.free.push(id);
+            }
+        }
+        self.eject_at[slot] = ej;
+        // Credits for the injection channels.
+        let mut cr = std::mem::take(&mut self.inj_credit_at[slot]);
+        for c in cr.drain(..) {
+            self.inj_occ[c.router as usize * self.vcs + c.vc as usize] -= 1;
+        }
+        self.inj_credit_at[slot] = cr;
+        // Generation and injection.
+        let inj_slot = self.slot(2);
+        let draining = self.phase == Phase::Draining;
+        let v = self.vcs;
+        for n in 0..self.routers {
+            if self.cur[n] == NO_PACKET {
+                while self.qtime[n] <= now {
+                    let t = self.qtime[n];
+                    self.qtime[n] += 1;
+                    let hit = self.threshold == u64::MAX || self.rng.next_u64() < self.threshold;
+                    if hit {
+                        self.generate(n, t);
+                        break;
+                    }
+                }
+                if draining && !self.qdrained[n] && self.qtime[n] > self.drain_time {
+                    self.qdrained[n] = true;
+                    self.undrained -= 1;
+                }
+                if self.cur[n] == NO_PACKET {
+                    continue;
+                }
+            }
+            let seq = self.sent_of[n];
+            let head = seq == 0;
+            if head && self.inj_vc[n] < 0 {
+                let lvc = self.last_vc[n];
+                for i in 1..=v {
+                    let c = if lvc < 0 { 0 } else { (lvc as usize + i) % v };
+                    if !self.inj_in_use[n * v + c]
+                        && (self.inj_occ[n * v + c] as usize) < self.depth
+                    {
+                        self.inj_vc[n] = c as i32;
+                        break;
+                    }
+                }
+            }
+            let c = self.inj_vc[n];
+            if c < 0 || self.inj_occ[n * v + c as usize] as usize >= self.depth {
+                continue;
+            }
+            let c = c as usize;
+            let id = self.cur[n];
+            let tail = seq + 1 == self.packet_flits;
+            if head {
+                self.inj_in_use[n * v + c] = true;
+                self.last_vc[n] = c as i32;
+                self.packets[id as usize].itime = now;
+            }
+            self.inj_occ[n * v + c] += 1;
+            if tail {
+                self.inj_in_use[n * v + c] = false;
+            }
+            let flit = id << 2 | if head { HEAD } else { 0 } | if tail { TAIL } else { 0 };
+            self.flits_at[inj_slot].push(FlitEvent {
+                router: n as u32,
+                port: (self.ports - 1) as u16,
+                vc: c as u16,
+                flit,
+            });
+            self.in_network += 1;
+            self.last_progress = now;
+            if counting {
+                self.stats.sent += 1;
+            }
+            self.sent_of[n] = seq + 1;
+            if tail {
+                self.cur[n] = NO_PACKET;
+                self.inj_vc[n] = -1;
+            }
+        }
+    }
+
+    /// A flit enters its VC buffer (BookSim `_InputQueuing`).
+    fn receive(&mut self, e: FlitEvent) {
+        let r = e.router as usize;
+        let idx = (r * self.ports + e.port as usize) * self.vcs + e.vc as usize;
+        let len = self.buf_len[idx] as usize;
+        let mut at = self.buf_head[idx] as usize + len;
+        if at >= self.depth {
+            at -= self.depth;
+        }
+        self.buf[idx * self.depth + at] = e.flit;
+        self.buf_len[idx] += 1;
+        let entry = Entry {
+            time: UNSET,
+            input: e.port,
+            vc: e.vc,
+            result: PENDING,
+        };
+        match self.state[idx] {
+            IDLE => self.start_head(r, idx, entry, e.flit),
+            ACTIVE if len == 0 => self.push_sa(r, entry),
+            _ => {}
+        }
+    }
+
+    /// A head at the front of VC `idx`: route computation, or straight to VC allocation with
+    /// lookahead routing (`routing_delay = 0`).
+    fn start_head(&mut self, r: usize, idx: usize, entry: Entry, flit: u32) {
+        if self.routing_delay > 0 {
+            self.state[idx] = ROUTING;
+            if self.fast {
+                self.route_m[r] |= self.bit(entry);
+            } else {
+                self.route_q[r].push_back(entry);
+            }
+        } else {
+            self.route[idx] = self.compute_route(r, entry.input as usize, flit >> 2);
+            self.state[idx] = VC_ALLOC;
+            self.push_va(r, entry);
+        }
+    }
+
+    /// An input VC's bit in a router's stage sets.
+    fn bit(&self, e: Entry) -> u64 {
+        1 << (e.input as usize * self.vcs + e.vc as usize)
+    }
+
+    /// Queue an input VC for VC allocation.
+    fn push_va(&mut self, r: usize, e: Entry) {
+        if self.fast {
+            self.va_m[r] |= self.bit(e);
+        } else {
+            self.va_q[r].push_back(e);
+        }
+    }
+
+    /// Queue an input VC for switch allocation.
+    fn push_sa(&mut self, r: usize, e: Entry) {
+        if self.fast {
+            self.sa_m[r] |= self.bit(e);
+        } else {
+            self.sa_q[r].push_back(e);
+        }
+    }
+
+    /// One cycle of router `r` in the fast case: route computation, VC and switch allocation
+    /// each take every VC waiting for them (those that arrived or were queued before this
+    /// cycle's evaluation), as BookSim's one-cycle stages do.
+    fn step_router_fast(&mut self, r: usize) {
+        let (pn, v) = (self.ports, self.vcs);
+        self.take_credits(r);
+        let route_b = std::mem::take(&mut self.route_m[r]);
+        let va_b = std::mem::take(&mut self.va_m[r]);
+        let sa_b = std::mem::take(&mut self.sa_m[r]);
+        let bits = |mut m: u64| {
+            std::iter::from_fn(move || {
+                (m != 0).then(|| {
+                    let j = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    j
+                })
+            })
+        };
+        let mut items = std::mem::take(&mut self.scratch.items);
+        let mut va_res = std::mem::take(&mut self.scratch.res);
+        let mut sa_res: Vec<i32> = Vec::new();
+        items.clear();
+        let (bp, bv) = (&self.bit_port, &self.bit_vc);
+        if va_b != 0 {
+            items.extend(bits(va_b).map(|j| (bp[j], bv[j])));
+            self.va_evaluate(r, &items, &mut va_res);
+        }
+        let va_items = items.len();
+        let (bp, bv) = (&self.bit_port, &self.bit_vc);
+        if sa_b != 0 {
+            items.extend(bits(sa_b).map(|j| (bp[j], bv[j])));
+            sa_res = std::mem::take(&mut self.scratch.sa_res);
+            self.sa_evaluate(r, &items[va_items..], &mut sa_res);
+        }
+        // Route update.
+        for j in bits(route_b) {
+            let idx = r * pn * v + j;
+            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
+            self.route[idx] = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
+            self.state[idx] = VC_ALLOC;
+            self.va_m[r] |= 1 << j;
+        }
+        // VC allocation update.
+        if va_b != 0 {
+            for (k, j) in bits(va_b).enumerate() {
+                let res = va_res[k];
+                if res >= 0 {
+                    let idx = r * pn * v + j;
+                    let (op, ov) = (self.bit_port[res as usize], self.bit_vc[res as usize]);
+                    self.in_use[r * pn + op as usize] |= 1 << ov;
+                    self.out[idx] = (op as u8, ov as u8);
+                    self.state[idx] = ACTIVE;
+                    self.sa_m[r] |= 1 << j;
+                } else {
+                    self.va_m[r] |= 1 << j;
+                }
+            }
+        }
+        // Switch allocation update.
+        if sa_b != 0 {
+            for (k, j) in bits(sa_b).enumerate() {
+                let e = Entry {
+                    time: UNSET,
+                    input: self.bit_port[j],
+                    vc: self.bit_vc[j],
+                    result: PENDING,
+                };
+                if sa_res[k] < 0 {
+                    self.sa_m[r] |= 1 << j;
+                } else {
+                    self.switch_win(r, e);
+                }
+            }
+            self.scratch.sa_res = sa_res;
+        }
+        self.scratch.items = items;
+        self.scratch.res = va_res;
+        let busy =
+            self.route_m[r] | self.va_m[r] | self.sa_m[r] != 0 || !self.credits_q[r].is_empty();
+        if busy && self.stamp[r] != self.now + 1 {
+            self.stamp[r] = self.now + 1;
+            self.next_active.push(r as u32);
+        }
+    }
+
+    /// Credits due now reach the output's buffer state.
+    fn take_credits(&mut self, r: usize) {
+        let (pn, v) = (self.ports, self.vcs);
+        while let Some(&(t, port, vc)) = self.credits_q[r].front() {
+            if t > self.now {
+                break;
+            }
+            self.credits_q[r].pop_front();
+            self.occ[(r * pn + port as usize) * v + vc as usize] -= 1;
+        }
+    }
+
+    /// One cycle of router `r` (BookSim `IQRouter::_InternalStep` and `WriteOutputs`).
+    fn step_router(&mut self, r: usize) {
+        if self.fast {
+            return self.step_router_fast(r);
+        }
+        let now = self.now as i64;
+        let (pn, v) = (self.ports, self.vcs);
+        self.take_credits(r);
+        // Route evaluate.
+        for e in self.route_q[r].iter_mut() {
+            if e.time >= 0 {
+                break;
+            }
+            e.time = now + self.routing_delay - 1;
+        }
+        // VC allocation evaluate.
+        if self.va_q[r].front().is_some_and(|e| e.time < 0) {
+            self.vc_alloc_evaluate(r);
+        }
+        // Switch allocation evaluate.
+        if self.sa_q[r].front().is_some_and(|e| e.time < 0) {
+            self.sw_alloc_evaluate(r);
+        }
+        // Crossbar evaluate.
+        for x in self.xbar_q[r].iter_mut() {
+            if x.time >= 0 {
+                break;
+            }
+            x.time = now + self.crossbar_delay - 1;
+        }
+        // Route update.
+        while let Some(&e) = self.route_q[r].front() {
+            if e.time < 0 || now < e.time {
+                break;
+            }
+            self.route_q[r].pop_front();
+            let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
+            self.route[idx] = self.compute_route(r, e.input as usize, flit >> 2);
+            self.state[idx] = VC_ALLOC;
+            self.va_q[r].push_back(Entry {
+                time: UNSET,
+                result: PENDING,
+                ..e
+            });
+        }
+        // VC allocation update.
+        while let Some(&e) = self.va_q[r].front() {
+            if e.time < 0 || now < e.time {
+                break;
+            }
+            self.va_q[r].pop_front();
+            let fresh = Entry {
+                time: UNSET,
+                result: PENDING,
+                ..e
+            };
+            if e.result >= 0 {
+                let (op, ov) = (e.result as usize / v, e.result as usize % v);
+                let idx = (r * pn + e.input as usize) * v + e.vc as usize;
+                self.in_use[r * pn + op] |= 1 << ov;
+                self.out[idx] = (op as u8, ov as u8);
+                self.state[idx] = ACTIVE;
+                self.sa_q[r].push_back(fresh);
+            } else {
+                self.va_q[r].push_back(fresh);
+            }
+        }
+        // Switch allocation update: winners leave their buffers.
+        while let Some(&e) = self.sa_q[r].front() {
+            if e.time < 0 || now < e.time {
+                break;
+            }
+            self.sa_q[r].pop_front();
+            let fresh = Entry {
+                time: UNSET,
+                result: PENDING,
+                ..e
+            };
+            if e.result < 0 {
+                self.sa_q[r].push_back(fresh);
+                continue;
+            }
+            self.switch_win(r, fresh);
+        }
+        // Crossbar update: flits leave on their output channels.
+        while let Some(&x) = self.xbar_q[r].front() {
+            if x.time < 0 || now < x.time {
+                break;
+            }
+            self.xbar_q[r].pop_front();
+            self.send(r, x, 0);
+        }
+        let busy = !(self.route_q[r].is_empty()
+            && self.va_q[r].is_empty()
+            && self.sa_q[r].is_empty()
+            && self.xbar_q[r].is_empty()
+            && self.credits_q[r].is_empty());
+        if busy && self.stamp[r] != self.now + 1 {
+            self.stamp[r] = self.now + 1;
+            self.next_active.push(r as u32);
+        }
+    }
+
+    /// Input VC `fresh` of router `r` won the switch: its front flit leaves the buffer and goes
+    /// through the crossbar, its credit goes upstream, and the VC moves on.
+    fn switch_win(&mut self, r: usize, fresh: Entry) {
+        let (pn, v) = (self.ports, self.vcs);
+        self.last_progress = self.now;
+
+        let (p, c) = (fresh.input as usize, fresh.vc as usize);
+        let idx = (r * pn + p) * v + c;
+        let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
+        let h = self.buf_head[idx] + 1;
+        self.buf_head[idx] = if h as usize == self.depth { 0 } else { h };
+        self.buf_len[idx] -= 1;
+        let (op, ov) = self.out[idx];
+        let oport = r * pn + op as usize;
+        let oidx = oport * v + ov as usize;
+        if flit & HEAD != 0 {
+            self.packets[(flit >> 2) as usize].routers += 1;
+        }
+        if op as usize != pn - 1 {
+            self.flit_hops += 1;
+        }
+        self.occ[oidx] += 1;
+        if flit & TAIL != 0 {
+            self.in_use[oport] &= !(1 << ov);
+        }
+        let crossing = Crossing {
+            time: UNSET,
+            output: u16::from(op),
+            vc: u16::from(ov),
+            flit,
+        };
+        if self.crossbar_delay == 1 {
+            // A one-cycle crossbar evaluates and delivers each batch in the cycle after
+            // switch allocation, so the flit leaves then.
+            self.send(r, crossing, 1);
+        } else {
+            self.xbar_q[r].push_back(crossing);
+        }
+        // The freed slot's credit goes upstream now.
+        if p == pn - 1 {
+            let s = self.slot(2);
+            self.inj_credit_at[s].push(CreditEvent {
+                router: r as u32,
+                port: p as u16,
+                vc: c as u16,
+            });
+        } else {
+            let s = self.slot(self.latency + 1);
+            self.credits_at[s].push(CreditEvent {
+                router: self.nbr[r * pn + p],
+                port: (p ^ 1) as u16,
+                vc: c as u16,
+            });
+        }
+        if self.buf_len[idx] == 0 {
+            if flit & TAIL != 0 {
+                self.state[idx] = IDLE;
+            }
+        } else if flit & TAIL != 0 {
+            let next = self.buf[idx * self.depth + self.buf_head[idx] as usize];
+            self.start_head(r, idx, fresh, next);
+        } else {
+            self.push_sa(r, fresh);
+        }
+    }
+
+    /// Write flit `x` on router `r`'s output channel `after` cycles from now: it is read at the
+    /// far end one channel latency and one cycle later.
+    fn send(&mut self, r: usize, x: Crossing, after: u64) {
+        let pn = self.ports;
+        if x.output as usize == pn - 1 {
+            let s = self.slot(after + 2);
+            self.eject_at[s].push(FlitEvent {
+                router: r as u32,
+                port: x.output,
+                vc: x.vc,
+                flit: x.flit,
+            });
+        } else {
+            let s = self.slot(after + self.latency + 1);
+            self.flits_at[s].push(FlitEvent {
+                router: self.nbr[r * pn + x.output as usize],
+                port: x.output ^ 1,
+                vc: x.vc,
+                flit: x.flit,
+            });
+        }
+    }
+
+    /// BookSim's `_VCAllocEvaluate` for the entries of router `r`'s VC-allocation queue not yet
+    /// evaluated.
+    fn vc_alloc_evaluate(&mut self, r: usize) {
+        let now = self.now as i64;
+        let mut q = std::mem::take(&mut self.va_q[r]);
+        let mut items = std::mem::take(&mut self.scratch.items);
+        let mut res = std::mem::take(&mut self.scratch.res);
+        items.clear();
+        items.extend(q.iter().take_while(|e| e.time < 0).map(|e| (e.input, e.vc)));
+        self.va_evaluate(r, &items, &mut res);
+        for (e, &x) in q.iter_mut().zip(&res) {
+            e.time = now + self.vc_alloc_delay - 1;
+            e.result = x;
+        }
+        if self.vc_alloc_delay > 1 {
+            for e in q.iter_mut() {
+                if now < e.time {
+                    break;
+                }
+                if e.result >= 0
+                    && self.in_use[r * self.ports + e.result as usize / self.vcs]
+                        & (1 << (e.result as usize % self.vcs))
+                        != 0
+                {
+                    e.result = STALL;
+                }
+            }
+        }
+        self.scratch.items = items;
+        self.scratch.res = res;
+        self.va_q[r] = q;
+    }
+
+    /// VC allocation at router `r` for the heads at input VCs `items`: `res[k]` is the output
+    /// VC (port x VCs + VC) granted to `items[k]`, or a stall. Each head asks for the free VCs
+    /// of its route's range at one output port, so the ports' allocations are independent: a
+    /// port with one asker gives it the free VC nearest its accept pointer (what iSLIP and the
+    /// separable allocator both do then); ports with more run the allocator on their requests
+    /// alone.
+    fn va_evaluate(&mut self, r: usize, items: &[(u16, u16)], res: &mut Vec<i32>) {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        res.clear();
+        res.resize(items.len(), PENDING);
+        for &(p, c) in items {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            self.scratch.port_count[self.route[idx].0 as usize] += 1;
+        }
+        let mut shared = false;
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            let (op, vs, ve) = self.route[idx];
+            if self.scratch.port_count[op as usize] > 1 {
+                shared = true;
+                continue;
+            }
+            let i = p as usize * v + c as usize;
+            // The free VCs of the range, and the first of them round-robin from the input's
+            // accept pointer.
+            let free = vc_range(vs, ve) & !self.in_use[r * pn + op as usize];
+            let from = self.va_aptr[r * nio + i] as usize;
+            let pick = if free == 0 {
+                usize::MAX
+            } else {
+                nearest(free, from, op as usize * v, v)
+            };
+            if pick == usize::MAX {
+                res[k] = STALL;
+            } else {
+                self.va_gptr[r * nio + pick] = after(i, nio);
+                self.va_aptr[r * nio + i] = after(pick, nio);
+                res[k] = pick as i32;
+            }
+        }
+        if shared {
+            let mut reqs = std::mem::take(&mut self.scratch.reqs);
+            for port in 0..pn {
+                if self.scratch.port_count[port] < 2 {
+                    continue;
+                }
+                if self.alloc_iters == 1 {
+                    self.va_shared_port(r, port, items, res);
+                    continue;
+                }
+                reqs.clear();
+                for (k, &(p, c)) in items.iter().enumerate() {
+                    let idx = (r * pn + p as usize) * v + c as usize;
+                    let (op, vs, ve) = self.route[idx];
+                    if op as usize != port {
+                        continue;
+                    }
+                    let mut elig = false;
+                    for ov in vs..=ve {
+                        let o = op as usize * v + ov as usize;
+                        if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
+                            elig = true;
+                            reqs.push(((p as usize * v + c as usize) as u16, o as u16));
+                        }
+                    }
+                    if !elig {
+                        res[k] = STALL;
+                    }
+                }
+                allocate(
+                    self.allocator,
+                    self.alloc_iters,
+                    nio,
+                    nio,
+                    &mut self.va_gptr[r * nio..(r + 1) * nio],
+                    &mut self.va_aptr[r * nio..(r + 1) * nio],
+                    &reqs,
+                    &mut self.scratch,
+                );
+                for (k, &(p, c)) in items.iter().enumerate() {
+                    let idx = (r * pn + p as usize) * v + c as usize;
+                    if self.route[idx].0 as usize != port || res[k] < PENDING {
+                        continue;
+                    }
+                    let m = self.scratch.inmatch[p as usize * v + c as usize];
+                    res[k] = if m >= 0 { m } else { STALL };
+                }
+            }
+            self.scratch.reqs = reqs;
+        }
+        for &(p, c) in items {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            self.scratch.port_count[self.route[idx].0 as usize] = 0;
+        }
+    }
+
+    /// One round of VC allocation among the heads of `items` that want output `port` of router
+    /// `r` (more than one): iSLIP's grant and accept, or the separable allocator's input and
+    /// output arbiters, over the free VCs of each head's range; `res` as in [`Self::va_evaluate`].
+    fn va_shared_port(&mut self, r: usize, port: usize, items: &[(u16, u16)], res: &mut [i32]) {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        let base = port * v;
+        let busy = self.in_use[r * pn + port];
+        let mut heads = std::mem::take(&mut self.scratch.heads);
+        heads.clear();
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            let (op, vs, ve) = self.route[idx];
+            if op as usize != port {
+                continue;
+            }
+            let free = vc_range(vs, ve) & !busy;
+            if free == 0 {
+                res[k] = STALL;
+            } else {
+                heads.push((k as u16, (p as usize * v + c as usize) as u16, free));
+            }
+        }
+        let dist = |a: usize, from: usize| if a >= from { a - from } else { a + nio - from };
+        let gp = r * nio;
+        match self.allocator {
+            Allocator::Islip => {
+                // Grant: each asked-for VC grants the head nearest its pointer.
+                let union = heads.iter().fold(0u32, |m, h| m | h.2);
+                let mut grant = [u16::MAX; 32];
+                let mut left = union;
+                while left != 0 {
+                    let ov = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    let g = self.va_gptr[gp + base + ov] as usize;
+                    let mut best = (usize::MAX, u16::MAX);
+                    for (h, &(_, i, free)) in heads.iter().enumerate() {
+                        if free >> ov & 1 == 1 {
+                            let d = dist(i as usize, g);
+                            if d < best.0 {
+                                best = (d, h as u16);
+                            }
+                        }
+                    }
+                    grant[ov] = best.1;
+                }
+                // Accept: each head takes the granting VC nearest its pointer.
+                for (h, &(k, i, free)) in heads.iter().enumerate() {
+                    let mut granted = 0u32;
+                    let mut f = free;
+                    while f != 0 {
+                        let ov = f.trailing_zeros() as usize;
+                        f &= f - 1;
+                        if grant[ov] == h as u16 {
+                            granted |= 1 << ov;
+                        }
+                    }
+                    if granted == 0 {
+                        res[k as usize] = STALL;
+                        continue;
+                    }
+                    let i = i as usize;
+                    let o = nearest(granted, self.va_aptr[gp + i] as usize, base, v);
+                    self.va_gptr[gp + o] = after(i, nio);
+                    self.va_aptr[gp + i] = after(o, nio);
+                    res[k as usize] = o as i32;
+                }
+            }
+            Allocator::SeparableInputFirst => {
+                // Input arbiters: each head picks the free VC nearest its pointer; output
+                // arbiters: each picked VC takes the head nearest its pointer.
+                let picks = &mut self.scratch.picks;
+                picks.clear();
+                picks.extend(heads.iter().map(|&(_, i, free)| {
+                    nearest(free, self.va_aptr[gp + i as usize] as usize, base, v)
+                }));
+                for (h, &(k, i, _)) in heads.iter().enumerate() {
+                    let o = picks[h];
+                    let g = self.va_gptr[gp + o] as usize;
+                    let mine = dist(i as usize, g);
+                    let beaten = heads
+                        .iter()
+                        .zip(picks.iter())
+                        .any(|(&(_, j, _), &oj)| oj == o && dist(j as usize, g) < mine);
+                    res[k as usize] = if beaten { STALL } else { o as i32 };
+                }
+                for (h, &(k, i, _)) in heads.iter().enumerate() {
+                    if res[k as usize] >= 0 {
+                        let o = picks[h];
+                        self.va_gptr[gp + o] = after(i as usize, nio);
+                        self.va_aptr[gp + i as usize] = after(o, nio);
+                    }
+                }
+            }
+        }
+        self.scratch.heads = heads;
+    }
+
+    /// BookSim's `_SWAllocEvaluate` for the entries of router `r`'s switch-allocation queue not
+    /// yet evaluated.
+    fn sw_alloc_evaluate(&mut self, r: usize) {
+        let now = self.now as i64;
+        let (pn, v) = (self.ports, self.vcs);
+        let rr = r * pn;
+        let mut q = std::mem::take(&mut self.sa_q[r]);
+        let mut items = std::mem::take(&mut self.scratch.items);
+        let mut res = std::mem::take(&mut self.scratch.res);
+        items.clear();
+        items.extend(q.iter().take_while(|e| e.time < 0).map(|e| (e.input, e.vc)));
+        self.sa_evaluate(r, &items, &mut res);
+        for (e, &x) in q.iter_mut().zip(&res) {
+            e.time = now + self.sw_alloc_delay - 1;
+            e.result = x;
+        }
+        if self.sw_alloc_delay > 1 {
+            for e in q.iter_mut() {
+                if now < e.time {
+                    break;
+                }
+                if e.result >= 0 {
+                    let idx = (rr + e.input as usize) * v + e.vc as usize;
+                    let (op, ov) = self.out[idx];
+                    if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
+                        e.result = STALL;
+                    }
+                }
+            }
+        }
+        self.scratch.items = items;
+        self.scratch.res = res;
+        self.sa_q[r] = q;
+    }
+
+    /// Switch allocation at router `r` for the active input VCs `items`: `res[k]` is the output
+    /// port `items[k]` won, or a stall (no credit, or another VC or input won).
+    fn sa_evaluate(&mut self, r: usize, items: &[(u16, u16)], res: &mut Vec<i32>) {
+        let (pn, v) = (self.ports, self.vcs);
+        let rr = r * pn;
+        res.clear();
+        res.resize(items.len(), PENDING);
+        self.scratch.reqs.clear();
+        // Inputs and outputs asked for so far (as bits, ports modulo 64), and whether two
+        // requests share one.
+        let (mut ins, mut outs, mut clash) = (0u64, 0u64, pn > 64);
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let p = p as usize;
+            let idx = (rr + p) * v + c as usize;
+            let (op, ov) = self.out[idx];
+            if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
+                res[k] = STALL;
+                continue;
+            }
+            let cell = p * pn + op as usize;
+            let held = self.scratch.sw_label[cell];
+            if held < 0 {
+                self.scratch.sw_label[cell] = c as i16;
+                self.scratch.reqs.push((p as u16, u16::from(op)));
+                let (ib, ob) = (1u64 << (p & 63), 1u64 << (op & 63));
+                clash |= ins & ib != 0 || outs & ob != 0;
+                ins |= ib;
+                outs |= ob;
+            } else {
+                // Two VCs of one input want one output: the nearer one round-robin from the
+                // input's offset keeps the request.
+                let off = self.sw_rr[rr + p] as usize;
+                let d = |x: usize| (x + v - off) % v;
+                if d(c as usize) < d(held as usize) {
+                    self.scratch.sw_label[cell] = c as i16;
+                }
+            }
+        }
+        let reqs = std::mem::take(&mut self.scratch.reqs);
+        if clash {
+            allocate(
+                self.allocator,
+                self.alloc_iters,
+                pn,
+                pn,
+                &mut self.sw_gptr[rr..rr + pn],
+                &mut self.sw_aptr[rr..rr + pn],
+                &reqs,
+                &mut self.scratch,
+            );
+        } else {
+            // No input or output asked twice: every request is granted and accepted.
+            for &(i, o) in &reqs {
+                let (iu, ou) = (i as usize, o as usize);
+                self.scratch.inmatch[iu] = ou as i32;
+                self.sw_gptr[rr + ou] = if iu + 1 == pn { 0 } else { iu as u16 + 1 };
+                self.sw_aptr[rr + iu] = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
+            }
+        }
+        for (k, &(p, c)) in items.iter().enumerate() {
+            if res[k] < PENDING {
+                continue;
+            }
+            let p = p as usize;
+            let m = self.scratch.inmatch[p];
+            if m >= 0 && self.scratch.sw_label[p * pn + m as usize] == c as i16 {
+                self.sw_rr[rr + p] = after(c as usize, v);
+                res[k] = m;
+            } else {
+                res[k] = STALL;
+            }
+        }
+        for &(i, o) in &reqs {
+            self.scratch.sw_label[i as usize * pn + o as usize] = -1;
+        }
+        self.scratch.reqs = reqs;
+    }
+
+    /// One cycle of the whole network.
+    fn step(&mut self, log: &mut Option<&mut PacketLog>) -> Result<(), NocError> {
+        self.terminals(log);
+        let slot = (self.now as usize) & (self.wheel - 1);
+        self.active.clear();
+        std::mem::swap(&mut self.active, &mut self.next_active);
+        let mut fl = std::mem::take(&mut self.flits_at[slot]);
+        for e in fl.drain(..) {
+            self.wake(e.router);
+            self.receive(e);
+        }
+        self.flits_at[slot] = fl;
+        let mut cr = std::mem::take(&mut self.credits_at[slot]);
+        for c in cr.drain(..) {
+            if self.credit_delay == 0 {
+                // Processed in the router's next step before anything reads it; a router with
+                // nothing queued has nothing to do with it.
+                let i = (c.router as usize * self.ports + c.port as usize) * self.vcs;
+                self.occ[i + c.vc as usize] -= 1;
+                continue;
+            }
+            self.wake(c.router);
+            self.credits_q[c.router as usize].push_back((
+                self.now + self.credit_delay,
+                c.port,
+                c.vc,
+            ));
+        }
+        self.credits_at[slot] = cr;
+        let active = std::mem::take(&mut self.active);
+        for &r in &active {
+            self.step_router(r as usize);
+        }
+        self.active = active;
+        if self.in_network > 0 && self.now - self.last_progress >= self.watchdog {
+            return Err(SimError::Deadlock {
+                at: SimTime::from_ps(self.now.saturating_mul(self.cycle_ps)),
+                waiting: self.blocked(),
+            }
+            .into());
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// The buffers holding flits, by name, for a deadlock report (the first 16).
+    fn blocked(&self) -> Vec<String> {
+        let (pn, v) = (self.ports, self.vcs);
+        (0..self.buf_len.len())
+            .filter(|&i| self.buf_len[i] > 0)
+            .take(16)
+            .map(|i| {
+                let (r, p, c) = (i / (pn * v), i / v % pn, i % v);
+                if p == pn - 1 {
+                    format!("n{r}<-inj.vc{c}")
+                } else {
+                    format!("n{r}<-n{}.vc{c}", self.nbr[r * pn + p])
+                }
+            })
+            .collect()
+    }
+
+    fn clear_stats(&mut self) {
+        self.stats = Stats::default();
+        self.reset_time = self.now;
+    }
+
+    /// Average latency of the packets retired since the reset and the flits in flight (from
+    /// creation), BookSim's instability test.
+    fn over_threshold(&self) -> bool {
+        let in_flight_age =
+            u128::from(self.in_flight) * u128::from(self.now) - self.in_flight_ctime;
+        let sum = self.stats.plat_sum as f64 + in_flight_age as f64;
+        let count = self.stats.packets as f64 + self.in_flight as f64;
+        sum / count > LATENCY_THRESHOLD
+    }
+
+    fn accepted_rate(&self, until: u64) -> f64 {
+        self.stats.accepted as f64
+            / (until.saturating_sub(self.reset_time).max(1) as f64)
+            / self.routers as f64
+    }
+
+    /// BookSim's `_SingleSim`: whether the run was stable.
+    fn run(&mut self, period: u64, log: &mut Option<&mut PacketLog>) -> Result<bool, NocError> {
+        let mut converged = 0u32;
+        let (mut prev_lat, mut prev_acc) = (0.0f64, 0.0f64);
+        let mut clear_last = false;
+        let mut phases = 0u32;
+        self.clear_stats();
+        while phases < MAX_SAMPLES && (self.phase != Phase::Running || converged < 3) {
+            if clear_last || (self.phase == Phase::WarmingUp && phases % 2 == 0) {
+                clear_last = false;
+                self.clear_stats();
+            }
+            for _ in 0..period {
+                self.step(log)?;
+            }
+            let lat = self.stats.plat_sum as f64 / self.stats.packets as f64;
+            let acc = self.accepted_rate(self.now);
+            let lat_change = ((lat - prev_lat) / lat).abs();
+            let acc_change = ((acc - prev_acc) / acc).abs();
+            prev_lat = lat;
+            prev_acc = acc;
+            if self.over_threshold() {
+                self.phase = Phase::Draining;
+                self.drain_time = self.now;
+                return Ok(false);
+            }
+            match self.phase {
+                Phase::WarmingUp => {
+                    if phases + 1 >= WARMUP_PERIODS {
+                        clear_last = true;
+                        self.phase = Phase::Running;
+                    }
+                }
+                _ => {
+                    if lat_change > STOPPING_THRESHOLD || acc_change > STOPPING_THRESHOLD {
+                        converged = 0;
+                    } else {
+                        converged += 1;
+                    }
+                }
+            }
+            phases += 1;
+        }
+        if self.phase != Phase::Running {
+            self.drain_time = self.now;
+            return Ok(false);
+        }
+        self.phase = Phase::Draining;
+        self.drain_time = self.now;
+        let mut steps = 0u64;
+        while self.measured_in_flight > 0 || self.undrained > 0 {
+            self.step(log)?;
+            steps += 1;
+            if steps % 1000 == 0 && self.over_threshold() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Run `spec` on `net` with BookSim's router, injection and measurement (see the module docs;
+/// `spec.cycles` is BookSim's `max_samples x sample_period`, periods of `cycles / 10`).
+pub(crate) fn run(
+    net: &Network,
+    routing: NocRouting,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+    log: Option<&mut PacketLog>,
+) -> Result<NocResult, NocError> {
+    run_mode(net, routing, cfg, spec, log, false)
+}
+
+/// As [`run`], with the general stage queues even where the fast path applies.
+#[cfg(test)]
+pub(crate) fn run_general(
+    net: &Network,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+) -> Result<NocResult, NocError> {
+    run_mode(net, NocRouting::DimensionOrder, cfg, spec, None, true)
+}
+
+fn run_mode(
+    net: &Network,
+    routing: NocRouting,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+    mut log: Option<&mut PacketLog>,
+    general: bool,
+) -> Result<NocResult, NocError> {
+    cfg.validate()?;
+    if !matches!(net, Network::Cube(_)) {
+        return Err(ConfigError::new(
+            "router",
+            format!(
+                "the booksim router runs k-ary n-cubes (mesh:..., torus:...), as BookSim's \
+                 kncube does; {} is not one",
+                net.shorthand()
+            ),
+        )
+        .into());
+    }
+    if routing != NocRouting::DimensionOrder {
+        return Err(ConfigError::new(
+            "routing",
+            format!(
+                "the booksim router routes in dimension order (BookSim's dor); `{}` is not \
+                 available with it",
+                routing.name()
+            ),
+        )
+        .into());
+    }
+    let flits = cfg.packet_flits;
+    let p = spec.rate / f64::from(flits);
+    if !(spec.rate > 0.0 && p <= 1.0) {
+        return Err(ConfigError::new(
+            "rate",
+            format!(
+                "expected a load above 0 and at most one packet per cycle ({flits} flits per \
+                 endpoint per cycle), got {}",
+                spec.rate
+            ),
+        )
+        .into());
+    }
+    if spec.cycles < MIN_WINDOW_CYCLES {
+        return Err(ConfigError::new(
+            "cycles",
+            format!(
+                "{} cycles make sample periods of {} cycles; expected at least \
+                 {MIN_WINDOW_CYCLES} cycles",
+                spec.cycles,
+                spec.cycles / u64::from(MAX_SAMPLES)
+            ),
+        )
+        .into());
+    }
+    let mut b = BookSim::new(net, cfg, spec)?;
+    b.fast &= !general;
+    let stable = b.run(spec.cycles / u64::from(MAX_SAMPLES), &mut log)?;
+    let s = &b.stats;
+    let n = s.packets;
+    if n == 0 {
+        return Err(ConfigError::new(
+            "rate",
+            format!(
+                "no packet was measured at {} flits/node/cycle in {} cycles, so there is nothing \
+                 to report; raise the rate or the cycles",
+                spec.rate, b.now
+            ),
+        )
+        .into());
+    }
+    let window = b.drain_time.saturating_sub(b.reset_time).max(1);
+    let per_node = (window * b.routers as u64) as f64;
+    let mean = s.plat_sum as f64 / n as f64;
+    let queueing = (s.plat_sum - s.nlat_sum) as f64 / n as f64;
+    Ok(NocResult {
+        offered_flits_per_node_cycle: spec.rate,
+        generated_flits_per_node_cycle: s.sent as f64 / per_node,
+        accepted_flits_per_node_cycle: s.accepted as f64 / per_node,
+        average_latency_cycles: mean,
+        p50_latency_cycles: s.hist.percentile(0.5),
+        p99_latency_cycles: s.hist.percentile(0.99),
+        max_latency_cycles: s.hist.max(),
+        average_queueing_cycles: queueing,
+        average_network_cycles: mean - queueing,
+        average_hops: s.hops_sum as f64 / n as f64,
+        saturated: !stable,
+        measured_packets: n,
+        warmup_cycles: b.reset_time,
+        simulated_cycles: b.now,
+        flit_hops: b.flit_hops,
+        links: Vec::new(),
+        cycle_ps: b.cycle_ps,
+    })
+}
+
+/// One packet from `src` to `dst` on an idle network (no other traffic): its latency from
+/// creation to the tail's ejection, and the links it crossed.
+#[cfg(test)]
+pub(crate) fn lone_packet(
+    net: &Network,
+    cfg: &RouterConfig,
+    src: usize,
+    dst: usize,
+) -> Result<(u64, u64), NocError> {
+    let spec = RunSpec::new(crate::Pattern::Uniform, 1e-300);
+    let mut b = BookSim::new(net, cfg, &spec)?;
+    b.generate_to(src, dst as u32, 0);
+    let mut log = None;
+    while b.stats.packets == 0 {
+        b.step(&mut log)?;
+        assert!(b.now < 1_000_000, "the packet never arrived");
+    }
+    Ok((b.stats.plat_sum, b.stats.hops_sum))
+}
+
+#[cfg(test)]
+#[path = "booksim_tests.rs"]
+mod tests;

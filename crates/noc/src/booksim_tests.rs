@@ -1,0 +1,345 @@
+//! The BookSim router mode against hand calculations and against BookSim 2's own curves
+//! (`tools/booksim/curves/`, made by BookSim 2 at commit 28f43299; summary in
+//! `tools/booksim/curves/SUMMARY.md`).
+
+use super::{lone_packet, run_general};
+use crate::{
+    Allocator, NocError, NocRouting, Pattern, RouterConfig, RouterMode, RunSpec, run, sweep,
+};
+use podsim_topology::{FatTree, KAryNCube, LinkKind, LinkSpec, Network};
+use podsim_units::{Bandwidth, SimDuration};
+
+fn link() -> LinkSpec {
+    LinkSpec {
+        kind: LinkKind::OnChip,
+        bandwidth: Bandwidth::from_gbps(16).unwrap(),
+        latency: SimDuration::from_ns(1),
+    }
+}
+
+fn cube(dims: &[u32], wrap: bool) -> Network {
+    Network::Cube(KAryNCube::new(dims.to_vec(), vec![wrap; dims.len()], link()).unwrap())
+}
+
+fn booksim(packet_flits: u32) -> RouterConfig {
+    RouterConfig {
+        router: RouterMode::Booksim,
+        packet_flits,
+        ..RouterConfig::default()
+    }
+}
+
+fn spec(rate: f64, cycles: u64) -> RunSpec {
+    RunSpec {
+        cycles,
+        ..RunSpec::new(Pattern::Uniform, rate)
+    }
+}
+
+/// A lone packet's latency, by hand from BookSim's pipeline (tools/booksim/README.md, "Router
+/// pipeline"): written by the source at cycle c, it reaches the first router at c + 2; each of
+/// the H = D + 1 routers holds the head routing + VA + SA + crossbar delays; each of the D
+/// links adds its latency L plus the cycle the channel latches; the ejection channel adds 2
+/// from the send to the read, of which the crossbar's last cycle is already counted, so
+/// T0 = H (R + VA + SA + X) + D L + 3, and the tail follows P - 1 cycles behind.
+#[test]
+fn a_lone_packet_takes_booksims_pipeline_latency() {
+    let mesh = cube(&[8, 8], false);
+    let torus = cube(&[8, 8], true);
+    // Corner to corner on the mesh: D = 14, H = 15: 15 x 4 + 14 x 1 + 3 = 77.
+    assert_eq!(lone_packet(&mesh, &booksim(1), 0, 63).unwrap(), (77, 14));
+    // 4 flits: 3 more.
+    assert_eq!(lone_packet(&mesh, &booksim(4), 0, 63).unwrap(), (80, 14));
+    // To itself: one router, 1 x 4 + 3 = 7.
+    assert_eq!(lone_packet(&mesh, &booksim(1), 9, 9).unwrap(), (7, 0));
+    // Torus, (0,0) to (4,4): D = 8 (4 each way round, either way), L = 2: 9 x 4 + 16 + 3 = 55.
+    assert_eq!(lone_packet(&torus, &booksim(1), 0, 36).unwrap(), (55, 8));
+    // Torus, (1,0) to (7,0): 2 hops the short way round: 3 x 4 + 4 + 3 = 19.
+    assert_eq!(lone_packet(&torus, &booksim(1), 1, 7).unwrap(), (19, 2));
+    // Lookahead routing (routing_delay 0): 15 x 3 + 14 + 3 = 62 (BookSim's examples/mesh88_lat).
+    let rd0 = RouterConfig {
+        routing_delay: 0,
+        ..booksim(1)
+    };
+    assert_eq!(lone_packet(&mesh, &rd0, 0, 63).unwrap(), (62, 14));
+    // Every delay changed: R 2, VA 2, SA 3, crossbar 1 + 2, credit 1, links of 3 cycles; (0,0) to
+    // (3,2): D = 5, H = 6: 6 x (2 + 2 + 3 + 3) + 5 x 3 + 3 = 78.
+    let slow = RouterConfig {
+        routing_delay: 2,
+        vc_alloc_delay: 2,
+        sw_alloc_delay: 3,
+        st_prepare_delay: 1,
+        st_final_delay: 2,
+        credit_delay: 1,
+        channel_latency: Some(3),
+        ..booksim(1)
+    };
+    assert_eq!(lone_packet(&mesh, &slow, 0, 19).unwrap(), (78, 5));
+}
+
+/// Zero-load latency within 1 cycle of BookSim's exact T0 (tools/booksim/curves/SUMMARY.md,
+/// "Zero-load latency and saturation throughput", column "exact T0"; the long BookSim runs of
+/// curves/zeroload.csv agree within 0.1): 8x8 mesh 33.250 (1-flit) and 36.250 (4-flit), 8x8
+/// torus 31.000 and 34.000. At 0.01 flits/node/cycle with 2000-cycle periods a run measures
+/// 5,000-15,000 packets, so the sample mean is within ~0.3 of the true one.
+#[test]
+fn zero_load_latency_matches_booksims_t0_on_the_8x8_mesh_and_torus() {
+    for (net, flits, t0) in [
+        (cube(&[8, 8], false), 1, 33.25),
+        (cube(&[8, 8], false), 4, 36.25),
+        (cube(&[8, 8], true), 1, 31.0),
+        (cube(&[8, 8], true), 4, 34.0),
+    ] {
+        let r = run(
+            &net,
+            NocRouting::DimensionOrder,
+            &booksim(flits),
+            &spec(0.01, 20_000),
+        )
+        .unwrap();
+        assert!(!r.saturated);
+        assert!(
+            (r.average_latency_cycles - t0).abs() < 1.0,
+            "{} {flits}-flit: {} vs BookSim's {t0}",
+            net.shorthand(),
+            r.average_latency_cycles
+        );
+    }
+}
+
+/// 16x16 mesh, 1-flit: BookSim's exact T0 is 60.125 (SUMMARY.md, row "16x16 mesh, 1-flit",
+/// column "exact T0").
+#[test]
+fn zero_load_latency_matches_booksims_t0_on_the_16x16_mesh() {
+    let r = run(
+        &cube(&[16, 16], false),
+        NocRouting::DimensionOrder,
+        &booksim(1),
+        &spec(0.005, 10_000),
+    )
+    .unwrap();
+    assert!(
+        (r.average_latency_cycles - 60.125).abs() < 1.0,
+        "{}",
+        r.average_latency_cycles
+    );
+}
+
+/// Saturation throughput within 3% of BookSim's: past saturation the accepted rate is the
+/// network's throughput. 8x8 mesh, 1-flit: BookSim saturates at 0.4182 (SUMMARY.md, row "8x8
+/// mesh, 1-flit", bold column; curves/mesh8x8_p1.csv row 0.420) and calls 0.450 unstable (row
+/// 0.450, saturated = true, accepted 0.4167). 8x8 torus, 1-flit: 0.5210 (row "8x8 torus, 1-flit";
+/// curves/torus8x8_p1.csv row 0.530); at 0.550 BookSim's seeds split (3 of 5 unstable, SUMMARY.md
+/// "spread over seeds"), accepted 0.504-0.520.
+#[test]
+fn saturation_throughput_matches_booksim_on_the_8x8_mesh_and_torus() {
+    let mesh = run(
+        &cube(&[8, 8], false),
+        NocRouting::DimensionOrder,
+        &booksim(1),
+        &spec(0.45, 10_000),
+    )
+    .unwrap();
+    assert!(mesh.saturated, "BookSim is unstable at 0.45");
+    let rel = |got: f64, want: f64| (got - want).abs() / want;
+    assert!(
+        rel(mesh.accepted_flits_per_node_cycle, 0.4182) < 0.03,
+        "mesh: accepted {}",
+        mesh.accepted_flits_per_node_cycle
+    );
+    let torus = run(
+        &cube(&[8, 8], true),
+        NocRouting::DimensionOrder,
+        &booksim(1),
+        &spec(0.55, 10_000),
+    )
+    .unwrap();
+    assert!(
+        rel(torus.accepted_flits_per_node_cycle, 0.5210) < 0.03,
+        "torus: accepted {}",
+        torus.accepted_flits_per_node_cycle
+    );
+}
+
+/// Latency within 5% of BookSim's below 80% of saturation: 8x8 mesh, 1-flit at 0.30: 38.039
+/// (curves/mesh8x8_p1.csv row 0.300; seeds 1-5 give 37.9-38.0, SUMMARY.md); 8x8 torus, 1-flit
+/// at 0.40: 35.620 (curves/torus8x8_p1.csv row 0.400; seeds 35.5-35.7).
+#[test]
+fn latency_under_load_matches_booksim() {
+    for (net, rate, want) in [
+        (cube(&[8, 8], false), 0.30, 38.039),
+        (cube(&[8, 8], true), 0.40, 35.620),
+    ] {
+        let r = run(
+            &net,
+            NocRouting::DimensionOrder,
+            &booksim(1),
+            &spec(rate, 10_000),
+        )
+        .unwrap();
+        assert!(!r.saturated);
+        assert!(
+            (r.average_latency_cycles - want).abs() / want < 0.05,
+            "{} at {rate}: {} vs BookSim's {want}",
+            net.shorthand(),
+            r.average_latency_cycles
+        );
+        assert!((r.accepted_flits_per_node_cycle - rate).abs() / rate < 0.02);
+    }
+}
+
+/// The same seed gives the same result; the separable input-first allocator is another
+/// allocator (its own numbers) and a sweep gives each load's own run.
+#[test]
+fn booksim_runs_repeat_for_a_seed() {
+    let net = cube(&[4, 4], true);
+    let cfg = booksim(2);
+    let s = spec(0.3, 2_000);
+    let a = run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+    let b = run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+    assert_eq!(a, b);
+    let sif = RouterConfig {
+        allocator: Allocator::SeparableInputFirst,
+        ..cfg.clone()
+    };
+    let c = run(&net, NocRouting::DimensionOrder, &sif, &s).unwrap();
+    assert!((c.average_latency_cycles - a.average_latency_cycles).abs() < 5.0);
+    let swept = sweep(
+        &net,
+        NocRouting::DimensionOrder,
+        &cfg,
+        &s,
+        &[0.1, 0.3],
+        true,
+    )
+    .unwrap();
+    assert_eq!(swept[1], a);
+}
+
+/// Bad settings name their key; networks and routings BookSim's router does not model are
+/// refused, not run.
+#[test]
+fn booksim_settings_are_checked() {
+    let net = cube(&[4, 4], false);
+    let key = |cfg: RouterConfig, net: &Network, routing: NocRouting| -> String {
+        match run(net, routing, &cfg, &spec(0.1, 1_000)) {
+            Err(NocError::Config(e)) => e.key,
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
+    };
+    let d = NocRouting::DimensionOrder;
+    for (cfg, want) in [
+        (
+            RouterConfig {
+                vc_alloc_delay: 0,
+                ..booksim(1)
+            },
+            "vc_alloc_delay",
+        ),
+        (
+            RouterConfig {
+                sw_alloc_delay: 0,
+                ..booksim(1)
+            },
+            "sw_alloc_delay",
+        ),
+        (
+            RouterConfig {
+                st_final_delay: 0,
+                ..booksim(1)
+            },
+            "st_final_delay",
+        ),
+        (
+            RouterConfig {
+                channel_latency: Some(0),
+                ..booksim(1)
+            },
+            "channel_latency",
+        ),
+        (
+            RouterConfig {
+                alloc_iters: 0,
+                ..booksim(1)
+            },
+            "alloc_iters",
+        ),
+        (
+            RouterConfig {
+                routing_delay: 5_000,
+                ..booksim(1)
+            },
+            "routing_delay",
+        ),
+    ] {
+        assert_eq!(key(cfg, &net, d), want);
+    }
+    assert_eq!(key(booksim(1), &net, NocRouting::Minimal), "routing");
+    let tree = Network::FatTree(FatTree::new(4, link()).unwrap());
+    assert_eq!(key(booksim(1), &tree, NocRouting::Table), "router");
+    let one_vc = RouterConfig {
+        vcs: 1,
+        ..booksim(1)
+    };
+    assert_eq!(key(one_vc, &cube(&[4, 4], true), d), "vcs");
+    // The TOML keys are the field names.
+    let cfg: RouterConfig = toml::from_str(
+        "router = \"booksim\"\nrouting_delay = 0\nallocator = \"separable_input_first\"\n\
+         channel_latency = 2\ncredit_delay = 1\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.router, RouterMode::Booksim);
+    assert_eq!(cfg.routing_delay, 0);
+    assert_eq!(cfg.allocator, Allocator::SeparableInputFirst);
+    let bad = toml::from_str::<RouterConfig>("router = \"bookism\"\n").unwrap_err();
+    assert!(bad.to_string().contains("router"), "{bad}");
+}
+
+/// Where every stage takes one cycle the router keeps its stage queues as bit sets; that gives
+/// the queues' numbers exactly, meshes and tori, 1- and 4-flit packets, lookahead routing, both
+/// allocators and two iSLIP rounds, below and past saturation.
+#[test]
+fn the_one_cycle_fast_path_gives_the_stage_queues_numbers() {
+    for (net, cfg, rate) in [
+        (cube(&[8, 8], false), booksim(1), 0.3),
+        (cube(&[8, 8], false), booksim(1), 0.6),
+        (cube(&[8, 8], true), booksim(4), 0.5),
+        (cube(&[8, 8], true), booksim(1), 0.7),
+        (
+            cube(&[4, 4, 4], true),
+            RouterConfig {
+                routing_delay: 0,
+                ..booksim(2)
+            },
+            0.4,
+        ),
+        (
+            cube(&[6, 6], false),
+            RouterConfig {
+                allocator: Allocator::SeparableInputFirst,
+                vcs: 2,
+                buffer_flits: 3,
+                ..booksim(3)
+            },
+            0.5,
+        ),
+        (
+            cube(&[6, 6], true),
+            RouterConfig {
+                alloc_iters: 2,
+                credit_delay: 2,
+                ..booksim(1)
+            },
+            0.6,
+        ),
+    ] {
+        let s = spec(rate, 3_000);
+        let fast = run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+        assert_eq!(
+            fast,
+            run_general(&net, &cfg, &s).unwrap(),
+            "{}",
+            net.shorthand()
+        );
+    }
+}
