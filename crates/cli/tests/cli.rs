@@ -1774,6 +1774,7 @@ fn noc_prints_the_same_bytes_on_any_thread_count() {
     let (one, eight) = (run("1"), run("8"));
     assert!(one.status.success());
     assert_eq!(one.stdout, eight.stdout);
+}
 
 /// `podsim noc --router booksim` and `router = "booksim"` in a --config file run BookSim's
 /// router: a lone-ish packet load on a 4x4 mesh at 0.02 sits near BookSim's zero-load latency,
