@@ -213,6 +213,7 @@ pub struct Noc {
     held: Vec<VecDeque<(u32, bool)>>,
     // Scratch.
     va_reqs: Vec<(u32, u8, u64, u32, u32, u16)>,
+    va_keys: Vec<u64>,
     /// Visit routers last to first (tests use it to show the order does not matter).
     pub(crate) reverse_visit: bool,
     sa_reqs: Vec<(u32, u64, u32, u16)>,
@@ -425,6 +426,7 @@ impl Noc {
             hold_ch: Vec::new(),
             held: Vec::new(),
             va_reqs: Vec::new(),
+            va_keys: Vec::new(),
             reverse_visit: false,
             sa_reqs: Vec::new(),
             f,
@@ -539,7 +541,11 @@ impl Noc {
             .f
             .route(src as u32, dst as u32)
             .map_err(NocError::Route)?;
-        let choice = (serial % u64::from(r.count)) as u32;
+        let choice = if r.count == 1 {
+            0
+        } else {
+            (serial % u64::from(r.count)) as u32
+        };
         let p = Packet {
             src: src as u32,
             dst: dst as u32,
@@ -548,9 +554,14 @@ impl Noc {
             path: r.start + choice * u32::from(r.len),
             path_len: r.len,
             hop: 0,
-            eject: self
-                .f
-                .ejection(dst, (serial % self.f.ifaces as u64) as usize) as u32,
+            eject: self.f.ejection(
+                dst,
+                if self.f.ifaces == 1 {
+                    0
+                } else {
+                    (serial % self.f.ifaces as u64) as usize
+                },
+            ) as u32,
             created: self.now,
             injected: 0,
             tag,
@@ -864,6 +875,10 @@ impl Noc {
                 return;
             }
         }
+        if self.arbitration == Arbitration::RoundRobin {
+            self.allocate_vcs_rr(r, a, nloc);
+            return;
+        }
         let mut reqs = std::mem::take(&mut self.va_reqs);
         reqs.clear();
         let mut ports = ports;
@@ -900,6 +915,49 @@ impl Noc {
         self.va_reqs = reqs;
     }
 
+    /// [`Noc::allocate_vcs`] by round-robin: each request is one word that sorts as the
+    /// request's (output, class, distance from the round-robin pointer), above the input's
+    /// position; no two requests of a router tie (their distances differ), so the order is the
+    /// one the tuples of the general case give.
+    fn allocate_vcs_rr(&mut self, r: usize, a: usize, nloc: u32) {
+        let v = self.f.vcs;
+        let mut keys = std::mem::take(&mut self.va_keys);
+        keys.clear();
+        let mut ports = self.masks[r].va;
+        while ports != 0 {
+            let j = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            let c = self.f.in_list[a + j] as usize;
+            let mut m = self.port[c].wait;
+            while m != 0 {
+                let vc = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let x = &self.ivc[c * v + vc];
+                let out = u64::from(x.out);
+                let local = (j * v + vc) as u32;
+                let dist = wrap_sub(local, u32::from(self.port[out as usize].rr_va), nloc);
+                // Channels are below 2^26, classes 0 or 1, distances below 64 x 32 = 2^11;
+                // the input takes 6 + 5 bits.
+                keys.push(
+                    out << 23
+                        | u64::from(x.class) << 22
+                        | u64::from(dist) << 11
+                        | (j as u64) << 5
+                        | vc as u64,
+                );
+            }
+        }
+        keys.sort_unstable();
+        // Requests come in arbitration order, so earlier ones take the VCs first.
+        for &k in &keys {
+            let c = self.f.in_list[a + (k >> 5 & 63) as usize] as usize;
+            let vc = (k & 31) as usize;
+            let class = (k >> 22 & 1) as u8;
+            self.grant_vc(c, vc, (k >> 23) as usize, class, nloc);
+        }
+        self.va_keys = keys;
+    }
+
     /// Give input VC `vc` of port `c` the next free VC of `class` on output `out`, round-robin
     /// from the last one granted, if there is one.
     fn grant_vc(&mut self, c: usize, vc: usize, out: usize, class: u8, nloc: u32) {
@@ -922,7 +980,7 @@ impl Noc {
         port.wait &= !(1 << vc);
         port.active |= 1 << vc;
         self.refresh(c);
-        let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
+        let local = u32::from(self.port[c].in_local) * v as u32 + vc as u32;
         let o = &mut self.port[out];
         o.free &= !(1 << ov);
         o.rr_va = next_after(local, nloc) as u16;
