@@ -1,8 +1,9 @@
 #![allow(missing_docs)]
-//! Packet-level speed: flit-hops per second under uniform random traffic, single-threaded, on
-//! an 8x8 mesh at 0.3 and a 16x16 torus at 0.2 flits/node/cycle (4 VCs x 8 flits, 1-flit
-//! packets); a sweep of 16 loads run sequentially and on every core; and both router modes
-//! (`podsim`, `booksim`) on the 8x8 mesh and torus at 0.3, with flit-hops per CPU-second.
+//! Packet-level speed: flit-hops per second (criterion's elements per second) under uniform
+//! random traffic, single-threaded, on podsim's own routers: an 8x8 mesh and an 8x8 torus at
+//! 0.3 and a 16x16 torus at 0.2 flits/node/cycle (4 VCs x 8 flits, 1- and 4-flit packets); a
+//! sweep of 16 loads run sequentially and on every core; and both router modes (`podsim`,
+//! `booksim`) on the 8x8 mesh and torus at 0.3, with flit-hops per CPU-second.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use podsim_noc::{NocRouting, Pattern, RouterConfig, RouterMode, RunSpec, parse_rates, run, sweep};
@@ -29,6 +30,7 @@ fn spec(rate: f64) -> RunSpec {
 fn flit_hops(c: &mut Criterion) {
     for (name, net, rate) in [
         ("mesh8x8_uniform_0.3", cube(&[8, 8], false), 0.3),
+        ("torus8x8_uniform_0.3", cube(&[8, 8], true), 0.3),
         ("torus16x16_uniform_0.2", cube(&[16, 16], true), 0.2),
     ] {
         for flits in [1, 4] {

@@ -32,9 +32,13 @@ struct Arrival {
     ch: u32,
     vc: u16,
     flit: Flit,
+    /// For a head flit coming to a router, its route there (a path word, see [`Packet::next`]).
+    next: u32,
 }
 
+/// One cache line, so a hop reads its route from one line.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
 struct Packet {
     src: u32,
     dst: u32,
@@ -49,6 +53,11 @@ struct Packet {
     tag: u64,
     /// The VC lane the packet is held to ([`ANY_LANE`]: any free VC of its class).
     lane: u16,
+    /// The route of its head at the router it is heading to or waiting in: the output channel,
+    /// with the VC class in the top bit. Worked out (and `hop` advanced) when the head leaves
+    /// the router before, so the route computation does not wait on the path's memory; the
+    /// head's flit carries a copy.
+    next: u32,
 }
 
 /// A packet that may take any free VC.
@@ -163,6 +172,9 @@ pub struct Noc {
     buf: Vec<Flit>,
     ready: Vec<u64>,
     ivc: Vec<InVc>,
+    /// Per input VC, when its front packet entered the network (kept only for oldest-first
+    /// arbitration, which ranks by it).
+    since: Vec<u64>,
     port: Vec<Port>,
     // Per router, one bit per input port: VCs waiting for VC allocation; VCs holding an output
     // VC with a flit buffered.
@@ -184,6 +196,8 @@ pub struct Noc {
     ni: Vec<Interface>,
     /// Endpoints with work for their interfaces, one bit each.
     busy: Vec<u64>,
+    /// Whether any packet has been held to a lane (else no VC allocation looks one up).
+    lanes: bool,
     done: Vec<Delivered>,
     // Counters.
     injected: u64,
@@ -199,18 +213,24 @@ pub struct Noc {
     held: Vec<VecDeque<(u32, bool)>>,
     // Scratch.
     va_reqs: Vec<(u32, u8, u64, u32, u32, u16)>,
+    va_keys: Vec<u64>,
     /// Visit routers last to first (tests use it to show the order does not matter).
     pub(crate) reverse_visit: bool,
     sa_reqs: Vec<(u32, u64, u32, u16)>,
 }
 
 /// A VC of a channel, both ends of it: at the downstream router, the input VC's FIFO of flits
-/// (`len` from `head` in the slots from `base`) and the state of the packet at its front; at
-/// the upstream router, the output VC's credits and holder. Kept in one half cache line, which a
-/// flit's hop touches from both sides in turn.
+/// (`len` from `head` in its port's slots) and the state of the packet at its front; at the
+/// upstream router, the output VC's credits and holder. Kept in one half cache line, which a
+/// flit's hop touches from both sides in turn. The front flit is kept here, not in its slot:
+/// a flit that reaches an empty VC is never written to the slots, and one that queues behind
+/// another is copied here when it reaches the front, so a hop through an uncongested router
+/// touches no slot at all.
 #[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
 struct InVc {
-    base: u32,
+    /// The flit at the front (valid when `len > 0`).
+    front: Flit,
     head: u16,
     len: u16,
     state: u8,
@@ -219,8 +239,6 @@ struct InVc {
     ovc: u16,
     /// The output channel its front packet leaves by (valid when waiting or active).
     out: u32,
-    /// When its front packet entered the network (first-come-first-served ranks by it).
-    since: u64,
     /// Upstream: credits for this buffer, and the input VC holding this VC (`FREE` if none,
     /// `NI_OWNER` for an interface).
     credits: u32,
@@ -268,7 +286,12 @@ struct Port {
     rr_vc: u8,
     /// Its position among its downstream router's input ports.
     in_local: u8,
+    /// The first of its buffer slots: VC `v`'s are `depth` slots from `base + v * depth`.
+    base: u32,
 }
+
+// A port is one cache line, an input VC half of one.
+const _: () = assert!(std::mem::size_of::<Port>() == 64 && std::mem::size_of::<InVc>() == 32);
 
 impl Noc {
     /// A network of idle routers for `net`, routed by `routing`, built to `cfg`.
@@ -318,15 +341,14 @@ impl Noc {
         let ivc: Vec<InVc> = buf_base
             .iter()
             .enumerate()
-            .map(|(i, &base)| InVc {
-                base,
+            .map(|(i, _)| InVc {
+                front: Flit::default(),
                 head: 0,
                 len: 0,
                 state: IDLE,
                 class: 0,
                 ovc: 0,
                 out: 0,
-                since: 0,
                 credits: depth[i / v],
                 owner: FREE,
             })
@@ -347,6 +369,7 @@ impl Noc {
                 latency: f.ch_latency[c] as u16,
                 period: f.ch_period[c] as u16,
                 sa_key: u64::MAX,
+                base: buf_base[c * v],
                 ..Port::default()
             })
             .collect();
@@ -360,6 +383,11 @@ impl Noc {
             buf: vec![Flit::default(); total as usize],
             ready: if cfg.pipeline_stages > 1 || cfg.arbitration == Arbitration::Fcfs {
                 vec![0; total as usize]
+            } else {
+                Vec::new()
+            },
+            since: if cfg.arbitration == Arbitration::Fcfs {
+                vec![0; ivc.len()]
             } else {
                 Vec::new()
             },
@@ -388,6 +416,7 @@ impl Noc {
             ],
             done: Vec::new(),
             busy: vec![0; f.endpoints.div_ceil(64)],
+            lanes: false,
             injected: 0,
             ejected: 0,
             flit_hops: 0,
@@ -397,6 +426,7 @@ impl Noc {
             hold_ch: Vec::new(),
             held: Vec::new(),
             va_reqs: Vec::new(),
+            va_keys: Vec::new(),
             reverse_visit: false,
             sa_reqs: Vec::new(),
             f,
@@ -479,6 +509,7 @@ impl Noc {
         self.inject_numbered(src, dst, flits, tag, serial)?;
         if let Some(&id) = self.queues[src].back() {
             self.packets[id as usize].lane = lane;
+            self.lanes |= lane != ANY_LANE;
         }
         Ok(())
     }
@@ -510,7 +541,11 @@ impl Noc {
             .f
             .route(src as u32, dst as u32)
             .map_err(NocError::Route)?;
-        let choice = (serial % u64::from(r.count)) as u32;
+        let choice = if r.count == 1 {
+            0
+        } else {
+            (serial % u64::from(r.count)) as u32
+        };
         let p = Packet {
             src: src as u32,
             dst: dst as u32,
@@ -519,13 +554,19 @@ impl Noc {
             path: r.start + choice * u32::from(r.len),
             path_len: r.len,
             hop: 0,
-            eject: self
-                .f
-                .ejection(dst, (serial % self.f.ifaces as u64) as usize) as u32,
+            eject: self.f.ejection(
+                dst,
+                if self.f.ifaces == 1 {
+                    0
+                } else {
+                    (serial % self.f.ifaces as u64) as usize
+                },
+            ) as u32,
             created: self.now,
             injected: 0,
             tag,
             lane: ANY_LANE,
+            next: 0,
         };
         self.serial = serial + 1;
         let id = match self.free_packets.pop() {
@@ -641,15 +682,19 @@ impl Noc {
         if pos >= depth {
             pos -= depth;
         }
-        let at = self.ivc[idx].base as usize + pos;
-        self.buf[at] = a.flit;
+        let at = self.port[c].base as usize + v * depth + pos;
+        if len == 0 {
+            self.ivc[idx].front = a.flit;
+        } else {
+            self.buf[at] = a.flit;
+        }
         if let Some(r) = self.ready.get_mut(at) {
             *r = self.now + self.stages - 1;
         }
         self.ivc[idx].len += 1;
         self.port[c].nonempty |= 1 << v;
         if len == 0 && self.ivc[idx].state == IDLE {
-            self.route_head(c, v);
+            self.route_head(c, v, a.next);
         }
         self.refresh(c);
     }
@@ -724,7 +769,17 @@ impl Noc {
             let tail = ni.seq + 1 == pk.len;
             self.ivc[o].credits -= 1;
             self.port[c].next_free = now + u64::from(self.port[c].period);
-            self.send(c, ni.vc, ni.pkt, ni.seq, tail);
+            let next = if ni.seq == 0 { self.advance(ni.pkt) } else { 0 };
+            self.send(
+                c,
+                ni.vc,
+                Flit {
+                    pkt: ni.pkt,
+                    seq: ni.seq,
+                    tail,
+                },
+                next,
+            );
             self.injected += 1;
             if tail {
                 self.ivc[o].owner = FREE;
@@ -737,12 +792,13 @@ impl Noc {
     }
 
     /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
-    fn send(&mut self, c: usize, vc: u16, pkt: u32, seq: u16, tail: bool) {
+    fn send(&mut self, c: usize, vc: u16, flit: Flit, next: u32) {
         let due = self.slot_after(u32::from(self.port[c].latency));
         self.arrive[due].push(Arrival {
             ch: c as u32,
             vc,
-            flit: Flit { pkt, seq, tail },
+            flit,
+            next,
         });
         self.ch_flits[c] += 1;
         self.last_progress = self.now;
@@ -754,36 +810,48 @@ impl Noc {
         if s >= self.wheel { s - self.wheel } else { s }
     }
 
-    fn front_slot(&self, idx: usize) -> usize {
-        self.ivc[idx].base as usize + usize::from(self.ivc[idx].head)
+    /// The route of packet `pkt`'s head at the next router on its way: the next link of its
+    /// path, or at the last router its ejection channel (class 0), as a path word; kept in the
+    /// packet too, for a head that queues behind another packet there.
+    fn advance(&mut self, pkt: u32) -> u32 {
+        let p = &mut self.packets[pkt as usize];
+        p.next = if p.hop < p.path_len {
+            let i = (p.path + u32::from(p.hop)) as usize;
+            p.hop += 1;
+            self.f.arena[i]
+        } else {
+            p.eject
+        };
+        p.next
+    }
+
+    /// The slot of the front flit of VC `vc` of input `c`.
+    fn front_slot(&self, c: usize, vc: usize) -> usize {
+        let p = &self.port[c];
+        let idx = c * self.f.vcs + vc;
+        p.base as usize + vc * usize::from(p.depth) + usize::from(self.ivc[idx].head)
     }
 
     fn front(&self, idx: usize) -> Flit {
-        self.buf[self.front_slot(idx)]
+        self.ivc[idx].front
     }
 
     /// Route computation for the head flit now at the front of idle VC `vc` of input `c`: it
     /// learns its output (the next link of its path, or its ejection channel) and class, and
     /// waits for VC allocation. Runs when a head reaches the front: on arrival at an empty
     /// buffer, or when the packet ahead of it leaves.
-    fn route_head(&mut self, c: usize, vc: usize) {
+    /// `next` is the head's route here, worked out when it left the router before
+    /// ([`Noc::advance`]).
+    fn route_head(&mut self, c: usize, vc: usize, next: u32) {
         let idx = c * self.f.vcs + vc;
-        let flit = self.front(idx);
-        let p = &mut self.packets[flit.pkt as usize];
-        let (out, class) = if p.hop < p.path_len {
-            let i = (p.path + u32::from(p.hop)) as usize;
-            p.hop += 1;
-            let w = self.f.arena[i];
-            (w & !(1 << CLASS_SHIFT), (w >> CLASS_SHIFT) as u8)
-        } else {
-            (p.eject, 0)
-        };
-        self.ivc[idx].out = out;
-        self.ivc[idx].class = class;
+        self.ivc[idx].out = next & !(1 << CLASS_SHIFT);
+        self.ivc[idx].class = (next >> CLASS_SHIFT) as u8;
         // Oldest first ranks packets by the cycle they entered the network (their head left
         // the source interface): a packet already in the network goes before one that
         // entered after it, wherever each now waits.
-        self.ivc[idx].since = self.packets[flit.pkt as usize].injected;
+        if let Some(s) = self.since.get_mut(idx) {
+            *s = self.packets[self.ivc[idx].front.pkt as usize].injected;
+        }
         self.ivc[idx].state = WAIT_VC;
         self.port[c].wait |= 1 << vc;
     }
@@ -807,6 +875,10 @@ impl Noc {
                 return;
             }
         }
+        if self.arbitration == Arbitration::RoundRobin {
+            self.allocate_vcs_rr(r, a, nloc);
+            return;
+        }
         let mut reqs = std::mem::take(&mut self.va_reqs);
         reqs.clear();
         let mut ports = ports;
@@ -824,7 +896,7 @@ impl Noc {
                 let dist = wrap_sub(local, u32::from(self.port[out as usize].rr_va), nloc);
                 let age = match self.arbitration {
                     Arbitration::RoundRobin => 0,
-                    Arbitration::Fcfs => self.ivc[idx].since,
+                    Arbitration::Fcfs => self.since[idx],
                 };
                 reqs.push((out, self.ivc[idx].class, age, dist, c as u32, vc as u16));
             }
@@ -843,12 +915,59 @@ impl Noc {
         self.va_reqs = reqs;
     }
 
+    /// [`Noc::allocate_vcs`] by round-robin: each request is one word that sorts as the
+    /// request's (output, class, distance from the round-robin pointer), above the input's
+    /// position; no two requests of a router tie (their distances differ), so the order is the
+    /// one the tuples of the general case give.
+    fn allocate_vcs_rr(&mut self, r: usize, a: usize, nloc: u32) {
+        let v = self.f.vcs;
+        let mut keys = std::mem::take(&mut self.va_keys);
+        keys.clear();
+        let mut ports = self.masks[r].va;
+        while ports != 0 {
+            let j = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            let c = self.f.in_list[a + j] as usize;
+            let mut m = self.port[c].wait;
+            while m != 0 {
+                let vc = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let x = &self.ivc[c * v + vc];
+                let out = u64::from(x.out);
+                let local = (j * v + vc) as u32;
+                let dist = wrap_sub(local, u32::from(self.port[out as usize].rr_va), nloc);
+                // Channels are below 2^26, classes 0 or 1, distances below 64 x 32 = 2^11;
+                // the input takes 6 + 5 bits.
+                keys.push(
+                    out << 23
+                        | u64::from(x.class) << 22
+                        | u64::from(dist) << 11
+                        | (j as u64) << 5
+                        | vc as u64,
+                );
+            }
+        }
+        keys.sort_unstable();
+        // Requests come in arbitration order, so earlier ones take the VCs first.
+        for &k in &keys {
+            let c = self.f.in_list[a + (k >> 5 & 63) as usize] as usize;
+            let vc = (k & 31) as usize;
+            let class = (k >> 22 & 1) as u8;
+            self.grant_vc(c, vc, (k >> 23) as usize, class, nloc);
+        }
+        self.va_keys = keys;
+    }
+
     /// Give input VC `vc` of port `c` the next free VC of `class` on output `out`, round-robin
     /// from the last one granted, if there is one.
     fn grant_vc(&mut self, c: usize, vc: usize, out: usize, class: u8, nloc: u32) {
         let v = self.f.vcs;
         let idx = c * v + vc;
-        let lane = self.packets[self.front(idx).pkt as usize].lane;
+        let lane = if self.lanes {
+            self.packets[self.front(idx).pkt as usize].lane
+        } else {
+            ANY_LANE
+        };
         let p = &self.port[out];
         let allowed = lane_mask(p.class_vcs[usize::from(class)], lane);
         let Some(ov) = pick_from(p.free & allowed, p.rr_vc) else {
@@ -861,7 +980,7 @@ impl Noc {
         port.wait &= !(1 << vc);
         port.active |= 1 << vc;
         self.refresh(c);
-        let local = self.f.ch_in_local[c] * v as u32 + vc as u32;
+        let local = u32::from(self.port[c].in_local) * v as u32 + vc as u32;
         let o = &mut self.port[out];
         o.free &= !(1 << ov);
         o.rr_va = next_after(local, nloc) as u16;
@@ -896,11 +1015,7 @@ impl Noc {
                     part &= part - 1;
                     let idx = c * v + vc;
                     // A flit is ready S - 1 cycles after it arrived (at once with S = 1).
-                    if self
-                        .ready
-                        .get(self.front_slot(idx))
-                        .is_some_and(|&r| r > now)
-                    {
+                    if !self.ready.is_empty() && self.ready[self.front_slot(c, vc)] > now {
                         continue;
                     }
                     let out = self.ivc[idx].out as usize;
@@ -956,19 +1071,27 @@ impl Noc {
         let out = self.ivc[idx].out as usize;
         let ov = self.ivc[idx].ovc;
         let flit = self.front(idx);
-        let head = usize::from(self.ivc[idx].head) + 1;
-        self.ivc[idx].head = if head == self.port[c].depth as usize {
-            0
-        } else {
-            head as u16
-        };
+        let depth = usize::from(self.port[c].depth);
+        let mut head = usize::from(self.ivc[idx].head) + 1;
+        if head == depth {
+            head = 0;
+        }
+        self.ivc[idx].head = head as u16;
         self.ivc[idx].len -= 1;
         if self.ivc[idx].len == 0 {
             self.port[c].nonempty &= !(1 << vc);
+        } else {
+            self.ivc[idx].front = self.buf[self.port[c].base as usize + vc * depth + head];
         }
         self.ivc[out * v + usize::from(ov)].credits -= 1;
         self.port[out].next_free = self.now + u64::from(self.port[out].period);
-        self.send(out, ov, flit.pkt, flit.seq, flit.tail);
+        // A head going on to another router learns its route there now.
+        let next = if flit.seq == 0 && out < self.f.links {
+            self.advance(flit.pkt)
+        } else {
+            0
+        };
+        self.send(out, ov, flit, next);
         if out < self.f.links {
             self.flit_hops += 1;
         }
@@ -981,7 +1104,8 @@ impl Noc {
             self.ivc[out * v + usize::from(ov)].owner = FREE;
             self.port[out].free |= 1 << ov;
             if self.ivc[idx].len > 0 {
-                self.route_head(c, vc);
+                let next = self.packets[self.front(idx).pkt as usize].next;
+                self.route_head(c, vc, next);
             }
         }
         self.refresh(c);

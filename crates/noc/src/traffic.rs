@@ -215,9 +215,9 @@ impl Destinations {
     }
 
     pub(crate) fn next(&mut self, src: usize, rng: &mut impl RngCore) -> usize {
-        let below = |rng: &mut dyn RngCore, n: usize| -> usize {
+        fn below(rng: &mut impl RngCore, n: usize) -> usize {
             ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize
-        };
+        }
         match &self.pattern {
             Pattern::Uniform => below(rng, self.n),
             Pattern::Hotspot { nodes, fraction } => {
