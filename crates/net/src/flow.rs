@@ -11,6 +11,19 @@
 //! A flow's last byte leaves when its bytes have drained and arrives one path latency later;
 //! the transfer completes when all its flows have arrived. Simultaneous drains are handled
 //! together, in one recomputation.
+//!
+//! Grouped mode: while every draining flow is alone on every link it crosses (its path, its
+//! source's injection and its destination's ejection), each flow's max-min rate is simply the
+//! smallest (rounded) capacity on its path and no flow's rate depends on another's. The model
+//! then keeps flows that started at the same instant with the same wire bytes and the same
+//! rate as one group: the group's remaining bytes, rate and drain time go through exactly the
+//! operations each of its flows would (the same progress at the same instants, the same
+//! recomputation), so every figure is bit for bit what the flow-by-flow computation gives, at
+//! the cost of one flow per group instead of one per transfer (a ring step of n transfers is
+//! one group). The first send that would put two draining flows on one link turns the groups
+//! back into flows, in the order they were sent, and the model carries on flow by flow; it
+//! goes back to groups whenever nothing is in flight. [`FlowModel::flow_by_flow`] keeps it
+//! flow by flow throughout (the reference the grouped mode is tested against).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -38,6 +51,73 @@ struct Transfer {
     c: Completion,
     flows_left: usize,
 }
+
+/// Flows that started at one instant with equal wire bytes and equal rates, each alone on every
+/// link it crosses (see the module docs, grouped mode).
+#[derive(Debug, Clone)]
+struct Group {
+    opened: SimTime,
+    remaining: f64,
+    rate: f64,
+    finish: SimTime,
+    members: Vec<Member>,
+    // The members' links (path, injection, ejection), back to back.
+    links: Vec<LinkId>,
+}
+
+/// One transfer of a group.
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    c: Completion,
+    latency: u64,
+    // Its links in the group's `links`.
+    links: (u32, u32),
+}
+
+/// The state of the grouped mode.
+#[derive(Debug, Default)]
+struct Grouped {
+    // Draining groups, oldest first.
+    groups: Vec<Group>,
+    // Per link (injection and ejection included): whether a draining flow crosses it.
+    busy: Vec<bool>,
+    // Drained transfers by the time their last byte arrives.
+    arrivals: std::collections::BTreeMap<SimTime, Vec<Completion>>,
+    // The highest link load of the flows sent since the last recomputation.
+    peak: f64,
+}
+
+/// One in-flight transfer of the grouped mode, turned back into a flow.
+enum Unpacked {
+    Draining {
+        remaining: f64,
+        rate: f64,
+        finish: SimTime,
+        links: Vec<LinkId>,
+        latency: u64,
+    },
+    Arriving(SimTime),
+}
+
+/// A hasher for pairs of node ids (FxHash's mixing): the route cache is looked up once per
+/// transfer.
+#[derive(Debug, Default, Clone, Copy)]
+struct PairHasher(u64);
+impl std::hash::Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+type PairMap<V> =
+    std::collections::HashMap<(u64, u64), V, std::hash::BuildHasherDefault<PairHasher>>;
 
 /// f64 with a total order, for heaps.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,8 +163,18 @@ pub struct FlowModel {
     // Routes of the first pairs seen (a ring or a tree sends over the same few pairs again and
     // again; an all-to-all's n^2 pairs each once, so at most ROUTE_CACHE_PER_NODE x nodes
     // pairs are kept), and how many links they hold in all (at most ROUTE_CACHE_LINKS).
-    route_cache: std::collections::HashMap<(u64, u64), Vec<Vec<LinkId>>>,
+    route_cache: PairMap<Vec<Vec<LinkId>>>,
     route_cache_links: usize,
+    // The id of the next transfer (`transfers` holds the flow-by-flow mode's only).
+    next_id: u64,
+    // Whether the model runs in grouped mode now, whether it may, and that mode's state.
+    grouped: bool,
+    may_group: bool,
+    g: Grouped,
+    scratch_route: Vec<LinkId>,
+    // Transfers sent in grouped mode, and times the groups were turned back into flows.
+    pub(crate) grouped_sends: u64,
+    pub(crate) ungroupings: u64,
 }
 
 /// The most links the flow model keeps in cached routes (8 bytes each).
@@ -160,9 +250,27 @@ impl FlowModel {
             first_drain: None,
             shortcut: podsim_routing::Shortcut::Never,
             carried,
-            route_cache: std::collections::HashMap::new(),
+            route_cache: PairMap::default(),
             route_cache_links: 0,
+            next_id: 0,
+            grouped: true,
+            may_group: true,
+            g: Grouped {
+                busy: vec![false; n_links],
+                ..Grouped::default()
+            },
+            scratch_route: Vec::new(),
+            grouped_sends: 0,
+            ungroupings: 0,
         }
+    }
+
+    /// The same model, computing flow by flow throughout (never in grouped mode, see the
+    /// module docs): the reference the grouped mode is checked against, and otherwise slower.
+    pub fn flow_by_flow(mut self) -> Self {
+        self.materialise();
+        self.may_group = false;
+        self
     }
 
     /// On a DOJO plane, route with the die routing tables' Z-plane shortcut policy `s`
@@ -213,12 +321,13 @@ impl FlowModel {
 
     /// The current rate of every draining flow's transfer, for tests: (transfer, bytes/s).
     pub fn rates(&mut self) -> Vec<(TransferId, f64)> {
+        self.materialise();
         self.recompute();
         self.active
             .iter()
             .map(|&f| {
                 (
-                    TransferId(self.flows[f].transfer as u64),
+                    self.transfers[self.flows[f].transfer].c.id,
                     self.flows[f].rate,
                 )
             })
@@ -227,6 +336,7 @@ impl FlowModel {
 
     /// The load of every link (bytes/s) under the current rates, for tests.
     pub fn link_loads(&mut self) -> Vec<(f64, f64)> {
+        self.materialise();
         self.recompute();
         let mut load = vec![0.0; self.capacity.len()];
         for &f in &self.active {
@@ -377,6 +487,299 @@ impl FlowModel {
         }
         self.progress_to(t);
     }
+
+    /// The routes a transfer takes (after `ecmp`), cached per pair as the routing layer gives
+    /// them: the first copied into `out`, and how many there are (0: no route).
+    fn route_into(&mut self, src: NodeId, dst: NodeId, out: &mut Vec<LinkId>) -> usize {
+        out.clear();
+        if src == dst {
+            return 1;
+        }
+        let routes = if let Some(r) = self.route_cache.get(&(src.0, dst.0)) {
+            let Some(first) = r.first() else {
+                return 0;
+            };
+            out.extend_from_slice(first);
+            return if self.ecmp { r.len() } else { 1 };
+        } else {
+            self.new_routes(src, dst)
+        };
+        let Some(first) = routes.first() else {
+            return 0;
+        };
+        out.extend_from_slice(first);
+        if self.ecmp { routes.len() } else { 1 }
+    }
+
+    /// Route a pair not in the cache, and cache it while the cache has room.
+    fn new_routes(&mut self, src: NodeId, dst: NodeId) -> Vec<Vec<LinkId>> {
+        let r = self.routes(src, dst);
+        let size: usize = r.iter().map(Vec::len).sum();
+        let pairs = ROUTE_CACHE_PER_NODE.saturating_mul(self.net.node_count() as usize);
+        if self.route_cache_links + size <= ROUTE_CACHE_LINKS && self.route_cache.len() < pairs {
+            self.route_cache_links += size;
+            self.route_cache.insert((src.0, dst.0), r.clone());
+        }
+        r
+    }
+
+    /// Grouped mode: drain every group at its rate up to `t` (as [`FlowModel::progress_to`]).
+    fn g_progress_to(&mut self, t: SimTime) {
+        if t <= self.now {
+            return;
+        }
+        let dt = (t - self.now).as_ps() as f64 / 1e12;
+        for g in &mut self.g.groups {
+            g.remaining = (g.remaining - g.rate * dt).max(0.0);
+        }
+        self.now = t;
+    }
+
+    /// Grouped mode: [`FlowModel::recompute`]. Rates are fixed when a flow is sent (alone on
+    /// its links, nothing changes them); what remains is the peak load and every drain time.
+    fn g_recompute(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let peak = std::mem::take(&mut self.g.peak);
+        self.report.max_link_utilization = self.report.max_link_utilization.max(peak);
+        let mut first = None::<SimTime>;
+        for g in &mut self.g.groups {
+            g.finish = self.now + podsim_units::SimDuration::from_ps(drain_ps(g.remaining, g.rate));
+            first = Some(first.map_or(g.finish, |x| x.min(g.finish)));
+        }
+        self.first_drain = first;
+    }
+
+    /// Grouped mode: the earliest drain.
+    fn g_next_drain(&mut self) -> Option<SimTime> {
+        self.g_recompute();
+        if self.g.groups.is_empty() {
+            None
+        } else {
+            self.first_drain
+        }
+    }
+
+    /// Grouped mode: process drains up to and including `t` (as [`FlowModel::drain_until`]).
+    fn g_drain_until(&mut self, t: SimTime) {
+        while let Some(d) = self.g_next_drain() {
+            if d > t {
+                break;
+            }
+            self.g_progress_to(d);
+            for g in std::mem::take(&mut self.g.groups) {
+                if g.finish > d {
+                    self.g.groups.push(g);
+                    continue;
+                }
+                for m in &g.members {
+                    for &l in &g.links[m.links.0 as usize..m.links.1 as usize] {
+                        self.g.busy[l] = false;
+                    }
+                    let at = d + podsim_units::SimDuration::from_ps(m.latency);
+                    self.g.arrivals.entry(at).or_default().push(m.c);
+                }
+            }
+            self.dirty = true;
+        }
+        self.g_progress_to(t);
+    }
+
+    /// Grouped mode: send over `route` (the transfer's only route) at the current time, as the
+    /// flow-by-flow send would; `None` (nothing changed) when a link of its path is taken.
+    fn g_send(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+        route: &[LinkId],
+    ) -> Result<Option<TransferId>, NetError> {
+        let at = self.now;
+        let wire = self
+            .packets
+            .checked_wire_bytes(bytes.0)
+            .ok_or(NetError::TooLarge {
+                what: "the bytes on the wire",
+                bytes: bytes.0,
+            })?;
+        let share = wire as f64 / 1.0;
+        let on_wire: f64 = std::iter::once((share * route.len() as f64).round()).sum();
+        if on_wire >= u64::MAX as f64 {
+            return Err(NetError::TooLarge {
+                what: "the bytes on the wire",
+                bytes: bytes.0,
+            });
+        }
+        let zero = src == dst || wire == 0;
+        let ends = [self.inject(src), self.eject(dst)];
+        if !zero {
+            // Alone on every link, or not grouped.
+            for (k, &l) in route.iter().chain(&ends).enumerate() {
+                if self.g.busy[l] {
+                    for &u in route.iter().chain(&ends).take(k) {
+                        self.g.busy[u] = false;
+                    }
+                    return Ok(None);
+                }
+                self.g.busy[l] = true;
+            }
+        }
+        if let Err(e) = self.report.count_send(bytes.0, on_wire as u64) {
+            if !zero {
+                for &u in route.iter().chain(&ends) {
+                    self.g.busy[u] = false;
+                }
+            }
+            return Err(e);
+        }
+        let id = TransferId(self.next_id);
+        self.next_id += 1;
+        let c = Completion {
+            id,
+            tag,
+            src,
+            dst,
+            bytes,
+            start: at,
+            end: at,
+        };
+        let latency: u64 = route
+            .iter()
+            .map(|&l| self.links.spec(l).latency.as_ps())
+            .sum();
+        if zero {
+            let t = at + podsim_units::SimDuration::from_ps(latency);
+            self.g.arrivals.entry(t).or_default().push(c);
+            return Ok(Some(id));
+        }
+        for &l in route {
+            self.carried[l] += share;
+        }
+        // Alone on its links, the flow's max-min rate is the smallest rounded capacity on
+        // its path (progressive filling fixes it at its tightest link).
+        let rate = route
+            .iter()
+            .chain(&ends)
+            .map(|&l| quantize(self.capacity[l] / f64::from(1u32)))
+            .fold(f64::INFINITY, |a, b| if b < a { b } else { a });
+        for &l in route.iter().chain(&ends) {
+            let cap = self.capacity[l];
+            let left = cap - rate;
+            self.g.peak = self.g.peak.max((cap - left) / cap);
+        }
+        let open = self.g.groups.iter().rposition(|g| {
+            g.opened == at
+                && g.remaining.to_bits() == share.to_bits()
+                && g.rate.to_bits() == rate.to_bits()
+        });
+        let gi = match open {
+            Some(i) => i,
+            None => {
+                self.g.groups.push(Group {
+                    opened: at,
+                    remaining: share,
+                    rate,
+                    finish: at,
+                    members: Vec::new(),
+                    links: Vec::new(),
+                });
+                self.g.groups.len() - 1
+            }
+        };
+        let g = &mut self.g.groups[gi];
+        let start = g.links.len() as u32;
+        g.links.extend_from_slice(route);
+        g.links.extend_from_slice(&ends);
+        g.members.push(Member {
+            c,
+            latency,
+            links: (start, g.links.len() as u32),
+        });
+        self.dirty = true;
+        self.grouped_sends += 1;
+        Ok(Some(id))
+    }
+
+    /// Leave grouped mode: every group's transfers become flows with exactly the state the
+    /// flow-by-flow computation would have given them, in the order they were sent.
+    fn materialise(&mut self) {
+        if !self.grouped {
+            return;
+        }
+        self.grouped = false;
+        self.ungroupings += 1;
+        let mut items: Vec<(Completion, Unpacked)> = Vec::new();
+        for g in std::mem::take(&mut self.g.groups) {
+            for m in &g.members {
+                items.push((
+                    m.c,
+                    Unpacked::Draining {
+                        remaining: g.remaining,
+                        rate: g.rate,
+                        finish: g.finish,
+                        links: g.links[m.links.0 as usize..m.links.1 as usize].to_vec(),
+                        latency: m.latency,
+                    },
+                ));
+            }
+        }
+        for (t, cs) in std::mem::take(&mut self.g.arrivals) {
+            items.extend(cs.into_iter().map(|c| (c, Unpacked::Arriving(t))));
+        }
+        items.sort_by_key(|(c, _)| c.id);
+        for (c, u) in items {
+            let transfer = self.transfers.len();
+            self.transfers.push(Transfer { c, flows_left: 1 });
+            let f = self.flows.len();
+            match u {
+                Unpacked::Draining {
+                    remaining,
+                    rate,
+                    finish,
+                    links,
+                    latency,
+                } => {
+                    self.flows.push(Flow {
+                        transfer,
+                        links,
+                        remaining,
+                        rate,
+                        finish,
+                        latency,
+                    });
+                    self.active.push(f);
+                }
+                Unpacked::Arriving(t) => {
+                    self.flows.push(Flow {
+                        transfer,
+                        links: Vec::new(),
+                        remaining: 0.0,
+                        rate: 0.0,
+                        finish: t,
+                        latency: 0,
+                    });
+                    self.arrivals.push(Reverse((t, f)));
+                }
+            }
+        }
+        self.g.busy.iter_mut().for_each(|b| *b = false);
+        // The flows sent since the last recomputation are active: the next one sees them.
+        self.g.peak = 0.0;
+    }
+
+    /// Back to grouped mode when nothing is in flight (and the model may group): the
+    /// flow-by-flow state is empty, so is the grouped one.
+    fn regroup_if_idle(&mut self) {
+        if self.grouped || !self.may_group || !self.active.is_empty() || !self.arrivals.is_empty() {
+            return;
+        }
+        self.flows.clear();
+        self.transfers.clear();
+        self.grouped = true;
+    }
 }
 
 impl NetworkModel for FlowModel {
@@ -389,20 +792,34 @@ impl NetworkModel for FlowModel {
         tag: u64,
     ) -> Result<TransferId, NetError> {
         check_send(self.now, self.net.node_count(), at, src, dst)?;
+        self.regroup_if_idle();
+        if self.grouped {
+            let mut route = std::mem::take(&mut self.scratch_route);
+            let n = self.route_into(src, dst, &mut route);
+            if n == 0 {
+                self.scratch_route = route;
+                return Err(NetError::NoRoute(src, dst));
+            }
+            if at > self.now {
+                self.g_drain_until(at);
+            }
+            let sent = if n == 1 {
+                self.g_send(src, dst, bytes, tag, &route)
+            } else {
+                Ok(None)
+            };
+            self.scratch_route = route;
+            if let Some(id) = sent? {
+                return Ok(id);
+            }
+            self.materialise();
+        }
         let mut routes = if src == dst {
             vec![Vec::new()]
         } else if let Some(r) = self.route_cache.get(&(src.0, dst.0)) {
             r.clone()
         } else {
-            let r = self.routes(src, dst);
-            let size: usize = r.iter().map(Vec::len).sum();
-            let pairs = ROUTE_CACHE_PER_NODE.saturating_mul(self.net.node_count() as usize);
-            if self.route_cache_links + size <= ROUTE_CACHE_LINKS && self.route_cache.len() < pairs
-            {
-                self.route_cache_links += size;
-                self.route_cache.insert((src.0, dst.0), r.clone());
-            }
-            r
+            self.new_routes(src, dst)
         };
         if routes.is_empty() {
             return Err(NetError::NoRoute(src, dst));
@@ -415,7 +832,6 @@ impl NetworkModel for FlowModel {
         if at > self.now {
             self.drain_until(at);
         }
-        let id = self.transfers.len();
         let wire = self
             .packets
             .checked_wire_bytes(bytes.0)
@@ -435,9 +851,12 @@ impl NetworkModel for FlowModel {
             });
         }
         self.report.count_send(bytes.0, on_wire as u64)?;
+        let id = self.next_id;
+        self.next_id += 1;
+        let transfer = self.transfers.len();
         self.transfers.push(Transfer {
             c: Completion {
-                id: TransferId(id as u64),
+                id: TransferId(id),
                 tag,
                 src,
                 dst,
@@ -452,7 +871,7 @@ impl NetworkModel for FlowModel {
             let f = self.flows.len();
             if src == dst || wire == 0 {
                 self.flows.push(Flow {
-                    transfer: id,
+                    transfer,
                     links: Vec::new(),
                     remaining: 0.0,
                     rate: 0.0,
@@ -472,7 +891,7 @@ impl NetworkModel for FlowModel {
             links.push(self.inject(src));
             links.push(self.eject(dst));
             self.flows.push(Flow {
-                transfer: id,
+                transfer,
                 links,
                 remaining: share,
                 rate: 0.0,
@@ -482,10 +901,17 @@ impl NetworkModel for FlowModel {
             self.active.push(f);
             self.dirty = true;
         }
-        Ok(TransferId(id as u64))
+        Ok(TransferId(id))
     }
 
     fn next_completion(&mut self) -> Option<SimTime> {
+        if self.grouped {
+            let arrival = self.g.arrivals.first_key_value().map(|(&t, _)| t);
+            return match (arrival, self.g_next_drain()) {
+                (Some(a), Some(d)) => Some(a.min(d)),
+                (a, d) => a.or(d),
+            };
+        }
         // The next event: an arrival already scheduled, or the next drain (which schedules
         // arrivals). Advancing to it may complete nothing yet; the caller simply asks again.
         let arrival = self.arrivals.peek().map(|r| r.0.0);
@@ -497,6 +923,31 @@ impl NetworkModel for FlowModel {
 
     fn advance(&mut self, until: SimTime) -> Vec<Completion> {
         let mut out = Vec::new();
+        if self.grouped {
+            loop {
+                let arrival = self.g.arrivals.first_key_value().map(|(&t, _)| t);
+                match (self.g_next_drain(), arrival) {
+                    (Some(d), a) if d <= until && a.is_none_or(|a| d <= a) => {
+                        self.g_drain_until(d);
+                    }
+                    (_, Some(a)) if a <= until => {
+                        self.g_progress_to(a);
+                        let Some((t, cs)) = self.g.arrivals.pop_first() else {
+                            break;
+                        };
+                        for mut c in cs {
+                            c.end = c.end.max(t);
+                            self.report.bytes_delivered += c.bytes.0;
+                            out.push(c);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            self.g_progress_to(until);
+            out.sort_by_key(|c| (c.end, c.id));
+            return out;
+        }
         loop {
             let arrival = self.arrivals.peek().map(|r| r.0.0);
             let drain = self.next_drain();
