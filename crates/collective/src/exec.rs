@@ -1,13 +1,15 @@
 //! Running a plan on a network model, with the functional check.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::hash::BuildHasherDefault;
 
 use podsim_net::{NetReport, NetworkModel, TransferId};
 use podsim_topology::NodeId;
 use podsim_units::{Bytes, SimDuration, SimTime};
 
-use crate::plan::{Combine, Kind, Plan};
+use crate::plan::{Chunks, Combine, Kind, Plan};
+use crate::steps::Steps;
 
 /// Buffer entries (ranks x chunks) above which [`run`] skips the functional check
 /// ([`crate::measure`] sets its limit from the memory it may use instead).
@@ -103,8 +105,8 @@ impl Bufs {
     }
 }
 
-fn initial_buffers(kind: Kind, plan: &Plan) -> Bufs {
-    let (n, chunks) = (plan.ranks, plan.chunks as u32);
+fn initial_buffers(kind: Kind, n: usize, chunks: usize) -> Bufs {
+    let chunks = chunks as u32;
     if kind == Kind::AllToAll {
         return Bufs::Sparse(
             (0..n)
@@ -137,11 +139,10 @@ fn initial_buffers(kind: Kind, plan: &Plan) -> Bufs {
     )
 }
 
-fn check(kind: Kind, plan: &Plan, bufs: &Bufs) -> Result<(), RunError> {
-    let n = plan.ranks;
+fn check(kind: Kind, n: usize, chunks: usize, bufs: &Bufs) -> Result<(), RunError> {
     // Each chunk's sum over the ranks, once (not once per rank: n^2 x chunks at pod scale).
     let sums: Vec<u64> = match kind {
-        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => (0..plan.chunks as u32)
+        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => (0..chunks as u32)
             .map(|c| (0..n).fold(0u64, |a, r| a.wrapping_add(initial(r, c))))
             .collect(),
         _ => Vec::new(),
@@ -155,7 +156,7 @@ fn check(kind: Kind, plan: &Plan, bufs: &Bufs) -> Result<(), RunError> {
             ))),
         }
     };
-    let chunks = plan.chunks as u32;
+    let chunks = chunks as u32;
     match kind {
         Kind::AllReduce => {
             for r in 0..n {
@@ -224,10 +225,15 @@ pub fn run(
 /// The buffer entries the functional check of `plan` holds (every rank's chunks; for
 /// all-to-all, the n blocks each rank starts or ends with, n^2 in all).
 pub fn check_entries(plan: &Plan, kind: Kind) -> usize {
+    entries(kind, plan.ranks, plan.chunks)
+}
+
+/// [`check_entries`] of a plan of `ranks` ranks and `chunks` chunks per buffer.
+pub fn entries(kind: Kind, ranks: usize, chunks: usize) -> usize {
     if kind == Kind::AllToAll {
-        plan.ranks.saturating_mul(plan.ranks)
+        ranks.saturating_mul(ranks)
     } else {
-        plan.ranks.saturating_mul(plan.chunks)
+        ranks.saturating_mul(chunks)
     }
 }
 
@@ -248,7 +254,7 @@ pub fn run_checking(
     }
     let verify = check_entries(plan, kind) <= verify_limit;
     let mut bufs = if verify {
-        initial_buffers(kind, plan)
+        initial_buffers(kind, plan.ranks, plan.chunks)
     } else {
         Bufs::Sparse(Vec::new())
     };
@@ -355,7 +361,7 @@ pub fn run_checking(
         }
     }
     if verify {
-        check(kind, plan, &bufs)?;
+        check(kind, plan.ranks, plan.chunks, &bufs)?;
     }
     Ok(Outcome {
         time: end - SimTime::ZERO,
@@ -366,5 +372,180 @@ pub fn run_checking(
             Verified::Skipped
         },
         transfers: ops.len(),
+    })
+}
+
+/// What a transfer in flight carries for the functional check.
+enum Payload {
+    None,
+    One(u64),
+    Many(Vec<u64>),
+}
+
+/// The values of `chunks` at rank `src` when it sends them (a flag not yet raised is a zero).
+fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Payload, RunError> {
+    let value = |c: u32| match (bufs.get(src, c), combine) {
+        (Some(v), _) => Ok(v),
+        (None, Combine::Or) => Ok(0),
+        (None, _) => Err(RunError::Wrong(format!(
+            "rank {src} sends chunk {c} it does not hold"
+        ))),
+    };
+    Ok(match chunks {
+        Chunks::Range(a, b) if b.checked_sub(*a) == Some(1) => Payload::One(value(*a)?),
+        _ => Payload::Many(chunks.iter().map(value).collect::<Result<_, _>>()?),
+    })
+}
+
+/// Land `payload` in `chunks` of rank `dst`.
+fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload: Payload) {
+    let mut put = |c: u32, v: u64| {
+        let slot = bufs.slot(dst, c);
+        *slot = match combine {
+            Combine::Copy => v,
+            Combine::Sum => slot.wrapping_add(v),
+            Combine::Or => *slot | v,
+        };
+    };
+    match payload {
+        Payload::None => {}
+        Payload::One(v) => {
+            if let Some(c) = chunks.iter().next() {
+                put(c, v);
+            }
+        }
+        Payload::Many(vs) => chunks.iter().zip(vs).for_each(|(c, v)| put(c, v)),
+    }
+}
+
+/// A hasher for transfer ids (FxHash's mixing).
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// Run a plan given in steps ([`Steps`]) on `model`, rank i on endpoint `nodes[i]`: the same
+/// sends at the same instants in the same order, the same completions taken the same way and
+/// the same functional check as [`run_checking`] on the equivalent materialised plan (so the
+/// same outcome on any model), holding only the transfers in flight and those ready to go
+/// rather than every transfer of the plan.
+pub fn run_steps(
+    steps: &dyn Steps,
+    kind: Kind,
+    model: &mut dyn NetworkModel,
+    nodes: &[NodeId],
+    reduce_ps_per_byte: f64,
+    verify_limit: usize,
+) -> Result<Outcome, RunError> {
+    let (n, chunks) = (steps.ranks(), steps.chunks());
+    if nodes.len() < n {
+        return Err(RunError::TooManyRanks {
+            ranks: n,
+            endpoints: nodes.len(),
+        });
+    }
+    let verify = entries(kind, n, chunks) <= verify_limit;
+    let mut bufs = if verify {
+        initial_buffers(kind, n, chunks)
+    } else {
+        Bufs::Sparse(Vec::new())
+    };
+    let blocks = steps.steps();
+    let total = steps.transfers();
+    // Transfers ready to go by the instant they may leave, as their index in the equivalent
+    // plan (step x ranks + rank): at one instant they leave in index order, as from the
+    // materialised plan's heap.
+    let mut to_send: BTreeMap<SimTime, Vec<usize>> = BTreeMap::new();
+    for b in (0..blocks).filter(|&b| steps.starts_chain(b)) {
+        to_send
+            .entry(SimTime::ZERO)
+            .or_default()
+            .extend(b * n..(b + 1) * n);
+    }
+    let mut in_flight: HashMap<TransferId, (usize, Payload), BuildHasherDefault<IdHasher>> =
+        HashMap::default();
+    let mut done = 0;
+    let mut end = SimTime::ZERO;
+    while done < total {
+        let next_net = model.next_completion();
+        let next_send = to_send.first_key_value().map(|(&t, _)| t);
+        let send_first = match (next_send, next_net) {
+            (Some(s), Some(n)) => s < n,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        match (send_first, next_net) {
+            (true, _) => {
+                let Some((t, mut batch)) = to_send.pop_first() else {
+                    break;
+                };
+                batch.sort_unstable();
+                for i in batch {
+                    let (b, r) = (i / n, i % n);
+                    let o = steps.op(b, r);
+                    let payload = if verify {
+                        read(&bufs, r, &o.chunks, o.combine)?
+                    } else {
+                        Payload::None
+                    };
+                    let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), i as u64)?;
+                    in_flight.insert(id, (i, payload));
+                }
+            }
+            (false, Some(t)) => {
+                for c in model.advance(t) {
+                    let Some((i, payload)) = in_flight.remove(&c.id) else {
+                        continue;
+                    };
+                    let (b, r) = (i / n, i % n);
+                    let o = steps.op(b, r);
+                    if verify {
+                        land(&mut bufs, o.dst, &o.chunks, o.combine, payload);
+                    }
+                    done += 1;
+                    end = end.max(c.end);
+                    let delay = if o.reduces {
+                        (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
+                    } else {
+                        0
+                    };
+                    // Its one dependent: what the receiver sends in the next step.
+                    if b + 1 < blocks && !steps.starts_chain(b + 1) {
+                        let at = (c.end + SimDuration::from_ps(delay)).max(t);
+                        to_send.entry(at).or_default().push((b + 1) * n + o.dst);
+                    }
+                }
+            }
+            (false, None) => {
+                return Err(match model.failure() {
+                    Some(why) => RunError::Stopped(why),
+                    None => RunError::Stuck(total - done),
+                });
+            }
+        }
+    }
+    if verify {
+        check(kind, n, chunks, &bufs)?;
+    }
+    Ok(Outcome {
+        time: end - SimTime::ZERO,
+        report: model.report(),
+        verified: if verify {
+            Verified::Passed
+        } else {
+            Verified::Skipped
+        },
+        transfers: total,
     })
 }

@@ -99,25 +99,7 @@ enum Unpacked {
     Arriving(SimTime),
 }
 
-/// A hasher for pairs of node ids (FxHash's mixing): the route cache is looked up once per
-/// transfer.
-#[derive(Debug, Default, Clone, Copy)]
-struct PairHasher(u64);
-impl std::hash::Hasher for PairHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-type PairMap<V> =
-    std::collections::HashMap<(u64, u64), V, std::hash::BuildHasherDefault<PairHasher>>;
+type PairMap<V> = crate::FastMap<(u64, u64), V>;
 
 /// f64 with a total order, for heaps.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -266,7 +248,8 @@ impl FlowModel {
     }
 
     /// The same model, computing flow by flow throughout (never in grouped mode, see the
-    /// module docs): the reference the grouped mode is checked against, and otherwise slower.
+    /// module docs) and keeping every flow it was given: the reference the grouped mode and
+    /// the dropping of finished flows are checked against, and otherwise slower.
     pub fn flow_by_flow(mut self) -> Self {
         self.materialise();
         self.may_group = false;
@@ -770,6 +753,50 @@ impl FlowModel {
         self.g.peak = 0.0;
     }
 
+    /// Drop the flows and transfers of the flow-by-flow mode that are over (neither draining
+    /// nor arriving), keeping the rest in order (so nothing that depends on their order
+    /// changes), when they are most of what is held: the model holds what is in flight, not
+    /// every transfer it was given.
+    fn compact(&mut self) {
+        let live = self.active.len() + self.arrivals.len();
+        // The reference keeps everything, as it always did.
+        if !self.may_group || self.flows.len() < 2 * live + 4096 {
+            return;
+        }
+        let mut keep = vec![false; self.flows.len()];
+        for &f in &self.active {
+            keep[f] = true;
+        }
+        for &Reverse((_, f)) in self.arrivals.iter() {
+            keep[f] = true;
+        }
+        let mut flow_at = vec![usize::MAX; self.flows.len()];
+        let mut transfer_at = vec![usize::MAX; self.transfers.len()];
+        let (mut flows, mut transfers) = (Vec::with_capacity(live), Vec::new());
+        for (f, mut fl) in std::mem::take(&mut self.flows).into_iter().enumerate() {
+            if !keep[f] {
+                continue;
+            }
+            if transfer_at[fl.transfer] == usize::MAX {
+                transfer_at[fl.transfer] = transfers.len();
+                transfers.push(self.transfers[fl.transfer].clone());
+            }
+            fl.transfer = transfer_at[fl.transfer];
+            flow_at[f] = flows.len();
+            flows.push(fl);
+        }
+        self.flows = flows;
+        self.transfers = transfers;
+        for f in &mut self.active {
+            *f = flow_at[*f];
+        }
+        let arrivals = std::mem::take(&mut self.arrivals).into_vec();
+        self.arrivals = arrivals
+            .into_iter()
+            .map(|Reverse((t, f))| Reverse((t, flow_at[f])))
+            .collect();
+    }
+
     /// Back to grouped mode when nothing is in flight (and the model may group): the
     /// flow-by-flow state is empty, so is the grouped one.
     fn regroup_if_idle(&mut self) {
@@ -814,6 +841,7 @@ impl NetworkModel for FlowModel {
             }
             self.materialise();
         }
+        self.compact();
         let mut routes = if src == dst {
             vec![Vec::new()]
         } else if let Some(r) = self.route_cache.get(&(src.0, dst.0)) {

@@ -26,6 +26,26 @@ pub use graph::{LinkId, LinkTable, paths};
 use podsim_topology::NodeId;
 use podsim_units::{Bytes, SimDuration, SimTime};
 
+/// A hasher for small integer keys (FxHash's mixing), for maps looked up once per transfer.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FastHasher(u64);
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// A hash map with [`FastHasher`].
+pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 /// A transfer's handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TransferId(pub u64);
