@@ -9,7 +9,7 @@ use podsim_topology::NodeId;
 use podsim_units::{Bytes, SimDuration, SimTime};
 
 use crate::plan::{Chunks, Combine, Kind, Plan};
-use crate::steps::Steps;
+use crate::steps::{StepOp, Steps};
 
 /// Buffer entries (ranks x chunks) above which [`run`] skips the functional check
 /// ([`crate::measure`] sets its limit from the memory it may use instead).
@@ -76,16 +76,48 @@ pub fn initial(r: usize, c: u32) -> u64 {
 /// Every rank's buffer for the functional check: chunk id -> value. Dense (a slot per chunk
 /// id, ids below a bound) for every kind but all-to-all, whose ids run to n^2 while each rank
 /// holds 2n of them (a map per rank). The dense form keeps pod-scale checks out of hash
-/// tables.
+/// tables, and lays chunk `c` of rank `r` out by `c / n`, then `(c - r) mod n`, then `r`
+/// ([`dense_index`]), with whether the rank holds it in a bit set: in a ring step every rank
+/// sends the chunk at one offset from its own number and receives the chunk at the next, so
+/// a step reads one run of consecutive slots and writes the next.
 enum Bufs {
-    Dense(Vec<Vec<Option<u64>>>),
+    Dense {
+        ranks: usize,
+        values: Vec<u64>,
+        held: Vec<u64>,
+    },
     Sparse(Vec<HashMap<u32, u64>>),
 }
 
+/// Where chunk `c` of rank `r` (below `n`) lies in dense buffers of `n` ranks.
+fn dense_index(n: usize, r: usize, c: u32) -> usize {
+    let (hi, lo) = (c as usize / n, c as usize % n);
+    let d = if lo >= r { lo - r } else { lo + n - r };
+    (hi * n + d) * n + r
+}
+
 impl Bufs {
+    /// Empty dense buffers of `ranks` ranks with room for `chunks` chunks each.
+    fn dense(ranks: usize, chunks: usize) -> Bufs {
+        let size = ranks * chunks.div_ceil(ranks.max(1)) * ranks;
+        Bufs::Dense {
+            ranks,
+            values: vec![0; size],
+            held: vec![0; size.div_ceil(64)],
+        }
+    }
+
     fn get(&self, r: usize, c: u32) -> Option<u64> {
         match self {
-            Bufs::Dense(v) => v[r].get(c as usize).copied().flatten(),
+            Bufs::Dense {
+                ranks,
+                values,
+                held,
+            } => {
+                let k = dense_index(*ranks, r, c);
+                let on = held.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 == 1);
+                on.then(|| values[k])
+            }
             Bufs::Sparse(m) => m[r].get(&c).copied(),
         }
     }
@@ -93,20 +125,51 @@ impl Bufs {
     /// Chunk `c`'s value at rank `r`, zero if it has none yet.
     fn slot(&mut self, r: usize, c: u32) -> &mut u64 {
         match self {
-            Bufs::Dense(v) => {
-                let row = &mut v[r];
-                if row.len() <= c as usize {
-                    row.resize(c as usize + 1, None);
+            Bufs::Dense {
+                ranks,
+                values,
+                held,
+            } => {
+                let k = dense_index(*ranks, r, c);
+                if values.len() <= k {
+                    values.resize((c as usize / *ranks + 1) * *ranks * *ranks, 0);
+                    held.resize(values.len().div_ceil(64), 0);
                 }
-                row[c as usize].get_or_insert(0)
+                let (w, bit) = (k / 64, 1u64 << (k % 64));
+                if held[w] & bit == 0 {
+                    held[w] |= bit;
+                    values[k] = 0;
+                }
+                &mut values[k]
             }
             Bufs::Sparse(m) => m[r].entry(c).or_insert(0),
         }
     }
 }
 
+/// Call `f` on every (rank, chunk) of `n` ranks and `chunks` chunks in the dense buffers'
+/// memory order ([`dense_index`]), stopping at the first error.
+fn in_memory_order(
+    n: usize,
+    chunks: usize,
+    f: &mut dyn FnMut(usize, u32) -> Result<(), RunError>,
+) -> Result<(), RunError> {
+    let m = n.max(1);
+    for hi in 0..chunks.div_ceil(m) {
+        for d in 0..m {
+            for r in 0..n {
+                let lo = if r + d >= m { r + d - m } else { r + d };
+                let c = hi * m + lo;
+                if c < chunks {
+                    f(r, c as u32)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn initial_buffers(kind: Kind, n: usize, chunks: usize) -> Bufs {
-    let chunks = chunks as u32;
     if kind == Kind::AllToAll {
         return Bufs::Sparse(
             (0..n)
@@ -118,28 +181,37 @@ fn initial_buffers(kind: Kind, n: usize, chunks: usize) -> Bufs {
                 .collect(),
         );
     }
-    let size = (chunks as usize).max(n);
-    Bufs::Dense(
-        (0..n)
-            .map(|r| {
-                let mut row = vec![None; size];
-                let mut set = |c: u32, v: u64| row[c as usize] = Some(v);
-                match kind {
-                    Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
-                        (0..chunks).for_each(|c| set(c, initial(r, c)))
-                    }
-                    Kind::AllGather => set(r as u32, initial(r, r as u32)),
-                    Kind::Broadcast if r == 0 => (0..chunks).for_each(|c| set(c, initial(0, c))),
-                    Kind::Broadcast | Kind::AllToAll => {}
-                    Kind::Barrier => set(r as u32, 1),
-                }
-                row
-            })
-            .collect(),
-    )
+    let mut bufs = Bufs::dense(n, chunks.max(n));
+    let chunks = chunks as u32;
+    let mut set = |r: usize, c: u32, v: u64| *bufs.slot(r, c) = v;
+    match kind {
+        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
+            let _ = in_memory_order(n, chunks as usize, &mut |r, c| {
+                set(r, c, initial(r, c));
+                Ok(())
+            });
+        }
+        Kind::AllGather => (0..n).for_each(|r| set(r, r as u32, initial(r, r as u32))),
+        Kind::Broadcast => (0..chunks).for_each(|c| set(0, c, initial(0, c))),
+        Kind::AllToAll => {}
+        Kind::Barrier => (0..n).for_each(|r| set(r, r as u32, 1)),
+    }
+    bufs
 }
 
+/// Whether every rank holds what `kind` promises: scanned in memory order first (fast), and
+/// when something is wrong, again rank by rank so the error names the first wrong rank.
 fn check(kind: Kind, n: usize, chunks: usize, bufs: &Bufs) -> Result<(), RunError> {
+    check_in(kind, n, chunks, bufs, true).or_else(|_| check_in(kind, n, chunks, bufs, false))
+}
+
+fn check_in(
+    kind: Kind,
+    n: usize,
+    chunks: usize,
+    bufs: &Bufs,
+    memory_order: bool,
+) -> Result<(), RunError> {
     // Each chunk's sum over the ranks, once (not once per rank: n^2 x chunks at pod scale).
     let sums: Vec<u64> = match kind {
         Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => (0..chunks as u32)
@@ -157,34 +229,31 @@ fn check(kind: Kind, n: usize, chunks: usize, bufs: &Bufs) -> Result<(), RunErro
         }
     };
     let chunks = chunks as u32;
-    match kind {
-        Kind::AllReduce => {
-            for r in 0..n {
-                for c in 0..chunks {
-                    expect(r, c, sum(c))?;
-                }
+    // Every (rank, chunk) of `ranks` x `chunks`, rank by rank, or in the dense buffers'
+    // memory order (chunk c / n, then (c - r) mod n, then r).
+    let grid = |ranks: usize,
+                chunks: u32,
+                f: &dyn Fn(usize, u32) -> Result<(), RunError>|
+     -> Result<(), RunError> {
+        if memory_order {
+            in_memory_order(ranks, chunks as usize, &mut |r, c| f(r, c))?;
+        } else {
+            for r in 0..ranks {
+                (0..chunks).try_for_each(|c| f(r, c))?;
             }
         }
+        Ok(())
+    };
+    match kind {
+        Kind::AllReduce => grid(n, chunks, &|r, c| expect(r, c, sum(c)))?,
         Kind::ReduceScatter => {
             // The ring leaves chunk c fully reduced at rank c - 1.
             for c in 0..chunks {
                 expect((c as usize + n - 1) % n, c, sum(c))?;
             }
         }
-        Kind::AllGather => {
-            for r in 0..n {
-                for c in 0..chunks {
-                    expect(r, c, initial(c as usize, c))?;
-                }
-            }
-        }
-        Kind::Broadcast => {
-            for r in 0..n {
-                for c in 0..chunks {
-                    expect(r, c, initial(0, c))?;
-                }
-            }
-        }
+        Kind::AllGather => grid(n, chunks, &|r, c| expect(r, c, initial(c as usize, c)))?,
+        Kind::Broadcast => grid(n, chunks, &|r, c| expect(r, c, initial(0, c)))?,
         Kind::Reduce => {
             for c in 0..chunks {
                 expect(0, c, sum(c))?;
@@ -198,13 +267,7 @@ fn check(kind: Kind, n: usize, chunks: usize, bufs: &Bufs) -> Result<(), RunErro
                 }
             }
         }
-        Kind::Barrier => {
-            for r in 0..n {
-                for c in 0..n as u32 {
-                    expect(r, c, 1)?;
-                }
-            }
-        }
+        Kind::Barrier => grid(n, n as u32, &|r, c| expect(r, c, 1))?,
     }
     Ok(())
 }
@@ -418,6 +481,61 @@ fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload:
     }
 }
 
+/// Values keyed by transfer id, for the transfers in flight: ids a model hands out in
+/// sequence sit in a window from the oldest in flight; any other id in a map.
+struct Flight<T> {
+    base: u64,
+    window: std::collections::VecDeque<Option<T>>,
+    others: HashMap<TransferId, T, BuildHasherDefault<IdHasher>>,
+}
+
+impl<T> Default for Flight<T> {
+    fn default() -> Self {
+        Flight {
+            base: 0,
+            window: std::collections::VecDeque::new(),
+            others: HashMap::default(),
+        }
+    }
+}
+
+/// How far past the window's end an id may land in it (further ones go to the map).
+const FLIGHT_REACH: u64 = 1 << 16;
+
+impl<T> Flight<T> {
+    fn insert(&mut self, id: TransferId, v: T) {
+        if self.window.is_empty() {
+            self.base = id.0;
+        }
+        let end = self.base + self.window.len() as u64;
+        if id.0 >= self.base && id.0 < end + FLIGHT_REACH {
+            let k = (id.0 - self.base) as usize;
+            if k >= self.window.len() {
+                self.window.resize_with(k + 1, || None);
+            }
+            if self.window[k].is_none() {
+                self.window[k] = Some(v);
+                return;
+            }
+        }
+        self.others.insert(id, v);
+    }
+
+    fn remove(&mut self, id: TransferId) -> Option<T> {
+        if id.0 >= self.base {
+            let k = (id.0 - self.base) as usize;
+            if let Some(v) = self.window.get_mut(k).and_then(Option::take) {
+                while let Some(None) = self.window.front() {
+                    self.window.pop_front();
+                    self.base += 1;
+                }
+                return Some(v);
+            }
+        }
+        self.others.remove(&id)
+    }
+}
+
 /// A hasher for transfer ids (FxHash's mixing).
 #[derive(Default, Clone, Copy)]
 struct IdHasher(u64);
@@ -473,8 +591,8 @@ pub fn run_steps(
             .or_default()
             .extend(b * n..(b + 1) * n);
     }
-    let mut in_flight: HashMap<TransferId, (usize, Payload), BuildHasherDefault<IdHasher>> =
-        HashMap::default();
+    let mut in_flight: Flight<(usize, StepOp, Payload)> = Flight::default();
+    let mut next: Vec<(SimTime, usize)> = Vec::new();
     let mut done = 0;
     let mut end = SimTime::ZERO;
     while done < total {
@@ -490,7 +608,9 @@ pub fn run_steps(
                 let Some((t, mut batch)) = to_send.pop_first() else {
                     break;
                 };
-                batch.sort_unstable();
+                if !batch.is_sorted() {
+                    batch.sort_unstable();
+                }
                 for i in batch {
                     let (b, r) = (i / n, i % n);
                     let o = steps.op(b, r);
@@ -500,16 +620,16 @@ pub fn run_steps(
                         Payload::None
                     };
                     let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), i as u64)?;
-                    in_flight.insert(id, (i, payload));
+                    in_flight.insert(id, (i, o, payload));
                 }
             }
             (false, Some(t)) => {
+                next.clear();
                 for c in model.advance(t) {
-                    let Some((i, payload)) = in_flight.remove(&c.id) else {
+                    let Some((i, o, payload)) = in_flight.remove(c.id) else {
                         continue;
                     };
-                    let (b, r) = (i / n, i % n);
-                    let o = steps.op(b, r);
+                    let b = i / n;
                     if verify {
                         land(&mut bufs, o.dst, &o.chunks, o.combine, payload);
                     }

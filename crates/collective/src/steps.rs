@@ -12,7 +12,7 @@
 
 use podsim_net::Packetization;
 
-use crate::plan::{Algorithm, Chunks, Combine, Kind, Plan, Request, share};
+use crate::plan::{Algorithm, Chunks, Combine, Kind, Plan, Request};
 
 /// What a rank sends in one step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,16 +156,25 @@ impl Steps for RingSteps {
     fn op(&self, b: usize, i: usize) -> StepOp {
         let n = self.ranks;
         let (p, s) = self.pass_of(b);
+        // Below 2n + 1, so at most two subtractions of n take it mod n.
+        let wrap = |mut x: usize| {
+            while x >= n {
+                x -= n;
+            }
+            x
+        };
         // In step s rank i sends chunk i + sigma (o - s) to rank i + sigma (sigma = +-1).
         let (dst, chunk) = if p.clockwise {
-            ((i + 1) % n, (i + n + p.offset - s) % n)
+            (wrap(i + 1), wrap(i + n + p.offset - s))
         } else {
-            ((i + n - 1) % n, (i + s + n - p.offset) % n)
+            (wrap(i + n - 1), wrap(i + s + n - p.offset))
         };
         let c = p.base + chunk as u32;
+        // share(bytes, n, chunk): the first bytes % n chunks carry one byte more.
+        let (q, big) = (p.bytes / n as u64, p.bytes % n as u64);
         StepOp {
             dst,
-            bytes: share(p.bytes, n, chunk),
+            bytes: q + u64::from((chunk as u64) < big),
             chunks: Chunks::Range(c, c + 1),
             combine: p.combine,
             reduces: p.combine == Combine::Sum,

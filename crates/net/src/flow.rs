@@ -85,7 +85,41 @@ struct Grouped {
     arrivals: std::collections::BTreeMap<SimTime, Vec<Completion>>,
     // The highest link load of the flows sent since the last recomputation.
     peak: f64,
+    // Drained groups and emptied arrival lists, kept for reuse.
+    spare: Vec<Group>,
+    spare_arrivals: Vec<Vec<Completion>>,
 }
+
+impl Grouped {
+    /// Schedule `c` to arrive at `t`.
+    fn arrive(&mut self, t: SimTime, c: Completion) {
+        let spare = &mut self.spare_arrivals;
+        self.arrivals
+            .entry(t)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push(c);
+    }
+}
+
+/// Where a source's latest transfers went (a ring or a tree sends from each rank to the same
+/// few ranks again and again): the route to that destination in the lanes' link store and
+/// what a flow alone on it gets.
+#[derive(Debug, Clone, Copy, Default)]
+struct Lane {
+    // The first route's links in `lane_links`.
+    start: usize,
+    len: usize,
+    // Routes the transfer is split over.
+    routes: usize,
+    // The rate and the highest link load of a flow alone on the route.
+    rate: f64,
+    peak: f64,
+    // The route's latency, ps.
+    latency: u64,
+}
+
+/// The most links the lanes keep.
+const LANE_LINKS: usize = 1 << 16;
 
 /// One in-flight transfer of the grouped mode, turned back into a flow.
 enum Unpacked {
@@ -121,6 +155,9 @@ pub struct FlowModel {
     net: Network,
     links: LinkTable,
     capacity: Vec<f64>,
+    // Per link: its capacity rounded as a lone flow's share is, and its latency in ps.
+    lone_share: Vec<f64>,
+    latency_ps: Vec<u64>,
     packets: Packetization,
     ecmp: bool,
     flows: Vec<Flow>,
@@ -154,6 +191,9 @@ pub struct FlowModel {
     may_group: bool,
     g: Grouped,
     scratch_route: Vec<LinkId>,
+    // Per source node: the destination of its lane and the lane, and the lanes' links.
+    lanes: Vec<(u64, Lane)>,
+    lane_links: Vec<LinkId>,
     // Transfers sent in grouped mode, and times the groups were turned back into flows.
     pub(crate) grouped_sends: u64,
     pub(crate) ungroupings: u64,
@@ -209,10 +249,19 @@ impl FlowModel {
         capacity.extend(inject.iter().chain(eject.iter()));
         let n_links = capacity.len();
         let carried = vec![0.0; links.len()];
+        let lone_share = capacity
+            .iter()
+            .map(|&c| quantize(c / f64::from(1u32)))
+            .collect();
+        let latency_ps = (0..links.len())
+            .map(|l| links.spec(l).latency.as_ps())
+            .collect();
         FlowModel {
             net,
             links,
             capacity,
+            lone_share,
+            latency_ps,
             packets,
             ecmp,
             flows: Vec::new(),
@@ -242,6 +291,8 @@ impl FlowModel {
                 ..Grouped::default()
             },
             scratch_route: Vec::new(),
+            lanes: vec![(u64::MAX, Lane::default()); endpoints],
+            lane_links: Vec::new(),
             grouped_sends: 0,
             ungroupings: 0,
         }
@@ -264,6 +315,8 @@ impl FlowModel {
         // Routes depend on the policy.
         self.route_cache.clear();
         self.route_cache_links = 0;
+        self.lane_links.clear();
+        self.lanes.fill((u64::MAX, Lane::default()));
         self
     }
 
@@ -552,7 +605,7 @@ impl FlowModel {
                 break;
             }
             self.g_progress_to(d);
-            for g in std::mem::take(&mut self.g.groups) {
+            for mut g in std::mem::take(&mut self.g.groups) {
                 if g.finish > d {
                     self.g.groups.push(g);
                     continue;
@@ -562,15 +615,70 @@ impl FlowModel {
                         self.g.busy[l] = false;
                     }
                     let at = d + podsim_units::SimDuration::from_ps(m.latency);
-                    self.g.arrivals.entry(at).or_default().push(m.c);
+                    self.g.arrive(at, m.c);
                 }
+                g.members.clear();
+                g.links.clear();
+                self.g.spare.push(g);
             }
             self.dirty = true;
         }
         self.g_progress_to(t);
     }
 
-    /// Grouped mode: send over `route` (the transfer's only route) at the current time, as the
+    /// The lane of a transfer from `src` to `dst` (see [`Lane`]): from the source's lane when
+    /// it goes to the same destination, else routed (through the route cache) and made the
+    /// source's lane. None when no route joins them.
+    fn lane(&mut self, src: NodeId, dst: NodeId) -> Option<Lane> {
+        let s = src.0 as usize;
+        if let Some(&(d, lane)) = self.lanes.get(s) {
+            if d == dst.0 {
+                return Some(lane);
+            }
+        }
+        let mut route = std::mem::take(&mut self.scratch_route);
+        let routes = self.route_into(src, dst, &mut route);
+        if routes == 0 {
+            self.scratch_route = route;
+            return None;
+        }
+        if self.lane_links.len() + route.len() > LANE_LINKS.max(16 * self.lanes.len()) {
+            // Full: start again (lanes are only a faster way to the same routes).
+            self.lane_links.clear();
+            self.lanes.fill((u64::MAX, Lane::default()));
+        }
+        let start = self.lane_links.len();
+        self.lane_links.extend_from_slice(&route);
+        let ends = [self.inject(src), self.eject(dst)];
+        // Alone on its links, a flow's max-min rate is the smallest rounded capacity on its
+        // path (progressive filling fixes it at its tightest link), and each link's load is
+        // that rate over its capacity, as the recomputation works it out.
+        let rate = route
+            .iter()
+            .chain(&ends)
+            .map(|&l| self.lone_share[l])
+            .fold(f64::INFINITY, |a, b| if b < a { b } else { a });
+        let peak = route.iter().chain(&ends).fold(0.0f64, |p, &l| {
+            let cap = self.capacity[l];
+            let left = cap - rate;
+            p.max((cap - left) / cap)
+        });
+        let lane = Lane {
+            start,
+            len: route.len(),
+            routes,
+            rate,
+            peak,
+            latency: route.iter().map(|&l| self.latency_ps[l]).sum(),
+        };
+        self.scratch_route = route;
+        if src != dst {
+            self.lanes[s] = (dst.0, lane);
+        }
+        Some(lane)
+    }
+
+    /// Grouped mode: send over `lane` (the transfer's only route) at the current time, as the
     /// flow-by-flow send would; `None` (nothing changed) when a link of its path is taken.
     fn g_send(
         &mut self,
@@ -578,7 +686,7 @@ impl FlowModel {
         dst: NodeId,
         bytes: Bytes,
         tag: u64,
-        route: &[LinkId],
+        lane: Lane,
     ) -> Result<Option<TransferId>, NetError> {
         let at = self.now;
         let wire = self
@@ -589,7 +697,7 @@ impl FlowModel {
                 bytes: bytes.0,
             })?;
         let share = wire as f64 / 1.0;
-        let on_wire: f64 = std::iter::once((share * route.len() as f64).round()).sum();
+        let on_wire: f64 = std::iter::once((share * lane.len as f64).round()).sum();
         if on_wire >= u64::MAX as f64 {
             return Err(NetError::TooLarge {
                 what: "the bytes on the wire",
@@ -598,11 +706,13 @@ impl FlowModel {
         }
         let zero = src == dst || wire == 0;
         let ends = [self.inject(src), self.eject(dst)];
+        let route = lane.start..lane.start + lane.len;
         if !zero {
             // Alone on every link, or not grouped.
-            for (k, &l) in route.iter().chain(&ends).enumerate() {
+            let path = &self.lane_links[route.clone()];
+            for (k, &l) in path.iter().chain(&ends).enumerate() {
                 if self.g.busy[l] {
-                    for &u in route.iter().chain(&ends).take(k) {
+                    for &u in path.iter().chain(&ends).take(k) {
                         self.g.busy[u] = false;
                     }
                     return Ok(None);
@@ -612,7 +722,7 @@ impl FlowModel {
         }
         if let Err(e) = self.report.count_send(bytes.0, on_wire as u64) {
             if !zero {
-                for &u in route.iter().chain(&ends) {
+                for &u in self.lane_links[route.clone()].iter().chain(&ends) {
                     self.g.busy[u] = false;
                 }
             }
@@ -629,30 +739,16 @@ impl FlowModel {
             start: at,
             end: at,
         };
-        let latency: u64 = route
-            .iter()
-            .map(|&l| self.links.spec(l).latency.as_ps())
-            .sum();
         if zero {
-            let t = at + podsim_units::SimDuration::from_ps(latency);
-            self.g.arrivals.entry(t).or_default().push(c);
+            let t = at + podsim_units::SimDuration::from_ps(lane.latency);
+            self.g.arrive(t, c);
             return Ok(Some(id));
         }
-        for &l in route {
+        for &l in &self.lane_links[route.clone()] {
             self.carried[l] += share;
         }
-        // Alone on its links, the flow's max-min rate is the smallest rounded capacity on
-        // its path (progressive filling fixes it at its tightest link).
-        let rate = route
-            .iter()
-            .chain(&ends)
-            .map(|&l| quantize(self.capacity[l] / f64::from(1u32)))
-            .fold(f64::INFINITY, |a, b| if b < a { b } else { a });
-        for &l in route.iter().chain(&ends) {
-            let cap = self.capacity[l];
-            let left = cap - rate;
-            self.g.peak = self.g.peak.max((cap - left) / cap);
-        }
+        let rate = lane.rate;
+        self.g.peak = self.g.peak.max(lane.peak);
         let open = self.g.groups.iter().rposition(|g| {
             g.opened == at
                 && g.remaining.to_bits() == share.to_bits()
@@ -661,7 +757,7 @@ impl FlowModel {
         let gi = match open {
             Some(i) => i,
             None => {
-                self.g.groups.push(Group {
+                let mut g = self.g.spare.pop().unwrap_or_else(|| Group {
                     opened: at,
                     remaining: share,
                     rate,
@@ -669,16 +765,21 @@ impl FlowModel {
                     members: Vec::new(),
                     links: Vec::new(),
                 });
+                g.opened = at;
+                g.remaining = share;
+                g.rate = rate;
+                g.finish = at;
+                self.g.groups.push(g);
                 self.g.groups.len() - 1
             }
         };
         let g = &mut self.g.groups[gi];
         let start = g.links.len() as u32;
-        g.links.extend_from_slice(route);
+        g.links.extend_from_slice(&self.lane_links[route]);
         g.links.extend_from_slice(&ends);
         g.members.push(Member {
             c,
-            latency,
+            latency: lane.latency,
             links: (start, g.links.len() as u32),
         });
         self.dirty = true;
@@ -821,23 +922,16 @@ impl NetworkModel for FlowModel {
         check_send(self.now, self.net.node_count(), at, src, dst)?;
         self.regroup_if_idle();
         if self.grouped {
-            let mut route = std::mem::take(&mut self.scratch_route);
-            let n = self.route_into(src, dst, &mut route);
-            if n == 0 {
-                self.scratch_route = route;
+            let Some(lane) = self.lane(src, dst) else {
                 return Err(NetError::NoRoute(src, dst));
-            }
+            };
             if at > self.now {
                 self.g_drain_until(at);
             }
-            let sent = if n == 1 {
-                self.g_send(src, dst, bytes, tag, &route)
-            } else {
-                Ok(None)
-            };
-            self.scratch_route = route;
-            if let Some(id) = sent? {
-                return Ok(id);
+            if lane.routes == 1 {
+                if let Some(id) = self.g_send(src, dst, bytes, tag, lane)? {
+                    return Ok(id);
+                }
             }
             self.materialise();
         }
@@ -960,14 +1054,15 @@ impl NetworkModel for FlowModel {
                     }
                     (_, Some(a)) if a <= until => {
                         self.g_progress_to(a);
-                        let Some((t, cs)) = self.g.arrivals.pop_first() else {
+                        let Some((t, mut cs)) = self.g.arrivals.pop_first() else {
                             break;
                         };
-                        for mut c in cs {
+                        for mut c in cs.drain(..) {
                             c.end = c.end.max(t);
                             self.report.bytes_delivered += c.bytes.0;
                             out.push(c);
                         }
+                        self.g.spare_arrivals.push(cs);
                     }
                     _ => break,
                 }
