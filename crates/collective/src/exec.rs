@@ -481,6 +481,21 @@ fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload:
     }
 }
 
+/// Sort `batch` (distinct indices): as it comes (a ring step's dependents arrive in order but
+/// for the one of the last rank, which comes first in the next step) in linear time, else
+/// by sorting.
+fn in_order(batch: &mut [usize]) {
+    let descents = batch.windows(2).filter(|w| w[0] > w[1]).count();
+    match descents {
+        0 => {}
+        1 if batch.last() < batch.first() => {
+            let k = batch.windows(2).position(|w| w[0] > w[1]).unwrap_or(0);
+            batch.rotate_left(k + 1);
+        }
+        _ => batch.sort_unstable(),
+    }
+}
+
 /// Values keyed by transfer id, for the transfers in flight: ids a model hands out in
 /// sequence sit in a window from the oldest in flight; any other id in a map.
 struct Flight<T> {
@@ -558,8 +573,8 @@ impl std::hash::Hasher for IdHasher {
 /// the same functional check as [`run_checking`] on the equivalent materialised plan (so the
 /// same outcome on any model), holding only the transfers in flight and those ready to go
 /// rather than every transfer of the plan.
-pub fn run_steps(
-    steps: &dyn Steps,
+pub fn run_steps<S: Steps + ?Sized>(
+    steps: &S,
     kind: Kind,
     model: &mut dyn NetworkModel,
     nodes: &[NodeId],
@@ -593,6 +608,7 @@ pub fn run_steps(
     }
     let mut in_flight: Flight<(usize, StepOp, Payload)> = Flight::default();
     let mut next: Vec<(SimTime, usize)> = Vec::new();
+    let mut done_now: Vec<podsim_net::Completion> = Vec::new();
     let mut done = 0;
     let mut end = SimTime::ZERO;
     while done < total {
@@ -608,9 +624,7 @@ pub fn run_steps(
                 let Some((t, mut batch)) = to_send.pop_first() else {
                     break;
                 };
-                if !batch.is_sorted() {
-                    batch.sort_unstable();
-                }
+                in_order(&mut batch);
                 for i in batch {
                     let (b, r) = (i / n, i % n);
                     let o = steps.op(b, r);
@@ -625,7 +639,9 @@ pub fn run_steps(
             }
             (false, Some(t)) => {
                 next.clear();
-                for c in model.advance(t) {
+                done_now.clear();
+                model.advance_into(t, &mut done_now);
+                for c in done_now.drain(..) {
                     let Some((i, o, payload)) = in_flight.remove(c.id) else {
                         continue;
                     };

@@ -352,7 +352,7 @@ impl FlowModel {
         self.links.len() + n.0 as usize
     }
     fn eject(&self, n: NodeId) -> LinkId {
-        self.links.len() + self.net.node_count() as usize + n.0 as usize
+        self.links.len() + self.lanes.len() + n.0 as usize
     }
 
     /// The current rate of every draining flow's transfer, for tests: (transfer, bytes/s).
@@ -614,8 +614,16 @@ impl FlowModel {
                     for &l in &g.links[m.links.0 as usize..m.links.1 as usize] {
                         self.g.busy[l] = false;
                     }
-                    let at = d + podsim_units::SimDuration::from_ps(m.latency);
-                    self.g.arrive(at, m.c);
+                }
+                // Into the arrivals a run of equal latencies at a time.
+                for run in g.members.chunk_by(|a, b| a.latency == b.latency) {
+                    let at = d + podsim_units::SimDuration::from_ps(run[0].latency);
+                    let spare = &mut self.g.spare_arrivals;
+                    self.g
+                        .arrivals
+                        .entry(at)
+                        .or_insert_with(|| spare.pop().unwrap_or_default())
+                        .extend(run.iter().map(|m| m.c));
                 }
                 g.members.clear();
                 g.links.clear();
@@ -919,7 +927,7 @@ impl NetworkModel for FlowModel {
         bytes: Bytes,
         tag: u64,
     ) -> Result<TransferId, NetError> {
-        check_send(self.now, self.net.node_count(), at, src, dst)?;
+        check_send(self.now, self.lanes.len() as u64, at, src, dst)?;
         self.regroup_if_idle();
         if self.grouped {
             let Some(lane) = self.lane(src, dst) else {
@@ -1045,6 +1053,13 @@ impl NetworkModel for FlowModel {
 
     fn advance(&mut self, until: SimTime) -> Vec<Completion> {
         let mut out = Vec::new();
+        self.advance_into(until, &mut out);
+        out
+    }
+
+    fn advance_into(&mut self, until: SimTime, all: &mut Vec<Completion>) {
+        let from = all.len();
+        let out = all;
         if self.grouped {
             loop {
                 let arrival = self.g.arrivals.first_key_value().map(|(&t, _)| t);
@@ -1068,8 +1083,8 @@ impl NetworkModel for FlowModel {
                 }
             }
             self.g_progress_to(until);
-            out.sort_by_key(|c| (c.end, c.id));
-            return out;
+            out[from..].sort_by_key(|c| (c.end, c.id));
+            return;
         }
         loop {
             let arrival = self.arrivals.peek().map(|r| r.0.0);
@@ -1094,8 +1109,7 @@ impl NetworkModel for FlowModel {
             }
         }
         self.progress_to(until);
-        out.sort_by_key(|c| (c.end, c.id));
-        out
+        out[from..].sort_by_key(|c| (c.end, c.id));
     }
 
     fn report(&self) -> NetReport {
