@@ -9,7 +9,7 @@ use podsim_topology::NodeId;
 use podsim_units::{Bytes, SimDuration, SimTime};
 
 use crate::plan::{Chunks, Combine, Kind, Plan};
-use crate::steps::{StepOp, Steps};
+use crate::steps::Steps;
 
 /// Buffer entries (ranks x chunks) above which [`run`] skips the functional check
 /// ([`crate::measure`] sets its limit from the memory it may use instead).
@@ -472,11 +472,14 @@ fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload:
     };
     match payload {
         Payload::None => {}
-        Payload::One(v) => {
-            if let Some(c) = chunks.iter().next() {
-                put(c, v);
+        Payload::One(v) => match chunks {
+            Chunks::Range(a, _) => put(*a, v),
+            Chunks::List(l) => {
+                if let Some(&c) = l.first() {
+                    put(c, v);
+                }
             }
-        }
+        },
         Payload::Many(vs) => chunks.iter().zip(vs).for_each(|(c, v)| put(c, v)),
     }
 }
@@ -484,7 +487,7 @@ fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload:
 /// Sort `batch` (distinct indices): as it comes (a ring step's dependents arrive in order but
 /// for the one of the last rank, which comes first in the next step) in linear time, else
 /// by sorting.
-fn in_order(batch: &mut [usize]) {
+fn in_order<T: Ord>(batch: &mut [T]) {
     let descents = batch.windows(2).filter(|w| w[0] > w[1]).count();
     match descents {
         0 => {}
@@ -596,18 +599,18 @@ pub fn run_steps<S: Steps + ?Sized>(
     };
     let blocks = steps.steps();
     let total = steps.transfers();
-    // Transfers ready to go by the instant they may leave, as their index in the equivalent
-    // plan (step x ranks + rank): at one instant they leave in index order, as from the
-    // materialised plan's heap.
-    let mut to_send: BTreeMap<SimTime, Vec<usize>> = BTreeMap::new();
+    // Transfers ready to go by the instant they may leave, as (step, rank): at one instant
+    // they leave in that order, which is the order of their index in the equivalent plan
+    // (step x ranks + rank), as from the materialised plan's heap.
+    let mut to_send: BTreeMap<SimTime, Vec<(usize, usize)>> = BTreeMap::new();
     for b in (0..blocks).filter(|&b| steps.starts_chain(b)) {
         to_send
             .entry(SimTime::ZERO)
             .or_default()
-            .extend(b * n..(b + 1) * n);
+            .extend((0..n).map(|r| (b, r)));
     }
-    let mut in_flight: Flight<(usize, StepOp, Payload)> = Flight::default();
-    let mut next: Vec<(SimTime, usize)> = Vec::new();
+    let mut in_flight: Flight<(usize, usize, Payload)> = Flight::default();
+    let mut next: Vec<(SimTime, (usize, usize))> = Vec::new();
     let mut done_now: Vec<podsim_net::Completion> = Vec::new();
     let mut done = 0;
     let mut end = SimTime::ZERO;
@@ -625,16 +628,16 @@ pub fn run_steps<S: Steps + ?Sized>(
                     break;
                 };
                 in_order(&mut batch);
-                for i in batch {
-                    let (b, r) = (i / n, i % n);
+                for (b, r) in batch {
                     let o = steps.op(b, r);
                     let payload = if verify {
                         read(&bufs, r, &o.chunks, o.combine)?
                     } else {
                         Payload::None
                     };
-                    let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), i as u64)?;
-                    in_flight.insert(id, (i, o, payload));
+                    let tag = (b * n + r) as u64;
+                    let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), tag)?;
+                    in_flight.insert(id, (b, r, payload));
                 }
             }
             (false, Some(t)) => {
@@ -642,16 +645,16 @@ pub fn run_steps<S: Steps + ?Sized>(
                 done_now.clear();
                 model.advance_into(t, &mut done_now);
                 for c in done_now.drain(..) {
-                    let Some((i, o, payload)) = in_flight.remove(c.id) else {
+                    let Some((b, r, payload)) = in_flight.remove(c.id) else {
                         continue;
                     };
-                    let b = i / n;
+                    let o = steps.op(b, r);
                     if verify {
                         land(&mut bufs, o.dst, &o.chunks, o.combine, payload);
                     }
                     done += 1;
                     end = end.max(c.end);
-                    let delay = if o.reduces {
+                    let delay = if o.reduces && reduce_ps_per_byte != 0.0 {
                         (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
                     } else {
                         0
@@ -659,8 +662,15 @@ pub fn run_steps<S: Steps + ?Sized>(
                     // Its one dependent: what the receiver sends in the next step.
                     if b + 1 < blocks && !steps.starts_chain(b + 1) {
                         let at = (c.end + SimDuration::from_ps(delay)).max(t);
-                        to_send.entry(at).or_default().push((b + 1) * n + o.dst);
+                        next.push((at, (b + 1, o.dst)));
                     }
+                }
+                // Into the queue a run of equal instants at a time.
+                for run in next.chunk_by(|x, y| x.0 == y.0) {
+                    to_send
+                        .entry(run[0].0)
+                        .or_default()
+                        .extend(run.iter().map(|x| x.1));
                 }
             }
             (false, None) => {

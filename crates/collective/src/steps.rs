@@ -64,6 +64,9 @@ pub trait Steps {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RingPass {
     bytes: u64,
+    // Every chunk's bytes: `bytes / n`, one more for the first `bytes % n` chunks.
+    each: u64,
+    bigger: u64,
     base: u32,
     clockwise: bool,
     combine: Combine,
@@ -86,8 +89,10 @@ impl RingSteps {
     /// is not checked here ([`crate::check`] does).
     pub fn new(r: &Request) -> Option<RingSteps> {
         let n = r.ranks;
-        let pass = |bytes, base, clockwise, combine, offset, starts_chain| RingPass {
+        let pass = |bytes: u64, base, clockwise, combine, offset, starts_chain| RingPass {
             bytes,
+            each: bytes / n.max(1) as u64,
+            bigger: bytes % n.max(1) as u64,
             base,
             clockwise,
             combine,
@@ -133,9 +138,18 @@ impl RingSteps {
         })
     }
 
+    /// The pass step `b` belongs to, and the step within it (no division: a handful of
+    /// passes).
     fn pass_of(&self, b: usize) -> (&RingPass, usize) {
         let per = self.ranks - 1;
-        (&self.passes[b / per], b % per)
+        let mut s = b;
+        for p in &self.passes {
+            if s < per {
+                return (p, s);
+            }
+            s -= per;
+        }
+        (&self.passes[self.passes.len() - 1], s)
     }
 }
 
@@ -171,10 +185,9 @@ impl Steps for RingSteps {
         };
         let c = p.base + chunk as u32;
         // share(bytes, n, chunk): the first bytes % n chunks carry one byte more.
-        let (q, big) = (p.bytes / n as u64, p.bytes % n as u64);
         StepOp {
             dst,
-            bytes: q + u64::from((chunk as u64) < big),
+            bytes: p.each + u64::from((chunk as u64) < p.bigger),
             chunks: Chunks::Range(c, c + 1),
             combine: p.combine,
             reduces: p.combine == Combine::Sum,
