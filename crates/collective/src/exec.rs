@@ -91,7 +91,8 @@ enum Bufs {
 
 /// Where chunk `c` of rank `r` (below `n`) lies in dense buffers of `n` ranks.
 fn dense_index(n: usize, r: usize, c: u32) -> usize {
-    let (hi, lo) = (c as usize / n, c as usize % n);
+    let c = c as usize;
+    let (hi, lo) = if c < n { (0, c) } else { (c / n, c % n) };
     let d = if lo >= r { lo - r } else { lo + n - r };
     (hi * n + d) * n + r
 }
@@ -442,7 +443,7 @@ pub fn run_checking(
 enum Payload {
     None,
     One(u64),
-    Many(Vec<u64>),
+    Many(Box<[u64]>),
 }
 
 /// The values of `chunks` at rank `src` when it sends them (a flag not yet raised is a zero).
@@ -528,7 +529,11 @@ impl<T> Flight<T> {
         let end = self.base + self.window.len() as u64;
         if id.0 >= self.base && id.0 < end + FLIGHT_REACH {
             let k = (id.0 - self.base) as usize;
-            if k >= self.window.len() {
+            if k == self.window.len() {
+                self.window.push_back(Some(v));
+                return;
+            }
+            if k > self.window.len() {
                 self.window.resize_with(k + 1, || None);
             }
             if self.window[k].is_none() {

@@ -705,7 +705,14 @@ impl FlowModel {
                 bytes: bytes.0,
             })?;
         let share = wire as f64 / 1.0;
-        let on_wire: f64 = std::iter::once((share * lane.len as f64).round()).sum();
+        // (share x hops).round(), as the flow-by-flow send works it out; below 2^53 the
+        // product is exact and whole, so the integers give it without rounding.
+        let exact = wire.checked_mul(lane.len as u64).filter(|&x| x < 1 << 53);
+        let on_wire: f64 = if let Some(x) = exact {
+            x as f64
+        } else {
+            std::iter::once((share * lane.len as f64).round()).sum()
+        };
         if on_wire >= u64::MAX as f64 {
             return Err(NetError::TooLarge {
                 what: "the bytes on the wire",
@@ -757,11 +764,15 @@ impl FlowModel {
         }
         let rate = lane.rate;
         self.g.peak = self.g.peak.max(lane.peak);
-        let open = self.g.groups.iter().rposition(|g| {
+        let fits = |g: &Group| {
             g.opened == at
                 && g.remaining.to_bits() == share.to_bits()
                 && g.rate.to_bits() == rate.to_bits()
-        });
+        };
+        let open = match self.g.groups.last() {
+            Some(g) if fits(g) => Some(self.g.groups.len() - 1),
+            _ => self.g.groups.iter().rposition(fits),
+        };
         let gi = match open {
             Some(i) => i,
             None => {
