@@ -135,19 +135,164 @@ enum Unpacked {
 
 type PairMap<V> = crate::FastMap<(u64, u64), V>;
 
-/// f64 with a total order, for heaps.
+/// f64 with a total order, for heaps (the tests' reference progressive filling).
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Ord64(f64);
+#[cfg(test)]
 impl Eq for Ord64 {}
+#[cfg(test)]
 impl PartialOrd for Ord64 {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
+#[cfg(test)]
 impl Ord for Ord64 {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&o.0)
     }
+}
+
+/// Links keyed by their fair share, each at most once, smallest (share, link id) first, for
+/// progressive filling: a link's key is replaced whenever its share changes, so the heap never
+/// holds more than the links (a heap of every share ever computed holds one entry per flow
+/// and link, millions in an all-to-all) and pops them in the same order.
+#[derive(Debug, Default)]
+struct LinkHeap {
+    heap: Vec<LinkId>,
+    pos: Vec<usize>,
+    key: Vec<f64>,
+}
+
+const ABSENT: usize = usize::MAX;
+
+impl LinkHeap {
+    fn new(links: usize) -> Self {
+        LinkHeap {
+            heap: Vec::new(),
+            pos: vec![ABSENT; links],
+            key: vec![0.0; links],
+        }
+    }
+
+    fn less(&self, a: LinkId, b: LinkId) -> bool {
+        match self.key[a].total_cmp(&self.key[b]) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => a < b,
+        }
+    }
+
+    fn place(&mut self, i: usize, l: LinkId) {
+        self.heap[i] = l;
+        self.pos[l] = i;
+    }
+
+    fn up(&mut self, mut i: usize) {
+        let l = self.heap[i];
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if !self.less(l, self.heap[p]) {
+                break;
+            }
+            let above = self.heap[p];
+            self.place(i, above);
+            i = p;
+        }
+        self.place(i, l);
+    }
+
+    fn down(&mut self, mut i: usize) {
+        let l = self.heap[i];
+        let n = self.heap.len();
+        loop {
+            let (a, b) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            let mut best = l;
+            if a < n && self.less(self.heap[a], best) {
+                m = a;
+                best = self.heap[a];
+            }
+            if b < n && self.less(self.heap[b], best) {
+                m = b;
+            }
+            if m == i {
+                break;
+            }
+            let below = self.heap[m];
+            self.place(i, below);
+            i = m;
+        }
+        self.place(i, l);
+    }
+
+    /// Give `l` the key `k`, adding it when absent.
+    fn set(&mut self, l: LinkId, k: f64) {
+        self.key[l] = k;
+        match self.pos[l] {
+            ABSENT => {
+                self.heap.push(l);
+                let i = self.heap.len() - 1;
+                self.pos[l] = i;
+                self.up(i);
+            }
+            i => {
+                self.up(i);
+                self.down(self.pos[l]);
+            }
+        }
+    }
+
+    /// Take `l` out, if present.
+    fn remove(&mut self, l: LinkId) {
+        let i = self.pos[l];
+        if i == ABSENT {
+            return;
+        }
+        self.pos[l] = ABSENT;
+        let last = self.heap.pop().unwrap_or(l);
+        if last != l {
+            self.place(i, last);
+            self.up(i);
+            self.down(self.pos[last]);
+        }
+    }
+
+    /// The smallest (key, link), taken out.
+    fn pop(&mut self) -> Option<(f64, LinkId)> {
+        let &l = self.heap.first()?;
+        self.remove(l);
+        Some((self.key[l], l))
+    }
+}
+
+/// The tests' reference heap (see [`FlowModel::recompute`]); nothing otherwise.
+#[cfg(test)]
+type Lazy = BinaryHeap<Reverse<(Ord64, LinkId)>>;
+#[cfg(not(test))]
+type Lazy = ();
+
+/// The next link progressive filling fixes: from `heap`, or in tests from the reference heap
+/// when it is in use (stale shares skipped: a link's share now is what it was pushed with).
+fn next_link(
+    heap: &mut LinkHeap,
+    _lazy: &mut Lazy,
+    _cap: &[f64],
+    _count: &[u32],
+) -> Option<(f64, LinkId)> {
+    #[cfg(test)]
+    if !_lazy.is_empty() {
+        while let Some(Reverse((Ord64(share), l))) = _lazy.pop() {
+            let n = _count[l];
+            if n == 0 || quantize(_cap[l].max(0.0) / f64::from(n)) != share {
+                continue;
+            }
+            return Some((share, l));
+        }
+        return None;
+    }
+    heap.pop()
 }
 
 /// The congestion-aware flow-level model (see the module docs).
@@ -174,6 +319,10 @@ pub struct FlowModel {
     slot: Vec<usize>,
     members: Vec<usize>,
     frozen: Vec<bool>,
+    heap: LinkHeap,
+    // Progressive filling with the heap of every share ever computed (tests' reference).
+    #[cfg(test)]
+    pub(crate) lazy_heap: bool,
     scratch_links: Vec<LinkId>,
     first_drain: Option<SimTime>,
     shortcut: podsim_routing::Shortcut,
@@ -277,6 +426,9 @@ impl FlowModel {
             slot: vec![0; n_links],
             members: Vec::new(),
             frozen: Vec::new(),
+            heap: LinkHeap::new(n_links),
+            #[cfg(test)]
+            lazy_heap: false,
             scratch_links: Vec::new(),
             first_drain: None,
             shortcut: podsim_routing::Shortcut::Never,
@@ -439,19 +591,27 @@ impl FlowModel {
                 fill[t] += 1;
             }
         }
-        let mut heap: BinaryHeap<Reverse<(Ord64, LinkId)>> = touched
-            .iter()
-            .map(|&l| Reverse((Ord64(quantize(self.cap[l] / f64::from(self.count[l]))), l)))
-            .collect();
+        // Links by (fair share, id), each once with its current share: the order in which
+        // a heap of every share ever computed, stale ones skipped, would take them.
+        let mut heap = std::mem::take(&mut self.heap);
+        for &l in touched.iter() {
+            heap.set(l, quantize(self.cap[l] / f64::from(self.count[l])));
+        }
         self.frozen.resize(self.flows.len(), false);
         for &f in &self.active {
             self.frozen[f] = false;
         }
-        while let Some(Reverse((Ord64(share), l))) = heap.pop() {
-            let n = self.count[l];
-            if n == 0 || quantize(self.cap[l].max(0.0) / f64::from(n)) != share {
-                continue;
+        // Tests compare with the heap this replaced: every share ever computed, stale ones
+        // skipped as they come up.
+        #[allow(unused_mut, clippy::let_unit_value)]
+        let mut lazy = Lazy::default();
+        #[cfg(test)]
+        if self.lazy_heap {
+            while let Some((share, l)) = heap.pop() {
+                lazy.push(Reverse((Ord64(share), l)));
             }
+        }
+        while let Some((share, l)) = next_link(&mut heap, &mut lazy, &self.cap, &self.count) {
             // The link's members run from its row start to where filling stopped.
             for k in self.row[l]..fill[self.slot[l]] {
                 let f = self.members[k];
@@ -464,14 +624,20 @@ impl FlowModel {
                     self.cap[l2] -= share;
                     self.count[l2] -= 1;
                     if self.count[l2] > 0 {
-                        heap.push(Reverse((
-                            Ord64(quantize(self.cap[l2].max(0.0) / f64::from(self.count[l2]))),
-                            l2,
-                        )));
+                        let share = quantize(self.cap[l2].max(0.0) / f64::from(self.count[l2]));
+                        #[cfg(test)]
+                        if self.lazy_heap {
+                            lazy.push(Reverse((Ord64(share), l2)));
+                            continue;
+                        }
+                        heap.set(l2, share);
+                    } else {
+                        heap.remove(l2);
                     }
                 }
             }
         }
+        self.heap = heap;
         let mut peak = 0.0f64;
         for &l in touched.iter() {
             peak = peak.max((self.capacity[l] - self.cap[l]) / self.capacity[l]);
