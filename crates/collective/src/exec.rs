@@ -335,7 +335,7 @@ pub fn run_checking(
         .filter(|&i| waiting[i] == 0)
         .map(|i| Reverse((SimTime::ZERO, i)))
         .collect();
-    let mut in_flight: HashMap<TransferId, (usize, Vec<u64>)> = HashMap::new();
+    let mut in_flight: Flight<(usize, Vec<u64>)> = Flight::default();
     let mut done = 0;
     let mut end = SimTime::ZERO;
     while done < ops.len() {
@@ -386,7 +386,7 @@ pub fn run_checking(
             }
             (false, Some(t)) => {
                 for c in model.advance(t) {
-                    let Some((i, payload)) = in_flight.remove(&c.id) else {
+                    let Some((i, payload)) = in_flight.remove(c.id) else {
                         continue;
                     };
                     let o = &ops[i];

@@ -353,8 +353,22 @@ const ROUTE_CACHE_LINKS: usize = 8 << 20;
 /// The most pairs the flow model keeps routes for, per node of the network.
 const ROUTE_CACHE_PER_NODE: usize = 8;
 
-/// Round `x` down to 36 significant bits.
-fn quantize(x: f64) -> f64 {
+/// Round `x` down to 36 significant bits: [`quantize_by_log`], with the work done on the bits
+/// where that gives the same result for certain (a normal number well clear of the next power
+/// of two, whose `log2` then floors to its exponent whatever the last bit of `log2`).
+pub(crate) fn quantize(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mantissa = bits & ((1 << 52) - 1);
+    if x > 0.0 && (-64..64).contains(&exponent) && mantissa < (1 << 52) - 4096 {
+        // x = 1.m x 2^e: keeping 36 significant bits clears the low 52 - 35 of m.
+        return f64::from_bits(bits & !((1 << 17) - 1));
+    }
+    quantize_by_log(x)
+}
+
+/// Round `x` down to 36 significant bits, by its `log2`.
+pub(crate) fn quantize_by_log(x: f64) -> f64 {
     if x <= 0.0 || !x.is_finite() {
         return x.max(0.0);
     }

@@ -369,3 +369,41 @@ fn the_link_heap_fills_an_all_to_all_as_the_heap_of_every_share() {
     b.lazy_heap = true;
     agree(&mut a, &mut b, sends);
 }
+
+#[test]
+fn quantize_on_the_bits_is_quantize_by_log() {
+    use crate::flow::{quantize, quantize_by_log};
+    let mut xs = vec![
+        1.0,
+        3.0,
+        1e9,
+        5e10,
+        4.5e10 / 3.0,
+        2e11 / 7.0,
+        1e-3,
+        123_456.789,
+    ];
+    // Around powers of two, where log2 may round up to the next integer.
+    for k in -70i32..70 {
+        let p = 2f64.powi(k);
+        let mut x = p;
+        for _ in 0..5000 {
+            x = f64::from_bits(x.to_bits() - 1);
+            xs.push(x);
+        }
+        xs.extend([p, p * 1.5, f64::from_bits(p.to_bits() + 1)]);
+    }
+    // And pseudo-random values over the rates' range.
+    let mut r = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..200_000 {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        xs.push(
+            f64::from_bits(0x3ff0_0000_0000_0000 | (r >> 12)) * 2f64.powi((r % 80) as i32 - 20),
+        );
+    }
+    for x in xs {
+        assert_eq!(quantize(x).to_bits(), quantize_by_log(x).to_bits(), "{x:e}");
+    }
+}
