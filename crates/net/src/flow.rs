@@ -60,15 +60,18 @@ struct Group {
     remaining: f64,
     rate: f64,
     finish: SimTime,
+    // Its transfers, and beside each its latency and links.
+    cs: Vec<Completion>,
     members: Vec<Member>,
+    // Whether the members' latencies differ.
+    mixed: bool,
     // The members' links (path, injection, ejection), back to back.
     links: Vec<LinkId>,
 }
 
-/// One transfer of a group.
+/// One transfer of a group, beside its completion.
 #[derive(Debug, Clone, Copy)]
 struct Member {
-    c: Completion,
     latency: u64,
     // Its links in the group's `links`.
     links: (u32, u32),
@@ -795,18 +798,36 @@ impl FlowModel {
                         self.g.busy[l] = false;
                     }
                 }
-                // Into the arrivals a run of equal latencies at a time.
-                for run in g.members.chunk_by(|a, b| a.latency == b.latency) {
-                    let at = d + podsim_units::SimDuration::from_ps(run[0].latency);
-                    let spare = &mut self.g.spare_arrivals;
-                    self.g
-                        .arrivals
-                        .entry(at)
-                        .or_insert_with(|| spare.pop().unwrap_or_default())
-                        .extend(run.iter().map(|m| m.c));
+                let spare = &mut self.g.spare_arrivals;
+                if !g.mixed {
+                    // One arrival instant for all: the list moves as it is.
+                    let lat = g.members.first().map_or(0, |m| m.latency);
+                    let at = d + podsim_units::SimDuration::from_ps(lat);
+                    match self.g.arrivals.entry(at) {
+                        std::collections::btree_map::Entry::Vacant(e) => {
+                            e.insert(std::mem::replace(
+                                &mut g.cs,
+                                spare.pop().unwrap_or_default(),
+                            ));
+                        }
+                        std::collections::btree_map::Entry::Occupied(mut e) => {
+                            e.get_mut().append(&mut g.cs);
+                        }
+                    }
+                } else {
+                    for (c, m) in g.cs.drain(..).zip(&g.members) {
+                        let at = d + podsim_units::SimDuration::from_ps(m.latency);
+                        self.g
+                            .arrivals
+                            .entry(at)
+                            .or_insert_with(|| spare.pop().unwrap_or_default())
+                            .push(c);
+                    }
                 }
                 g.members.clear();
+                g.cs.clear();
                 g.links.clear();
+                g.mixed = false;
                 self.g.spare.push(g);
             }
             self.dirty = true;
@@ -961,7 +982,9 @@ impl FlowModel {
                     remaining: share,
                     rate,
                     finish: at,
+                    cs: Vec::new(),
                     members: Vec::new(),
+                    mixed: false,
                     links: Vec::new(),
                 });
                 g.opened = at;
@@ -976,8 +999,9 @@ impl FlowModel {
         let start = g.links.len() as u32;
         g.links.extend_from_slice(&self.lane_links[route]);
         g.links.extend_from_slice(&ends);
+        g.mixed |= g.members.first().is_some_and(|m| m.latency != lane.latency);
+        g.cs.push(c);
         g.members.push(Member {
-            c,
             latency: lane.latency,
             links: (start, g.links.len() as u32),
         });
@@ -996,9 +1020,9 @@ impl FlowModel {
         self.ungroupings += 1;
         let mut items: Vec<(Completion, Unpacked)> = Vec::new();
         for g in std::mem::take(&mut self.g.groups) {
-            for m in &g.members {
+            for (&c, m) in g.cs.iter().zip(&g.members) {
                 items.push((
-                    m.c,
+                    c,
                     Unpacked::Draining {
                         remaining: g.remaining,
                         rate: g.rate,
