@@ -148,22 +148,24 @@ impl Bufs {
     }
 }
 
-/// Call `f` on every (rank, chunk) of `n` ranks and `chunks` chunks in the dense buffers'
-/// memory order ([`dense_index`]), stopping at the first error.
+/// Call `f` on every (slot, rank, chunk) of `n` ranks and `chunks` chunks in the dense
+/// buffers' memory order ([`dense_index`]: the slot), stopping at the first error.
 fn in_memory_order(
     n: usize,
     chunks: usize,
-    f: &mut dyn FnMut(usize, u32) -> Result<(), RunError>,
+    f: &mut dyn FnMut(usize, usize, u32) -> Result<(), RunError>,
 ) -> Result<(), RunError> {
     let m = n.max(1);
+    let mut k = 0;
     for hi in 0..chunks.div_ceil(m) {
         for d in 0..m {
             for r in 0..n {
                 let lo = if r + d >= m { r + d - m } else { r + d };
                 let c = hi * m + lo;
                 if c < chunks {
-                    f(r, c as u32)?;
+                    f(k, r, c as u32)?;
                 }
+                k += 1;
             }
         }
     }
@@ -183,14 +185,24 @@ fn initial_buffers(kind: Kind, n: usize, chunks: usize) -> Bufs {
         );
     }
     let mut bufs = Bufs::dense(n, chunks.max(n));
+    if let (
+        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce,
+        Bufs::Dense { values, held, .. },
+    ) = (kind, &mut bufs)
+    {
+        // Every rank holds every chunk: filled in memory order, slot k after slot k - 1.
+        let _ = in_memory_order(n, chunks, &mut |k, r, c| {
+            values[k] = initial(r, c);
+            held[k / 64] |= 1 << (k % 64);
+            Ok(())
+        });
+        return bufs;
+    }
     let chunks = chunks as u32;
     let mut set = |r: usize, c: u32, v: u64| *bufs.slot(r, c) = v;
     match kind {
         Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
-            let _ = in_memory_order(n, chunks as usize, &mut |r, c| {
-                set(r, c, initial(r, c));
-                Ok(())
-            });
+            (0..chunks).for_each(|c| (0..n).for_each(|r| set(r, c, initial(r, c))))
         }
         Kind::AllGather => (0..n).for_each(|r| set(r, r as u32, initial(r, r as u32))),
         Kind::Broadcast => (0..chunks).for_each(|c| set(0, c, initial(0, c))),
@@ -237,7 +249,7 @@ fn check_in(
                 f: &dyn Fn(usize, u32) -> Result<(), RunError>|
      -> Result<(), RunError> {
         if memory_order {
-            in_memory_order(ranks, chunks as usize, &mut |r, c| f(r, c))?;
+            in_memory_order(ranks, chunks as usize, &mut |_, r, c| f(r, c))?;
         } else {
             for r in 0..ranks {
                 (0..chunks).try_for_each(|c| f(r, c))?;
@@ -699,4 +711,25 @@ pub fn run_steps<S: Steps + ?Sized>(
         },
         transfers: total,
     })
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    #[test]
+    fn memory_order_walks_the_dense_slots_in_order() {
+        for (n, chunks) in [(1, 1), (3, 3), (4, 8), (5, 7), (16, 16)] {
+            let mut seen = Vec::new();
+            let _ = in_memory_order(n, chunks, &mut |k, r, c| {
+                assert_eq!(k, dense_index(n, r, c), "{n} {chunks} {r} {c}");
+                seen.push((r, c));
+                Ok(())
+            });
+            // Every (rank, chunk) once, slots increasing.
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), n * chunks);
+        }
+    }
 }
