@@ -627,6 +627,8 @@ pub fn run_steps<S: Steps + ?Sized>(
             .extend((0..n).map(|r| (b, r)));
     }
     let mut in_flight: Flight<(usize, usize, Payload)> = Flight::default();
+    // The last batch sent, emptied, for the next instant's (a ring step's n entries each).
+    let mut spare: Vec<(usize, usize)> = Vec::new();
     let mut next: Vec<(SimTime, (usize, usize))> = Vec::new();
     let mut done_now: Vec<podsim_net::Completion> = Vec::new();
     let mut done = 0;
@@ -645,7 +647,7 @@ pub fn run_steps<S: Steps + ?Sized>(
                     break;
                 };
                 in_order(&mut batch);
-                for (b, r) in batch {
+                for &(b, r) in &batch {
                     let o = steps.op(b, r);
                     let payload = if verify {
                         read(&bufs, r, &o.chunks, o.combine)?
@@ -656,6 +658,8 @@ pub fn run_steps<S: Steps + ?Sized>(
                     let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), tag)?;
                     in_flight.insert(id, (b, r, payload));
                 }
+                batch.clear();
+                spare = batch;
             }
             (false, Some(t)) => {
                 next.clear();
@@ -686,7 +690,7 @@ pub fn run_steps<S: Steps + ?Sized>(
                 for run in next.chunk_by(|x, y| x.0 == y.0) {
                     to_send
                         .entry(run[0].0)
-                        .or_default()
+                        .or_insert_with(|| std::mem::take(&mut spare))
                         .extend(run.iter().map(|x| x.1));
                 }
             }
