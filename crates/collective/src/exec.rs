@@ -1,13 +1,15 @@
 //! Running a plan on a network model, with the functional check.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::hash::BuildHasherDefault;
 
 use podsim_net::{NetReport, NetworkModel, TransferId};
 use podsim_topology::NodeId;
 use podsim_units::{Bytes, SimDuration, SimTime};
 
-use crate::plan::{Combine, Kind, Plan};
+use crate::plan::{Chunks, Combine, Kind, Plan};
+use crate::steps::Steps;
 
 /// Buffer entries (ranks x chunks) above which [`run`] skips the functional check
 /// ([`crate::measure`] sets its limit from the memory it may use instead).
@@ -74,16 +76,49 @@ pub fn initial(r: usize, c: u32) -> u64 {
 /// Every rank's buffer for the functional check: chunk id -> value. Dense (a slot per chunk
 /// id, ids below a bound) for every kind but all-to-all, whose ids run to n^2 while each rank
 /// holds 2n of them (a map per rank). The dense form keeps pod-scale checks out of hash
-/// tables.
+/// tables, and lays chunk `c` of rank `r` out by `c / n`, then `(c - r) mod n`, then `r`
+/// ([`dense_index`]), with whether the rank holds it in a bit set: in a ring step every rank
+/// sends the chunk at one offset from its own number and receives the chunk at the next, so
+/// a step reads one run of consecutive slots and writes the next.
 enum Bufs {
-    Dense(Vec<Vec<Option<u64>>>),
+    Dense {
+        ranks: usize,
+        values: Vec<u64>,
+        held: Vec<u64>,
+    },
     Sparse(Vec<HashMap<u32, u64>>),
 }
 
+/// Where chunk `c` of rank `r` (below `n`) lies in dense buffers of `n` ranks.
+fn dense_index(n: usize, r: usize, c: u32) -> usize {
+    let c = c as usize;
+    let (hi, lo) = if c < n { (0, c) } else { (c / n, c % n) };
+    let d = if lo >= r { lo - r } else { lo + n - r };
+    (hi * n + d) * n + r
+}
+
 impl Bufs {
+    /// Empty dense buffers of `ranks` ranks with room for `chunks` chunks each.
+    fn dense(ranks: usize, chunks: usize) -> Bufs {
+        let size = ranks * chunks.div_ceil(ranks.max(1)) * ranks;
+        Bufs::Dense {
+            ranks,
+            values: vec![0; size],
+            held: vec![0; size.div_ceil(64)],
+        }
+    }
+
     fn get(&self, r: usize, c: u32) -> Option<u64> {
         match self {
-            Bufs::Dense(v) => v[r].get(c as usize).copied().flatten(),
+            Bufs::Dense {
+                ranks,
+                values,
+                held,
+            } => {
+                let k = dense_index(*ranks, r, c);
+                let on = held.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 == 1);
+                on.then(|| values[k])
+            }
             Bufs::Sparse(m) => m[r].get(&c).copied(),
         }
     }
@@ -91,20 +126,53 @@ impl Bufs {
     /// Chunk `c`'s value at rank `r`, zero if it has none yet.
     fn slot(&mut self, r: usize, c: u32) -> &mut u64 {
         match self {
-            Bufs::Dense(v) => {
-                let row = &mut v[r];
-                if row.len() <= c as usize {
-                    row.resize(c as usize + 1, None);
+            Bufs::Dense {
+                ranks,
+                values,
+                held,
+            } => {
+                let k = dense_index(*ranks, r, c);
+                if values.len() <= k {
+                    values.resize((c as usize / *ranks + 1) * *ranks * *ranks, 0);
+                    held.resize(values.len().div_ceil(64), 0);
                 }
-                row[c as usize].get_or_insert(0)
+                let (w, bit) = (k / 64, 1u64 << (k % 64));
+                if held[w] & bit == 0 {
+                    held[w] |= bit;
+                    values[k] = 0;
+                }
+                &mut values[k]
             }
             Bufs::Sparse(m) => m[r].entry(c).or_insert(0),
         }
     }
 }
 
-fn initial_buffers(kind: Kind, plan: &Plan) -> Bufs {
-    let (n, chunks) = (plan.ranks, plan.chunks as u32);
+/// Call `f` on every (slot, rank, chunk) of `n` ranks and `chunks` chunks in the dense
+/// buffers' memory order ([`dense_index`]: the slot), stopping at the first error.
+fn in_memory_order(
+    n: usize,
+    chunks: usize,
+    f: &mut dyn FnMut(usize, usize, u32) -> Result<(), RunError>,
+) -> Result<(), RunError> {
+    let m = n.max(1);
+    let mut k = 0;
+    for hi in 0..chunks.div_ceil(m) {
+        for d in 0..m {
+            for r in 0..n {
+                let lo = if r + d >= m { r + d - m } else { r + d };
+                let c = hi * m + lo;
+                if c < chunks {
+                    f(k, r, c as u32)?;
+                }
+                k += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn initial_buffers(kind: Kind, n: usize, chunks: usize) -> Bufs {
     if kind == Kind::AllToAll {
         return Bufs::Sparse(
             (0..n)
@@ -116,32 +184,50 @@ fn initial_buffers(kind: Kind, plan: &Plan) -> Bufs {
                 .collect(),
         );
     }
-    let size = (chunks as usize).max(n);
-    Bufs::Dense(
-        (0..n)
-            .map(|r| {
-                let mut row = vec![None; size];
-                let mut set = |c: u32, v: u64| row[c as usize] = Some(v);
-                match kind {
-                    Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
-                        (0..chunks).for_each(|c| set(c, initial(r, c)))
-                    }
-                    Kind::AllGather => set(r as u32, initial(r, r as u32)),
-                    Kind::Broadcast if r == 0 => (0..chunks).for_each(|c| set(c, initial(0, c))),
-                    Kind::Broadcast | Kind::AllToAll => {}
-                    Kind::Barrier => set(r as u32, 1),
-                }
-                row
-            })
-            .collect(),
-    )
+    let mut bufs = Bufs::dense(n, chunks.max(n));
+    if let (
+        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce,
+        Bufs::Dense { values, held, .. },
+    ) = (kind, &mut bufs)
+    {
+        // Every rank holds every chunk: filled in memory order, slot k after slot k - 1.
+        let _ = in_memory_order(n, chunks, &mut |k, r, c| {
+            values[k] = initial(r, c);
+            held[k / 64] |= 1 << (k % 64);
+            Ok(())
+        });
+        return bufs;
+    }
+    let chunks = chunks as u32;
+    let mut set = |r: usize, c: u32, v: u64| *bufs.slot(r, c) = v;
+    match kind {
+        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => {
+            (0..chunks).for_each(|c| (0..n).for_each(|r| set(r, c, initial(r, c))))
+        }
+        Kind::AllGather => (0..n).for_each(|r| set(r, r as u32, initial(r, r as u32))),
+        Kind::Broadcast => (0..chunks).for_each(|c| set(0, c, initial(0, c))),
+        Kind::AllToAll => {}
+        Kind::Barrier => (0..n).for_each(|r| set(r, r as u32, 1)),
+    }
+    bufs
 }
 
-fn check(kind: Kind, plan: &Plan, bufs: &Bufs) -> Result<(), RunError> {
-    let n = plan.ranks;
+/// Whether every rank holds what `kind` promises: scanned in memory order first (fast), and
+/// when something is wrong, again rank by rank so the error names the first wrong rank.
+fn check(kind: Kind, n: usize, chunks: usize, bufs: &Bufs) -> Result<(), RunError> {
+    check_in(kind, n, chunks, bufs, true).or_else(|_| check_in(kind, n, chunks, bufs, false))
+}
+
+fn check_in(
+    kind: Kind,
+    n: usize,
+    chunks: usize,
+    bufs: &Bufs,
+    memory_order: bool,
+) -> Result<(), RunError> {
     // Each chunk's sum over the ranks, once (not once per rank: n^2 x chunks at pod scale).
     let sums: Vec<u64> = match kind {
-        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => (0..plan.chunks as u32)
+        Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce => (0..chunks as u32)
             .map(|c| (0..n).fold(0u64, |a, r| a.wrapping_add(initial(r, c))))
             .collect(),
         _ => Vec::new(),
@@ -155,35 +241,32 @@ fn check(kind: Kind, plan: &Plan, bufs: &Bufs) -> Result<(), RunError> {
             ))),
         }
     };
-    let chunks = plan.chunks as u32;
-    match kind {
-        Kind::AllReduce => {
-            for r in 0..n {
-                for c in 0..chunks {
-                    expect(r, c, sum(c))?;
-                }
+    let chunks = chunks as u32;
+    // Every (rank, chunk) of `ranks` x `chunks`, rank by rank, or in the dense buffers'
+    // memory order (chunk c / n, then (c - r) mod n, then r).
+    let grid = |ranks: usize,
+                chunks: u32,
+                f: &dyn Fn(usize, u32) -> Result<(), RunError>|
+     -> Result<(), RunError> {
+        if memory_order {
+            in_memory_order(ranks, chunks as usize, &mut |_, r, c| f(r, c))?;
+        } else {
+            for r in 0..ranks {
+                (0..chunks).try_for_each(|c| f(r, c))?;
             }
         }
+        Ok(())
+    };
+    match kind {
+        Kind::AllReduce => grid(n, chunks, &|r, c| expect(r, c, sum(c)))?,
         Kind::ReduceScatter => {
             // The ring leaves chunk c fully reduced at rank c - 1.
             for c in 0..chunks {
                 expect((c as usize + n - 1) % n, c, sum(c))?;
             }
         }
-        Kind::AllGather => {
-            for r in 0..n {
-                for c in 0..chunks {
-                    expect(r, c, initial(c as usize, c))?;
-                }
-            }
-        }
-        Kind::Broadcast => {
-            for r in 0..n {
-                for c in 0..chunks {
-                    expect(r, c, initial(0, c))?;
-                }
-            }
-        }
+        Kind::AllGather => grid(n, chunks, &|r, c| expect(r, c, initial(c as usize, c)))?,
+        Kind::Broadcast => grid(n, chunks, &|r, c| expect(r, c, initial(0, c)))?,
         Kind::Reduce => {
             for c in 0..chunks {
                 expect(0, c, sum(c))?;
@@ -197,13 +280,7 @@ fn check(kind: Kind, plan: &Plan, bufs: &Bufs) -> Result<(), RunError> {
                 }
             }
         }
-        Kind::Barrier => {
-            for r in 0..n {
-                for c in 0..n as u32 {
-                    expect(r, c, 1)?;
-                }
-            }
-        }
+        Kind::Barrier => grid(n, n as u32, &|r, c| expect(r, c, 1))?,
     }
     Ok(())
 }
@@ -224,10 +301,15 @@ pub fn run(
 /// The buffer entries the functional check of `plan` holds (every rank's chunks; for
 /// all-to-all, the n blocks each rank starts or ends with, n^2 in all).
 pub fn check_entries(plan: &Plan, kind: Kind) -> usize {
+    entries(kind, plan.ranks, plan.chunks)
+}
+
+/// [`check_entries`] of a plan of `ranks` ranks and `chunks` chunks per buffer.
+pub fn entries(kind: Kind, ranks: usize, chunks: usize) -> usize {
     if kind == Kind::AllToAll {
-        plan.ranks.saturating_mul(plan.ranks)
+        ranks.saturating_mul(ranks)
     } else {
-        plan.ranks.saturating_mul(plan.chunks)
+        ranks.saturating_mul(chunks)
     }
 }
 
@@ -248,7 +330,7 @@ pub fn run_checking(
     }
     let verify = check_entries(plan, kind) <= verify_limit;
     let mut bufs = if verify {
-        initial_buffers(kind, plan)
+        initial_buffers(kind, plan.ranks, plan.chunks)
     } else {
         Bufs::Sparse(Vec::new())
     };
@@ -265,7 +347,7 @@ pub fn run_checking(
         .filter(|&i| waiting[i] == 0)
         .map(|i| Reverse((SimTime::ZERO, i)))
         .collect();
-    let mut in_flight: HashMap<TransferId, (usize, Vec<u64>)> = HashMap::new();
+    let mut in_flight: Flight<(usize, Vec<u64>)> = Flight::default();
     let mut done = 0;
     let mut end = SimTime::ZERO;
     while done < ops.len() {
@@ -316,7 +398,7 @@ pub fn run_checking(
             }
             (false, Some(t)) => {
                 for c in model.advance(t) {
-                    let Some((i, payload)) = in_flight.remove(&c.id) else {
+                    let Some((i, payload)) = in_flight.remove(c.id) else {
                         continue;
                     };
                     let o = &ops[i];
@@ -355,7 +437,7 @@ pub fn run_checking(
         }
     }
     if verify {
-        check(kind, plan, &bufs)?;
+        check(kind, plan.ranks, plan.chunks, &bufs)?;
     }
     Ok(Outcome {
         time: end - SimTime::ZERO,
@@ -367,4 +449,291 @@ pub fn run_checking(
         },
         transfers: ops.len(),
     })
+}
+
+/// What a transfer in flight carries for the functional check.
+enum Payload {
+    None,
+    One(u64),
+    Many(Box<[u64]>),
+}
+
+/// The values of `chunks` at rank `src` when it sends them (a flag not yet raised is a zero).
+fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Payload, RunError> {
+    let value = |c: u32| match (bufs.get(src, c), combine) {
+        (Some(v), _) => Ok(v),
+        (None, Combine::Or) => Ok(0),
+        (None, _) => Err(RunError::Wrong(format!(
+            "rank {src} sends chunk {c} it does not hold"
+        ))),
+    };
+    Ok(match chunks {
+        Chunks::Range(a, b) if b.checked_sub(*a) == Some(1) => Payload::One(value(*a)?),
+        _ => Payload::Many(chunks.iter().map(value).collect::<Result<_, _>>()?),
+    })
+}
+
+/// Land `payload` in `chunks` of rank `dst`.
+fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload: Payload) {
+    let mut put = |c: u32, v: u64| {
+        let slot = bufs.slot(dst, c);
+        *slot = match combine {
+            Combine::Copy => v,
+            Combine::Sum => slot.wrapping_add(v),
+            Combine::Or => *slot | v,
+        };
+    };
+    match payload {
+        Payload::None => {}
+        Payload::One(v) => match chunks {
+            Chunks::Range(a, _) => put(*a, v),
+            Chunks::List(l) => {
+                if let Some(&c) = l.first() {
+                    put(c, v);
+                }
+            }
+        },
+        Payload::Many(vs) => chunks.iter().zip(vs).for_each(|(c, v)| put(c, v)),
+    }
+}
+
+/// Sort `batch` (distinct indices): as it comes (a ring step's dependents arrive in order but
+/// for the one of the last rank, which comes first in the next step) in linear time, else
+/// by sorting.
+fn in_order<T: Ord>(batch: &mut [T]) {
+    let descents = batch.windows(2).filter(|w| w[0] > w[1]).count();
+    match descents {
+        0 => {}
+        1 if batch.last() < batch.first() => {
+            let k = batch.windows(2).position(|w| w[0] > w[1]).unwrap_or(0);
+            batch.rotate_left(k + 1);
+        }
+        _ => batch.sort_unstable(),
+    }
+}
+
+/// Values keyed by transfer id, for the transfers in flight: ids a model hands out in
+/// sequence sit in a window from the oldest in flight; any other id in a map.
+struct Flight<T> {
+    base: u64,
+    window: std::collections::VecDeque<Option<T>>,
+    others: HashMap<TransferId, T, BuildHasherDefault<IdHasher>>,
+}
+
+impl<T> Default for Flight<T> {
+    fn default() -> Self {
+        Flight {
+            base: 0,
+            window: std::collections::VecDeque::new(),
+            others: HashMap::default(),
+        }
+    }
+}
+
+/// How far past the window's end an id may land in it (further ones go to the map).
+const FLIGHT_REACH: u64 = 1 << 16;
+
+impl<T> Flight<T> {
+    fn insert(&mut self, id: TransferId, v: T) {
+        if self.window.is_empty() {
+            self.base = id.0;
+        }
+        let end = self.base + self.window.len() as u64;
+        if id.0 >= self.base && id.0 < end + FLIGHT_REACH {
+            let k = (id.0 - self.base) as usize;
+            if k == self.window.len() {
+                self.window.push_back(Some(v));
+                return;
+            }
+            if k > self.window.len() {
+                self.window.resize_with(k + 1, || None);
+            }
+            if self.window[k].is_none() {
+                self.window[k] = Some(v);
+                return;
+            }
+        }
+        self.others.insert(id, v);
+    }
+
+    fn remove(&mut self, id: TransferId) -> Option<T> {
+        if id.0 >= self.base {
+            let k = (id.0 - self.base) as usize;
+            if let Some(v) = self.window.get_mut(k).and_then(Option::take) {
+                while let Some(None) = self.window.front() {
+                    self.window.pop_front();
+                    self.base += 1;
+                }
+                return Some(v);
+            }
+        }
+        self.others.remove(&id)
+    }
+}
+
+/// A hasher for transfer ids (FxHash's mixing).
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// Run a plan given in steps ([`Steps`]) on `model`, rank i on endpoint `nodes[i]`: the same
+/// sends at the same instants in the same order, the same completions taken the same way and
+/// the same functional check as [`run_checking`] on the equivalent materialised plan (so the
+/// same outcome on any model), holding only the transfers in flight and those ready to go
+/// rather than every transfer of the plan.
+pub fn run_steps<S: Steps + ?Sized>(
+    steps: &S,
+    kind: Kind,
+    model: &mut dyn NetworkModel,
+    nodes: &[NodeId],
+    reduce_ps_per_byte: f64,
+    verify_limit: usize,
+) -> Result<Outcome, RunError> {
+    let (n, chunks) = (steps.ranks(), steps.chunks());
+    if nodes.len() < n {
+        return Err(RunError::TooManyRanks {
+            ranks: n,
+            endpoints: nodes.len(),
+        });
+    }
+    let verify = entries(kind, n, chunks) <= verify_limit;
+    let mut bufs = if verify {
+        initial_buffers(kind, n, chunks)
+    } else {
+        Bufs::Sparse(Vec::new())
+    };
+    let blocks = steps.steps();
+    let total = steps.transfers();
+    // Transfers ready to go by the instant they may leave, as (step, rank): at one instant
+    // they leave in that order, which is the order of their index in the equivalent plan
+    // (step x ranks + rank), as from the materialised plan's heap.
+    let mut to_send: BTreeMap<SimTime, Vec<(usize, usize)>> = BTreeMap::new();
+    for b in (0..blocks).filter(|&b| steps.starts_chain(b)) {
+        to_send
+            .entry(SimTime::ZERO)
+            .or_default()
+            .extend((0..n).map(|r| (b, r)));
+    }
+    let mut in_flight: Flight<(usize, usize, Payload)> = Flight::default();
+    // The last batch sent, emptied, for the next instant's (a ring step's n entries each).
+    let mut spare: Vec<(usize, usize)> = Vec::new();
+    let mut next: Vec<(SimTime, (usize, usize))> = Vec::new();
+    let mut done_now: Vec<podsim_net::Completion> = Vec::new();
+    let mut done = 0;
+    let mut end = SimTime::ZERO;
+    while done < total {
+        let next_net = model.next_completion();
+        let next_send = to_send.first_key_value().map(|(&t, _)| t);
+        let send_first = match (next_send, next_net) {
+            (Some(s), Some(n)) => s < n,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        match (send_first, next_net) {
+            (true, _) => {
+                let Some((t, mut batch)) = to_send.pop_first() else {
+                    break;
+                };
+                in_order(&mut batch);
+                for &(b, r) in &batch {
+                    let o = steps.op(b, r);
+                    let payload = if verify {
+                        read(&bufs, r, &o.chunks, o.combine)?
+                    } else {
+                        Payload::None
+                    };
+                    let tag = (b * n + r) as u64;
+                    let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), tag)?;
+                    in_flight.insert(id, (b, r, payload));
+                }
+                batch.clear();
+                spare = batch;
+            }
+            (false, Some(t)) => {
+                next.clear();
+                done_now.clear();
+                model.advance_into(t, &mut done_now);
+                for c in done_now.drain(..) {
+                    let Some((b, r, payload)) = in_flight.remove(c.id) else {
+                        continue;
+                    };
+                    let o = steps.op(b, r);
+                    if verify {
+                        land(&mut bufs, o.dst, &o.chunks, o.combine, payload);
+                    }
+                    done += 1;
+                    end = end.max(c.end);
+                    let delay = if o.reduces && reduce_ps_per_byte != 0.0 {
+                        (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
+                    } else {
+                        0
+                    };
+                    // Its one dependent: what the receiver sends in the next step.
+                    if b + 1 < blocks && !steps.starts_chain(b + 1) {
+                        let at = (c.end + SimDuration::from_ps(delay)).max(t);
+                        next.push((at, (b + 1, o.dst)));
+                    }
+                }
+                // Into the queue a run of equal instants at a time.
+                for run in next.chunk_by(|x, y| x.0 == y.0) {
+                    to_send
+                        .entry(run[0].0)
+                        .or_insert_with(|| std::mem::take(&mut spare))
+                        .extend(run.iter().map(|x| x.1));
+                }
+            }
+            (false, None) => {
+                return Err(match model.failure() {
+                    Some(why) => RunError::Stopped(why),
+                    None => RunError::Stuck(total - done),
+                });
+            }
+        }
+    }
+    if verify {
+        check(kind, n, chunks, &bufs)?;
+    }
+    Ok(Outcome {
+        time: end - SimTime::ZERO,
+        report: model.report(),
+        verified: if verify {
+            Verified::Passed
+        } else {
+            Verified::Skipped
+        },
+        transfers: total,
+    })
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    #[test]
+    fn memory_order_walks_the_dense_slots_in_order() {
+        for (n, chunks) in [(1, 1), (3, 3), (4, 8), (5, 7), (16, 16)] {
+            let mut seen = Vec::new();
+            let _ = in_memory_order(n, chunks, &mut |k, r, c| {
+                assert_eq!(k, dense_index(n, r, c), "{n} {chunks} {r} {c}");
+                seen.push((r, c));
+                Ok(())
+            });
+            // Every (rank, chunk) once, slots increasing.
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), n * chunks);
+        }
+    }
 }

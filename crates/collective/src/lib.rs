@@ -9,15 +9,18 @@
 mod exec;
 mod microbench;
 mod plan;
+mod steps;
 
 pub use exec::{
-    CHECK_ENTRY_BYTES, Outcome, RunError, VERIFY_LIMIT, Verified, check_entries, initial, run,
-    run_checking,
+    CHECK_ENTRY_BYTES, Outcome, RunError, VERIFY_LIMIT, Verified, check_entries, entries, initial,
+    run, run_checking, run_steps,
 };
 pub use microbench::{Micro, MicroResult, microbench};
 pub use plan::{
-    Algorithm, Chunks, Combine, Kind, MAX_TRANSFERS, Op, Plan, PlanError, Request, plan, transfers,
+    Algorithm, Chunks, Combine, Kind, MAX_TRANSFERS, Op, Plan, PlanError, Request, check, plan,
+    transfers,
 };
+pub use steps::{PlanSteps, RingSteps, StepOp, Steps};
 
 use podsim_topology::Metrics;
 use podsim_units::SimDuration;
@@ -141,6 +144,11 @@ pub struct Setup {
 /// transfers) peaks at 457 MB on the analytic model, about 430 bytes per transfer with the
 /// model's own share.
 pub const PLAN_BYTES_PER_TRANSFER: u64 = 200;
+
+/// Steps of transfers a collective run in steps ([`RingSteps`], [`run_steps`]) is taken to
+/// hold at once, for its memory estimate: the transfers in flight and those ready to go
+/// (a ring whose ranks keep pace holds one step; two leave room for ranks that drift apart).
+pub const STEPS_HELD: u128 = 2;
 
 /// The memory, in bytes, a collective of `transfers` transfers needs on `model` over `net`,
 /// without the functional check's buffers: the plan and executor, and the model's state per
@@ -269,8 +277,17 @@ pub trait BuildModel {
     ) -> Result<Box<dyn podsim_net::NetworkModel>, Box<dyn std::error::Error + Send + Sync>>;
 }
 
+/// Where a measured collective's transfers come from.
+enum Source {
+    /// Computed step by step.
+    Steps(RingSteps),
+    /// A materialised plan.
+    Plan(Plan),
+}
+
 /// Plan the setup's collective over every endpoint of `net` and run it on the model `models`
-/// builds.
+/// builds: the ring algorithms step by step ([`RingSteps`], [`run_steps`]), the others from
+/// their materialised plan ([`plan`], [`run_checking`]), with the same results either way.
 pub fn measure(
     net: &podsim_topology::Network,
     s: &Setup,
@@ -297,29 +314,53 @@ pub fn measure(
         dims,
         chunk,
     };
-    let need = memory_estimate(net, model, transfers(&request));
+    // The ring algorithms run in steps, holding only what is in flight; the others from
+    // their materialised plan.
+    let stepped = RingSteps::new(&request);
+    let all = transfers(&request);
+    let held = match &stepped {
+        Some(_) => all.min(STEPS_HELD * n as u128),
+        None => all,
+    };
+    let need = memory_estimate(net, model, held);
     if need > u128::from(memory_limit) {
         return Err(CollectiveError::Memory {
             kind,
             ranks: n,
             model: model.name(),
             estimate: need,
-            transfers: transfers(&request),
+            transfers: all,
             limit: memory_limit,
         });
     }
-    let p = plan(&request)?;
+    check(&request)?;
+    let source = match stepped {
+        Some(st) => Source::Steps(st),
+        None => Source::Plan(plan(&request)?),
+    };
     // The functional check runs when its buffers fit in what is left.
     let left = u128::from(memory_limit) - need;
     let verify_limit = usize::try_from(left / u128::from(CHECK_ENTRY_BYTES)).unwrap_or(usize::MAX);
     let nodes: Vec<podsim_topology::NodeId> = (0..n as u64).map(podsim_topology::NodeId).collect();
-    let wire = p.ops.iter().fold(0u128, |sum, op| {
-        sum + u128::from(packets.checked_wire_bytes(op.bytes).unwrap_or(u64::MAX))
-    });
+    let (wire, entries) = match &source {
+        Source::Steps(st) => (
+            st.wire_bytes(packets),
+            exec::entries(kind, st.ranks(), st.chunks()),
+        ),
+        Source::Plan(p) => (
+            p.ops.iter().fold(0u128, |sum, op| {
+                sum + u128::from(packets.checked_wire_bytes(op.bytes).unwrap_or(u64::MAX))
+            }),
+            check_entries(p, kind),
+        ),
+    };
     let mut m = models
         .build(net, model, packets, ecmp, wire)
         .map_err(CollectiveError::Model)?;
-    let out = run_checking(&p, kind, m.as_mut(), &nodes, 0.0, verify_limit)?;
+    let out = match &source {
+        Source::Steps(st) => run_steps(st, kind, m.as_mut(), &nodes, 0.0, verify_limit)?,
+        Source::Plan(p) => run_checking(p, kind, m.as_mut(), &nodes, 0.0, verify_limit)?,
+    };
     let metrics = net.metrics();
     let hop = net.link().latency.as_secs_f64();
     let bound = lower_bound(kind, n, bytes, &metrics, hop);
@@ -347,7 +388,7 @@ pub fn measure(
             Verified::Passed => None,
             Verified::Skipped => Some(format!(
                 "its {} buffer entries ({} bytes each) do not fit in the memory limit of {} next to the run",
-                check_entries(&p, kind),
+                entries,
                 CHECK_ENTRY_BYTES,
                 podsim_units::Bytes(memory_limit)
             )),

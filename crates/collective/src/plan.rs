@@ -226,7 +226,7 @@ pub struct Plan {
 pub struct PlanError(pub String);
 
 /// Split `total` bytes into `parts` shares differing by at most one byte.
-fn share(total: u64, parts: usize, i: usize) -> u64 {
+pub(crate) fn share(total: u64, parts: usize, i: usize) -> u64 {
     let p = parts as u64;
     total / p + u64::from((i as u64) < total % p)
 }
@@ -282,8 +282,9 @@ pub fn transfers(r: &Request) -> u128 {
     }
 }
 
-/// Build the plan for `r`.
-pub fn plan(r: &Request) -> Result<Plan, PlanError> {
+/// Whether `r` can be planned: at least one rank, an algorithm of its kind, at most
+/// [`MAX_TRANSFERS`] transfers (the errors [`plan`] gives before planning).
+pub fn check(r: &Request) -> Result<(), PlanError> {
     let n = r.ranks;
     let t = transfers(r);
     if t > MAX_TRANSFERS {
@@ -304,6 +305,13 @@ pub fn plan(r: &Request) -> Result<Plan, PlanError> {
             names.join(", ")
         )));
     }
+    Ok(())
+}
+
+/// Build the plan for `r`.
+pub fn plan(r: &Request) -> Result<Plan, PlanError> {
+    check(r)?;
+    let n = r.ranks;
     let mut p = Plan {
         ranks: n,
         chunks: n,

@@ -19,12 +19,14 @@ pub struct AnalyticModel {
     links: LinkTable,
     packets: Packetization,
     pending: BinaryHeap<Reverse<(SimTime, TransferId)>>,
-    info: Vec<Completion>,
+    // The transfers in flight, and the id of the next.
+    info: crate::FastMap<u64, Completion>,
+    next_id: u64,
     now: SimTime,
     report: NetReport,
     // Per (src, dst): (latency ps, bandwidth of its paths, hops of its first path), so a pair
     // a collective uses again and again is routed once (at most ROUTE_CACHE_PAIRS pairs).
-    routes: std::collections::HashMap<(u64, u64), (u64, f64, u64)>,
+    routes: crate::FastMap<(u64, u64), (u64, f64, u64)>,
 }
 
 /// The most source-destination pairs the analytic model keeps routed (about 40 bytes each).
@@ -39,10 +41,11 @@ impl AnalyticModel {
             links,
             packets,
             pending: BinaryHeap::new(),
-            info: Vec::new(),
+            info: crate::FastMap::default(),
+            next_id: 0,
             now: SimTime::ZERO,
             report: NetReport::default(),
-            routes: std::collections::HashMap::new(),
+            routes: crate::FastMap::default(),
         }
     }
 
@@ -115,19 +118,23 @@ impl NetworkModel for AnalyticModel {
             };
             (self.time_over(r, bytes), r.2)
         };
-        let id = TransferId(self.info.len() as u64);
+        let id = TransferId(self.next_id);
         let end = at + t;
         let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
         self.report.count_send(bytes.0, on_wire)?;
-        self.info.push(Completion {
-            id,
-            tag,
-            src,
-            dst,
-            bytes,
-            start: at,
-            end,
-        });
+        self.next_id += 1;
+        self.info.insert(
+            id.0,
+            Completion {
+                id,
+                tag,
+                src,
+                dst,
+                bytes,
+                start: at,
+                end,
+            },
+        );
         self.pending.push(Reverse((end, id)));
         Ok(id)
     }
@@ -143,7 +150,9 @@ impl NetworkModel for AnalyticModel {
                 break;
             }
             self.pending.pop();
-            let c = self.info[id.0 as usize];
+            let Some(c) = self.info.remove(&id.0) else {
+                continue;
+            };
             self.report.bytes_delivered += c.bytes.0;
             out.push(c);
         }
@@ -154,7 +163,7 @@ impl NetworkModel for AnalyticModel {
     fn report(&self) -> NetReport {
         // Each transfer alone would run its slowest link at full rate.
         NetReport {
-            max_link_utilization: if self.info.is_empty() { 0.0 } else { 1.0 },
+            max_link_utilization: if self.next_id == 0 { 0.0 } else { 1.0 },
             ..self.report
         }
     }

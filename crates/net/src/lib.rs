@@ -26,6 +26,26 @@ pub use graph::{LinkId, LinkTable, paths};
 use podsim_topology::NodeId;
 use podsim_units::{Bytes, SimDuration, SimTime};
 
+/// A hasher for small integer keys (FxHash's mixing), for maps looked up once per transfer.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FastHasher(u64);
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// A hash map with [`FastHasher`].
+pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 /// A transfer's handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TransferId(pub u64);
@@ -202,6 +222,11 @@ pub trait NetworkModel {
     fn next_completion(&mut self) -> Option<SimTime>;
     /// Move time forward to `until`; every transfer complete by then, in (end, id) order.
     fn advance(&mut self, until: SimTime) -> Vec<Completion>;
+    /// [`NetworkModel::advance`], appending the completions to `out` (a caller that advances
+    /// millions of times reuses one buffer).
+    fn advance_into(&mut self, until: SimTime, out: &mut Vec<Completion>) {
+        out.extend(self.advance(until));
+    }
     /// What was measured so far.
     fn report(&self) -> NetReport;
     /// The model's name for reports.
@@ -318,17 +343,23 @@ impl NetworkModel for Endpoints {
         self.inner.next_completion()
     }
     fn advance(&mut self, until: SimTime) -> Vec<Completion> {
-        let mut out = self.inner.advance(until);
-        for c in &mut out {
+        let mut out = Vec::new();
+        self.advance_into(until, &mut out);
+        out
+    }
+    fn advance_into(&mut self, until: SimTime, out: &mut Vec<Completion>) {
+        let from = out.len();
+        self.inner.advance_into(until, out);
+        let new = &mut out[from..];
+        for c in new.iter_mut() {
             c.start = SimTime::from_ps(c.start.as_ps().saturating_sub(self.overhead.as_ps()));
         }
         if let Some(log) = &self.log {
             let mut log = log.borrow_mut();
             let room = log.limit.saturating_sub(log.kept.len());
-            log.kept.extend(out.iter().take(room).copied());
-            log.cut += out.len().saturating_sub(room) as u64;
+            log.kept.extend(new.iter().take(room).copied());
+            log.cut += new.len().saturating_sub(room) as u64;
         }
-        out
     }
     fn report(&self) -> NetReport {
         self.inner.report()

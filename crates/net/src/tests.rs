@@ -230,3 +230,180 @@ fn the_flow_model_counts_what_each_link_carried() {
     let a = AnalyticModel::new(torus(&[4], true, 1, 0), Packetization::NONE);
     assert!(NetworkModel::carried(&a).is_empty());
 }
+
+/// Drive `a` and `b` with the same sends as an executor would (sends due before the next event
+/// first, otherwise advance to it) and check they agree on everything, step by step: event
+/// times, completions, reports and what each link carried, bit for bit.
+fn agree(a: &mut FlowModel, b: &mut FlowModel, mut sends: Vec<(u64, u64, u64, u64)>) {
+    sends.sort_by_key(|s| s.3);
+    let mut next = 0;
+    loop {
+        let (na, nb) = (a.next_completion(), b.next_completion());
+        assert_eq!(na, nb);
+        match sends.get(next) {
+            Some(&(s, d, bytes, t)) if na.is_none_or(|n| SimTime::from_ps(t) < n) => {
+                let at = SimTime::from_ps(t);
+                let ia = a.send(at, NodeId(s), NodeId(d), Bytes(bytes), next as u64);
+                let ib = b.send(at, NodeId(s), NodeId(d), Bytes(bytes), next as u64);
+                assert_eq!(ia, ib);
+                next += 1;
+            }
+            _ => match na {
+                Some(t) => assert_eq!(a.advance(t), b.advance(t)),
+                None => break,
+            },
+        }
+    }
+    assert_eq!(next, sends.len());
+    let (ra, rb) = (a.report(), b.report());
+    assert_eq!(ra.bytes_sent, rb.bytes_sent);
+    assert_eq!(ra.bytes_delivered, rb.bytes_delivered);
+    assert_eq!(ra.bytes_on_wire, rb.bytes_on_wire);
+    assert_eq!(
+        ra.max_link_utilization.to_bits(),
+        rb.max_link_utilization.to_bits()
+    );
+    let bits = |m: &FlowModel| -> Vec<u64> {
+        NetworkModel::carried(m)
+            .iter()
+            .map(|l| l.wire_bytes.to_bits())
+            .collect()
+    };
+    assert_eq!(bits(a), bits(b));
+}
+
+#[test]
+fn grouped_flows_match_flow_by_flow_on_a_ring_step_pattern() {
+    // Rounds of neighbour sends on a 4x4 torus with 30 ns links: every node to the next in x,
+    // all at once, then again when the round is over (grouped throughout); a later round
+    // adds a crossing transfer that shares links (back to flow by flow, then grouped again
+    // once idle).
+    let net = torus(&[4, 4], true, 10, 30);
+    let p = Packetization {
+        payload: 4096,
+        header: 64,
+    };
+    let mut sends = Vec::new();
+    for round in 0..4u64 {
+        let t = round * 50_000_000;
+        for s in 0..16u64 {
+            let d = s / 4 * 4 + (s + 1) % 4;
+            sends.push((s, d, 100_000 + 7 * (s % 3), t));
+        }
+        if round == 2 {
+            sends.push((0, 10, 5_000, t + 1_000));
+        }
+    }
+    let mut a = FlowModel::new(net.clone(), p, false);
+    let mut b = FlowModel::new(net, p, false).flow_by_flow();
+    agree(&mut a, &mut b, sends);
+    // 64 neighbour sends in groups; the crossing transfer and those in flight with it turned
+    // back into flows once.
+    assert!(a.grouped_sends >= 48, "{}", a.grouped_sends);
+    assert_eq!(a.ungroupings, 1);
+    assert_eq!(b.grouped_sends, 0);
+}
+
+proptest! {
+    #[test]
+    fn grouped_flows_match_flow_by_flow(
+        sends in prop::collection::vec((0u64..16, 0u64..4, 0u64..3, 0u64..4, 0u64..6), 1..60),
+        latency in 0u64..3,
+        ecmp in any::<bool>(),
+    ) {
+        // Mostly neighbour sends of a few sizes at a few instants (so groups form and
+        // dissolve), some farther, some to self, some empty.
+        let net = torus(&[4, 4], true, 10, 20 * latency);
+        let p = Packetization { payload: 4096, header: 64 };
+        let sends: Vec<(u64, u64, u64, u64)> = sends
+            .into_iter()
+            .map(|(s, hop, size, far, t)| {
+                let d = match far {
+                    0 => (s + 5) % 16,
+                    1 => s,
+                    _ => s / 4 * 4 + (s + 1 + hop / 3) % 4,
+                };
+                let bytes = [0, 10_000, 10_001][size as usize] * (1 + hop);
+                (s, d, bytes, t * 700_000)
+            })
+            .collect();
+        let mut a = FlowModel::new(net.clone(), p, ecmp);
+        let mut b = FlowModel::new(net, p, ecmp).flow_by_flow();
+        agree(&mut a, &mut b, sends);
+    }
+}
+
+proptest! {
+    #[test]
+    fn the_link_heap_fills_as_the_heap_of_every_share(
+        sends in prop::collection::vec((0u64..27, 0u64..27, 1u64..50_000, 0u64..4), 1..80),
+        ecmp in any::<bool>(),
+    ) {
+        // Many flows sharing links (random pairs on a 3x3x3 torus, a few start times): the
+        // progressive filling with each link once in the heap against the heap of every
+        // share ever computed, stale ones skipped.
+        let net = torus(&[3, 3, 3], true, 10, 5);
+        let p = Packetization { payload: 4096, header: 64 };
+        let sends: Vec<(u64, u64, u64, u64)> =
+            sends.into_iter().map(|(s, d, b, t)| (s, d, b, t * 3_000_000)).collect();
+        let mut a = FlowModel::new(net.clone(), p, ecmp).flow_by_flow();
+        let mut b = FlowModel::new(net, p, ecmp).flow_by_flow();
+        b.lazy_heap = true;
+        agree(&mut a, &mut b, sends);
+    }
+}
+
+#[test]
+fn the_link_heap_fills_an_all_to_all_as_the_heap_of_every_share() {
+    let net = torus(&[4, 4, 2], true, 25, 0);
+    let mut sends = Vec::new();
+    for s in 0..32u64 {
+        for d in 0..32u64 {
+            if s != d {
+                sends.push((s, d, 10_000 + 13 * ((s + d) % 5), 0));
+            }
+        }
+    }
+    let mut a = FlowModel::new(net.clone(), Packetization::NONE, false).flow_by_flow();
+    let mut b = FlowModel::new(net, Packetization::NONE, false).flow_by_flow();
+    b.lazy_heap = true;
+    agree(&mut a, &mut b, sends);
+}
+
+#[test]
+fn quantize_on_the_bits_is_quantize_by_log() {
+    use crate::flow::{quantize, quantize_by_log};
+    let mut xs = vec![
+        1.0,
+        3.0,
+        1e9,
+        5e10,
+        4.5e10 / 3.0,
+        2e11 / 7.0,
+        1e-3,
+        123_456.789,
+    ];
+    // Around powers of two, where log2 may round up to the next integer.
+    for k in -70i32..70 {
+        let p = 2f64.powi(k);
+        let mut x = p;
+        for _ in 0..5000 {
+            x = f64::from_bits(x.to_bits() - 1);
+            xs.push(x);
+        }
+        xs.extend([p, p * 1.5, f64::from_bits(p.to_bits() + 1)]);
+    }
+    // And pseudo-random values over the rates' range.
+    let mut r = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..200_000 {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        xs.push(
+            f64::from_bits(0x3ff0_0000_0000_0000 | (r >> 12)) * 2f64.powi((r % 80) as i32 - 20),
+        );
+    }
+    for x in xs {
+        assert_eq!(quantize(x).to_bits(), quantize_by_log(x).to_bits(), "{x:e}");
+    }
+}
