@@ -166,7 +166,7 @@ pub fn paths(net: &podsim_topology::Network, src: NodeId, dst: NodeId) -> Vec<Ve
             };
             let mut out = Vec::new();
             for h in Routing::Minimal.route(c, src, dst) {
-                let Some(i) = c.ports(h.from).iter().position(|&p| p == h.port) else {
+                let Some(i) = c.port_index(h.from, h.port) else {
                     return Vec::new();
                 };
                 out.push(PathHop {

@@ -36,6 +36,9 @@ pub struct KAryNCube {
     /// coordinate `j` (Minus moves it back). Empty when the cube is not twisted.
     twist: Vec<Vec<u32>>,
     nodes: u64,
+    /// `strides[d]`: the product of the sizes of dimensions below `d` (node ids are mixed
+    /// radix, dimension 0 fastest). Derived from `dims` once.
+    strides: Vec<u64>,
 }
 
 /// Direction of travel along one dimension.
@@ -108,6 +111,14 @@ impl KAryNCube {
                     TopologyError::new("dims", format!("more than {MAX_NODES} nodes"))
                 })?;
         }
+        let strides = dims
+            .iter()
+            .scan(1u64, |acc, &k| {
+                let s = *acc;
+                *acc *= u64::from(k);
+                Some(s)
+            })
+            .collect();
         Ok(KAryNCube {
             dims,
             wrap,
@@ -116,6 +127,7 @@ impl KAryNCube {
             interfaces: None,
             twist: Vec::new(),
             nodes,
+            strides,
         })
     }
 
@@ -365,7 +377,7 @@ impl KAryNCube {
 
     /// The stride of dimension `d` in node ids.
     fn stride(&self, d: usize) -> u64 {
-        self.dims[..d].iter().map(|&k| u64::from(k)).product()
+        self.strides[d]
     }
 
     /// The coordinate of `node` in dimension `d`.
@@ -404,6 +416,25 @@ impl KAryNCube {
             }
         }
         Some(NodeId(id))
+    }
+
+    /// The position of `port` among [`KAryNCube::ports`] of `node` (None if it has no link),
+    /// without building the list.
+    pub fn port_index(&self, node: NodeId, port: Port) -> Option<usize> {
+        self.neighbor(node, port)?;
+        let mut i = 0;
+        for dim in 0..=port.dim {
+            for dir in [Direction::Plus, Direction::Minus] {
+                let p = Port { dim, dir };
+                if p == port {
+                    return Some(i);
+                }
+                if self.neighbor(node, p).is_some() {
+                    i += 1;
+                }
+            }
+        }
+        None
     }
 
     /// The ports of `node` that have links, in (dimension, Plus before Minus) order.
@@ -547,6 +578,21 @@ impl KAryNCube {
     /// other dimension is then independent and takes its nearest representative.
     pub fn displacement(&self, from: NodeId, to: NodeId) -> Vec<i64> {
         let n = self.dims.len();
+        if !self.is_twisted() {
+            // No dimension shifts another: each takes its nearest representative on its own
+            // (ties to the positive side), the one candidate the search below would try.
+            return (0..n)
+                .map(|d| {
+                    let x = i64::from(self.coord(to, d)) - i64::from(self.coord(from, d));
+                    if !self.has_wrap_link(d) {
+                        return x;
+                    }
+                    let k = i64::from(self.dims[d]);
+                    let y = x.rem_euclid(k);
+                    if y * 2 > k { y - k } else { y }
+                })
+                .collect();
+        }
         let r: Vec<i64> = (0..n)
             .map(|d| i64::from(self.coord(to, d)) - i64::from(self.coord(from, d)))
             .collect();

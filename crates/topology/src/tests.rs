@@ -790,3 +790,56 @@ fn metrics_beyond_64_bits_are_computed_not_saturated() {
         2 * 65_536 * 2 * 50_000_000_000
     );
 }
+
+/// On untwisted cubes the displacement is, per dimension, the coordinate difference taken to
+/// its nearest representative modulo k on wrapped dimensions (ties to +k/2) and left as it is
+/// on open ones: checked for every pair of a mixed 4x5x6 (torus, mesh, torus) and a 1-D ring
+/// of 2. Port positions without building the port list equal the list's, on meshes, tori and a
+/// twisted torus.
+#[test]
+fn untwisted_displacements_and_port_positions_by_hand() {
+    for (dims, wrap) in [
+        (vec![4u32, 5, 6], vec![true, false, true]),
+        (vec![2u32], vec![true]),
+    ] {
+        let c = cube(&dims, &wrap);
+        for a in 0..c.node_count() {
+            for b in 0..c.node_count() {
+                let v = c.displacement(NodeId(a), NodeId(b));
+                for (d, &k) in dims.iter().enumerate() {
+                    let r = i64::from(c.coord(NodeId(b), d)) - i64::from(c.coord(NodeId(a), d));
+                    let k = i64::from(k);
+                    let want = if wrap[d] && k >= 2 {
+                        // The representative in (-k/2, k/2].
+                        let mut y = ((r % k) + k) % k;
+                        if 2 * y > k {
+                            y -= k;
+                        }
+                        y
+                    } else {
+                        r
+                    };
+                    assert_eq!(v[d], want, "{dims:?} {a}->{b} dim {d}");
+                }
+            }
+        }
+    }
+    for c in [
+        cube(&[4, 3], &[false, false]),
+        cube(&[4, 4, 2], &[true, true, true]),
+        twisted(&[4, 4, 8]),
+    ] {
+        for n in 0..c.node_count() {
+            let ports = c.ports(NodeId(n));
+            for dim in 0..c.dims().len() {
+                for dir in [Direction::Plus, Direction::Minus] {
+                    let p = Port { dim, dir };
+                    assert_eq!(
+                        c.port_index(NodeId(n), p),
+                        ports.iter().position(|&q| q == p)
+                    );
+                }
+            }
+        }
+    }
+}
