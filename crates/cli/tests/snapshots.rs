@@ -348,6 +348,21 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "noc-router-booksim-json",
+        &[
+            "noc",
+            "--topology",
+            "mesh:8x8",
+            "--rate",
+            "0.3",
+            "--cycles",
+            "3000",
+            "--router",
+            "booksim",
+            "--json",
+        ],
+    ),
+    (
         "noc-transpose-links",
         &[
             "noc",
@@ -597,6 +612,7 @@ const COMMANDS: &[(&str, &[&str])] = &[
         &["dram", "--harvested-rows", "1,4", "--relocation", "logical"],
     ),
     ("dram-grayskull", &["dram", "--chip", "grayskull"]),
+    ("dram-shared-vcs", &["dram", "--vcs", "shared"]),
     (
         "matmul-llama-ff1",
         &["matmul", "--m", "32", "--k", "8192", "--n", "3584"],
