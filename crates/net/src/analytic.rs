@@ -1,7 +1,6 @@
 //! The analytic (alpha-beta) model: each transfer alone on the network.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
 use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimDuration, SimTime};
@@ -18,9 +17,12 @@ pub struct AnalyticModel {
     net: Network,
     links: LinkTable,
     packets: Packetization,
-    pending: BinaryHeap<Reverse<(SimTime, TransferId)>>,
-    // The transfers in flight, and the id of the next.
-    info: crate::FastMap<u64, Completion>,
+    /// The transfers in flight by the time they end, each time's in the order they were sent
+    /// (so in id order: a transfer ends before every later one ending at the same time).
+    /// [`NetworkModel::advance`] releases whole times, so a time's list is never split; a
+    /// collective's step, whose transfers end together, is one entry.
+    pending: BTreeMap<SimTime, Vec<Completion>>,
+    /// The id of the next transfer.
     next_id: u64,
     now: SimTime,
     report: NetReport,
@@ -40,8 +42,7 @@ impl AnalyticModel {
             net,
             links,
             packets,
-            pending: BinaryHeap::new(),
-            info: crate::FastMap::default(),
+            pending: BTreeMap::new(),
             next_id: 0,
             now: SimTime::ZERO,
             report: NetReport::default(),
@@ -123,41 +124,42 @@ impl NetworkModel for AnalyticModel {
         let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
         self.report.count_send(bytes.0, on_wire)?;
         self.next_id += 1;
-        self.info.insert(
-            id.0,
-            Completion {
-                id,
-                tag,
-                src,
-                dst,
-                bytes,
-                start: at,
-                end,
-            },
-        );
-        self.pending.push(Reverse((end, id)));
+        self.pending.entry(end).or_default().push(Completion {
+            id,
+            tag,
+            src,
+            dst,
+            bytes,
+            start: at,
+            end,
+        });
         Ok(id)
     }
 
     fn next_completion(&mut self) -> Option<SimTime> {
-        self.pending.peek().map(|r| r.0.0)
+        self.pending.first_key_value().map(|(&t, _)| t)
     }
 
     fn advance(&mut self, until: SimTime) -> Vec<Completion> {
         let mut out = Vec::new();
-        while let Some(Reverse((t, id))) = self.pending.peek().copied() {
-            if t > until {
+        self.advance_into(until, &mut out);
+        out
+    }
+
+    fn advance_into(&mut self, until: SimTime, out: &mut Vec<Completion>) {
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() > until {
                 break;
             }
-            self.pending.pop();
-            let Some(c) = self.info.remove(&id.0) else {
-                continue;
-            };
-            self.report.bytes_delivered += c.bytes.0;
-            out.push(c);
+            let done = entry.remove();
+            self.report.bytes_delivered += done.iter().map(|c| c.bytes.0).sum::<u64>();
+            if out.is_empty() {
+                *out = done;
+            } else {
+                out.extend(done);
+            }
         }
         self.now = self.now.max(until);
-        out
     }
 
     fn report(&self) -> NetReport {
