@@ -588,6 +588,89 @@ impl std::hash::Hasher for IdHasher {
     }
 }
 
+/// What the transfers in flight of a run in steps carry, keyed by their tag `b x ranks + r`
+/// (step b, sender r): a slot per rank for each step with a transfer in flight. A run holds a
+/// few such steps at once (a ring's ranks keep close to one another; a bidirectional ring's
+/// two rings are one step each), so a step is found by a short scan from the last one used,
+/// and its slots are recycled when its last transfer lands. No hashing, no division.
+struct StepFlight<T> {
+    n: usize,
+    open: Vec<OpenStep<T>>,
+    // Slots of steps no longer in flight, all empty, for reuse.
+    spare: Vec<Vec<Option<T>>>,
+    // The entry of `open` used last.
+    hint: usize,
+}
+
+/// One step with transfers in flight.
+struct OpenStep<T> {
+    // The tag of its rank 0: b x ranks.
+    base: usize,
+    slots: Vec<Option<T>>,
+    live: usize,
+}
+
+impl<T> StepFlight<T> {
+    fn new(n: usize) -> Self {
+        StepFlight {
+            n,
+            open: Vec::new(),
+            spare: Vec::new(),
+            hint: 0,
+        }
+    }
+
+    /// The entry of `open` holding `tag`, if any.
+    fn find(&mut self, tag: usize) -> Option<usize> {
+        let n = self.n;
+        let holds = |o: &OpenStep<T>| tag >= o.base && tag - o.base < n;
+        if self.open.get(self.hint).is_some_and(holds) {
+            return Some(self.hint);
+        }
+        let k = self.open.iter().position(holds)?;
+        self.hint = k;
+        Some(k)
+    }
+
+    /// Keep `v` for rank `r`'s transfer of step `b`.
+    fn insert(&mut self, b: usize, r: usize, v: T) {
+        let tag = b * self.n + r;
+        let k = match self.find(tag) {
+            Some(k) => k,
+            None => {
+                let mut slots = self.spare.pop().unwrap_or_default();
+                slots.resize_with(self.n, || None);
+                self.open.push(OpenStep {
+                    base: b * self.n,
+                    slots,
+                    live: 0,
+                });
+                self.hint = self.open.len() - 1;
+                self.hint
+            }
+        };
+        let o = &mut self.open[k];
+        if o.slots[r].replace(v).is_none() {
+            o.live += 1;
+        }
+    }
+
+    /// Take what the transfer tagged `tag` carries: its step, its sender and the value.
+    fn remove(&mut self, tag: usize) -> Option<(usize, usize, T)> {
+        let k = self.find(tag)?;
+        let o = &mut self.open[k];
+        let r = tag - o.base;
+        let v = o.slots[r].take()?;
+        let b = o.base / self.n;
+        o.live -= 1;
+        if o.live == 0 {
+            let done = self.open.swap_remove(k);
+            self.spare.push(done.slots);
+        }
+        Some((b, r, v))
+    }
+}
+
 /// Run a plan given in steps ([`Steps`]) on `model`, rank i on endpoint `nodes[i]`: the same
 /// sends at the same instants in the same order, the same completions taken the same way and
 /// the same functional check as [`run_checking`] on the equivalent materialised plan (so the
@@ -626,7 +709,7 @@ pub fn run_steps<S: Steps + ?Sized>(
             .or_default()
             .extend((0..n).map(|r| (b, r)));
     }
-    let mut in_flight: Flight<(usize, usize, Payload)> = Flight::default();
+    let mut in_flight: StepFlight<Payload> = StepFlight::new(n);
     // The last batch sent, emptied, for the next instant's (a ring step's n entries each).
     let mut spare: Vec<(usize, usize)> = Vec::new();
     let mut next: Vec<(SimTime, (usize, usize))> = Vec::new();
@@ -655,8 +738,8 @@ pub fn run_steps<S: Steps + ?Sized>(
                         Payload::None
                     };
                     let tag = (b * n + r) as u64;
-                    let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), tag)?;
-                    in_flight.insert(id, (b, r, payload));
+                    model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), tag)?;
+                    in_flight.insert(b, r, payload);
                 }
                 batch.clear();
                 spare = batch;
@@ -666,7 +749,10 @@ pub fn run_steps<S: Steps + ?Sized>(
                 done_now.clear();
                 model.advance_into(t, &mut done_now);
                 for c in done_now.drain(..) {
-                    let Some((b, r, payload)) = in_flight.remove(c.id) else {
+                    let Some((b, r, payload)) = usize::try_from(c.tag)
+                        .ok()
+                        .and_then(|tag| in_flight.remove(tag))
+                    else {
                         continue;
                     };
                     let o = steps.op(b, r);
@@ -720,6 +806,45 @@ pub fn run_steps<S: Steps + ?Sized>(
 #[cfg(test)]
 mod layout_tests {
     use super::*;
+
+    #[test]
+    fn step_flight_gives_back_what_went_in() {
+        // Against a map: steps far apart (two rings), transfers landing out of order, steps
+        // opened again after they emptied.
+        let n = 5;
+        let mut f = StepFlight::new(n);
+        let mut reference = HashMap::new();
+        let mut sent = Vec::new();
+        for b in [0, 7, 1, 8, 0, 2] {
+            for r in (0..n).rev() {
+                let tag = b * n + r;
+                if reference.contains_key(&tag) {
+                    continue;
+                }
+                f.insert(b, r, tag * 10);
+                reference.insert(tag, tag * 10);
+                sent.push(tag);
+            }
+            // Land every other one sent so far.
+            let mut k = 0;
+            sent.retain(|&tag| {
+                k += 1;
+                if k % 2 == 0 {
+                    let v = reference.remove(&tag);
+                    assert_eq!(f.remove(tag), v.map(|v| (tag / n, tag % n, v)));
+                    return false;
+                }
+                true
+            });
+        }
+        for tag in sent {
+            let v = reference.remove(&tag);
+            assert_eq!(f.remove(tag), v.map(|v| (tag / n, tag % n, v)));
+            assert_eq!(f.remove(tag), None);
+        }
+        assert!(f.open.is_empty());
+        assert_eq!(f.remove(3), None);
+    }
 
     #[test]
     fn memory_order_walks_the_dense_slots_in_order() {
