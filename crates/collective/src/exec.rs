@@ -90,6 +90,7 @@ enum Bufs {
 }
 
 /// Where chunk `c` of rank `r` (below `n`) lies in dense buffers of `n` ranks.
+#[inline]
 fn dense_index(n: usize, r: usize, c: u32) -> usize {
     let c = c as usize;
     let (hi, lo) = if c < n { (0, c) } else { (c / n, c % n) };
@@ -108,6 +109,7 @@ impl Bufs {
         }
     }
 
+    #[inline]
     fn get(&self, r: usize, c: u32) -> Option<u64> {
         match self {
             Bufs::Dense {
@@ -119,11 +121,12 @@ impl Bufs {
                 let on = held.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 == 1);
                 on.then(|| values[k])
             }
-            Bufs::Sparse(m) => m[r].get(&c).copied(),
+            Bufs::Sparse(m) => sparse_get(m, r, c),
         }
     }
 
     /// Chunk `c`'s value at rank `r`, zero if it has none yet.
+    #[inline]
     fn slot(&mut self, r: usize, c: u32) -> &mut u64 {
         match self {
             Bufs::Dense {
@@ -133,8 +136,7 @@ impl Bufs {
             } => {
                 let k = dense_index(*ranks, r, c);
                 if values.len() <= k {
-                    values.resize((c as usize / *ranks + 1) * *ranks * *ranks, 0);
-                    held.resize(values.len().div_ceil(64), 0);
+                    grow(values, held, (c as usize / *ranks + 1) * *ranks * *ranks);
                 }
                 let (w, bit) = (k / 64, 1u64 << (k % 64));
                 if held[w] & bit == 0 {
@@ -143,9 +145,28 @@ impl Bufs {
                 }
                 &mut values[k]
             }
-            Bufs::Sparse(m) => m[r].entry(c).or_insert(0),
+            Bufs::Sparse(m) => sparse_slot(m, r, c),
         }
     }
+}
+
+// The rare paths of `Bufs::get` and `Bufs::slot`, out of line so that the dense paths inline.
+
+#[inline(never)]
+fn sparse_get(m: &[HashMap<u32, u64>], r: usize, c: u32) -> Option<u64> {
+    m[r].get(&c).copied()
+}
+
+#[inline(never)]
+fn sparse_slot(m: &mut [HashMap<u32, u64>], r: usize, c: u32) -> &mut u64 {
+    m[r].entry(c).or_insert(0)
+}
+
+/// Dense buffers grown to `size` slots.
+#[cold]
+fn grow(values: &mut Vec<u64>, held: &mut Vec<u64>, size: usize) {
+    values.resize(size, 0);
+    held.resize(values.len().div_ceil(64), 0);
 }
 
 /// Call `f` on every (slot, rank, chunk) of `n` ranks and `chunks` chunks in the dense
@@ -459,6 +480,7 @@ enum Payload {
 }
 
 /// The values of `chunks` at rank `src` when it sends them (a flag not yet raised is a zero).
+#[inline]
 fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Payload, RunError> {
     let value = |c: u32| match (bufs.get(src, c), combine) {
         (Some(v), _) => Ok(v),
@@ -474,6 +496,7 @@ fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Pa
 }
 
 /// Land `payload` in `chunks` of rank `dst`.
+#[inline]
 fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload: Payload) {
     let mut put = |c: u32, v: u64| {
         let slot = bufs.slot(dst, c);
@@ -604,7 +627,8 @@ struct StepFlight<T> {
 
 /// One step with transfers in flight.
 struct OpenStep<T> {
-    // The tag of its rank 0: b x ranks.
+    // Its step b, and the tag of its rank 0: b x ranks.
+    step: usize,
     base: usize,
     slots: Vec<Option<T>>,
     live: usize,
@@ -641,6 +665,7 @@ impl<T> StepFlight<T> {
                 let mut slots = self.spare.pop().unwrap_or_default();
                 slots.resize_with(self.n, || None);
                 self.open.push(OpenStep {
+                    step: b,
                     base: b * self.n,
                     slots,
                     live: 0,
@@ -661,7 +686,7 @@ impl<T> StepFlight<T> {
         let o = &mut self.open[k];
         let r = tag - o.base;
         let v = o.slots[r].take()?;
-        let b = o.base / self.n;
+        let b = o.step;
         o.live -= 1;
         if o.live == 0 {
             let done = self.open.swap_remove(k);
