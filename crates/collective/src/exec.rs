@@ -79,12 +79,15 @@ pub fn initial(r: usize, c: u32) -> u64 {
 /// tables, and lays chunk `c` of rank `r` out by `c / n`, then `(c - r) mod n`, then `r`
 /// ([`dense_index`]), with whether the rank holds it in a bit set: in a ring step every rank
 /// sends the chunk at one offset from its own number and receives the chunk at the next, so
-/// a step reads one run of consecutive slots and writes the next.
+/// a step reads one run of consecutive slots and writes the next. The slots below
+/// `held_below` are all held (all-reduce, reduce-scatter and reduce start with every chunk at
+/// every rank and landing never drops one), and their bits are not consulted.
 enum Bufs {
     Dense {
         ranks: usize,
         values: Vec<u64>,
         held: Vec<u64>,
+        held_below: usize,
     },
     Sparse(Vec<HashMap<u32, u64>>),
 }
@@ -106,6 +109,7 @@ impl Bufs {
             ranks,
             values: vec![0; size],
             held: vec![0; size.div_ceil(64)],
+            held_below: 0,
         }
     }
 
@@ -116,8 +120,12 @@ impl Bufs {
                 ranks,
                 values,
                 held,
+                held_below,
             } => {
                 let k = dense_index(*ranks, r, c);
+                if k < *held_below {
+                    return Some(values[k]);
+                }
                 let on = held.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 == 1);
                 on.then(|| values[k])
             }
@@ -133,8 +141,12 @@ impl Bufs {
                 ranks,
                 values,
                 held,
+                held_below,
             } => {
                 let k = dense_index(*ranks, r, c);
+                if k < *held_below {
+                    return &mut values[k];
+                }
                 if values.len() <= k {
                     grow(values, held, (c as usize / *ranks + 1) * *ranks * *ranks);
                 }
@@ -208,15 +220,36 @@ fn initial_buffers(kind: Kind, n: usize, chunks: usize) -> Bufs {
     let mut bufs = Bufs::dense(n, chunks.max(n));
     if let (
         Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce,
-        Bufs::Dense { values, held, .. },
+        Bufs::Dense {
+            values,
+            held,
+            held_below,
+            ..
+        },
     ) = (kind, &mut bufs)
     {
-        // Every rank holds every chunk: filled in memory order, slot k after slot k - 1.
-        let _ = in_memory_order(n, chunks, &mut |k, r, c| {
-            values[k] = initial(r, c);
-            held[k / 64] |= 1 << (k % 64);
-            Ok(())
-        });
+        // Every rank holds every chunk, chunk hi n + (r + d) mod n of rank r in slot
+        // (hi n + d) n + r (`dense_index`): filled in that order. The whole blocks of n
+        // chunks need no bits; the last block's chunks, when it is not whole, have theirs.
+        let m = n.max(1);
+        let whole = chunks / m * m * m;
+        let mut k = 0;
+        for hi in 0..chunks.div_ceil(m) {
+            for d in 0..n {
+                for r in 0..n {
+                    let lo = if r + d >= n { r + d - n } else { r + d };
+                    let c = hi * n + lo;
+                    if c < chunks {
+                        values[k] = initial(r, c as u32);
+                        if k >= whole {
+                            held[k / 64] |= 1 << (k % 64);
+                        }
+                    }
+                    k += 1;
+                }
+            }
+        }
+        *held_below = whole;
         return bufs;
     }
     let chunks = chunks as u32;
@@ -254,6 +287,31 @@ fn check_in(
         _ => Vec::new(),
     };
     let sum = |c: u32| sums[c as usize];
+    // All-reduce on dense buffers whose every slot is held: straight through the values in
+    // memory order (slot (hi n + d) n + r holds chunk hi n + (r + d) mod n of rank r).
+    if let (
+        true,
+        Kind::AllReduce,
+        Bufs::Dense {
+            values, held_below, ..
+        },
+    ) = (memory_order, kind, bufs)
+    {
+        if n > 0 && *held_below == n * chunks {
+            let mut rows = values[..n * chunks].chunks_exact(n);
+            for hi in 0..chunks / n {
+                for (d, row) in (0..n).zip(&mut rows) {
+                    // Ranks r < n - d hold chunk hi n + r + d, the others hi n + r + d - n.
+                    let want = &sums[hi * n..(hi + 1) * n];
+                    let (a, b) = row.split_at(n - d);
+                    if a != &want[d..] || b != &want[..d] {
+                        return Err(RunError::Wrong(format!("all-reduce slot row {d}")));
+                    }
+                }
+            }
+            return Ok(());
+        }
+    }
     let expect = |r: usize, c: u32, want: u64| -> Result<(), RunError> {
         match bufs.get(r, c) {
             Some(v) if v == want => Ok(()),
@@ -831,6 +889,41 @@ pub fn run_steps<S: Steps + ?Sized>(
 #[cfg(test)]
 mod layout_tests {
     use super::*;
+
+    #[test]
+    fn all_reduce_check_reads_every_slot() {
+        // Every rank given every chunk's sum passes, in memory order (the straight pass over
+        // whole blocks) and rank by rank; any one slot wrong fails both; the initial values
+        // are those `initial` gives, held or not as the bits say.
+        for (n, chunks) in [(1, 1), (3, 3), (4, 8), (5, 7), (4, 2)] {
+            let mut bufs = initial_buffers(Kind::AllReduce, n, chunks);
+            for r in 0..n {
+                for c in 0..chunks as u32 {
+                    assert_eq!(bufs.get(r, c), Some(initial(r, c)), "{n} {chunks} {r} {c}");
+                }
+                assert_eq!(bufs.get(r, chunks.div_ceil(n) as u32 * n as u32), None);
+            }
+            let sum = |c: u32| (0..n).fold(0u64, |a, r| a.wrapping_add(initial(r, c)));
+            for r in 0..n {
+                for c in 0..chunks as u32 {
+                    *bufs.slot(r, c) = sum(c);
+                }
+            }
+            for order in [true, false] {
+                assert!(check_in(Kind::AllReduce, n, chunks, &bufs, order).is_ok());
+            }
+            for r in 0..n {
+                for c in 0..chunks as u32 {
+                    *bufs.slot(r, c) += 1;
+                    for order in [true, false] {
+                        let e = check_in(Kind::AllReduce, n, chunks, &bufs, order);
+                        assert!(e.is_err(), "{n} {chunks} {r} {c} {order}");
+                    }
+                    *bufs.slot(r, c) -= 1;
+                }
+            }
+        }
+    }
 
     #[test]
     fn step_flight_gives_back_what_went_in() {
