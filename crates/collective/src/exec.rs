@@ -134,7 +134,7 @@ impl Bufs {
     }
 
     /// Chunk `c`'s value at rank `r`, zero if it has none yet.
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, r: usize, c: u32) -> &mut u64 {
         match self {
             Bufs::Dense {
