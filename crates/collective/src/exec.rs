@@ -79,17 +79,21 @@ pub fn initial(r: usize, c: u32) -> u64 {
 /// tables, and lays chunk `c` of rank `r` out by `c / n`, then `(c - r) mod n`, then `r`
 /// ([`dense_index`]), with whether the rank holds it in a bit set: in a ring step every rank
 /// sends the chunk at one offset from its own number and receives the chunk at the next, so
-/// a step reads one run of consecutive slots and writes the next.
+/// a step reads one run of consecutive slots and writes the next. The slots below
+/// `held_below` are all held (all-reduce, reduce-scatter and reduce start with every chunk at
+/// every rank and landing never drops one), and their bits are not consulted.
 enum Bufs {
     Dense {
         ranks: usize,
         values: Vec<u64>,
         held: Vec<u64>,
+        held_below: usize,
     },
     Sparse(Vec<HashMap<u32, u64>>),
 }
 
 /// Where chunk `c` of rank `r` (below `n`) lies in dense buffers of `n` ranks.
+#[inline]
 fn dense_index(n: usize, r: usize, c: u32) -> usize {
     let c = c as usize;
     let (hi, lo) = if c < n { (0, c) } else { (c / n, c % n) };
@@ -105,36 +109,46 @@ impl Bufs {
             ranks,
             values: vec![0; size],
             held: vec![0; size.div_ceil(64)],
+            held_below: 0,
         }
     }
 
+    #[inline]
     fn get(&self, r: usize, c: u32) -> Option<u64> {
         match self {
             Bufs::Dense {
                 ranks,
                 values,
                 held,
+                held_below,
             } => {
                 let k = dense_index(*ranks, r, c);
+                if k < *held_below {
+                    return Some(values[k]);
+                }
                 let on = held.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 == 1);
                 on.then(|| values[k])
             }
-            Bufs::Sparse(m) => m[r].get(&c).copied(),
+            Bufs::Sparse(m) => sparse_get(m, r, c),
         }
     }
 
     /// Chunk `c`'s value at rank `r`, zero if it has none yet.
+    #[inline(always)]
     fn slot(&mut self, r: usize, c: u32) -> &mut u64 {
         match self {
             Bufs::Dense {
                 ranks,
                 values,
                 held,
+                held_below,
             } => {
                 let k = dense_index(*ranks, r, c);
+                if k < *held_below {
+                    return &mut values[k];
+                }
                 if values.len() <= k {
-                    values.resize((c as usize / *ranks + 1) * *ranks * *ranks, 0);
-                    held.resize(values.len().div_ceil(64), 0);
+                    grow(values, held, (c as usize / *ranks + 1) * *ranks * *ranks);
                 }
                 let (w, bit) = (k / 64, 1u64 << (k % 64));
                 if held[w] & bit == 0 {
@@ -143,9 +157,28 @@ impl Bufs {
                 }
                 &mut values[k]
             }
-            Bufs::Sparse(m) => m[r].entry(c).or_insert(0),
+            Bufs::Sparse(m) => sparse_slot(m, r, c),
         }
     }
+}
+
+// The rare paths of `Bufs::get` and `Bufs::slot`, out of line so that the dense paths inline.
+
+#[inline(never)]
+fn sparse_get(m: &[HashMap<u32, u64>], r: usize, c: u32) -> Option<u64> {
+    m[r].get(&c).copied()
+}
+
+#[inline(never)]
+fn sparse_slot(m: &mut [HashMap<u32, u64>], r: usize, c: u32) -> &mut u64 {
+    m[r].entry(c).or_insert(0)
+}
+
+/// Dense buffers grown to `size` slots.
+#[cold]
+fn grow(values: &mut Vec<u64>, held: &mut Vec<u64>, size: usize) {
+    values.resize(size, 0);
+    held.resize(values.len().div_ceil(64), 0);
 }
 
 /// Call `f` on every (slot, rank, chunk) of `n` ranks and `chunks` chunks in the dense
@@ -187,15 +220,36 @@ fn initial_buffers(kind: Kind, n: usize, chunks: usize) -> Bufs {
     let mut bufs = Bufs::dense(n, chunks.max(n));
     if let (
         Kind::AllReduce | Kind::ReduceScatter | Kind::Reduce,
-        Bufs::Dense { values, held, .. },
+        Bufs::Dense {
+            values,
+            held,
+            held_below,
+            ..
+        },
     ) = (kind, &mut bufs)
     {
-        // Every rank holds every chunk: filled in memory order, slot k after slot k - 1.
-        let _ = in_memory_order(n, chunks, &mut |k, r, c| {
-            values[k] = initial(r, c);
-            held[k / 64] |= 1 << (k % 64);
-            Ok(())
-        });
+        // Every rank holds every chunk, chunk hi n + (r + d) mod n of rank r in slot
+        // (hi n + d) n + r (`dense_index`): filled in that order. The whole blocks of n
+        // chunks need no bits; the last block's chunks, when it is not whole, have theirs.
+        let m = n.max(1);
+        let whole = chunks / m * m * m;
+        let mut k = 0;
+        for hi in 0..chunks.div_ceil(m) {
+            for d in 0..n {
+                for r in 0..n {
+                    let lo = if r + d >= n { r + d - n } else { r + d };
+                    let c = hi * n + lo;
+                    if c < chunks {
+                        values[k] = initial(r, c as u32);
+                        if k >= whole {
+                            held[k / 64] |= 1 << (k % 64);
+                        }
+                    }
+                    k += 1;
+                }
+            }
+        }
+        *held_below = whole;
         return bufs;
     }
     let chunks = chunks as u32;
@@ -233,6 +287,31 @@ fn check_in(
         _ => Vec::new(),
     };
     let sum = |c: u32| sums[c as usize];
+    // All-reduce on dense buffers whose every slot is held: straight through the values in
+    // memory order (slot (hi n + d) n + r holds chunk hi n + (r + d) mod n of rank r).
+    if let (
+        true,
+        Kind::AllReduce,
+        Bufs::Dense {
+            values, held_below, ..
+        },
+    ) = (memory_order, kind, bufs)
+    {
+        if n > 0 && *held_below == n * chunks {
+            let mut rows = values[..n * chunks].chunks_exact(n);
+            for hi in 0..chunks / n {
+                for (d, row) in (0..n).zip(&mut rows) {
+                    // Ranks r < n - d hold chunk hi n + r + d, the others hi n + r + d - n.
+                    let want = &sums[hi * n..(hi + 1) * n];
+                    let (a, b) = row.split_at(n - d);
+                    if a != &want[d..] || b != &want[..d] {
+                        return Err(RunError::Wrong(format!("all-reduce slot row {d}")));
+                    }
+                }
+            }
+            return Ok(());
+        }
+    }
     let expect = |r: usize, c: u32, want: u64| -> Result<(), RunError> {
         match bufs.get(r, c) {
             Some(v) if v == want => Ok(()),
@@ -459,6 +538,7 @@ enum Payload {
 }
 
 /// The values of `chunks` at rank `src` when it sends them (a flag not yet raised is a zero).
+#[inline]
 fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Payload, RunError> {
     let value = |c: u32| match (bufs.get(src, c), combine) {
         (Some(v), _) => Ok(v),
@@ -474,6 +554,7 @@ fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Pa
 }
 
 /// Land `payload` in `chunks` of rank `dst`.
+#[inline]
 fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload: Payload) {
     let mut put = |c: u32, v: u64| {
         let slot = bufs.slot(dst, c);
@@ -588,6 +669,91 @@ impl std::hash::Hasher for IdHasher {
     }
 }
 
+/// What the transfers in flight of a run in steps carry, keyed by their tag `b x ranks + r`
+/// (step b, sender r): a slot per rank for each step with a transfer in flight. A run holds a
+/// few such steps at once (a ring's ranks keep close to one another; a bidirectional ring's
+/// two rings are one step each), so a step is found by a short scan from the last one used,
+/// and its slots are recycled when its last transfer lands. No hashing, no division.
+struct StepFlight<T> {
+    n: usize,
+    open: Vec<OpenStep<T>>,
+    // Slots of steps no longer in flight, all empty, for reuse.
+    spare: Vec<Vec<Option<T>>>,
+    // The entry of `open` used last.
+    hint: usize,
+}
+
+/// One step with transfers in flight.
+struct OpenStep<T> {
+    // Its step b, and the tag of its rank 0: b x ranks.
+    step: usize,
+    base: usize,
+    slots: Vec<Option<T>>,
+    live: usize,
+}
+
+impl<T> StepFlight<T> {
+    fn new(n: usize) -> Self {
+        StepFlight {
+            n,
+            open: Vec::new(),
+            spare: Vec::new(),
+            hint: 0,
+        }
+    }
+
+    /// The entry of `open` holding `tag`, if any.
+    fn find(&mut self, tag: usize) -> Option<usize> {
+        let n = self.n;
+        let holds = |o: &OpenStep<T>| tag >= o.base && tag - o.base < n;
+        if self.open.get(self.hint).is_some_and(holds) {
+            return Some(self.hint);
+        }
+        let k = self.open.iter().position(holds)?;
+        self.hint = k;
+        Some(k)
+    }
+
+    /// Keep `v` for rank `r`'s transfer of step `b`.
+    fn insert(&mut self, b: usize, r: usize, v: T) {
+        let tag = b * self.n + r;
+        let k = match self.find(tag) {
+            Some(k) => k,
+            None => {
+                let mut slots = self.spare.pop().unwrap_or_default();
+                slots.resize_with(self.n, || None);
+                self.open.push(OpenStep {
+                    step: b,
+                    base: b * self.n,
+                    slots,
+                    live: 0,
+                });
+                self.hint = self.open.len() - 1;
+                self.hint
+            }
+        };
+        let o = &mut self.open[k];
+        if o.slots[r].replace(v).is_none() {
+            o.live += 1;
+        }
+    }
+
+    /// Take what the transfer tagged `tag` carries: its step, its sender and the value.
+    fn remove(&mut self, tag: usize) -> Option<(usize, usize, T)> {
+        let k = self.find(tag)?;
+        let o = &mut self.open[k];
+        let r = tag - o.base;
+        let v = o.slots[r].take()?;
+        let b = o.step;
+        o.live -= 1;
+        if o.live == 0 {
+            let done = self.open.swap_remove(k);
+            self.spare.push(done.slots);
+        }
+        Some((b, r, v))
+    }
+}
+
 /// Run a plan given in steps ([`Steps`]) on `model`, rank i on endpoint `nodes[i]`: the same
 /// sends at the same instants in the same order, the same completions taken the same way and
 /// the same functional check as [`run_checking`] on the equivalent materialised plan (so the
@@ -626,7 +792,7 @@ pub fn run_steps<S: Steps + ?Sized>(
             .or_default()
             .extend((0..n).map(|r| (b, r)));
     }
-    let mut in_flight: Flight<(usize, usize, Payload)> = Flight::default();
+    let mut in_flight: StepFlight<Payload> = StepFlight::new(n);
     // The last batch sent, emptied, for the next instant's (a ring step's n entries each).
     let mut spare: Vec<(usize, usize)> = Vec::new();
     let mut next: Vec<(SimTime, (usize, usize))> = Vec::new();
@@ -655,8 +821,8 @@ pub fn run_steps<S: Steps + ?Sized>(
                         Payload::None
                     };
                     let tag = (b * n + r) as u64;
-                    let id = model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), tag)?;
-                    in_flight.insert(id, (b, r, payload));
+                    model.send(t, nodes[r], nodes[o.dst], Bytes(o.bytes), tag)?;
+                    in_flight.insert(b, r, payload);
                 }
                 batch.clear();
                 spare = batch;
@@ -666,7 +832,10 @@ pub fn run_steps<S: Steps + ?Sized>(
                 done_now.clear();
                 model.advance_into(t, &mut done_now);
                 for c in done_now.drain(..) {
-                    let Some((b, r, payload)) = in_flight.remove(c.id) else {
+                    let Some((b, r, payload)) = usize::try_from(c.tag)
+                        .ok()
+                        .and_then(|tag| in_flight.remove(tag))
+                    else {
                         continue;
                     };
                     let o = steps.op(b, r);
@@ -720,6 +889,80 @@ pub fn run_steps<S: Steps + ?Sized>(
 #[cfg(test)]
 mod layout_tests {
     use super::*;
+
+    #[test]
+    fn all_reduce_check_reads_every_slot() {
+        // Every rank given every chunk's sum passes, in memory order (the straight pass over
+        // whole blocks) and rank by rank; any one slot wrong fails both; the initial values
+        // are those `initial` gives, held or not as the bits say.
+        for (n, chunks) in [(1, 1), (3, 3), (4, 8), (5, 7), (4, 2)] {
+            let mut bufs = initial_buffers(Kind::AllReduce, n, chunks);
+            for r in 0..n {
+                for c in 0..chunks as u32 {
+                    assert_eq!(bufs.get(r, c), Some(initial(r, c)), "{n} {chunks} {r} {c}");
+                }
+                assert_eq!(bufs.get(r, chunks.div_ceil(n) as u32 * n as u32), None);
+            }
+            let sum = |c: u32| (0..n).fold(0u64, |a, r| a.wrapping_add(initial(r, c)));
+            for r in 0..n {
+                for c in 0..chunks as u32 {
+                    *bufs.slot(r, c) = sum(c);
+                }
+            }
+            for order in [true, false] {
+                assert!(check_in(Kind::AllReduce, n, chunks, &bufs, order).is_ok());
+            }
+            for r in 0..n {
+                for c in 0..chunks as u32 {
+                    *bufs.slot(r, c) += 1;
+                    for order in [true, false] {
+                        let e = check_in(Kind::AllReduce, n, chunks, &bufs, order);
+                        assert!(e.is_err(), "{n} {chunks} {r} {c} {order}");
+                    }
+                    *bufs.slot(r, c) -= 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn step_flight_gives_back_what_went_in() {
+        // Against a map: steps far apart (two rings), transfers landing out of order, steps
+        // opened again after they emptied.
+        let n = 5;
+        let mut f = StepFlight::new(n);
+        let mut reference = HashMap::new();
+        let mut sent = Vec::new();
+        for b in [0, 7, 1, 8, 0, 2] {
+            for r in (0..n).rev() {
+                let tag = b * n + r;
+                if reference.contains_key(&tag) {
+                    continue;
+                }
+                f.insert(b, r, tag * 10);
+                reference.insert(tag, tag * 10);
+                sent.push(tag);
+            }
+            // Land every other one sent so far.
+            let mut k = 0;
+            sent.retain(|&tag| {
+                k += 1;
+                if k % 2 == 0 {
+                    let v = reference.remove(&tag);
+                    assert_eq!(f.remove(tag), v.map(|v| (tag / n, tag % n, v)));
+                    return false;
+                }
+                true
+            });
+        }
+        for tag in sent {
+            let v = reference.remove(&tag);
+            assert_eq!(f.remove(tag), v.map(|v| (tag / n, tag % n, v)));
+            assert_eq!(f.remove(tag), None);
+        }
+        assert!(f.open.is_empty());
+        assert_eq!(f.remove(3), None);
+    }
 
     #[test]
     fn memory_order_walks_the_dense_slots_in_order() {
