@@ -182,6 +182,8 @@ pub struct Noc {
     ch_flits: Vec<u64>,
     ch_blocked: Vec<u64>,
     ch_blocked_at: Vec<u64>,
+    /// The first ejection channel (channels from here on lead to interfaces).
+    first_ejection: usize,
     // Channel pipelines as timing wheels.
     wheel: usize,
     slot: usize,
@@ -397,6 +399,7 @@ impl Noc {
             ch_flits: vec![0; ch],
             ch_blocked: vec![0; ch],
             ch_blocked_at: vec![u64::MAX; ch],
+            first_ejection: f.links + f.endpoints * f.ifaces,
             wheel,
             slot: 0,
             arrive: vec![Vec::new(); wheel],
@@ -641,71 +644,86 @@ impl Noc {
         let v = usize::from(a.vc);
         let idx = c * self.f.vcs + v;
         self.last_progress = self.now;
-        if self.f.kind(c) == ChannelKind::Ejection {
-            // The interface takes the flit at once and frees its slot, unless its endpoint
-            // holds the slot until it accepts the packet.
-            match self.hold_ch.get(c).copied().filter(|&e| e != NONE) {
-                Some(e) => self.held[e as usize].push_back((idx as u32, a.flit.tail)),
-                None => self.ivc[idx].credits += 1,
-            }
-            self.ejected += 1;
-            let p = &mut self.packets[a.flit.pkt as usize];
-            if p.delivered != a.flit.seq {
-                self.misordered += 1;
-            }
-            p.delivered += 1;
-            if a.flit.tail {
-                if p.delivered != p.len {
-                    self.misordered += 1;
-                }
-                self.done.push(Delivered {
-                    tag: p.tag,
-                    src: NodeId(u64::from(p.src)),
-                    dst: NodeId(u64::from(p.dst)),
-                    flits: u32::from(p.len),
-                    created: p.created,
-                    injected: p.injected,
-                    delivered: self.now,
-                    hops: u32::from(p.path_len),
-                });
-                self.free_packets.push(a.flit.pkt);
-            }
+        if c >= self.first_ejection {
+            self.eject(c, idx, a.flit);
             return;
         }
-        let len = usize::from(self.ivc[idx].len);
-        let depth = self.port[c].depth as usize;
+        let p = &self.port[c];
+        let depth = usize::from(p.depth);
+        let base = p.base as usize;
+        let x = &mut self.ivc[idx];
+        let len = usize::from(x.len);
         if len == depth {
             self.overflowed += 1;
             return;
         }
-        let mut pos = usize::from(self.ivc[idx].head) + len;
-        if pos >= depth {
-            pos -= depth;
-        }
-        let at = self.port[c].base as usize + v * depth + pos;
-        if len == 0 {
-            self.ivc[idx].front = a.flit;
+        x.len += 1;
+        let fresh = len == 0;
+        let head = usize::from(x.head);
+        // The flit's slot (the front's own, when it is the front).
+        let at = || {
+            let pos = head + len;
+            base + v * depth + if pos >= depth { pos - depth } else { pos }
+        };
+        if fresh {
+            x.front = a.flit;
         } else {
-            self.buf[at] = a.flit;
+            self.buf[at()] = a.flit;
         }
-        if let Some(r) = self.ready.get_mut(at) {
-            *r = self.now + self.stages - 1;
+        if !self.ready.is_empty() {
+            self.ready[at()] = self.now + self.stages - 1;
         }
-        self.ivc[idx].len += 1;
+        let idle = x.state == IDLE;
         self.port[c].nonempty |= 1 << v;
-        if len == 0 && self.ivc[idx].state == IDLE {
+        if fresh && idle {
             self.route_head(c, v, a.next);
         }
         self.refresh(c);
     }
 
+    /// A flit reaching an interface by ejection channel `c` (input VC `idx`): the interface
+    /// takes it at once and frees its slot, unless its endpoint holds the slot until it
+    /// accepts the packet; a tail delivers its packet.
+    fn eject(&mut self, c: usize, idx: usize, flit: Flit) {
+        match self.hold_ch.get(c).copied().filter(|&e| e != NONE) {
+            Some(e) => self.held[e as usize].push_back((idx as u32, flit.tail)),
+            None => self.ivc[idx].credits += 1,
+        }
+        self.ejected += 1;
+        let p = &mut self.packets[flit.pkt as usize];
+        if p.delivered != flit.seq {
+            self.misordered += 1;
+        }
+        p.delivered += 1;
+        if flit.tail {
+            if p.delivered != p.len {
+                self.misordered += 1;
+            }
+            self.done.push(Delivered {
+                tag: p.tag,
+                src: NodeId(u64::from(p.src)),
+                dst: NodeId(u64::from(p.dst)),
+                flits: u32::from(p.len),
+                created: p.created,
+                injected: p.injected,
+                delivered: self.now,
+                hops: u32::from(p.path_len),
+            });
+            self.free_packets.push(flit.pkt);
+        }
+    }
+
     /// Bring input port `c`'s bits in its router's allocator masks up to date.
     fn refresh(&mut self, c: usize) {
-        let p = &self.port[c];
-        let (r, bit) = (p.dst as usize, 1u64 << p.in_local);
+        Self::refresh_port(&mut self.masks, &self.port[c]);
+    }
+
+    /// [`Noc::refresh`] for a port already at hand.
+    fn refresh_port(masks: &mut [Masks], p: &Port) {
+        let bit = 1u64 << p.in_local;
         let va = if p.wait != 0 { bit } else { 0 };
         let sa = if p.active & p.nonempty != 0 { bit } else { 0 };
-        let m = &mut self.masks[r];
+        let m = &mut masks[p.dst as usize];
         m.va = (m.va & !bit) | va;
         m.sa = (m.sa & !bit) | sa;
     }
@@ -844,15 +862,16 @@ impl Noc {
     /// ([`Noc::advance`]).
     fn route_head(&mut self, c: usize, vc: usize, next: u32) {
         let idx = c * self.f.vcs + vc;
-        self.ivc[idx].out = next & !(1 << CLASS_SHIFT);
-        self.ivc[idx].class = (next >> CLASS_SHIFT) as u8;
+        let x = &mut self.ivc[idx];
+        x.out = next & !(1 << CLASS_SHIFT);
+        x.class = (next >> CLASS_SHIFT) as u8;
+        x.state = WAIT_VC;
         // Oldest first ranks packets by the cycle they entered the network (their head left
         // the source interface): a packet already in the network goes before one that
         // entered after it, wherever each now waits.
-        if let Some(s) = self.since.get_mut(idx) {
-            *s = self.packets[self.ivc[idx].front.pkt as usize].injected;
+        if !self.since.is_empty() {
+            self.since[idx] = self.packets[x.front.pkt as usize].injected;
         }
-        self.ivc[idx].state = WAIT_VC;
         self.port[c].wait |= 1 << vc;
     }
 
@@ -947,7 +966,13 @@ impl Noc {
                 );
             }
         }
-        keys.sort_unstable();
+        if let [x, y] = keys[..] {
+            // Two requests (the common case under load): ordered without a sort.
+            keys[0] = x.min(y);
+            keys[1] = x.max(y);
+        } else {
+            keys.sort_unstable();
+        }
         // Requests come in arbitration order, so earlier ones take the VCs first.
         for &k in &keys {
             let c = self.f.in_list[a + (k >> 5 & 63) as usize] as usize;
@@ -968,19 +993,20 @@ impl Noc {
         } else {
             ANY_LANE
         };
-        let p = &self.port[out];
-        let allowed = lane_mask(p.class_vcs[usize::from(class)], lane);
-        let Some(ov) = pick_from(p.free & allowed, p.rr_vc) else {
+        let o = &self.port[out];
+        let allowed = lane_mask(o.class_vcs[usize::from(class)], lane);
+        let Some(ov) = pick_from(o.free & allowed, o.rr_vc) else {
             return;
         };
         self.ivc[out * v + ov].owner = idx as u32;
-        self.ivc[idx].ovc = ov as u16;
-        self.ivc[idx].state = ACTIVE;
-        let port = &mut self.port[c];
-        port.wait &= !(1 << vc);
-        port.active |= 1 << vc;
-        self.refresh(c);
-        let local = u32::from(self.port[c].in_local) * v as u32 + vc as u32;
+        let x = &mut self.ivc[idx];
+        x.ovc = ov as u16;
+        x.state = ACTIVE;
+        let p = &mut self.port[c];
+        p.wait &= !(1 << vc);
+        p.active |= 1 << vc;
+        let local = u32::from(p.in_local) * v as u32 + vc as u32;
+        Self::refresh_port(&mut self.masks, p);
         let o = &mut self.port[out];
         o.free &= !(1 << ov);
         o.rr_va = next_after(local, nloc) as u16;
@@ -1004,11 +1030,11 @@ impl Noc {
             let j = a + ports.trailing_zeros() as usize;
             ports &= ports - 1;
             let c = self.f.in_list[j] as usize;
-            let m = self.port[c].active & self.port[c].nonempty;
+            let p = &self.port[c];
+            let m = p.active & p.nonempty;
             // VCs from the round-robin pointer up, then from 0 below it.
-            let start = u32::from(self.port[c].rr_in);
-            let above = m & (VcMask::MAX << start);
-            let mut pick: Option<(u64, usize)> = None;
+            let above = m & (VcMask::MAX << p.rr_in);
+            let mut pick: Option<(u64, usize, usize)> = None;
             'parts: for mut part in [above, m & !above] {
                 while part != 0 {
                     let vc = part.trailing_zeros() as usize;
@@ -1018,8 +1044,9 @@ impl Noc {
                     if !self.ready.is_empty() && self.ready[self.front_slot(c, vc)] > now {
                         continue;
                     }
-                    let out = self.ivc[idx].out as usize;
-                    if self.ivc[out * v + usize::from(self.ivc[idx].ovc)].credits == 0 {
+                    let x = &self.ivc[idx];
+                    let out = x.out as usize;
+                    if self.ivc[out * v + usize::from(x.ovc)].credits == 0 {
                         if self.ch_blocked_at[out] != now {
                             self.ch_blocked_at[out] = now;
                             self.ch_blocked[out] += 1;
@@ -1030,87 +1057,102 @@ impl Noc {
                         continue;
                     }
                     let key = if fcfs {
-                        self.packets[self.front(idx).pkt as usize].injected
+                        self.packets[x.front.pkt as usize].injected
                     } else {
                         0
                     };
-                    if pick.is_none_or(|(best, _)| key < best) {
-                        pick = Some((key, vc));
+                    if pick.is_none_or(|(best, ..)| key < best) {
+                        pick = Some((key, vc, out));
                         if !fcfs {
                             break 'parts;
                         }
                     }
                 }
             }
-            if let Some((key, vc)) = pick {
-                let out = self.ivc[c * v + vc].out;
-                let o = out as usize;
+            if let Some((key, vc, o)) = pick {
                 let local = (j - a) as u32;
-                let dist = wrap_sub(local, u32::from(self.port[o].rr_out), nin);
+                let op = &mut self.port[o];
+                let dist = wrap_sub(local, u32::from(op.rr_out), nin);
                 let key = (key << 20) | u64::from(dist);
-                if key < self.port[o].sa_key {
-                    self.port[o].sa_key = key;
-                }
-                reqs.push((out, key, c as u32, vc as u16));
+                op.sa_key = op.sa_key.min(key);
+                reqs.push((o as u32, key, c as u32, vc as u16));
             }
         }
+        // Keys of one output differ (their distances do), so each output has one winner, which
+        // clears the output's best key: no key is u64::MAX, so no later request matches it.
         for &(out, key, c, vc) in &reqs {
-            if self.port[out as usize].sa_key == key {
+            let op = &mut self.port[out as usize];
+            if op.sa_key == key {
+                op.sa_key = u64::MAX;
                 self.traverse(c as usize, usize::from(vc), nin);
             }
-        }
-        for &(out, ..) in &reqs {
-            self.port[out as usize].sa_key = u64::MAX;
         }
         self.sa_reqs = reqs;
     }
 
+    /// The front flit of VC `vc` of input `c` crosses the switch to its output VC.
     fn traverse(&mut self, c: usize, vc: usize, nin: u32) {
         let v = self.f.vcs;
         let idx = c * v + vc;
-        let out = self.ivc[idx].out as usize;
-        let ov = self.ivc[idx].ovc;
-        let flit = self.front(idx);
-        let depth = usize::from(self.port[c].depth);
-        let mut head = usize::from(self.ivc[idx].head) + 1;
+        let now = self.now;
+        let p = &self.port[c];
+        let (depth, base, back, in_local) = (
+            usize::from(p.depth),
+            p.base as usize,
+            u32::from(p.latency),
+            u32::from(p.in_local),
+        );
+        let x = &mut self.ivc[idx];
+        let (out, ov, flit) = (x.out as usize, usize::from(x.ovc), x.front);
+        let mut head = usize::from(x.head) + 1;
         if head == depth {
             head = 0;
         }
-        self.ivc[idx].head = head as u16;
-        self.ivc[idx].len -= 1;
-        if self.ivc[idx].len == 0 {
-            self.port[c].nonempty &= !(1 << vc);
-        } else {
-            self.ivc[idx].front = self.buf[self.port[c].base as usize + vc * depth + head];
+        x.head = head as u16;
+        x.len -= 1;
+        let left = x.len;
+        if left > 0 {
+            x.front = self.buf[base + vc * depth + head];
         }
-        self.ivc[out * v + usize::from(ov)].credits -= 1;
-        self.port[out].next_free = self.now + u64::from(self.port[out].period);
+        if flit.tail {
+            x.state = IDLE;
+        }
+        let d = &mut self.ivc[out * v + ov];
+        d.credits -= 1;
+        if flit.tail {
+            d.owner = FREE;
+        }
+        let o = &mut self.port[out];
+        o.next_free = now + u64::from(o.period);
+        o.rr_out = next_after(in_local, nin) as u16;
+        if flit.tail {
+            o.free |= 1 << ov;
+        }
         // A head going on to another router learns its route there now.
-        let next = if flit.seq == 0 && out < self.f.links {
+        let link = out < self.f.links;
+        let next = if flit.seq == 0 && link {
             self.advance(flit.pkt)
         } else {
             0
         };
-        self.send(out, ov, flit, next);
-        if out < self.f.links {
-            self.flit_hops += 1;
-        }
+        self.send(out, ov as u16, flit, next);
+        self.flit_hops += u64::from(link);
         // The freed slot's credit goes back upstream, one channel latency away.
-        let due = self.slot_after(u32::from(self.port[c].latency));
+        let due = self.slot_after(back);
         self.credit_back[due].push(idx as u32);
+        let p = &mut self.port[c];
+        p.rr_in = next_after(vc as u32, v as u32) as u8;
+        if left == 0 {
+            p.nonempty &= !(1 << vc);
+        }
         if flit.tail {
-            self.ivc[idx].state = IDLE;
-            self.port[c].active &= !(1 << vc);
-            self.ivc[out * v + usize::from(ov)].owner = FREE;
-            self.port[out].free |= 1 << ov;
-            if self.ivc[idx].len > 0 {
+            p.active &= !(1 << vc);
+            if left > 0 {
                 let next = self.packets[self.front(idx).pkt as usize].next;
                 self.route_head(c, vc, next);
             }
         }
         self.refresh(c);
-        self.port[c].rr_in = next_after(vc as u32, v as u32) as u8;
-        self.port[out].rr_out = next_after(u32::from(self.port[c].in_local), nin) as u16;
     }
 
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).

@@ -775,3 +775,16 @@ fn held_credits_back_traffic_up_into_the_network() {
     );
     assert!(run(1), "on another lane the probe should pass");
 }
+
+#[test]
+fn the_order_routers_are_visited_in_does_not_matter_past_64_routers() {
+    let net = cube(&[9, 9], false);
+    let c = cfg(1, 1, 2);
+    let forward = Noc::new(&net, NocRouting::DimensionOrder, &c).unwrap();
+    let mut backward = forward.clone();
+    backward.reverse_visit = true;
+    let a = uniform_deliveries(forward, 2000, 150);
+    let b = uniform_deliveries(backward, 2000, 150);
+    assert!(a.len() > 1000);
+    assert!(a == b, "deliveries differ");
+}
