@@ -184,7 +184,9 @@ pub struct Noc {
     ch_blocked_at: Vec<u64>,
     /// The first ejection channel (channels from here on lead to interfaces).
     first_ejection: usize,
-    // Channel pipelines as timing wheels.
+    // Channel pipelines as timing wheels. `arrive` holds two wheels: flits for routers in
+    // slots 0..wheel, flits for interfaces (on ejection channels) in slots wheel..2 wheel, so
+    // each kind is received by its own loop; within a kind, flits keep the order they were sent.
     wheel: usize,
     slot: usize,
     arrive: Vec<Vec<Arrival>>,
@@ -402,7 +404,7 @@ impl Noc {
             first_ejection: f.links + f.endpoints * f.ifaces,
             wheel,
             slot: 0,
-            arrive: vec![Vec::new(); wheel],
+            arrive: vec![Vec::new(); 2 * wheel],
             credit_back: vec![Vec::new(); wheel],
             packets: Vec::new(),
             free_packets: Vec::new(),
@@ -602,11 +604,16 @@ impl Noc {
         let slot = (now % self.wheel as u64) as usize;
         self.slot = slot;
         let mut arrivals = std::mem::take(&mut self.arrive[slot]);
-        let done_before = self.done.len();
         for a in arrivals.drain(..) {
             self.receive(a);
         }
         self.arrive[slot] = arrivals;
+        let done_before = self.done.len();
+        let mut arrivals = std::mem::take(&mut self.arrive[self.wheel + slot]);
+        for a in arrivals.drain(..) {
+            self.eject(a);
+        }
+        self.arrive[self.wheel + slot] = arrivals;
         // Tails arrive in the order their routers were visited; report them in a fixed order.
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
         let mut credits = std::mem::take(&mut self.credit_back[slot]);
@@ -639,18 +646,14 @@ impl Noc {
         Ok(())
     }
 
+    /// A flit reaching a router's input buffer.
     fn receive(&mut self, a: Arrival) {
         let c = a.ch as usize;
         let v = usize::from(a.vc);
         let idx = c * self.f.vcs + v;
         self.last_progress = self.now;
-        if c >= self.first_ejection {
-            self.eject(c, idx, a.flit);
-            return;
-        }
-        let p = &self.port[c];
+        let p = &mut self.port[c];
         let depth = usize::from(p.depth);
-        let base = p.base as usize;
         let x = &mut self.ivc[idx];
         let len = usize::from(x.len);
         if len == depth {
@@ -658,33 +661,37 @@ impl Noc {
             return;
         }
         x.len += 1;
-        let fresh = len == 0;
-        let head = usize::from(x.head);
-        // The flit's slot (the front's own, when it is the front).
-        let at = || {
-            let pos = head + len;
-            base + v * depth + if pos >= depth { pos - depth } else { pos }
-        };
-        if fresh {
+        if len > 0 || !self.ready.is_empty() {
+            // The flit's slot (the front's own, when it is the front).
+            let pos = usize::from(x.head) + len;
+            let at = p.base as usize + v * depth + if pos >= depth { pos - depth } else { pos };
+            if len > 0 {
+                self.buf[at] = a.flit;
+            }
+            if let Some(r) = self.ready.get_mut(at) {
+                *r = self.now + self.stages - 1;
+            }
+        }
+        p.nonempty |= 1 << v;
+        if len == 0 {
             x.front = a.flit;
-        } else {
-            self.buf[at()] = a.flit;
+            if x.state == IDLE {
+                Self::route_head(x, p, v, a.next);
+                if !self.since.is_empty() {
+                    self.since[idx] = self.packets[a.flit.pkt as usize].injected;
+                }
+            }
         }
-        if !self.ready.is_empty() {
-            self.ready[at()] = self.now + self.stages - 1;
-        }
-        let idle = x.state == IDLE;
-        self.port[c].nonempty |= 1 << v;
-        if fresh && idle {
-            self.route_head(c, v, a.next);
-        }
-        self.refresh(c);
+        Self::refresh_port(&mut self.masks, p);
     }
 
-    /// A flit reaching an interface by ejection channel `c` (input VC `idx`): the interface
-    /// takes it at once and frees its slot, unless its endpoint holds the slot until it
-    /// accepts the packet; a tail delivers its packet.
-    fn eject(&mut self, c: usize, idx: usize, flit: Flit) {
+    /// A flit reaching an interface by its ejection channel: the interface takes it at once
+    /// and frees its slot, unless its endpoint holds the slot until it accepts the packet; a
+    /// tail delivers its packet.
+    fn eject(&mut self, a: Arrival) {
+        let (c, flit) = (a.ch as usize, a.flit);
+        let idx = c * self.f.vcs + usize::from(a.vc);
+        self.last_progress = self.now;
         match self.hold_ch.get(c).copied().filter(|&e| e != NONE) {
             Some(e) => self.held[e as usize].push_back((idx as u32, flit.tail)),
             None => self.ivc[idx].credits += 1,
@@ -713,12 +720,7 @@ impl Noc {
         }
     }
 
-    /// Bring input port `c`'s bits in its router's allocator masks up to date.
-    fn refresh(&mut self, c: usize) {
-        Self::refresh_port(&mut self.masks, &self.port[c]);
-    }
-
-    /// [`Noc::refresh`] for a port already at hand.
+    /// Bring input port `p`'s bits in its router's allocator masks up to date.
     fn refresh_port(masks: &mut [Masks], p: &Port) {
         let bit = 1u64 << p.in_local;
         let va = if p.wait != 0 { bit } else { 0 };
@@ -811,7 +813,8 @@ impl Noc {
 
     /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
     fn send(&mut self, c: usize, vc: u16, flit: Flit, next: u32) {
-        let due = self.slot_after(u32::from(self.port[c].latency));
+        let to_interface = usize::from(c >= self.first_ejection);
+        let due = self.slot_after(u32::from(self.port[c].latency)) + to_interface * self.wheel;
         self.arrive[due].push(Arrival {
             ch: c as u32,
             vc,
@@ -831,15 +834,16 @@ impl Noc {
     /// The route of packet `pkt`'s head at the next router on its way: the next link of its
     /// path, or at the last router its ejection channel (class 0), as a path word; kept in the
     /// packet too, for a head that queues behind another packet there.
+    /// At the last router (or past it: a head leaving for its interface) the packet stays on
+    /// its ejection channel. Written without a branch on which case it is: the path word is
+    /// read either way (the last one's, at the end) and the choice made on the values.
     fn advance(&mut self, pkt: u32) -> u32 {
         let p = &mut self.packets[pkt as usize];
-        p.next = if p.hop < p.path_len {
-            let i = (p.path + u32::from(p.hop)) as usize;
-            p.hop += 1;
-            self.f.arena[i]
-        } else {
-            p.eject
-        };
+        let more = p.hop < p.path_len;
+        let i = (p.path + u32::from(p.hop)).wrapping_sub(u32::from(!more));
+        let word = self.f.arena.get(i as usize).copied().unwrap_or(0);
+        p.next = if more { word } else { p.eject };
+        p.hop += u16::from(more);
         p.next
     }
 
@@ -854,25 +858,17 @@ impl Noc {
         self.ivc[idx].front
     }
 
-    /// Route computation for the head flit now at the front of idle VC `vc` of input `c`: it
-    /// learns its output (the next link of its path, or its ejection channel) and class, and
-    /// waits for VC allocation. Runs when a head reaches the front: on arrival at an empty
-    /// buffer, or when the packet ahead of it leaves.
-    /// `next` is the head's route here, worked out when it left the router before
-    /// ([`Noc::advance`]).
-    fn route_head(&mut self, c: usize, vc: usize, next: u32) {
-        let idx = c * self.f.vcs + vc;
-        let x = &mut self.ivc[idx];
+    /// Route computation for the head flit now at the front of idle input VC `x`, VC `vc` of
+    /// its port `p`: it learns its output (the next link of its path, or its ejection channel)
+    /// and class, and waits for VC allocation. Runs when a head reaches the front: on arrival
+    /// at an empty buffer, or when the packet ahead of it leaves. `next` is the head's route
+    /// here, worked out when it left the router before ([`Noc::advance`]). With oldest-first
+    /// arbitration the caller also records when the packet entered the network (`since`).
+    fn route_head(x: &mut InVc, p: &mut Port, vc: usize, next: u32) {
         x.out = next & !(1 << CLASS_SHIFT);
         x.class = (next >> CLASS_SHIFT) as u8;
         x.state = WAIT_VC;
-        // Oldest first ranks packets by the cycle they entered the network (their head left
-        // the source interface): a packet already in the network goes before one that
-        // entered after it, wherever each now waits.
-        if !self.since.is_empty() {
-            self.since[idx] = self.packets[x.front.pkt as usize].injected;
-        }
-        self.port[c].wait |= 1 << vc;
+        p.wait |= 1 << vc;
     }
 
     /// VC allocation: requests for the same output and class are ordered by the arbitration
@@ -1128,9 +1124,10 @@ impl Noc {
         if flit.tail {
             o.free |= 1 << ov;
         }
-        // A head going on to another router learns its route there now.
+        // A head learns its route at the next router now (one leaving for its interface
+        // learns its ejection channel again, unused).
         let link = out < self.f.links;
-        let next = if flit.seq == 0 && link {
+        let next = if flit.seq == 0 {
             self.advance(flit.pkt)
         } else {
             0
@@ -1148,11 +1145,16 @@ impl Noc {
         if flit.tail {
             p.active &= !(1 << vc);
             if left > 0 {
-                let next = self.packets[self.front(idx).pkt as usize].next;
-                self.route_head(c, vc, next);
+                // The next packet's head is at the front now.
+                let x = &mut self.ivc[idx];
+                let pk = &self.packets[x.front.pkt as usize];
+                Self::route_head(x, p, vc, pk.next);
+                if !self.since.is_empty() {
+                    self.since[idx] = pk.injected;
+                }
             }
         }
-        self.refresh(c);
+        Self::refresh_port(&mut self.masks, p);
     }
 
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).
