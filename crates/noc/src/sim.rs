@@ -220,6 +220,10 @@ pub struct Noc {
     va_keys: Vec<u64>,
     /// Visit routers last to first (tests use it to show the order does not matter).
     pub(crate) reverse_visit: bool,
+    /// Take the VC allocator's shortcuts for a lone request (one VC waiting) and for two
+    /// requests (ordered without a sort); tests clear it to check that the general paths
+    /// decide the same.
+    pub(crate) fast_paths: bool,
     sa_reqs: Vec<(u32, u64, u32, u16)>,
 }
 
@@ -433,6 +437,7 @@ impl Noc {
             va_reqs: Vec::new(),
             va_keys: Vec::new(),
             reverse_visit: false,
+            fast_paths: true,
             sa_reqs: Vec::new(),
             f,
         })
@@ -879,7 +884,7 @@ impl Noc {
         let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
         let nloc = ((b - a) * v) as u32;
         let ports = self.masks[r].va;
-        if ports & (ports - 1) == 0 {
+        if ports & (ports - 1) == 0 && self.fast_paths {
             // One input port waits: if one VC of it waits, there is nothing to arbitrate.
             let c = self.f.in_list[a + ports.trailing_zeros() as usize] as usize;
             let m = self.port[c].wait;
@@ -962,7 +967,9 @@ impl Noc {
                 );
             }
         }
-        if let [x, y] = keys[..] {
+        if let [x, y] = keys[..]
+            && self.fast_paths
+        {
             // Two requests (the common case under load): ordered without a sort.
             keys[0] = x.min(y);
             keys[1] = x.max(y);
