@@ -182,7 +182,11 @@ pub struct Noc {
     ch_flits: Vec<u64>,
     ch_blocked: Vec<u64>,
     ch_blocked_at: Vec<u64>,
-    // Channel pipelines as timing wheels.
+    /// The first ejection channel (channels from here on lead to interfaces).
+    first_ejection: usize,
+    // Channel pipelines as timing wheels. `arrive` holds two wheels: flits for routers in
+    // slots 0..wheel, flits for interfaces (on ejection channels) in slots wheel..2 wheel, so
+    // each kind is received by its own loop; within a kind, flits keep the order they were sent.
     wheel: usize,
     slot: usize,
     arrive: Vec<Vec<Arrival>>,
@@ -216,6 +220,10 @@ pub struct Noc {
     va_keys: Vec<u64>,
     /// Visit routers last to first (tests use it to show the order does not matter).
     pub(crate) reverse_visit: bool,
+    /// Take the VC allocator's shortcuts for a lone request (one VC waiting) and for two
+    /// requests (ordered without a sort); tests clear it to check that the general paths
+    /// decide the same.
+    pub(crate) fast_paths: bool,
     sa_reqs: Vec<(u32, u64, u32, u16)>,
 }
 
@@ -397,9 +405,10 @@ impl Noc {
             ch_flits: vec![0; ch],
             ch_blocked: vec![0; ch],
             ch_blocked_at: vec![u64::MAX; ch],
+            first_ejection: f.links + f.endpoints * f.ifaces,
             wheel,
             slot: 0,
-            arrive: vec![Vec::new(); wheel],
+            arrive: vec![Vec::new(); 2 * wheel],
             credit_back: vec![Vec::new(); wheel],
             packets: Vec::new(),
             free_packets: Vec::new(),
@@ -428,6 +437,7 @@ impl Noc {
             va_reqs: Vec::new(),
             va_keys: Vec::new(),
             reverse_visit: false,
+            fast_paths: true,
             sa_reqs: Vec::new(),
             f,
         })
@@ -599,11 +609,16 @@ impl Noc {
         let slot = (now % self.wheel as u64) as usize;
         self.slot = slot;
         let mut arrivals = std::mem::take(&mut self.arrive[slot]);
-        let done_before = self.done.len();
         for a in arrivals.drain(..) {
             self.receive(a);
         }
         self.arrive[slot] = arrivals;
+        let done_before = self.done.len();
+        let mut arrivals = std::mem::take(&mut self.arrive[self.wheel + slot]);
+        for a in arrivals.drain(..) {
+            self.eject(a);
+        }
+        self.arrive[self.wheel + slot] = arrivals;
         // Tails arrive in the order their routers were visited; report them in a fixed order.
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
         let mut credits = std::mem::take(&mut self.credit_back[slot]);
@@ -636,76 +651,86 @@ impl Noc {
         Ok(())
     }
 
+    /// A flit reaching a router's input buffer.
     fn receive(&mut self, a: Arrival) {
         let c = a.ch as usize;
         let v = usize::from(a.vc);
         let idx = c * self.f.vcs + v;
         self.last_progress = self.now;
-        if self.f.kind(c) == ChannelKind::Ejection {
-            // The interface takes the flit at once and frees its slot, unless its endpoint
-            // holds the slot until it accepts the packet.
-            match self.hold_ch.get(c).copied().filter(|&e| e != NONE) {
-                Some(e) => self.held[e as usize].push_back((idx as u32, a.flit.tail)),
-                None => self.ivc[idx].credits += 1,
-            }
-            self.ejected += 1;
-            let p = &mut self.packets[a.flit.pkt as usize];
-            if p.delivered != a.flit.seq {
-                self.misordered += 1;
-            }
-            p.delivered += 1;
-            if a.flit.tail {
-                if p.delivered != p.len {
-                    self.misordered += 1;
-                }
-                self.done.push(Delivered {
-                    tag: p.tag,
-                    src: NodeId(u64::from(p.src)),
-                    dst: NodeId(u64::from(p.dst)),
-                    flits: u32::from(p.len),
-                    created: p.created,
-                    injected: p.injected,
-                    delivered: self.now,
-                    hops: u32::from(p.path_len),
-                });
-                self.free_packets.push(a.flit.pkt);
-            }
-            return;
-        }
-        let len = usize::from(self.ivc[idx].len);
-        let depth = self.port[c].depth as usize;
+        let p = &mut self.port[c];
+        let depth = usize::from(p.depth);
+        let x = &mut self.ivc[idx];
+        let len = usize::from(x.len);
         if len == depth {
             self.overflowed += 1;
             return;
         }
-        let mut pos = usize::from(self.ivc[idx].head) + len;
-        if pos >= depth {
-            pos -= depth;
+        x.len += 1;
+        if len > 0 || !self.ready.is_empty() {
+            // The flit's slot (the front's own, when it is the front).
+            let pos = usize::from(x.head) + len;
+            let at = p.base as usize + v * depth + if pos >= depth { pos - depth } else { pos };
+            if len > 0 {
+                self.buf[at] = a.flit;
+            }
+            if let Some(r) = self.ready.get_mut(at) {
+                *r = self.now + self.stages - 1;
+            }
         }
-        let at = self.port[c].base as usize + v * depth + pos;
+        p.nonempty |= 1 << v;
         if len == 0 {
-            self.ivc[idx].front = a.flit;
-        } else {
-            self.buf[at] = a.flit;
+            x.front = a.flit;
+            if x.state == IDLE {
+                Self::route_head(x, p, v, a.next);
+                if !self.since.is_empty() {
+                    self.since[idx] = self.packets[a.flit.pkt as usize].injected;
+                }
+            }
         }
-        if let Some(r) = self.ready.get_mut(at) {
-            *r = self.now + self.stages - 1;
-        }
-        self.ivc[idx].len += 1;
-        self.port[c].nonempty |= 1 << v;
-        if len == 0 && self.ivc[idx].state == IDLE {
-            self.route_head(c, v, a.next);
-        }
-        self.refresh(c);
+        Self::refresh_port(&mut self.masks, p);
     }
 
-    /// Bring input port `c`'s bits in its router's allocator masks up to date.
-    fn refresh(&mut self, c: usize) {
-        let p = &self.port[c];
-        let (r, bit) = (p.dst as usize, 1u64 << p.in_local);
+    /// A flit reaching an interface by its ejection channel: the interface takes it at once
+    /// and frees its slot, unless its endpoint holds the slot until it accepts the packet; a
+    /// tail delivers its packet.
+    fn eject(&mut self, a: Arrival) {
+        let (c, flit) = (a.ch as usize, a.flit);
+        let idx = c * self.f.vcs + usize::from(a.vc);
+        self.last_progress = self.now;
+        match self.hold_ch.get(c).copied().filter(|&e| e != NONE) {
+            Some(e) => self.held[e as usize].push_back((idx as u32, flit.tail)),
+            None => self.ivc[idx].credits += 1,
+        }
+        self.ejected += 1;
+        let p = &mut self.packets[flit.pkt as usize];
+        if p.delivered != flit.seq {
+            self.misordered += 1;
+        }
+        p.delivered += 1;
+        if flit.tail {
+            if p.delivered != p.len {
+                self.misordered += 1;
+            }
+            self.done.push(Delivered {
+                tag: p.tag,
+                src: NodeId(u64::from(p.src)),
+                dst: NodeId(u64::from(p.dst)),
+                flits: u32::from(p.len),
+                created: p.created,
+                injected: p.injected,
+                delivered: self.now,
+                hops: u32::from(p.path_len),
+            });
+            self.free_packets.push(flit.pkt);
+        }
+    }
+
+    /// Bring input port `p`'s bits in its router's allocator masks up to date.
+    fn refresh_port(masks: &mut [Masks], p: &Port) {
+        let bit = 1u64 << p.in_local;
         let va = if p.wait != 0 { bit } else { 0 };
         let sa = if p.active & p.nonempty != 0 { bit } else { 0 };
-        let m = &mut self.masks[r];
+        let m = &mut masks[p.dst as usize];
         m.va = (m.va & !bit) | va;
         m.sa = (m.sa & !bit) | sa;
     }
@@ -793,7 +818,8 @@ impl Noc {
 
     /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
     fn send(&mut self, c: usize, vc: u16, flit: Flit, next: u32) {
-        let due = self.slot_after(u32::from(self.port[c].latency));
+        let to_interface = usize::from(c >= self.first_ejection);
+        let due = self.slot_after(u32::from(self.port[c].latency)) + to_interface * self.wheel;
         self.arrive[due].push(Arrival {
             ch: c as u32,
             vc,
@@ -813,15 +839,16 @@ impl Noc {
     /// The route of packet `pkt`'s head at the next router on its way: the next link of its
     /// path, or at the last router its ejection channel (class 0), as a path word; kept in the
     /// packet too, for a head that queues behind another packet there.
+    /// At the last router (or past it: a head leaving for its interface) the packet stays on
+    /// its ejection channel. Written without a branch on which case it is: the path word is
+    /// read either way (the last one's, at the end) and the choice made on the values.
     fn advance(&mut self, pkt: u32) -> u32 {
         let p = &mut self.packets[pkt as usize];
-        p.next = if p.hop < p.path_len {
-            let i = (p.path + u32::from(p.hop)) as usize;
-            p.hop += 1;
-            self.f.arena[i]
-        } else {
-            p.eject
-        };
+        let more = p.hop < p.path_len;
+        let i = (p.path + u32::from(p.hop)).wrapping_sub(u32::from(!more));
+        let word = self.f.arena.get(i as usize).copied().unwrap_or(0);
+        p.next = if more { word } else { p.eject };
+        p.hop += u16::from(more);
         p.next
     }
 
@@ -836,24 +863,17 @@ impl Noc {
         self.ivc[idx].front
     }
 
-    /// Route computation for the head flit now at the front of idle VC `vc` of input `c`: it
-    /// learns its output (the next link of its path, or its ejection channel) and class, and
-    /// waits for VC allocation. Runs when a head reaches the front: on arrival at an empty
-    /// buffer, or when the packet ahead of it leaves.
-    /// `next` is the head's route here, worked out when it left the router before
-    /// ([`Noc::advance`]).
-    fn route_head(&mut self, c: usize, vc: usize, next: u32) {
-        let idx = c * self.f.vcs + vc;
-        self.ivc[idx].out = next & !(1 << CLASS_SHIFT);
-        self.ivc[idx].class = (next >> CLASS_SHIFT) as u8;
-        // Oldest first ranks packets by the cycle they entered the network (their head left
-        // the source interface): a packet already in the network goes before one that
-        // entered after it, wherever each now waits.
-        if let Some(s) = self.since.get_mut(idx) {
-            *s = self.packets[self.ivc[idx].front.pkt as usize].injected;
-        }
-        self.ivc[idx].state = WAIT_VC;
-        self.port[c].wait |= 1 << vc;
+    /// Route computation for the head flit now at the front of idle input VC `x`, VC `vc` of
+    /// its port `p`: it learns its output (the next link of its path, or its ejection channel)
+    /// and class, and waits for VC allocation. Runs when a head reaches the front: on arrival
+    /// at an empty buffer, or when the packet ahead of it leaves. `next` is the head's route
+    /// here, worked out when it left the router before ([`Noc::advance`]). With oldest-first
+    /// arbitration the caller also records when the packet entered the network (`since`).
+    fn route_head(x: &mut InVc, p: &mut Port, vc: usize, next: u32) {
+        x.out = next & !(1 << CLASS_SHIFT);
+        x.class = (next >> CLASS_SHIFT) as u8;
+        x.state = WAIT_VC;
+        p.wait |= 1 << vc;
     }
 
     /// VC allocation: requests for the same output and class are ordered by the arbitration
@@ -864,7 +884,7 @@ impl Noc {
         let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
         let nloc = ((b - a) * v) as u32;
         let ports = self.masks[r].va;
-        if ports & (ports - 1) == 0 {
+        if ports & (ports - 1) == 0 && self.fast_paths {
             // One input port waits: if one VC of it waits, there is nothing to arbitrate.
             let c = self.f.in_list[a + ports.trailing_zeros() as usize] as usize;
             let m = self.port[c].wait;
@@ -947,7 +967,15 @@ impl Noc {
                 );
             }
         }
-        keys.sort_unstable();
+        if let [x, y] = keys[..]
+            && self.fast_paths
+        {
+            // Two requests (the common case under load): ordered without a sort.
+            keys[0] = x.min(y);
+            keys[1] = x.max(y);
+        } else {
+            keys.sort_unstable();
+        }
         // Requests come in arbitration order, so earlier ones take the VCs first.
         for &k in &keys {
             let c = self.f.in_list[a + (k >> 5 & 63) as usize] as usize;
@@ -968,19 +996,20 @@ impl Noc {
         } else {
             ANY_LANE
         };
-        let p = &self.port[out];
-        let allowed = lane_mask(p.class_vcs[usize::from(class)], lane);
-        let Some(ov) = pick_from(p.free & allowed, p.rr_vc) else {
+        let o = &self.port[out];
+        let allowed = lane_mask(o.class_vcs[usize::from(class)], lane);
+        let Some(ov) = pick_from(o.free & allowed, o.rr_vc) else {
             return;
         };
         self.ivc[out * v + ov].owner = idx as u32;
-        self.ivc[idx].ovc = ov as u16;
-        self.ivc[idx].state = ACTIVE;
-        let port = &mut self.port[c];
-        port.wait &= !(1 << vc);
-        port.active |= 1 << vc;
-        self.refresh(c);
-        let local = u32::from(self.port[c].in_local) * v as u32 + vc as u32;
+        let x = &mut self.ivc[idx];
+        x.ovc = ov as u16;
+        x.state = ACTIVE;
+        let p = &mut self.port[c];
+        p.wait &= !(1 << vc);
+        p.active |= 1 << vc;
+        let local = u32::from(p.in_local) * v as u32 + vc as u32;
+        Self::refresh_port(&mut self.masks, p);
         let o = &mut self.port[out];
         o.free &= !(1 << ov);
         o.rr_va = next_after(local, nloc) as u16;
@@ -1004,11 +1033,11 @@ impl Noc {
             let j = a + ports.trailing_zeros() as usize;
             ports &= ports - 1;
             let c = self.f.in_list[j] as usize;
-            let m = self.port[c].active & self.port[c].nonempty;
+            let p = &self.port[c];
+            let m = p.active & p.nonempty;
             // VCs from the round-robin pointer up, then from 0 below it.
-            let start = u32::from(self.port[c].rr_in);
-            let above = m & (VcMask::MAX << start);
-            let mut pick: Option<(u64, usize)> = None;
+            let above = m & (VcMask::MAX << p.rr_in);
+            let mut pick: Option<(u64, usize, usize)> = None;
             'parts: for mut part in [above, m & !above] {
                 while part != 0 {
                     let vc = part.trailing_zeros() as usize;
@@ -1018,8 +1047,9 @@ impl Noc {
                     if !self.ready.is_empty() && self.ready[self.front_slot(c, vc)] > now {
                         continue;
                     }
-                    let out = self.ivc[idx].out as usize;
-                    if self.ivc[out * v + usize::from(self.ivc[idx].ovc)].credits == 0 {
+                    let x = &self.ivc[idx];
+                    let out = x.out as usize;
+                    if self.ivc[out * v + usize::from(x.ovc)].credits == 0 {
                         if self.ch_blocked_at[out] != now {
                             self.ch_blocked_at[out] = now;
                             self.ch_blocked[out] += 1;
@@ -1030,87 +1060,108 @@ impl Noc {
                         continue;
                     }
                     let key = if fcfs {
-                        self.packets[self.front(idx).pkt as usize].injected
+                        self.packets[x.front.pkt as usize].injected
                     } else {
                         0
                     };
-                    if pick.is_none_or(|(best, _)| key < best) {
-                        pick = Some((key, vc));
+                    if pick.is_none_or(|(best, ..)| key < best) {
+                        pick = Some((key, vc, out));
                         if !fcfs {
                             break 'parts;
                         }
                     }
                 }
             }
-            if let Some((key, vc)) = pick {
-                let out = self.ivc[c * v + vc].out;
-                let o = out as usize;
+            if let Some((key, vc, o)) = pick {
                 let local = (j - a) as u32;
-                let dist = wrap_sub(local, u32::from(self.port[o].rr_out), nin);
+                let op = &mut self.port[o];
+                let dist = wrap_sub(local, u32::from(op.rr_out), nin);
                 let key = (key << 20) | u64::from(dist);
-                if key < self.port[o].sa_key {
-                    self.port[o].sa_key = key;
-                }
-                reqs.push((out, key, c as u32, vc as u16));
+                op.sa_key = op.sa_key.min(key);
+                reqs.push((o as u32, key, c as u32, vc as u16));
             }
         }
+        // Keys of one output differ (their distances do), so each output has one winner, which
+        // clears the output's best key: no key is u64::MAX, so no later request matches it.
         for &(out, key, c, vc) in &reqs {
-            if self.port[out as usize].sa_key == key {
+            let op = &mut self.port[out as usize];
+            if op.sa_key == key {
+                op.sa_key = u64::MAX;
                 self.traverse(c as usize, usize::from(vc), nin);
             }
-        }
-        for &(out, ..) in &reqs {
-            self.port[out as usize].sa_key = u64::MAX;
         }
         self.sa_reqs = reqs;
     }
 
+    /// The front flit of VC `vc` of input `c` crosses the switch to its output VC.
     fn traverse(&mut self, c: usize, vc: usize, nin: u32) {
         let v = self.f.vcs;
         let idx = c * v + vc;
-        let out = self.ivc[idx].out as usize;
-        let ov = self.ivc[idx].ovc;
-        let flit = self.front(idx);
-        let depth = usize::from(self.port[c].depth);
-        let mut head = usize::from(self.ivc[idx].head) + 1;
+        let now = self.now;
+        let p = &self.port[c];
+        let (depth, base, back, in_local) = (
+            usize::from(p.depth),
+            p.base as usize,
+            u32::from(p.latency),
+            u32::from(p.in_local),
+        );
+        let x = &mut self.ivc[idx];
+        let (out, ov, flit) = (x.out as usize, usize::from(x.ovc), x.front);
+        let mut head = usize::from(x.head) + 1;
         if head == depth {
             head = 0;
         }
-        self.ivc[idx].head = head as u16;
-        self.ivc[idx].len -= 1;
-        if self.ivc[idx].len == 0 {
-            self.port[c].nonempty &= !(1 << vc);
-        } else {
-            self.ivc[idx].front = self.buf[self.port[c].base as usize + vc * depth + head];
+        x.head = head as u16;
+        x.len -= 1;
+        let left = x.len;
+        if left > 0 {
+            x.front = self.buf[base + vc * depth + head];
         }
-        self.ivc[out * v + usize::from(ov)].credits -= 1;
-        self.port[out].next_free = self.now + u64::from(self.port[out].period);
-        // A head going on to another router learns its route there now.
-        let next = if flit.seq == 0 && out < self.f.links {
+        if flit.tail {
+            x.state = IDLE;
+        }
+        let d = &mut self.ivc[out * v + ov];
+        d.credits -= 1;
+        if flit.tail {
+            d.owner = FREE;
+        }
+        let o = &mut self.port[out];
+        o.next_free = now + u64::from(o.period);
+        o.rr_out = next_after(in_local, nin) as u16;
+        if flit.tail {
+            o.free |= 1 << ov;
+        }
+        // A head learns its route at the next router now (one leaving for its interface
+        // learns its ejection channel again, unused).
+        let link = out < self.f.links;
+        let next = if flit.seq == 0 {
             self.advance(flit.pkt)
         } else {
             0
         };
-        self.send(out, ov, flit, next);
-        if out < self.f.links {
-            self.flit_hops += 1;
-        }
+        self.send(out, ov as u16, flit, next);
+        self.flit_hops += u64::from(link);
         // The freed slot's credit goes back upstream, one channel latency away.
-        let due = self.slot_after(u32::from(self.port[c].latency));
+        let due = self.slot_after(back);
         self.credit_back[due].push(idx as u32);
+        let p = &mut self.port[c];
+        p.rr_in = next_after(vc as u32, v as u32) as u8;
+        if left == 0 {
+            p.nonempty &= !(1 << vc);
+        }
         if flit.tail {
-            self.ivc[idx].state = IDLE;
-            self.port[c].active &= !(1 << vc);
-            self.ivc[out * v + usize::from(ov)].owner = FREE;
-            self.port[out].free |= 1 << ov;
-            if self.ivc[idx].len > 0 {
-                let next = self.packets[self.front(idx).pkt as usize].next;
-                self.route_head(c, vc, next);
+            p.active &= !(1 << vc);
+            if left > 0 {
+                // The next packet's head is at the front now.
+                let x = &mut self.ivc[idx];
+                let pk = &self.packets[x.front.pkt as usize];
+                Self::route_head(x, p, vc, pk.next);
+                if !self.since.is_empty() {
+                    self.since[idx] = pk.injected;
+                }
             }
         }
-        self.refresh(c);
-        self.port[c].rr_in = next_after(vc as u32, v as u32) as u8;
-        self.port[out].rr_out = next_after(u32::from(self.port[c].in_local), nin) as u16;
+        Self::refresh_port(&mut self.masks, p);
     }
 
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).
