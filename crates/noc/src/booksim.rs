@@ -169,7 +169,14 @@ struct Scratch {
     /// A stage's batch, (input, VC), and each one's result.
     items: Vec<(u16, u16)>,
     res: Vec<i32>,
-    sa_res: Vec<i32>,
+    /// Fast case, by port: the heads asking for each output port (input-VC bits), the outputs
+    /// each input asks the switch for and the inputs asking for each output (port bits), the
+    /// allocator's grants, and each matched input's output.
+    heads_of: Vec<u64>,
+    req: Vec<u64>,
+    col: Vec<u64>,
+    grants: Vec<u64>,
+    matched: Vec<u8>,
     /// Heads competing for one output port: (item, input VC, free VCs of its range), and the
     /// separable allocator's pick for each.
     heads: Vec<(u16, u16, u32)>,
@@ -196,6 +203,101 @@ fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
 /// The VC bits `first..=last`.
 fn vc_range(first: u8, last: u8) -> u32 {
     (u32::MAX >> (31 - u32::from(last))) & (u32::MAX << first)
+}
+
+/// The set bits of `m`, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            j
+        })
+    })
+}
+
+/// The bit of `mask` (not empty) nearest `from` (below 64) round-robin: the lowest at or after
+/// it, else the lowest.
+fn rr_pick(mask: u64, from: usize) -> usize {
+    let later = mask & (u64::MAX << from);
+    (if later != 0 { later } else { mask }).trailing_zeros() as usize
+}
+
+/// [`allocate`] on bit sets, for at most 64 inputs and outputs (`n` of each): `ins` are the
+/// asking inputs and `req[i]` the outputs input `i` asks for; `outs` are the outputs asked for
+/// and `col[o]` the inputs asking for output `o` (entries outside `ins` and `outs` are not
+/// read). Returns the matched inputs, `matched[i]` holding each one's output; `grants` is
+/// scratch of `n` entries. Round-robin picks are [`rr_pick`] from the pointers, which is the
+/// smallest round-robin distance that [`allocate`] takes.
+#[allow(clippy::too_many_arguments)]
+fn allocate_bits(
+    kind: Allocator,
+    iters: u32,
+    n: usize,
+    gptr: &mut [u16],
+    aptr: &mut [u16],
+    (ins, req): (u64, &[u64]),
+    (outs, col): (u64, &[u64]),
+    grants: &mut [u64],
+    matched: &mut [u8],
+) -> u64 {
+    match kind {
+        Allocator::Islip => {
+            let (mut free_in, mut free_out) = (ins, outs);
+            for iter in 0..iters {
+                // Grant: each free output picks a free asking input; accept: each input picks
+                // one of the outputs that granted it. Pointers move in the first round only.
+                let mut granted = 0u64;
+                for o in bits(free_out) {
+                    let cand = col[o] & free_in;
+                    if cand == 0 {
+                        continue;
+                    }
+                    let i = rr_pick(cand, gptr[o] as usize);
+                    if granted >> i & 1 == 0 {
+                        granted |= 1 << i;
+                        grants[i] = 0;
+                    }
+                    grants[i] |= 1 << o;
+                }
+                if granted == 0 {
+                    break;
+                }
+                for i in bits(granted) {
+                    let o = rr_pick(grants[i], aptr[i] as usize);
+                    matched[i] = o as u8;
+                    free_in &= !(1 << i);
+                    free_out &= !(1 << o);
+                    if iter == 0 {
+                        gptr[o] = after(i, n);
+                        aptr[i] = after(o, n);
+                    }
+                }
+            }
+            ins & !free_in
+        }
+        Allocator::SeparableInputFirst => {
+            // Input arbiters pick an output each; output arbiters pick among their pickers.
+            let mut picked = 0u64;
+            for i in bits(ins) {
+                let o = rr_pick(req[i], aptr[i] as usize);
+                if picked >> o & 1 == 0 {
+                    picked |= 1 << o;
+                    grants[o] = 0;
+                }
+                grants[o] |= 1 << i;
+            }
+            let mut won = 0u64;
+            for o in bits(picked) {
+                let i = rr_pick(grants[o], gptr[o] as usize);
+                matched[i] = o as u8;
+                won |= 1 << i;
+                aptr[i] = after(o, n);
+                gptr[o] = after(i, n);
+            }
+            won
+        }
+    }
 }
 
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
@@ -595,7 +697,11 @@ impl BookSim {
                 port_count: vec![0; ports],
                 items: Vec::new(),
                 res: Vec::new(),
-                sa_res: Vec::new(),
+                heads_of: vec![0; ports],
+                req: vec![0; ports],
+                col: vec![0; ports],
+                grants: vec![0; ports],
+                matched: vec![0; ports],
                 heads: Vec::new(),
                 picks: Vec::new(),
             },
@@ -935,86 +1041,174 @@ impl BookSim {
     /// One cycle of router `r` in the fast case: route computation, VC and switch allocation
     /// each take every VC waiting for them (those that arrived or were queued before this
     /// cycle's evaluation), as BookSim's one-cycle stages do.
+    ///
+    /// The stages are evaluated and updated in an order that gives BookSim's result: VC
+    /// allocation is applied as soon as it is evaluated (it reads only the `in_use` bits of the
+    /// ports it allocates, and switch allocation, which runs after it, reads neither those nor
+    /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
+    /// allocation is evaluated, routes are computed, and the switch winners leave.
     fn step_router_fast(&mut self, r: usize) {
-        let (pn, v) = (self.ports, self.vcs);
-        self.take_credits(r);
+        if !self.credits_q[r].is_empty() {
+            self.take_credits(r);
+        }
         let route_b = std::mem::take(&mut self.route_m[r]);
         let va_b = std::mem::take(&mut self.va_m[r]);
         let sa_b = std::mem::take(&mut self.sa_m[r]);
-        let bits = |mut m: u64| {
-            std::iter::from_fn(move || {
-                (m != 0).then(|| {
-                    let j = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    j
-                })
-            })
-        };
-        let mut items = std::mem::take(&mut self.scratch.items);
-        let mut va_res = std::mem::take(&mut self.scratch.res);
-        let mut sa_res: Vec<i32> = Vec::new();
-        items.clear();
-        let (bp, bv) = (&self.bit_port, &self.bit_vc);
         if va_b != 0 {
-            items.extend(bits(va_b).map(|j| (bp[j], bv[j])));
-            self.va_evaluate(r, &items, &mut va_res);
+            self.va_fast(r, va_b);
         }
-        let va_items = items.len();
-        let (bp, bv) = (&self.bit_port, &self.bit_vc);
-        if sa_b != 0 {
-            items.extend(bits(sa_b).map(|j| (bp[j], bv[j])));
-            sa_res = std::mem::take(&mut self.scratch.sa_res);
-            self.sa_evaluate(r, &items[va_items..], &mut sa_res);
-        }
+        let won = if sa_b != 0 { self.sa_fast(r, sa_b) } else { 0 };
         // Route update.
+        let base = r * self.ports * self.vcs;
         for j in bits(route_b) {
-            let idx = r * pn * v + j;
+            let idx = base + j;
             let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
             self.route[idx] = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
             self.state[idx] = VC_ALLOC;
             self.va_m[r] |= 1 << j;
         }
-        // VC allocation update.
-        if va_b != 0 {
-            for (k, j) in bits(va_b).enumerate() {
-                let res = va_res[k];
-                if res >= 0 {
-                    let idx = r * pn * v + j;
-                    let (op, ov) = (self.bit_port[res as usize], self.bit_vc[res as usize]);
-                    self.in_use[r * pn + op as usize] |= 1 << ov;
-                    self.out[idx] = (op as u8, ov as u8);
-                    self.state[idx] = ACTIVE;
-                    self.sa_m[r] |= 1 << j;
-                } else {
-                    self.va_m[r] |= 1 << j;
-                }
-            }
+        // Switch allocation update: the losers ask again, the winners leave.
+        self.sa_m[r] |= sa_b & !won;
+        for j in bits(won) {
+            let e = Entry {
+                time: UNSET,
+                input: self.bit_port[j],
+                vc: self.bit_vc[j],
+                result: PENDING,
+            };
+            self.switch_win(r, e);
         }
-        // Switch allocation update.
-        if sa_b != 0 {
-            for (k, j) in bits(sa_b).enumerate() {
-                let e = Entry {
-                    time: UNSET,
-                    input: self.bit_port[j],
-                    vc: self.bit_vc[j],
-                    result: PENDING,
-                };
-                if sa_res[k] < 0 {
-                    self.sa_m[r] |= 1 << j;
-                } else {
-                    self.switch_win(r, e);
-                }
-            }
-            self.scratch.sa_res = sa_res;
-        }
-        self.scratch.items = items;
-        self.scratch.res = va_res;
         let busy =
             self.route_m[r] | self.va_m[r] | self.sa_m[r] != 0 || !self.credits_q[r].is_empty();
         if busy && self.stamp[r] != self.now + 1 {
             self.stamp[r] = self.now + 1;
             self.next_active.push(r as u32);
         }
+    }
+
+    /// VC allocation at router `r` for the heads whose input-VC bits are `va_b`, evaluated and
+    /// applied (fast case): the heads are grouped by output port; a port with one asker gives
+    /// it the free VC of its range nearest its accept pointer, as [`Self::va_evaluate`] does,
+    /// and a port with more runs [`Self::va_port`]. Heads that get no VC ask again next cycle.
+    fn va_fast(&mut self, r: usize, va_b: u64) {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        let base = r * nio;
+        let mut ports = 0u64;
+        for j in bits(va_b) {
+            let op = self.route[base + j].0 as usize;
+            if ports >> op & 1 == 0 {
+                ports |= 1 << op;
+                self.scratch.heads_of[op] = 0;
+            }
+            self.scratch.heads_of[op] |= 1 << j;
+        }
+        for op in bits(ports) {
+            let heads = self.scratch.heads_of[op];
+            if heads & (heads - 1) == 0 {
+                let j = heads.trailing_zeros() as usize;
+                let (_, vs, ve) = self.route[base + j];
+                let free = vc_range(vs, ve) & !self.in_use[r * pn + op];
+                if free == 0 {
+                    self.va_m[r] |= heads;
+                    continue;
+                }
+                let pick = nearest(free, self.va_aptr[base + j] as usize, op * v, v);
+                self.va_gptr[base + pick] = after(j, nio);
+                self.va_aptr[base + j] = after(pick, nio);
+                self.grant_vc(r, j, pick);
+            } else {
+                let mut items = std::mem::take(&mut self.scratch.items);
+                let mut res = std::mem::take(&mut self.scratch.res);
+                items.clear();
+                items.extend(bits(heads).map(|j| (self.bit_port[j], self.bit_vc[j])));
+                res.clear();
+                res.resize(items.len(), PENDING);
+                self.va_port(r, op, &items, &mut res);
+                for (k, j) in bits(heads).enumerate() {
+                    if res[k] >= 0 {
+                        self.grant_vc(r, j, res[k] as usize);
+                    } else {
+                        self.va_m[r] |= 1 << j;
+                    }
+                }
+                self.scratch.items = items;
+                self.scratch.res = res;
+            }
+        }
+    }
+
+    /// Input VC bit `j` of router `r` got output VC `o` (port x VCs + VC) and goes on to switch
+    /// allocation (fast case).
+    fn grant_vc(&mut self, r: usize, j: usize, o: usize) {
+        let (pn, v) = (self.ports, self.vcs);
+        let (op, ov) = (o / v, o % v);
+        self.in_use[r * pn + op] |= 1 << ov;
+        let idx = r * pn * v + j;
+        self.out[idx] = (op as u8, ov as u8);
+        self.state[idx] = ACTIVE;
+        self.sa_m[r] |= 1 << j;
+    }
+
+    /// Switch allocation at router `r` for the active input VCs whose bits are `sa_b` (fast
+    /// case): returns the winners' bits. The same allocation as [`Self::sa_evaluate`] on bit
+    /// sets: VCs with a credit ask for their output; the allocator matches inputs to outputs
+    /// ([`allocate_bits`]); a matched input sends its VC that asked for the output nearest the
+    /// input's round-robin offset.
+    fn sa_fast(&mut self, r: usize, sa_b: u64) -> u64 {
+        let (pn, v) = (self.ports, self.vcs);
+        let rr = r * pn;
+        let base = rr * v;
+        let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
+        let sc = &mut self.scratch;
+        for j in bits(sa_b) {
+            let (op, ov) = self.out[base + j];
+            let op = op as usize;
+            if self.occ[(rr + op) * v + ov as usize] as usize >= self.depth {
+                continue;
+            }
+            asking |= 1 << j;
+            let p = self.bit_port[j] as usize;
+            if ins >> p & 1 == 0 {
+                ins |= 1 << p;
+                sc.req[p] = 0;
+            }
+            if outs >> op & 1 == 0 {
+                outs |= 1 << op;
+                sc.col[op] = 0;
+            }
+            sc.req[p] |= 1 << op;
+            sc.col[op] |= 1 << p;
+        }
+        if ins == 0 {
+            return 0;
+        }
+        let matched = allocate_bits(
+            self.allocator,
+            self.alloc_iters,
+            pn,
+            &mut self.sw_gptr[rr..rr + pn],
+            &mut self.sw_aptr[rr..rr + pn],
+            (ins, &sc.req),
+            (outs, &sc.col),
+            &mut sc.grants,
+            &mut sc.matched,
+        );
+        let vc_bits = u64::MAX >> (64 - v);
+        let mut won = 0u64;
+        for p in bits(matched) {
+            let m = sc.matched[p];
+            let mut cands = 0u64;
+            for c in bits(asking >> (p * v) & vc_bits) {
+                if self.out[base + p * v + c].0 == m {
+                    cands |= 1 << c;
+                }
+            }
+            let c = rr_pick(cands, self.sw_rr[rr + p] as usize);
+            self.sw_rr[rr + p] = after(c, v);
+            won |= 1 << (p * v + c);
+        }
+        won
     }
 
     /// Credits due now reach the output's buffer state.
@@ -1297,59 +1491,65 @@ impl BookSim {
             }
         }
         if shared {
-            let mut reqs = std::mem::take(&mut self.scratch.reqs);
             for port in 0..pn {
-                if self.scratch.port_count[port] < 2 {
-                    continue;
-                }
-                if self.alloc_iters == 1 {
-                    self.va_shared_port(r, port, items, res);
-                    continue;
-                }
-                reqs.clear();
-                for (k, &(p, c)) in items.iter().enumerate() {
-                    let idx = (r * pn + p as usize) * v + c as usize;
-                    let (op, vs, ve) = self.route[idx];
-                    if op as usize != port {
-                        continue;
-                    }
-                    let mut elig = false;
-                    for ov in vs..=ve {
-                        let o = op as usize * v + ov as usize;
-                        if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
-                            elig = true;
-                            reqs.push(((p as usize * v + c as usize) as u16, o as u16));
-                        }
-                    }
-                    if !elig {
-                        res[k] = STALL;
-                    }
-                }
-                allocate(
-                    self.allocator,
-                    self.alloc_iters,
-                    nio,
-                    nio,
-                    &mut self.va_gptr[r * nio..(r + 1) * nio],
-                    &mut self.va_aptr[r * nio..(r + 1) * nio],
-                    &reqs,
-                    &mut self.scratch,
-                );
-                for (k, &(p, c)) in items.iter().enumerate() {
-                    let idx = (r * pn + p as usize) * v + c as usize;
-                    if self.route[idx].0 as usize != port || res[k] < PENDING {
-                        continue;
-                    }
-                    let m = self.scratch.inmatch[p as usize * v + c as usize];
-                    res[k] = if m >= 0 { m } else { STALL };
+                if self.scratch.port_count[port] >= 2 {
+                    self.va_port(r, port, items, res);
                 }
             }
-            self.scratch.reqs = reqs;
         }
         for &(p, c) in items {
             let idx = (r * pn + p as usize) * v + c as usize;
             self.scratch.port_count[self.route[idx].0 as usize] = 0;
         }
+    }
+
+    /// VC allocation among the heads of `items` that want output `port` of router `r` (more
+    /// than one); heads of other ports are skipped. `res` as in [`Self::va_evaluate`].
+    fn va_port(&mut self, r: usize, port: usize, items: &[(u16, u16)], res: &mut [i32]) {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        if self.alloc_iters == 1 {
+            return self.va_shared_port(r, port, items, res);
+        }
+        let mut reqs = std::mem::take(&mut self.scratch.reqs);
+        reqs.clear();
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            let (op, vs, ve) = self.route[idx];
+            if op as usize != port {
+                continue;
+            }
+            let mut elig = false;
+            for ov in vs..=ve {
+                let o = op as usize * v + ov as usize;
+                if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
+                    elig = true;
+                    reqs.push(((p as usize * v + c as usize) as u16, o as u16));
+                }
+            }
+            if !elig {
+                res[k] = STALL;
+            }
+        }
+        allocate(
+            self.allocator,
+            self.alloc_iters,
+            nio,
+            nio,
+            &mut self.va_gptr[r * nio..(r + 1) * nio],
+            &mut self.va_aptr[r * nio..(r + 1) * nio],
+            &reqs,
+            &mut self.scratch,
+        );
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            if self.route[idx].0 as usize != port || res[k] < PENDING {
+                continue;
+            }
+            let m = self.scratch.inmatch[p as usize * v + c as usize];
+            res[k] = if m >= 0 { m } else { STALL };
+        }
+        self.scratch.reqs = reqs;
     }
 
     /// One round of VC allocation among the heads of `items` that want output `port` of router
