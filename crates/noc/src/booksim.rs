@@ -90,6 +90,19 @@ struct Entry {
     result: i32,
 }
 
+/// An input VC of a router: its buffer's ring (front position and length; the flits are in
+/// `BookSim::buf`), its stage (`IDLE`, `ROUTING`, `VC_ALLOC` or `ACTIVE`), its head's route
+/// (output port and VC range) and the output port and VC allocated to it. Kept together
+/// because a flit's every stage reads several of them.
+#[derive(Debug, Clone, Copy, Default)]
+struct InputVc {
+    head: u16,
+    len: u16,
+    state: u8,
+    route: (u8, u8, u8),
+    out: (u8, u8),
+}
+
 /// A flit in the crossbar.
 #[derive(Debug, Clone, Copy)]
 struct Crossing {
@@ -471,13 +484,8 @@ struct BookSim {
     cycle_ps: u64,
     // Router state, by (router, port, VC) unless said.
     buf: Vec<u32>,
-    buf_head: Vec<u16>,
-    buf_len: Vec<u16>,
-    state: Vec<u8>,
-    /// Route: output port and VC range.
-    route: Vec<(u8, u8, u8)>,
-    /// Allocated output port and VC.
-    out: Vec<(u8, u8)>,
+    /// Each input VC's buffer position and stage state.
+    ivc: Vec<InputVc>,
     /// Downstream occupancy and ownership, by (router, output port, VC).
     occ: Vec<u16>,
     /// VCs allocated to a packet whose tail has not left, one bit per VC, by (router, output).
@@ -658,11 +666,7 @@ impl BookSim {
                     .max(1.0) as u64
             },
             buf: vec![0; slots * depth],
-            buf_head: vec![0; slots],
-            buf_len: vec![0; slots],
-            state: vec![IDLE; slots],
-            route: vec![(0, 0, 0); slots],
-            out: vec![(0, 0); slots],
+            ivc: vec![InputVc::default(); slots],
             occ: vec![0; slots],
             in_use: vec![0; routers * ports],
             fast: cfg.routing_delay <= 1
@@ -742,27 +746,26 @@ impl BookSim {
         })
     }
 
-    fn coord(&self, r: usize, d: usize) -> u32 {
-        self.coords[r * self.dims.len() + d]
-    }
-
     /// BookSim's `dim_order_mesh` / `dim_order_torus` at router `r` for the head of `pkt`
     /// arriving on `in_port`: the output port and the VC range.
     fn compute_route(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
-        let p = self.packets[pkt as usize];
-        let dst = p.dst as usize;
+        let n = self.dims.len();
         let last = (self.vcs - 1) as u8;
+        let p = &mut self.packets[pkt as usize];
+        let dst = p.dst as usize;
         if r == dst {
             return ((self.ports - 1) as u8, 0, last);
         }
+        let here = &self.coords[r * n..r * n + n];
+        let there = &self.coords[dst * n..dst * n + n];
         let mut d = 0;
-        while self.coord(r, d) == self.coord(dst, d) {
+        while here[d] == there[d] {
             d += 1;
         }
-        let (cur, dest, k) = (self.coord(r, d), self.coord(dst, d), self.dims[d]);
+        let (cur, dest, k) = (here[d], there[d], self.dims[d]);
         let port = if !self.wrap[d] {
             if in_port / 2 != d {
-                self.packets[pkt as usize].ph = 0;
+                p.ph = 0;
             }
             if cur < dest { 2 * d } else { 2 * d + 1 }
         } else if in_port / 2 != d {
@@ -772,15 +775,14 @@ impl BookSim {
             // BookSim's fixed dateline between k-1 and 0: `dor_next_torus` sets partition 1
             // when `(dir == 0 && cur > dest) || (dir == 1 && dest < cur)`, which is
             // `cur > dest` whichever way the packet goes.
-            let ph = u8::from(cur > dest);
-            self.packets[pkt as usize].ph = ph;
+            p.ph = u8::from(cur > dest);
             if plus { 2 * d } else { 2 * d + 1 }
         } else {
             in_port ^ 1
         };
         if self.torus {
             let avail = (self.vcs / 2) as u8;
-            if self.packets[pkt as usize].ph == 0 {
+            if p.ph == 0 {
                 (port as u8, 0, last - avail)
             } else {
                 (port as u8, avail, last)
@@ -978,20 +980,20 @@ impl BookSim {
     fn receive(&mut self, e: FlitEvent) {
         let r = e.router as usize;
         let idx = (r * self.ports + e.port as usize) * self.vcs + e.vc as usize;
-        let len = self.buf_len[idx] as usize;
-        let mut at = self.buf_head[idx] as usize + len;
+        let len = self.ivc[idx].len as usize;
+        let mut at = self.ivc[idx].head as usize + len;
         if at >= self.depth {
             at -= self.depth;
         }
         self.buf[idx * self.depth + at] = e.flit;
-        self.buf_len[idx] += 1;
+        self.ivc[idx].len += 1;
         let entry = Entry {
             time: UNSET,
             input: e.port,
             vc: e.vc,
             result: PENDING,
         };
-        match self.state[idx] {
+        match self.ivc[idx].state {
             IDLE => self.start_head(r, idx, entry, e.flit),
             ACTIVE if len == 0 => self.push_sa(r, entry),
             _ => {}
@@ -1002,15 +1004,15 @@ impl BookSim {
     /// lookahead routing (`routing_delay = 0`).
     fn start_head(&mut self, r: usize, idx: usize, entry: Entry, flit: u32) {
         if self.routing_delay > 0 {
-            self.state[idx] = ROUTING;
+            self.ivc[idx].state = ROUTING;
             if self.fast {
                 self.route_m[r] |= self.bit(entry);
             } else {
                 self.route_q[r].push_back(entry);
             }
         } else {
-            self.route[idx] = self.compute_route(r, entry.input as usize, flit >> 2);
-            self.state[idx] = VC_ALLOC;
+            self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
+            self.ivc[idx].state = VC_ALLOC;
             self.push_va(r, entry);
         }
     }
@@ -1062,9 +1064,9 @@ impl BookSim {
         let base = r * self.ports * self.vcs;
         for j in bits(route_b) {
             let idx = base + j;
-            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.route[idx] = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
-            self.state[idx] = VC_ALLOC;
+            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+            self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
+            self.ivc[idx].state = VC_ALLOC;
             self.va_m[r] |= 1 << j;
         }
         // Switch allocation update: the losers ask again, the winners leave.
@@ -1096,7 +1098,7 @@ impl BookSim {
         let base = r * nio;
         let mut ports = 0u64;
         for j in bits(va_b) {
-            let op = self.route[base + j].0 as usize;
+            let op = self.ivc[base + j].route.0 as usize;
             if ports >> op & 1 == 0 {
                 ports |= 1 << op;
                 self.scratch.heads_of[op] = 0;
@@ -1107,7 +1109,7 @@ impl BookSim {
             let heads = self.scratch.heads_of[op];
             if heads & (heads - 1) == 0 {
                 let j = heads.trailing_zeros() as usize;
-                let (_, vs, ve) = self.route[base + j];
+                let (_, vs, ve) = self.ivc[base + j].route;
                 let free = vc_range(vs, ve) & !self.in_use[r * pn + op];
                 if free == 0 {
                     self.va_m[r] |= heads;
@@ -1145,8 +1147,8 @@ impl BookSim {
         let (op, ov) = (o / v, o % v);
         self.in_use[r * pn + op] |= 1 << ov;
         let idx = r * pn * v + j;
-        self.out[idx] = (op as u8, ov as u8);
-        self.state[idx] = ACTIVE;
+        self.ivc[idx].out = (op as u8, ov as u8);
+        self.ivc[idx].state = ACTIVE;
         self.sa_m[r] |= 1 << j;
     }
 
@@ -1160,9 +1162,11 @@ impl BookSim {
         let rr = r * pn;
         let base = rr * v;
         let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
+        // Whether two asking VCs share an input or an output.
+        let mut shared = false;
         let sc = &mut self.scratch;
         for j in bits(sa_b) {
-            let (op, ov) = self.out[base + j];
+            let (op, ov) = self.ivc[base + j].out;
             let op = op as usize;
             if self.occ[(rr + op) * v + ov as usize] as usize >= self.depth {
                 continue;
@@ -1172,16 +1176,30 @@ impl BookSim {
             if ins >> p & 1 == 0 {
                 ins |= 1 << p;
                 sc.req[p] = 0;
+            } else {
+                shared = true;
             }
             if outs >> op & 1 == 0 {
                 outs |= 1 << op;
                 sc.col[op] = 0;
+            } else {
+                shared = true;
             }
             sc.req[p] |= 1 << op;
             sc.col[op] |= 1 << p;
         }
-        if ins == 0 {
-            return 0;
+        if !shared {
+            // Every asking VC is alone at its input and its output: each output grants its
+            // one asker, each input accepts its one grant, and the VC is its input's only
+            // candidate.
+            for j in bits(asking) {
+                let (p, c) = (self.bit_port[j] as usize, self.bit_vc[j] as usize);
+                let op = self.ivc[base + j].out.0 as usize;
+                self.sw_gptr[rr + op] = after(p, pn);
+                self.sw_aptr[rr + p] = after(op, pn);
+                self.sw_rr[rr + p] = after(c, v);
+            }
+            return asking;
         }
         let matched = allocate_bits(
             self.allocator,
@@ -1200,7 +1218,7 @@ impl BookSim {
             let m = sc.matched[p];
             let mut cands = 0u64;
             for c in bits(asking >> (p * v) & vc_bits) {
-                if self.out[base + p * v + c].0 == m {
+                if self.ivc[base + p * v + c].out.0 == m {
                     cands |= 1 << c;
                 }
             }
@@ -1260,9 +1278,9 @@ impl BookSim {
             }
             self.route_q[r].pop_front();
             let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.route[idx] = self.compute_route(r, e.input as usize, flit >> 2);
-            self.state[idx] = VC_ALLOC;
+            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+            self.ivc[idx].route = self.compute_route(r, e.input as usize, flit >> 2);
+            self.ivc[idx].state = VC_ALLOC;
             self.va_q[r].push_back(Entry {
                 time: UNSET,
                 result: PENDING,
@@ -1284,8 +1302,8 @@ impl BookSim {
                 let (op, ov) = (e.result as usize / v, e.result as usize % v);
                 let idx = (r * pn + e.input as usize) * v + e.vc as usize;
                 self.in_use[r * pn + op] |= 1 << ov;
-                self.out[idx] = (op as u8, ov as u8);
-                self.state[idx] = ACTIVE;
+                self.ivc[idx].out = (op as u8, ov as u8);
+                self.ivc[idx].state = ACTIVE;
                 self.sa_q[r].push_back(fresh);
             } else {
                 self.va_q[r].push_back(fresh);
@@ -1335,11 +1353,19 @@ impl BookSim {
 
         let (p, c) = (fresh.input as usize, fresh.vc as usize);
         let idx = (r * pn + p) * v + c;
-        let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-        let h = self.buf_head[idx] + 1;
-        self.buf_head[idx] = if h as usize == self.depth { 0 } else { h };
-        self.buf_len[idx] -= 1;
-        let (op, ov) = self.out[idx];
+        let mut ivc = self.ivc[idx];
+        let ring = &self.buf[idx * self.depth..(idx + 1) * self.depth];
+        let flit = ring[ivc.head as usize];
+        let h = ivc.head + 1;
+        ivc.head = if h as usize == self.depth { 0 } else { h };
+        ivc.len -= 1;
+        // The flit behind (meaningful only if `ivc.len > 0`).
+        let next = ring[ivc.head as usize];
+        if ivc.len == 0 && flit & TAIL != 0 {
+            ivc.state = IDLE;
+        }
+        self.ivc[idx] = ivc;
+        let (op, ov) = ivc.out;
         let oport = r * pn + op as usize;
         let oidx = oport * v + ov as usize;
         if flit & HEAD != 0 {
@@ -1381,15 +1407,12 @@ impl BookSim {
                 vc: c as u16,
             });
         }
-        if self.buf_len[idx] == 0 {
+        if ivc.len > 0 {
             if flit & TAIL != 0 {
-                self.state[idx] = IDLE;
+                self.start_head(r, idx, fresh, next);
+            } else {
+                self.push_sa(r, fresh);
             }
-        } else if flit & TAIL != 0 {
-            let next = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.start_head(r, idx, fresh, next);
-        } else {
-            self.push_sa(r, fresh);
         }
     }
 
@@ -1462,12 +1485,12 @@ impl BookSim {
         res.resize(items.len(), PENDING);
         for &(p, c) in items {
             let idx = (r * pn + p as usize) * v + c as usize;
-            self.scratch.port_count[self.route[idx].0 as usize] += 1;
+            self.scratch.port_count[self.ivc[idx].route.0 as usize] += 1;
         }
         let mut shared = false;
         for (k, &(p, c)) in items.iter().enumerate() {
             let idx = (r * pn + p as usize) * v + c as usize;
-            let (op, vs, ve) = self.route[idx];
+            let (op, vs, ve) = self.ivc[idx].route;
             if self.scratch.port_count[op as usize] > 1 {
                 shared = true;
                 continue;
@@ -1499,7 +1522,7 @@ impl BookSim {
         }
         for &(p, c) in items {
             let idx = (r * pn + p as usize) * v + c as usize;
-            self.scratch.port_count[self.route[idx].0 as usize] = 0;
+            self.scratch.port_count[self.ivc[idx].route.0 as usize] = 0;
         }
     }
 
@@ -1515,7 +1538,7 @@ impl BookSim {
         reqs.clear();
         for (k, &(p, c)) in items.iter().enumerate() {
             let idx = (r * pn + p as usize) * v + c as usize;
-            let (op, vs, ve) = self.route[idx];
+            let (op, vs, ve) = self.ivc[idx].route;
             if op as usize != port {
                 continue;
             }
@@ -1543,7 +1566,7 @@ impl BookSim {
         );
         for (k, &(p, c)) in items.iter().enumerate() {
             let idx = (r * pn + p as usize) * v + c as usize;
-            if self.route[idx].0 as usize != port || res[k] < PENDING {
+            if self.ivc[idx].route.0 as usize != port || res[k] < PENDING {
                 continue;
             }
             let m = self.scratch.inmatch[p as usize * v + c as usize];
@@ -1564,7 +1587,7 @@ impl BookSim {
         heads.clear();
         for (k, &(p, c)) in items.iter().enumerate() {
             let idx = (r * pn + p as usize) * v + c as usize;
-            let (op, vs, ve) = self.route[idx];
+            let (op, vs, ve) = self.ivc[idx].route;
             if op as usize != port {
                 continue;
             }
@@ -1673,7 +1696,7 @@ impl BookSim {
                 }
                 if e.result >= 0 {
                     let idx = (rr + e.input as usize) * v + e.vc as usize;
-                    let (op, ov) = self.out[idx];
+                    let (op, ov) = self.ivc[idx].out;
                     if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                         e.result = STALL;
                     }
@@ -1699,7 +1722,7 @@ impl BookSim {
         for (k, &(p, c)) in items.iter().enumerate() {
             let p = p as usize;
             let idx = (rr + p) * v + c as usize;
-            let (op, ov) = self.out[idx];
+            let (op, ov) = self.ivc[idx].out;
             if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                 res[k] = STALL;
                 continue;
@@ -1811,8 +1834,8 @@ impl BookSim {
     /// The buffers holding flits, by name, for a deadlock report (the first 16).
     fn blocked(&self) -> Vec<String> {
         let (pn, v) = (self.ports, self.vcs);
-        (0..self.buf_len.len())
-            .filter(|&i| self.buf_len[i] > 0)
+        (0..self.ivc.len())
+            .filter(|&i| self.ivc[i].len > 0)
             .take(16)
             .map(|i| {
                 let (r, p, c) = (i / (pn * v), i / v % pn, i % v);
