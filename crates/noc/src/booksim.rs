@@ -1056,9 +1056,11 @@ impl BookSim {
         let route_b = std::mem::take(&mut self.route_m[r]);
         let va_b = std::mem::take(&mut self.va_m[r]);
         let sa_b = std::mem::take(&mut self.sa_m[r]);
-        if va_b != 0 {
-            self.va_fast(r, va_b);
-        }
+        let (va_won, va_lost) = if va_b != 0 {
+            self.va_fast(r, va_b)
+        } else {
+            (0, 0)
+        };
         let won = if sa_b != 0 { self.sa_fast(r, sa_b) } else { 0 };
         // Route update.
         let base = r * self.ports * self.vcs;
@@ -1067,10 +1069,10 @@ impl BookSim {
             let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
             self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
             self.ivc[idx].state = VC_ALLOC;
-            self.va_m[r] |= 1 << j;
         }
+        self.va_m[r] |= route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
-        self.sa_m[r] |= sa_b & !won;
+        self.sa_m[r] |= va_won | (sa_b & !won);
         for j in bits(won) {
             let e = Entry {
                 time: UNSET,
@@ -1089,67 +1091,72 @@ impl BookSim {
     }
 
     /// VC allocation at router `r` for the heads whose input-VC bits are `va_b`, evaluated and
-    /// applied (fast case): the heads are grouped by output port; a port with one asker gives
-    /// it the free VC of its range nearest its accept pointer, as [`Self::va_evaluate`] does,
-    /// and a port with more runs [`Self::va_port`]. Heads that get no VC ask again next cycle.
-    fn va_fast(&mut self, r: usize, va_b: u64) {
+    /// applied (fast case): returns the bits of the heads granted a VC and of those that ask
+    /// again next cycle. The heads are grouped by output port; a port with one asker gives it
+    /// the free VC of its range nearest its accept pointer, as [`Self::va_evaluate`] does, and
+    /// a port with more runs [`Self::va_port`].
+    fn va_fast(&mut self, r: usize, va_b: u64) -> (u64, u64) {
         let (pn, v) = (self.ports, self.vcs);
         let nio = pn * v;
         let base = r * nio;
-        let mut ports = 0u64;
+        let (mut won, mut lost) = (0u64, 0u64);
+        let ivc = &mut self.ivc[base..base + nio];
+        let heads_of = &mut self.scratch.heads_of[..pn];
+        let (mut ports, mut shared) = (0u64, 0u64);
         for j in bits(va_b) {
-            let op = self.ivc[base + j].route.0 as usize;
+            let op = ivc[j].route.0 as usize;
             if ports >> op & 1 == 0 {
                 ports |= 1 << op;
-                self.scratch.heads_of[op] = 0;
-            }
-            self.scratch.heads_of[op] |= 1 << j;
-        }
-        for op in bits(ports) {
-            let heads = self.scratch.heads_of[op];
-            if heads & (heads - 1) == 0 {
-                let j = heads.trailing_zeros() as usize;
-                let (_, vs, ve) = self.ivc[base + j].route;
-                let free = vc_range(vs, ve) & !self.in_use[r * pn + op];
-                if free == 0 {
-                    self.va_m[r] |= heads;
-                    continue;
-                }
-                let pick = nearest(free, self.va_aptr[base + j] as usize, op * v, v);
-                self.va_gptr[base + pick] = after(j, nio);
-                self.va_aptr[base + j] = after(pick, nio);
-                self.grant_vc(r, j, pick);
+                heads_of[op] = 0;
             } else {
-                let mut items = std::mem::take(&mut self.scratch.items);
-                let mut res = std::mem::take(&mut self.scratch.res);
-                items.clear();
-                items.extend(bits(heads).map(|j| (self.bit_port[j], self.bit_vc[j])));
-                res.clear();
-                res.resize(items.len(), PENDING);
-                self.va_port(r, op, &items, &mut res);
-                for (k, j) in bits(heads).enumerate() {
-                    if res[k] >= 0 {
-                        self.grant_vc(r, j, res[k] as usize);
-                    } else {
-                        self.va_m[r] |= 1 << j;
-                    }
-                }
-                self.scratch.items = items;
-                self.scratch.res = res;
+                shared |= 1 << op;
             }
+            heads_of[op] |= 1 << j;
         }
-    }
-
-    /// Input VC bit `j` of router `r` got output VC `o` (port x VCs + VC) and goes on to switch
-    /// allocation (fast case).
-    fn grant_vc(&mut self, r: usize, j: usize, o: usize) {
-        let (pn, v) = (self.ports, self.vcs);
-        let (op, ov) = (o / v, o % v);
-        self.in_use[r * pn + op] |= 1 << ov;
-        let idx = r * pn * v + j;
-        self.ivc[idx].out = (op as u8, ov as u8);
-        self.ivc[idx].state = ACTIVE;
-        self.sa_m[r] |= 1 << j;
+        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
+        let gptr = &mut self.va_gptr[base..base + nio];
+        let aptr = &mut self.va_aptr[base..base + nio];
+        for op in bits(ports & !shared) {
+            let j = heads_of[op].trailing_zeros() as usize;
+            let (_, vs, ve) = ivc[j].route;
+            let free = vc_range(vs, ve) & !in_use[op];
+            if free == 0 {
+                lost |= 1 << j;
+                continue;
+            }
+            let pick = nearest(free, aptr[j] as usize, op * v, v);
+            gptr[pick] = after(j, nio);
+            aptr[j] = after(pick, nio);
+            let ov = pick - op * v;
+            in_use[op] |= 1 << ov;
+            ivc[j].out = (op as u8, ov as u8);
+            ivc[j].state = ACTIVE;
+            won |= 1 << j;
+        }
+        for op in bits(shared) {
+            let heads = self.scratch.heads_of[op];
+            let mut items = std::mem::take(&mut self.scratch.items);
+            let mut res = std::mem::take(&mut self.scratch.res);
+            items.clear();
+            items.extend(bits(heads).map(|j| (self.bit_port[j], self.bit_vc[j])));
+            res.clear();
+            res.resize(items.len(), PENDING);
+            self.va_port(r, op, &items, &mut res);
+            for (k, j) in bits(heads).enumerate() {
+                if res[k] >= 0 {
+                    let (op, ov) = (res[k] as usize / v, res[k] as usize % v);
+                    self.in_use[r * pn + op] |= 1 << ov;
+                    self.ivc[base + j].out = (op as u8, ov as u8);
+                    self.ivc[base + j].state = ACTIVE;
+                    won |= 1 << j;
+                } else {
+                    lost |= 1 << j;
+                }
+            }
+            self.scratch.items = items;
+            self.scratch.res = res;
+        }
+        (won, lost)
     }
 
     /// Switch allocation at router `r` for the active input VCs whose bits are `sa_b` (fast
@@ -1159,45 +1166,53 @@ impl BookSim {
     /// input's round-robin offset.
     fn sa_fast(&mut self, r: usize, sa_b: u64) -> u64 {
         let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
         let rr = r * pn;
         let base = rr * v;
+        let ivc = &self.ivc[base..base + nio];
+        let occ = &self.occ[base..base + nio];
+        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let sc = &mut self.scratch;
+        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
+        let gptr = &mut self.sw_gptr[rr..rr + pn];
+        let aptr = &mut self.sw_aptr[rr..rr + pn];
+        let sw_rr = &mut self.sw_rr[rr..rr + pn];
         let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
         // Whether two asking VCs share an input or an output.
         let mut shared = false;
-        let sc = &mut self.scratch;
         for j in bits(sa_b) {
-            let (op, ov) = self.ivc[base + j].out;
+            let (op, ov) = ivc[j].out;
             let op = op as usize;
-            if self.occ[(rr + op) * v + ov as usize] as usize >= self.depth {
+            if occ[op * v + ov as usize] as usize >= self.depth {
                 continue;
             }
             asking |= 1 << j;
-            let p = self.bit_port[j] as usize;
+            let p = bit_port[j] as usize;
             if ins >> p & 1 == 0 {
                 ins |= 1 << p;
-                sc.req[p] = 0;
+                req[p] = 0;
             } else {
                 shared = true;
             }
             if outs >> op & 1 == 0 {
                 outs |= 1 << op;
-                sc.col[op] = 0;
+                col[op] = 0;
             } else {
                 shared = true;
             }
-            sc.req[p] |= 1 << op;
-            sc.col[op] |= 1 << p;
+            req[p] |= 1 << op;
+            col[op] |= 1 << p;
         }
         if !shared {
             // Every asking VC is alone at its input and its output: each output grants its
             // one asker, each input accepts its one grant, and the VC is its input's only
             // candidate.
             for j in bits(asking) {
-                let (p, c) = (self.bit_port[j] as usize, self.bit_vc[j] as usize);
-                let op = self.ivc[base + j].out.0 as usize;
-                self.sw_gptr[rr + op] = after(p, pn);
-                self.sw_aptr[rr + p] = after(op, pn);
-                self.sw_rr[rr + p] = after(c, v);
+                let (p, c) = (bit_port[j] as usize, bit_vc[j] as usize);
+                let op = ivc[j].out.0 as usize;
+                gptr[op] = after(p, pn);
+                aptr[p] = after(op, pn);
+                sw_rr[p] = after(c, v);
             }
             return asking;
         }
@@ -1205,10 +1220,10 @@ impl BookSim {
             self.allocator,
             self.alloc_iters,
             pn,
-            &mut self.sw_gptr[rr..rr + pn],
-            &mut self.sw_aptr[rr..rr + pn],
-            (ins, &sc.req),
-            (outs, &sc.col),
+            gptr,
+            aptr,
+            (ins, req),
+            (outs, col),
             &mut sc.grants,
             &mut sc.matched,
         );
@@ -1218,12 +1233,12 @@ impl BookSim {
             let m = sc.matched[p];
             let mut cands = 0u64;
             for c in bits(asking >> (p * v) & vc_bits) {
-                if self.ivc[base + p * v + c].out.0 == m {
+                if ivc[p * v + c].out.0 == m {
                     cands |= 1 << c;
                 }
             }
-            let c = rr_pick(cands, self.sw_rr[rr + p] as usize);
-            self.sw_rr[rr + p] = after(c, v);
+            let c = rr_pick(cands, sw_rr[p] as usize);
+            sw_rr[p] = after(c, v);
             won |= 1 << (p * v + c);
         }
         won
