@@ -133,14 +133,12 @@ struct Packet {
     dst: u32,
     ctime: u64,
     itime: u64,
-    /// Routers whose switch the head crossed.
-    routers: u32,
     /// Dateline partition of the current dimension (BookSim `f->ph`).
     ph: u8,
+    measured: bool,
     /// Coin tosses for ties at distance k/2 in a wrapped dimension, bit d for dimension d
     /// (modulo 64): BookSim tosses a coin when the packet turns into the dimension, which
     /// happens once per dimension.
-    measured: bool,
     coins: u64,
 }
 
@@ -532,6 +530,9 @@ struct BookSim {
     threshold: u64,
     // Packets.
     packets: Vec<Packet>,
+    /// Each packet's destination, apart from the rest because route computation reads it at
+    /// every hop (a small array stays in the cache).
+    dst_of: Vec<u32>,
     free: Vec<u32>,
     // Time and bookkeeping.
     now: u64,
@@ -728,6 +729,7 @@ impl BookSim {
             inj_in_use: vec![false; routers * vcs],
             threshold,
             packets: Vec::new(),
+            dst_of: Vec::new(),
             free: Vec::new(),
             now: 0,
             phase: Phase::WarmingUp,
@@ -751,8 +753,7 @@ impl BookSim {
     fn compute_route(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
         let n = self.dims.len();
         let last = (self.vcs - 1) as u8;
-        let p = &mut self.packets[pkt as usize];
-        let dst = p.dst as usize;
+        let dst = self.dst_of[pkt as usize] as usize;
         if r == dst {
             return ((self.ports - 1) as u8, 0, last);
         }
@@ -762,7 +763,14 @@ impl BookSim {
         while here[d] == there[d] {
             d += 1;
         }
-        let (cur, dest, k) = (here[d], there[d], self.dims[d]);
+        let (cur, dest) = (here[d], there[d]);
+        if !self.torus {
+            // No dateline partitions: the packet's own state plays no part.
+            let port = if cur < dest { 2 * d } else { 2 * d + 1 };
+            return (port as u8, 0, last);
+        }
+        let k = self.dims[d];
+        let p = &mut self.packets[pkt as usize];
         let port = if !self.wrap[d] {
             if in_port / 2 != d {
                 p.ph = 0;
@@ -780,16 +788,27 @@ impl BookSim {
         } else {
             in_port ^ 1
         };
-        if self.torus {
-            let avail = (self.vcs / 2) as u8;
-            if p.ph == 0 {
-                (port as u8, 0, last - avail)
-            } else {
-                (port as u8, avail, last)
-            }
+        let avail = (self.vcs / 2) as u8;
+        if p.ph == 0 {
+            (port as u8, 0, last - avail)
         } else {
-            (port as u8, 0, last)
+            (port as u8, avail, last)
         }
+    }
+
+    /// Links crossed by a packet from router `src` to `dst`: dimension-order routing is
+    /// minimal, so in each dimension the distance, the shorter way round where it wraps (at
+    /// k/2 both ways are as long, whatever the coin says). The head crosses one switch more.
+    fn hops(&self, src: u32, dst: u32) -> u32 {
+        let n = self.dims.len();
+        let (a, b) = (src as usize * n, dst as usize * n);
+        (0..n)
+            .map(|d| {
+                let (x, y, k) = (self.coords[a + d], self.coords[b + d], self.dims[d]);
+                let m = if x <= y { y - x } else { x - y };
+                if self.wrap[d] { m.min(k - m) } else { m }
+            })
+            .sum()
     }
 
     fn wake(&mut self, r: u32) {
@@ -818,7 +837,6 @@ impl BookSim {
             dst,
             ctime,
             itime: 0,
-            routers: 0,
             ph: 0,
             measured,
             coins: if self.torus {
@@ -830,10 +848,12 @@ impl BookSim {
         let id = match self.free.pop() {
             Some(id) => {
                 self.packets[id as usize] = p;
+                self.dst_of[id as usize] = dst;
                 id
             }
             None => {
                 self.packets.push(p);
+                self.dst_of.push(dst);
                 (self.packets.len() - 1) as u32
             }
         };
@@ -877,7 +897,7 @@ impl BookSim {
                     let plat = now - p.ctime;
                     self.stats.plat_sum += plat;
                     self.stats.nlat_sum += now - p.itime;
-                    self.stats.hops_sum += u64::from(p.routers.saturating_sub(1));
+                    self.stats.hops_sum += u64::from(self.hops(p.src, p.dst));
                     self.stats.packets += 1;
                     self.stats.hist.record(plat);
                 }
@@ -890,7 +910,7 @@ impl BookSim {
                         created: p.ctime,
                         injected: p.itime,
                         delivered: now,
-                        hops: p.routers.saturating_sub(1),
+                        hops: self.hops(p.src, p.dst),
                     }]);
                 }
                 self.free.push(id);
@@ -1383,9 +1403,6 @@ impl BookSim {
         let (op, ov) = ivc.out;
         let oport = r * pn + op as usize;
         let oidx = oport * v + ov as usize;
-        if flit & HEAD != 0 {
-            self.packets[(flit >> 2) as usize].routers += 1;
-        }
         if op as usize != pn - 1 {
             self.flit_hops += 1;
         }
