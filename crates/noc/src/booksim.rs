@@ -311,6 +311,77 @@ fn allocate_bits(
     }
 }
 
+/// One round of VC allocation at output port `op` (of `v` VCs) among the heads `heads`
+/// (input-VC bits, more than one), as [`BookSim::va_shared_port`] does it, on bit sets: `free(j)`
+/// is the VC bits head `j` may take; `gptr` and `aptr` are the router's pointers over its
+/// (port, VC) outputs and inputs. Returns the heads granted a VC (each one's `aptr` then
+/// points just past it) and those that got none.
+fn shared_port_bits(
+    kind: Allocator,
+    (op, v): (usize, usize),
+    heads: u64,
+    free: impl Fn(usize) -> u32,
+    gptr: &mut [u16],
+    aptr: &mut [u16],
+) -> (u64, u64) {
+    let nio = gptr.len();
+    let base = op * v;
+    let (mut won, mut lost) = (0u64, 0u64);
+    // The heads that may take each VC.
+    let mut want = [0u64; 32];
+    let mut union = 0u32;
+    for j in bits(heads) {
+        let f = free(j);
+        if f == 0 {
+            lost |= 1 << j;
+            continue;
+        }
+        union |= f;
+        for ov in bits(u64::from(f)) {
+            want[ov] |= 1 << j;
+        }
+    }
+    match kind {
+        Allocator::Islip => {
+            // Grant: each asked-for VC grants the head nearest its pointer; accept: each head
+            // takes the granting VC nearest its pointer.
+            let mut granted = [0u32; 64];
+            let mut got = 0u64;
+            for ov in bits(u64::from(union)) {
+                let j = rr_pick(want[ov], gptr[base + ov] as usize);
+                granted[j] |= 1 << ov;
+                got |= 1 << j;
+            }
+            lost |= heads & !lost & !got;
+            for j in bits(got) {
+                let o = nearest(granted[j], aptr[j] as usize, base, v);
+                gptr[o] = after(j, nio);
+                aptr[j] = after(o, nio);
+                won |= 1 << j;
+            }
+        }
+        Allocator::SeparableInputFirst => {
+            // Input arbiters: each head picks the free VC nearest its pointer; output arbiters:
+            // each picked VC takes the head nearest its pointer.
+            let mut picked = [0u64; 32];
+            let mut outs = 0u64;
+            for j in bits(heads & !lost) {
+                let ov = nearest(free(j), aptr[j] as usize, base, v) - base;
+                picked[ov] |= 1 << j;
+                outs |= 1 << ov;
+            }
+            for ov in bits(outs) {
+                let j = rr_pick(picked[ov], gptr[base + ov] as usize);
+                won |= 1 << j;
+                lost |= picked[ov] & !(1 << j);
+                gptr[base + ov] = after(j, nio);
+                aptr[j] = after(base + ov, nio);
+            }
+        }
+    }
+    (won, lost)
+}
+
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
 /// output granted to every requesting input, or -1.
 #[allow(clippy::too_many_arguments)]
@@ -1152,6 +1223,29 @@ impl BookSim {
             ivc[j].out = (op as u8, ov as u8);
             ivc[j].state = ACTIVE;
             won |= 1 << j;
+        }
+        if self.alloc_iters == 1 {
+            for op in bits(shared) {
+                let (w, l) = shared_port_bits(
+                    self.allocator,
+                    (op, v),
+                    heads_of[op],
+                    |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !in_use[op],
+                    gptr,
+                    aptr,
+                );
+                lost |= l;
+                for j in bits(w) {
+                    // `aptr[j]` now follows the granted output.
+                    let pick = if aptr[j] == 0 { nio - 1 } else { aptr[j] as usize - 1 };
+                    let ov = pick - op * v;
+                    in_use[op] |= 1 << ov;
+                    ivc[j].out = (op as u8, ov as u8);
+                    ivc[j].state = ACTIVE;
+                    won |= 1 << j;
+                }
+            }
+            return (won, lost);
         }
         for op in bits(shared) {
             let heads = self.scratch.heads_of[op];
