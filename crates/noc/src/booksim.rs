@@ -876,7 +876,7 @@ impl BookSim {
         (0..n)
             .map(|d| {
                 let (x, y, k) = (self.coords[a + d], self.coords[b + d], self.dims[d]);
-                let m = if x <= y { y - x } else { x - y };
+                let m = x.abs_diff(y);
                 if self.wrap[d] { m.min(k - m) } else { m }
             })
             .sum()
@@ -1237,7 +1237,11 @@ impl BookSim {
                 lost |= l;
                 for j in bits(w) {
                     // `aptr[j]` now follows the granted output.
-                    let pick = if aptr[j] == 0 { nio - 1 } else { aptr[j] as usize - 1 };
+                    let pick = if aptr[j] == 0 {
+                        nio - 1
+                    } else {
+                        aptr[j] as usize - 1
+                    };
                     let ov = pick - op * v;
                     in_use[op] |= 1 << ov;
                     ivc[j].out = (op as u8, ov as u8);
