@@ -1070,21 +1070,32 @@ impl BookSim {
     /// A flit enters its VC buffer (BookSim `_InputQueuing`).
     fn receive(&mut self, e: FlitEvent) {
         let r = e.router as usize;
-        let idx = (r * self.ports + e.port as usize) * self.vcs + e.vc as usize;
-        let len = self.ivc[idx].len as usize;
-        let mut at = self.ivc[idx].head as usize + len;
+        let j = e.port as usize * self.vcs + e.vc as usize;
+        let idx = r * self.ports * self.vcs + j;
+        let mut ivc = self.ivc[idx];
+        let len = ivc.len as usize;
+        let mut at = ivc.head as usize + len;
         if at >= self.depth {
             at -= self.depth;
         }
         self.buf[idx * self.depth + at] = e.flit;
-        self.ivc[idx].len += 1;
+        ivc.len += 1;
+        let state = ivc.state;
+        if state == IDLE && self.fast && self.routing_delay > 0 {
+            // `start_head` in the fast case.
+            ivc.state = ROUTING;
+            self.ivc[idx] = ivc;
+            self.route_m[r] |= 1 << j;
+            return;
+        }
+        self.ivc[idx] = ivc;
         let entry = Entry {
             time: UNSET,
             input: e.port,
             vc: e.vc,
             result: PENDING,
         };
-        match self.ivc[idx].state {
+        match state {
             IDLE => self.start_head(r, idx, entry, e.flit),
             ACTIVE if len == 0 => self.push_sa(r, entry),
             _ => {}
@@ -1093,6 +1104,7 @@ impl BookSim {
 
     /// A head at the front of VC `idx`: route computation, or straight to VC allocation with
     /// lookahead routing (`routing_delay = 0`).
+    #[inline]
     fn start_head(&mut self, r: usize, idx: usize, entry: Entry, flit: u32) {
         if self.routing_delay > 0 {
             self.ivc[idx].state = ROUTING;
