@@ -539,6 +539,10 @@ struct BookSim {
     torus: bool,
     /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
     nbr: Vec<u32>,
+    /// Without wrap-around links and with at most [`MESH_TABLE_ROUTERS`] routers: the output
+    /// port from each router towards each destination, `routers * routers` (the terminal port
+    /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
+    mesh_ports: Vec<u8>,
     // Delays.
     routing_delay: i64,
     vc_alloc_delay: i64,
@@ -623,6 +627,9 @@ struct BookSim {
 }
 
 const NO_PACKET: u32 = u32::MAX;
+
+/// The most routers for which a mesh's routes are tabulated (a byte per pair: 1 MiB).
+const MESH_TABLE_ROUTERS: usize = 1024;
 
 impl BookSim {
     fn new(net: &Network, cfg: &RouterConfig, spec: &RunSpec) -> Result<Self, NocError> {
@@ -711,7 +718,7 @@ impl BookSim {
         };
         let nio = ports * vcs;
         let streams = RngStreams::new(spec.seed);
-        Ok(BookSim {
+        let mut b = BookSim {
             routers,
             ports,
             vcs,
@@ -721,6 +728,7 @@ impl BookSim {
             coords,
             torus,
             nbr,
+            mesh_ports: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
             vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
             sw_alloc_delay: i64::from(cfg.sw_alloc_delay),
@@ -816,7 +824,30 @@ impl BookSim {
             rng: streams.stream("noc.booksim.traffic"),
             route_rng: streams.stream("noc.booksim.routing"),
             dests: Destinations::new(&spec.pattern, net, routers)?,
-        })
+        };
+        if !torus && routers <= MESH_TABLE_ROUTERS {
+            b.mesh_ports = (0..routers * routers)
+                .map(|x| b.mesh_port(x / routers, x % routers))
+                .collect();
+        }
+        Ok(b)
+    }
+
+    /// Dimension-order routing on a network without wrap-around links: the output port from
+    /// router `r` towards `dst` (the first dimension where they differ, towards `dst`; the
+    /// terminal port at `dst`).
+    fn mesh_port(&self, r: usize, dst: usize) -> u8 {
+        if r == dst {
+            return (self.ports - 1) as u8;
+        }
+        let n = self.dims.len();
+        let here = &self.coords[r * n..r * n + n];
+        let there = &self.coords[dst * n..dst * n + n];
+        let mut d = 0;
+        while here[d] == there[d] {
+            d += 1;
+        }
+        (if here[d] < there[d] { 2 * d } else { 2 * d + 1 }) as u8
     }
 
     /// BookSim's `dim_order_mesh` / `dim_order_torus` at router `r` for the head of `pkt`
@@ -825,6 +856,14 @@ impl BookSim {
         let n = self.dims.len();
         let last = (self.vcs - 1) as u8;
         let dst = self.dst_of[pkt as usize] as usize;
+        if !self.torus {
+            // No dateline partitions: the packet's own state plays no part.
+            let port = match self.mesh_ports.get(r * self.routers + dst) {
+                Some(&port) => port,
+                None => self.mesh_port(r, dst),
+            };
+            return (port, 0, last);
+        }
         if r == dst {
             return ((self.ports - 1) as u8, 0, last);
         }
@@ -835,11 +874,6 @@ impl BookSim {
             d += 1;
         }
         let (cur, dest) = (here[d], there[d]);
-        if !self.torus {
-            // No dateline partitions: the packet's own state plays no part.
-            let port = if cur < dest { 2 * d } else { 2 * d + 1 };
-            return (port as u8, 0, last);
-        }
         let k = self.dims[d];
         let p = &mut self.packets[pkt as usize];
         let port = if !self.wrap[d] {

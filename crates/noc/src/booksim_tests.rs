@@ -482,3 +482,29 @@ fn the_bit_set_vc_allocation_matches_one_allocator_round() {
         assert_eq!((g1, a1), (g2, a2), "trial {trial}: {reqs:?}");
     }
 }
+
+/// The mesh route table against routes by hand: on the 8x8 mesh router r is (r % 8, r / 8),
+/// ports 0/1 are +x/-x, 2/3 are +y/-y and 4 the terminal; on a 3x4x2 mesh (strides 1, 3, 12)
+/// ports 4/5 are +z/-z. Beyond the table's size the same function runs untabulated.
+#[test]
+fn mesh_routes_go_in_dimension_order() {
+    let spec = RunSpec::new(Pattern::Uniform, 0.1);
+    let b = super::BookSim::new(&cube(&[8, 8], false), &booksim(1), &spec).unwrap();
+    assert_eq!(b.mesh_ports.len(), 64 * 64);
+    let port = |r: usize, d: usize| b.mesh_ports[r * 64 + d];
+    assert_eq!(port(0, 63), 0); // (0,0) -> (7,7): +x first
+    assert_eq!(port(63, 0), 1); // (7,7) -> (0,0): -x
+    assert_eq!(port(8, 0), 3); // (0,1) -> (0,0): -y
+    assert_eq!(port(3, 59), 2); // (3,0) -> (3,7): +y
+    assert_eq!(port(9, 9), 4); // the terminal
+    let b = super::BookSim::new(&cube(&[3, 4, 2], false), &booksim(1), &spec).unwrap();
+    assert_eq!(b.mesh_ports[12], 4); // (0,0,0) -> (0,0,1): +z
+    assert_eq!(b.mesh_ports[14 * 24 + 2], 5); // (2,0,1) -> (2,0,0): -z
+    for (r, d) in [(0, 23), (23, 0), (5, 17), (11, 11)] {
+        assert_eq!(b.mesh_ports[r * 24 + d], b.mesh_port(r, d));
+    }
+    let big = super::BookSim::new(&cube(&[33, 32], false), &booksim(1), &spec).unwrap();
+    assert!(big.mesh_ports.is_empty());
+    assert_eq!(big.mesh_port(0, 33 * 32 - 1), 0);
+    assert_eq!(big.mesh_port(33 * 32 - 1, 32), 3);
+}
