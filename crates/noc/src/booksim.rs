@@ -90,6 +90,19 @@ struct Entry {
     result: i32,
 }
 
+/// An input VC of a router: its buffer's ring (front position and length; the flits are in
+/// `BookSim::buf`), its stage (`IDLE`, `ROUTING`, `VC_ALLOC` or `ACTIVE`), its head's route
+/// (output port and VC range) and the output port and VC allocated to it. Kept together
+/// because a flit's every stage reads several of them.
+#[derive(Debug, Clone, Copy, Default)]
+struct InputVc {
+    head: u16,
+    len: u16,
+    state: u8,
+    route: (u8, u8, u8),
+    out: (u8, u8),
+}
+
 /// A flit in the crossbar.
 #[derive(Debug, Clone, Copy)]
 struct Crossing {
@@ -120,14 +133,12 @@ struct Packet {
     dst: u32,
     ctime: u64,
     itime: u64,
-    /// Routers whose switch the head crossed.
-    routers: u32,
     /// Dateline partition of the current dimension (BookSim `f->ph`).
     ph: u8,
+    measured: bool,
     /// Coin tosses for ties at distance k/2 in a wrapped dimension, bit d for dimension d
     /// (modulo 64): BookSim tosses a coin when the packet turns into the dimension, which
     /// happens once per dimension.
-    measured: bool,
     coins: u64,
 }
 
@@ -169,7 +180,14 @@ struct Scratch {
     /// A stage's batch, (input, VC), and each one's result.
     items: Vec<(u16, u16)>,
     res: Vec<i32>,
-    sa_res: Vec<i32>,
+    /// Fast case, by port: the heads asking for each output port (input-VC bits), the outputs
+    /// each input asks the switch for and the inputs asking for each output (port bits), the
+    /// allocator's grants, and each matched input's output.
+    heads_of: Vec<u64>,
+    req: Vec<u64>,
+    col: Vec<u64>,
+    grants: Vec<u64>,
+    matched: Vec<u8>,
     /// Heads competing for one output port: (item, input VC, free VCs of its range), and the
     /// separable allocator's pick for each.
     heads: Vec<(u16, u16, u32)>,
@@ -196,6 +214,172 @@ fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
 /// The VC bits `first..=last`.
 fn vc_range(first: u8, last: u8) -> u32 {
     (u32::MAX >> (31 - u32::from(last))) & (u32::MAX << first)
+}
+
+/// The set bits of `m`, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            j
+        })
+    })
+}
+
+/// The bit of `mask` (not empty) nearest `from` (below 64) round-robin: the lowest at or after
+/// it, else the lowest.
+fn rr_pick(mask: u64, from: usize) -> usize {
+    let later = mask & (u64::MAX << from);
+    (if later != 0 { later } else { mask }).trailing_zeros() as usize
+}
+
+/// [`allocate`] on bit sets, for at most 64 inputs and outputs (`n` of each): `ins` are the
+/// asking inputs and `req[i]` the outputs input `i` asks for; `outs` are the outputs asked for
+/// and `col[o]` the inputs asking for output `o` (entries outside `ins` and `outs` are not
+/// read). Returns the matched inputs, `matched[i]` holding each one's output; `grants` is
+/// scratch of `n` entries. Round-robin picks are [`rr_pick`] from the pointers, which is the
+/// smallest round-robin distance that [`allocate`] takes.
+#[allow(clippy::too_many_arguments)]
+fn allocate_bits(
+    kind: Allocator,
+    iters: u32,
+    n: usize,
+    gptr: &mut [u16],
+    aptr: &mut [u16],
+    (ins, req): (u64, &[u64]),
+    (outs, col): (u64, &[u64]),
+    grants: &mut [u64],
+    matched: &mut [u8],
+) -> u64 {
+    match kind {
+        Allocator::Islip => {
+            let (mut free_in, mut free_out) = (ins, outs);
+            for iter in 0..iters {
+                // Grant: each free output picks a free asking input; accept: each input picks
+                // one of the outputs that granted it. Pointers move in the first round only.
+                let mut granted = 0u64;
+                for o in bits(free_out) {
+                    let cand = col[o] & free_in;
+                    if cand == 0 {
+                        continue;
+                    }
+                    let i = rr_pick(cand, gptr[o] as usize);
+                    if granted >> i & 1 == 0 {
+                        granted |= 1 << i;
+                        grants[i] = 0;
+                    }
+                    grants[i] |= 1 << o;
+                }
+                if granted == 0 {
+                    break;
+                }
+                for i in bits(granted) {
+                    let o = rr_pick(grants[i], aptr[i] as usize);
+                    matched[i] = o as u8;
+                    free_in &= !(1 << i);
+                    free_out &= !(1 << o);
+                    if iter == 0 {
+                        gptr[o] = after(i, n);
+                        aptr[i] = after(o, n);
+                    }
+                }
+            }
+            ins & !free_in
+        }
+        Allocator::SeparableInputFirst => {
+            // Input arbiters pick an output each; output arbiters pick among their pickers.
+            let mut picked = 0u64;
+            for i in bits(ins) {
+                let o = rr_pick(req[i], aptr[i] as usize);
+                if picked >> o & 1 == 0 {
+                    picked |= 1 << o;
+                    grants[o] = 0;
+                }
+                grants[o] |= 1 << i;
+            }
+            let mut won = 0u64;
+            for o in bits(picked) {
+                let i = rr_pick(grants[o], gptr[o] as usize);
+                matched[i] = o as u8;
+                won |= 1 << i;
+                aptr[i] = after(o, n);
+                gptr[o] = after(i, n);
+            }
+            won
+        }
+    }
+}
+
+/// One round of VC allocation at output port `op` (of `v` VCs) among the heads `heads`
+/// (input-VC bits, more than one), as [`BookSim::va_shared_port`] does it, on bit sets: `free(j)`
+/// is the VC bits head `j` may take; `gptr` and `aptr` are the router's pointers over its
+/// (port, VC) outputs and inputs. Returns the heads granted a VC (each one's `aptr` then
+/// points just past it) and those that got none.
+fn shared_port_bits(
+    kind: Allocator,
+    (op, v): (usize, usize),
+    heads: u64,
+    free: impl Fn(usize) -> u32,
+    gptr: &mut [u16],
+    aptr: &mut [u16],
+) -> (u64, u64) {
+    let nio = gptr.len();
+    let base = op * v;
+    let (mut won, mut lost) = (0u64, 0u64);
+    // The heads that may take each VC.
+    let mut want = [0u64; 32];
+    let mut union = 0u32;
+    for j in bits(heads) {
+        let f = free(j);
+        if f == 0 {
+            lost |= 1 << j;
+            continue;
+        }
+        union |= f;
+        for ov in bits(u64::from(f)) {
+            want[ov] |= 1 << j;
+        }
+    }
+    match kind {
+        Allocator::Islip => {
+            // Grant: each asked-for VC grants the head nearest its pointer; accept: each head
+            // takes the granting VC nearest its pointer.
+            let mut granted = [0u32; 64];
+            let mut got = 0u64;
+            for ov in bits(u64::from(union)) {
+                let j = rr_pick(want[ov], gptr[base + ov] as usize);
+                granted[j] |= 1 << ov;
+                got |= 1 << j;
+            }
+            lost |= heads & !lost & !got;
+            for j in bits(got) {
+                let o = nearest(granted[j], aptr[j] as usize, base, v);
+                gptr[o] = after(j, nio);
+                aptr[j] = after(o, nio);
+                won |= 1 << j;
+            }
+        }
+        Allocator::SeparableInputFirst => {
+            // Input arbiters: each head picks the free VC nearest its pointer; output arbiters:
+            // each picked VC takes the head nearest its pointer.
+            let mut picked = [0u64; 32];
+            let mut outs = 0u64;
+            for j in bits(heads & !lost) {
+                let ov = nearest(free(j), aptr[j] as usize, base, v) - base;
+                picked[ov] |= 1 << j;
+                outs |= 1 << ov;
+            }
+            for ov in bits(outs) {
+                let j = rr_pick(picked[ov], gptr[base + ov] as usize);
+                won |= 1 << j;
+                lost |= picked[ov] & !(1 << j);
+                gptr[base + ov] = after(j, nio);
+                aptr[j] = after(base + ov, nio);
+            }
+        }
+    }
+    (won, lost)
 }
 
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
@@ -355,6 +539,10 @@ struct BookSim {
     torus: bool,
     /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
     nbr: Vec<u32>,
+    /// Without wrap-around links and with at most [`MESH_TABLE_ROUTERS`] routers: the output
+    /// port from each router towards each destination, `routers * routers` (the terminal port
+    /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
+    mesh_ports: Vec<u8>,
     // Delays.
     routing_delay: i64,
     vc_alloc_delay: i64,
@@ -369,13 +557,8 @@ struct BookSim {
     cycle_ps: u64,
     // Router state, by (router, port, VC) unless said.
     buf: Vec<u32>,
-    buf_head: Vec<u16>,
-    buf_len: Vec<u16>,
-    state: Vec<u8>,
-    /// Route: output port and VC range.
-    route: Vec<(u8, u8, u8)>,
-    /// Allocated output port and VC.
-    out: Vec<(u8, u8)>,
+    /// Each input VC's buffer position and stage state.
+    ivc: Vec<InputVc>,
     /// Downstream occupancy and ownership, by (router, output port, VC).
     occ: Vec<u16>,
     /// VCs allocated to a packet whose tail has not left, one bit per VC, by (router, output).
@@ -422,6 +605,9 @@ struct BookSim {
     threshold: u64,
     // Packets.
     packets: Vec<Packet>,
+    /// Each packet's destination, apart from the rest because route computation reads it at
+    /// every hop (a small array stays in the cache).
+    dst_of: Vec<u32>,
     free: Vec<u32>,
     // Time and bookkeeping.
     now: u64,
@@ -441,6 +627,9 @@ struct BookSim {
 }
 
 const NO_PACKET: u32 = u32::MAX;
+
+/// The most routers for which a mesh's routes are tabulated (a byte per pair: 1 MiB).
+const MESH_TABLE_ROUTERS: usize = 1024;
 
 impl BookSim {
     fn new(net: &Network, cfg: &RouterConfig, spec: &RunSpec) -> Result<Self, NocError> {
@@ -529,7 +718,7 @@ impl BookSim {
         };
         let nio = ports * vcs;
         let streams = RngStreams::new(spec.seed);
-        Ok(BookSim {
+        let mut b = BookSim {
             routers,
             ports,
             vcs,
@@ -539,6 +728,7 @@ impl BookSim {
             coords,
             torus,
             nbr,
+            mesh_ports: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
             vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
             sw_alloc_delay: i64::from(cfg.sw_alloc_delay),
@@ -556,11 +746,7 @@ impl BookSim {
                     .max(1.0) as u64
             },
             buf: vec![0; slots * depth],
-            buf_head: vec![0; slots],
-            buf_len: vec![0; slots],
-            state: vec![IDLE; slots],
-            route: vec![(0, 0, 0); slots],
-            out: vec![(0, 0); slots],
+            ivc: vec![InputVc::default(); slots],
             occ: vec![0; slots],
             in_use: vec![0; routers * ports],
             fast: cfg.routing_delay <= 1
@@ -595,7 +781,11 @@ impl BookSim {
                 port_count: vec![0; ports],
                 items: Vec::new(),
                 res: Vec::new(),
-                sa_res: Vec::new(),
+                heads_of: vec![0; ports],
+                req: vec![0; ports],
+                col: vec![0; ports],
+                grants: vec![0; ports],
+                matched: vec![0; ports],
                 heads: Vec::new(),
                 picks: Vec::new(),
             },
@@ -618,6 +808,7 @@ impl BookSim {
             inj_in_use: vec![false; routers * vcs],
             threshold,
             packets: Vec::new(),
+            dst_of: Vec::new(),
             free: Vec::new(),
             now: 0,
             phase: Phase::WarmingUp,
@@ -633,30 +824,61 @@ impl BookSim {
             rng: streams.stream("noc.booksim.traffic"),
             route_rng: streams.stream("noc.booksim.routing"),
             dests: Destinations::new(&spec.pattern, net, routers)?,
-        })
+        };
+        if !torus && routers <= MESH_TABLE_ROUTERS {
+            b.mesh_ports = (0..routers * routers)
+                .map(|x| b.mesh_port(x / routers, x % routers))
+                .collect();
+        }
+        Ok(b)
     }
 
-    fn coord(&self, r: usize, d: usize) -> u32 {
-        self.coords[r * self.dims.len() + d]
+    /// Dimension-order routing on a network without wrap-around links: the output port from
+    /// router `r` towards `dst` (the first dimension where they differ, towards `dst`; the
+    /// terminal port at `dst`).
+    fn mesh_port(&self, r: usize, dst: usize) -> u8 {
+        if r == dst {
+            return (self.ports - 1) as u8;
+        }
+        let n = self.dims.len();
+        let here = &self.coords[r * n..r * n + n];
+        let there = &self.coords[dst * n..dst * n + n];
+        let mut d = 0;
+        while here[d] == there[d] {
+            d += 1;
+        }
+        (if here[d] < there[d] { 2 * d } else { 2 * d + 1 }) as u8
     }
 
     /// BookSim's `dim_order_mesh` / `dim_order_torus` at router `r` for the head of `pkt`
     /// arriving on `in_port`: the output port and the VC range.
     fn compute_route(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
-        let p = self.packets[pkt as usize];
-        let dst = p.dst as usize;
+        let n = self.dims.len();
         let last = (self.vcs - 1) as u8;
+        let dst = self.dst_of[pkt as usize] as usize;
+        if !self.torus {
+            // No dateline partitions: the packet's own state plays no part.
+            let port = match self.mesh_ports.get(r * self.routers + dst) {
+                Some(&port) => port,
+                None => self.mesh_port(r, dst),
+            };
+            return (port, 0, last);
+        }
         if r == dst {
             return ((self.ports - 1) as u8, 0, last);
         }
+        let here = &self.coords[r * n..r * n + n];
+        let there = &self.coords[dst * n..dst * n + n];
         let mut d = 0;
-        while self.coord(r, d) == self.coord(dst, d) {
+        while here[d] == there[d] {
             d += 1;
         }
-        let (cur, dest, k) = (self.coord(r, d), self.coord(dst, d), self.dims[d]);
+        let (cur, dest) = (here[d], there[d]);
+        let k = self.dims[d];
+        let p = &mut self.packets[pkt as usize];
         let port = if !self.wrap[d] {
             if in_port / 2 != d {
-                self.packets[pkt as usize].ph = 0;
+                p.ph = 0;
             }
             if cur < dest { 2 * d } else { 2 * d + 1 }
         } else if in_port / 2 != d {
@@ -666,22 +888,32 @@ impl BookSim {
             // BookSim's fixed dateline between k-1 and 0: `dor_next_torus` sets partition 1
             // when `(dir == 0 && cur > dest) || (dir == 1 && dest < cur)`, which is
             // `cur > dest` whichever way the packet goes.
-            let ph = u8::from(cur > dest);
-            self.packets[pkt as usize].ph = ph;
+            p.ph = u8::from(cur > dest);
             if plus { 2 * d } else { 2 * d + 1 }
         } else {
             in_port ^ 1
         };
-        if self.torus {
-            let avail = (self.vcs / 2) as u8;
-            if self.packets[pkt as usize].ph == 0 {
-                (port as u8, 0, last - avail)
-            } else {
-                (port as u8, avail, last)
-            }
+        let avail = (self.vcs / 2) as u8;
+        if p.ph == 0 {
+            (port as u8, 0, last - avail)
         } else {
-            (port as u8, 0, last)
+            (port as u8, avail, last)
         }
+    }
+
+    /// Links crossed by a packet from router `src` to `dst`: dimension-order routing is
+    /// minimal, so in each dimension the distance, the shorter way round where it wraps (at
+    /// k/2 both ways are as long, whatever the coin says). The head crosses one switch more.
+    fn hops(&self, src: u32, dst: u32) -> u32 {
+        let n = self.dims.len();
+        let (a, b) = (src as usize * n, dst as usize * n);
+        (0..n)
+            .map(|d| {
+                let (x, y, k) = (self.coords[a + d], self.coords[b + d], self.dims[d]);
+                let m = x.abs_diff(y);
+                if self.wrap[d] { m.min(k - m) } else { m }
+            })
+            .sum()
     }
 
     fn wake(&mut self, r: u32) {
@@ -710,7 +942,6 @@ impl BookSim {
             dst,
             ctime,
             itime: 0,
-            routers: 0,
             ph: 0,
             measured,
             coins: if self.torus {
@@ -722,10 +953,12 @@ impl BookSim {
         let id = match self.free.pop() {
             Some(id) => {
                 self.packets[id as usize] = p;
+                self.dst_of[id as usize] = dst;
                 id
             }
             None => {
                 self.packets.push(p);
+                self.dst_of.push(dst);
                 (self.packets.len() - 1) as u32
             }
         };
@@ -769,7 +1002,7 @@ impl BookSim {
                     let plat = now - p.ctime;
                     self.stats.plat_sum += plat;
                     self.stats.nlat_sum += now - p.itime;
-                    self.stats.hops_sum += u64::from(p.routers.saturating_sub(1));
+                    self.stats.hops_sum += u64::from(self.hops(p.src, p.dst));
                     self.stats.packets += 1;
                     self.stats.hist.record(plat);
                 }
@@ -782,7 +1015,7 @@ impl BookSim {
                         created: p.ctime,
                         injected: p.itime,
                         delivered: now,
-                        hops: p.routers.saturating_sub(1),
+                        hops: self.hops(p.src, p.dst),
                     }]);
                 }
                 self.free.push(id);
@@ -871,21 +1104,32 @@ impl BookSim {
     /// A flit enters its VC buffer (BookSim `_InputQueuing`).
     fn receive(&mut self, e: FlitEvent) {
         let r = e.router as usize;
-        let idx = (r * self.ports + e.port as usize) * self.vcs + e.vc as usize;
-        let len = self.buf_len[idx] as usize;
-        let mut at = self.buf_head[idx] as usize + len;
+        let j = e.port as usize * self.vcs + e.vc as usize;
+        let idx = r * self.ports * self.vcs + j;
+        let mut ivc = self.ivc[idx];
+        let len = ivc.len as usize;
+        let mut at = ivc.head as usize + len;
         if at >= self.depth {
             at -= self.depth;
         }
         self.buf[idx * self.depth + at] = e.flit;
-        self.buf_len[idx] += 1;
+        ivc.len += 1;
+        let state = ivc.state;
+        if state == IDLE && self.fast && self.routing_delay > 0 {
+            // `start_head` in the fast case.
+            ivc.state = ROUTING;
+            self.ivc[idx] = ivc;
+            self.route_m[r] |= 1 << j;
+            return;
+        }
+        self.ivc[idx] = ivc;
         let entry = Entry {
             time: UNSET,
             input: e.port,
             vc: e.vc,
             result: PENDING,
         };
-        match self.state[idx] {
+        match state {
             IDLE => self.start_head(r, idx, entry, e.flit),
             ACTIVE if len == 0 => self.push_sa(r, entry),
             _ => {}
@@ -894,17 +1138,18 @@ impl BookSim {
 
     /// A head at the front of VC `idx`: route computation, or straight to VC allocation with
     /// lookahead routing (`routing_delay = 0`).
+    #[inline]
     fn start_head(&mut self, r: usize, idx: usize, entry: Entry, flit: u32) {
         if self.routing_delay > 0 {
-            self.state[idx] = ROUTING;
+            self.ivc[idx].state = ROUTING;
             if self.fast {
                 self.route_m[r] |= self.bit(entry);
             } else {
                 self.route_q[r].push_back(entry);
             }
         } else {
-            self.route[idx] = self.compute_route(r, entry.input as usize, flit >> 2);
-            self.state[idx] = VC_ALLOC;
+            self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
+            self.ivc[idx].state = VC_ALLOC;
             self.push_va(r, entry);
         }
     }
@@ -935,86 +1180,232 @@ impl BookSim {
     /// One cycle of router `r` in the fast case: route computation, VC and switch allocation
     /// each take every VC waiting for them (those that arrived or were queued before this
     /// cycle's evaluation), as BookSim's one-cycle stages do.
+    ///
+    /// The stages are evaluated and updated in an order that gives BookSim's result: VC
+    /// allocation is applied as soon as it is evaluated (it reads only the `in_use` bits of the
+    /// ports it allocates, and switch allocation, which runs after it, reads neither those nor
+    /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
+    /// allocation is evaluated, routes are computed, and the switch winners leave.
     fn step_router_fast(&mut self, r: usize) {
-        let (pn, v) = (self.ports, self.vcs);
-        self.take_credits(r);
+        if !self.credits_q[r].is_empty() {
+            self.take_credits(r);
+        }
         let route_b = std::mem::take(&mut self.route_m[r]);
         let va_b = std::mem::take(&mut self.va_m[r]);
         let sa_b = std::mem::take(&mut self.sa_m[r]);
-        let bits = |mut m: u64| {
-            std::iter::from_fn(move || {
-                (m != 0).then(|| {
-                    let j = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    j
-                })
-            })
+        let (va_won, va_lost) = if va_b != 0 {
+            self.va_fast(r, va_b)
+        } else {
+            (0, 0)
         };
-        let mut items = std::mem::take(&mut self.scratch.items);
-        let mut va_res = std::mem::take(&mut self.scratch.res);
-        let mut sa_res: Vec<i32> = Vec::new();
-        items.clear();
-        let (bp, bv) = (&self.bit_port, &self.bit_vc);
-        if va_b != 0 {
-            items.extend(bits(va_b).map(|j| (bp[j], bv[j])));
-            self.va_evaluate(r, &items, &mut va_res);
-        }
-        let va_items = items.len();
-        let (bp, bv) = (&self.bit_port, &self.bit_vc);
-        if sa_b != 0 {
-            items.extend(bits(sa_b).map(|j| (bp[j], bv[j])));
-            sa_res = std::mem::take(&mut self.scratch.sa_res);
-            self.sa_evaluate(r, &items[va_items..], &mut sa_res);
-        }
+        let won = if sa_b != 0 { self.sa_fast(r, sa_b) } else { 0 };
         // Route update.
+        let base = r * self.ports * self.vcs;
         for j in bits(route_b) {
-            let idx = r * pn * v + j;
-            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.route[idx] = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
-            self.state[idx] = VC_ALLOC;
-            self.va_m[r] |= 1 << j;
+            let idx = base + j;
+            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+            self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
+            self.ivc[idx].state = VC_ALLOC;
         }
-        // VC allocation update.
-        if va_b != 0 {
-            for (k, j) in bits(va_b).enumerate() {
-                let res = va_res[k];
-                if res >= 0 {
-                    let idx = r * pn * v + j;
-                    let (op, ov) = (self.bit_port[res as usize], self.bit_vc[res as usize]);
-                    self.in_use[r * pn + op as usize] |= 1 << ov;
-                    self.out[idx] = (op as u8, ov as u8);
-                    self.state[idx] = ACTIVE;
-                    self.sa_m[r] |= 1 << j;
-                } else {
-                    self.va_m[r] |= 1 << j;
-                }
-            }
+        self.va_m[r] |= route_b | va_lost;
+        // Switch allocation update: the losers ask again, the winners leave.
+        self.sa_m[r] |= va_won | (sa_b & !won);
+        for j in bits(won) {
+            let e = Entry {
+                time: UNSET,
+                input: self.bit_port[j],
+                vc: self.bit_vc[j],
+                result: PENDING,
+            };
+            self.switch_win(r, e);
         }
-        // Switch allocation update.
-        if sa_b != 0 {
-            for (k, j) in bits(sa_b).enumerate() {
-                let e = Entry {
-                    time: UNSET,
-                    input: self.bit_port[j],
-                    vc: self.bit_vc[j],
-                    result: PENDING,
-                };
-                if sa_res[k] < 0 {
-                    self.sa_m[r] |= 1 << j;
-                } else {
-                    self.switch_win(r, e);
-                }
-            }
-            self.scratch.sa_res = sa_res;
-        }
-        self.scratch.items = items;
-        self.scratch.res = va_res;
         let busy =
             self.route_m[r] | self.va_m[r] | self.sa_m[r] != 0 || !self.credits_q[r].is_empty();
         if busy && self.stamp[r] != self.now + 1 {
             self.stamp[r] = self.now + 1;
             self.next_active.push(r as u32);
         }
+    }
+
+    /// VC allocation at router `r` for the heads whose input-VC bits are `va_b`, evaluated and
+    /// applied (fast case): returns the bits of the heads granted a VC and of those that ask
+    /// again next cycle. The heads are grouped by output port; a port with one asker gives it
+    /// the free VC of its range nearest its accept pointer, as [`Self::va_evaluate`] does, and
+    /// a port with more runs [`Self::va_port`].
+    fn va_fast(&mut self, r: usize, va_b: u64) -> (u64, u64) {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        let base = r * nio;
+        let (mut won, mut lost) = (0u64, 0u64);
+        let ivc = &mut self.ivc[base..base + nio];
+        let heads_of = &mut self.scratch.heads_of[..pn];
+        let (mut ports, mut shared) = (0u64, 0u64);
+        for j in bits(va_b) {
+            let op = ivc[j].route.0 as usize;
+            if ports >> op & 1 == 0 {
+                ports |= 1 << op;
+                heads_of[op] = 0;
+            } else {
+                shared |= 1 << op;
+            }
+            heads_of[op] |= 1 << j;
+        }
+        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
+        let gptr = &mut self.va_gptr[base..base + nio];
+        let aptr = &mut self.va_aptr[base..base + nio];
+        for op in bits(ports & !shared) {
+            let j = heads_of[op].trailing_zeros() as usize;
+            let (_, vs, ve) = ivc[j].route;
+            let free = vc_range(vs, ve) & !in_use[op];
+            if free == 0 {
+                lost |= 1 << j;
+                continue;
+            }
+            let pick = nearest(free, aptr[j] as usize, op * v, v);
+            gptr[pick] = after(j, nio);
+            aptr[j] = after(pick, nio);
+            let ov = pick - op * v;
+            in_use[op] |= 1 << ov;
+            ivc[j].out = (op as u8, ov as u8);
+            ivc[j].state = ACTIVE;
+            won |= 1 << j;
+        }
+        if self.alloc_iters == 1 {
+            for op in bits(shared) {
+                let (w, l) = shared_port_bits(
+                    self.allocator,
+                    (op, v),
+                    heads_of[op],
+                    |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !in_use[op],
+                    gptr,
+                    aptr,
+                );
+                lost |= l;
+                for j in bits(w) {
+                    // `aptr[j]` now follows the granted output.
+                    let pick = if aptr[j] == 0 {
+                        nio - 1
+                    } else {
+                        aptr[j] as usize - 1
+                    };
+                    let ov = pick - op * v;
+                    in_use[op] |= 1 << ov;
+                    ivc[j].out = (op as u8, ov as u8);
+                    ivc[j].state = ACTIVE;
+                    won |= 1 << j;
+                }
+            }
+            return (won, lost);
+        }
+        for op in bits(shared) {
+            let heads = self.scratch.heads_of[op];
+            let mut items = std::mem::take(&mut self.scratch.items);
+            let mut res = std::mem::take(&mut self.scratch.res);
+            items.clear();
+            items.extend(bits(heads).map(|j| (self.bit_port[j], self.bit_vc[j])));
+            res.clear();
+            res.resize(items.len(), PENDING);
+            self.va_port(r, op, &items, &mut res);
+            for (k, j) in bits(heads).enumerate() {
+                if res[k] >= 0 {
+                    let (op, ov) = (res[k] as usize / v, res[k] as usize % v);
+                    self.in_use[r * pn + op] |= 1 << ov;
+                    self.ivc[base + j].out = (op as u8, ov as u8);
+                    self.ivc[base + j].state = ACTIVE;
+                    won |= 1 << j;
+                } else {
+                    lost |= 1 << j;
+                }
+            }
+            self.scratch.items = items;
+            self.scratch.res = res;
+        }
+        (won, lost)
+    }
+
+    /// Switch allocation at router `r` for the active input VCs whose bits are `sa_b` (fast
+    /// case): returns the winners' bits. The same allocation as [`Self::sa_evaluate`] on bit
+    /// sets: VCs with a credit ask for their output; the allocator matches inputs to outputs
+    /// ([`allocate_bits`]); a matched input sends its VC that asked for the output nearest the
+    /// input's round-robin offset.
+    fn sa_fast(&mut self, r: usize, sa_b: u64) -> u64 {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        let rr = r * pn;
+        let base = rr * v;
+        let ivc = &self.ivc[base..base + nio];
+        let occ = &self.occ[base..base + nio];
+        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let sc = &mut self.scratch;
+        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
+        let gptr = &mut self.sw_gptr[rr..rr + pn];
+        let aptr = &mut self.sw_aptr[rr..rr + pn];
+        let sw_rr = &mut self.sw_rr[rr..rr + pn];
+        let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
+        // Whether two asking VCs share an input or an output.
+        let mut shared = false;
+        for j in bits(sa_b) {
+            let (op, ov) = ivc[j].out;
+            let op = op as usize;
+            if occ[op * v + ov as usize] as usize >= self.depth {
+                continue;
+            }
+            asking |= 1 << j;
+            let p = bit_port[j] as usize;
+            if ins >> p & 1 == 0 {
+                ins |= 1 << p;
+                req[p] = 0;
+            } else {
+                shared = true;
+            }
+            if outs >> op & 1 == 0 {
+                outs |= 1 << op;
+                col[op] = 0;
+            } else {
+                shared = true;
+            }
+            req[p] |= 1 << op;
+            col[op] |= 1 << p;
+        }
+        if !shared {
+            // Every asking VC is alone at its input and its output: each output grants its
+            // one asker, each input accepts its one grant, and the VC is its input's only
+            // candidate.
+            for j in bits(asking) {
+                let (p, c) = (bit_port[j] as usize, bit_vc[j] as usize);
+                let op = ivc[j].out.0 as usize;
+                gptr[op] = after(p, pn);
+                aptr[p] = after(op, pn);
+                sw_rr[p] = after(c, v);
+            }
+            return asking;
+        }
+        let matched = allocate_bits(
+            self.allocator,
+            self.alloc_iters,
+            pn,
+            gptr,
+            aptr,
+            (ins, req),
+            (outs, col),
+            &mut sc.grants,
+            &mut sc.matched,
+        );
+        let vc_bits = u64::MAX >> (64 - v);
+        let mut won = 0u64;
+        for p in bits(matched) {
+            let m = sc.matched[p];
+            let mut cands = 0u64;
+            for c in bits(asking >> (p * v) & vc_bits) {
+                if ivc[p * v + c].out.0 == m {
+                    cands |= 1 << c;
+                }
+            }
+            let c = rr_pick(cands, sw_rr[p] as usize);
+            sw_rr[p] = after(c, v);
+            won |= 1 << (p * v + c);
+        }
+        won
     }
 
     /// Credits due now reach the output's buffer state.
@@ -1066,9 +1457,9 @@ impl BookSim {
             }
             self.route_q[r].pop_front();
             let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-            let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.route[idx] = self.compute_route(r, e.input as usize, flit >> 2);
-            self.state[idx] = VC_ALLOC;
+            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+            self.ivc[idx].route = self.compute_route(r, e.input as usize, flit >> 2);
+            self.ivc[idx].state = VC_ALLOC;
             self.va_q[r].push_back(Entry {
                 time: UNSET,
                 result: PENDING,
@@ -1090,8 +1481,8 @@ impl BookSim {
                 let (op, ov) = (e.result as usize / v, e.result as usize % v);
                 let idx = (r * pn + e.input as usize) * v + e.vc as usize;
                 self.in_use[r * pn + op] |= 1 << ov;
-                self.out[idx] = (op as u8, ov as u8);
-                self.state[idx] = ACTIVE;
+                self.ivc[idx].out = (op as u8, ov as u8);
+                self.ivc[idx].state = ACTIVE;
                 self.sa_q[r].push_back(fresh);
             } else {
                 self.va_q[r].push_back(fresh);
@@ -1141,16 +1532,21 @@ impl BookSim {
 
         let (p, c) = (fresh.input as usize, fresh.vc as usize);
         let idx = (r * pn + p) * v + c;
-        let flit = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-        let h = self.buf_head[idx] + 1;
-        self.buf_head[idx] = if h as usize == self.depth { 0 } else { h };
-        self.buf_len[idx] -= 1;
-        let (op, ov) = self.out[idx];
+        let mut ivc = self.ivc[idx];
+        let ring = &self.buf[idx * self.depth..(idx + 1) * self.depth];
+        let flit = ring[ivc.head as usize];
+        let h = ivc.head + 1;
+        ivc.head = if h as usize == self.depth { 0 } else { h };
+        ivc.len -= 1;
+        // The flit behind (meaningful only if `ivc.len > 0`).
+        let next = ring[ivc.head as usize];
+        if ivc.len == 0 && flit & TAIL != 0 {
+            ivc.state = IDLE;
+        }
+        self.ivc[idx] = ivc;
+        let (op, ov) = ivc.out;
         let oport = r * pn + op as usize;
         let oidx = oport * v + ov as usize;
-        if flit & HEAD != 0 {
-            self.packets[(flit >> 2) as usize].routers += 1;
-        }
         if op as usize != pn - 1 {
             self.flit_hops += 1;
         }
@@ -1187,15 +1583,12 @@ impl BookSim {
                 vc: c as u16,
             });
         }
-        if self.buf_len[idx] == 0 {
+        if ivc.len > 0 {
             if flit & TAIL != 0 {
-                self.state[idx] = IDLE;
+                self.start_head(r, idx, fresh, next);
+            } else {
+                self.push_sa(r, fresh);
             }
-        } else if flit & TAIL != 0 {
-            let next = self.buf[idx * self.depth + self.buf_head[idx] as usize];
-            self.start_head(r, idx, fresh, next);
-        } else {
-            self.push_sa(r, fresh);
         }
     }
 
@@ -1268,12 +1661,12 @@ impl BookSim {
         res.resize(items.len(), PENDING);
         for &(p, c) in items {
             let idx = (r * pn + p as usize) * v + c as usize;
-            self.scratch.port_count[self.route[idx].0 as usize] += 1;
+            self.scratch.port_count[self.ivc[idx].route.0 as usize] += 1;
         }
         let mut shared = false;
         for (k, &(p, c)) in items.iter().enumerate() {
             let idx = (r * pn + p as usize) * v + c as usize;
-            let (op, vs, ve) = self.route[idx];
+            let (op, vs, ve) = self.ivc[idx].route;
             if self.scratch.port_count[op as usize] > 1 {
                 shared = true;
                 continue;
@@ -1297,59 +1690,65 @@ impl BookSim {
             }
         }
         if shared {
-            let mut reqs = std::mem::take(&mut self.scratch.reqs);
             for port in 0..pn {
-                if self.scratch.port_count[port] < 2 {
-                    continue;
-                }
-                if self.alloc_iters == 1 {
-                    self.va_shared_port(r, port, items, res);
-                    continue;
-                }
-                reqs.clear();
-                for (k, &(p, c)) in items.iter().enumerate() {
-                    let idx = (r * pn + p as usize) * v + c as usize;
-                    let (op, vs, ve) = self.route[idx];
-                    if op as usize != port {
-                        continue;
-                    }
-                    let mut elig = false;
-                    for ov in vs..=ve {
-                        let o = op as usize * v + ov as usize;
-                        if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
-                            elig = true;
-                            reqs.push(((p as usize * v + c as usize) as u16, o as u16));
-                        }
-                    }
-                    if !elig {
-                        res[k] = STALL;
-                    }
-                }
-                allocate(
-                    self.allocator,
-                    self.alloc_iters,
-                    nio,
-                    nio,
-                    &mut self.va_gptr[r * nio..(r + 1) * nio],
-                    &mut self.va_aptr[r * nio..(r + 1) * nio],
-                    &reqs,
-                    &mut self.scratch,
-                );
-                for (k, &(p, c)) in items.iter().enumerate() {
-                    let idx = (r * pn + p as usize) * v + c as usize;
-                    if self.route[idx].0 as usize != port || res[k] < PENDING {
-                        continue;
-                    }
-                    let m = self.scratch.inmatch[p as usize * v + c as usize];
-                    res[k] = if m >= 0 { m } else { STALL };
+                if self.scratch.port_count[port] >= 2 {
+                    self.va_port(r, port, items, res);
                 }
             }
-            self.scratch.reqs = reqs;
         }
         for &(p, c) in items {
             let idx = (r * pn + p as usize) * v + c as usize;
-            self.scratch.port_count[self.route[idx].0 as usize] = 0;
+            self.scratch.port_count[self.ivc[idx].route.0 as usize] = 0;
         }
+    }
+
+    /// VC allocation among the heads of `items` that want output `port` of router `r` (more
+    /// than one); heads of other ports are skipped. `res` as in [`Self::va_evaluate`].
+    fn va_port(&mut self, r: usize, port: usize, items: &[(u16, u16)], res: &mut [i32]) {
+        let (pn, v) = (self.ports, self.vcs);
+        let nio = pn * v;
+        if self.alloc_iters == 1 {
+            return self.va_shared_port(r, port, items, res);
+        }
+        let mut reqs = std::mem::take(&mut self.scratch.reqs);
+        reqs.clear();
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            let (op, vs, ve) = self.ivc[idx].route;
+            if op as usize != port {
+                continue;
+            }
+            let mut elig = false;
+            for ov in vs..=ve {
+                let o = op as usize * v + ov as usize;
+                if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
+                    elig = true;
+                    reqs.push(((p as usize * v + c as usize) as u16, o as u16));
+                }
+            }
+            if !elig {
+                res[k] = STALL;
+            }
+        }
+        allocate(
+            self.allocator,
+            self.alloc_iters,
+            nio,
+            nio,
+            &mut self.va_gptr[r * nio..(r + 1) * nio],
+            &mut self.va_aptr[r * nio..(r + 1) * nio],
+            &reqs,
+            &mut self.scratch,
+        );
+        for (k, &(p, c)) in items.iter().enumerate() {
+            let idx = (r * pn + p as usize) * v + c as usize;
+            if self.ivc[idx].route.0 as usize != port || res[k] < PENDING {
+                continue;
+            }
+            let m = self.scratch.inmatch[p as usize * v + c as usize];
+            res[k] = if m >= 0 { m } else { STALL };
+        }
+        self.scratch.reqs = reqs;
     }
 
     /// One round of VC allocation among the heads of `items` that want output `port` of router
@@ -1364,7 +1763,7 @@ impl BookSim {
         heads.clear();
         for (k, &(p, c)) in items.iter().enumerate() {
             let idx = (r * pn + p as usize) * v + c as usize;
-            let (op, vs, ve) = self.route[idx];
+            let (op, vs, ve) = self.ivc[idx].route;
             if op as usize != port {
                 continue;
             }
@@ -1473,7 +1872,7 @@ impl BookSim {
                 }
                 if e.result >= 0 {
                     let idx = (rr + e.input as usize) * v + e.vc as usize;
-                    let (op, ov) = self.out[idx];
+                    let (op, ov) = self.ivc[idx].out;
                     if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                         e.result = STALL;
                     }
@@ -1499,7 +1898,7 @@ impl BookSim {
         for (k, &(p, c)) in items.iter().enumerate() {
             let p = p as usize;
             let idx = (rr + p) * v + c as usize;
-            let (op, ov) = self.out[idx];
+            let (op, ov) = self.ivc[idx].out;
             if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                 res[k] = STALL;
                 continue;
@@ -1611,8 +2010,8 @@ impl BookSim {
     /// The buffers holding flits, by name, for a deadlock report (the first 16).
     fn blocked(&self) -> Vec<String> {
         let (pn, v) = (self.ports, self.vcs);
-        (0..self.buf_len.len())
-            .filter(|&i| self.buf_len[i] > 0)
+        (0..self.ivc.len())
+            .filter(|&i| self.ivc[i].len > 0)
             .take(16)
             .map(|i| {
                 let (r, p, c) = (i / (pn * v), i / v % pn, i % v);

@@ -343,3 +343,168 @@ fn the_one_cycle_fast_path_gives_the_stage_queues_numbers() {
         );
     }
 }
+
+/// A small deterministic generator for the allocator tests (64-bit LCG, high bits).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+fn scratch(n: usize) -> super::Scratch {
+    super::Scratch {
+        best_out: vec![u32::MAX; n],
+        best_in: vec![u32::MAX; n],
+        inmatch: vec![-1; n],
+        outmatch: vec![-1; n],
+        ..super::Scratch::default()
+    }
+}
+
+/// The fast path's allocator on bit sets (`allocate_bits`) against the request-list allocator
+/// of the general path (`allocate`): the same matches and the same pointers afterwards, for
+/// random requests and pointers, iSLIP of 1 to 3 rounds and the separable allocator, 5 to 64
+/// ports.
+#[test]
+fn the_bit_set_allocator_matches_the_request_list_allocator() {
+    let mut rng = Lcg(7);
+    for trial in 0..4000 {
+        let n = [5, 7, 20, 64][trial % 4];
+        let (kind, iters) = match trial / 4 % 4 {
+            0 => (Allocator::Islip, 1),
+            1 => (Allocator::Islip, 2),
+            2 => (Allocator::Islip, 3),
+            _ => (Allocator::SeparableInputFirst, 1),
+        };
+        let mut reqs = Vec::new();
+        let (mut ins, mut outs) = (0u64, 0u64);
+        let (mut req, mut col) = (vec![0u64; n], vec![0u64; n]);
+        for _ in 0..1 + rng.below(3 * n / 2) {
+            let (i, o) = (rng.below(n), rng.below(n));
+            if req[i] >> o & 1 == 0 {
+                reqs.push((i as u16, o as u16));
+                req[i] |= 1 << o;
+                col[o] |= 1 << i;
+                ins |= 1 << i;
+                outs |= 1 << o;
+            }
+        }
+        let gptr: Vec<u16> = (0..n).map(|_| rng.below(n) as u16).collect();
+        let aptr: Vec<u16> = (0..n).map(|_| rng.below(n) as u16).collect();
+        let (mut g1, mut a1) = (gptr.clone(), aptr.clone());
+        let mut s = scratch(n);
+        super::allocate(kind, iters, n, n, &mut g1, &mut a1, &reqs, &mut s);
+        let (mut g2, mut a2) = (gptr, aptr);
+        let (mut grants, mut matched) = (vec![0u64; n], vec![0u8; n]);
+        let won = super::allocate_bits(
+            kind,
+            iters,
+            n,
+            &mut g2,
+            &mut a2,
+            (ins, &req),
+            (outs, &col),
+            &mut grants,
+            &mut matched,
+        );
+        for i in super::bits(ins) {
+            let fast = if won >> i & 1 == 1 {
+                i32::from(matched[i])
+            } else {
+                -1
+            };
+            assert_eq!(fast, s.inmatch[i], "trial {trial}: input {i} of {reqs:?}");
+        }
+        assert_eq!(won & !ins, 0);
+        assert_eq!((g1, a1), (g2, a2), "trial {trial}: {reqs:?}");
+    }
+}
+
+/// VC allocation at one output port with several heads on bit sets (`shared_port_bits`)
+/// against one round of the request-list allocator (`allocate`) over the requests (head, each
+/// VC it may take), which is what the general path's `va_shared_port` computes: the same
+/// grants and pointers, random heads, VC ranges and pointers, both allocators.
+#[test]
+fn the_bit_set_vc_allocation_matches_one_allocator_round() {
+    let mut rng = Lcg(11);
+    for trial in 0..4000 {
+        let (ports, v) = [(5, 4), (5, 2), (7, 8), (3, 16)][trial % 4];
+        let kind = if trial / 4 % 2 == 0 {
+            Allocator::Islip
+        } else {
+            Allocator::SeparableInputFirst
+        };
+        let nio = ports * v;
+        let op = rng.below(ports);
+        let mut heads = 0u64;
+        while heads.count_ones() < 2 {
+            heads |= 1 << rng.below(nio);
+        }
+        let free: Vec<u32> = (0..nio).map(|_| rng.below(1 << v) as u32).collect();
+        let mut reqs = Vec::new();
+        for j in super::bits(heads) {
+            for ov in super::bits(u64::from(free[j])) {
+                reqs.push((j as u16, (op * v + ov) as u16));
+            }
+        }
+        let gptr: Vec<u16> = (0..nio).map(|_| rng.below(nio) as u16).collect();
+        let aptr: Vec<u16> = (0..nio).map(|_| rng.below(nio) as u16).collect();
+        let (mut g1, mut a1) = (gptr.clone(), aptr.clone());
+        let mut s = scratch(nio);
+        super::allocate(kind, 1, nio, nio, &mut g1, &mut a1, &reqs, &mut s);
+        let (mut g2, mut a2) = (gptr, aptr);
+        let (won, lost) =
+            super::shared_port_bits(kind, (op, v), heads, |j| free[j], &mut g2, &mut a2);
+        assert_eq!(won | lost, heads);
+        assert_eq!(won & lost, 0);
+        for j in super::bits(heads) {
+            let granted = s.inmatch[j] >= 0 && free[j] != 0;
+            assert_eq!(
+                won >> j & 1 == 1,
+                granted,
+                "trial {trial}: head {j} of {reqs:?}"
+            );
+            if granted {
+                // `shared_port_bits` leaves the accept pointer just past the granted VC.
+                assert_eq!(
+                    usize::from(a2[j]),
+                    (s.inmatch[j] as usize + 1) % nio,
+                    "trial {trial}"
+                );
+            }
+        }
+        assert_eq!((g1, a1), (g2, a2), "trial {trial}: {reqs:?}");
+    }
+}
+
+/// The mesh route table against routes by hand: on the 8x8 mesh router r is (r % 8, r / 8),
+/// ports 0/1 are +x/-x, 2/3 are +y/-y and 4 the terminal; on a 3x4x2 mesh (strides 1, 3, 12)
+/// ports 4/5 are +z/-z. Beyond the table's size the same function runs untabulated.
+#[test]
+fn mesh_routes_go_in_dimension_order() {
+    let spec = RunSpec::new(Pattern::Uniform, 0.1);
+    let b = super::BookSim::new(&cube(&[8, 8], false), &booksim(1), &spec).unwrap();
+    assert_eq!(b.mesh_ports.len(), 64 * 64);
+    let port = |r: usize, d: usize| b.mesh_ports[r * 64 + d];
+    assert_eq!(port(0, 63), 0); // (0,0) -> (7,7): +x first
+    assert_eq!(port(63, 0), 1); // (7,7) -> (0,0): -x
+    assert_eq!(port(8, 0), 3); // (0,1) -> (0,0): -y
+    assert_eq!(port(3, 59), 2); // (3,0) -> (3,7): +y
+    assert_eq!(port(9, 9), 4); // the terminal
+    let b = super::BookSim::new(&cube(&[3, 4, 2], false), &booksim(1), &spec).unwrap();
+    assert_eq!(b.mesh_ports[12], 4); // (0,0,0) -> (0,0,1): +z
+    assert_eq!(b.mesh_ports[14 * 24 + 2], 5); // (2,0,1) -> (2,0,0): -z
+    for (r, d) in [(0, 23), (23, 0), (5, 17), (11, 11)] {
+        assert_eq!(b.mesh_ports[r * 24 + d], b.mesh_port(r, d));
+    }
+    let big = super::BookSim::new(&cube(&[33, 32], false), &booksim(1), &spec).unwrap();
+    assert!(big.mesh_ports.is_empty());
+    assert_eq!(big.mesh_port(0, 33 * 32 - 1), 0);
+    assert_eq!(big.mesh_port(33 * 32 - 1, 32), 3);
+}
