@@ -2,7 +2,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
-use std::hash::BuildHasherDefault;
 
 use podsim_net::{NetReport, NetworkModel, TransferId};
 use podsim_topology::NodeId;
@@ -598,7 +597,7 @@ fn in_order<T: Ord>(batch: &mut [T]) {
 struct Flight<T> {
     base: u64,
     window: std::collections::VecDeque<Option<T>>,
-    others: HashMap<TransferId, T, BuildHasherDefault<IdHasher>>,
+    others: podsim_net::FastMap<TransferId, T>,
 }
 
 impl<T> Default for Flight<T> {
@@ -606,7 +605,7 @@ impl<T> Default for Flight<T> {
         Flight {
             base: 0,
             window: std::collections::VecDeque::new(),
-            others: HashMap::default(),
+            others: podsim_net::FastMap::default(),
         }
     }
 }
@@ -649,23 +648,6 @@ impl<T> Flight<T> {
             }
         }
         self.others.remove(&id)
-    }
-}
-
-/// A hasher for transfer ids (FxHash's mixing).
-#[derive(Default, Clone, Copy)]
-struct IdHasher(u64);
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
