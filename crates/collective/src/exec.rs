@@ -413,7 +413,9 @@ pub fn run_checking(
         Bufs::Sparse(Vec::new())
     };
     let ops = &plan.ops;
-    let mut waiting: Vec<usize> = ops.iter().map(|o| o.deps.len()).collect();
+    let mut waiting: Vec<usize> = plan.waiting().collect();
+    // Per op, its sender's next op in program order, released when this one leaves.
+    let next_in_order = plan.next_in_order();
     let mut ready_at: Vec<SimTime> = vec![SimTime::ZERO; ops.len()];
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); ops.len()];
     for (i, o) in ops.iter().enumerate() {
@@ -472,6 +474,13 @@ pub fn run_checking(
                     };
                     let id = model.send(t, nodes[o.src], nodes[o.dst], Bytes(o.bytes), i as u64)?;
                     in_flight.insert(id, (i, payload));
+                    if let Some(j) = next_in_order[i] {
+                        ready_at[j] = ready_at[j].max(t);
+                        waiting[j] -= 1;
+                        if waiting[j] == 0 {
+                            to_send.push(Reverse((ready_at[j], j)));
+                        }
+                    }
                 }
             }
             (false, Some(t)) => {

@@ -40,6 +40,12 @@ pub struct Op {
     pub deps: Vec<usize>,
     /// Whether the receiver reduces on arrival (costs reduction time before dependents start).
     pub reduces: bool,
+    /// The sender's op before this one in its program order, which must have left first:
+    /// a rank that works through steps one after the other (halving-doubling, dimension by
+    /// dimension) issues step s + 1 after step s, so what it received before step s (on which
+    /// step s waited) is in its buffer when step s + 1 reads it, even when a later, smaller
+    /// transfer arrives before an earlier one. None: the op waits on `deps` only.
+    pub after: Option<usize>,
 }
 
 /// The chunks a transfer carries; each lands in the same chunk of the receiver's buffer.
@@ -249,8 +255,28 @@ impl Plan {
             combine,
             deps,
             reduces: combine == Combine::Sum,
+            after: None,
         });
         self.ops.len() - 1
+    }
+
+    /// Per op, the op whose `after` it is (the sender's next op in program order), if any.
+    pub fn next_in_order(&self) -> Vec<Option<usize>> {
+        let mut next = vec![None; self.ops.len()];
+        for (i, o) in self.ops.iter().enumerate() {
+            if let Some(a) = o.after {
+                next[a] = Some(i);
+            }
+        }
+        next
+    }
+
+    /// Per op, how many conditions hold it back at the start: its dependencies, and the op
+    /// before it in its sender's program order.
+    pub fn waiting(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ops
+            .iter()
+            .map(|o| o.deps.len() + usize::from(o.after.is_some()))
     }
 }
 
@@ -488,8 +514,10 @@ fn dimension_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
     let n = p.ranks;
     let dims = &r.dims;
     let (stride, digit) = mixed_radix(dims, n)?;
-    // Per rank, the last op it received (dependencies chain through).
+    // Per rank, the last op it received (dependencies chain through) and the last it sent
+    // (program order).
     let mut last: Vec<Option<usize>> = vec![None; n];
+    let mut sent: Vec<Option<usize>> = vec![None; n];
     let order: Vec<usize> = (0..dims.len()).filter(|&d| dims[d] > 1).collect();
     let phases: Vec<(usize, Combine)> = order
         .iter()
@@ -535,6 +563,7 @@ fn dimension_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
                 let bytes: u64 = moves.iter().map(|&j| share(r.bytes, n, j as usize)).sum();
                 let deps: Vec<usize> = last[rank].into_iter().collect();
                 let o = p.op(rank, to, bytes, Chunks::List(moves), combine, deps);
+                p.ops[o].after = sent[rank].replace(o);
                 next[to] = Some(o);
             }
             last = next;
@@ -552,6 +581,8 @@ fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
         )));
     }
     let mut last: Vec<Option<usize>> = vec![None; n];
+    // Per rank, the last op it sent (program order).
+    let mut sent: Vec<Option<usize>> = vec![None; n];
     // Each rank's current chunk range [lo, hi).
     let mut range: Vec<(usize, usize)> = vec![(0, n); n];
     let mut dist = n / 2;
@@ -573,6 +604,7 @@ fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
             let deps: Vec<usize> = last[i].into_iter().collect();
             let moves = Chunks::Range(send.0 as u32, send.1 as u32);
             let o = p.op(i, partner, b, moves, Combine::Sum, deps);
+            p.ops[o].after = sent[i].replace(o);
             next[partner] = Some(o);
             new_range[i] = keep;
         }
@@ -591,6 +623,7 @@ fn halving_doubling(p: &mut Plan, bytes: u64) -> Result<(), PlanError> {
             let deps: Vec<usize> = last[i].into_iter().collect();
             let moves = Chunks::Range(lo as u32, hi as u32);
             let o = p.op(i, partner, b, moves, Combine::Copy, deps);
+            p.ops[o].after = sent[i].replace(o);
             next[partner] = Some(o);
             let (plo, phi) = range[partner];
             new_range[i] = (lo.min(plo), hi.max(phi));

@@ -214,7 +214,8 @@ impl Steps for RingSteps {
 /// A materialised plan read in steps, when it has that form: its transfers in blocks of
 /// `ranks`, the r-th of each block sent by rank r, each block's receivers a permutation, and
 /// every transfer waiting for exactly the one its sender received in the block before, or
-/// every transfer of a block for nothing.
+/// every transfer of a block for nothing, and none held to its sender's program order
+/// ([`crate::Op::after`]: the steps are run as their receipts release them).
 #[derive(Debug, Clone, Copy)]
 pub struct PlanSteps<'a> {
     plan: &'a Plan,
@@ -224,7 +225,7 @@ impl<'a> PlanSteps<'a> {
     /// `plan` in steps, or None when it does not have the form.
     pub fn new(plan: &'a Plan) -> Option<PlanSteps<'a>> {
         let n = plan.ranks;
-        if n == 0 || plan.ops.len() % n != 0 {
+        if n == 0 || plan.ops.len() % n != 0 || plan.ops.iter().any(|o| o.after.is_some()) {
             return None;
         }
         let mut sender_to = vec![usize::MAX; n];

@@ -719,11 +719,15 @@ fn streaming_gives_the_general_figures_for_dimension_and_halving_doubling_plans(
                 continue;
             }
             for bytes in [5, 100_000, (1 << 20) + 3] {
-                let plan = plan(&request(Kind::AllReduce, alg, bytes, &dims)).unwrap();
+                let mut plan = plan(&request(Kind::AllReduce, alg, bytes, &dims)).unwrap();
+                // Held to program order the plan is not in steps; without it, it is.
+                assert!(PlanSteps::new(&plan).is_none());
+                plan.ops.iter_mut().for_each(|o| o.after = None);
                 let st = PlanSteps::new(&plan).expect("in steps");
-                // Dimension-wise and halving-doubling with fewer bytes than ranks on
-                // zero-latency links fail their check on both paths alike (zero-byte transfers arrive at once; see the
-                // report): compared as errors.
+                // Without program order, dimension-wise and halving-doubling with fewer
+                // bytes than ranks on zero-latency links fail their check on both paths
+                // alike (a zero-byte transfer of step s + 1 arrives before a one-byte one of
+                // step s): compared as errors.
                 let ok = streaming_matches_general(
                     &net,
                     Kind::AllReduce,
@@ -747,6 +751,66 @@ fn streaming_gives_the_general_figures_for_dimension_and_halving_doubling_plans(
     ] {
         let plan = plan(&request(kind, alg, 1000, &[4, 4])).unwrap();
         assert!(PlanSteps::new(&plan).is_none(), "{kind} {}", alg.name());
+    }
+}
+
+#[test]
+fn program_order_fixes_small_buffers_and_changes_no_valid_schedule() {
+    // With 5 bytes over 16 ranks most transfers carry 0 bytes; on zero-latency links a
+    // 0-byte transfer of step s + 1 used to arrive before a 1-byte one of step s, and the
+    // rank sent a sum it did not yet hold (the check failed). Held to program order, every
+    // run passes its check; wherever the old schedule passed, the figures are the same bits.
+    for (dims, wrap, ns) in [
+        (vec![4u32, 4], true, 0),
+        (vec![4, 4], false, 20),
+        (vec![3, 5], true, 0),
+        (vec![4, 4, 4], true, 10),
+        (vec![2, 8], true, 0),
+    ] {
+        let net = cube(&dims, wrap, 25, ns);
+        let n: usize = dims.iter().map(|&k| k as usize).product();
+        for alg in [Algorithm::DimensionWise, Algorithm::HalvingDoubling] {
+            if alg == Algorithm::HalvingDoubling && !n.is_power_of_two() {
+                continue;
+            }
+            for bytes in [1, 5, 17, 100_000, (1 << 20) + 3] {
+                let ordered = plan(&request(Kind::AllReduce, alg, bytes, &dims)).unwrap();
+                let mut loose = ordered.clone();
+                loose.ops.iter_mut().for_each(|o| o.after = None);
+                let mut flows = [
+                    FlowModel::new(net.clone(), Packetization::NONE, false),
+                    FlowModel::new(net.clone(), Packetization::NONE, false),
+                ];
+                let mut ana = [
+                    AnalyticModel::new(net.clone(), Packetization::NONE),
+                    AnalyticModel::new(net.clone(), Packetization::NONE),
+                ];
+                let [fa, fb] = &mut flows;
+                let [aa, ab] = &mut ana;
+                for (x, y) in [
+                    (
+                        fa as &mut dyn podsim_net::NetworkModel,
+                        fb as &mut dyn podsim_net::NetworkModel,
+                    ),
+                    (aa, ab),
+                ] {
+                    let good =
+                        run_checking(&ordered, Kind::AllReduce, x, &nodes(n), 0.0, VERIFY_LIMIT)
+                            .unwrap_or_else(|e| panic!("{} {dims:?} {bytes}: {e}", alg.name()));
+                    assert_eq!(good.verified, Verified::Passed);
+                    if let Ok(old) =
+                        run_checking(&loose, Kind::AllReduce, y, &nodes(n), 0.0, VERIFY_LIMIT)
+                    {
+                        assert_eq!(
+                            fingerprint(&good, &x.carried()),
+                            fingerprint(&old, &y.carried()),
+                            "{} {dims:?} {bytes}",
+                            alg.name()
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -480,6 +480,8 @@ fn chips_of(group: &Group, chips: u64) -> Result<Vec<u64>, String> {
 struct PlanInfo {
     plan: Plan,
     dependents: Vec<Vec<u32>>,
+    /// Per op, its sender's next op in program order ([`Plan::next_in_order`]).
+    next_in_order: Vec<Option<usize>>,
 }
 
 /// One collective of a run in progress.
@@ -898,13 +900,17 @@ impl Exec<'_> {
                                     dependents[d].push(i as u32);
                                 }
                             }
-                            let i = Rc::new(PlanInfo { plan, dependents });
+                            let next_in_order = plan.next_in_order();
+                            let i = Rc::new(PlanInfo {
+                                plan,
+                                dependents,
+                                next_in_order,
+                            });
                             self.plans.insert(key, Rc::clone(&i));
                             i
                         }
                     };
-                    let waiting: Vec<u32> =
-                        info.plan.ops.iter().map(|o| o.deps.len() as u32).collect();
+                    let waiting: Vec<u32> = info.plan.waiting().map(|w| w as u32).collect();
                     let ci = self.runs[r].colls.len();
                     self.runs[r].jobs_left += info.plan.ops.len() as u64;
                     for (i, &wt) in waiting.iter().enumerate() {
@@ -951,20 +957,34 @@ impl Exec<'_> {
         ci: usize,
         op: u32,
     ) -> Result<(), WorkloadError> {
-        let c = &self.runs[r].colls[ci];
-        let o = &c.info.plan.ops[op as usize];
-        let (s, d, b) = (c.ranks[o.src], c.ranks[o.dst], o.bytes);
-        self.send(
-            model,
-            s,
-            d,
-            b,
-            Flight::Op {
-                run: r,
-                coll: ci,
-                op,
-            },
-        )
+        // An op leaving may release its sender's next op (program order), which may leave at
+        // once and release the one after it.
+        let mut op = Some(op);
+        while let Some(i) = op.take() {
+            let c = &self.runs[r].colls[ci];
+            let o = &c.info.plan.ops[i as usize];
+            let (s, d, b) = (c.ranks[o.src], c.ranks[o.dst], o.bytes);
+            let next = c.info.next_in_order[i as usize];
+            self.send(
+                model,
+                s,
+                d,
+                b,
+                Flight::Op {
+                    run: r,
+                    coll: ci,
+                    op: i,
+                },
+            )?;
+            if let Some(j) = next {
+                let w = &mut self.runs[r].colls[ci].waiting[j];
+                *w -= 1;
+                if *w == 0 {
+                    op = Some(j as u32);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn enqueue(&mut self, chip: u64, res: Resource, r: usize, d: SimDuration) {
