@@ -1,7 +1,13 @@
 //! The cycle engine: routers, network interfaces, channels, credits and the watchdog.
 //!
-//! State is kept in flat vectors indexed by channel or by (channel, VC), so one simulation is
-//! one value with no globals; many can run side by side.
+//! State is kept in flat vectors, so one simulation is one value with no globals; many can
+//! run side by side. A channel's two ends are kept apart: its downstream end (input port, input
+//! VCs and their buffer slots) by its position among the inputs of its router, routers in
+//! order (`Fabric::in_list`), and its upstream end (output port, output VCs' credits and
+//! holders) by its position among the outputs of its router, routers in order, with the
+//! injection channels (whose upstream ends are interfaces) last. So everything a router
+//! writes in a cycle lies in one contiguous range of each vector, and the routers can be split
+//! into parts evaluated on separate threads, each with its own ranges.
 
 use std::collections::VecDeque;
 
@@ -29,37 +35,54 @@ struct Flit {
 
 #[derive(Debug, Clone, Copy)]
 struct Arrival {
-    ch: u32,
+    /// Where it arrives: for a router, the input position of its channel; for an interface,
+    /// the ejection channel.
+    to: u32,
     vc: u16,
     flit: Flit,
-    /// For a head flit coming to a router, its route there (a path word, see [`Packet::next`]).
-    next: u32,
 }
 
-/// One cache line, so a hop reads its route from one line.
+/// A packet's identity and times: written when it is handed over, leaves its source and is
+/// delivered (all outside the evaluate phase), read by the allocators.
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(align(64))]
 struct Packet {
     src: u32,
     dst: u32,
     len: u16,
     delivered: u16,
+    /// The VC lane the packet is held to ([`ANY_LANE`]: any free VC of its class).
+    lane: u16,
+    created: u64,
+    injected: u64,
+    tag: u64,
+}
+
+/// A packet's way through the network, advanced when its head reaches a router (outside the
+/// evaluate phase, which only reads it).
+#[derive(Debug, Clone, Copy, Default)]
+struct Route {
     path: u32,
     path_len: u16,
     hop: u16,
     eject: u32,
-    created: u64,
-    injected: u64,
-    tag: u64,
-    /// The VC lane the packet is held to ([`ANY_LANE`]: any free VC of its class).
-    lane: u16,
-    /// The route of its head at the router it is heading to or waiting in: the output channel,
-    /// with the VC class in the top bit. Worked out (and `hop` advanced) when the head leaves
-    /// the router before, so the route computation does not wait on the path's memory; the
-    /// head's flit carries a copy.
+    /// The route of its head at the router it is in: the output position of its next
+    /// channel, with the VC class in the top bit.
     next: u32,
 }
 
+impl Route {
+    /// The next channel of the route at the router the head has just reached: the next link
+    /// of its path, or at the last router its ejection channel (class 0), as a path word. Written
+    /// without a branch on which case it is: the path word is read either way (the last one's,
+    /// at the end) and the choice made on the values.
+    fn advance(&mut self, arena: &[u32]) -> u32 {
+        let more = self.hop < self.path_len;
+        let i = (self.path + u32::from(self.hop)).wrapping_sub(u32::from(!more));
+        let word = arena.get(i as usize).copied().unwrap_or(0);
+        self.hop += u16::from(more);
+        if more { word } else { self.eject }
+    }
+}
 /// A packet that may take any free VC.
 pub const ANY_LANE: u16 = u16::MAX;
 
@@ -166,33 +189,41 @@ pub struct Noc {
     arbitration: Arbitration,
     watchdog: u64,
     now: u64,
-    // Flit slots of every input VC, and the cycle each slot's flit becomes ready (kept only
-    // when it matters: a pipeline over one stage, or oldest-first arbitration); input VCs and
-    // output VCs, index c * V + v; channels.
+    /// Per channel, its output position.
+    out_pos: Vec<u32>,
+    /// Per router, its first output position (and one past the last router's outputs); per
+    /// output position, its channel.
+    out_off: Vec<u32>,
+    out_list: Vec<u32>,
+    // Downstream ends: flit slots of every input VC, and the cycle each slot's flit becomes
+    // ready (kept only when it matters: a pipeline over one stage, or oldest-first
+    // arbitration); input VCs (index j * V + v) and ports (index j).
     buf: Vec<Flit>,
     ready: Vec<u64>,
     ivc: Vec<InVc>,
     /// Per input VC, when its front packet entered the network (kept only for oldest-first
     /// arbitration, which ranks by it).
     since: Vec<u64>,
-    port: Vec<Port>,
+    inp: Vec<InPort>,
+    // Upstream ends: output VCs (index k * V + v) and ports (index k).
+    ovc: Vec<OutVc>,
+    outp: Vec<OutPort>,
     // Per router, one bit per input port: VCs waiting for VC allocation; VCs holding an output
     // VC with a flit buffered.
     masks: Vec<Masks>,
-    ch_flits: Vec<u64>,
-    ch_blocked: Vec<u64>,
-    ch_blocked_at: Vec<u64>,
-    /// The first ejection channel (channels from here on lead to interfaces).
-    first_ejection: usize,
-    // Channel pipelines as timing wheels. `arrive` holds two wheels: flits for routers in
-    // slots 0..wheel, flits for interfaces (on ejection channels) in slots wheel..2 wheel, so
-    // each kind is received by its own loop; within a kind, flits keep the order they were sent.
+    /// Channel pipelines as timing wheels, `wheel` slots (the longest latency + 1), the one
+    /// for now at `slot`; they are `outs[0]`'s (see [`Outbox`]).
     wheel: usize,
     slot: usize,
-    arrive: Vec<Vec<Arrival>>,
-    credit_back: Vec<Vec<u32>>,
+    /// One outbox per part of the routers (each part evaluated on its own thread); the
+    /// first holds the channel pipelines themselves and takes the others' sends after each
+    /// evaluate phase.
+    outs: Vec<Outbox>,
+    /// The routers' parts: the first router of each, and the number of routers.
+    parts: Vec<usize>,
     // Packets and interfaces.
     packets: Vec<Packet>,
+    routes: Vec<Route>,
     free_packets: Vec<u32>,
     serial: u64,
     queues: Vec<VecDeque<u32>>,
@@ -212,28 +243,24 @@ pub struct Noc {
     misordered: u64,
     // Endpoints that take packets only when the caller accepts them: per channel, the
     // endpoint it ejects to when that endpoint holds its credits (NONE otherwise); per such
-    // endpoint, the buffer slots (VC index, tail) its ejected flits still occupy, oldest first.
+    // endpoint, the output VCs (index k * V + v, with the flit's tail bit) whose buffer slots
+    // its ejected flits still occupy, oldest first.
     hold_ch: Vec<u32>,
     held: Vec<VecDeque<(u32, bool)>>,
-    // Scratch.
-    va_reqs: Vec<(u32, u8, u64, u32, u32, u16)>,
-    va_keys: Vec<u64>,
-    /// Visit routers last to first (tests use it to show the order does not matter).
+    /// Visit routers last to first within each part (tests use it to show the order does not
+    /// matter).
     pub(crate) reverse_visit: bool,
     /// Take the VC allocator's shortcuts for a lone request (one VC waiting) and for two
     /// requests (ordered without a sort); tests clear it to check that the general paths
     /// decide the same.
     pub(crate) fast_paths: bool,
-    sa_reqs: Vec<(u32, u64, u32, u16)>,
 }
 
-/// A VC of a channel, both ends of it: at the downstream router, the input VC's FIFO of flits
-/// (`len` from `head` in its port's slots) and the state of the packet at its front; at the
-/// upstream router, the output VC's credits and holder. Kept in one half cache line, which a
-/// flit's hop touches from both sides in turn. The front flit is kept here, not in its slot:
-/// a flit that reaches an empty VC is never written to the slots, and one that queues behind
-/// another is copied here when it reaches the front, so a hop through an uncongested router
-/// touches no slot at all.
+/// A VC of a channel at its downstream router: the input VC's FIFO of flits (`len` from
+/// `head` in its port's slots) and the state of the packet at its front. The front flit is
+/// kept here, not in its slot: a flit that reaches an empty VC is never written to the slots,
+/// and one that queues behind another is copied here when it reaches the front, so a hop
+/// through an uncongested router touches no slot at all.
 #[derive(Debug, Clone, Copy)]
 #[repr(align(32))]
 struct InVc {
@@ -245,10 +272,14 @@ struct InVc {
     class: u8,
     /// The output VC granted (valid when active).
     ovc: u16,
-    /// The output channel its front packet leaves by (valid when waiting or active).
+    /// The output position its front packet leaves by (valid when waiting or active).
     out: u32,
-    /// Upstream: credits for this buffer, and the input VC holding this VC (`FREE` if none,
-    /// `NI_OWNER` for an interface).
+}
+
+/// The same VC at its upstream router: credits for its buffer, and the input VC holding it
+/// (`FREE` if none, `NI_OWNER` for an interface).
+#[derive(Debug, Clone, Copy)]
+struct OutVc {
     credits: u32,
     owner: u32,
 }
@@ -263,50 +294,177 @@ struct Masks {
 /// One bit per virtual channel of a port (at most 32 VCs).
 type VcMask = u32;
 
-/// A channel: its downstream input port's VC masks and arbiters, and its upstream output
-/// port's state; one cache line, so a flit's visit to a port touches one line.
+/// A channel at its downstream router: the input port's VC masks and arbiter.
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(align(64))]
-struct Port {
-    /// First cycle the channel can take another flit.
-    next_free: u64,
-    /// The best switch request for this output this cycle (`u64::MAX`: none).
-    sa_key: u64,
+#[repr(align(32))]
+struct InPort {
     /// VCs with flits; waiting for VC allocation; holding an output VC.
     nonempty: VcMask,
     wait: VcMask,
     active: VcMask,
+    /// The first of its buffer slots: VC `v`'s are `depth` slots from `base + v * depth`.
+    base: u32,
+    /// Its output position (where its credits go back to).
+    up: u32,
+    /// Its router.
+    dst: u32,
+    /// Buffer depth of each of its VCs.
+    depth: u16,
+    /// Latency (a freed slot's credit takes it back upstream).
+    latency: u16,
+    /// Round-robin pointer over its VCs (switch).
+    rr_in: u8,
+    /// Its position among its router's input ports.
+    in_local: u8,
+}
+
+/// A channel at its upstream router: the output port's state and counters; one cache line.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
+struct OutPort {
+    /// First cycle the channel can take another flit.
+    next_free: u64,
+    /// The best switch request for this output this cycle (`u64::MAX`: none).
+    sa_key: u64,
+    /// Flits it carried since the statistics were last reset, cycles in which a flit
+    /// waiting for it had no credit, and the last such cycle.
+    flits: u64,
+    blocked: u64,
+    blocked_at: u64,
     /// Output VCs nobody holds, and the VCs each class may use.
     free: VcMask,
     class_vcs: [VcMask; 2],
-    /// Its downstream router.
-    dst: u32,
+    /// Where its flits arrive: the input position of its channel, or (with [`TO_INTERFACE`]
+    /// set) its channel, an ejection channel.
+    down: u32,
     /// Latency and cycles per flit.
     latency: u16,
     period: u16,
-    /// Buffer depth of each of its VCs.
-    depth: u16,
-    /// Round-robin pointers: input port (switch), requester (VC allocation), input VC
-    /// (switch), output VC (VC allocation).
-    rr_out: u16,
+    /// Round-robin pointers: requester (VC allocation), input port (switch), output VC (VC
+    /// allocation).
     rr_va: u16,
-    rr_in: u8,
+    rr_out: u8,
     rr_vc: u8,
-    /// Its position among its downstream router's input ports.
-    in_local: u8,
-    /// The first of its buffer slots: VC `v`'s are `depth` slots from `base + v * depth`.
-    base: u32,
 }
 
-// A port is one cache line, an input VC half of one.
-const _: () = assert!(std::mem::size_of::<Port>() == 64 && std::mem::size_of::<InVc>() == 32);
+/// The flag of [`OutPort::down`] for a channel that ends at an interface.
+const TO_INTERFACE: u32 = 1 << 31;
 
+// An output port is one cache line, an input port and an input VC half of one.
+const _: () = assert!(
+    std::mem::size_of::<OutPort>() == 64
+        && std::mem::size_of::<InPort>() == 32
+        && std::mem::size_of::<InVc>() == 32
+);
+
+/// What one part of the routers sends in an evaluate phase: flits and credits into channel
+/// pipelines (timing wheels: flits for routers in slots 0..wheel, flits for interfaces in
+/// slots wheel..2 wheel, credits, as output VC indices, in their own wheel), and its counters.
+/// The first outbox's wheels are the network's; after the phase the others are appended to
+/// them part by part, so each wheel slot holds its entries in router order, whatever the parts.
+#[derive(Debug, Clone, Default)]
+struct Outbox {
+    arrive: Vec<Vec<Arrival>>,
+    credit_back: Vec<Vec<u32>>,
+    flit_hops: u64,
+    progressed: bool,
+    // Scratch.
+    va_reqs: Vec<(u32, u8, u64, u32, u32, u16)>,
+    va_keys: Vec<u64>,
+    sa_reqs: Vec<(u32, u64, u32, u16)>,
+}
+
+impl Outbox {
+    fn new(wheel: usize) -> Self {
+        Outbox {
+            arrive: vec![Vec::new(); 2 * wheel],
+            credit_back: vec![Vec::new(); wheel],
+            ..Outbox::default()
+        }
+    }
+
+    /// Put a flit on output port `o`'s channel, VC `vc`, due at its far end one latency
+    /// from now.
+    fn send(&mut self, o: &mut OutPort, vc: u16, flit: Flit, at: Clock) {
+        let to_interface = if o.down & TO_INTERFACE != 0 {
+            at.wheel
+        } else {
+            0
+        };
+        self.arrive[at.slot_after(u32::from(o.latency)) + to_interface].push(Arrival {
+            to: o.down & !TO_INTERFACE,
+            vc,
+            flit,
+        });
+        o.flits += 1;
+        self.progressed = true;
+    }
+}
+
+/// The cycle's place in the timing wheels.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    now: u64,
+    slot: usize,
+    wheel: usize,
+}
+
+impl Clock {
+    /// The wheel slot `lat` cycles from now (`lat` is below the wheel's size).
+    fn slot_after(&self, lat: u32) -> usize {
+        let s = self.slot + lat as usize;
+        if s >= self.wheel { s - self.wheel } else { s }
+    }
+}
+
+/// What every part of an evaluate phase reads and nobody writes in it.
+struct Shared<'a> {
+    f: &'a Fabric,
+    packets: &'a [Packet],
+    routes: &'a [Route],
+    at: Clock,
+    arbitration: Arbitration,
+    lanes: bool,
+    fast_paths: bool,
+    reverse_visit: bool,
+}
+
+/// The state a part of the routers (routers `r0..r1`) writes in an evaluate phase: the
+/// downstream ends of their input channels (from input position `j0`, buffer slot `s0`), the
+/// upstream ends of their output channels (from output position `k0`) and their masks. Indices
+/// into these are global positions minus the offsets.
+struct Part<'a> {
+    r0: usize,
+    r1: usize,
+    j0: usize,
+    k0: usize,
+    s0: usize,
+    ivc: &'a mut [InVc],
+    inp: &'a mut [InPort],
+    since: &'a mut [u64],
+    buf: &'a mut [Flit],
+    ready: &'a mut [u64],
+    ovc: &'a mut [OutVc],
+    outp: &'a mut [OutPort],
+    masks: &'a mut [Masks],
+}
+
+/// Routers per part below which a network is not split across threads: a part's cycle must
+/// outweigh the cost of handing it to a thread.
+pub const MIN_ROUTERS_PER_PART: usize = 128;
 impl Noc {
     /// A network of idle routers for `net`, routed by `routing`, built to `cfg`.
     pub fn new(net: &Network, routing: NocRouting, cfg: &RouterConfig) -> Result<Self, NocError> {
         let f = Fabric::new(net, routing, cfg)?;
         let ch = f.channels();
         let v = f.vcs;
+        if ch >= 1 << 26 {
+            return Err(ConfigError::new(
+                "topology",
+                format!("{ch} channels is more than the packet level handles (2^26)"),
+            )
+            .into());
+        }
         // Each channel's buffer depth: the configured one, or (with `cover_round_trip`) enough
         // to keep the channel busy through a credit's round trip, 2L + S - 1 flits.
         let depth: Vec<u32> = (0..ch)
@@ -319,13 +477,12 @@ impl Noc {
                 }
             })
             .collect();
-        let mut buf_base = Vec::with_capacity(ch * v);
+        // Buffer slots, for the channels that end at a router, in input position order.
+        let mut port_base = Vec::with_capacity(f.in_list.len());
         let mut total = 0u64;
-        for &d in &depth {
-            for _ in 0..v {
-                buf_base.push(total as u32);
-                total += u64::from(d);
-            }
+        for &c in &f.in_list {
+            port_base.push(total);
+            total += u64::from(depth[c as usize]) * v as u64;
         }
         if total > u64::from(u32::MAX) {
             return Err(ConfigError::new(
@@ -346,10 +503,33 @@ impl Noc {
                 limit: cfg.memory_limit,
             });
         }
-        let ivc: Vec<InVc> = buf_base
-            .iter()
-            .enumerate()
-            .map(|(i, _)| InVc {
+        // Output positions: each router's links, then its ejection channels; the injection
+        // channels last.
+        let mut outs_of: Vec<Vec<u32>> = vec![Vec::new(); f.nodes];
+        for c in 0..f.links {
+            outs_of[f.ch_src[c] as usize].push(c as u32);
+        }
+        for (e, list) in outs_of.iter_mut().enumerate().take(f.endpoints) {
+            list.extend((0..f.ifaces).map(|i| f.ejection(e, i) as u32));
+        }
+        let mut out_off = Vec::with_capacity(f.nodes + 1);
+        let mut out_list = Vec::with_capacity(ch);
+        for list in &outs_of {
+            out_off.push(out_list.len() as u32);
+            out_list.extend_from_slice(list);
+        }
+        out_off.push(out_list.len() as u32);
+        out_list.extend((0..f.endpoints * f.ifaces).map(|s| (f.links + s) as u32));
+        let mut out_pos = vec![NONE; ch];
+        for (k, &c) in out_list.iter().enumerate() {
+            out_pos[c as usize] = k as u32;
+        }
+        let mut in_pos = vec![NONE; ch];
+        for (j, &c) in f.in_list.iter().enumerate() {
+            in_pos[c as usize] = j as u32;
+        }
+        let ivc = vec![
+            InVc {
                 front: Flit::default(),
                 head: 0,
                 len: 0,
@@ -357,39 +537,72 @@ impl Noc {
                 class: 0,
                 ovc: 0,
                 out: 0,
-                credits: depth[i / v],
-                owner: FREE,
+            };
+            f.in_list.len() * v
+        ];
+        let ovc: Vec<OutVc> = out_list
+            .iter()
+            .flat_map(|&c| {
+                let credits = depth[c as usize];
+                (0..v).map(move |_| OutVc {
+                    credits,
+                    owner: FREE,
+                })
             })
             .collect();
         let all_vcs = VcMask::MAX >> (VcMask::BITS as usize - v);
-        let port: Vec<Port> = depth
+        let inp: Vec<InPort> = f
+            .in_list
             .iter()
-            .enumerate()
-            .map(|(c, &depth)| Port {
-                depth: depth as u16,
-                free: all_vcs,
-                class_vcs: [0u8, 1].map(|k| {
-                    let (lo, hi) = f.class_range(c, k);
-                    (all_vcs >> lo) << lo & (all_vcs >> (v - hi))
-                }),
-                dst: f.ch_dst[c],
-                in_local: f.ch_in_local[c] as u8,
-                latency: f.ch_latency[c] as u16,
-                period: f.ch_period[c] as u16,
-                sa_key: u64::MAX,
-                base: buf_base[c * v],
-                ..Port::default()
+            .zip(&port_base)
+            .map(|(&c, &base)| InPort {
+                depth: depth[c as usize] as u16,
+                up: out_pos[c as usize],
+                dst: f.ch_dst[c as usize],
+                in_local: f.ch_in_local[c as usize] as u8,
+                latency: f.ch_latency[c as usize] as u16,
+                base: base as u32,
+                ..InPort::default()
+            })
+            .collect();
+        let outp: Vec<OutPort> = out_list
+            .iter()
+            .map(|&c| {
+                let c = c as usize;
+                OutPort {
+                    free: all_vcs,
+                    class_vcs: [0u8, 1].map(|k| {
+                        let (lo, hi) = f.class_range(c, k);
+                        (all_vcs >> lo) << lo & (all_vcs >> (v - hi))
+                    }),
+                    down: if in_pos[c] == NONE {
+                        c as u32 | TO_INTERFACE
+                    } else {
+                        in_pos[c]
+                    },
+                    latency: f.ch_latency[c] as u16,
+                    period: f.ch_period[c] as u16,
+                    sa_key: u64::MAX,
+                    blocked_at: u64::MAX,
+                    ..OutPort::default()
+                }
             })
             .collect();
         let wheel = f.ch_latency.iter().copied().max().unwrap_or(1) as usize + 1;
         let ifaces = f.endpoints * f.ifaces;
+        let parts = rayon::current_num_threads()
+            .min(f.nodes / MIN_ROUTERS_PER_PART)
+            .max(1);
         Ok(Noc {
             stages: u64::from(cfg.pipeline_stages),
             arbitration: cfg.arbitration,
             watchdog: cfg.watchdog_cycles,
             now: 0,
+            out_pos,
+            out_off,
+            out_list,
             buf: vec![Flit::default(); total as usize],
-            ready: if cfg.pipeline_stages > 1 || cfg.arbitration == Arbitration::Fcfs {
+            ready: if with_ready {
                 vec![0; total as usize]
             } else {
                 Vec::new()
@@ -400,17 +613,16 @@ impl Noc {
                 Vec::new()
             },
             ivc,
-            port,
+            inp,
+            ovc,
+            outp,
             masks: vec![Masks::default(); f.nodes],
-            ch_flits: vec![0; ch],
-            ch_blocked: vec![0; ch],
-            ch_blocked_at: vec![u64::MAX; ch],
-            first_ejection: f.links + f.endpoints * f.ifaces,
             wheel,
             slot: 0,
-            arrive: vec![Vec::new(); 2 * wheel],
-            credit_back: vec![Vec::new(); wheel],
+            outs: (0..parts).map(|_| Outbox::new(wheel)).collect(),
+            parts: split(f.nodes, parts),
             packets: Vec::new(),
+            routes: Vec::new(),
             free_packets: Vec::new(),
             serial: 0,
             queues: vec![VecDeque::new(); f.endpoints],
@@ -434,13 +646,27 @@ impl Noc {
             misordered: 0,
             hold_ch: Vec::new(),
             held: Vec::new(),
-            va_reqs: Vec::new(),
-            va_keys: Vec::new(),
             reverse_visit: false,
             fast_paths: true,
-            sa_reqs: Vec::new(),
             f,
         })
+    }
+
+    /// Split the routers into `parts` parts (at least one, at most one per router), each
+    /// evaluated on its own thread in every cycle; the results do not depend on it.
+    /// [`Noc::new`] takes one part per thread, with at least [`MIN_ROUTERS_PER_PART`] routers
+    /// in each.
+    pub fn set_parts(&mut self, parts: usize) {
+        let parts = parts.clamp(1, self.f.nodes.max(1));
+        self.outs.truncate(1);
+        let wheel = self.wheel;
+        self.outs.resize_with(parts, || Outbox::new(wheel));
+        self.parts = split(self.f.nodes, parts);
+    }
+
+    /// How many parts the routers are evaluated in.
+    pub fn parts(&self) -> usize {
+        self.outs.len()
     }
 
     /// The bytes a network's routers, channels and `slots` flit buffers take (a little
@@ -452,21 +678,22 @@ impl Noc {
         let ch = f.channels() as u64;
         let vcs = ch * f.vcs as u64;
         let per_slot = size_of::<Flit>() as u64 + if with_ready { 8 } else { 0 };
-        // Per channel: the port, three counters, five fabric tables of u32 and the input list.
-        let per_channel = size_of::<Port>() as u64 + 3 * 8 + 6 * 4;
-        let per_router = size_of::<Masks>() as u64 + 2 * 4;
+        // Per channel: both ends, two positions, five fabric tables of u32 and the input and
+        // output lists.
+        let per_channel = (size_of::<InPort>() + size_of::<OutPort>()) as u64 + 9 * 4;
+        let per_router = size_of::<Masks>() as u64 + 3 * 4;
         let per_endpoint =
             size_of::<VecDeque<u32>>() as u64 + f.ifaces as u64 * size_of::<Interface>() as u64;
+        let per_vc = (size_of::<InVc>() + size_of::<OutVc>()) as u64 + 8;
         slots
             .saturating_mul(per_slot)
-            .saturating_add(vcs.saturating_mul(size_of::<InVc>() as u64 + 4))
+            .saturating_add(vcs.saturating_mul(per_vc))
             .saturating_add(ch.saturating_mul(per_channel))
             .saturating_add((f.links as u64).saturating_mul(Fabric::LINK_TABLE_BYTES))
             .saturating_add((f.nodes as u64).saturating_mul(per_router))
             .saturating_add((f.endpoints as u64).saturating_mul(per_endpoint))
             .saturating_add(f.dense_bytes())
     }
-
     /// The fabric (channels, cycle time, routes).
     pub fn fabric(&self) -> &Fabric {
         &self.f
@@ -561,6 +788,12 @@ impl Noc {
             dst: dst as u32,
             len: flits as u16,
             delivered: 0,
+            created: self.now,
+            injected: 0,
+            tag,
+            lane: ANY_LANE,
+        };
+        let route = Route {
             path: r.start + choice * u32::from(r.len),
             path_len: r.len,
             hop: 0,
@@ -572,20 +805,18 @@ impl Noc {
                     (serial % self.f.ifaces as u64) as usize
                 },
             ) as u32,
-            created: self.now,
-            injected: 0,
-            tag,
-            lane: ANY_LANE,
             next: 0,
         };
         self.serial = serial + 1;
         let id = match self.free_packets.pop() {
             Some(id) => {
                 self.packets[id as usize] = p;
+                self.routes[id as usize] = route;
                 id
             }
             None => {
                 self.packets.push(p);
+                self.routes.push(route);
                 (self.packets.len() - 1) as u32
             }
         };
@@ -603,44 +834,32 @@ impl Noc {
     /// Run one cycle: read (arrivals and credits due now), evaluate (interfaces, then every
     /// router's route computation, VC allocation and switch allocation on the state read) and
     /// write (flits and credits into channel pipelines, due one latency later). Nothing written
-    /// in a cycle is read in the same cycle, so the order routers are visited in cannot matter.
+    /// in a cycle is read in the same cycle, so the order routers are visited in cannot matter,
+    /// nor how they are split across threads.
     pub fn step(&mut self) -> Result<(), SimError> {
         let now = self.now;
         let slot = (now % self.wheel as u64) as usize;
         self.slot = slot;
-        let mut arrivals = std::mem::take(&mut self.arrive[slot]);
+        let mut arrivals = std::mem::take(&mut self.outs[0].arrive[slot]);
         for a in arrivals.drain(..) {
             self.receive(a);
         }
-        self.arrive[slot] = arrivals;
+        self.outs[0].arrive[slot] = arrivals;
         let done_before = self.done.len();
-        let mut arrivals = std::mem::take(&mut self.arrive[self.wheel + slot]);
+        let mut arrivals = std::mem::take(&mut self.outs[0].arrive[self.wheel + slot]);
         for a in arrivals.drain(..) {
             self.eject(a);
         }
-        self.arrive[self.wheel + slot] = arrivals;
+        self.outs[0].arrive[self.wheel + slot] = arrivals;
         // Tails arrive in the order their routers were visited; report them in a fixed order.
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
-        let mut credits = std::mem::take(&mut self.credit_back[slot]);
+        let mut credits = std::mem::take(&mut self.outs[0].credit_back[slot]);
         for o in credits.drain(..) {
-            self.ivc[o as usize].credits += 1;
+            self.ovc[o as usize].credits += 1;
         }
-        self.credit_back[slot] = credits;
+        self.outs[0].credit_back[slot] = credits;
         self.interfaces();
-        for i in 0..self.f.nodes {
-            let r = if self.reverse_visit {
-                self.f.nodes - 1 - i
-            } else {
-                i
-            };
-            let m = self.masks[r];
-            if m.va != 0 {
-                self.allocate_vcs(r);
-            }
-            if m.va | m.sa != 0 && self.masks[r].sa != 0 {
-                self.allocate_switch(r);
-            }
-        }
+        self.evaluate();
         if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
             return Err(SimError::Deadlock {
                 at: SimTime::from_ps(now.saturating_mul(self.f.cycle.as_ps())),
@@ -651,13 +870,129 @@ impl Noc {
         Ok(())
     }
 
-    /// A flit reaching a router's input buffer.
+    fn clock(&self) -> Clock {
+        Clock {
+            now: self.now,
+            slot: self.slot,
+            wheel: self.wheel,
+        }
+    }
+
+    /// Every router's allocations and traversals, part by part (on as many threads as there
+    /// are parts), then the parts' sends into the channel pipelines in router order.
+    fn evaluate(&mut self) {
+        let shared = Shared {
+            f: &self.f,
+            packets: &self.packets,
+            routes: &self.routes,
+            at: Clock {
+                now: self.now,
+                slot: self.slot,
+                wheel: self.wheel,
+            },
+            arbitration: self.arbitration,
+            lanes: self.lanes,
+            fast_paths: self.fast_paths,
+            reverse_visit: self.reverse_visit,
+        };
+        let v = self.f.vcs;
+        let n = self.f.nodes;
+        if self.outs.len() == 1 {
+            let mut part = Part {
+                r0: 0,
+                r1: n,
+                j0: 0,
+                k0: 0,
+                s0: 0,
+                ivc: &mut self.ivc,
+                inp: &mut self.inp,
+                since: &mut self.since,
+                buf: &mut self.buf,
+                ready: &mut self.ready,
+                ovc: &mut self.ovc,
+                outp: &mut self.outp,
+                masks: &mut self.masks,
+            };
+            part.run(&shared, &mut self.outs[0]);
+        } else {
+            // Each part's ranges: its routers' input positions (and their VCs and slots),
+            // output positions (and their VCs) and masks.
+            let jb: Vec<usize> = self
+                .parts
+                .iter()
+                .map(|&r| self.f.in_off[r] as usize)
+                .collect();
+            let kb: Vec<usize> = self
+                .parts
+                .iter()
+                .map(|&r| self.out_off[r] as usize)
+                .collect();
+            let sb: Vec<usize> = jb
+                .iter()
+                .map(|&j| self.inp.get(j).map_or(self.buf.len(), |p| p.base as usize))
+                .collect();
+            let scaled = |b: &[usize]| b.iter().map(|&x| x * v).collect::<Vec<_>>();
+            let opt = |b: Vec<usize>, len: usize| if len == 0 { vec![0; b.len()] } else { b };
+            let since_b = opt(scaled(&jb), self.since.len());
+            let ready_b = opt(sb.clone(), self.ready.len());
+            let mut ivc = split_at(&mut self.ivc, &scaled(&jb));
+            let mut since = split_at(&mut self.since, &since_b);
+            let mut inp = split_at(&mut self.inp, &jb);
+            let mut buf = split_at(&mut self.buf, &sb);
+            let mut ready = split_at(&mut self.ready, &ready_b);
+            let mut ovc = split_at(&mut self.ovc, &scaled(&kb));
+            let mut outp = split_at(&mut self.outp, &kb);
+            let mut masks = split_at(&mut self.masks, &self.parts);
+            let mut parts: Vec<Part> = (0..self.outs.len())
+                .rev()
+                .map(|p| Part {
+                    r0: self.parts[p],
+                    r1: self.parts[p + 1],
+                    j0: jb[p],
+                    k0: kb[p],
+                    s0: sb[p],
+                    ivc: ivc.pop().unwrap_or_default(),
+                    inp: inp.pop().unwrap_or_default(),
+                    since: since.pop().unwrap_or_default(),
+                    buf: buf.pop().unwrap_or_default(),
+                    ready: ready.pop().unwrap_or_default(),
+                    ovc: ovc.pop().unwrap_or_default(),
+                    outp: outp.pop().unwrap_or_default(),
+                    masks: masks.pop().unwrap_or_default(),
+                })
+                .collect();
+            parts.reverse();
+            use rayon::prelude::*;
+            parts
+                .par_iter_mut()
+                .zip(self.outs.par_iter_mut())
+                .for_each(|(part, out)| part.run(&shared, out));
+        }
+        let (first, rest) = self.outs.split_at_mut(1);
+        let main = &mut first[0];
+        for out in rest {
+            for (to, from) in main.arrive.iter_mut().zip(&mut out.arrive) {
+                to.append(from);
+            }
+            for (to, from) in main.credit_back.iter_mut().zip(&mut out.credit_back) {
+                to.append(from);
+            }
+            main.flit_hops += std::mem::take(&mut out.flit_hops);
+            main.progressed |= std::mem::take(&mut out.progressed);
+        }
+        self.flit_hops += std::mem::take(&mut main.flit_hops);
+        if std::mem::take(&mut main.progressed) {
+            self.last_progress = self.now;
+        }
+    }
+
+    /// A flit reaching a router's input buffer; a head learns its route there.
     fn receive(&mut self, a: Arrival) {
-        let c = a.ch as usize;
+        let j = a.to as usize;
         let v = usize::from(a.vc);
-        let idx = c * self.f.vcs + v;
+        let idx = j * self.f.vcs + v;
         self.last_progress = self.now;
-        let p = &mut self.port[c];
+        let p = &mut self.inp[j];
         let depth = usize::from(p.depth);
         let x = &mut self.ivc[idx];
         let len = usize::from(x.len);
@@ -678,28 +1013,37 @@ impl Noc {
             }
         }
         p.nonempty |= 1 << v;
+        let mut next = 0;
+        if a.flit.seq == 0 {
+            // The output it leaves by, as a position, with the class bit.
+            let route = &mut self.routes[a.flit.pkt as usize];
+            let word = route.advance(&self.f.arena);
+            let c = word & !(1 << CLASS_SHIFT);
+            next = self.out_pos[c as usize] | (word & (1 << CLASS_SHIFT));
+            route.next = next;
+        }
         if len == 0 {
             x.front = a.flit;
             if x.state == IDLE {
-                Self::route_head(x, p, v, a.next);
+                route_head(x, p, v, next);
                 if !self.since.is_empty() {
                     self.since[idx] = self.packets[a.flit.pkt as usize].injected;
                 }
             }
         }
-        Self::refresh_port(&mut self.masks, p);
+        refresh_port(&mut self.masks[p.dst as usize], p);
     }
 
     /// A flit reaching an interface by its ejection channel: the interface takes it at once
     /// and frees its slot, unless its endpoint holds the slot until it accepts the packet; a
     /// tail delivers its packet.
     fn eject(&mut self, a: Arrival) {
-        let (c, flit) = (a.ch as usize, a.flit);
-        let idx = c * self.f.vcs + usize::from(a.vc);
+        let (c, flit) = (a.to as usize, a.flit);
+        let o = self.out_pos[c] as usize * self.f.vcs + usize::from(a.vc);
         self.last_progress = self.now;
         match self.hold_ch.get(c).copied().filter(|&e| e != NONE) {
-            Some(e) => self.held[e as usize].push_back((idx as u32, flit.tail)),
-            None => self.ivc[idx].credits += 1,
+            Some(e) => self.held[e as usize].push_back((o as u32, flit.tail)),
+            None => self.ovc[o].credits += 1,
         }
         self.ejected += 1;
         let p = &mut self.packets[flit.pkt as usize];
@@ -719,20 +1063,10 @@ impl Noc {
                 created: p.created,
                 injected: p.injected,
                 delivered: self.now,
-                hops: u32::from(p.path_len),
+                hops: u32::from(self.routes[flit.pkt as usize].path_len),
             });
             self.free_packets.push(flit.pkt);
         }
-    }
-
-    /// Bring input port `p`'s bits in its router's allocator masks up to date.
-    fn refresh_port(masks: &mut [Masks], p: &Port) {
-        let bit = 1u64 << p.in_local;
-        let va = if p.wait != 0 { bit } else { 0 };
-        let sa = if p.active & p.nonempty != 0 { bit } else { 0 };
-        let m = &mut masks[p.dst as usize];
-        m.va = (m.va & !bit) | va;
-        m.sa = (m.sa & !bit) | sa;
     }
 
     fn interfaces(&mut self) {
@@ -759,23 +1093,21 @@ impl Noc {
     fn interface(&mut self, e: usize, v: usize, now: u64) {
         for i in 0..self.f.ifaces {
             let slot = e * self.f.ifaces + i;
-            let c = self.f.links + slot;
+            let k = self.out_pos[self.f.injection(e, i)] as usize;
             if self.ni[slot].pkt == NONE {
                 let Some(&p) = self.queues[e].front() else {
                     continue;
                 };
                 let lane = self.packets[p as usize].lane;
-                let Some(vc) = pick_from(
-                    self.port[c].free & lane_mask(all_of(v), lane),
-                    self.port[c].rr_vc,
-                ) else {
+                let op = &mut self.outp[k];
+                let Some(vc) = pick_from(op.free & lane_mask(all_of(v), lane), op.rr_vc) else {
                     continue;
                 };
+                op.free &= !(1 << vc);
+                op.rr_vc = next_after(vc as u32, v as u32) as u8;
                 self.queues[e].pop_front();
                 self.queued -= 1;
-                self.ivc[c * v + vc].owner = NI_OWNER;
-                self.port[c].free &= !(1 << vc);
-                self.port[c].rr_vc = next_after(vc as u32, v as u32) as u8;
+                self.ovc[k * v + vc].owner = NI_OWNER;
                 self.ni[slot] = Interface {
                     pkt: p,
                     seq: 0,
@@ -783,8 +1115,8 @@ impl Noc {
                 };
             }
             let ni = self.ni[slot];
-            let o = c * v + usize::from(ni.vc);
-            if self.ivc[o].credits == 0 || self.port[c].next_free > now {
+            let o = k * v + usize::from(ni.vc);
+            if self.ovc[o].credits == 0 || self.outp[k].next_free > now {
                 continue;
             }
             let pk = &mut self.packets[ni.pkt as usize];
@@ -792,387 +1124,36 @@ impl Noc {
                 pk.injected = now;
             }
             let tail = ni.seq + 1 == pk.len;
-            self.ivc[o].credits -= 1;
-            self.port[c].next_free = now + u64::from(self.port[c].period);
-            let next = if ni.seq == 0 { self.advance(ni.pkt) } else { 0 };
-            self.send(
-                c,
-                ni.vc,
-                Flit {
-                    pkt: ni.pkt,
-                    seq: ni.seq,
-                    tail,
-                },
-                next,
-            );
+            self.ovc[o].credits -= 1;
+            let at = self.clock();
+            let op = &mut self.outp[k];
+            op.next_free = now + u64::from(op.period);
+            let flit = Flit {
+                pkt: ni.pkt,
+                seq: ni.seq,
+                tail,
+            };
+            self.outs[0].send(op, ni.vc, flit, at);
+            self.last_progress = now;
             self.injected += 1;
             if tail {
-                self.ivc[o].owner = FREE;
-                self.port[c].free |= 1 << ni.vc;
+                self.ovc[o].owner = FREE;
+                self.outp[k].free |= 1 << ni.vc;
                 self.ni[slot].pkt = NONE;
             } else {
                 self.ni[slot].seq += 1;
             }
         }
     }
-
-    /// Put a flit on channel `c`, VC `vc`, due at its far end one latency from now.
-    fn send(&mut self, c: usize, vc: u16, flit: Flit, next: u32) {
-        let to_interface = usize::from(c >= self.first_ejection);
-        let due = self.slot_after(u32::from(self.port[c].latency)) + to_interface * self.wheel;
-        self.arrive[due].push(Arrival {
-            ch: c as u32,
-            vc,
-            flit,
-            next,
-        });
-        self.ch_flits[c] += 1;
-        self.last_progress = self.now;
-    }
-
-    /// The wheel slot `lat` cycles from now (`lat` is below the wheel's size).
-    fn slot_after(&self, lat: u32) -> usize {
-        let s = self.slot + lat as usize;
-        if s >= self.wheel { s - self.wheel } else { s }
-    }
-
-    /// The route of packet `pkt`'s head at the next router on its way: the next link of its
-    /// path, or at the last router its ejection channel (class 0), as a path word; kept in the
-    /// packet too, for a head that queues behind another packet there.
-    /// At the last router (or past it: a head leaving for its interface) the packet stays on
-    /// its ejection channel. Written without a branch on which case it is: the path word is
-    /// read either way (the last one's, at the end) and the choice made on the values.
-    fn advance(&mut self, pkt: u32) -> u32 {
-        let p = &mut self.packets[pkt as usize];
-        let more = p.hop < p.path_len;
-        let i = (p.path + u32::from(p.hop)).wrapping_sub(u32::from(!more));
-        let word = self.f.arena.get(i as usize).copied().unwrap_or(0);
-        p.next = if more { word } else { p.eject };
-        p.hop += u16::from(more);
-        p.next
-    }
-
-    /// The slot of the front flit of VC `vc` of input `c`.
-    fn front_slot(&self, c: usize, vc: usize) -> usize {
-        let p = &self.port[c];
-        let idx = c * self.f.vcs + vc;
-        p.base as usize + vc * usize::from(p.depth) + usize::from(self.ivc[idx].head)
-    }
-
-    fn front(&self, idx: usize) -> Flit {
-        self.ivc[idx].front
-    }
-
-    /// Route computation for the head flit now at the front of idle input VC `x`, VC `vc` of
-    /// its port `p`: it learns its output (the next link of its path, or its ejection channel)
-    /// and class, and waits for VC allocation. Runs when a head reaches the front: on arrival
-    /// at an empty buffer, or when the packet ahead of it leaves. `next` is the head's route
-    /// here, worked out when it left the router before ([`Noc::advance`]). With oldest-first
-    /// arbitration the caller also records when the packet entered the network (`since`).
-    fn route_head(x: &mut InVc, p: &mut Port, vc: usize, next: u32) {
-        x.out = next & !(1 << CLASS_SHIFT);
-        x.class = (next >> CLASS_SHIFT) as u8;
-        x.state = WAIT_VC;
-        p.wait |= 1 << vc;
-    }
-
-    /// VC allocation: requests for the same output and class are ordered by the arbitration
-    /// (round-robin from the last winner, or oldest first), and the free VCs of that class,
-    /// taken round-robin from the last one granted, go to them in that order.
-    fn allocate_vcs(&mut self, r: usize) {
-        let v = self.f.vcs;
-        let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
-        let nloc = ((b - a) * v) as u32;
-        let ports = self.masks[r].va;
-        if ports & (ports - 1) == 0 && self.fast_paths {
-            // One input port waits: if one VC of it waits, there is nothing to arbitrate.
-            let c = self.f.in_list[a + ports.trailing_zeros() as usize] as usize;
-            let m = self.port[c].wait;
-            if m & (m - 1) == 0 {
-                let vc = m.trailing_zeros() as usize;
-                let idx = c * v + vc;
-                self.grant_vc(c, vc, self.ivc[idx].out as usize, self.ivc[idx].class, nloc);
-                return;
-            }
-        }
-        if self.arbitration == Arbitration::RoundRobin {
-            self.allocate_vcs_rr(r, a, nloc);
-            return;
-        }
-        let mut reqs = std::mem::take(&mut self.va_reqs);
-        reqs.clear();
-        let mut ports = ports;
-        while ports != 0 {
-            let j = a + ports.trailing_zeros() as usize;
-            ports &= ports - 1;
-            let c = self.f.in_list[j] as usize;
-            let mut m = self.port[c].wait;
-            while m != 0 {
-                let vc = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let idx = c * v + vc;
-                let out = self.ivc[idx].out;
-                let local = ((j - a) * v + vc) as u32;
-                let dist = wrap_sub(local, u32::from(self.port[out as usize].rr_va), nloc);
-                let age = match self.arbitration {
-                    Arbitration::RoundRobin => 0,
-                    Arbitration::Fcfs => self.since[idx],
-                };
-                reqs.push((out, self.ivc[idx].class, age, dist, c as u32, vc as u16));
-            }
-        }
-        if reqs.is_empty() {
-            self.va_reqs = reqs;
-            return;
-        }
-        if reqs.len() > 1 {
-            reqs.sort_unstable();
-        }
-        // Requests come in arbitration order, so earlier ones take the VCs first.
-        for &(out, class, _, _, c, vc) in &reqs {
-            self.grant_vc(c as usize, usize::from(vc), out as usize, class, nloc);
-        }
-        self.va_reqs = reqs;
-    }
-
-    /// [`Noc::allocate_vcs`] by round-robin: each request is one word that sorts as the
-    /// request's (output, class, distance from the round-robin pointer), above the input's
-    /// position; no two requests of a router tie (their distances differ), so the order is the
-    /// one the tuples of the general case give.
-    fn allocate_vcs_rr(&mut self, r: usize, a: usize, nloc: u32) {
-        let v = self.f.vcs;
-        let mut keys = std::mem::take(&mut self.va_keys);
-        keys.clear();
-        let mut ports = self.masks[r].va;
-        while ports != 0 {
-            let j = ports.trailing_zeros() as usize;
-            ports &= ports - 1;
-            let c = self.f.in_list[a + j] as usize;
-            let mut m = self.port[c].wait;
-            while m != 0 {
-                let vc = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let x = &self.ivc[c * v + vc];
-                let out = u64::from(x.out);
-                let local = (j * v + vc) as u32;
-                let dist = wrap_sub(local, u32::from(self.port[out as usize].rr_va), nloc);
-                // Channels are below 2^26, classes 0 or 1, distances below 64 x 32 = 2^11;
-                // the input takes 6 + 5 bits.
-                keys.push(
-                    out << 23
-                        | u64::from(x.class) << 22
-                        | u64::from(dist) << 11
-                        | (j as u64) << 5
-                        | vc as u64,
-                );
-            }
-        }
-        if let [x, y] = keys[..]
-            && self.fast_paths
-        {
-            // Two requests (the common case under load): ordered without a sort.
-            keys[0] = x.min(y);
-            keys[1] = x.max(y);
-        } else {
-            keys.sort_unstable();
-        }
-        // Requests come in arbitration order, so earlier ones take the VCs first.
-        for &k in &keys {
-            let c = self.f.in_list[a + (k >> 5 & 63) as usize] as usize;
-            let vc = (k & 31) as usize;
-            let class = (k >> 22 & 1) as u8;
-            self.grant_vc(c, vc, (k >> 23) as usize, class, nloc);
-        }
-        self.va_keys = keys;
-    }
-
-    /// Give input VC `vc` of port `c` the next free VC of `class` on output `out`, round-robin
-    /// from the last one granted, if there is one.
-    fn grant_vc(&mut self, c: usize, vc: usize, out: usize, class: u8, nloc: u32) {
-        let v = self.f.vcs;
-        let idx = c * v + vc;
-        let lane = if self.lanes {
-            self.packets[self.front(idx).pkt as usize].lane
-        } else {
-            ANY_LANE
-        };
-        let o = &self.port[out];
-        let allowed = lane_mask(o.class_vcs[usize::from(class)], lane);
-        let Some(ov) = pick_from(o.free & allowed, o.rr_vc) else {
-            return;
-        };
-        self.ivc[out * v + ov].owner = idx as u32;
-        let x = &mut self.ivc[idx];
-        x.ovc = ov as u16;
-        x.state = ACTIVE;
-        let p = &mut self.port[c];
-        p.wait &= !(1 << vc);
-        p.active |= 1 << vc;
-        let local = u32::from(p.in_local) * v as u32 + vc as u32;
-        Self::refresh_port(&mut self.masks, p);
-        let o = &mut self.port[out];
-        o.free &= !(1 << ov);
-        o.rr_va = next_after(local, nloc) as u16;
-        o.rr_vc = next_after(ov as u32, v as u32) as u8;
-    }
-
-    /// Switch allocation, separable input-first: each input port picks one of its VCs whose
-    /// front flit is ready, has a credit downstream and whose output is free this cycle
-    /// (round-robin from the last winner, or oldest flit first); each output then grants one of
-    /// the inputs that picked it by the same arbitration. Winners cross the switch.
-    fn allocate_switch(&mut self, r: usize) {
-        let v = self.f.vcs;
-        let now = self.now;
-        let fcfs = self.arbitration == Arbitration::Fcfs;
-        let (a, b) = (self.f.in_off[r] as usize, self.f.in_off[r + 1] as usize);
-        let nin = (b - a) as u32;
-        let mut reqs = std::mem::take(&mut self.sa_reqs);
-        reqs.clear();
-        let mut ports = self.masks[r].sa;
-        while ports != 0 {
-            let j = a + ports.trailing_zeros() as usize;
-            ports &= ports - 1;
-            let c = self.f.in_list[j] as usize;
-            let p = &self.port[c];
-            let m = p.active & p.nonempty;
-            // VCs from the round-robin pointer up, then from 0 below it.
-            let above = m & (VcMask::MAX << p.rr_in);
-            let mut pick: Option<(u64, usize, usize)> = None;
-            'parts: for mut part in [above, m & !above] {
-                while part != 0 {
-                    let vc = part.trailing_zeros() as usize;
-                    part &= part - 1;
-                    let idx = c * v + vc;
-                    // A flit is ready S - 1 cycles after it arrived (at once with S = 1).
-                    if !self.ready.is_empty() && self.ready[self.front_slot(c, vc)] > now {
-                        continue;
-                    }
-                    let x = &self.ivc[idx];
-                    let out = x.out as usize;
-                    if self.ivc[out * v + usize::from(x.ovc)].credits == 0 {
-                        if self.ch_blocked_at[out] != now {
-                            self.ch_blocked_at[out] = now;
-                            self.ch_blocked[out] += 1;
-                        }
-                        continue;
-                    }
-                    if self.port[out].next_free > now {
-                        continue;
-                    }
-                    let key = if fcfs {
-                        self.packets[x.front.pkt as usize].injected
-                    } else {
-                        0
-                    };
-                    if pick.is_none_or(|(best, ..)| key < best) {
-                        pick = Some((key, vc, out));
-                        if !fcfs {
-                            break 'parts;
-                        }
-                    }
-                }
-            }
-            if let Some((key, vc, o)) = pick {
-                let local = (j - a) as u32;
-                let op = &mut self.port[o];
-                let dist = wrap_sub(local, u32::from(op.rr_out), nin);
-                let key = (key << 20) | u64::from(dist);
-                op.sa_key = op.sa_key.min(key);
-                reqs.push((o as u32, key, c as u32, vc as u16));
-            }
-        }
-        // Keys of one output differ (their distances do), so each output has one winner, which
-        // clears the output's best key: no key is u64::MAX, so no later request matches it.
-        for &(out, key, c, vc) in &reqs {
-            let op = &mut self.port[out as usize];
-            if op.sa_key == key {
-                op.sa_key = u64::MAX;
-                self.traverse(c as usize, usize::from(vc), nin);
-            }
-        }
-        self.sa_reqs = reqs;
-    }
-
-    /// The front flit of VC `vc` of input `c` crosses the switch to its output VC.
-    fn traverse(&mut self, c: usize, vc: usize, nin: u32) {
-        let v = self.f.vcs;
-        let idx = c * v + vc;
-        let now = self.now;
-        let p = &self.port[c];
-        let (depth, base, back, in_local) = (
-            usize::from(p.depth),
-            p.base as usize,
-            u32::from(p.latency),
-            u32::from(p.in_local),
-        );
-        let x = &mut self.ivc[idx];
-        let (out, ov, flit) = (x.out as usize, usize::from(x.ovc), x.front);
-        let mut head = usize::from(x.head) + 1;
-        if head == depth {
-            head = 0;
-        }
-        x.head = head as u16;
-        x.len -= 1;
-        let left = x.len;
-        if left > 0 {
-            x.front = self.buf[base + vc * depth + head];
-        }
-        if flit.tail {
-            x.state = IDLE;
-        }
-        let d = &mut self.ivc[out * v + ov];
-        d.credits -= 1;
-        if flit.tail {
-            d.owner = FREE;
-        }
-        let o = &mut self.port[out];
-        o.next_free = now + u64::from(o.period);
-        o.rr_out = next_after(in_local, nin) as u16;
-        if flit.tail {
-            o.free |= 1 << ov;
-        }
-        // A head learns its route at the next router now (one leaving for its interface
-        // learns its ejection channel again, unused).
-        let link = out < self.f.links;
-        let next = if flit.seq == 0 {
-            self.advance(flit.pkt)
-        } else {
-            0
-        };
-        self.send(out, ov as u16, flit, next);
-        self.flit_hops += u64::from(link);
-        // The freed slot's credit goes back upstream, one channel latency away.
-        let due = self.slot_after(back);
-        self.credit_back[due].push(idx as u32);
-        let p = &mut self.port[c];
-        p.rr_in = next_after(vc as u32, v as u32) as u8;
-        if left == 0 {
-            p.nonempty &= !(1 << vc);
-        }
-        if flit.tail {
-            p.active &= !(1 << vc);
-            if left > 0 {
-                // The next packet's head is at the front now.
-                let x = &mut self.ivc[idx];
-                let pk = &self.packets[x.front.pkt as usize];
-                Self::route_head(x, p, vc, pk.next);
-                if !self.since.is_empty() {
-                    self.since[idx] = pk.injected;
-                }
-            }
-        }
-        Self::refresh_port(&mut self.masks, p);
-    }
-
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).
     /// Does nothing unless the network is idle and `cycle` is ahead.
     pub fn skip_to(&mut self, cycle: u64) {
         if !self.is_idle() || cycle <= self.now {
             return;
         }
-        for slot in &mut self.credit_back {
+        for slot in &mut self.outs[0].credit_back {
             for o in slot.drain(..) {
-                self.ivc[o as usize].credits += 1;
+                self.ovc[o as usize].credits += 1;
             }
         }
         self.now = cycle;
@@ -1185,7 +1166,7 @@ impl Noc {
             injected: self.injected,
             ejected: self.ejected,
             buffered: self.ivc.iter().map(|x| u64::from(x.len)).sum(),
-            on_channels: self.arrive.iter().map(|s| s.len() as u64).sum(),
+            on_channels: self.outs[0].arrive.iter().map(|s| s.len() as u64).sum(),
             overflowed: self.overflowed,
             misordered: self.misordered,
         }
@@ -1201,8 +1182,8 @@ impl Noc {
                     kind: self.f.kind(c),
                     from,
                     to,
-                    flits: self.ch_flits[c],
-                    blocked_cycles: self.ch_blocked[c],
+                    flits: self.outp[self.out_pos[c] as usize].flits,
+                    blocked_cycles: self.outp[self.out_pos[c] as usize].blocked,
                 }
             })
             .collect()
@@ -1235,7 +1216,7 @@ impl Noc {
             return false;
         }
         while let Some((idx, tail)) = q.pop_front() {
-            self.ivc[idx as usize].credits += 1;
+            self.ovc[idx as usize].credits += 1;
             if tail {
                 break;
             }
@@ -1246,8 +1227,17 @@ impl Noc {
 
     /// Start the link counters again from zero.
     pub fn reset_link_stats(&mut self) {
-        self.ch_flits.iter_mut().for_each(|x| *x = 0);
-        self.ch_blocked.iter_mut().for_each(|x| *x = 0);
+        for o in &mut self.outp {
+            o.flits = 0;
+            o.blocked = 0;
+        }
+    }
+
+    /// The name of input VC `idx` (its channel and VC).
+    fn buffer_name(&self, idx: usize) -> String {
+        let v = self.f.vcs;
+        self.f
+            .buffer_name(self.f.in_list[idx / v] as usize, idx % v)
     }
 
     /// The input VC that buffer `idx` waits on, if it waits on one: the downstream VC it has
@@ -1258,15 +1248,19 @@ impl Noc {
         let out = self.ivc[idx].out as usize;
         match self.ivc[idx].state {
             WAIT_VC => {
-                let (lo, _) = self.f.class_range(out, self.ivc[idx].class);
-                let o = self.ivc[out * v + lo].owner;
+                let c = self.out_list[out] as usize;
+                let (lo, _) = self.f.class_range(c, self.ivc[idx].class);
+                let o = self.ovc[out * v + lo].owner;
                 (o < NI_OWNER).then_some(o as usize)
             }
             ACTIVE if self.ivc[idx].len > 0 => {
-                (out < self.f.links).then_some(out * v + usize::from(self.ivc[idx].ovc))
+                let down = self.outp[out].down;
+                (down & TO_INTERFACE == 0)
+                    .then_some(down as usize * v + usize::from(self.ivc[idx].ovc))
             }
             ACTIVE => {
-                let o = self.ivc[idx].owner;
+                let up = self.inp[idx / v].up as usize;
+                let o = self.ovc[up * v + idx % v].owner;
                 (o < NI_OWNER).then_some(o as usize)
             }
             _ => None,
@@ -1276,7 +1270,6 @@ impl Noc {
     /// A cycle of buffers each waiting on the next, found by following waits from every
     /// occupied buffer; if none closes, the occupied buffers themselves.
     fn waiting_cycle(&self) -> Vec<String> {
-        let v = self.f.vcs;
         let n = self.ivc.len();
         let mut seen = vec![u32::MAX; n];
         for start in (0..n).filter(|&i| self.ivc[i].len > 0) {
@@ -1285,10 +1278,7 @@ impl Noc {
             loop {
                 if seen[at] == start as u32 {
                     let from = walk.iter().position(|&x| x == at).unwrap_or(0);
-                    return walk[from..]
-                        .iter()
-                        .map(|&i| self.f.buffer_name(i / v, i % v))
-                        .collect();
+                    return walk[from..].iter().map(|&i| self.buffer_name(i)).collect();
                 }
                 if seen[at] != u32::MAX {
                     break;
@@ -1304,7 +1294,7 @@ impl Noc {
         (0..n)
             .filter(|&i| self.ivc[i].len > 0)
             .take(16)
-            .map(|i| self.f.buffer_name(i / v, i % v))
+            .map(|i| self.buffer_name(i))
             .collect()
     }
 }
@@ -1319,16 +1309,351 @@ fn next_after(i: u32, n: u32) -> u32 {
     if i + 1 >= n { 0 } else { i + 1 }
 }
 
-/// The lowest set bit of `mask` at or above `from`, else the lowest set bit: a round-robin pick.
 /// Every VC of a port with `v` of them.
 fn all_of(v: usize) -> VcMask {
     VcMask::MAX >> (VcMask::BITS as usize - v)
 }
 
+/// The lowest set bit of `mask` at or above `from`, else the lowest set bit: a round-robin pick.
 fn pick_from(mask: VcMask, from: u8) -> Option<usize> {
     if mask == 0 {
         return None;
     }
     let above = mask & (VcMask::MAX << from);
     Some(if above != 0 { above } else { mask }.trailing_zeros() as usize)
+}
+
+/// `n` routers in `parts` parts of sizes differing by at most one: the first router of each
+/// part, and `n`.
+fn split(n: usize, parts: usize) -> Vec<usize> {
+    (0..=parts).map(|k| k * n / parts).collect()
+}
+
+/// `s` cut at `bounds` (ascending, the first 0 or the start of the first piece, the last at
+/// most `s.len()`): the pieces between consecutive bounds.
+fn split_at<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut pieces = Vec::with_capacity(bounds.len().saturating_sub(1));
+    let mut at = bounds.first().copied().unwrap_or(0);
+    s = &mut s[at..];
+    for &b in &bounds[1..] {
+        let (head, tail) = std::mem::take(&mut s).split_at_mut(b - at);
+        pieces.push(head);
+        s = tail;
+        at = b;
+    }
+    pieces
+}
+
+/// Bring input port `p`'s bits in its router's allocator masks `m` up to date.
+fn refresh_port(m: &mut Masks, p: &InPort) {
+    let bit = 1u64 << p.in_local;
+    let va = if p.wait != 0 { bit } else { 0 };
+    let sa = if p.active & p.nonempty != 0 { bit } else { 0 };
+    m.va = (m.va & !bit) | va;
+    m.sa = (m.sa & !bit) | sa;
+}
+
+/// Route computation for the head flit now at the front of idle input VC `x`, VC `vc` of
+/// its port `p`: it learns its output (the next channel of its path, or its ejection
+/// channel, as an output position) and class, and waits for VC allocation. Runs when a head
+/// reaches the front: on arrival at an empty buffer, or when the packet ahead of it leaves.
+/// `next` is the head's route here, worked out when it arrived ([`Route::next`]). With
+/// oldest-first arbitration the caller also records when the packet entered the network
+/// (`since`).
+fn route_head(x: &mut InVc, p: &mut InPort, vc: usize, next: u32) {
+    x.out = next & !(1 << CLASS_SHIFT);
+    x.class = (next >> CLASS_SHIFT) as u8;
+    x.state = WAIT_VC;
+    p.wait |= 1 << vc;
+}
+
+impl Part<'_> {
+    /// Evaluate the part's routers, sending into `out`.
+    fn run(&mut self, s: &Shared, out: &mut Outbox) {
+        let (lo, hi) = (self.r0, self.r1);
+        for i in lo..hi {
+            let r = if s.reverse_visit {
+                hi - 1 - (i - lo)
+            } else {
+                i
+            };
+            let m = self.masks[r - lo];
+            if m.va != 0 {
+                self.allocate_vcs(s, r, out);
+            }
+            if m.va | m.sa != 0 && self.masks[r - lo].sa != 0 {
+                self.allocate_switch(s, r, out);
+            }
+        }
+    }
+
+    /// VC allocation: requests for the same output and class are ordered by the arbitration
+    /// (round-robin from the last winner, or oldest first), and the free VCs of that class,
+    /// taken round-robin from the last one granted, go to them in that order.
+    fn allocate_vcs(&mut self, s: &Shared, r: usize, out: &mut Outbox) {
+        let v = s.f.vcs;
+        let (a, b) = (s.f.in_off[r] as usize, s.f.in_off[r + 1] as usize);
+        let nloc = ((b - a) * v) as u32;
+        let ports = self.masks[r - self.r0].va;
+        if ports & (ports - 1) == 0 && s.fast_paths {
+            // One input port waits: if one VC of it waits, there is nothing to arbitrate.
+            let j = a + ports.trailing_zeros() as usize;
+            let m = self.inp[j - self.j0].wait;
+            if m & (m - 1) == 0 {
+                let vc = m.trailing_zeros() as usize;
+                let x = self.ivc[(j - self.j0) * v + vc];
+                self.grant_vc(s, j, vc, x.out as usize, x.class, nloc);
+                return;
+            }
+        }
+        if s.arbitration == Arbitration::RoundRobin {
+            self.allocate_vcs_rr(s, r, a, nloc, out);
+            return;
+        }
+        let mut reqs = std::mem::take(&mut out.va_reqs);
+        reqs.clear();
+        let mut ports = ports;
+        while ports != 0 {
+            let j = a + ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            let mut m = self.inp[j - self.j0].wait;
+            while m != 0 {
+                let vc = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let idx = (j - self.j0) * v + vc;
+                let x = self.ivc[idx];
+                let rr = self.outp[x.out as usize - self.k0].rr_va;
+                let local = ((j - a) * v + vc) as u32;
+                let dist = wrap_sub(local, u32::from(rr), nloc);
+                let age = match s.arbitration {
+                    Arbitration::RoundRobin => 0,
+                    Arbitration::Fcfs => self.since[idx],
+                };
+                reqs.push((x.out, x.class, age, dist, j as u32, vc as u16));
+            }
+        }
+        if reqs.len() > 1 {
+            reqs.sort_unstable();
+        }
+        // Requests come in arbitration order, so earlier ones take the VCs first.
+        for &(o, class, _, _, j, vc) in &reqs {
+            self.grant_vc(s, j as usize, usize::from(vc), o as usize, class, nloc);
+        }
+        out.va_reqs = reqs;
+    }
+
+    /// [`Part::allocate_vcs`] by round-robin: each request is one word that sorts as the
+    /// request's (output, class, distance from the round-robin pointer), above the input's
+    /// position; no two requests of a router tie (their distances differ), so the order is the
+    /// one the tuples of the general case give.
+    fn allocate_vcs_rr(&mut self, s: &Shared, r: usize, a: usize, nloc: u32, out: &mut Outbox) {
+        let v = s.f.vcs;
+        let mut keys = std::mem::take(&mut out.va_keys);
+        keys.clear();
+        let mut ports = self.masks[r - self.r0].va;
+        while ports != 0 {
+            let j = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            let mut m = self.inp[a + j - self.j0].wait;
+            while m != 0 {
+                let vc = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let x = self.ivc[(a + j - self.j0) * v + vc];
+                let rr = self.outp[x.out as usize - self.k0].rr_va;
+                let local = (j * v + vc) as u32;
+                let dist = wrap_sub(local, u32::from(rr), nloc);
+                // Output positions are below 2^26, classes 0 or 1, distances below
+                // 64 x 32 = 2^11; the input takes 6 + 5 bits.
+                keys.push(
+                    u64::from(x.out) << 23
+                        | u64::from(x.class) << 22
+                        | u64::from(dist) << 11
+                        | (j as u64) << 5
+                        | vc as u64,
+                );
+            }
+        }
+        if let [x, y] = keys[..]
+            && s.fast_paths
+        {
+            // Two requests (the common case under load): ordered without a sort.
+            keys[0] = x.min(y);
+            keys[1] = x.max(y);
+        } else {
+            keys.sort_unstable();
+        }
+        // Requests come in arbitration order, so earlier ones take the VCs first.
+        for &k in &keys {
+            let j = a + (k >> 5 & 63) as usize;
+            let vc = (k & 31) as usize;
+            let class = (k >> 22 & 1) as u8;
+            self.grant_vc(s, j, vc, (k >> 23) as usize, class, nloc);
+        }
+        out.va_keys = keys;
+    }
+
+    /// Give input VC `vc` of input position `j` the next free VC of `class` on output
+    /// position `o`, round-robin from the last one granted, if there is one.
+    fn grant_vc(&mut self, s: &Shared, j: usize, vc: usize, o: usize, class: u8, nloc: u32) {
+        let v = s.f.vcs;
+        let jl = j - self.j0;
+        let x = &mut self.ivc[jl * v + vc];
+        let lane = if s.lanes {
+            s.packets[x.front.pkt as usize].lane
+        } else {
+            ANY_LANE
+        };
+        let op = &mut self.outp[o - self.k0];
+        let allowed = lane_mask(op.class_vcs[usize::from(class)], lane);
+        let Some(ov) = pick_from(op.free & allowed, op.rr_vc) else {
+            return;
+        };
+        self.ovc[(o - self.k0) * v + ov].owner = (j * v + vc) as u32;
+        x.ovc = ov as u16;
+        x.state = ACTIVE;
+        let p = &mut self.inp[jl];
+        p.wait &= !(1 << vc);
+        p.active |= 1 << vc;
+        let local = u32::from(p.in_local) * v as u32 + vc as u32;
+        refresh_port(&mut self.masks[p.dst as usize - self.r0], p);
+        op.free &= !(1 << ov);
+        op.rr_va = next_after(local, nloc) as u16;
+        op.rr_vc = next_after(ov as u32, v as u32) as u8;
+    }
+
+    /// Switch allocation, separable input-first: each input port picks one of its VCs whose
+    /// front flit is ready, has a credit downstream and whose output is free this cycle
+    /// (round-robin from the last winner, or oldest flit first); each output then grants one of
+    /// the inputs that picked it by the same arbitration. Winners cross the switch.
+    fn allocate_switch(&mut self, s: &Shared, r: usize, out: &mut Outbox) {
+        let v = s.f.vcs;
+        let now = s.at.now;
+        let fcfs = s.arbitration == Arbitration::Fcfs;
+        let (a, b) = (s.f.in_off[r] as usize, s.f.in_off[r + 1] as usize);
+        let nin = (b - a) as u32;
+        let mut reqs = std::mem::take(&mut out.sa_reqs);
+        reqs.clear();
+        let mut ports = self.masks[r - self.r0].sa;
+        while ports != 0 {
+            let j = a + ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            let jl = j - self.j0;
+            let p = self.inp[jl];
+            let m = p.active & p.nonempty;
+            // VCs from the round-robin pointer up, then from 0 below it.
+            let above = m & (VcMask::MAX << p.rr_in);
+            let mut pick: Option<(u64, usize, usize)> = None;
+            'parts: for mut part in [above, m & !above] {
+                while part != 0 {
+                    let vc = part.trailing_zeros() as usize;
+                    part &= part - 1;
+                    let x = self.ivc[jl * v + vc];
+                    // A flit is ready S - 1 cycles after it arrived (at once with S = 1).
+                    if !self.ready.is_empty() {
+                        let slot =
+                            p.base as usize + vc * usize::from(p.depth) + usize::from(x.head);
+                        if self.ready[slot - self.s0] > now {
+                            continue;
+                        }
+                    }
+                    let ol = x.out as usize - self.k0;
+                    let op = &mut self.outp[ol];
+                    if self.ovc[ol * v + usize::from(x.ovc)].credits == 0 {
+                        if op.blocked_at != now {
+                            op.blocked_at = now;
+                            op.blocked += 1;
+                        }
+                        continue;
+                    }
+                    if op.next_free > now {
+                        continue;
+                    }
+                    let key = if fcfs {
+                        s.packets[x.front.pkt as usize].injected
+                    } else {
+                        0
+                    };
+                    if pick.is_none_or(|(best, ..)| key < best) {
+                        pick = Some((key, vc, ol));
+                        if !fcfs {
+                            break 'parts;
+                        }
+                    }
+                }
+            }
+            if let Some((key, vc, ol)) = pick {
+                let local = (j - a) as u32;
+                let op = &mut self.outp[ol];
+                let dist = wrap_sub(local, u32::from(op.rr_out), nin);
+                let key = (key << 20) | u64::from(dist);
+                op.sa_key = op.sa_key.min(key);
+                reqs.push((ol as u32, key, j as u32, vc as u16));
+            }
+        }
+        // Keys of one output differ (their distances do), so each output has one winner, which
+        // clears the output's best key: no key is u64::MAX, so no later request matches it.
+        for &(ol, key, j, vc) in &reqs {
+            let op = &mut self.outp[ol as usize];
+            if op.sa_key == key {
+                op.sa_key = u64::MAX;
+                self.traverse(s, j as usize, usize::from(vc), nin, out);
+            }
+        }
+        out.sa_reqs = reqs;
+    }
+
+    /// The front flit of VC `vc` of input position `j` crosses the switch to its output VC.
+    fn traverse(&mut self, s: &Shared, j: usize, vc: usize, nin: u32, out: &mut Outbox) {
+        let v = s.f.vcs;
+        let now = s.at.now;
+        let jl = j - self.j0;
+        let p = &mut self.inp[jl];
+        let depth = usize::from(p.depth);
+        let x = &mut self.ivc[jl * v + vc];
+        let (ol, ov, flit) = (x.out as usize - self.k0, usize::from(x.ovc), x.front);
+        let mut head = usize::from(x.head) + 1;
+        if head == depth {
+            head = 0;
+        }
+        x.head = head as u16;
+        x.len -= 1;
+        let left = x.len;
+        if left > 0 {
+            x.front = self.buf[p.base as usize - self.s0 + vc * depth + head];
+        }
+        if flit.tail {
+            x.state = IDLE;
+        }
+        let d = &mut self.ovc[ol * v + ov];
+        d.credits -= 1;
+        if flit.tail {
+            d.owner = FREE;
+        }
+        let op = &mut self.outp[ol];
+        op.next_free = now + u64::from(op.period);
+        op.rr_out = next_after(u32::from(p.in_local), nin) as u8;
+        if flit.tail {
+            op.free |= 1 << ov;
+        }
+        out.flit_hops += u64::from(op.down & TO_INTERFACE == 0);
+        out.send(op, ov as u16, flit, s.at);
+        // The freed slot's credit goes back upstream, one channel latency away.
+        out.credit_back[s.at.slot_after(u32::from(p.latency))].push(p.up * v as u32 + vc as u32);
+        p.rr_in = next_after(vc as u32, v as u32) as u8;
+        if left == 0 {
+            p.nonempty &= !(1 << vc);
+        }
+        if flit.tail {
+            p.active &= !(1 << vc);
+            if left > 0 {
+                // The next packet's head is at the front now.
+                let pkt = x.front.pkt as usize;
+                route_head(x, p, vc, s.routes[pkt].next);
+                if !self.since.is_empty() {
+                    self.since[jl * v + vc] = s.packets[pkt].injected;
+                }
+            }
+        }
+        refresh_port(&mut self.masks[p.dst as usize - self.r0], p);
+    }
 }

@@ -837,3 +837,67 @@ fn the_allocator_shortcuts_decide_as_the_general_paths() {
         assert_eq!(a.audit(), b.audit());
     }
 }
+
+/// Split into parts (each evaluated on its own thread), the routers decide as in one part:
+/// the same deliveries in the same order, link counters and flit accounts, over
+/// arbitrations, pipelines (buffer-ready times), packet lengths, VC lanes, endpoints that hold
+/// their credits, a mesh and a torus (dateline classes), with parts of one router and parts
+/// that end inside a row; and backwards within each part too.
+#[test]
+fn routers_split_into_parts_decide_as_one() {
+    for (wrap, arb, stages, flits, rate) in [
+        (false, Arbitration::RoundRobin, 1, 1, 350),
+        (true, Arbitration::RoundRobin, 1, 4, 250),
+        (false, Arbitration::Fcfs, 2, 2, 300),
+        (true, Arbitration::Fcfs, 3, 3, 150),
+    ] {
+        let net = cube(&[7, 6], wrap);
+        let c = RouterConfig {
+            arbitration: arb,
+            ..cfg(stages, 1, flits)
+        };
+        let mut one = Noc::new(&net, NocRouting::DimensionOrder, &c).unwrap();
+        one.set_parts(1);
+        // Endpoint 5 holds its credits and accepts a packet every fourth cycle.
+        one.hold_credits(5);
+        let run = |mut noc: Noc| {
+            let mut rng = RngStreams::new(11).stream("parts");
+            let n = noc.fabric().endpoints();
+            let mut got = Vec::new();
+            for cycle in 0..2500u64 {
+                for src in 0..n {
+                    if rng.next_u64() % 1000 < rate / flits as u64 {
+                        let dst = (rng.next_u64() % n as u64) as usize;
+                        let lane = (rng.next_u64() % 3) as u16;
+                        if lane == 2 {
+                            noc.inject(src, dst, flits, cycle).unwrap();
+                        } else {
+                            noc.inject_lane(src, dst, flits, cycle, lane).unwrap();
+                        }
+                    }
+                }
+                if cycle % 4 == 0 {
+                    noc.accept(5);
+                }
+                noc.step().unwrap();
+                noc.take_delivered(&mut got);
+            }
+            (got, noc.link_stats(), noc.audit(), noc.flit_hops())
+        };
+        let reference = run(one.clone());
+        assert!(reference.0.len() > 1000, "{}", reference.0.len());
+        assert!(reference.2.conserved());
+        for parts in [2, 3, 5, 42] {
+            for backwards in [false, true] {
+                let mut split = one.clone();
+                split.set_parts(parts);
+                split.reverse_visit = backwards;
+                assert_eq!(split.parts(), parts);
+                assert!(
+                    run(split) == reference,
+                    "{parts} parts ({wrap} {arb:?} {stages} {flits} {backwards})"
+                );
+            }
+        }
+    }
+}
