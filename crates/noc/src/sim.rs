@@ -30,6 +30,8 @@ const NONE: u32 = u32::MAX;
 struct Flit {
     pkt: u32,
     seq: u16,
+    /// Router-to-router links crossed so far (a head's place on its path).
+    hop: u16,
     tail: bool,
 }
 
@@ -57,32 +59,27 @@ struct Packet {
     tag: u64,
 }
 
-/// A packet's way through the network, advanced when its head reaches a router (outside the
-/// evaluate phase, which only reads it).
+/// A packet's way through the network: fixed when it is handed over.
 #[derive(Debug, Clone, Copy, Default)]
 struct Route {
     path: u32,
     path_len: u16,
-    hop: u16,
     eject: u32,
-    /// The route of its head at the router it is in: the output position of its next
-    /// channel, with the VC class in the top bit.
-    next: u32,
 }
 
 impl Route {
-    /// The next channel of the route at the router the head has just reached: the next link
-    /// of its path, or at the last router its ejection channel (class 0), as a path word. Written
+    /// The channel a head that has crossed `hop` links leaves its router by: the next link of
+    /// its path, or at the last router its ejection channel (class 0), as a path word. Written
     /// without a branch on which case it is: the path word is read either way (the last one's,
     /// at the end) and the choice made on the values.
-    fn advance(&mut self, arena: &[u32]) -> u32 {
-        let more = self.hop < self.path_len;
-        let i = (self.path + u32::from(self.hop)).wrapping_sub(u32::from(!more));
+    fn word(&self, hop: u16, arena: &[u32]) -> u32 {
+        let more = hop < self.path_len;
+        let i = (self.path + u32::from(hop)).wrapping_sub(u32::from(!more));
         let word = arena.get(i as usize).copied().unwrap_or(0);
-        self.hop += u16::from(more);
         if more { word } else { self.eject }
     }
 }
+
 /// A packet that may take any free VC.
 pub const ANY_LANE: u16 = u16::MAX;
 
@@ -211,14 +208,16 @@ pub struct Noc {
     // Per router, one bit per input port: VCs waiting for VC allocation; VCs holding an output
     // VC with a flit buffered.
     masks: Vec<Masks>,
-    /// Channel pipelines as timing wheels, `wheel` slots (the longest latency + 1), the one
-    /// for now at `slot`; they are `outs[0]`'s (see [`Outbox`]).
+    /// Channel pipelines are timing wheels of `wheel` slots (the longest latency + 1), the
+    /// one for now at `slot`, in the outboxes.
     wheel: usize,
     slot: usize,
     /// One outbox per part of the routers (each part evaluated on its own thread); the
-    /// first holds the channel pipelines themselves and takes the others' sends after each
-    /// evaluate phase.
+    /// interfaces send through the first.
     outs: Vec<Outbox>,
+    /// Per part, per outbox: the flits arriving now, taken from the outboxes' wheels (the
+    /// emptied lists go back in their place the next cycle).
+    inbox: Vec<Vec<Vec<Arrival>>>,
     /// The routers' parts: the first router of each, and the number of routers.
     parts: Vec<usize>,
     // Packets and interfaces.
@@ -334,8 +333,9 @@ struct OutPort {
     /// Output VCs nobody holds, and the VCs each class may use.
     free: VcMask,
     class_vcs: [VcMask; 2],
-    /// Where its flits arrive: the input position of its channel, or (with [`TO_INTERFACE`]
-    /// set) its channel, an ejection channel.
+    /// Where its flits arrive: the input position of its channel, with the part of the
+    /// routers its router is in from bit [`PART_SHIFT`]; or (with [`TO_INTERFACE`] set) its
+    /// channel, an ejection channel.
     down: u32,
     /// Latency and cycles per flit.
     latency: u16,
@@ -349,6 +349,11 @@ struct OutPort {
 
 /// The flag of [`OutPort::down`] for a channel that ends at an interface.
 const TO_INTERFACE: u32 = 1 << 31;
+/// Where [`OutPort::down`] keeps the part; below it, the input position (channels are
+/// fewer than 2^26).
+const PART_SHIFT: u32 = 26;
+/// The most parts the routers are split into (the part takes 5 bits of [`OutPort::down`]).
+pub const MAX_PARTS: usize = 32;
 
 // An output port is one cache line, an input port and an input VC half of one.
 const _: () = assert!(
@@ -357,16 +362,18 @@ const _: () = assert!(
         && std::mem::size_of::<InVc>() == 32
 );
 
-/// What one part of the routers sends in an evaluate phase: flits and credits into channel
-/// pipelines (timing wheels: flits for routers in slots 0..wheel, flits for interfaces in
-/// slots wheel..2 wheel, credits, as output VC indices, in their own wheel), and its counters.
-/// The first outbox's wheels are the network's; after the phase the others are appended to
-/// them part by part, so each wheel slot holds its entries in router order, whatever the parts.
+/// What one part of the routers sends in a cycle: flits into channel pipelines (timing
+/// wheels of `wheel` slots: flits for routers, one wheel per part of the routers they go to;
+/// flits for interfaces), credits (as output VC indices, in their own wheel), and its
+/// counters. Each part receives its flits from every outbox, and the interfaces theirs, in
+/// outbox order: the order of the routers that sent them, whatever the parts.
 #[derive(Debug, Clone, Default)]
 struct Outbox {
-    arrive: Vec<Vec<Arrival>>,
+    to_routers: Vec<Vec<Vec<Arrival>>>,
+    to_ifaces: Vec<Vec<Arrival>>,
     credit_back: Vec<Vec<u32>>,
     flit_hops: u64,
+    overflowed: u64,
     progressed: bool,
     // Scratch.
     va_reqs: Vec<(u32, u8, u64, u32, u32, u16)>,
@@ -375,9 +382,10 @@ struct Outbox {
 }
 
 impl Outbox {
-    fn new(wheel: usize) -> Self {
+    fn new(wheel: usize, parts: usize) -> Self {
         Outbox {
-            arrive: vec![Vec::new(); 2 * wheel],
+            to_routers: vec![vec![Vec::new(); wheel]; parts],
+            to_ifaces: vec![Vec::new(); wheel],
             credit_back: vec![Vec::new(); wheel],
             ..Outbox::default()
         }
@@ -386,18 +394,22 @@ impl Outbox {
     /// Put a flit on output port `o`'s channel, VC `vc`, due at its far end one latency
     /// from now.
     fn send(&mut self, o: &mut OutPort, vc: u16, flit: Flit, at: Clock) {
-        let to_interface = if o.down & TO_INTERFACE != 0 {
-            at.wheel
+        let due = at.slot_after(u32::from(o.latency));
+        let to = o.down & ((1 << PART_SHIFT) - 1);
+        let list = if o.down & TO_INTERFACE != 0 {
+            &mut self.to_ifaces[due]
         } else {
-            0
+            &mut self.to_routers[(o.down >> PART_SHIFT & (MAX_PARTS as u32 - 1)) as usize][due]
         };
-        self.arrive[at.slot_after(u32::from(o.latency)) + to_interface].push(Arrival {
-            to: o.down & !TO_INTERFACE,
-            vc,
-            flit,
-        });
+        list.push(Arrival { to, vc, flit });
         o.flits += 1;
         self.progressed = true;
+    }
+
+    /// Flits on channels.
+    fn in_flight(&self) -> u64 {
+        let lists = self.to_routers.iter().flatten().chain(&self.to_ifaces);
+        lists.map(|l| l.len() as u64).sum()
     }
 }
 
@@ -422,11 +434,23 @@ struct Shared<'a> {
     f: &'a Fabric,
     packets: &'a [Packet],
     routes: &'a [Route],
+    out_pos: &'a [u32],
     at: Clock,
+    stages: u64,
     arbitration: Arbitration,
     lanes: bool,
     fast_paths: bool,
     reverse_visit: bool,
+}
+
+impl Shared<'_> {
+    /// The route of head `flit` at the router it is in: the output position of the channel
+    /// it leaves by, with the VC class in the top bit.
+    fn next_of(&self, flit: Flit) -> u32 {
+        let word = self.routes[flit.pkt as usize].word(flit.hop, &self.f.arena);
+        let c = word & !(1 << CLASS_SHIFT);
+        self.out_pos[c as usize] | (word & (1 << CLASS_SHIFT))
+    }
 }
 
 /// The state a part of the routers (routers `r0..r1`) writes in an evaluate phase: the
@@ -590,10 +614,8 @@ impl Noc {
             .collect();
         let wheel = f.ch_latency.iter().copied().max().unwrap_or(1) as usize + 1;
         let ifaces = f.endpoints * f.ifaces;
-        let parts = rayon::current_num_threads()
-            .min(f.nodes / MIN_ROUTERS_PER_PART)
-            .max(1);
-        Ok(Noc {
+        let parts = rayon::current_num_threads().min(f.nodes / MIN_ROUTERS_PER_PART);
+        let mut noc = Noc {
             stages: u64::from(cfg.pipeline_stages),
             arbitration: cfg.arbitration,
             watchdog: cfg.watchdog_cycles,
@@ -619,8 +641,9 @@ impl Noc {
             masks: vec![Masks::default(); f.nodes],
             wheel,
             slot: 0,
-            outs: (0..parts).map(|_| Outbox::new(wheel)).collect(),
-            parts: split(f.nodes, parts),
+            outs: Vec::new(),
+            inbox: Vec::new(),
+            parts: Vec::new(),
             packets: Vec::new(),
             routes: Vec::new(),
             free_packets: Vec::new(),
@@ -649,7 +672,9 @@ impl Noc {
             reverse_visit: false,
             fast_paths: true,
             f,
-        })
+        };
+        noc.set_parts(parts);
+        Ok(noc)
     }
 
     /// Split the routers into `parts` parts (at least one, at most one per router), each
@@ -657,11 +682,36 @@ impl Noc {
     /// [`Noc::new`] takes one part per thread, with at least [`MIN_ROUTERS_PER_PART`] routers
     /// in each.
     pub fn set_parts(&mut self, parts: usize) {
-        let parts = parts.clamp(1, self.f.nodes.max(1));
-        self.outs.truncate(1);
-        let wheel = self.wheel;
-        self.outs.resize_with(parts, || Outbox::new(wheel));
+        let parts = parts.clamp(1, self.f.nodes.clamp(1, MAX_PARTS));
+        // Flits on their way move to the new parts' wheels, in outbox order.
+        let mut outs: Vec<Outbox> = (0..parts).map(|_| Outbox::new(self.wheel, parts)).collect();
         self.parts = split(self.f.nodes, parts);
+        let part_of = |j: u32| {
+            let r = self.inp[j as usize].dst as usize;
+            self.parts.partition_point(|&first| first <= r) - 1
+        };
+        for old in std::mem::take(&mut self.outs) {
+            for (slot, lists) in old.to_routers.into_iter().flatten().enumerate() {
+                for a in lists {
+                    outs[0].to_routers[part_of(a.to)][slot % self.wheel].push(a);
+                }
+            }
+            for (to, from) in outs[0].to_ifaces.iter_mut().zip(old.to_ifaces) {
+                to.extend(from);
+            }
+            for (to, from) in outs[0].credit_back.iter_mut().zip(old.credit_back) {
+                to.extend(from);
+            }
+        }
+        self.outs = outs;
+        self.inbox = vec![vec![Vec::new(); parts]; parts];
+        for k in 0..self.outp.len() {
+            let down = self.outp[k].down;
+            if down & TO_INTERFACE == 0 {
+                let j = down & ((1 << PART_SHIFT) - 1);
+                self.outp[k].down = j | (part_of(j) as u32) << PART_SHIFT;
+            }
+        }
     }
 
     /// How many parts the routers are evaluated in.
@@ -796,7 +846,6 @@ impl Noc {
         let route = Route {
             path: r.start + choice * u32::from(r.len),
             path_len: r.len,
-            hop: 0,
             eject: self.f.ejection(
                 dst,
                 if self.f.ifaces == 1 {
@@ -805,7 +854,6 @@ impl Noc {
                     (serial % self.f.ifaces as u64) as usize
                 },
             ) as u32,
-            next: 0,
         };
         self.serial = serial + 1;
         let id = match self.free_packets.pop() {
@@ -831,7 +879,7 @@ impl Noc {
         out.append(&mut self.done);
     }
 
-    /// Run one cycle: read (arrivals and credits due now), evaluate (interfaces, then every
+    /// Run one cycle: read (flits and credits due now), evaluate (interfaces, then every
     /// router's route computation, VC allocation and switch allocation on the state read) and
     /// write (flits and credits into channel pipelines, due one latency later). Nothing written
     /// in a cycle is read in the same cycle, so the order routers are visited in cannot matter,
@@ -840,24 +888,23 @@ impl Noc {
         let now = self.now;
         let slot = (now % self.wheel as u64) as usize;
         self.slot = slot;
-        let mut arrivals = std::mem::take(&mut self.outs[0].arrive[slot]);
-        for a in arrivals.drain(..) {
-            self.receive(a);
-        }
-        self.outs[0].arrive[slot] = arrivals;
         let done_before = self.done.len();
-        let mut arrivals = std::mem::take(&mut self.outs[0].arrive[self.wheel + slot]);
-        for a in arrivals.drain(..) {
-            self.eject(a);
+        for q in 0..self.outs.len() {
+            let mut arrivals = std::mem::take(&mut self.outs[q].to_ifaces[slot]);
+            for a in arrivals.drain(..) {
+                self.eject(a);
+            }
+            self.outs[q].to_ifaces[slot] = arrivals;
         }
-        self.outs[0].arrive[self.wheel + slot] = arrivals;
         // Tails arrive in the order their routers were visited; report them in a fixed order.
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
-        let mut credits = std::mem::take(&mut self.outs[0].credit_back[slot]);
-        for o in credits.drain(..) {
-            self.ovc[o as usize].credits += 1;
+        for q in 0..self.outs.len() {
+            let mut credits = std::mem::take(&mut self.outs[q].credit_back[slot]);
+            for o in credits.drain(..) {
+                self.ovc[o as usize].credits += 1;
+            }
+            self.outs[q].credit_back[slot] = credits;
         }
-        self.outs[0].credit_back[slot] = credits;
         self.interfaces();
         self.evaluate();
         if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
@@ -878,18 +925,22 @@ impl Noc {
         }
     }
 
-    /// Every router's allocations and traversals, part by part (on as many threads as there
-    /// are parts), then the parts' sends into the channel pipelines in router order.
+    /// Every router's arrivals, allocations and traversals, part by part (on as many threads
+    /// as there are parts).
     fn evaluate(&mut self) {
+        let slot = self.slot;
+        for (p, lists) in self.inbox.iter_mut().enumerate() {
+            for (list, out) in lists.iter_mut().zip(&mut self.outs) {
+                std::mem::swap(list, &mut out.to_routers[p][slot]);
+            }
+        }
         let shared = Shared {
             f: &self.f,
             packets: &self.packets,
             routes: &self.routes,
-            at: Clock {
-                now: self.now,
-                slot: self.slot,
-                wheel: self.wheel,
-            },
+            out_pos: &self.out_pos,
+            at: self.clock(),
+            stages: self.stages,
             arbitration: self.arbitration,
             lanes: self.lanes,
             fast_paths: self.fast_paths,
@@ -913,7 +964,7 @@ impl Noc {
                 outp: &mut self.outp,
                 masks: &mut self.masks,
             };
-            part.run(&shared, &mut self.outs[0]);
+            part.run(&shared, &mut self.inbox[0], &mut self.outs[0]);
         } else {
             // Each part's ranges: its routers' input positions (and their VCs and slots),
             // output positions (and their VCs) and masks.
@@ -965,73 +1016,17 @@ impl Noc {
             use rayon::prelude::*;
             parts
                 .par_iter_mut()
+                .zip(self.inbox.par_iter_mut())
                 .zip(self.outs.par_iter_mut())
-                .for_each(|(part, out)| part.run(&shared, out));
+                .for_each(|((part, inbox), out)| part.run(&shared, inbox, out));
         }
-        let (first, rest) = self.outs.split_at_mut(1);
-        let main = &mut first[0];
-        for out in rest {
-            for (to, from) in main.arrive.iter_mut().zip(&mut out.arrive) {
-                to.append(from);
-            }
-            for (to, from) in main.credit_back.iter_mut().zip(&mut out.credit_back) {
-                to.append(from);
-            }
-            main.flit_hops += std::mem::take(&mut out.flit_hops);
-            main.progressed |= std::mem::take(&mut out.progressed);
-        }
-        self.flit_hops += std::mem::take(&mut main.flit_hops);
-        if std::mem::take(&mut main.progressed) {
-            self.last_progress = self.now;
-        }
-    }
-
-    /// A flit reaching a router's input buffer; a head learns its route there.
-    fn receive(&mut self, a: Arrival) {
-        let j = a.to as usize;
-        let v = usize::from(a.vc);
-        let idx = j * self.f.vcs + v;
-        self.last_progress = self.now;
-        let p = &mut self.inp[j];
-        let depth = usize::from(p.depth);
-        let x = &mut self.ivc[idx];
-        let len = usize::from(x.len);
-        if len == depth {
-            self.overflowed += 1;
-            return;
-        }
-        x.len += 1;
-        if len > 0 || !self.ready.is_empty() {
-            // The flit's slot (the front's own, when it is the front).
-            let pos = usize::from(x.head) + len;
-            let at = p.base as usize + v * depth + if pos >= depth { pos - depth } else { pos };
-            if len > 0 {
-                self.buf[at] = a.flit;
-            }
-            if let Some(r) = self.ready.get_mut(at) {
-                *r = self.now + self.stages - 1;
+        for out in &mut self.outs {
+            self.flit_hops += std::mem::take(&mut out.flit_hops);
+            self.overflowed += std::mem::take(&mut out.overflowed);
+            if std::mem::take(&mut out.progressed) {
+                self.last_progress = self.now;
             }
         }
-        p.nonempty |= 1 << v;
-        let mut next = 0;
-        if a.flit.seq == 0 {
-            // The output it leaves by, as a position, with the class bit.
-            let route = &mut self.routes[a.flit.pkt as usize];
-            let word = route.advance(&self.f.arena);
-            let c = word & !(1 << CLASS_SHIFT);
-            next = self.out_pos[c as usize] | (word & (1 << CLASS_SHIFT));
-            route.next = next;
-        }
-        if len == 0 {
-            x.front = a.flit;
-            if x.state == IDLE {
-                route_head(x, p, v, next);
-                if !self.since.is_empty() {
-                    self.since[idx] = self.packets[a.flit.pkt as usize].injected;
-                }
-            }
-        }
-        refresh_port(&mut self.masks[p.dst as usize], p);
     }
 
     /// A flit reaching an interface by its ejection channel: the interface takes it at once
@@ -1131,6 +1126,7 @@ impl Noc {
             let flit = Flit {
                 pkt: ni.pkt,
                 seq: ni.seq,
+                hop: 0,
                 tail,
             };
             self.outs[0].send(op, ni.vc, flit, at);
@@ -1151,9 +1147,11 @@ impl Noc {
         if !self.is_idle() || cycle <= self.now {
             return;
         }
-        for slot in &mut self.outs[0].credit_back {
-            for o in slot.drain(..) {
-                self.ovc[o as usize].credits += 1;
+        for out in &mut self.outs {
+            for slot in &mut out.credit_back {
+                for o in slot.drain(..) {
+                    self.ovc[o as usize].credits += 1;
+                }
             }
         }
         self.now = cycle;
@@ -1166,7 +1164,7 @@ impl Noc {
             injected: self.injected,
             ejected: self.ejected,
             buffered: self.ivc.iter().map(|x| u64::from(x.len)).sum(),
-            on_channels: self.outs[0].arrive.iter().map(|s| s.len() as u64).sum(),
+            on_channels: self.outs.iter().map(Outbox::in_flight).sum(),
             overflowed: self.overflowed,
             misordered: self.misordered,
         }
@@ -1368,8 +1366,14 @@ fn route_head(x: &mut InVc, p: &mut InPort, vc: usize, next: u32) {
 }
 
 impl Part<'_> {
-    /// Evaluate the part's routers, sending into `out`.
-    fn run(&mut self, s: &Shared, out: &mut Outbox) {
+    /// The part's routers take the flits arriving now (`inbox`, one list per outbox), then
+    /// allocate and send into `out`.
+    fn run(&mut self, s: &Shared, inbox: &mut [Vec<Arrival>], out: &mut Outbox) {
+        for list in inbox {
+            for a in list.drain(..) {
+                self.receive(s, a, out);
+            }
+        }
         let (lo, hi) = (self.r0, self.r1);
         for i in lo..hi {
             let r = if s.reverse_visit {
@@ -1385,6 +1389,47 @@ impl Part<'_> {
                 self.allocate_switch(s, r, out);
             }
         }
+    }
+
+    /// A flit reaching a router's input buffer; a head at the front learns its route.
+    fn receive(&mut self, s: &Shared, a: Arrival, out: &mut Outbox) {
+        let v = s.f.vcs;
+        let jl = a.to as usize - self.j0;
+        let vc = usize::from(a.vc);
+        out.progressed = true;
+        let p = &mut self.inp[jl];
+        let depth = usize::from(p.depth);
+        let x = &mut self.ivc[jl * v + vc];
+        let len = usize::from(x.len);
+        if len == depth {
+            out.overflowed += 1;
+            return;
+        }
+        x.len += 1;
+        if len > 0 || !self.ready.is_empty() {
+            // The flit's slot (the front's own, when it is the front).
+            let pos = usize::from(x.head) + len;
+            let at = p.base as usize - self.s0
+                + vc * depth
+                + if pos >= depth { pos - depth } else { pos };
+            if len > 0 {
+                self.buf[at] = a.flit;
+            }
+            if let Some(r) = self.ready.get_mut(at) {
+                *r = s.at.now + s.stages - 1;
+            }
+        }
+        p.nonempty |= 1 << vc;
+        if len == 0 {
+            x.front = a.flit;
+            if x.state == IDLE {
+                route_head(x, p, vc, s.next_of(a.flit));
+                if !self.since.is_empty() {
+                    self.since[jl * v + vc] = s.packets[a.flit.pkt as usize].injected;
+                }
+            }
+        }
+        refresh_port(&mut self.masks[p.dst as usize - self.r0], p);
     }
 
     /// VC allocation: requests for the same output and class are ordered by the arbitration
@@ -1635,8 +1680,13 @@ impl Part<'_> {
         if flit.tail {
             op.free |= 1 << ov;
         }
-        out.flit_hops += u64::from(op.down & TO_INTERFACE == 0);
-        out.send(op, ov as u16, flit, s.at);
+        let link = op.down & TO_INTERFACE == 0;
+        out.flit_hops += u64::from(link);
+        let crossed = Flit {
+            hop: flit.hop + u16::from(link),
+            ..flit
+        };
+        out.send(op, ov as u16, crossed, s.at);
         // The freed slot's credit goes back upstream, one channel latency away.
         out.credit_back[s.at.slot_after(u32::from(p.latency))].push(p.up * v as u32 + vc as u32);
         p.rr_in = next_after(vc as u32, v as u32) as u8;
@@ -1648,7 +1698,7 @@ impl Part<'_> {
             if left > 0 {
                 // The next packet's head is at the front now.
                 let pkt = x.front.pkt as usize;
-                route_head(x, p, vc, s.routes[pkt].next);
+                route_head(x, p, vc, s.next_of(x.front));
                 if !self.since.is_empty() {
                     self.since[jl * v + vc] = s.packets[pkt].injected;
                 }

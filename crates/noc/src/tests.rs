@@ -841,7 +841,7 @@ fn the_allocator_shortcuts_decide_as_the_general_paths() {
 /// Split into parts (each evaluated on its own thread), the routers decide as in one part:
 /// the same deliveries in the same order, link counters and flit accounts, over
 /// arbitrations, pipelines (buffer-ready times), packet lengths, VC lanes, endpoints that hold
-/// their credits, a mesh and a torus (dateline classes), with parts of one router and parts
+/// their credits, a mesh and a torus (dateline classes), with parts of one or two routers and parts
 /// that end inside a row; and backwards within each part too.
 #[test]
 fn routers_split_into_parts_decide_as_one() {
@@ -887,7 +887,7 @@ fn routers_split_into_parts_decide_as_one() {
         let reference = run(one.clone());
         assert!(reference.0.len() > 1000, "{}", reference.0.len());
         assert!(reference.2.conserved());
-        for parts in [2, 3, 5, 42] {
+        for parts in [2, 3, 5, MAX_PARTS] {
             for backwards in [false, true] {
                 let mut split = one.clone();
                 split.set_parts(parts);
