@@ -3,7 +3,7 @@
 # now, podsim at a baseline commit (the previous release), and BookSim 2 where it is built
 # (tools/booksim/build.sh). Prints a Markdown table with the ratios; BENCHMARKS.md quotes it.
 #
-# Usage: tools/bench-table.sh [--baseline REF] [--repeats N] [--pod] [--no-booksim]
+# Usage: tools/bench-table.sh [--baseline REF] [--repeats N] [--pod] [--threads] [--no-booksim]
 #   --baseline REF  the commit to compare with (default: the one named in
 #                   tools/bench-baseline.txt); built once into tools/bench-build/ (ignored by git)
 #   --repeats N     runs of each command; the median is quoted (default 3)
@@ -11,6 +11,9 @@
 #                   all-to-all (the baseline's 4096-chip ring takes minutes and ~11 GB; it runs
 #                   only with --pod-baseline)
 #   --pod-baseline  run the baseline on the pod-scale rows too
+#   --threads       also the packet level on a 32x32 mesh on 1, 2, 4 and 8 threads
+#                   (RAYON_NUM_THREADS): wall seconds, speed-up against one thread, and a check
+#                   that every thread count prints the same bytes
 #   --no-booksim    skip BookSim even when it is built (its run takes ~15 CPU-s)
 #
 # Every figure is whole-process: /usr/bin/time's user+system CPU seconds and peak RSS. Packet
@@ -25,6 +28,7 @@ REPEATS=3
 POD=0
 POD_BASE=0
 BOOKSIM=1
+THREADS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --baseline) BASELINE="$2"; shift 2 ;;
@@ -32,7 +36,8 @@ while [ $# -gt 0 ]; do
     --pod) POD=1; shift ;;
     --pod-baseline) POD=1; POD_BASE=1; shift ;;
     --no-booksim) BOOKSIM=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --threads) THREADS=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "bench-table.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -159,4 +164,27 @@ if [ "$POD" = 1 ]; then
   fi
   echo "| flow, ring all-reduce 64 MiB, 4096 chips (torus:16x16x16) | $NEW_R4 CPU-s, $NEW_R4M MiB | $OLD_R4 CPU-s, $OLD_R4M MiB | $R4 | ASTRA-sim analytical: 1.9 CPU-s (issue 18) | - | < 2 CPU-s, < 1 GB |"
   echo "| flow, all-to-all 16 MiB, 1024 chips (torus:8x8x16) | $NEW_A1 CPU-s, $NEW_A1M MiB | $OLD_A1 CPU-s, $OLD_A1M MiB | $A1 | - | - | < 5 s |"
+fi
+if [ "$THREADS" = 1 ]; then
+  echo "packet level on threads..." >&2
+  BIG=(noc --topology mesh:32x32 --rate 0.3 --cycles 5000 --json)
+  ref="$(mktemp)"
+  RAYON_NUM_THREADS=1 "$NEW" "${BIG[@]}" >"$ref"
+  cells=""
+  one=""
+  for t in 1 2 4 8; do
+    walls=()
+    for _ in $(seq 1 "$REPEATS"); do
+      out="$(mktemp)"; err="$(mktemp)"
+      RAYON_NUM_THREADS=$t /usr/bin/time -f "%e" "$NEW" "${BIG[@]}" >"$out" 2>"$err"
+      cmp -s "$out" "$ref" || { echo "bench-table.sh: $t threads printed other bytes than one" >&2; exit 1; }
+      walls+=("$(tail -1 "$err")")
+      rm -f "$out" "$err"
+    done
+    w="$(median "${walls[@]}")"
+    [ -z "$one" ] && one="$w"
+    cells="$cells $t: $w s ($(ratio "$one" "$w"));"
+  done
+  rm -f "$ref"
+  echo "| packet level, own router, 32x32 mesh at 0.3, 5000 cycles, wall seconds by threads (same bytes on each) |${cells%;} | - | - | - | - | speed-up on 2, 4, 8 threads |"
 fi
