@@ -231,8 +231,8 @@ enum Command {
     Systolic(compute_cmd::SystolicArgs),
     /// Packet level: cycle-level routers with virtual channels and credits under synthetic
     /// traffic; latency, throughput, hops and saturation at one load, or a latency-throughput
-    /// curve with --sweep. A network of 256 routers or more runs on several threads (one part
-    /// of at least 128 routers per thread; RAYON_NUM_THREADS sets how many), with the same
+    /// curve with --sweep. A network of 512 routers or more runs on several threads (one part
+    /// of the routers per thread, up to 32; RAYON_NUM_THREADS sets how many), with the same
     /// output on any thread count.
     Noc(noc_cmd::NocArgs),
     /// Run a workload on a machine: a DAG of compute, memory, collective and send tasks on its

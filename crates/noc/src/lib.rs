@@ -87,7 +87,7 @@ mod traffic;
 pub use config::{Allocator, Arbitration, ConfigError, LinkCycles, RouterConfig, RouterMode};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
-pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, MAX_PARTS, MIN_ROUTERS_PER_PART, Noc};
+pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, MAX_PARTS, MIN_ROUTERS_TO_SPLIT, Noc};
 pub use traffic::{
     MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, PacketLog, Pattern, RunSpec,
     SATURATION_RATIO, check as check_pattern, parse_rates, run, run_logged, sweep,

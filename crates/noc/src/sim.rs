@@ -473,9 +473,10 @@ struct Part<'a> {
     masks: &'a mut [Masks],
 }
 
-/// Routers per part below which a network is not split across threads: a part's cycle must
-/// outweigh the cost of handing it to a thread.
-pub const MIN_ROUTERS_PER_PART: usize = 128;
+/// Routers below which a network is not split across threads: a cycle's work must outweigh
+/// the cost of handing parts of it to threads (a 16x16 mesh at 0.3 load is as fast on two
+/// threads as on one; a 32x32 mesh is faster, BENCHMARKS.md).
+pub const MIN_ROUTERS_TO_SPLIT: usize = 512;
 impl Noc {
     /// A network of idle routers for `net`, routed by `routing`, built to `cfg`.
     pub fn new(net: &Network, routing: NocRouting, cfg: &RouterConfig) -> Result<Self, NocError> {
@@ -614,7 +615,11 @@ impl Noc {
             .collect();
         let wheel = f.ch_latency.iter().copied().max().unwrap_or(1) as usize + 1;
         let ifaces = f.endpoints * f.ifaces;
-        let parts = rayon::current_num_threads().min(f.nodes / MIN_ROUTERS_PER_PART);
+        let parts = if f.nodes >= MIN_ROUTERS_TO_SPLIT {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
         let mut noc = Noc {
             stages: u64::from(cfg.pipeline_stages),
             arbitration: cfg.arbitration,
@@ -679,8 +684,8 @@ impl Noc {
 
     /// Split the routers into `parts` parts (at least one, at most one per router), each
     /// evaluated on its own thread in every cycle; the results do not depend on it.
-    /// [`Noc::new`] takes one part per thread, with at least [`MIN_ROUTERS_PER_PART`] routers
-    /// in each.
+    /// [`Noc::new`] takes one part per thread (up to [`MAX_PARTS`]) on a network of at least
+    /// [`MIN_ROUTERS_TO_SPLIT`] routers, else one.
     pub fn set_parts(&mut self, parts: usize) {
         let parts = parts.clamp(1, self.f.nodes.clamp(1, MAX_PARTS));
         // Flits on their way move to the new parts' wheels, in outbox order.
