@@ -499,7 +499,7 @@ impl Fabric {
             let c = self.net.cube().ok_or_else(no_route)?;
             let mut out = Vec::new();
             for h in r.route(c, src, dst) {
-                let i = c.ports(h.from).iter().position(|&p| p == h.port);
+                let i = c.port_index(h.from, h.port);
                 let l = i
                     .and_then(|i| self.table.out_link(h.from, i))
                     .ok_or_else(no_route)?;
