@@ -218,6 +218,8 @@ pub struct Noc {
     /// Per part, per outbox: the flits arriving now, taken from the outboxes' wheels (the
     /// emptied lists go back in their place the next cycle).
     inbox: Vec<Vec<Vec<Arrival>>>,
+    /// Per part, per outbox: the credits returning now to the part's routers, likewise.
+    credit_inbox: Vec<Vec<Vec<u32>>>,
     /// The routers' parts: the first router of each, and the number of routers.
     parts: Vec<usize>,
     // Packets and interfaces.
@@ -307,6 +309,9 @@ struct InPort {
     up: u32,
     /// Its router.
     dst: u32,
+    /// The part of the routers its upstream router is in ([`TO_NI`]: it starts at an
+    /// interface).
+    up_part: u8,
     /// Buffer depth of each of its VCs.
     depth: u16,
     /// Latency (a freed slot's credit takes it back upstream).
@@ -352,6 +357,8 @@ const TO_INTERFACE: u32 = 1 << 31;
 /// Where [`OutPort::down`] keeps the part; below it, the input position (channels are
 /// fewer than 2^26).
 const PART_SHIFT: u32 = 26;
+/// [`InPort::up_part`] of an injection channel.
+const TO_NI: u8 = u8::MAX;
 /// The most parts the routers are split into (the part takes 5 bits of [`OutPort::down`]).
 pub const MAX_PARTS: usize = 32;
 
@@ -371,7 +378,10 @@ const _: () = assert!(
 struct Outbox {
     to_routers: Vec<Vec<Vec<Arrival>>>,
     to_ifaces: Vec<Vec<Arrival>>,
-    credit_back: Vec<Vec<u32>>,
+    /// Credits for routers' output VCs, one wheel per part of the routers they go to; credits
+    /// for interfaces' injection channels.
+    credits_to: Vec<Vec<Vec<u32>>>,
+    credits_ni: Vec<Vec<u32>>,
     flit_hops: u64,
     overflowed: u64,
     progressed: bool,
@@ -386,7 +396,8 @@ impl Outbox {
         Outbox {
             to_routers: vec![vec![Vec::new(); wheel]; parts],
             to_ifaces: vec![Vec::new(); wheel],
-            credit_back: vec![Vec::new(); wheel],
+            credits_to: vec![vec![Vec::new(); wheel]; parts],
+            credits_ni: vec![Vec::new(); wheel],
             ..Outbox::default()
         }
     }
@@ -648,6 +659,7 @@ impl Noc {
             slot: 0,
             outs: Vec::new(),
             inbox: Vec::new(),
+            credit_inbox: Vec::new(),
             parts: Vec::new(),
             packets: Vec::new(),
             routes: Vec::new(),
@@ -691,32 +703,56 @@ impl Noc {
         // Flits on their way move to the new parts' wheels, in outbox order.
         let mut outs: Vec<Outbox> = (0..parts).map(|_| Outbox::new(self.wheel, parts)).collect();
         self.parts = split(self.f.nodes, parts);
-        let part_of = |j: u32| {
-            let r = self.inp[j as usize].dst as usize;
-            self.parts.partition_point(|&first| first <= r) - 1
-        };
         for old in std::mem::take(&mut self.outs) {
             for (slot, lists) in old.to_routers.into_iter().flatten().enumerate() {
                 for a in lists {
-                    outs[0].to_routers[part_of(a.to)][slot % self.wheel].push(a);
+                    let p = self.part_of_router(self.inp[a.to as usize].dst as usize);
+                    outs[0].to_routers[p][slot % self.wheel].push(a);
                 }
             }
             for (to, from) in outs[0].to_ifaces.iter_mut().zip(old.to_ifaces) {
                 to.extend(from);
             }
-            for (to, from) in outs[0].credit_back.iter_mut().zip(old.credit_back) {
+            for (slot, lists) in old.credits_to.into_iter().flatten().enumerate() {
+                for o in lists {
+                    let p = self.part_of_output(o as usize / self.f.vcs);
+                    outs[0].credits_to[p][slot % self.wheel].push(o);
+                }
+            }
+            for (to, from) in outs[0].credits_ni.iter_mut().zip(old.credits_ni) {
                 to.extend(from);
             }
         }
         self.outs = outs;
         self.inbox = vec![vec![Vec::new(); parts]; parts];
+        self.credit_inbox = vec![vec![Vec::new(); parts]; parts];
+        for j in 0..self.inp.len() {
+            let k = self.inp[j].up as usize;
+            self.inp[j].up_part = if k < self.out_off[self.f.nodes] as usize {
+                self.part_of_output(k) as u8
+            } else {
+                TO_NI
+            };
+        }
         for k in 0..self.outp.len() {
             let down = self.outp[k].down;
             if down & TO_INTERFACE == 0 {
                 let j = down & ((1 << PART_SHIFT) - 1);
-                self.outp[k].down = j | (part_of(j) as u32) << PART_SHIFT;
+                let p = self.part_of_router(self.inp[j as usize].dst as usize);
+                self.outp[k].down = j | (p as u32) << PART_SHIFT;
             }
         }
+    }
+
+    /// The part router `r` is in.
+    fn part_of_router(&self, r: usize) -> usize {
+        self.parts.partition_point(|&first| first <= r) - 1
+    }
+
+    /// The part the router of output position `k` (not an injection channel's) is in.
+    fn part_of_output(&self, k: usize) -> usize {
+        let r = self.out_off.partition_point(|&first| first as usize <= k) - 1;
+        self.part_of_router(r)
     }
 
     /// How many parts the routers are evaluated in.
@@ -904,11 +940,11 @@ impl Noc {
         // Tails arrive in the order their routers were visited; report them in a fixed order.
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
         for q in 0..self.outs.len() {
-            let mut credits = std::mem::take(&mut self.outs[q].credit_back[slot]);
+            let mut credits = std::mem::take(&mut self.outs[q].credits_ni[slot]);
             for o in credits.drain(..) {
                 self.ovc[o as usize].credits += 1;
             }
-            self.outs[q].credit_back[slot] = credits;
+            self.outs[q].credits_ni[slot] = credits;
         }
         self.interfaces();
         self.evaluate();
@@ -937,6 +973,11 @@ impl Noc {
         for (p, lists) in self.inbox.iter_mut().enumerate() {
             for (list, out) in lists.iter_mut().zip(&mut self.outs) {
                 std::mem::swap(list, &mut out.to_routers[p][slot]);
+            }
+        }
+        for (p, lists) in self.credit_inbox.iter_mut().enumerate() {
+            for (list, out) in lists.iter_mut().zip(&mut self.outs) {
+                std::mem::swap(list, &mut out.credits_to[p][slot]);
             }
         }
         let shared = Shared {
@@ -969,7 +1010,12 @@ impl Noc {
                 outp: &mut self.outp,
                 masks: &mut self.masks,
             };
-            part.run(&shared, &mut self.inbox[0], &mut self.outs[0]);
+            part.run(
+                &shared,
+                &mut self.credit_inbox[0],
+                &mut self.inbox[0],
+                &mut self.outs[0],
+            );
         } else {
             // Each part's ranges: its routers' input positions (and their VCs and slots),
             // output positions (and their VCs) and masks.
@@ -1021,9 +1067,10 @@ impl Noc {
             use rayon::prelude::*;
             parts
                 .par_iter_mut()
+                .zip(self.credit_inbox.par_iter_mut())
                 .zip(self.inbox.par_iter_mut())
                 .zip(self.outs.par_iter_mut())
-                .for_each(|((part, inbox), out)| part.run(&shared, inbox, out));
+                .for_each(|(((part, credits), inbox), out)| part.run(&shared, credits, inbox, out));
         }
         for out in &mut self.outs {
             self.flit_hops += std::mem::take(&mut out.flit_hops);
@@ -1153,7 +1200,12 @@ impl Noc {
             return;
         }
         for out in &mut self.outs {
-            for slot in &mut out.credit_back {
+            for slot in out
+                .credits_to
+                .iter_mut()
+                .flatten()
+                .chain(&mut out.credits_ni)
+            {
                 for o in slot.drain(..) {
                     self.ovc[o as usize].credits += 1;
                 }
@@ -1371,9 +1423,21 @@ fn route_head(x: &mut InVc, p: &mut InPort, vc: usize, next: u32) {
 }
 
 impl Part<'_> {
-    /// The part's routers take the flits arriving now (`inbox`, one list per outbox), then
-    /// allocate and send into `out`.
-    fn run(&mut self, s: &Shared, inbox: &mut [Vec<Arrival>], out: &mut Outbox) {
+    /// The part's routers take the credits returning now (`credits`) and the flits arriving
+    /// now (`inbox`), one list per outbox, then allocate and send into `out`.
+    fn run(
+        &mut self,
+        s: &Shared,
+        credits: &mut [Vec<u32>],
+        inbox: &mut [Vec<Arrival>],
+        out: &mut Outbox,
+    ) {
+        let first = self.k0 * s.f.vcs;
+        for list in credits {
+            for o in list.drain(..) {
+                self.ovc[o as usize - first].credits += 1;
+            }
+        }
         for list in inbox {
             for a in list.drain(..) {
                 self.receive(s, a, out);
@@ -1693,7 +1757,13 @@ impl Part<'_> {
         };
         out.send(op, ov as u16, crossed, s.at);
         // The freed slot's credit goes back upstream, one channel latency away.
-        out.credit_back[s.at.slot_after(u32::from(p.latency))].push(p.up * v as u32 + vc as u32);
+        let due = s.at.slot_after(u32::from(p.latency));
+        let credit = p.up * v as u32 + vc as u32;
+        if p.up_part == TO_NI {
+            out.credits_ni[due].push(credit);
+        } else {
+            out.credits_to[usize::from(p.up_part)][due].push(credit);
+        }
         p.rr_in = next_after(vc as u32, v as u32) as u8;
         if left == 0 {
             p.nonempty &= !(1 << vc);
