@@ -376,11 +376,11 @@ const _: () = assert!(
 /// outbox order: the order of the routers that sent them, whatever the parts.
 #[derive(Debug, Clone, Default)]
 struct Outbox {
-    to_routers: Vec<Vec<Vec<Arrival>>>,
+    to_routers: Vec<Vec<Arrival>>,
     to_ifaces: Vec<Vec<Arrival>>,
     /// Credits for routers' output VCs, one wheel per part of the routers they go to; credits
     /// for interfaces' injection channels.
-    credits_to: Vec<Vec<Vec<u32>>>,
+    credits_to: Vec<Vec<u32>>,
     credits_ni: Vec<Vec<u32>>,
     flit_hops: u64,
     overflowed: u64,
@@ -394,9 +394,9 @@ struct Outbox {
 impl Outbox {
     fn new(wheel: usize, parts: usize) -> Self {
         Outbox {
-            to_routers: vec![vec![Vec::new(); wheel]; parts],
+            to_routers: vec![Vec::new(); parts * wheel],
             to_ifaces: vec![Vec::new(); wheel],
-            credits_to: vec![vec![Vec::new(); wheel]; parts],
+            credits_to: vec![Vec::new(); parts * wheel],
             credits_ni: vec![Vec::new(); wheel],
             ..Outbox::default()
         }
@@ -410,7 +410,8 @@ impl Outbox {
         let list = if o.down & TO_INTERFACE != 0 {
             &mut self.to_ifaces[due]
         } else {
-            &mut self.to_routers[(o.down >> PART_SHIFT & (MAX_PARTS as u32 - 1)) as usize][due]
+            let part = (o.down >> PART_SHIFT & (MAX_PARTS as u32 - 1)) as usize;
+            &mut self.to_routers[part * at.wheel + due]
         };
         list.push(Arrival { to, vc, flit });
         o.flits += 1;
@@ -419,7 +420,7 @@ impl Outbox {
 
     /// Flits on channels.
     fn in_flight(&self) -> u64 {
-        let lists = self.to_routers.iter().flatten().chain(&self.to_ifaces);
+        let lists = self.to_routers.iter().chain(&self.to_ifaces);
         lists.map(|l| l.len() as u64).sum()
     }
 }
@@ -704,19 +705,19 @@ impl Noc {
         let mut outs: Vec<Outbox> = (0..parts).map(|_| Outbox::new(self.wheel, parts)).collect();
         self.parts = split(self.f.nodes, parts);
         for old in std::mem::take(&mut self.outs) {
-            for (slot, lists) in old.to_routers.into_iter().flatten().enumerate() {
+            for (slot, lists) in old.to_routers.into_iter().enumerate() {
                 for a in lists {
                     let p = self.part_of_router(self.inp[a.to as usize].dst as usize);
-                    outs[0].to_routers[p][slot % self.wheel].push(a);
+                    outs[0].to_routers[p * self.wheel + slot % self.wheel].push(a);
                 }
             }
             for (to, from) in outs[0].to_ifaces.iter_mut().zip(old.to_ifaces) {
                 to.extend(from);
             }
-            for (slot, lists) in old.credits_to.into_iter().flatten().enumerate() {
+            for (slot, lists) in old.credits_to.into_iter().enumerate() {
                 for o in lists {
                     let p = self.part_of_output(o as usize / self.f.vcs);
-                    outs[0].credits_to[p][slot % self.wheel].push(o);
+                    outs[0].credits_to[p * self.wheel + slot % self.wheel].push(o);
                 }
             }
             for (to, from) in outs[0].credits_ni.iter_mut().zip(old.credits_ni) {
@@ -969,15 +970,15 @@ impl Noc {
     /// Every router's arrivals, allocations and traversals, part by part (on as many threads
     /// as there are parts).
     fn evaluate(&mut self) {
-        let slot = self.slot;
+        let (slot, wheel) = (self.slot, self.wheel);
         for (p, lists) in self.inbox.iter_mut().enumerate() {
             for (list, out) in lists.iter_mut().zip(&mut self.outs) {
-                std::mem::swap(list, &mut out.to_routers[p][slot]);
+                std::mem::swap(list, &mut out.to_routers[p * wheel + slot]);
             }
         }
         for (p, lists) in self.credit_inbox.iter_mut().enumerate() {
             for (list, out) in lists.iter_mut().zip(&mut self.outs) {
-                std::mem::swap(list, &mut out.credits_to[p][slot]);
+                std::mem::swap(list, &mut out.credits_to[p * wheel + slot]);
             }
         }
         let shared = Shared {
@@ -1193,6 +1194,7 @@ impl Noc {
             }
         }
     }
+
     /// Jump an idle network forward to `cycle` (credits still on their way back land first).
     /// Does nothing unless the network is idle and `cycle` is ahead.
     pub fn skip_to(&mut self, cycle: u64) {
@@ -1200,12 +1202,7 @@ impl Noc {
             return;
         }
         for out in &mut self.outs {
-            for slot in out
-                .credits_to
-                .iter_mut()
-                .flatten()
-                .chain(&mut out.credits_ni)
-            {
+            for slot in out.credits_to.iter_mut().chain(&mut out.credits_ni) {
                 for o in slot.drain(..) {
                     self.ovc[o as usize].credits += 1;
                 }
@@ -1762,7 +1759,7 @@ impl Part<'_> {
         if p.up_part == TO_NI {
             out.credits_ni[due].push(credit);
         } else {
-            out.credits_to[usize::from(p.up_part)][due].push(credit);
+            out.credits_to[usize::from(p.up_part) * s.at.wheel + due].push(credit);
         }
         p.rr_in = next_after(vc as u32, v as u32) as u8;
         if left == 0 {
