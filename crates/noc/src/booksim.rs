@@ -120,13 +120,6 @@ struct FlitEvent {
     flit: u32,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct CreditEvent {
-    router: u32,
-    port: u16,
-    vc: u16,
-}
-
 #[derive(Debug, Clone, Copy, Default)]
 struct Packet {
     src: u32,
@@ -539,6 +532,9 @@ struct BookSim {
     torus: bool,
     /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
     nbr: Vec<u32>,
+    /// By (router, input port): the index in `occ` of VC 0 of the output that feeds the port
+    /// (the neighbour's port back; unused for the terminal port).
+    up_occ: Vec<u32>,
     /// Without wrap-around links and with at most [`MESH_TABLE_ROUTERS`] routers: the output
     /// port from each router towards each destination, `routers * routers` (the terminal port
     /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
@@ -586,9 +582,11 @@ struct BookSim {
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
     flits_at: Vec<Vec<FlitEvent>>,
-    credits_at: Vec<Vec<CreditEvent>>,
+    /// Credits by the index in `occ` of the output VC they are for.
+    credits_at: Vec<Vec<u32>>,
     eject_at: Vec<Vec<FlitEvent>>,
-    inj_credit_at: Vec<Vec<CreditEvent>>,
+    /// Injection-channel credits by the index in `inj_occ` of the VC they are for.
+    inj_credit_at: Vec<Vec<u32>>,
     active: Vec<u32>,
     next_active: Vec<u32>,
     stamp: Vec<u64>,
@@ -663,7 +661,7 @@ impl BookSim {
             )
             .into());
         }
-        if ports > 255 || routers >= (1 << 30) {
+        if ports > 255 || routers >= (1 << 30) || routers * ports * vcs > u32::MAX as usize {
             return Err(ConfigError::new(
                 "topology",
                 format!(
@@ -727,6 +725,16 @@ impl BookSim {
             wrap,
             coords,
             torus,
+            up_occ: (0..routers * ports)
+                .map(|x| {
+                    let p = x % ports;
+                    if p == ports - 1 {
+                        0
+                    } else {
+                        ((nbr[x] as usize * ports + (p ^ 1)) * vcs) as u32
+                    }
+                })
+                .collect(),
             nbr,
             mesh_ports: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
@@ -907,13 +915,13 @@ impl BookSim {
     fn hops(&self, src: u32, dst: u32) -> u32 {
         let n = self.dims.len();
         let (a, b) = (src as usize * n, dst as usize * n);
-        (0..n)
-            .map(|d| {
-                let (x, y, k) = (self.coords[a + d], self.coords[b + d], self.dims[d]);
-                let m = x.abs_diff(y);
-                if self.wrap[d] { m.min(k - m) } else { m }
-            })
-            .sum()
+        let (here, there) = (&self.coords[a..a + n], &self.coords[b..b + n]);
+        let mut sum = 0;
+        for (((&x, &y), &k), &wrap) in here.iter().zip(there).zip(&self.dims).zip(&self.wrap) {
+            let m = x.abs_diff(y);
+            sum += if wrap { m.min(k - m) } else { m };
+        }
+        sum
     }
 
     fn wake(&mut self, r: u32) {
@@ -980,11 +988,10 @@ impl BookSim {
         let mut ej = std::mem::take(&mut self.eject_at[slot]);
         let back = self.slot(2);
         for e in ej.drain(..) {
-            self.credits_at[back].push(CreditEvent {
-                router: e.router,
-                port: (self.ports - 1) as u16,
-                vc: e.vc,
-            });
+            self.credits_at[back].push(
+                ((e.router as usize * self.ports + self.ports - 1) * self.vcs) as u32
+                    + u32::from(e.vc),
+            );
             self.in_network -= 1;
             self.last_progress = now;
             if counting {
@@ -1025,7 +1032,7 @@ impl BookSim {
         // Credits for the injection channels.
         let mut cr = std::mem::take(&mut self.inj_credit_at[slot]);
         for c in cr.drain(..) {
-            self.inj_occ[c.router as usize * self.vcs + c.vc as usize] -= 1;
+            self.inj_occ[c as usize] -= 1;
         }
         self.inj_credit_at[slot] = cr;
         // Generation and injection.
@@ -1054,9 +1061,13 @@ impl BookSim {
             let seq = self.sent_of[n];
             let head = seq == 0;
             if head && self.inj_vc[n] < 0 {
+                // Round-robin from the VC after the last one used (VC 0 at first).
                 let lvc = self.last_vc[n];
-                for i in 1..=v {
-                    let c = if lvc < 0 { 0 } else { (lvc as usize + i) % v };
+                let mut c = lvc.max(0) as usize;
+                for _ in 0..v {
+                    if lvc >= 0 {
+                        c = after(c, v) as usize;
+                    }
                     if !self.inj_in_use[n * v + c]
                         && (self.inj_occ[n * v + c] as usize) < self.depth
                     {
@@ -1118,6 +1129,7 @@ impl BookSim {
         if state == IDLE && self.fast && self.routing_delay > 0 {
             // `start_head` in the fast case.
             ivc.state = ROUTING;
+            ivc.route = self.compute_route(r, e.port as usize, e.flit >> 2);
             self.ivc[idx] = ivc;
             self.route_m[r] |= 1 << j;
             return;
@@ -1143,6 +1155,7 @@ impl BookSim {
         if self.routing_delay > 0 {
             self.ivc[idx].state = ROUTING;
             if self.fast {
+                self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
                 self.route_m[r] |= self.bit(entry);
             } else {
                 self.route_q[r].push_back(entry);
@@ -1179,7 +1192,9 @@ impl BookSim {
 
     /// One cycle of router `r` in the fast case: route computation, VC and switch allocation
     /// each take every VC waiting for them (those that arrived or were queued before this
-    /// cycle's evaluation), as BookSim's one-cycle stages do.
+    /// cycle's evaluation), as BookSim's one-cycle stages do. A head's route is computed as it
+    /// reaches the front of its VC (it depends on nothing that changes in between) and the
+    /// head then spends its routing cycle in the route set.
     ///
     /// The stages are evaluated and updated in an order that gives BookSim's result: VC
     /// allocation is applied as soon as it is evaluated (it reads only the `in_use` bits of the
@@ -1199,13 +1214,11 @@ impl BookSim {
             (0, 0)
         };
         let won = if sa_b != 0 { self.sa_fast(r, sa_b) } else { 0 };
-        // Route update.
-        let base = r * self.ports * self.vcs;
+        // Route update (the routes were computed when the heads reached the front).
+        let nio = self.ports * self.vcs;
+        let ivc = &mut self.ivc[r * nio..(r + 1) * nio];
         for j in bits(route_b) {
-            let idx = base + j;
-            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
-            self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
-            self.ivc[idx].state = VC_ALLOC;
+            ivc[j].state = VC_ALLOC;
         }
         self.va_m[r] |= route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
@@ -1239,23 +1252,26 @@ impl BookSim {
         let (mut won, mut lost) = (0u64, 0u64);
         let ivc = &mut self.ivc[base..base + nio];
         let heads_of = &mut self.scratch.heads_of[..pn];
+        // The ports asked for, and those asked for by more than one head.
         let (mut ports, mut shared) = (0u64, 0u64);
         for j in bits(va_b) {
             let op = ivc[j].route.0 as usize;
-            if ports >> op & 1 == 0 {
-                ports |= 1 << op;
-                heads_of[op] = 0;
-            } else {
-                shared |= 1 << op;
-            }
-            heads_of[op] |= 1 << j;
+            shared |= ports & (1 << op);
+            ports |= 1 << op;
         }
         let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
         let aptr = &mut self.va_aptr[base..base + nio];
-        for op in bits(ports & !shared) {
-            let j = heads_of[op].trailing_zeros() as usize;
-            let (_, vs, ve) = ivc[j].route;
+        for op in bits(shared) {
+            heads_of[op] = 0;
+        }
+        for j in bits(va_b) {
+            let (op, vs, ve) = ivc[j].route;
+            let op = op as usize;
+            if shared >> op & 1 != 0 {
+                heads_of[op] |= 1 << j;
+                continue;
+            }
             let free = vc_range(vs, ve) & !in_use[op];
             if free == 0 {
                 lost |= 1 << j;
@@ -1570,18 +1586,10 @@ impl BookSim {
         // The freed slot's credit goes upstream now.
         if p == pn - 1 {
             let s = self.slot(2);
-            self.inj_credit_at[s].push(CreditEvent {
-                router: r as u32,
-                port: p as u16,
-                vc: c as u16,
-            });
+            self.inj_credit_at[s].push((r * v + c) as u32);
         } else {
             let s = self.slot(self.latency + 1);
-            self.credits_at[s].push(CreditEvent {
-                router: self.nbr[r * pn + p],
-                port: (p ^ 1) as u16,
-                vc: c as u16,
-            });
+            self.credits_at[s].push(self.up_occ[r * pn + p] + c as u32);
         }
         if ivc.len > 0 {
             if flit & TAIL != 0 {
@@ -1975,19 +1983,21 @@ impl BookSim {
         }
         self.flits_at[slot] = fl;
         let mut cr = std::mem::take(&mut self.credits_at[slot]);
-        for c in cr.drain(..) {
+        for i in cr.drain(..) {
             if self.credit_delay == 0 {
                 // Processed in the router's next step before anything reads it; a router with
                 // nothing queued has nothing to do with it.
-                let i = (c.router as usize * self.ports + c.port as usize) * self.vcs;
-                self.occ[i + c.vc as usize] -= 1;
+                self.occ[i as usize] -= 1;
                 continue;
             }
-            self.wake(c.router);
-            self.credits_q[c.router as usize].push_back((
+            let (pn, v) = (self.ports, self.vcs);
+            let i = i as usize;
+            let r = i / (pn * v);
+            self.wake(r as u32);
+            self.credits_q[r].push_back((
                 self.now + self.credit_delay,
-                c.port,
-                c.vc,
+                (i / v % pn) as u16,
+                (i % v) as u16,
             ));
         }
         self.credits_at[slot] = cr;
