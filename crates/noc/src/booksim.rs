@@ -1220,24 +1220,115 @@ impl BookSim {
         for j in bits(route_b) {
             ivc[j].state = VC_ALLOC;
         }
-        self.va_m[r] |= route_b | va_lost;
+        // The stage sets were emptied above and nothing else adds to them during the step.
+        let mut route_m = 0;
+        let mut va_m = route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
-        self.sa_m[r] |= va_won | (sa_b & !won);
-        for j in bits(won) {
-            let e = Entry {
-                time: UNSET,
-                input: self.bit_port[j],
-                vc: self.bit_vc[j],
-                result: PENDING,
-            };
-            self.switch_win(r, e);
+        let mut sa_m = va_won | (sa_b & !won);
+        if won != 0 {
+            let (again, heads) = self.switch_fast(r, won);
+            sa_m |= again;
+            // The next packet's head at the front of a VC its tail left: route computation, or
+            // straight to VC allocation with lookahead routing (`start_head`).
+            let base = r * nio;
+            for j in bits(heads) {
+                let idx = base + j;
+                let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+                self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
+                if self.routing_delay > 0 {
+                    self.ivc[idx].state = ROUTING;
+                    route_m |= 1 << j;
+                } else {
+                    self.ivc[idx].state = VC_ALLOC;
+                    va_m |= 1 << j;
+                }
+            }
         }
-        let busy =
-            self.route_m[r] | self.va_m[r] | self.sa_m[r] != 0 || !self.credits_q[r].is_empty();
+        self.route_m[r] = route_m;
+        self.va_m[r] = va_m;
+        self.sa_m[r] = sa_m;
+        let busy = route_m | va_m | sa_m != 0 || !self.credits_q[r].is_empty();
         if busy && self.stamp[r] != self.now + 1 {
             self.stamp[r] = self.now + 1;
             self.next_active.push(r as u32);
         }
+    }
+
+    /// [`Self::switch_win`] for the input VCs of router `r` whose bits are `won` (fast case: a
+    /// one-cycle crossbar): their front flits leave for the next router or the terminal, their
+    /// credits go upstream. Returns the bits of the VCs with a flit of the same packet behind
+    /// (they ask for the switch again) and of those with the next packet's head at the front
+    /// (left in their state for the caller to start).
+    fn switch_fast(&mut self, r: usize, won: u64) -> (u64, u64) {
+        let (pn, v, depth) = (self.ports, self.vcs, self.depth);
+        let nio = pn * v;
+        let base = r * nio;
+        let now = self.now as usize;
+        let mask = self.wheel - 1;
+        let lat = self.latency as usize;
+        // Written now, read one cycle and a channel latency after the crossbar's cycle.
+        let flits = &mut self.flits_at[(now + lat + 2) & mask];
+        let ejects = &mut self.eject_at[(now + 3) & mask];
+        // Credits are written now.
+        let credits = &mut self.credits_at[(now + lat + 1) & mask];
+        let inj_credits = &mut self.inj_credit_at[(now + 2) & mask];
+        let ivc = &mut self.ivc[base..base + nio];
+        let buf = &self.buf[base * depth..(base + nio) * depth];
+        let occ = &mut self.occ[base..base + nio];
+        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
+        let nbr = &self.nbr[r * pn..(r + 1) * pn];
+        let up_occ = &self.up_occ[r * pn..(r + 1) * pn];
+        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
+        for j in bits(won) {
+            let (p, c) = (bit_port[j] as usize, bit_vc[j]);
+            let mut x = ivc[j];
+            let flit = buf[j * depth + x.head as usize];
+            x.head = after(x.head as usize, depth);
+            x.len -= 1;
+            let tail = flit & TAIL != 0;
+            if x.len == 0 && tail {
+                x.state = IDLE;
+            }
+            ivc[j] = x;
+            let (op, ov) = x.out;
+            let o = op as usize;
+            occ[o * v + ov as usize] += 1;
+            if tail {
+                in_use[o] &= !(1 << ov);
+            }
+            if o == pn - 1 {
+                ejects.push(FlitEvent {
+                    router: r as u32,
+                    port: u16::from(op),
+                    vc: u16::from(ov),
+                    flit,
+                });
+            } else {
+                hops += 1;
+                flits.push(FlitEvent {
+                    router: nbr[o],
+                    port: u16::from(op) ^ 1,
+                    vc: u16::from(ov),
+                    flit,
+                });
+            }
+            if p == pn - 1 {
+                inj_credits.push((r * v) as u32 + u32::from(c));
+            } else {
+                credits.push(up_occ[p] + u32::from(c));
+            }
+            if x.len > 0 {
+                if tail {
+                    heads |= 1 << j;
+                } else {
+                    again |= 1 << j;
+                }
+            }
+        }
+        self.flit_hops += hops;
+        self.last_progress = self.now;
+        (again, heads)
     }
 
     /// VC allocation at router `r` for the heads whose input-VC bits are `va_b`, evaluated and
