@@ -1214,12 +1214,10 @@ impl BookSim {
             (0, 0)
         };
         let won = if sa_b != 0 { self.sa_fast(r, sa_b) } else { 0 };
-        // Route update (the routes were computed when the heads reached the front).
+        // Route update: the routes were computed when the heads reached the front, and a head
+        // keeps the state `ROUTING` until it is granted a VC (only `IDLE` and `ACTIVE` are read
+        // in the fast case; the stage sets tell the other two apart).
         let nio = self.ports * self.vcs;
-        let ivc = &mut self.ivc[r * nio..(r + 1) * nio];
-        for j in bits(route_b) {
-            ivc[j].state = VC_ALLOC;
-        }
         // The stage sets were emptied above and nothing else adds to them during the step.
         let mut route_m = 0;
         let mut va_m = route_b | va_lost;
@@ -1235,11 +1233,10 @@ impl BookSim {
                 let idx = base + j;
                 let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
                 self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
+                self.ivc[idx].state = ROUTING;
                 if self.routing_delay > 0 {
-                    self.ivc[idx].state = ROUTING;
                     route_m |= 1 << j;
                 } else {
-                    self.ivc[idx].state = VC_ALLOC;
                     va_m |= 1 << j;
                 }
             }
@@ -1342,6 +1339,26 @@ impl BookSim {
         let base = r * nio;
         let (mut won, mut lost) = (0u64, 0u64);
         let ivc = &mut self.ivc[base..base + nio];
+        if va_b.is_power_of_two() {
+            // One head (the usual case), alone at its port.
+            let j = va_b.trailing_zeros() as usize;
+            let (op, vs, ve) = ivc[j].route;
+            let op = op as usize;
+            let in_use = &mut self.in_use[r * pn + op];
+            let free = vc_range(vs, ve) & !*in_use;
+            if free == 0 {
+                return (0, va_b);
+            }
+            let aptr = &mut self.va_aptr[base + j];
+            let pick = nearest(free, *aptr as usize, op * v, v);
+            self.va_gptr[base + pick] = after(j, nio);
+            *aptr = after(pick, nio);
+            let ov = pick - op * v;
+            *in_use |= 1 << ov;
+            ivc[j].out = (op as u8, ov as u8);
+            ivc[j].state = ACTIVE;
+            return (va_b, 0);
+        }
         let heads_of = &mut self.scratch.heads_of[..pn];
         // The ports asked for, and those asked for by more than one head.
         let (mut ports, mut shared) = (0u64, 0u64);
@@ -1448,6 +1465,20 @@ impl BookSim {
         let gptr = &mut self.sw_gptr[rr..rr + pn];
         let aptr = &mut self.sw_aptr[rr..rr + pn];
         let sw_rr = &mut self.sw_rr[rr..rr + pn];
+        if sa_b.is_power_of_two() {
+            // One VC asking (the usual case): it wins if its output VC has room.
+            let j = sa_b.trailing_zeros() as usize;
+            let (op, ov) = ivc[j].out;
+            let op = op as usize;
+            if occ[op * v + ov as usize] as usize >= self.depth {
+                return 0;
+            }
+            let (p, c) = (bit_port[j] as usize, bit_vc[j] as usize);
+            gptr[op] = after(p, pn);
+            aptr[p] = after(op, pn);
+            sw_rr[p] = after(c, v);
+            return sa_b;
+        }
         let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
         // Whether two asking VCs share an input or an output.
         let mut shared = false;
