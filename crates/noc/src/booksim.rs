@@ -196,11 +196,9 @@ fn after(i: usize, n: usize) -> u16 {
 /// `base`) nearest `from` round-robin over all (port, VC) outputs: from inside this port's
 /// block, the first at or after it, else (and after wrapping) the lowest.
 fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
-    let later = if from > base && from < base + v {
-        free & (u32::MAX << (from - base))
-    } else {
-        0
-    };
+    // From the block's first output, "at or after it" is all of `free`, as after wrapping.
+    let off = from.wrapping_sub(base);
+    let later = if off < v { free & (u32::MAX << off) } else { 0 };
     base + if later != 0 { later } else { free }.trailing_zeros() as usize
 }
 
@@ -533,7 +531,8 @@ struct BookSim {
     /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
     nbr: Vec<u32>,
     /// By (router, input port): the index in `occ` of VC 0 of the output that feeds the port
-    /// (the neighbour's port back; unused for the terminal port).
+    /// (the neighbour's port back), or for the terminal port the index in `inj_occ` of the
+    /// terminal's VC 0.
     up_occ: Vec<u32>,
     /// Without wrap-around links and with at most [`MESH_TABLE_ROUTERS`] routers: the output
     /// port from each router towards each destination, `routers * routers` (the terminal port
@@ -548,6 +547,9 @@ struct BookSim {
     latency: u64,
     allocator: Allocator,
     alloc_iters: u32,
+    /// Every match of the switch allocator moves its pointers (one iSLIP round, or the
+    /// separable allocator).
+    one_round: bool,
     packet_flits: u32,
     watchdog: u64,
     cycle_ps: u64,
@@ -727,9 +729,9 @@ impl BookSim {
             torus,
             up_occ: (0..routers * ports)
                 .map(|x| {
-                    let p = x % ports;
+                    let (r, p) = (x / ports, x % ports);
                     if p == ports - 1 {
-                        0
+                        (r * vcs) as u32
                     } else {
                         ((nbr[x] as usize * ports + (p ^ 1)) * vcs) as u32
                     }
@@ -745,6 +747,7 @@ impl BookSim {
             latency,
             allocator: cfg.allocator,
             alloc_iters: cfg.alloc_iters,
+            one_round: cfg.alloc_iters == 1 || cfg.allocator == Allocator::SeparableInputFirst,
             packet_flits: cfg.packet_flits,
             watchdog: cfg.watchdog_cycles,
             cycle_ps: {
@@ -1213,7 +1216,11 @@ impl BookSim {
         } else {
             (0, 0)
         };
-        let won = if sa_b != 0 { self.sa_fast(r, sa_b) } else { 0 };
+        let (won, move_ptrs) = if sa_b != 0 {
+            self.sa_fast(r, sa_b)
+        } else {
+            (0, false)
+        };
         // Route update: the routes were computed when the heads reached the front, and a head
         // keeps the state `ROUTING` until it is granted a VC (only `IDLE` and `ACTIVE` are read
         // in the fast case; the stage sets tell the other two apart).
@@ -1224,7 +1231,7 @@ impl BookSim {
         // Switch allocation update: the losers ask again, the winners leave.
         let mut sa_m = va_won | (sa_b & !won);
         if won != 0 {
-            let (again, heads) = self.switch_fast(r, won);
+            let (again, heads) = self.switch_fast(r, won, move_ptrs);
             sa_m |= again;
             // The next packet's head at the front of a VC its tail left: route computation, or
             // straight to VC allocation with lookahead routing (`start_head`).
@@ -1255,20 +1262,26 @@ impl BookSim {
     /// one-cycle crossbar): their front flits leave for the next router or the terminal, their
     /// credits go upstream. Returns the bits of the VCs with a flit of the same packet behind
     /// (they ask for the switch again) and of those with the next packet's head at the front
-    /// (left in their state for the caller to start).
-    fn switch_fast(&mut self, r: usize, won: u64) -> (u64, u64) {
+    /// (left in their state for the caller to start). With `move_ptrs` the switch allocator's
+    /// pointers move past each winner, as a match with no competition moves them.
+    fn switch_fast(&mut self, r: usize, won: u64, move_ptrs: bool) -> (u64, u64) {
         let (pn, v, depth) = (self.ports, self.vcs, self.depth);
         let nio = pn * v;
         let base = r * nio;
         let now = self.now as usize;
         let mask = self.wheel - 1;
         let lat = self.latency as usize;
-        // Written now, read one cycle and a channel latency after the crossbar's cycle.
-        let flits = &mut self.flits_at[(now + lat + 2) & mask];
-        let ejects = &mut self.eject_at[(now + 3) & mask];
-        // Credits are written now.
-        let credits = &mut self.credits_at[(now + lat + 1) & mask];
-        let inj_credits = &mut self.inj_credit_at[(now + 2) & mask];
+        // Flits are written now and read one cycle and a channel latency after the crossbar's
+        // cycle; credits are written now. Which channel each goes on is picked by index, not
+        // by a branch (it depends on the traffic).
+        let mut flits = [
+            &mut self.flits_at[(now + lat + 2) & mask],
+            &mut self.eject_at[(now + 3) & mask],
+        ];
+        let mut credits = [
+            &mut self.credits_at[(now + lat + 1) & mask],
+            &mut self.inj_credit_at[(now + 2) & mask],
+        ];
         let ivc = &mut self.ivc[base..base + nio];
         let buf = &self.buf[base * depth..(base + nio) * depth];
         let occ = &mut self.occ[base..base + nio];
@@ -1276,6 +1289,9 @@ impl BookSim {
         let nbr = &self.nbr[r * pn..(r + 1) * pn];
         let up_occ = &self.up_occ[r * pn..(r + 1) * pn];
         let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let gptr = &mut self.sw_gptr[r * pn..(r + 1) * pn];
+        let aptr = &mut self.sw_aptr[r * pn..(r + 1) * pn];
+        let sw_rr = &mut self.sw_rr[r * pn..(r + 1) * pn];
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
             let (p, c) = (bit_port[j] as usize, bit_vc[j]);
@@ -1290,38 +1306,27 @@ impl BookSim {
             ivc[j] = x;
             let (op, ov) = x.out;
             let o = op as usize;
+            if move_ptrs {
+                gptr[o] = after(p, pn);
+                aptr[p] = after(o, pn);
+                sw_rr[p] = after(c as usize, v);
+            }
             occ[o * v + ov as usize] += 1;
-            if tail {
-                in_use[o] &= !(1 << ov);
-            }
-            if o == pn - 1 {
-                ejects.push(FlitEvent {
-                    router: r as u32,
-                    port: u16::from(op),
-                    vc: u16::from(ov),
-                    flit,
-                });
-            } else {
-                hops += 1;
-                flits.push(FlitEvent {
-                    router: nbr[o],
-                    port: u16::from(op) ^ 1,
-                    vc: u16::from(ov),
-                    flit,
-                });
-            }
-            if p == pn - 1 {
-                inj_credits.push((r * v) as u32 + u32::from(c));
-            } else {
-                credits.push(up_occ[p] + u32::from(c));
-            }
-            if x.len > 0 {
-                if tail {
-                    heads |= 1 << j;
-                } else {
-                    again |= 1 << j;
-                }
-            }
+            in_use[o] &= !(u32::from(tail) << ov);
+            // The terminal port's neighbour is the router itself, and its port is not read.
+            let eject = o == pn - 1;
+            hops += u64::from(!eject);
+            flits[usize::from(eject)].push(FlitEvent {
+                router: nbr[o],
+                port: u16::from(op) ^ 1,
+                vc: u16::from(ov),
+                flit,
+            });
+            credits[usize::from(p == pn - 1)].push(up_occ[p] + u32::from(c));
+            let more = u64::from(x.len > 0).wrapping_neg() & (1 << j);
+            let tails = u64::from(tail).wrapping_neg();
+            heads |= more & tails;
+            again |= more & !tails;
         }
         self.flit_hops += hops;
         self.last_progress = self.now;
@@ -1451,8 +1456,9 @@ impl BookSim {
     /// case): returns the winners' bits. The same allocation as [`Self::sa_evaluate`] on bit
     /// sets: VCs with a credit ask for their output; the allocator matches inputs to outputs
     /// ([`allocate_bits`]); a matched input sends its VC that asked for the output nearest the
-    /// input's round-robin offset.
-    fn sa_fast(&mut self, r: usize, sa_b: u64) -> u64 {
+    /// input's round-robin offset. Also returns whether [`Self::switch_fast`] is to move the
+    /// allocator's pointers past the winners (it then does what this would do).
+    fn sa_fast(&mut self, r: usize, sa_b: u64) -> (u64, bool) {
         let (pn, v) = (self.ports, self.vcs);
         let nio = pn * v;
         let rr = r * pn;
@@ -1469,15 +1475,10 @@ impl BookSim {
             // One VC asking (the usual case): it wins if its output VC has room.
             let j = sa_b.trailing_zeros() as usize;
             let (op, ov) = ivc[j].out;
-            let op = op as usize;
-            if occ[op * v + ov as usize] as usize >= self.depth {
-                return 0;
+            if occ[op as usize * v + ov as usize] as usize >= self.depth {
+                return (0, false);
             }
-            let (p, c) = (bit_port[j] as usize, bit_vc[j] as usize);
-            gptr[op] = after(p, pn);
-            aptr[p] = after(op, pn);
-            sw_rr[p] = after(c, v);
-            return sa_b;
+            return (sa_b, true);
         }
         let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
         // Whether two asking VCs share an input or an output.
@@ -1490,33 +1491,21 @@ impl BookSim {
             }
             asking |= 1 << j;
             let p = bit_port[j] as usize;
-            if ins >> p & 1 == 0 {
-                ins |= 1 << p;
-                req[p] = 0;
-            } else {
-                shared = true;
-            }
-            if outs >> op & 1 == 0 {
-                outs |= 1 << op;
-                col[op] = 0;
-            } else {
-                shared = true;
-            }
-            req[p] |= 1 << op;
-            col[op] |= 1 << p;
+            let (pb, ob) = (1u64 << p, 1u64 << op);
+            let (seen_in, seen_out) = (ins & pb != 0, outs & ob != 0);
+            shared |= seen_in | seen_out;
+            // A port's entry starts over the first time it is seen (without a branch: which
+            // VCs ask together depends on the traffic).
+            req[p] = (req[p] & u64::from(seen_in).wrapping_neg()) | ob;
+            col[op] = (col[op] & u64::from(seen_out).wrapping_neg()) | pb;
+            ins |= pb;
+            outs |= ob;
         }
         if !shared {
             // Every asking VC is alone at its input and its output: each output grants its
             // one asker, each input accepts its one grant, and the VC is its input's only
             // candidate.
-            for j in bits(asking) {
-                let (p, c) = (bit_port[j] as usize, bit_vc[j] as usize);
-                let op = ivc[j].out.0 as usize;
-                gptr[op] = after(p, pn);
-                aptr[p] = after(op, pn);
-                sw_rr[p] = after(c, v);
-            }
-            return asking;
+            return (asking, true);
         }
         let matched = allocate_bits(
             self.allocator,
@@ -1543,7 +1532,9 @@ impl BookSim {
             sw_rr[p] = after(c, v);
             won |= 1 << (p * v + c);
         }
-        won
+        // With one round (or the separable allocator) every match moved the pointers past it,
+        // as `switch_fast` would do again; later iSLIP rounds do not move them.
+        (won, self.one_round)
     }
 
     /// Credits due now reach the output's buffer state.
