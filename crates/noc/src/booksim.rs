@@ -1170,6 +1170,18 @@ impl BookSim {
         }
     }
 
+    /// The ports and VCs per port: `(P, V)`, or the network's with `P = 0` (the fast case's
+    /// functions are compiled for the usual shape too, where the constants save work).
+    #[inline(always)]
+    fn shape<const P: usize, const V: usize>(&self) -> (usize, usize) {
+        if P == 0 {
+            (self.ports, self.vcs)
+        } else {
+            debug_assert_eq!((P, V), (self.ports, self.vcs));
+            (P, V)
+        }
+    }
+
     /// An input VC's bit in a router's stage sets.
     fn bit(&self, e: Entry) -> u64 {
         1 << (e.input as usize * self.vcs + e.vc as usize)
@@ -1204,7 +1216,7 @@ impl BookSim {
     /// ports it allocates, and switch allocation, which runs after it, reads neither those nor
     /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
     /// allocation is evaluated, routes are computed, and the switch winners leave.
-    fn step_router_fast(&mut self, r: usize) {
+    fn step_router_fast<const P: usize, const V: usize>(&mut self, r: usize) {
         if !self.credits_q[r].is_empty() {
             self.take_credits(r);
         }
@@ -1212,26 +1224,27 @@ impl BookSim {
         let va_b = std::mem::take(&mut self.va_m[r]);
         let sa_b = std::mem::take(&mut self.sa_m[r]);
         let (va_won, va_lost) = if va_b != 0 {
-            self.va_fast(r, va_b)
+            self.va_fast::<P, V>(r, va_b)
         } else {
             (0, 0)
         };
         let (won, move_ptrs) = if sa_b != 0 {
-            self.sa_fast(r, sa_b)
+            self.sa_fast::<P, V>(r, sa_b)
         } else {
             (0, false)
         };
         // Route update: the routes were computed when the heads reached the front, and a head
         // keeps the state `ROUTING` until it is granted a VC (only `IDLE` and `ACTIVE` are read
         // in the fast case; the stage sets tell the other two apart).
-        let nio = self.ports * self.vcs;
+        let (pn, v) = self.shape::<P, V>();
+        let nio = pn * v;
         // The stage sets were emptied above and nothing else adds to them during the step.
         let mut route_m = 0;
         let mut va_m = route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
         let mut sa_m = va_won | (sa_b & !won);
         if won != 0 {
-            let (again, heads) = self.switch_fast(r, won, move_ptrs);
+            let (again, heads) = self.switch_fast::<P, V>(r, won, move_ptrs);
             sa_m |= again;
             // The next packet's head at the front of a VC its tail left: route computation, or
             // straight to VC allocation with lookahead routing (`start_head`).
@@ -1264,8 +1277,13 @@ impl BookSim {
     /// (they ask for the switch again) and of those with the next packet's head at the front
     /// (left in their state for the caller to start). With `move_ptrs` the switch allocator's
     /// pointers move past each winner, as a match with no competition moves them.
-    fn switch_fast(&mut self, r: usize, won: u64, move_ptrs: bool) -> (u64, u64) {
-        let (pn, v, depth) = (self.ports, self.vcs, self.depth);
+    fn switch_fast<const P: usize, const V: usize>(
+        &mut self,
+        r: usize,
+        won: u64,
+        move_ptrs: bool,
+    ) -> (u64, u64) {
+        let ((pn, v), depth) = (self.shape::<P, V>(), self.depth);
         let nio = pn * v;
         let base = r * nio;
         let now = self.now as usize;
@@ -1274,11 +1292,11 @@ impl BookSim {
         // Flits are written now and read one cycle and a channel latency after the crossbar's
         // cycle; credits are written now. Which channel each goes on is picked by index, not
         // by a branch (it depends on the traffic).
-        let mut flits = [
+        let flits = [
             &mut self.flits_at[(now + lat + 2) & mask],
             &mut self.eject_at[(now + 3) & mask],
         ];
-        let mut credits = [
+        let credits = [
             &mut self.credits_at[(now + lat + 1) & mask],
             &mut self.inj_credit_at[(now + 2) & mask],
         ];
@@ -1338,8 +1356,8 @@ impl BookSim {
     /// again next cycle. The heads are grouped by output port; a port with one asker gives it
     /// the free VC of its range nearest its accept pointer, as [`Self::va_evaluate`] does, and
     /// a port with more runs [`Self::va_port`].
-    fn va_fast(&mut self, r: usize, va_b: u64) -> (u64, u64) {
-        let (pn, v) = (self.ports, self.vcs);
+    fn va_fast<const P: usize, const V: usize>(&mut self, r: usize, va_b: u64) -> (u64, u64) {
+        let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
         let base = r * nio;
         let (mut won, mut lost) = (0u64, 0u64);
@@ -1458,14 +1476,14 @@ impl BookSim {
     /// ([`allocate_bits`]); a matched input sends its VC that asked for the output nearest the
     /// input's round-robin offset. Also returns whether [`Self::switch_fast`] is to move the
     /// allocator's pointers past the winners (it then does what this would do).
-    fn sa_fast(&mut self, r: usize, sa_b: u64) -> (u64, bool) {
-        let (pn, v) = (self.ports, self.vcs);
+    fn sa_fast<const P: usize, const V: usize>(&mut self, r: usize, sa_b: u64) -> (u64, bool) {
+        let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
         let rr = r * pn;
         let base = rr * v;
         let ivc = &self.ivc[base..base + nio];
         let occ = &self.occ[base..base + nio];
-        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let bit_port = &self.bit_port[..nio];
         let sc = &mut self.scratch;
         let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
         let gptr = &mut self.sw_gptr[rr..rr + pn];
@@ -1552,7 +1570,11 @@ impl BookSim {
     /// One cycle of router `r` (BookSim `IQRouter::_InternalStep` and `WriteOutputs`).
     fn step_router(&mut self, r: usize) {
         if self.fast {
-            return self.step_router_fast(r);
+            // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
+            return match (self.ports, self.vcs) {
+                (5, 4) => self.step_router_fast::<5, 4>(r),
+                _ => self.step_router_fast::<0, 0>(r),
+            };
         }
         let now = self.now as i64;
         let (pn, v) = (self.ports, self.vcs);
