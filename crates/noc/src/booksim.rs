@@ -318,9 +318,8 @@ fn shared_port_bits(
     let nio = gptr.len();
     let base = op * v;
     let (mut won, mut lost) = (0u64, 0u64);
-    // The heads that may take each VC.
-    let mut want = [0u64; 32];
-    let mut union = 0u32;
+    // The VCs some head may take, those every asking head may take, and the asking heads.
+    let (mut union, mut common, mut asking) = (0u32, u32::MAX, 0u64);
     for j in bits(heads) {
         let f = free(j);
         if f == 0 {
@@ -328,18 +327,29 @@ fn shared_port_bits(
             continue;
         }
         union |= f;
-        for ov in bits(u64::from(f)) {
-            want[ov] |= 1 << j;
-        }
+        common &= f;
+        asking |= 1 << j;
     }
     match kind {
         Allocator::Islip => {
+            // The heads that may take each VC: all the asking heads when they may take the
+            // same VCs (always on a mesh, whose heads all may take any free VC), which saves
+            // a loop over each head's VCs.
+            let mut want = [0u64; 32];
+            if union != common {
+                for j in bits(asking) {
+                    for ov in bits(u64::from(free(j))) {
+                        want[ov] |= 1 << j;
+                    }
+                }
+            }
             // Grant: each asked-for VC grants the head nearest its pointer; accept: each head
             // takes the granting VC nearest its pointer.
             let mut granted = [0u32; 64];
             let mut got = 0u64;
             for ov in bits(u64::from(union)) {
-                let j = rr_pick(want[ov], gptr[base + ov] as usize);
+                let candidates = if union == common { asking } else { want[ov] };
+                let j = rr_pick(candidates, gptr[base + ov] as usize);
                 granted[j] |= 1 << ov;
                 got |= 1 << j;
             }
