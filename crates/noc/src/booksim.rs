@@ -564,6 +564,9 @@ struct BookSim {
     watchdog: u64,
     cycle_ps: u64,
     // Router state, by (router, port, VC) unless said.
+    /// The input VCs' buffers, by ring position and then input VC (position `k` of input VC
+    /// `i` at `k * ivc.len() + i`). A VC's ring starts over at position 0 whenever it empties,
+    /// so most flits use position 0 and the buffers in use stay few cache lines.
     buf: Vec<u32>,
     /// Each input VC's buffer position and stage state.
     ivc: Vec<InputVc>,
@@ -1136,7 +1139,7 @@ impl BookSim {
         if at >= self.depth {
             at -= self.depth;
         }
-        self.buf[idx * self.depth + at] = e.flit;
+        self.buf[at * self.ivc.len() + idx] = e.flit;
         ivc.len += 1;
         let state = ivc.state;
         if state == IDLE && self.fast && self.routing_delay > 0 {
@@ -1227,7 +1230,9 @@ impl BookSim {
     /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
     /// allocation is evaluated, routes are computed, and the switch winners leave.
     fn step_router_fast<const P: usize, const V: usize>(&mut self, r: usize) {
-        if !self.credits_q[r].is_empty() {
+        // Without a credit delay credits never wait in the queue (see `step`): leave it untouched.
+        let credits_waiting = self.credit_delay > 0 && !self.credits_q[r].is_empty();
+        if credits_waiting {
             self.take_credits(r);
         }
         let route_b = std::mem::take(&mut self.route_m[r]);
@@ -1261,7 +1266,7 @@ impl BookSim {
             let base = r * nio;
             for j in bits(heads) {
                 let idx = base + j;
-                let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+                let flit = self.buf[self.ivc[idx].head as usize * self.ivc.len() + idx];
                 self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
                 self.ivc[idx].state = ROUTING;
                 if self.routing_delay > 0 {
@@ -1274,7 +1279,8 @@ impl BookSim {
         self.route_m[r] = route_m;
         self.va_m[r] = va_m;
         self.sa_m[r] = sa_m;
-        let busy = route_m | va_m | sa_m != 0 || !self.credits_q[r].is_empty();
+        let busy =
+            route_m | va_m | sa_m != 0 || (self.credit_delay > 0 && !self.credits_q[r].is_empty());
         if busy && self.stamp[r] != self.now + 1 {
             self.stamp[r] = self.now + 1;
             self.next_active.push(r as u32);
@@ -1293,6 +1299,7 @@ impl BookSim {
         won: u64,
         move_ptrs: bool,
     ) -> (u64, u64) {
+        let slots = self.ivc.len();
         let ((pn, v), depth) = (self.shape::<P, V>(), self.depth);
         let nio = pn * v;
         let base = r * nio;
@@ -1311,7 +1318,7 @@ impl BookSim {
             &mut self.inj_credit_at[(now + 2) & mask],
         ];
         let ivc = &mut self.ivc[base..base + nio];
-        let buf = &self.buf[base * depth..(base + nio) * depth];
+        let buf = &self.buf;
         let occ = &mut self.occ[base..base + nio];
         let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
         let nbr = &self.nbr[r * pn..(r + 1) * pn];
@@ -1324,9 +1331,13 @@ impl BookSim {
         for j in bits(won) {
             let (p, c) = (bit_port[j] as usize, bit_vc[j]);
             let mut x = ivc[j];
-            let flit = buf[j * depth + x.head as usize];
-            x.head = after(x.head as usize, depth);
+            let flit = buf[x.head as usize * slots + base + j];
             x.len -= 1;
+            x.head = if x.len == 0 {
+                0
+            } else {
+                after(x.head as usize, depth)
+            };
             let tail = flit & TAIL != 0;
             if x.len == 0 && tail {
                 x.state = IDLE;
@@ -1618,7 +1629,7 @@ impl BookSim {
             }
             self.route_q[r].pop_front();
             let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+            let flit = self.buf[self.ivc[idx].head as usize * self.ivc.len() + idx];
             self.ivc[idx].route = self.compute_route(r, e.input as usize, flit >> 2);
             self.ivc[idx].state = VC_ALLOC;
             self.va_q[r].push_back(Entry {
@@ -1694,13 +1705,16 @@ impl BookSim {
         let (p, c) = (fresh.input as usize, fresh.vc as usize);
         let idx = (r * pn + p) * v + c;
         let mut ivc = self.ivc[idx];
-        let ring = &self.buf[idx * self.depth..(idx + 1) * self.depth];
-        let flit = ring[ivc.head as usize];
-        let h = ivc.head + 1;
-        ivc.head = if h as usize == self.depth { 0 } else { h };
+        let slots = self.ivc.len();
+        let flit = self.buf[ivc.head as usize * slots + idx];
         ivc.len -= 1;
+        ivc.head = if ivc.len == 0 {
+            0
+        } else {
+            after(ivc.head as usize, self.depth)
+        };
         // The flit behind (meaningful only if `ivc.len > 0`).
-        let next = ring[ivc.head as usize];
+        let next = self.buf[ivc.head as usize * slots + idx];
         if ivc.len == 0 && flit & TAIL != 0 {
             ivc.state = IDLE;
         }
