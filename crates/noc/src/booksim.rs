@@ -197,9 +197,19 @@ fn after(i: usize, n: usize) -> u16 {
 /// block, the first at or after it, else (and after wrapping) the lowest.
 fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
     // From the block's first output, "at or after it" is all of `free`, as after wrapping.
+    // Masks, not branches: where the pointer stands depends on the traffic.
     let off = from.wrapping_sub(base);
-    let later = if off < v { free & (u32::MAX << off) } else { 0 };
-    base + if later != 0 { later } else { free }.trailing_zeros() as usize
+    let inside = u32::from(off < v).wrapping_neg();
+    let later = free & (u32::MAX << (off & 31)) & inside;
+    base + first_of(later, free) as usize
+}
+
+/// The lowest bit of `preferred`, or of `rest` if `preferred` is empty, without a branch (the
+/// round-robin picks are data-dependent and would often be mispredicted).
+fn first_of<T: Into<u64>>(preferred: T, rest: T) -> u32 {
+    let (preferred, rest) = (preferred.into(), rest.into());
+    let fallback = u64::from(preferred == 0).wrapping_neg();
+    (preferred | (rest & fallback)).trailing_zeros()
 }
 
 /// The VC bits `first..=last`.
@@ -221,8 +231,7 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
 /// The bit of `mask` (not empty) nearest `from` (below 64) round-robin: the lowest at or after
 /// it, else the lowest.
 fn rr_pick(mask: u64, from: usize) -> usize {
-    let later = mask & (u64::MAX << from);
-    (if later != 0 { later } else { mask }).trailing_zeros() as usize
+    first_of(mask & (u64::MAX << from), mask) as usize
 }
 
 /// [`allocate`] on bit sets, for at most 64 inputs and outputs (`n` of each): `ins` are the
