@@ -187,9 +187,11 @@ struct Scratch {
     picks: Vec<usize>,
 }
 
-/// `i + 1` modulo `n` (for `i < n`), without a division.
+/// `i + 1` modulo `n` (for `i < n`), without a division, and by a mask rather than a branch
+/// (whether a round-robin pointer wraps depends on the traffic).
 fn after(i: usize, n: usize) -> u16 {
-    if i + 1 == n { 0 } else { (i + 1) as u16 }
+    let next = i + 1;
+    (next & usize::from(next != n).wrapping_neg()) as u16
 }
 
 /// The output among `free` (VC bits of the output port whose (port, VC) outputs start at
@@ -259,16 +261,14 @@ fn allocate_bits(
                 // Grant: each free output picks a free asking input; accept: each input picks
                 // one of the outputs that granted it. Pointers move in the first round only.
                 let mut granted = 0u64;
+                grants[..n].fill(0);
                 for o in bits(free_out) {
                     let cand = col[o] & free_in;
                     if cand == 0 {
                         continue;
                     }
                     let i = rr_pick(cand, gptr[o] as usize);
-                    if granted >> i & 1 == 0 {
-                        granted |= 1 << i;
-                        grants[i] = 0;
-                    }
+                    granted |= 1 << i;
                     grants[i] |= 1 << o;
                 }
                 if granted == 0 {
@@ -290,12 +290,10 @@ fn allocate_bits(
         Allocator::SeparableInputFirst => {
             // Input arbiters pick an output each; output arbiters pick among their pickers.
             let mut picked = 0u64;
+            grants[..n].fill(0);
             for i in bits(ins) {
                 let o = rr_pick(req[i], aptr[i] as usize);
-                if picked >> o & 1 == 0 {
-                    picked |= 1 << o;
-                    grants[o] = 0;
-                }
+                picked |= 1 << o;
                 grants[o] |= 1 << i;
             }
             let mut won = 0u64;
@@ -1528,6 +1526,10 @@ impl BookSim {
             }
             return (sa_b, true);
         }
+        // The requests by input and by output, cleared in full rather than as each port is first
+        // seen (a branch on the traffic).
+        req.fill(0);
+        col.fill(0);
         let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
         // Whether two asking VCs share an input or an output.
         let mut shared = false;
@@ -1540,12 +1542,9 @@ impl BookSim {
             asking |= 1 << j;
             let p = bit_port[j] as usize;
             let (pb, ob) = (1u64 << p, 1u64 << op);
-            let (seen_in, seen_out) = (ins & pb != 0, outs & ob != 0);
-            shared |= seen_in | seen_out;
-            // A port's entry starts over the first time it is seen (without a branch: which
-            // VCs ask together depends on the traffic).
-            req[p] = (req[p] & u64::from(seen_in).wrapping_neg()) | ob;
-            col[op] = (col[op] & u64::from(seen_out).wrapping_neg()) | pb;
+            shared |= (ins & pb != 0) | (outs & ob != 0);
+            req[p] |= ob;
+            col[op] |= pb;
             ins |= pb;
             outs |= ob;
         }
