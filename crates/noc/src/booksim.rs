@@ -1235,7 +1235,7 @@ impl BookSim {
     /// allocation is applied as soon as it is evaluated (it reads only the `in_use` bits of the
     /// ports it allocates, and switch allocation, which runs after it, reads neither those nor
     /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
-    /// allocation is evaluated, routes are computed, and the switch winners leave.
+    /// allocation is evaluated and the switch winners leave.
     fn step_router_fast<const P: usize, const V: usize>(&mut self, r: usize) {
         // Without a credit delay credits never wait in the queue (see `step`): leave it untouched.
         let credits_waiting = self.credit_delay > 0 && !self.credits_q[r].is_empty();
@@ -1503,7 +1503,9 @@ impl BookSim {
     /// sets: VCs with a credit ask for their output; the allocator matches inputs to outputs
     /// ([`allocate_bits`]); a matched input sends its VC that asked for the output nearest the
     /// input's round-robin offset. Also returns whether [`Self::switch_fast`] is to move the
-    /// allocator's pointers past the winners (it then does what this would do).
+    /// switch pointers past each winner: it does so for winners without competition (this
+    /// leaves their pointers to it), and after one allocator round it only repeats what the
+    /// allocator did.
     fn sa_fast<const P: usize, const V: usize>(&mut self, r: usize, sa_b: u64) -> (u64, bool) {
         let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
@@ -1518,7 +1520,8 @@ impl BookSim {
         let aptr = &mut self.sw_aptr[rr..rr + pn];
         let sw_rr = &mut self.sw_rr[rr..rr + pn];
         if sa_b.is_power_of_two() {
-            // One VC asking (the usual case): it wins if its output VC has room.
+            // One VC asking (the usual case): it wins if its output VC has room
+            // (`switch_fast` moves the pointers).
             let j = sa_b.trailing_zeros() as usize;
             let (op, ov) = ivc[j].out;
             if occ[op as usize * v + ov as usize] as usize >= self.depth {
@@ -1551,7 +1554,7 @@ impl BookSim {
         if !shared {
             // Every asking VC is alone at its input and its output: each output grants its
             // one asker, each input accepts its one grant, and the VC is its input's only
-            // candidate.
+            // candidate (`switch_fast` moves the pointers).
             return (asking, true);
         }
         let matched = allocate_bits(
