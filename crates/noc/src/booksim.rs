@@ -120,13 +120,6 @@ struct FlitEvent {
     flit: u32,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct CreditEvent {
-    router: u32,
-    port: u16,
-    vc: u16,
-}
-
 #[derive(Debug, Clone, Copy, Default)]
 struct Packet {
     src: u32,
@@ -194,21 +187,31 @@ struct Scratch {
     picks: Vec<usize>,
 }
 
-/// `i + 1` modulo `n` (for `i < n`), without a division.
+/// `i + 1` modulo `n` (for `i < n`), without a division, and by a mask rather than a branch
+/// (whether a round-robin pointer wraps depends on the traffic).
 fn after(i: usize, n: usize) -> u16 {
-    if i + 1 == n { 0 } else { (i + 1) as u16 }
+    let next = i + 1;
+    (next & usize::from(next != n).wrapping_neg()) as u16
 }
 
 /// The output among `free` (VC bits of the output port whose (port, VC) outputs start at
 /// `base`) nearest `from` round-robin over all (port, VC) outputs: from inside this port's
 /// block, the first at or after it, else (and after wrapping) the lowest.
 fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
-    let later = if from > base && from < base + v {
-        free & (u32::MAX << (from - base))
-    } else {
-        0
-    };
-    base + if later != 0 { later } else { free }.trailing_zeros() as usize
+    // From the block's first output, "at or after it" is all of `free`, as after wrapping.
+    // Masks, not branches: where the pointer stands depends on the traffic.
+    let off = from.wrapping_sub(base);
+    let inside = u32::from(off < v).wrapping_neg();
+    let later = free & (u32::MAX << (off & 31)) & inside;
+    base + first_of(later, free) as usize
+}
+
+/// The lowest bit of `preferred`, or of `rest` if `preferred` is empty, without a branch (the
+/// round-robin picks are data-dependent and would often be mispredicted).
+fn first_of<T: Into<u64>>(preferred: T, rest: T) -> u32 {
+    let (preferred, rest) = (preferred.into(), rest.into());
+    let fallback = u64::from(preferred == 0).wrapping_neg();
+    (preferred | (rest & fallback)).trailing_zeros()
 }
 
 /// The VC bits `first..=last`.
@@ -230,8 +233,7 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
 /// The bit of `mask` (not empty) nearest `from` (below 64) round-robin: the lowest at or after
 /// it, else the lowest.
 fn rr_pick(mask: u64, from: usize) -> usize {
-    let later = mask & (u64::MAX << from);
-    (if later != 0 { later } else { mask }).trailing_zeros() as usize
+    first_of(mask & (u64::MAX << from), mask) as usize
 }
 
 /// [`allocate`] on bit sets, for at most 64 inputs and outputs (`n` of each): `ins` are the
@@ -259,16 +261,14 @@ fn allocate_bits(
                 // Grant: each free output picks a free asking input; accept: each input picks
                 // one of the outputs that granted it. Pointers move in the first round only.
                 let mut granted = 0u64;
+                grants[..n].fill(0);
                 for o in bits(free_out) {
                     let cand = col[o] & free_in;
                     if cand == 0 {
                         continue;
                     }
                     let i = rr_pick(cand, gptr[o] as usize);
-                    if granted >> i & 1 == 0 {
-                        granted |= 1 << i;
-                        grants[i] = 0;
-                    }
+                    granted |= 1 << i;
                     grants[i] |= 1 << o;
                 }
                 if granted == 0 {
@@ -290,12 +290,10 @@ fn allocate_bits(
         Allocator::SeparableInputFirst => {
             // Input arbiters pick an output each; output arbiters pick among their pickers.
             let mut picked = 0u64;
+            grants[..n].fill(0);
             for i in bits(ins) {
                 let o = rr_pick(req[i], aptr[i] as usize);
-                if picked >> o & 1 == 0 {
-                    picked |= 1 << o;
-                    grants[o] = 0;
-                }
+                picked |= 1 << o;
                 grants[o] |= 1 << i;
             }
             let mut won = 0u64;
@@ -327,9 +325,8 @@ fn shared_port_bits(
     let nio = gptr.len();
     let base = op * v;
     let (mut won, mut lost) = (0u64, 0u64);
-    // The heads that may take each VC.
-    let mut want = [0u64; 32];
-    let mut union = 0u32;
+    // The VCs some head may take, those every asking head may take, and the asking heads.
+    let (mut union, mut common, mut asking) = (0u32, u32::MAX, 0u64);
     for j in bits(heads) {
         let f = free(j);
         if f == 0 {
@@ -337,18 +334,29 @@ fn shared_port_bits(
             continue;
         }
         union |= f;
-        for ov in bits(u64::from(f)) {
-            want[ov] |= 1 << j;
-        }
+        common &= f;
+        asking |= 1 << j;
     }
     match kind {
         Allocator::Islip => {
+            // The heads that may take each VC: all the asking heads when they may take the
+            // same VCs (always on a mesh, whose heads all may take any free VC), which saves
+            // a loop over each head's VCs.
+            let mut want = [0u64; 32];
+            if union != common {
+                for j in bits(asking) {
+                    for ov in bits(u64::from(free(j))) {
+                        want[ov] |= 1 << j;
+                    }
+                }
+            }
             // Grant: each asked-for VC grants the head nearest its pointer; accept: each head
             // takes the granting VC nearest its pointer.
             let mut granted = [0u32; 64];
             let mut got = 0u64;
             for ov in bits(u64::from(union)) {
-                let j = rr_pick(want[ov], gptr[base + ov] as usize);
+                let candidates = if union == common { asking } else { want[ov] };
+                let j = rr_pick(candidates, gptr[base + ov] as usize);
                 granted[j] |= 1 << ov;
                 got |= 1 << j;
             }
@@ -539,6 +547,10 @@ struct BookSim {
     torus: bool,
     /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
     nbr: Vec<u32>,
+    /// By (router, input port): the index in `occ` of VC 0 of the output that feeds the port
+    /// (the neighbour's port back), or for the terminal port the index in `inj_occ` of the
+    /// terminal's VC 0.
+    up_occ: Vec<u32>,
     /// Without wrap-around links and with at most [`MESH_TABLE_ROUTERS`] routers: the output
     /// port from each router towards each destination, `routers * routers` (the terminal port
     /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
@@ -552,10 +564,16 @@ struct BookSim {
     latency: u64,
     allocator: Allocator,
     alloc_iters: u32,
+    /// Every match of the switch allocator moves its pointers (one iSLIP round, or the
+    /// separable allocator).
+    one_round: bool,
     packet_flits: u32,
     watchdog: u64,
     cycle_ps: u64,
     // Router state, by (router, port, VC) unless said.
+    /// The input VCs' buffers, by ring position and then input VC (position `k` of input VC
+    /// `i` at `k * ivc.len() + i`). A VC's ring starts over at position 0 whenever it empties,
+    /// so most flits use position 0 and the buffers in use stay few cache lines.
     buf: Vec<u32>,
     /// Each input VC's buffer position and stage state.
     ivc: Vec<InputVc>,
@@ -586,9 +604,11 @@ struct BookSim {
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
     flits_at: Vec<Vec<FlitEvent>>,
-    credits_at: Vec<Vec<CreditEvent>>,
+    /// Credits by the index in `occ` of the output VC they are for.
+    credits_at: Vec<Vec<u32>>,
     eject_at: Vec<Vec<FlitEvent>>,
-    inj_credit_at: Vec<Vec<CreditEvent>>,
+    /// Injection-channel credits by the index in `inj_occ` of the VC they are for.
+    inj_credit_at: Vec<Vec<u32>>,
     active: Vec<u32>,
     next_active: Vec<u32>,
     stamp: Vec<u64>,
@@ -663,7 +683,7 @@ impl BookSim {
             )
             .into());
         }
-        if ports > 255 || routers >= (1 << 30) {
+        if ports > 255 || routers >= (1 << 30) || routers * ports * vcs > u32::MAX as usize {
             return Err(ConfigError::new(
                 "topology",
                 format!(
@@ -727,6 +747,16 @@ impl BookSim {
             wrap,
             coords,
             torus,
+            up_occ: (0..routers * ports)
+                .map(|x| {
+                    let (r, p) = (x / ports, x % ports);
+                    if p == ports - 1 {
+                        (r * vcs) as u32
+                    } else {
+                        ((nbr[x] as usize * ports + (p ^ 1)) * vcs) as u32
+                    }
+                })
+                .collect(),
             nbr,
             mesh_ports: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
@@ -737,6 +767,7 @@ impl BookSim {
             latency,
             allocator: cfg.allocator,
             alloc_iters: cfg.alloc_iters,
+            one_round: cfg.alloc_iters == 1 || cfg.allocator == Allocator::SeparableInputFirst,
             packet_flits: cfg.packet_flits,
             watchdog: cfg.watchdog_cycles,
             cycle_ps: {
@@ -907,13 +938,13 @@ impl BookSim {
     fn hops(&self, src: u32, dst: u32) -> u32 {
         let n = self.dims.len();
         let (a, b) = (src as usize * n, dst as usize * n);
-        (0..n)
-            .map(|d| {
-                let (x, y, k) = (self.coords[a + d], self.coords[b + d], self.dims[d]);
-                let m = x.abs_diff(y);
-                if self.wrap[d] { m.min(k - m) } else { m }
-            })
-            .sum()
+        let (here, there) = (&self.coords[a..a + n], &self.coords[b..b + n]);
+        let mut sum = 0;
+        for (((&x, &y), &k), &wrap) in here.iter().zip(there).zip(&self.dims).zip(&self.wrap) {
+            let m = x.abs_diff(y);
+            sum += if wrap { m.min(k - m) } else { m };
+        }
+        sum
     }
 
     fn wake(&mut self, r: u32) {
@@ -980,11 +1011,10 @@ impl BookSim {
         let mut ej = std::mem::take(&mut self.eject_at[slot]);
         let back = self.slot(2);
         for e in ej.drain(..) {
-            self.credits_at[back].push(CreditEvent {
-                router: e.router,
-                port: (self.ports - 1) as u16,
-                vc: e.vc,
-            });
+            self.credits_at[back].push(
+                ((e.router as usize * self.ports + self.ports - 1) * self.vcs) as u32
+                    + u32::from(e.vc),
+            );
             self.in_network -= 1;
             self.last_progress = now;
             if counting {
@@ -1025,7 +1055,7 @@ impl BookSim {
         // Credits for the injection channels.
         let mut cr = std::mem::take(&mut self.inj_credit_at[slot]);
         for c in cr.drain(..) {
-            self.inj_occ[c.router as usize * self.vcs + c.vc as usize] -= 1;
+            self.inj_occ[c as usize] -= 1;
         }
         self.inj_credit_at[slot] = cr;
         // Generation and injection.
@@ -1054,9 +1084,13 @@ impl BookSim {
             let seq = self.sent_of[n];
             let head = seq == 0;
             if head && self.inj_vc[n] < 0 {
+                // Round-robin from the VC after the last one used (VC 0 at first).
                 let lvc = self.last_vc[n];
-                for i in 1..=v {
-                    let c = if lvc < 0 { 0 } else { (lvc as usize + i) % v };
+                let mut c = lvc.max(0) as usize;
+                for _ in 0..v {
+                    if lvc >= 0 {
+                        c = after(c, v) as usize;
+                    }
                     if !self.inj_in_use[n * v + c]
                         && (self.inj_occ[n * v + c] as usize) < self.depth
                     {
@@ -1112,12 +1146,13 @@ impl BookSim {
         if at >= self.depth {
             at -= self.depth;
         }
-        self.buf[idx * self.depth + at] = e.flit;
+        self.buf[at * self.ivc.len() + idx] = e.flit;
         ivc.len += 1;
         let state = ivc.state;
         if state == IDLE && self.fast && self.routing_delay > 0 {
             // `start_head` in the fast case.
             ivc.state = ROUTING;
+            ivc.route = self.compute_route(r, e.port as usize, e.flit >> 2);
             self.ivc[idx] = ivc;
             self.route_m[r] |= 1 << j;
             return;
@@ -1143,6 +1178,7 @@ impl BookSim {
         if self.routing_delay > 0 {
             self.ivc[idx].state = ROUTING;
             if self.fast {
+                self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
                 self.route_m[r] |= self.bit(entry);
             } else {
                 self.route_q[r].push_back(entry);
@@ -1151,6 +1187,18 @@ impl BookSim {
             self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
             self.ivc[idx].state = VC_ALLOC;
             self.push_va(r, entry);
+        }
+    }
+
+    /// The ports and VCs per port: `(P, V)`, or the network's with `P = 0` (the fast case's
+    /// functions are compiled for the usual shape too, where the constants save work).
+    #[inline(always)]
+    fn shape<const P: usize, const V: usize>(&self) -> (usize, usize) {
+        if P == 0 {
+            (self.ports, self.vcs)
+        } else {
+            debug_assert_eq!((P, V), (self.ports, self.vcs));
+            (P, V)
         }
     }
 
@@ -1179,52 +1227,156 @@ impl BookSim {
 
     /// One cycle of router `r` in the fast case: route computation, VC and switch allocation
     /// each take every VC waiting for them (those that arrived or were queued before this
-    /// cycle's evaluation), as BookSim's one-cycle stages do.
+    /// cycle's evaluation), as BookSim's one-cycle stages do. A head's route is computed as it
+    /// reaches the front of its VC (it depends on nothing that changes in between) and the
+    /// head then spends its routing cycle in the route set.
     ///
     /// The stages are evaluated and updated in an order that gives BookSim's result: VC
     /// allocation is applied as soon as it is evaluated (it reads only the `in_use` bits of the
     /// ports it allocates, and switch allocation, which runs after it, reads neither those nor
     /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
-    /// allocation is evaluated, routes are computed, and the switch winners leave.
-    fn step_router_fast(&mut self, r: usize) {
-        if !self.credits_q[r].is_empty() {
+    /// allocation is evaluated and the switch winners leave.
+    fn step_router_fast<const P: usize, const V: usize>(&mut self, r: usize) {
+        // Without a credit delay credits never wait in the queue (see `step`): leave it untouched.
+        let credits_waiting = self.credit_delay > 0 && !self.credits_q[r].is_empty();
+        if credits_waiting {
             self.take_credits(r);
         }
         let route_b = std::mem::take(&mut self.route_m[r]);
         let va_b = std::mem::take(&mut self.va_m[r]);
         let sa_b = std::mem::take(&mut self.sa_m[r]);
         let (va_won, va_lost) = if va_b != 0 {
-            self.va_fast(r, va_b)
+            self.va_fast::<P, V>(r, va_b)
         } else {
             (0, 0)
         };
-        let won = if sa_b != 0 { self.sa_fast(r, sa_b) } else { 0 };
-        // Route update.
-        let base = r * self.ports * self.vcs;
-        for j in bits(route_b) {
-            let idx = base + j;
-            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
-            self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
-            self.ivc[idx].state = VC_ALLOC;
-        }
-        self.va_m[r] |= route_b | va_lost;
+        let (won, move_ptrs) = if sa_b != 0 {
+            self.sa_fast::<P, V>(r, sa_b)
+        } else {
+            (0, false)
+        };
+        // Route update: the routes were computed when the heads reached the front, and a head
+        // keeps the state `ROUTING` until it is granted a VC (only `IDLE` and `ACTIVE` are read
+        // in the fast case; the stage sets tell the other two apart).
+        let (pn, v) = self.shape::<P, V>();
+        let nio = pn * v;
+        // The stage sets were emptied above and nothing else adds to them during the step.
+        let mut route_m = 0;
+        let mut va_m = route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
-        self.sa_m[r] |= va_won | (sa_b & !won);
-        for j in bits(won) {
-            let e = Entry {
-                time: UNSET,
-                input: self.bit_port[j],
-                vc: self.bit_vc[j],
-                result: PENDING,
-            };
-            self.switch_win(r, e);
+        let mut sa_m = va_won | (sa_b & !won);
+        if won != 0 {
+            let (again, heads) = self.switch_fast::<P, V>(r, won, move_ptrs);
+            sa_m |= again;
+            // The next packet's head at the front of a VC its tail left: route computation, or
+            // straight to VC allocation with lookahead routing (`start_head`).
+            let base = r * nio;
+            for j in bits(heads) {
+                let idx = base + j;
+                let flit = self.buf[self.ivc[idx].head as usize * self.ivc.len() + idx];
+                self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
+                self.ivc[idx].state = ROUTING;
+                if self.routing_delay > 0 {
+                    route_m |= 1 << j;
+                } else {
+                    va_m |= 1 << j;
+                }
+            }
         }
+        self.route_m[r] = route_m;
+        self.va_m[r] = va_m;
+        self.sa_m[r] = sa_m;
         let busy =
-            self.route_m[r] | self.va_m[r] | self.sa_m[r] != 0 || !self.credits_q[r].is_empty();
+            route_m | va_m | sa_m != 0 || (self.credit_delay > 0 && !self.credits_q[r].is_empty());
         if busy && self.stamp[r] != self.now + 1 {
             self.stamp[r] = self.now + 1;
             self.next_active.push(r as u32);
         }
+    }
+
+    /// [`Self::switch_win`] for the input VCs of router `r` whose bits are `won` (fast case: a
+    /// one-cycle crossbar): their front flits leave for the next router or the terminal, their
+    /// credits go upstream. Returns the bits of the VCs with a flit of the same packet behind
+    /// (they ask for the switch again) and of those with the next packet's head at the front
+    /// (left in their state for the caller to start). With `move_ptrs` the switch allocator's
+    /// pointers move past each winner, as a match with no competition moves them.
+    fn switch_fast<const P: usize, const V: usize>(
+        &mut self,
+        r: usize,
+        won: u64,
+        move_ptrs: bool,
+    ) -> (u64, u64) {
+        let slots = self.ivc.len();
+        let ((pn, v), depth) = (self.shape::<P, V>(), self.depth);
+        let nio = pn * v;
+        let base = r * nio;
+        let now = self.now as usize;
+        let mask = self.wheel - 1;
+        let lat = self.latency as usize;
+        // Flits are written now and read one cycle and a channel latency after the crossbar's
+        // cycle; credits are written now. Which channel each goes on is picked by index, not
+        // by a branch (it depends on the traffic).
+        let flits = [
+            &mut self.flits_at[(now + lat + 2) & mask],
+            &mut self.eject_at[(now + 3) & mask],
+        ];
+        let credits = [
+            &mut self.credits_at[(now + lat + 1) & mask],
+            &mut self.inj_credit_at[(now + 2) & mask],
+        ];
+        let ivc = &mut self.ivc[base..base + nio];
+        let buf = &self.buf;
+        let occ = &mut self.occ[base..base + nio];
+        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
+        let nbr = &self.nbr[r * pn..(r + 1) * pn];
+        let up_occ = &self.up_occ[r * pn..(r + 1) * pn];
+        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let gptr = &mut self.sw_gptr[r * pn..(r + 1) * pn];
+        let aptr = &mut self.sw_aptr[r * pn..(r + 1) * pn];
+        let sw_rr = &mut self.sw_rr[r * pn..(r + 1) * pn];
+        let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
+        for j in bits(won) {
+            let (p, c) = (bit_port[j] as usize, bit_vc[j]);
+            let mut x = ivc[j];
+            let flit = buf[x.head as usize * slots + base + j];
+            x.len -= 1;
+            x.head = if x.len == 0 {
+                0
+            } else {
+                after(x.head as usize, depth)
+            };
+            let tail = flit & TAIL != 0;
+            if x.len == 0 && tail {
+                x.state = IDLE;
+            }
+            ivc[j] = x;
+            let (op, ov) = x.out;
+            let o = op as usize;
+            if move_ptrs {
+                gptr[o] = after(p, pn);
+                aptr[p] = after(o, pn);
+                sw_rr[p] = after(c as usize, v);
+            }
+            occ[o * v + ov as usize] += 1;
+            in_use[o] &= !(u32::from(tail) << ov);
+            // The terminal port's neighbour is the router itself, and its port is not read.
+            let eject = o == pn - 1;
+            hops += u64::from(!eject);
+            flits[usize::from(eject)].push(FlitEvent {
+                router: nbr[o],
+                port: u16::from(op) ^ 1,
+                vc: u16::from(ov),
+                flit,
+            });
+            credits[usize::from(p == pn - 1)].push(up_occ[p] + u32::from(c));
+            let more = u64::from(x.len > 0).wrapping_neg() & (1 << j);
+            let tails = u64::from(tail).wrapping_neg();
+            heads |= more & tails;
+            again |= more & !tails;
+        }
+        self.flit_hops += hops;
+        self.last_progress = self.now;
+        (again, heads)
     }
 
     /// VC allocation at router `r` for the heads whose input-VC bits are `va_b`, evaluated and
@@ -1232,30 +1384,53 @@ impl BookSim {
     /// again next cycle. The heads are grouped by output port; a port with one asker gives it
     /// the free VC of its range nearest its accept pointer, as [`Self::va_evaluate`] does, and
     /// a port with more runs [`Self::va_port`].
-    fn va_fast(&mut self, r: usize, va_b: u64) -> (u64, u64) {
-        let (pn, v) = (self.ports, self.vcs);
+    fn va_fast<const P: usize, const V: usize>(&mut self, r: usize, va_b: u64) -> (u64, u64) {
+        let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
         let base = r * nio;
         let (mut won, mut lost) = (0u64, 0u64);
         let ivc = &mut self.ivc[base..base + nio];
+        if va_b.is_power_of_two() {
+            // One head (the usual case), alone at its port.
+            let j = va_b.trailing_zeros() as usize;
+            let (op, vs, ve) = ivc[j].route;
+            let op = op as usize;
+            let in_use = &mut self.in_use[r * pn + op];
+            let free = vc_range(vs, ve) & !*in_use;
+            if free == 0 {
+                return (0, va_b);
+            }
+            let aptr = &mut self.va_aptr[base + j];
+            let pick = nearest(free, *aptr as usize, op * v, v);
+            self.va_gptr[base + pick] = after(j, nio);
+            *aptr = after(pick, nio);
+            let ov = pick - op * v;
+            *in_use |= 1 << ov;
+            ivc[j].out = (op as u8, ov as u8);
+            ivc[j].state = ACTIVE;
+            return (va_b, 0);
+        }
         let heads_of = &mut self.scratch.heads_of[..pn];
+        // The ports asked for, and those asked for by more than one head.
         let (mut ports, mut shared) = (0u64, 0u64);
         for j in bits(va_b) {
             let op = ivc[j].route.0 as usize;
-            if ports >> op & 1 == 0 {
-                ports |= 1 << op;
-                heads_of[op] = 0;
-            } else {
-                shared |= 1 << op;
-            }
-            heads_of[op] |= 1 << j;
+            shared |= ports & (1 << op);
+            ports |= 1 << op;
         }
         let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
         let aptr = &mut self.va_aptr[base..base + nio];
-        for op in bits(ports & !shared) {
-            let j = heads_of[op].trailing_zeros() as usize;
-            let (_, vs, ve) = ivc[j].route;
+        for op in bits(shared) {
+            heads_of[op] = 0;
+        }
+        for j in bits(va_b) {
+            let (op, vs, ve) = ivc[j].route;
+            let op = op as usize;
+            if shared >> op & 1 != 0 {
+                heads_of[op] |= 1 << j;
+                continue;
+            }
             let free = vc_range(vs, ve) & !in_use[op];
             if free == 0 {
                 lost |= 1 << j;
@@ -1327,20 +1502,37 @@ impl BookSim {
     /// case): returns the winners' bits. The same allocation as [`Self::sa_evaluate`] on bit
     /// sets: VCs with a credit ask for their output; the allocator matches inputs to outputs
     /// ([`allocate_bits`]); a matched input sends its VC that asked for the output nearest the
-    /// input's round-robin offset.
-    fn sa_fast(&mut self, r: usize, sa_b: u64) -> u64 {
-        let (pn, v) = (self.ports, self.vcs);
+    /// input's round-robin offset. Also returns whether [`Self::switch_fast`] is to move the
+    /// switch pointers past each winner: it does so for winners without competition (this
+    /// leaves their pointers to it), and after one allocator round it only repeats what the
+    /// allocator did.
+    fn sa_fast<const P: usize, const V: usize>(&mut self, r: usize, sa_b: u64) -> (u64, bool) {
+        let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
         let rr = r * pn;
         let base = rr * v;
         let ivc = &self.ivc[base..base + nio];
         let occ = &self.occ[base..base + nio];
-        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let bit_port = &self.bit_port[..nio];
         let sc = &mut self.scratch;
         let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
         let gptr = &mut self.sw_gptr[rr..rr + pn];
         let aptr = &mut self.sw_aptr[rr..rr + pn];
         let sw_rr = &mut self.sw_rr[rr..rr + pn];
+        if sa_b.is_power_of_two() {
+            // One VC asking (the usual case): it wins if its output VC has room
+            // (`switch_fast` moves the pointers).
+            let j = sa_b.trailing_zeros() as usize;
+            let (op, ov) = ivc[j].out;
+            if occ[op as usize * v + ov as usize] as usize >= self.depth {
+                return (0, false);
+            }
+            return (sa_b, true);
+        }
+        // The requests by input and by output, cleared in full rather than as each port is first
+        // seen (a branch on the traffic).
+        req.fill(0);
+        col.fill(0);
         let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
         // Whether two asking VCs share an input or an output.
         let mut shared = false;
@@ -1352,33 +1544,18 @@ impl BookSim {
             }
             asking |= 1 << j;
             let p = bit_port[j] as usize;
-            if ins >> p & 1 == 0 {
-                ins |= 1 << p;
-                req[p] = 0;
-            } else {
-                shared = true;
-            }
-            if outs >> op & 1 == 0 {
-                outs |= 1 << op;
-                col[op] = 0;
-            } else {
-                shared = true;
-            }
-            req[p] |= 1 << op;
-            col[op] |= 1 << p;
+            let (pb, ob) = (1u64 << p, 1u64 << op);
+            shared |= (ins & pb != 0) | (outs & ob != 0);
+            req[p] |= ob;
+            col[op] |= pb;
+            ins |= pb;
+            outs |= ob;
         }
         if !shared {
             // Every asking VC is alone at its input and its output: each output grants its
             // one asker, each input accepts its one grant, and the VC is its input's only
-            // candidate.
-            for j in bits(asking) {
-                let (p, c) = (bit_port[j] as usize, bit_vc[j] as usize);
-                let op = ivc[j].out.0 as usize;
-                gptr[op] = after(p, pn);
-                aptr[p] = after(op, pn);
-                sw_rr[p] = after(c, v);
-            }
-            return asking;
+            // candidate (`switch_fast` moves the pointers).
+            return (asking, true);
         }
         let matched = allocate_bits(
             self.allocator,
@@ -1405,7 +1582,9 @@ impl BookSim {
             sw_rr[p] = after(c, v);
             won |= 1 << (p * v + c);
         }
-        won
+        // With one round (or the separable allocator) every match moved the pointers past it,
+        // as `switch_fast` would do again; later iSLIP rounds do not move them.
+        (won, self.one_round)
     }
 
     /// Credits due now reach the output's buffer state.
@@ -1423,7 +1602,11 @@ impl BookSim {
     /// One cycle of router `r` (BookSim `IQRouter::_InternalStep` and `WriteOutputs`).
     fn step_router(&mut self, r: usize) {
         if self.fast {
-            return self.step_router_fast(r);
+            // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
+            return match (self.ports, self.vcs) {
+                (5, 4) => self.step_router_fast::<5, 4>(r),
+                _ => self.step_router_fast::<0, 0>(r),
+            };
         }
         let now = self.now as i64;
         let (pn, v) = (self.ports, self.vcs);
@@ -1457,7 +1640,7 @@ impl BookSim {
             }
             self.route_q[r].pop_front();
             let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-            let flit = self.buf[idx * self.depth + self.ivc[idx].head as usize];
+            let flit = self.buf[self.ivc[idx].head as usize * self.ivc.len() + idx];
             self.ivc[idx].route = self.compute_route(r, e.input as usize, flit >> 2);
             self.ivc[idx].state = VC_ALLOC;
             self.va_q[r].push_back(Entry {
@@ -1533,13 +1716,16 @@ impl BookSim {
         let (p, c) = (fresh.input as usize, fresh.vc as usize);
         let idx = (r * pn + p) * v + c;
         let mut ivc = self.ivc[idx];
-        let ring = &self.buf[idx * self.depth..(idx + 1) * self.depth];
-        let flit = ring[ivc.head as usize];
-        let h = ivc.head + 1;
-        ivc.head = if h as usize == self.depth { 0 } else { h };
+        let slots = self.ivc.len();
+        let flit = self.buf[ivc.head as usize * slots + idx];
         ivc.len -= 1;
+        ivc.head = if ivc.len == 0 {
+            0
+        } else {
+            after(ivc.head as usize, self.depth)
+        };
         // The flit behind (meaningful only if `ivc.len > 0`).
-        let next = ring[ivc.head as usize];
+        let next = self.buf[ivc.head as usize * slots + idx];
         if ivc.len == 0 && flit & TAIL != 0 {
             ivc.state = IDLE;
         }
@@ -1570,18 +1756,10 @@ impl BookSim {
         // The freed slot's credit goes upstream now.
         if p == pn - 1 {
             let s = self.slot(2);
-            self.inj_credit_at[s].push(CreditEvent {
-                router: r as u32,
-                port: p as u16,
-                vc: c as u16,
-            });
+            self.inj_credit_at[s].push((r * v + c) as u32);
         } else {
             let s = self.slot(self.latency + 1);
-            self.credits_at[s].push(CreditEvent {
-                router: self.nbr[r * pn + p],
-                port: (p ^ 1) as u16,
-                vc: c as u16,
-            });
+            self.credits_at[s].push(self.up_occ[r * pn + p] + c as u32);
         }
         if ivc.len > 0 {
             if flit & TAIL != 0 {
@@ -1975,19 +2153,21 @@ impl BookSim {
         }
         self.flits_at[slot] = fl;
         let mut cr = std::mem::take(&mut self.credits_at[slot]);
-        for c in cr.drain(..) {
+        for i in cr.drain(..) {
             if self.credit_delay == 0 {
                 // Processed in the router's next step before anything reads it; a router with
                 // nothing queued has nothing to do with it.
-                let i = (c.router as usize * self.ports + c.port as usize) * self.vcs;
-                self.occ[i + c.vc as usize] -= 1;
+                self.occ[i as usize] -= 1;
                 continue;
             }
-            self.wake(c.router);
-            self.credits_q[c.router as usize].push_back((
+            let (pn, v) = (self.ports, self.vcs);
+            let i = i as usize;
+            let r = i / (pn * v);
+            self.wake(r as u32);
+            self.credits_q[r].push_back((
                 self.now + self.credit_delay,
-                c.port,
-                c.vc,
+                (i / v % pn) as u16,
+                (i % v) as u16,
             ));
         }
         self.credits_at[slot] = cr;
