@@ -421,20 +421,26 @@ impl KAryNCube {
     /// The position of `port` among [`KAryNCube::ports`] of `node` (None if it has no link),
     /// without building the list.
     pub fn port_index(&self, node: NodeId, port: Port) -> Option<usize> {
-        self.neighbor(node, port)?;
-        let mut i = 0;
-        for dim in 0..=port.dim {
-            for dir in [Direction::Plus, Direction::Minus] {
-                let p = Port { dim, dir };
-                if p == port {
-                    return Some(i);
-                }
-                if self.neighbor(node, p).is_some() {
-                    i += 1;
-                }
-            }
+        // A port has a link when the coordinate has a neighbour that way or the dimension
+        // wraps (as `neighbor` decides): (Plus, Minus) of dimension `dim`.
+        let linked = |dim: usize| {
+            let (c, wrap) = (self.coord(node, dim), self.has_wrap_link(dim));
+            (c + 1 < self.dims[dim] || wrap, c > 0 || wrap)
+        };
+        if port.dim >= self.dims.len() {
+            return None;
         }
-        None
+        let before: usize = (0..port.dim)
+            .map(|dim| {
+                let (plus, minus) = linked(dim);
+                usize::from(plus) + usize::from(minus)
+            })
+            .sum();
+        let (plus, minus) = linked(port.dim);
+        match port.dir {
+            Direction::Plus => plus.then_some(before),
+            Direction::Minus => minus.then_some(before + usize::from(plus)),
+        }
     }
 
     /// The ports of `node` that have links, in (dimension, Plus before Minus) order.

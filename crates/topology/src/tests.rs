@@ -827,6 +827,7 @@ fn untwisted_displacements_and_port_positions_by_hand() {
     for c in [
         cube(&[4, 3], &[false, false]),
         cube(&[4, 4, 2], &[true, true, true]),
+        cube(&[1, 3, 2], &[true, false, true]),
         twisted(&[4, 4, 8]),
     ] {
         for n in 0..c.node_count() {
