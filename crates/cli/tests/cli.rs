@@ -1752,28 +1752,47 @@ fn sweeps_write_the_same_bytes_on_any_thread_count() {
     }
 }
 
-/// One packet-level run gives the same bytes on one thread and on eight.
+/// One packet-level run gives the same bytes on one thread and on eight: a small torus (one
+/// part) and a 32x16 mesh, whose 512 routers are split into a part per thread, link counters
+/// included.
 #[test]
 fn noc_prints_the_same_bytes_on_any_thread_count() {
-    let run = |threads: &str| {
-        Command::new(env!("CARGO_BIN_EXE_podsim"))
-            .args([
-                "noc",
-                "--topology",
-                "torus:8x8",
-                "--rate",
-                "0.3",
-                "--cycles",
-                "2000",
-                "--json",
-            ])
-            .env("RAYON_NUM_THREADS", threads)
-            .output()
-            .expect("podsim runs")
-    };
-    let (one, eight) = (run("1"), run("8"));
-    assert!(one.status.success());
-    assert_eq!(one.stdout, eight.stdout);
+    for args in [
+        &[
+            "--topology",
+            "torus:8x8",
+            "--rate",
+            "0.3",
+            "--cycles",
+            "2000",
+        ][..],
+        &[
+            "--topology",
+            "mesh:32x16",
+            "--rate",
+            "0.25",
+            "--cycles",
+            "300",
+            "--links",
+        ][..],
+    ] {
+        let run = |threads: &str| {
+            Command::new(env!("CARGO_BIN_EXE_podsim"))
+                .arg("noc")
+                .args(args)
+                .arg("--json")
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .expect("podsim runs")
+        };
+        let (one, eight) = (run("1"), run("8"));
+        assert!(
+            one.status.success(),
+            "{}",
+            String::from_utf8_lossy(&one.stderr)
+        );
+        assert_eq!(one.stdout, eight.stdout, "{args:?}");
+    }
 }
 
 /// `podsim noc --router booksim` and `router = "booksim"` in a --config file run BookSim's
