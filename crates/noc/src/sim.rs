@@ -45,7 +45,7 @@ struct Arrival {
 }
 
 /// A packet's identity and times: written when it is handed over, leaves its source and is
-/// delivered (all outside the evaluate phase), read by the allocators.
+/// delivered (all outside the phase run part by part), read by the allocators.
 #[derive(Debug, Clone, Copy, Default)]
 struct Packet {
     src: u32,
@@ -441,7 +441,8 @@ impl Clock {
     }
 }
 
-/// What every part of an evaluate phase reads and nobody writes in it.
+/// What every part reads and nobody writes in the phase of a cycle that runs part by part
+/// (credits and flits arriving at routers, allocation, traversal: [`Part::run`]).
 struct Shared<'a> {
     f: &'a Fabric,
     packets: &'a [Packet],
@@ -465,7 +466,7 @@ impl Shared<'_> {
     }
 }
 
-/// The state a part of the routers (routers `r0..r1`) writes in an evaluate phase: the
+/// The state a part of the routers (routers `r0..r1`) writes in that phase: the
 /// downstream ends of their input channels (from input position `j0`, buffer slot `s0`), the
 /// upstream ends of their output channels (from output position `k0`) and their masks. Indices
 /// into these are global positions minus the offsets.
@@ -489,6 +490,7 @@ struct Part<'a> {
 /// the cost of handing parts of it to threads (a 16x16 mesh at 0.3 load is as fast on two
 /// threads as on one; a 32x32 mesh is faster, BENCHMARKS.md).
 pub const MIN_ROUTERS_TO_SPLIT: usize = 512;
+
 impl Noc {
     /// A network of idle routers for `net`, routed by `routing`, built to `cfg`.
     pub fn new(net: &Network, routing: NocRouting, cfg: &RouterConfig) -> Result<Self, NocError> {
