@@ -91,7 +91,7 @@ fn noc(topology: &str, rate: f64, traffic: &str, cycles: u64, seed: u64) -> PyRe
         &spec,
     )
     .map_err(bad)?;
-    Ok(podsim_report::noc_result_json(&r, &net, false, cycles).to_string())
+    Ok(podsim_report::noc_result_json(&r, &net, false).to_string())
 }
 
 /// A GEMM tiled onto a systolic array in podsim's RTL-exact convention (int8 in, int32 out,

@@ -88,11 +88,17 @@ pub struct NocArgs {
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Draw the network's links coloured by utilisation over the measured window (SVG; 2-D
-    /// meshes and tori and Tenstorrent grids). One load only.
+    /// meshes and tori and Tenstorrent grids; with --router booksim, BookSim's window, from
+    /// the reset after warm-up to the drain). One load only.
     #[arg(long, value_name = "FILE.svg")]
     heatmap: Option<PathBuf>,
     /// Also report every link's flits, utilisation and cycles blocked on credits (all of
-    /// them in JSON, the ten busiest in the table).
+    /// them in JSON, the ten busiest in the table), over the measured window: utilisation is
+    /// flits per cycle of it, blocked cycles those in which a flit waiting for the link had
+    /// no credit. With --router booksim the window is BookSim's (from the reset after
+    /// warm-up to the drain, that of the accepted rate) and a blocked cycle is one in which
+    /// switch allocation held a flit for the link for want of a credit (with
+    /// sw_alloc_delay > 1, the cycles the stalled allocation holds it).
     #[arg(long)]
     links: bool,
     /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per
@@ -292,12 +298,6 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             cfg.arbitration.name()
         )
     };
-    if booksim && (a.links || a.heatmap.is_some()) {
-        return Err(flag_err(
-            if a.links { "--links" } else { "--heatmap" },
-            "the booksim router keeps no per-link counters; use --router podsim for them",
-        ));
-    }
     if a.sweep.is_none() && a.no_resume {
         return Err(flag_err(
             "--no-resume",
@@ -405,7 +405,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                             ) {
                                 Ok(r) => NocPoint::Done(
                                     podsim_report::noc_csv_row(&r),
-                                    podsim_report::noc_result_json(&r, &net, a.links, a.cycles),
+                                    podsim_report::noc_result_json(&r, &net, a.links),
                                 ),
                                 Err(podsim_noc::NocError::Config(c)) => {
                                     NocPoint::Refused(c.key, c.why)
@@ -473,7 +473,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                 .map(|(r, fresh)| match fresh {
                     Some(v) => v.clone(),
                     None => {
-                        let mut v = podsim_report::noc_result_json(r, &net, a.links, a.cycles);
+                        let mut v = podsim_report::noc_result_json(r, &net, a.links);
                         if let Some(o) = v.as_object_mut() {
                             o.insert("resumed".into(), Value::Bool(true));
                         }
@@ -579,7 +579,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                 (
                     at(l.from),
                     at(l.to),
-                    l.flits as f64 / base.cycles.max(1) as f64,
+                    l.flits as f64 / r.window_cycles.max(1) as f64,
                 )
             })
             .collect();
@@ -600,7 +600,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         let t = packets_trace(
             &log,
             &r,
-            base.cycles,
+            r.window_cycles,
             &[
                 ("command", serde_json::json!("noc")),
                 ("title", serde_json::json!(title)),
@@ -611,10 +611,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     if a.json {
-        outln!(
-            "{}",
-            podsim_report::noc_result_json(&r, &net, a.links, a.cycles)
-        );
+        outln!("{}", podsim_report::noc_result_json(&r, &net, a.links));
         return Ok(ExitCode::SUCCESS);
     }
     outln!("{title}");
@@ -679,7 +676,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                 format!(
                     "{} flits, utilisation {:.3}, blocked on credits {} cycles",
                     l.flits,
-                    l.flits as f64 / a.cycles as f64,
+                    l.flits as f64 / r.window_cycles.max(1) as f64,
                     l.blocked_cycles
                 ),
             ));

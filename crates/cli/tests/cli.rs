@@ -1795,6 +1795,69 @@ fn noc_prints_the_same_bytes_on_any_thread_count() {
     }
 }
 
+/// `podsim noc --router booksim --links` reports every directed link of the network, in the
+/// same order and with the same ends as the podsim router: a 4x4 mesh has 2 dimensions x 4
+/// rows x 3 links x 2 directions = 48. Utilisation is flits over BookSim's window (not over
+/// --cycles): under 1 on every link, and the links' flits add up to about the accepted flits
+/// x mean hops (uniform traffic on a 4x4 mesh, self-addressed packets included: 2.5 hops),
+/// 0.3 x 16 x 2.5 = 12 flit-hops per cycle of the window. `--heatmap` draws an SVG in this
+/// mode too, and the table names the busiest links.
+#[test]
+fn noc_booksim_router_counts_links() {
+    let args = [
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--rate",
+        "0.3",
+        "--router",
+        "booksim",
+        "--links",
+    ];
+    let v = json(&[&args[..], &["--json"]].concat());
+    let links = v["links"].as_array().expect("a links array");
+    assert_eq!(links.len(), 48);
+    let podsim_mode = json(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--rate",
+        "0.3",
+        "--links",
+        "--json",
+    ]);
+    let ends = |v: &Value| -> Vec<(u64, u64)> {
+        v["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["from"].as_u64().unwrap(), l["to"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(ends(&v), ends(&podsim_mode));
+    let (mut flits, mut utilisation) = (0u64, 0.0f64);
+    for l in links {
+        let u = l["utilization"].as_f64().unwrap();
+        assert!(u > 0.0 && u < 1.0, "{l}");
+        flits += l["flits"].as_u64().unwrap();
+        utilisation += u;
+    }
+    // The sum of utilisations is flit-hops per cycle of the window: about 12.
+    assert!(
+        (utilisation - 12.0).abs() < 1.0,
+        "{utilisation} ({flits} flits)"
+    );
+    let dir = std::env::temp_dir().join(format!("podsim-booksim-links-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("h.svg");
+    let o = podsim(&[&args[..], &["--heatmap", f.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("blocked on credits"));
+    let svg = std::fs::read_to_string(&f).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `podsim noc --router booksim` and `router = "booksim"` in a --config file run BookSim's
 /// router: a lone-ish packet load on a 4x4 mesh at 0.02 sits near BookSim's zero-load latency,
 /// (D + 1) x 4 + D + 3 with D = 2.5 mean links for uniform traffic on a 4x4 mesh including

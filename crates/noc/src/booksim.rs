@@ -42,19 +42,28 @@
 //! exceeds 500 cycles at the end of a period or every 1,000 cycles of the drain. Packet latency
 //! is from creation to the tail's ejection; accepted rate is flits ejected per node per cycle
 //! while measuring.
+//!
+//! # Link counters
+//! Over the same window as the accepted rate (from the last reset to the end of the last sample
+//! period), each router output port to a network link counts the flits that won the switch for
+//! it and the cycles in which switch allocation found a flit for it whose output VC had no
+//! credit (once per cycle however many flits wait; a stall holds a flit `sw_alloc_delay`
+//! cycles, all of them counted, so with the default delays this is every cycle a flit waits on
+//! credits, as in the podsim mode). They are counted in both the fast path and the stage
+//! queues, and change nothing else.
 
 use std::collections::VecDeque;
 
 use rand::RngCore;
 
 use podsim_engine::{Histogram, RngStreams, SimError, SimRng};
-use podsim_topology::{Network, NodeId};
+use podsim_topology::{Direction, Network, NodeId};
 use podsim_units::SimTime;
 
 use crate::NocError;
 use crate::config::{Allocator, ConfigError, RouterConfig};
-use crate::fabric::NocRouting;
-use crate::sim::Delivered;
+use crate::fabric::{ChannelKind, NocRouting};
+use crate::sim::{Delivered, LinkStat};
 use crate::traffic::{Destinations, MIN_WINDOW_CYCLES, NocResult, PacketLog, RunSpec};
 
 /// Warm-up periods (BookSim `warmup_periods`).
@@ -217,6 +226,20 @@ fn first_of<T: Into<u64>>(preferred: T, rest: T) -> u32 {
 /// The VC bits `first..=last`.
 fn vc_range(first: u8, last: u8) -> u32 {
     (u32::MAX >> (31 - u32::from(last))) & (u32::MAX << first)
+}
+
+/// Charge an output port's blocked counter `blocked` with the cycles `from..until` not yet
+/// charged (`charged` is the end of those already counted), so that a cycle counts once
+/// however many flits find the port without a credit. Cycles are charged when switch
+/// allocation stalls a flit, for as long as the stall holds it (`sw_alloc_delay` cycles, or
+/// the one cycle of BookSim's credit check at the end of a longer stage).
+#[inline]
+fn mark_blocked(blocked: &mut u64, charged: &mut u64, from: u64, until: u64) {
+    let start = from.max(*charged);
+    if until > start {
+        *blocked += until - start;
+        *charged = until;
+    }
 }
 
 /// The set bits of `m`, lowest first.
@@ -641,6 +664,22 @@ struct BookSim {
     in_network: u64,
     last_progress: u64,
     flit_hops: u64,
+    /// Flits that won the switch for each output port since the last reset, by (router,
+    /// port) (the terminal port's too: counting it saves a branch; it is not reported).
+    port_flits: Vec<u64>,
+    /// Cycles in which switch allocation held a flit for each output port for want of a
+    /// credit, since the last reset, by (router, port); see [`BookSim::mark_blocked`].
+    port_blocked: Vec<u64>,
+    /// By (router, port): the cycle up to which (exclusive) `port_blocked` is already charged,
+    /// so that a cycle counts once however many flits wait for the port.
+    blocked_until: Vec<u64>,
+    /// `port_flits` and `port_blocked` as they stood at the end of the measurement window.
+    window_flits: Vec<u64>,
+    window_blocked: Vec<u64>,
+    /// `flit_hops` at the last reset and at the end of the window (the link counters' sum
+    /// over the window is their difference; checked in tests).
+    hops_at_reset: u64,
+    window_hops: u64,
     rng: SimRng,
     route_rng: SimRng,
     dests: Destinations,
@@ -852,6 +891,13 @@ impl BookSim {
             in_network: 0,
             last_progress: 0,
             flit_hops: 0,
+            port_flits: vec![0; routers * ports],
+            port_blocked: vec![0; routers * ports],
+            blocked_until: vec![0; routers * ports],
+            window_flits: Vec::new(),
+            window_blocked: Vec::new(),
+            hops_at_reset: 0,
+            window_hops: 0,
             rng: streams.stream("noc.booksim.traffic"),
             route_rng: streams.stream("noc.booksim.routing"),
             dests: Destinations::new(&spec.pattern, net, routers)?,
@@ -1334,6 +1380,7 @@ impl BookSim {
         let gptr = &mut self.sw_gptr[r * pn..(r + 1) * pn];
         let aptr = &mut self.sw_aptr[r * pn..(r + 1) * pn];
         let sw_rr = &mut self.sw_rr[r * pn..(r + 1) * pn];
+        let port_flits = &mut self.port_flits[r * pn..(r + 1) * pn];
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
             let (p, c) = (bit_port[j] as usize, bit_vc[j]);
@@ -1358,6 +1405,7 @@ impl BookSim {
                 sw_rr[p] = after(c as usize, v);
             }
             occ[o * v + ov as usize] += 1;
+            port_flits[o] += 1;
             in_use[o] &= !(u32::from(tail) << ov);
             // The terminal port's neighbour is the router itself, and its port is not read.
             let eject = o == pn - 1;
@@ -1519,12 +1567,17 @@ impl BookSim {
         let gptr = &mut self.sw_gptr[rr..rr + pn];
         let aptr = &mut self.sw_aptr[rr..rr + pn];
         let sw_rr = &mut self.sw_rr[rr..rr + pn];
+        let now = self.now;
+        let blocked = &mut self.port_blocked[rr..rr + pn];
+        let charged = &mut self.blocked_until[rr..rr + pn];
         if sa_b.is_power_of_two() {
             // One VC asking (the usual case): it wins if its output VC has room
             // (`switch_fast` moves the pointers).
             let j = sa_b.trailing_zeros() as usize;
             let (op, ov) = ivc[j].out;
             if occ[op as usize * v + ov as usize] as usize >= self.depth {
+                let o = op as usize;
+                mark_blocked(&mut blocked[o], &mut charged[o], now, now + 1);
                 return (0, false);
             }
             return (sa_b, true);
@@ -1540,6 +1593,7 @@ impl BookSim {
             let (op, ov) = ivc[j].out;
             let op = op as usize;
             if occ[op * v + ov as usize] as usize >= self.depth {
+                mark_blocked(&mut blocked[op], &mut charged[op], now, now + 1);
                 continue;
             }
             asking |= 1 << j;
@@ -1736,6 +1790,7 @@ impl BookSim {
         if op as usize != pn - 1 {
             self.flit_hops += 1;
         }
+        self.port_flits[oport] += 1;
         self.occ[oidx] += 1;
         if flit & TAIL != 0 {
             self.in_use[oport] &= !(1 << ov);
@@ -2053,6 +2108,14 @@ impl BookSim {
                     let (op, ov) = self.ivc[idx].out;
                     if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                         e.result = STALL;
+                        let o = rr + op as usize;
+                        let now = self.now;
+                        mark_blocked(
+                            &mut self.port_blocked[o],
+                            &mut self.blocked_until[o],
+                            now,
+                            now + 1,
+                        );
                     }
                 }
             }
@@ -2079,6 +2142,15 @@ impl BookSim {
             let (op, ov) = self.ivc[idx].out;
             if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                 res[k] = STALL;
+                // Held until the stage's result, `sw_alloc_delay` cycles.
+                let o = rr + op as usize;
+                let now = self.now;
+                mark_blocked(
+                    &mut self.port_blocked[o],
+                    &mut self.blocked_until[o],
+                    now,
+                    now + self.sw_alloc_delay as u64,
+                );
                 continue;
             }
             let cell = p * pn + op as usize;
@@ -2207,6 +2279,19 @@ impl BookSim {
     fn clear_stats(&mut self) {
         self.stats = Stats::default();
         self.reset_time = self.now;
+        // The link counters cover the same window as the accepted rate.
+        self.port_flits.fill(0);
+        self.port_blocked.fill(0);
+        self.hops_at_reset = self.flit_hops;
+    }
+
+    /// The measurement window ends now (BookSim's drain begins, or the run stops): the link
+    /// counters are kept as they stand, as the accepted count stops counting here.
+    fn end_window(&mut self) {
+        self.drain_time = self.now;
+        self.window_flits.clone_from(&self.port_flits);
+        self.window_blocked.clone_from(&self.port_blocked);
+        self.window_hops = self.flit_hops - self.hops_at_reset;
     }
 
     /// Average latency of the packets retired since the reset and the flits in flight (from
@@ -2248,7 +2333,7 @@ impl BookSim {
             prev_acc = acc;
             if self.over_threshold() {
                 self.phase = Phase::Draining;
-                self.drain_time = self.now;
+                self.end_window();
                 return Ok(false);
             }
             match self.phase {
@@ -2269,11 +2354,11 @@ impl BookSim {
             phases += 1;
         }
         if self.phase != Phase::Running {
-            self.drain_time = self.now;
+            self.end_window();
             return Ok(false);
         }
         self.phase = Phase::Draining;
-        self.drain_time = self.now;
+        self.end_window();
         let mut steps = 0u64;
         while self.measured_in_flight > 0 || self.undrained > 0 {
             self.step(log)?;
@@ -2400,9 +2485,41 @@ fn run_mode(
         warmup_cycles: b.reset_time,
         simulated_cycles: b.now,
         flit_hops: b.flit_hops,
-        links: Vec::new(),
+        links: b.link_stats(net),
+        window_cycles: window,
         cycle_ps: b.cycle_ps,
     })
+}
+
+impl BookSim {
+    /// Every network link's counters over the measurement window, as the podsim mode lists
+    /// them: in the fabric's channel order (the network's `LinkTable`: node by node, each
+    /// node's links in the order of its cube ports, dimension by dimension, `Plus` before
+    /// `Minus`, the ports a mesh's edge lacks left out), so that channel `i` here is channel
+    /// `i` there. BookSim's port 2d is the `Plus` neighbour in dimension d and 2d + 1 the
+    /// `Minus` one.
+    fn link_stats(&self, net: &Network) -> Vec<LinkStat> {
+        let Network::Cube(c) = net else {
+            return Vec::new();
+        };
+        let pn = self.ports;
+        let mut out = Vec::new();
+        for r in 0..self.routers {
+            for port in c.ports(NodeId(r as u64)) {
+                let p = 2 * port.dim + usize::from(port.dir == Direction::Minus);
+                let x = r * pn + p;
+                out.push(LinkStat {
+                    channel: out.len(),
+                    kind: ChannelKind::Link,
+                    from: NodeId(r as u64),
+                    to: NodeId(u64::from(self.nbr[x])),
+                    flits: self.window_flits.get(x).copied().unwrap_or(0),
+                    blocked_cycles: self.window_blocked.get(x).copied().unwrap_or(0),
+                });
+            }
+        }
+        out
+    }
 }
 
 /// One packet from `src` to `dst` on an idle network (no other traffic): its latency from

@@ -513,3 +513,148 @@ fn mesh_routes_go_in_dimension_order() {
     assert_eq!(big.mesh_port(0, 33 * 32 - 1), 0);
     assert_eq!(big.mesh_port(33 * 32 - 1, 32), 3);
 }
+
+/// A few packets on an idle network with the link counters running from cycle 0 until the
+/// last tail is out: the counters of every network link (fast path, or the general stage
+/// queues with `general`).
+fn lone_packets_links(
+    net: &Network,
+    cfg: &RouterConfig,
+    pairs: &[(usize, u32)],
+    general: bool,
+) -> Vec<crate::LinkStat> {
+    let spec = RunSpec::new(Pattern::Uniform, 1e-300);
+    let mut b = super::BookSim::new(net, cfg, &spec).unwrap();
+    b.fast &= !general;
+    for &(src, dst) in pairs {
+        b.generate_to(src, dst, 0);
+    }
+    let mut log = None;
+    while b.stats.packets < pairs.len() as u64 {
+        b.step(&mut log).unwrap();
+        assert!(b.now < 100_000, "the packets never arrived");
+    }
+    b.end_window();
+    b.link_stats(net)
+}
+
+/// Lone packets on an idle 4x4 mesh (router (x, y) is x + 4y), routed x first then y:
+/// 0 = (0,0) to 15 = (3,3) crosses 0->1, 1->2, 2->3 (+x), then 3->7, 7->11, 11->15 (+y);
+/// 12 = (0,3) to 1 = (1,0) crosses 12->13 (+x), then 13->9, 9->5, 5->1 (-y). Each of those
+/// ten links carries each flit once (1 or 4 per packet), the other 38 none, and with nothing
+/// else in the network no flit ever waits for a credit.
+#[test]
+fn lone_packets_count_once_on_each_link_of_their_path() {
+    let mesh = cube(&[4, 4], false);
+    let path: [(u64, u64); 10] = [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+        (3, 7),
+        (7, 11),
+        (11, 15),
+        (12, 13),
+        (13, 9),
+        (9, 5),
+        (5, 1),
+    ];
+    let slow = RouterConfig {
+        vc_alloc_delay: 2,
+        sw_alloc_delay: 2,
+        credit_delay: 1,
+        ..booksim(4)
+    };
+    for (cfg, flits) in [(booksim(1), 1), (booksim(4), 4), (slow, 4)] {
+        for general in [false, true] {
+            let links = lone_packets_links(&mesh, &cfg, &[(0, 15), (12, 1)], general);
+            // 4 rows x 3 links x 2 directions x 2 dimensions.
+            assert_eq!(links.len(), 48);
+            for l in &links {
+                let on_path = path.contains(&(l.from.0, l.to.0));
+                let want = if on_path { flits } else { 0 };
+                assert_eq!(l.flits, want, "{l:?} general {general}");
+                assert_eq!(l.blocked_cycles, 0, "{l:?}");
+            }
+        }
+    }
+}
+
+/// The link list comes out in the podsim mode's channel order with the same ends, so the two
+/// modes' `--links` outputs line up: meshes (edge ports left out), tori (wrap links), a
+/// 3-D mesh and a torus with a ring of 2 (two parallel links between the same routers).
+#[test]
+fn link_channels_are_the_podsim_modes() {
+    for (dims, wrap) in [
+        (&[4, 4][..], false),
+        (&[4, 4][..], true),
+        (&[3, 4, 2][..], false),
+        (&[2, 3][..], true),
+    ] {
+        let net = cube(dims, wrap);
+        let s = spec(0.05, 1_000);
+        let podsim = run(
+            &net,
+            NocRouting::DimensionOrder,
+            &RouterConfig::default(),
+            &s,
+        )
+        .unwrap();
+        let bs = run(&net, NocRouting::DimensionOrder, &booksim(1), &s).unwrap();
+        let ends = |r: &crate::NocResult| -> Vec<_> {
+            r.links
+                .iter()
+                .map(|l| (l.channel, l.kind, l.from, l.to))
+                .collect()
+        };
+        assert!(!podsim.links.is_empty());
+        assert_eq!(ends(&podsim), ends(&bs), "{dims:?} wrap {wrap}");
+        // The podsim mode's window is its measured cycles.
+        assert_eq!(podsim.window_cycles, 1_000);
+    }
+}
+
+/// Over BookSim's measurement window the links' flits add up to the flit-hops counted in that
+/// window by the separate `flit_hops` counter, on both paths and with packets of 1 and 4 flits
+/// (mesh and torus, below and past saturation); the window is the accepted rate's:
+/// accepted x routers x window = flits ejected then. Past saturation some flit waits for a
+/// credit, and a link's blocked cycles never exceed the window.
+#[test]
+fn link_flits_add_up_to_the_windows_flit_hops() {
+    for (net, rate) in [
+        (cube(&[8, 8], false), 0.3),
+        (cube(&[8, 8], false), 0.6),
+        (cube(&[8, 8], true), 0.3),
+        (cube(&[8, 8], true), 0.9),
+    ] {
+        for flits in [1, 4] {
+            for general in [false, true] {
+                let cfg = booksim(flits);
+                let s = spec(rate, 10_000);
+                let mut b = super::BookSim::new(&net, &cfg, &s).unwrap();
+                b.fast &= !general;
+                b.run(1_000, &mut None).unwrap();
+                let links = b.link_stats(&net);
+                let sum: u64 = links.iter().map(|l| l.flits).sum();
+                assert_eq!(
+                    sum, b.window_hops,
+                    "rate {rate} flits {flits} general {general}"
+                );
+                assert!(sum > 0);
+                let window = b.drain_time - b.reset_time;
+                let blocked: u64 = links.iter().map(|l| l.blocked_cycles).sum();
+                assert!(links.iter().all(|l| l.blocked_cycles <= window));
+                if rate > 0.5 {
+                    assert!(blocked > 0, "rate {rate} flits {flits} general {general}");
+                }
+                // The result's window is the same one.
+                let r = if general {
+                    run_general(&net, &cfg, &s).unwrap()
+                } else {
+                    run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap()
+                };
+                assert_eq!(r.window_cycles, window);
+                assert_eq!(r.links, links);
+            }
+        }
+    }
+}

@@ -17,6 +17,7 @@
 //! | measurement | warm-up until two samples agree within 5%, a window of `cycles`, a drain; saturated when accepted < 95% of generated or the drain does not finish | BookSim's `sim_type = latency`: periods of `cycles / 10`, 3 of warm-up, then until 3 periods agree within 5% (10 periods at most), drain the measured packets; saturated ("unstable") when the average latency of retired packets and flits in flight passes 500 cycles |
 //! | latency | creation to the tail's arrival at the interface | creation to the tail's ejection (BookSim's packet latency) |
 //! | zero-load latency | S + h (S - 1 + L) + P | H (R + VA + SA + X) + D L + 3 + (P - 1), H = D + 1 routers |
+//! | link counters ([`NocResult::links`], over [`NocResult::window_cycles`]) | over the window of `cycles`: flits each link carried, cycles in which a flit waiting for it had no credit | over BookSim's window (the accepted rate's, from the reset after warm-up to the drain): flits that won the switch for the link, cycles in which switch allocation held a flit for it for want of a credit (with `sw_alloc_delay` d > 1 a stall holds the flit d cycles, and they count); same channel numbers and order as the podsim mode |
 //!
 //! The booksim mode reproduces BookSim's own curves (`tools/booksim/curves/`): on the 8x8 mesh
 //! and torus and the 16x16 mesh, zero-load latency within 0.5 cycle of BookSim's exact value,

@@ -310,6 +310,12 @@ pub struct NocResult {
     /// Per-link counters over the window (network links only).
     #[serde(skip)]
     pub links: Vec<LinkStat>,
+    /// The cycles `links` counts over, to divide their flits by for a utilisation: the
+    /// measured cycles in the podsim mode; in the booksim mode BookSim's measurement window,
+    /// from the reset after warm-up to the end of the last sample period (the window of the
+    /// accepted rate).
+    #[serde(skip)]
+    pub window_cycles: u64,
     /// The fabric's cycle, in picoseconds (one flit on the fastest link).
     #[serde(skip)]
     pub cycle_ps: u64,
@@ -587,6 +593,7 @@ pub fn run_logged(
         simulated_cycles: noc.now(),
         flit_hops: noc.flit_hops(),
         links,
+        window_cycles: window,
         cycle_ps: noc.fabric().cycle().as_ps(),
     })
 }

@@ -8,14 +8,11 @@ use serde_json::{Value, json};
 
 use crate::ReportError;
 
-/// The result as JSON; with `links`, every network link's counters over the `window` measured
-/// cycles too.
-pub fn noc_result_json(
-    r: &NocResult,
-    net: &podsim_topology::Network,
-    links: bool,
-    window: u64,
-) -> Value {
+/// The result as JSON; with `links`, every network link's counters over the window they
+/// cover too (`r.window_cycles`: the measured cycles in the podsim mode, BookSim's
+/// measurement window in the booksim mode).
+pub fn noc_result_json(r: &NocResult, net: &podsim_topology::Network, links: bool) -> Value {
+    let window = r.window_cycles;
     let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
     if let Value::Object(m) = &mut v {
         m.insert("topology".into(), Value::String(net.shorthand()));
@@ -90,6 +87,7 @@ pub fn noc_result_from_csv(f: &[String]) -> Option<NocResult> {
         warmup_cycles: n(14)?,
         cycle_ps: n(15)?,
         links: Vec::new(),
+        window_cycles: 0,
     })
 }
 
