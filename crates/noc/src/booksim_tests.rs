@@ -297,7 +297,8 @@ fn booksim_settings_are_checked() {
 
 /// Where every stage takes one cycle the router keeps its stage queues as bit sets; that gives
 /// the queues' numbers exactly, meshes and tori, 1- and 4-flit packets, lookahead routing, both
-/// allocators and two iSLIP rounds, below and past saturation.
+/// allocators and two iSLIP rounds, below and past saturation; the per-link counters (flits and
+/// cycles blocked on credits) included, as the results are compared whole.
 #[test]
 fn the_one_cycle_fast_path_gives_the_stage_queues_numbers() {
     for (net, cfg, rate) in [
