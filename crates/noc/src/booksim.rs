@@ -2108,14 +2108,7 @@ impl BookSim {
                     let (op, ov) = self.ivc[idx].out;
                     if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                         e.result = STALL;
-                        let o = rr + op as usize;
-                        let now = self.now;
-                        mark_blocked(
-                            &mut self.port_blocked[o],
-                            &mut self.blocked_until[o],
-                            now,
-                            now + 1,
-                        );
+                        self.credit_stall(rr + op as usize, 1);
                     }
                 }
             }
@@ -2123,6 +2116,18 @@ impl BookSim {
         self.scratch.items = items;
         self.scratch.res = res;
         self.sa_q[r] = q;
+    }
+
+    /// Output port `o` (router * ports + port) holds a flit for want of a credit from now, for
+    /// `cycles` cycles (general path).
+    fn credit_stall(&mut self, o: usize, cycles: u64) {
+        let now = self.now;
+        mark_blocked(
+            &mut self.port_blocked[o],
+            &mut self.blocked_until[o],
+            now,
+            now + cycles,
+        );
     }
 
     /// Switch allocation at router `r` for the active input VCs `items`: `res[k]` is the output
@@ -2143,14 +2148,7 @@ impl BookSim {
             if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
                 res[k] = STALL;
                 // Held until the stage's result, `sw_alloc_delay` cycles.
-                let o = rr + op as usize;
-                let now = self.now;
-                mark_blocked(
-                    &mut self.port_blocked[o],
-                    &mut self.blocked_until[o],
-                    now,
-                    now + self.sw_alloc_delay as u64,
-                );
+                self.credit_stall(rr + op as usize, self.sw_alloc_delay as u64);
                 continue;
             }
             let cell = p * pn + op as usize;
