@@ -1488,16 +1488,23 @@ impl Part<'_> {
             }
         }
         p.nonempty |= 1 << vc;
+        // The port's allocator bits can only be set here: switch allocation's when the VC
+        // holds an output VC (it has a flit now), VC allocation's when a head is routed.
+        let m = &mut self.masks[p.dst as usize - self.r0];
+        let bit = 1u64 << p.in_local;
+        if x.state == ACTIVE {
+            m.sa |= bit;
+        }
         if len == 0 {
             x.front = a.flit;
             if x.state == IDLE {
                 route_head(x, p, vc, s.next_of(a.flit));
+                m.va |= bit;
                 if !self.since.is_empty() {
                     self.since[jl * v + vc] = s.packets[a.flit.pkt as usize].injected;
                 }
             }
         }
-        refresh_port(&mut self.masks[p.dst as usize - self.r0], p);
     }
 
     /// VC allocation: requests for the same output and class are ordered by the arbitration
@@ -1628,7 +1635,14 @@ impl Part<'_> {
         p.wait &= !(1 << vc);
         p.active |= 1 << vc;
         let local = u32::from(p.in_local) * v as u32 + vc as u32;
-        refresh_port(&mut self.masks[p.dst as usize - self.r0], p);
+        // The VC holds an output VC and its head is at the front: the port requests the
+        // switch; it leaves VC allocation when no other VC of it waits.
+        let m = &mut self.masks[p.dst as usize - self.r0];
+        let bit = 1u64 << p.in_local;
+        m.sa |= bit;
+        if p.wait == 0 {
+            m.va &= !bit;
+        }
         op.free &= !(1 << ov);
         op.rr_va = next_after(local, nloc) as u16;
         op.rr_vc = next_after(ov as u32, v as u32) as u8;
