@@ -81,6 +81,7 @@
 mod booksim;
 mod config;
 mod fabric;
+mod lean;
 mod model;
 mod sim;
 mod traffic;

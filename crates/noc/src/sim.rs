@@ -26,44 +26,46 @@ const FREE: u32 = u32::MAX;
 const NI_OWNER: u32 = u32::MAX - 1;
 const NONE: u32 = u32::MAX;
 
+/// A flit: its packet, its place in it, and (for a head) its place on its path.
 #[derive(Debug, Clone, Copy, Default)]
-struct Flit {
-    pkt: u32,
-    seq: u16,
+pub(crate) struct Flit {
+    pub(crate) pkt: u32,
+    pub(crate) seq: u16,
     /// Router-to-router links crossed so far (a head's place on its path).
-    hop: u16,
-    tail: bool,
+    pub(crate) hop: u16,
+    pub(crate) tail: bool,
 }
 
+/// A flit due at the far end of a channel.
 #[derive(Debug, Clone, Copy)]
-struct Arrival {
+pub(crate) struct Arrival {
     /// Where it arrives: for a router, the input position of its channel; for an interface,
     /// the ejection channel.
-    to: u32,
-    vc: u16,
-    flit: Flit,
+    pub(crate) to: u32,
+    pub(crate) vc: u16,
+    pub(crate) flit: Flit,
 }
 
 /// A packet's identity and times: written when it is handed over, leaves its source and is
 /// delivered (all outside the phase run part by part), read by the allocators.
 #[derive(Debug, Clone, Copy, Default)]
-struct Packet {
-    src: u32,
-    dst: u32,
-    len: u16,
-    delivered: u16,
+pub(crate) struct Packet {
+    pub(crate) src: u32,
+    pub(crate) dst: u32,
+    pub(crate) len: u16,
+    pub(crate) delivered: u16,
     /// The VC lane the packet is held to ([`ANY_LANE`]: any free VC of its class).
-    lane: u16,
-    created: u64,
-    injected: u64,
-    tag: u64,
+    pub(crate) lane: u16,
+    pub(crate) created: u64,
+    pub(crate) injected: u64,
+    pub(crate) tag: u64,
 }
 
 /// A packet's way through the network: fixed when it is handed over.
 #[derive(Debug, Clone, Copy, Default)]
-struct Route {
+pub(crate) struct Route {
     path: u32,
-    path_len: u16,
+    pub(crate) path_len: u16,
     eject: u32,
 }
 
@@ -72,7 +74,7 @@ impl Route {
     /// its path, or at the last router its ejection channel (class 0), as a path word. Written
     /// without a branch on which case it is: the path word is read either way (the last one's,
     /// at the end) and the choice made on the values.
-    fn word(&self, hop: u16, arena: &[u32]) -> u32 {
+    pub(crate) fn word(&self, hop: u16, arena: &[u32]) -> u32 {
         let more = hop < self.path_len;
         let i = (self.path + u32::from(hop)).wrapping_sub(u32::from(!more));
         let word = arena.get(i as usize).copied().unwrap_or(0);
@@ -280,8 +282,8 @@ struct InVc {
 /// The same VC at its upstream router: credits for its buffer, and the input VC holding it
 /// (`FREE` if none, `NI_OWNER` for an interface).
 #[derive(Debug, Clone, Copy)]
-struct OutVc {
-    credits: u32,
+pub(crate) struct OutVc {
+    pub(crate) credits: u32,
     owner: u32,
 }
 
@@ -298,13 +300,13 @@ type VcMask = u32;
 /// A channel at its downstream router: the input port's VC masks and arbiter.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(32))]
-struct InPort {
+pub(crate) struct InPort {
     /// VCs with flits; waiting for VC allocation; holding an output VC.
     nonempty: VcMask,
     wait: VcMask,
     active: VcMask,
     /// The first of its buffer slots: VC `v`'s are `depth` slots from `base + v * depth`.
-    base: u32,
+    pub(crate) base: u32,
     /// Its output position (where its credits go back to).
     up: u32,
     /// Its router.
@@ -313,9 +315,9 @@ struct InPort {
     /// interface).
     up_part: u8,
     /// Buffer depth of each of its VCs.
-    depth: u16,
+    pub(crate) depth: u16,
     /// Latency (a freed slot's credit takes it back upstream).
-    latency: u16,
+    pub(crate) latency: u16,
     /// Round-robin pointer over its VCs (switch).
     rr_in: u8,
     /// Its position among its router's input ports.
@@ -325,7 +327,7 @@ struct InPort {
 /// A channel at its upstream router: the output port's state and counters; one cache line.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(64))]
-struct OutPort {
+pub(crate) struct OutPort {
     /// First cycle the channel can take another flit.
     next_free: u64,
     /// The best switch request for this output this cycle (`u64::MAX`: none).
@@ -337,13 +339,13 @@ struct OutPort {
     blocked_at: u64,
     /// Output VCs nobody holds, and the VCs each class may use.
     free: VcMask,
-    class_vcs: [VcMask; 2],
+    pub(crate) class_vcs: [VcMask; 2],
     /// Where its flits arrive: the input position of its channel, with the part of the
     /// routers its router is in from bit [`PART_SHIFT`]; or (with [`TO_INTERFACE`] set) its
     /// channel, an ejection channel.
     down: u32,
     /// Latency and cycles per flit.
-    latency: u16,
+    pub(crate) latency: u16,
     period: u16,
     /// Round-robin pointers: requester (VC allocation), input port (switch), output VC (VC
     /// allocation).
@@ -484,6 +486,27 @@ struct Part<'a> {
     ovc: &'a mut [OutVc],
     outp: &'a mut [OutPort],
     masks: &'a mut [Masks],
+}
+
+/// A network's settings and tables as [`crate::lean::Lean`] needs them (see [`Noc`]'s fields
+/// of the same names).
+pub(crate) struct LeanView<'a> {
+    pub(crate) stages: u64,
+    pub(crate) arbitration: Arbitration,
+    pub(crate) parts: usize,
+    pub(crate) fast_paths: bool,
+    pub(crate) reverse_visit: bool,
+    pub(crate) lanes: bool,
+    pub(crate) holds: bool,
+    pub(crate) out_off: &'a [u32],
+    pub(crate) out_list: &'a [u32],
+    pub(crate) out_pos: &'a [u32],
+    pub(crate) inp: &'a [InPort],
+    pub(crate) outp: &'a [OutPort],
+    pub(crate) ovc: &'a [OutVc],
+    pub(crate) wheel: usize,
+    pub(crate) slots: usize,
+    pub(crate) watchdog: u64,
 }
 
 /// Routers below which a network is not split across threads: a cycle's work must outweigh
@@ -792,6 +815,31 @@ impl Noc {
     pub fn fabric(&self) -> &Fabric {
         &self.f
     }
+    /// The fabric, taking the network apart.
+    pub(crate) fn into_fabric(self) -> Fabric {
+        self.f
+    }
+    /// What [`crate::lean::Lean`] is built from.
+    pub(crate) fn lean_view(&self) -> LeanView<'_> {
+        LeanView {
+            stages: self.stages,
+            arbitration: self.arbitration,
+            parts: self.outs.len(),
+            fast_paths: self.fast_paths,
+            reverse_visit: self.reverse_visit,
+            lanes: self.lanes,
+            holds: !self.hold_ch.is_empty(),
+            out_off: &self.out_off,
+            out_list: &self.out_list,
+            out_pos: &self.out_pos,
+            inp: &self.inp,
+            outp: &self.outp,
+            ovc: &self.ovc,
+            wheel: self.wheel,
+            slots: self.buf.len(),
+            watchdog: self.watchdog,
+        }
+    }
     /// The current cycle (the next one [`Noc::step`] runs).
     pub fn now(&self) -> u64 {
         self.now
@@ -856,49 +904,7 @@ impl Noc {
         tag: u64,
         serial: u64,
     ) -> Result<(), NocError> {
-        let e = self.f.endpoints;
-        if src >= e || dst >= e {
-            return Err(NocError::Route(format!(
-                "endpoint {} does not exist (the network has {e})",
-                src.max(dst)
-            )));
-        }
-        if flits == 0 || flits > u32::from(u16::MAX) {
-            return Err(NocError::Route(format!(
-                "a packet has 1 to 65535 flits, got {flits}"
-            )));
-        }
-        let r = self
-            .f
-            .route(src as u32, dst as u32)
-            .map_err(NocError::Route)?;
-        let choice = if r.count == 1 {
-            0
-        } else {
-            (serial % u64::from(r.count)) as u32
-        };
-        let p = Packet {
-            src: src as u32,
-            dst: dst as u32,
-            len: flits as u16,
-            delivered: 0,
-            created: self.now,
-            injected: 0,
-            tag,
-            lane: ANY_LANE,
-        };
-        let route = Route {
-            path: r.start + choice * u32::from(r.len),
-            path_len: r.len,
-            eject: self.f.ejection(
-                dst,
-                if self.f.ifaces == 1 {
-                    0
-                } else {
-                    (serial % self.f.ifaces as u64) as usize
-                },
-            ) as u32,
-        };
+        let (p, route) = new_packet(&mut self.f, self.now, src, dst, flits, tag, serial)?;
         self.serial = serial + 1;
         let id = match self.free_packets.pop() {
             Some(id) => {
@@ -1351,6 +1357,60 @@ impl Noc {
             .map(|i| self.buffer_name(i))
             .collect()
     }
+}
+
+/// A packet of `flits` flits from endpoint `src` to `dst`, handed over at cycle `now` as
+/// number `serial` (which picks among equal-cost paths and ejection interfaces), and its route.
+pub(crate) fn new_packet(
+    f: &mut Fabric,
+    now: u64,
+    src: usize,
+    dst: usize,
+    flits: u32,
+    tag: u64,
+    serial: u64,
+) -> Result<(Packet, Route), NocError> {
+        let e = f.endpoints;
+        if src >= e || dst >= e {
+            return Err(NocError::Route(format!(
+                "endpoint {} does not exist (the network has {e})",
+                src.max(dst)
+            )));
+        }
+        if flits == 0 || flits > u32::from(u16::MAX) {
+            return Err(NocError::Route(format!(
+                "a packet has 1 to 65535 flits, got {flits}"
+            )));
+        }
+        let r = f.route(src as u32, dst as u32).map_err(NocError::Route)?;
+        let choice = if r.count == 1 {
+            0
+        } else {
+            (serial % u64::from(r.count)) as u32
+        };
+        let p = Packet {
+            src: src as u32,
+            dst: dst as u32,
+            len: flits as u16,
+            delivered: 0,
+            created: now,
+            injected: 0,
+            tag,
+            lane: ANY_LANE,
+        };
+        let route = Route {
+            path: r.start + choice * u32::from(r.len),
+            path_len: r.len,
+            eject: f.ejection(
+                dst,
+                if f.ifaces == 1 {
+                    0
+                } else {
+                    (serial % f.ifaces as u64) as usize
+                },
+            ) as u32,
+        };
+    Ok((p, route))
 }
 
 /// `a - b` modulo `n`, for `a, b < n`.

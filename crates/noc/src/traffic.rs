@@ -11,7 +11,9 @@ use podsim_topology::Network;
 use crate::NocError;
 use crate::config::{ConfigError, RouterConfig, RouterMode};
 use crate::fabric::NocRouting;
+use crate::lean::Lean;
 use crate::sim::{Delivered, LinkStat, Noc};
+use podsim_engine::SimError;
 
 /// Where each source sends.
 #[derive(Debug, Clone, PartialEq)]
@@ -385,7 +387,7 @@ pub fn run_logged(
     routing: NocRouting,
     cfg: &RouterConfig,
     spec: &RunSpec,
-    mut log: Option<&mut PacketLog>,
+    log: Option<&mut PacketLog>,
 ) -> Result<NocResult, NocError> {
     if cfg.router == RouterMode::Booksim {
         return crate::booksim::run(net, routing, cfg, spec, log);
@@ -420,19 +422,21 @@ pub fn run_logged(
         cfg.memory_limit -= bytes;
         routes = (pairs, bytes);
     }
-    let mut noc = Noc::new(net, routing, &cfg).map_err(|e| match e {
-        NocError::Memory {
-            what,
-            estimate,
-            limit,
-        } => NocError::Memory {
-            what: format!("{what}, and the routes of {} pairs", routes.0),
-            estimate: estimate.saturating_add(routes.1),
-            limit: limit.saturating_add(routes.1),
-        },
-        other => other,
-    })?;
-    let e = noc.fabric().endpoints();
+    let build = || {
+        Noc::new(net, routing, &cfg).map_err(|e| match e {
+            NocError::Memory {
+                what,
+                estimate,
+                limit,
+            } => NocError::Memory {
+                what: format!("{what}, and the routes of {} pairs", routes.0),
+                estimate: estimate.saturating_add(routes.1),
+                limit: limit.saturating_add(routes.1),
+            },
+            other => other,
+        })
+    };
+    let noc = build()?;
     if !(spec.rate > 0.0 && p <= 1.0) {
         return Err(ConfigError::new(
             "rate",
@@ -455,6 +459,117 @@ pub fn run_logged(
         )
         .into());
     }
+    // The fast engine where the configuration allows and no packet log is kept; a run it
+    // finds stuck runs again on the general engine, which names the cycle of waits.
+    if log.is_none() {
+        match Lean::from_noc(noc) {
+            Ok(mut lean) => match drive(&mut lean, net, spec, flits, None) {
+                Err(NocError::Sim(SimError::Deadlock { .. })) => {}
+                other => return other,
+            },
+            Err(mut noc) => return drive(&mut *noc, net, spec, flits, None),
+        }
+        return drive(&mut build()?, net, spec, flits, None);
+    }
+    drive(&mut { noc }, net, spec, flits, log)
+}
+
+/// What [`drive`] needs of a packet-level engine: [`Noc`] and [`Lean`] decide alike.
+trait Engine {
+    fn endpoints(&self) -> usize;
+    fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError>;
+    fn step(&mut self) -> Result<(), NocError>;
+    fn ejected(&self) -> u64;
+    fn take_delivered(&mut self, out: &mut Vec<Delivered>);
+    fn now(&self) -> u64;
+    fn reset_link_stats(&mut self);
+    fn link_stats(&self) -> Vec<LinkStat>;
+    fn flit_hops(&self) -> u64;
+    fn cycle_ps(&self) -> u64;
+}
+
+impl Engine for Noc {
+    fn endpoints(&self) -> usize {
+        self.fabric().endpoints()
+    }
+    fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError> {
+        Noc::inject(self, src, dst, flits, tag)
+    }
+    fn step(&mut self) -> Result<(), NocError> {
+        Ok(Noc::step(self)?)
+    }
+    fn ejected(&self) -> u64 {
+        self.audit().ejected
+    }
+    fn take_delivered(&mut self, out: &mut Vec<Delivered>) {
+        Noc::take_delivered(self, out);
+    }
+    fn now(&self) -> u64 {
+        Noc::now(self)
+    }
+    fn reset_link_stats(&mut self) {
+        Noc::reset_link_stats(self);
+    }
+    fn link_stats(&self) -> Vec<LinkStat> {
+        Noc::link_stats(self)
+    }
+    fn flit_hops(&self) -> u64 {
+        Noc::flit_hops(self)
+    }
+    fn cycle_ps(&self) -> u64 {
+        self.fabric().cycle().as_ps()
+    }
+}
+
+impl Engine for Lean {
+    fn endpoints(&self) -> usize {
+        self.fabric().endpoints()
+    }
+    fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError> {
+        Lean::inject(self, src, dst, flits, tag)
+    }
+    fn step(&mut self) -> Result<(), NocError> {
+        // The general engine, run again, reports the deadlock with its cycle of waits.
+        Lean::step(self).map_err(|_| {
+            NocError::Sim(SimError::Deadlock {
+                at: podsim_units::SimTime::ZERO,
+                waiting: Vec::new(),
+            })
+        })
+    }
+    fn ejected(&self) -> u64 {
+        self.audit().ejected
+    }
+    fn take_delivered(&mut self, out: &mut Vec<Delivered>) {
+        Lean::take_delivered(self, out);
+    }
+    fn now(&self) -> u64 {
+        Lean::now(self)
+    }
+    fn reset_link_stats(&mut self) {
+        Lean::reset_link_stats(self);
+    }
+    fn link_stats(&self) -> Vec<LinkStat> {
+        Lean::link_stats(self)
+    }
+    fn flit_hops(&self) -> u64 {
+        Lean::flit_hops(self)
+    }
+    fn cycle_ps(&self) -> u64 {
+        self.fabric().cycle().as_ps()
+    }
+}
+
+/// Run `spec`'s traffic on `noc` (built idle, for `net`): warm-up, measurement window, drain.
+fn drive<E: Engine>(
+    noc: &mut E,
+    net: &Network,
+    spec: &RunSpec,
+    flits: u32,
+    mut log: Option<&mut PacketLog>,
+) -> Result<NocResult, NocError> {
+    let e = noc.endpoints();
+    let p = spec.rate / f64::from(flits);
     let mut dests = Destinations::new(&spec.pattern, net, e)?;
     let mut rng = RngStreams::new(spec.seed).stream("noc.traffic");
     // A packet starts when a 64-bit draw falls below p x 2^64 (p = 1: always).
@@ -464,7 +579,7 @@ pub fn run_logged(
         (p * 18_446_744_073_709_551_616.0) as u64
     };
     let mut generated = 0u64;
-    let mut tick = |noc: &mut Noc, measured: bool, generated: &mut u64| -> Result<(), NocError> {
+    let mut tick = |noc: &mut E, measured: bool, generated: &mut u64| -> Result<(), NocError> {
         for src in 0..e {
             let draw = rng.next_u64();
             if draw < threshold || threshold == u64::MAX {
@@ -480,10 +595,10 @@ pub fn run_logged(
     // Warm-up.
     let mut prev: Option<(f64, f64)> = None;
     for _ in 0..MAX_WARMUP_SAMPLES {
-        let before = noc.audit().ejected;
+        let before = noc.ejected();
         let (mut sum, mut count) = (0u64, 0u64);
         for _ in 0..spec.sample_cycles {
-            tick(&mut noc, false, &mut generated)?;
+            tick(noc, false, &mut generated)?;
             got.clear();
             noc.take_delivered(&mut got);
             if let Some(l) = log.as_deref_mut() {
@@ -499,7 +614,7 @@ pub fn run_logged(
         } else {
             0.0
         };
-        let thr = (noc.audit().ejected - before) as f64;
+        let thr = (noc.ejected() - before) as f64;
         if let Some((pl, pt)) = prev
             && rel_change(lat, pl) < 0.05
             && rel_change(thr, pt) < 0.05
@@ -511,7 +626,7 @@ pub fn run_logged(
     let warmup = noc.now();
     // Measurement window.
     noc.reset_link_stats();
-    let before = noc.audit().ejected;
+    let before = noc.ejected();
     generated = 0;
     let mut hist = Histogram::new();
     let (mut queueing, mut hops, mut measured_live) = (0u64, 0u64, 0u64);
@@ -525,7 +640,7 @@ pub fn run_logged(
     };
     for _ in 0..spec.cycles {
         let g0 = generated;
-        tick(&mut noc, true, &mut generated)?;
+        tick(noc, true, &mut generated)?;
         measured_live += (generated - g0) / u64::from(flits);
         got.clear();
         noc.take_delivered(&mut got);
@@ -537,7 +652,7 @@ pub fn run_logged(
         }
     }
     let window = noc.now() - warmup;
-    let accepted = (noc.audit().ejected - before) as f64 / (e as u64 * window) as f64;
+    let accepted = (noc.ejected() - before) as f64 / (e as u64 * window) as f64;
     let generated_rate = generated as f64 / (e as u64 * window) as f64;
     let links = noc
         .link_stats()
@@ -551,7 +666,7 @@ pub fn run_logged(
         if drained {
             break;
         }
-        tick(&mut noc, false, &mut unused)?;
+        tick(noc, false, &mut unused)?;
         got.clear();
         noc.take_delivered(&mut got);
         if let Some(l) = log.as_deref_mut() {
@@ -594,7 +709,7 @@ pub fn run_logged(
         flit_hops: noc.flit_hops(),
         links,
         window_cycles: window,
-        cycle_ps: noc.fabric().cycle().as_ps(),
+        cycle_ps: noc.cycle_ps(),
     })
 }
 

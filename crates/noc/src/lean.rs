@@ -1,0 +1,795 @@
+//! The packet level's common case, router by router: podsim's own router with one pipeline
+//! stage, round-robin arbitration, channels that take a flit every cycle, at most 8 VCs and
+//! at most 8 input and 8 output ports per router, on one thread. It decides exactly as
+//! [`Noc`] does (the same flits cross the same switches in the same cycles; tests compare the
+//! two whole), with each router's state in one value of fixed-size arrays and its allocators
+//! as operations on bit masks of its input VCs. [`Noc`] stays the general engine (deeper
+//! pipelines, oldest-first arbitration, VC lanes, credit-holding endpoints, threads, the
+//! deadlock report) and the one every other caller uses; `podsim noc` runs this one when the
+//! configuration allows.
+
+use std::collections::VecDeque;
+
+use crate::NocError;
+use crate::config::Arbitration;
+use crate::fabric::{CLASS_SHIFT, Fabric};
+use crate::sim::{Arrival, Audit, Delivered, Flit, LinkStat, Noc, Packet, Route};
+use podsim_topology::NodeId;
+
+/// Ports per router (in and out) and VCs per port the fast engine takes.
+const MAX_PORTS: usize = 8;
+const MAX_VCS: usize = 8;
+const NONE: u32 = u32::MAX;
+/// The flag of an arrival's or a credit's target that is an interface, not a router.
+const TO_NI: u32 = 1 << 31;
+
+const IDLE: u8 = 0;
+const WAIT_VC: u8 = 1;
+const ACTIVE: u8 = 2;
+
+/// An input VC (index `port << 3 | vc` in its router): its FIFO (`len` flits from `head` in
+/// its buffer slots, the front one kept here) and its front packet's state.
+#[derive(Debug, Clone, Copy, Default)]
+struct Vc {
+    front: Flit,
+    head: u16,
+    len: u16,
+    state: u8,
+    class: u8,
+    /// The output port (local) its front packet leaves by, and the output VC granted.
+    out: u8,
+    ovc: u8,
+}
+
+/// An input port of a router.
+#[derive(Debug, Clone, Copy, Default)]
+struct InPort {
+    /// First buffer slot; VC `v`'s are `depth` slots from `base + v * depth`.
+    base: u32,
+    depth: u16,
+    /// Latency of its channel (a credit takes it back).
+    latency: u16,
+    /// Where its credits go: `router << 6 | output << 3`, or [`TO_NI`] with the interface's
+    /// index `<< 3`; the VC is or-ed in.
+    up: u32,
+    rr_in: u8,
+}
+
+/// An output port of a router.
+#[derive(Debug, Clone, Copy, Default)]
+struct OutPort {
+    /// Where its flits arrive: `router << 3 | input port`, or [`TO_NI`] with its ejection
+    /// channel.
+    down: u32,
+    latency: u16,
+    /// Whether it is a router-to-router link (its crossings are flit-hops).
+    link: bool,
+    free: u8,
+    class_vcs: [u8; 2],
+    /// Round-robin pointers: VC allocation's requester (an input VC index), switch
+    /// allocation's input port, the next output VC.
+    rr_va: u8,
+    rr_out: u8,
+    rr_vc: u8,
+    flits: u64,
+    blocked: u64,
+    blocked_at: u64,
+}
+
+/// One router: bit `port << 3 | vc` of each mask is an input VC.
+#[derive(Debug, Clone)]
+struct Router {
+    nonempty: u64,
+    wait: u64,
+    active: u64,
+    inputs: u8,
+    outputs: u8,
+    vc: [Vc; 64],
+    credits: [u16; 64],
+    inp: [InPort; MAX_PORTS],
+    out: [OutPort; MAX_PORTS],
+}
+
+/// A network interface: its injection channel's upstream end and the packet it sends.
+#[derive(Debug, Clone, Copy)]
+struct Ni {
+    pkt: u32,
+    seq: u16,
+    vc: u8,
+    free: u8,
+    rr_vc: u8,
+    latency: u16,
+    credits: [u16; MAX_VCS],
+    down: u32,
+    flits: u64,
+}
+
+/// The fast engine (see the module's documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct Lean {
+    f: Fabric,
+    v: usize,
+    now: u64,
+    watchdog: u64,
+    routers: Vec<Router>,
+    buf: Vec<Flit>,
+    /// Per channel: the local output port it leaves its router by (interface channels: 0).
+    ch_out: Vec<u8>,
+    /// Per channel, whose counters it has: `router << 3 | output`, or [`TO_NI`] with the
+    /// interface (injection channels).
+    ch_up: Vec<u32>,
+    wheel: usize,
+    to_routers: Vec<Vec<Arrival>>,
+    to_ifaces: Vec<Vec<Arrival>>,
+    credits: Vec<Vec<u32>>,
+    packets: Vec<Packet>,
+    routes: Vec<Route>,
+    free_packets: Vec<u32>,
+    serial: u64,
+    queues: Vec<VecDeque<u32>>,
+    ni: Vec<Ni>,
+    busy: Vec<u64>,
+    done: Vec<Delivered>,
+    injected: u64,
+    ejected: u64,
+    flit_hops: u64,
+    last_progress: u64,
+    overflowed: u64,
+    misordered: u64,
+}
+
+/// What stopped a fast run: the watchdog saw no progress (the general engine, run again,
+/// names the cycle of waits).
+#[derive(Debug)]
+pub(crate) struct Stuck;
+
+/// The index after `i` modulo `n`.
+fn next_after(i: usize, n: usize) -> usize {
+    if i + 1 >= n { 0 } else { i + 1 }
+}
+
+/// The lowest set bit of `mask` at or above `from`, else the lowest: a round-robin pick.
+fn pick_from(mask: u32, from: u8) -> Option<usize> {
+    if mask == 0 {
+        return None;
+    }
+    let above = mask & (u32::MAX << from);
+    Some(if above != 0 { above } else { mask }.trailing_zeros() as usize)
+}
+
+impl Lean {
+    /// The fast engine for `noc`'s network and configuration, as it is when built (idle), or
+    /// `noc` back when the configuration needs the general engine.
+    pub(crate) fn from_noc(noc: Noc) -> Result<Lean, Box<Noc>> {
+        let s = noc.lean_view();
+        let f = noc.fabric();
+        let v = f.vcs;
+        let fits = s.stages == 1
+            && s.arbitration == Arbitration::RoundRobin
+            && s.parts == 1
+            && s.fast_paths
+            && !s.reverse_visit
+            && !s.lanes
+            && !s.holds
+            && v <= MAX_VCS
+            && f.ch_period.iter().all(|&p| p == 1)
+            && (0..f.nodes).all(|r| {
+                (s.out_off[r + 1] - s.out_off[r]) as usize <= MAX_PORTS
+                    && (f.in_off[r + 1] - f.in_off[r]) as usize <= MAX_PORTS
+            });
+        if !fits {
+            return Err(Box::new(noc));
+        }
+        let ch = f.channels();
+        let mut ch_out = vec![0u8; ch];
+        let mut ch_up = vec![0u32; ch];
+        for r in 0..f.nodes {
+            for k in s.out_off[r]..s.out_off[r + 1] {
+                let c = s.out_list[k as usize] as usize;
+                let o = k - s.out_off[r];
+                ch_out[c] = o as u8;
+                ch_up[c] = (r as u32) << 3 | o;
+            }
+        }
+        // Where each channel's flits arrive: its router and input port, or its interface.
+        let mut down = vec![0u32; ch];
+        for (j, &c) in f.in_list.iter().enumerate() {
+            let r = f.ch_dst[c as usize];
+            down[c as usize] = r << 3 | (j as u32 - f.in_off[r as usize]);
+        }
+        let all = (u32::MAX >> (32 - v)) as u8;
+        let mut routers = Vec::with_capacity(f.nodes);
+        for r in 0..f.nodes {
+            let mut rt = Router {
+                nonempty: 0,
+                wait: 0,
+                active: 0,
+                inputs: (f.in_off[r + 1] - f.in_off[r]) as u8,
+                outputs: (s.out_off[r + 1] - s.out_off[r]) as u8,
+                vc: [Vc::default(); 64],
+                credits: [0; 64],
+                inp: [InPort::default(); MAX_PORTS],
+                out: [OutPort::default(); MAX_PORTS],
+            };
+            for j in 0..rt.inputs as usize {
+                let p = s.inp[f.in_off[r] as usize + j];
+                let c = f.in_list[f.in_off[r] as usize + j] as usize;
+                let up = if c >= f.links {
+                    // An injection channel: its interface.
+                    TO_NI | ((c - f.links) as u32) << 3
+                } else {
+                    ch_up[c] << 3
+                };
+                rt.inp[j] = InPort {
+                    base: p.base,
+                    depth: p.depth,
+                    latency: p.latency,
+                    up,
+                    rr_in: 0,
+                };
+            }
+            for o in 0..rt.outputs as usize {
+                let k = s.out_off[r] as usize + o;
+                let c = s.out_list[k] as usize;
+                let p = s.outp[k];
+                for ov in 0..v {
+                    rt.credits[o << 3 | ov] = s.ovc[k * v + ov].credits as u16;
+                }
+                rt.out[o] = OutPort {
+                    down: if c < f.links {
+                        down[c]
+                    } else {
+                        TO_NI | c as u32
+                    },
+                    latency: p.latency,
+                    link: c < f.links,
+                    free: all,
+                    class_vcs: p.class_vcs.map(|m| m as u8),
+                    blocked_at: u64::MAX,
+                    ..OutPort::default()
+                };
+            }
+            routers.push(rt);
+        }
+        let mut ni = Vec::with_capacity(f.endpoints * f.ifaces);
+        for e in 0..f.endpoints {
+            for i in 0..f.ifaces {
+                let c = f.injection(e, i);
+                let k = s.out_pos[c] as usize;
+                ch_up[c] = TO_NI | (e * f.ifaces + i) as u32;
+                let mut credits = [0u16; MAX_VCS];
+                for (ov, cr) in credits.iter_mut().enumerate().take(v) {
+                    *cr = s.ovc[k * v + ov].credits as u16;
+                }
+                ni.push(Ni {
+                    pkt: NONE,
+                    seq: 0,
+                    vc: 0,
+                    free: all,
+                    rr_vc: 0,
+                    latency: s.outp[k].latency,
+                    credits,
+                    down: down[c],
+                    flits: 0,
+                });
+            }
+        }
+        let wheel = s.wheel;
+        let slots = s.slots;
+        let watchdog = s.watchdog;
+        let endpoints = f.endpoints;
+        let f = noc.into_fabric();
+        Ok(Lean {
+            v,
+            now: 0,
+            watchdog,
+            routers,
+            buf: vec![Flit::default(); slots],
+            ch_out,
+            ch_up,
+            wheel,
+            to_routers: vec![Vec::new(); wheel],
+            to_ifaces: vec![Vec::new(); wheel],
+            credits: vec![Vec::new(); wheel],
+            packets: Vec::new(),
+            routes: Vec::new(),
+            free_packets: Vec::new(),
+            serial: 0,
+            queues: vec![VecDeque::new(); endpoints],
+            ni,
+            busy: vec![0; endpoints.div_ceil(64)],
+            done: Vec::new(),
+            injected: 0,
+            ejected: 0,
+            flit_hops: 0,
+            last_progress: 0,
+            overflowed: 0,
+            misordered: 0,
+            f,
+        })
+    }
+
+    /// The fabric (channels, cycle time, routes).
+    pub(crate) fn fabric(&self) -> &Fabric {
+        &self.f
+    }
+    /// The current cycle.
+    pub(crate) fn now(&self) -> u64 {
+        self.now
+    }
+    /// Flit traversals of router-to-router links so far.
+    pub(crate) fn flit_hops(&self) -> u64 {
+        self.flit_hops
+    }
+
+    /// As [`Noc::inject`].
+    pub(crate) fn inject(
+        &mut self,
+        src: usize,
+        dst: usize,
+        flits: u32,
+        tag: u64,
+    ) -> Result<(), NocError> {
+        let (p, route) =
+            crate::sim::new_packet(&mut self.f, self.now, src, dst, flits, tag, self.serial)?;
+        self.serial += 1;
+        let id = match self.free_packets.pop() {
+            Some(id) => {
+                self.packets[id as usize] = p;
+                self.routes[id as usize] = route;
+                id
+            }
+            None => {
+                self.packets.push(p);
+                self.routes.push(route);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        self.queues[src].push_back(id);
+        self.busy[src / 64] |= 1 << (src % 64);
+        Ok(())
+    }
+
+    /// Packets delivered since the last call, in delivery order.
+    pub(crate) fn take_delivered(&mut self, out: &mut Vec<Delivered>) {
+        out.append(&mut self.done);
+    }
+
+    /// As [`Noc::audit`].
+    pub(crate) fn audit(&self) -> Audit {
+        let buffered = self
+            .routers
+            .iter()
+            .map(|r| r.vc.iter().map(|x| u64::from(x.len)).sum::<u64>())
+            .sum();
+        let on_channels = self
+            .to_routers
+            .iter()
+            .chain(&self.to_ifaces)
+            .map(|l| l.len() as u64)
+            .sum();
+        Audit {
+            injected: self.injected,
+            ejected: self.ejected,
+            buffered,
+            on_channels,
+            overflowed: self.overflowed,
+            misordered: self.misordered,
+        }
+    }
+
+    /// As [`Noc::link_stats`].
+    pub(crate) fn link_stats(&self) -> Vec<LinkStat> {
+        (0..self.f.channels())
+            .map(|c| {
+                let (from, to) = self.f.ends(c);
+                let up = self.ch_up[c];
+                let (flits, blocked_cycles) = if up & TO_NI != 0 {
+                    (self.ni[(up & !TO_NI) as usize].flits, 0)
+                } else {
+                    let o = &self.routers[(up >> 3) as usize].out[(up & 7) as usize];
+                    (o.flits, o.blocked)
+                };
+                LinkStat {
+                    channel: c,
+                    kind: self.f.kind(c),
+                    from,
+                    to,
+                    flits,
+                    blocked_cycles,
+                }
+            })
+            .collect()
+    }
+
+    /// Start the link counters again from zero.
+    pub(crate) fn reset_link_stats(&mut self) {
+        for r in &mut self.routers {
+            for o in &mut r.out {
+                o.flits = 0;
+                o.blocked = 0;
+            }
+        }
+        for n in &mut self.ni {
+            n.flits = 0;
+        }
+    }
+
+    /// One cycle, as [`Noc::step`]; [`Stuck`] where it reports a deadlock.
+    pub(crate) fn step(&mut self) -> Result<(), Stuck> {
+        let now = self.now;
+        let slot = (now % self.wheel as u64) as usize;
+        let done_before = self.done.len();
+        let mut arrivals = std::mem::take(&mut self.to_ifaces[slot]);
+        for a in arrivals.drain(..) {
+            self.eject(a);
+        }
+        self.to_ifaces[slot] = arrivals;
+        self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
+        let mut credits = std::mem::take(&mut self.credits[slot]);
+        for c in credits.drain(..) {
+            if c & TO_NI != 0 {
+                self.ni[((c & !TO_NI) >> 3) as usize].credits[(c & 7) as usize] += 1;
+            } else {
+                self.routers[(c >> 6) as usize].credits[(c & 63) as usize] += 1;
+            }
+        }
+        self.credits[slot] = credits;
+        self.interfaces(slot);
+        let mut arrivals = std::mem::take(&mut self.to_routers[slot]);
+        if !arrivals.is_empty() {
+            self.last_progress = now;
+        }
+        for a in arrivals.drain(..) {
+            self.receive(a);
+        }
+        self.to_routers[slot] = arrivals;
+        for r in 0..self.routers.len() {
+            let rt = &self.routers[r];
+            if rt.wait != 0 {
+                self.allocate_vcs(r);
+            }
+            let rt = &self.routers[r];
+            if rt.active & rt.nonempty != 0 {
+                self.allocate_switch(r, slot);
+            }
+        }
+        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog
+        {
+            return Err(Stuck);
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// The wheel slot `lat` cycles after `slot`.
+    fn slot_after(&self, slot: usize, lat: u16) -> usize {
+        let s = slot + usize::from(lat);
+        if s >= self.wheel { s - self.wheel } else { s }
+    }
+
+    /// As [`Noc`]'s ejection: the interface takes the flit and frees its slot at once.
+    fn eject(&mut self, a: Arrival) {
+        let c = (a.to & !TO_NI) as usize;
+        let flit = a.flit;
+        let up = self.ch_up[c];
+        self.routers[(up >> 3) as usize].credits[((up & 7) << 3 | u32::from(a.vc)) as usize] += 1;
+        self.last_progress = self.now;
+        self.ejected += 1;
+        let p = &mut self.packets[flit.pkt as usize];
+        if p.delivered != flit.seq {
+            self.misordered += 1;
+        }
+        p.delivered += 1;
+        if flit.tail {
+            if p.delivered != p.len {
+                self.misordered += 1;
+            }
+            self.done.push(Delivered {
+                tag: p.tag,
+                src: NodeId(u64::from(p.src)),
+                dst: NodeId(u64::from(p.dst)),
+                flits: u32::from(p.len),
+                created: p.created,
+                injected: p.injected,
+                delivered: self.now,
+                hops: u32::from(self.routes[flit.pkt as usize].path_len),
+            });
+            self.free_packets.push(flit.pkt);
+        }
+    }
+
+    /// Every endpoint with work: each idle interface takes the next queued packet onto a free
+    /// VC of its injection channel; each busy one sends a flit if it holds a credit.
+    fn interfaces(&mut self, slot: usize) {
+        let v = self.v;
+        let ifaces = self.f.ifaces;
+        let all = (u32::MAX >> (32 - v)) as u8;
+        for word in 0..self.busy.len() {
+            let mut bits = self.busy[word];
+            while bits != 0 {
+                let e = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let mut idle = true;
+                for i in 0..ifaces {
+                    let n = e * ifaces + i;
+                    if self.ni[n].pkt == NONE {
+                        if let Some(&p) = self.queues[e].front() {
+                            let x = &mut self.ni[n];
+                            if let Some(vc) = pick_from(u32::from(x.free & all), x.rr_vc) {
+                                x.free &= !(1 << vc);
+                                x.rr_vc = next_after(vc, v) as u8;
+                                x.pkt = p;
+                                x.seq = 0;
+                                x.vc = vc as u8;
+                                self.queues[e].pop_front();
+                            }
+                        }
+                    }
+                    let x = self.ni[n];
+                    if x.pkt != NONE && x.credits[usize::from(x.vc)] > 0 {
+                        let pk = &mut self.packets[x.pkt as usize];
+                        if x.seq == 0 {
+                            pk.injected = self.now;
+                        }
+                        let tail = x.seq + 1 == pk.len;
+                        let flit = Flit {
+                            pkt: x.pkt,
+                            seq: x.seq,
+                            hop: 0,
+                            tail,
+                        };
+                        let due = self.slot_after(slot, x.latency);
+                        self.to_routers[due].push(Arrival {
+                            to: x.down,
+                            vc: u16::from(x.vc),
+                            flit,
+                        });
+                        self.last_progress = self.now;
+                        self.injected += 1;
+                        let y = &mut self.ni[n];
+                        y.credits[usize::from(x.vc)] -= 1;
+                        y.flits += 1;
+                        if tail {
+                            y.free |= 1 << x.vc;
+                            y.pkt = NONE;
+                        } else {
+                            y.seq += 1;
+                        }
+                    }
+                    idle &= self.ni[n].pkt == NONE;
+                }
+                if idle && self.queues[e].is_empty() {
+                    self.busy[word] &= !(1 << (e % 64));
+                }
+            }
+        }
+    }
+
+    /// The output port (local) and class head `flit` leaves its router by.
+    fn route_of(&self, flit: Flit) -> (u8, u8) {
+        let word = self.routes[flit.pkt as usize].word(flit.hop, &self.f.arena);
+        let c = (word & !(1 << CLASS_SHIFT)) as usize;
+        (self.ch_out[c], (word >> CLASS_SHIFT) as u8)
+    }
+
+    /// A flit reaching a router's input buffer; a head at the front learns its route.
+    fn receive(&mut self, a: Arrival) {
+        let (r, j, vc) = ((a.to >> 3) as usize, (a.to & 7) as usize, usize::from(a.vc));
+        let iv = (j << 3 | vc) & 63;
+        let route = if self.routers[r].vc[iv].len == 0 && self.routers[r].vc[iv].state == IDLE {
+            Some(self.route_of(a.flit))
+        } else {
+            None
+        };
+        let rt = &mut self.routers[r];
+        let p = rt.inp[j];
+        let x = &mut rt.vc[iv];
+        let len = x.len;
+        if len == p.depth {
+            self.overflowed += 1;
+            return;
+        }
+        x.len += 1;
+        let bit = 1u64 << iv;
+        rt.nonempty |= bit;
+        if len > 0 {
+            let pos = usize::from(x.head) + usize::from(len);
+            let depth = usize::from(p.depth);
+            let at = p.base as usize + vc * depth + if pos >= depth { pos - depth } else { pos };
+            self.buf[at] = a.flit;
+        } else {
+            x.front = a.flit;
+            if let Some((out, class)) = route {
+                x.out = out;
+                x.class = class;
+                x.state = WAIT_VC;
+                rt.wait |= bit;
+            }
+        }
+    }
+
+    /// VC allocation, as [`Noc`]'s by round-robin: the requests for each output (in output
+    /// order) and class, in order from the output's round-robin pointer, take its free VCs of
+    /// the class, each from the last one granted.
+    fn allocate_vcs(&mut self, r: usize) {
+        let v = self.v;
+        let rt = &mut self.routers[r];
+        let inputs = usize::from(rt.inputs);
+        // Requests by output and class.
+        let mut by = [[0u64; 2]; MAX_PORTS];
+        let mut outs = 0u32;
+        let mut m = rt.wait;
+        while m != 0 {
+            let iv = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let x = rt.vc[iv];
+            let o = usize::from(x.out) & 7;
+            by[o][usize::from(x.class) & 1] |= 1 << iv;
+            outs |= 1 << o;
+        }
+        while outs != 0 {
+            let o = outs.trailing_zeros() as usize;
+            outs &= outs - 1;
+            let rr = rt.out[o].rr_va;
+            for (class, &reqs) in by[o].iter().enumerate() {
+                let hi = reqs & (u64::MAX << rr);
+                for mut part in [hi, reqs & !hi] {
+                    while part != 0 {
+                        let iv = part.trailing_zeros() as usize;
+                        part &= part - 1;
+                        let op = &mut rt.out[o];
+                        let allowed = u32::from(op.free & op.class_vcs[class]);
+                        let Some(ov) = pick_from(allowed, op.rr_vc) else {
+                            break;
+                        };
+                        op.free &= !(1 << ov);
+                        op.rr_vc = next_after(ov, v) as u8;
+                        // The next requester after this one, as an input VC index.
+                        let (j, vc) = (iv >> 3, iv & 7);
+                        op.rr_va = if vc + 1 < v {
+                            (iv + 1) as u8
+                        } else if j + 1 < inputs {
+                            ((j + 1) << 3) as u8
+                        } else {
+                            0
+                        };
+                        let x = &mut rt.vc[iv];
+                        x.ovc = ov as u8;
+                        x.state = ACTIVE;
+                        rt.wait &= !(1 << iv);
+                        rt.active |= 1 << iv;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Switch allocation, as [`Noc`]'s by round-robin: each input port picks its first VC
+    /// from its pointer with a credit downstream; each output grants the first input port
+    /// from its pointer that picked it; winners cross.
+    fn allocate_switch(&mut self, r: usize, slot: usize) {
+        let v = self.v;
+        let now = self.now;
+        let rt = &mut self.routers[r];
+        let inputs = usize::from(rt.inputs);
+        let cand = rt.active & rt.nonempty;
+        let mut picks = [0u8; MAX_PORTS];
+        let mut wanted = [0u32; MAX_PORTS];
+        let mut ports = 0u32;
+        let mut outs = 0u32;
+        for j in 0..inputs.min(MAX_PORTS) {
+            let m = (cand >> (j << 3)) as u8;
+            if m == 0 {
+                continue;
+            }
+            let above = u32::from(m) & (u32::MAX << rt.inp[j].rr_in);
+            'parts: for mut part in [above, u32::from(m) & !above] {
+                while part != 0 {
+                    let vc = part.trailing_zeros() as usize;
+                    part &= part - 1;
+                    let x = rt.vc[(j << 3 | vc) & 63];
+                    let o = usize::from(x.out) & 7;
+                    if rt.credits[(o << 3 | usize::from(x.ovc)) & 63] == 0 {
+                        let op = &mut rt.out[o];
+                        if op.blocked_at != now {
+                            op.blocked_at = now;
+                            op.blocked += 1;
+                        }
+                        continue;
+                    }
+                    picks[j] = vc as u8;
+                    wanted[o] |= 1 << j;
+                    ports |= 1 << j;
+                    outs |= 1 << o;
+                    break 'parts;
+                }
+            }
+        }
+        // Each output's winner: the first requesting port from its pointer.
+        let mut winners = 0u32;
+        while outs != 0 {
+            let o = outs.trailing_zeros() as usize;
+            outs &= outs - 1;
+            let w = wanted[o];
+            let hi = w & (u32::MAX << rt.out[o].rr_out);
+            winners |= 1 << (if hi != 0 { hi } else { w }).trailing_zeros();
+        }
+        let _ = ports;
+        while winners != 0 {
+            let j = winners.trailing_zeros() as usize;
+            winners &= winners - 1;
+            self.traverse(r, j & 7, usize::from(picks[j & 7]) & 7, slot, v, inputs);
+        }
+    }
+
+    /// The front flit of VC `vc` of input port `j` of router `r` crosses the switch.
+    fn traverse(&mut self, r: usize, j: usize, vc: usize, slot: usize, v: usize, inputs: usize) {
+        self.last_progress = self.now;
+        let iv = (j << 3 | vc) & 63;
+        let rt = &mut self.routers[r];
+        let p = rt.inp[j];
+        let depth = usize::from(p.depth);
+        let x = &mut rt.vc[iv];
+        let (o, ov, flit) = (usize::from(x.out) & 7, usize::from(x.ovc), x.front);
+        let mut head = usize::from(x.head) + 1;
+        if head == depth {
+            head = 0;
+        }
+        x.head = head as u16;
+        x.len -= 1;
+        let left = x.len;
+        if left > 0 {
+            x.front = self.buf[p.base as usize + vc * depth + head];
+        }
+        if flit.tail {
+            x.state = IDLE;
+        }
+        let next_front = x.front;
+        rt.credits[(o << 3 | ov) & 63] -= 1;
+        let op = &mut rt.out[o];
+        op.rr_out = next_after(j, inputs) as u8;
+        if flit.tail {
+            op.free |= 1 << ov;
+        }
+        op.flits += 1;
+        let link = op.link;
+        let (down, lat) = (op.down, op.latency);
+        rt.inp[j].rr_in = next_after(vc, v) as u8;
+        let bit = 1u64 << iv;
+        if left == 0 {
+            rt.nonempty &= !bit;
+        }
+        if flit.tail {
+            rt.active &= !bit;
+        }
+        self.flit_hops += u64::from(link);
+        let crossed = Flit {
+            hop: flit.hop + u16::from(link),
+            ..flit
+        };
+        let due = self.slot_after(slot, lat);
+        let list = if down & TO_NI != 0 {
+            &mut self.to_ifaces[due]
+        } else {
+            &mut self.to_routers[due]
+        };
+        list.push(Arrival {
+            to: down,
+            vc: ov as u16,
+            flit: crossed,
+        });
+        let back = self.slot_after(slot, p.latency);
+        self.credits[back].push(p.up | vc as u32);
+        if flit.tail && left > 0 {
+            // The next packet's head is at the front now.
+            let (out, class) = self.route_of(next_front);
+            let rt = &mut self.routers[r];
+            let x = &mut rt.vc[iv];
+            x.out = out;
+            x.class = class;
+            x.state = WAIT_VC;
+            rt.wait |= bit;
+        }
+    }
+}
