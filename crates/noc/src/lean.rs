@@ -71,23 +71,30 @@ struct OutPort {
     rr_va: u8,
     rr_out: u8,
     rr_vc: u8,
+}
+
+/// An output port's counters (kept apart from its state, which they would double).
+#[derive(Debug, Clone, Copy)]
+struct Counters {
     flits: u64,
     blocked: u64,
     blocked_at: u64,
 }
 
-/// One router: bit `port << 3 | vc` of each mask is an input VC.
+/// One router: bit `port << 3 | vc` of each mask is an input VC. Laid out as written, the
+/// parts read every cycle first.
 #[derive(Debug, Clone)]
+#[repr(C)]
 struct Router {
     nonempty: u64,
     wait: u64,
     active: u64,
     inputs: u8,
     outputs: u8,
-    vc: [Vc; 64],
-    credits: [u16; 64],
     inp: [InPort; MAX_PORTS],
     out: [OutPort; MAX_PORTS],
+    credits: [u16; 64],
+    vc: [Vc; 64],
 }
 
 /// A network interface: its injection channel's upstream end and the packet it sends.
@@ -112,6 +119,10 @@ pub(crate) struct Lean {
     now: u64,
     watchdog: u64,
     routers: Vec<Router>,
+    /// Per router and output port (`r << 3 | o`), its counters.
+    counters: Vec<Counters>,
+    /// Routers with a flit buffered, one bit each.
+    loaded: Vec<u64>,
     buf: Vec<Flit>,
     /// Per channel: the local output port it leaves its router by (interface channels: 0).
     ch_out: Vec<u8>,
@@ -155,6 +166,33 @@ fn pick_from(mask: u32, from: u8) -> Option<usize> {
     }
     let above = mask & (u32::MAX << from);
     Some(if above != 0 { above } else { mask }.trailing_zeros() as usize)
+}
+
+/// Give input VC `iv` of router `rt` (`inputs` ports of `v` VCs) the next free VC of `class`
+/// on output `o`, round-robin from the last one granted; false if there is none.
+fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: usize) -> bool {
+    let op = &mut rt.out[o & 7];
+    let allowed = u32::from(op.free & op.class_vcs[class & 1]);
+    let Some(ov) = pick_from(allowed, op.rr_vc) else {
+        return false;
+    };
+    op.free &= !(1 << ov);
+    op.rr_vc = next_after(ov, v) as u8;
+    // The next requester after this one, as an input VC index.
+    let (j, vc) = (iv >> 3, iv & 7);
+    op.rr_va = if vc + 1 < v {
+        (iv + 1) as u8
+    } else if j + 1 < inputs {
+        ((j + 1) << 3) as u8
+    } else {
+        0
+    };
+    let x = &mut rt.vc[iv & 63];
+    x.ovc = ov as u8;
+    x.state = ACTIVE;
+    rt.wait &= !(1 << (iv & 63));
+    rt.active |= 1 << (iv & 63);
+    true
 }
 
 impl Lean {
@@ -245,7 +283,6 @@ impl Lean {
                     link: c < f.links,
                     free: all,
                     class_vcs: p.class_vcs.map(|m| m as u8),
-                    blocked_at: u64::MAX,
                     ..OutPort::default()
                 };
             }
@@ -283,6 +320,15 @@ impl Lean {
             v,
             now: 0,
             watchdog,
+            counters: vec![
+                Counters {
+                    flits: 0,
+                    blocked: 0,
+                    blocked_at: u64::MAX
+                };
+                routers.len() * MAX_PORTS
+            ],
+            loaded: vec![0; routers.len().div_ceil(64)],
             routers,
             buf: vec![Flit::default(); slots],
             ch_out,
@@ -387,7 +433,7 @@ impl Lean {
                 let (flits, blocked_cycles) = if up & TO_NI != 0 {
                     (self.ni[(up & !TO_NI) as usize].flits, 0)
                 } else {
-                    let o = &self.routers[(up >> 3) as usize].out[(up & 7) as usize];
+                    let o = &self.counters[up as usize];
                     (o.flits, o.blocked)
                 };
                 LinkStat {
@@ -404,11 +450,9 @@ impl Lean {
 
     /// Start the link counters again from zero.
     pub(crate) fn reset_link_stats(&mut self) {
-        for r in &mut self.routers {
-            for o in &mut r.out {
-                o.flits = 0;
-                o.blocked = 0;
-            }
+        for o in &mut self.counters {
+            o.flits = 0;
+            o.blocked = 0;
         }
         for n in &mut self.ni {
             n.flits = 0;
@@ -444,14 +488,23 @@ impl Lean {
             self.receive(a);
         }
         self.to_routers[slot] = arrivals;
-        for r in 0..self.routers.len() {
-            let rt = &self.routers[r];
-            if rt.wait != 0 {
-                self.allocate_vcs(r);
-            }
-            let rt = &self.routers[r];
-            if rt.active & rt.nonempty != 0 {
-                self.allocate_switch(r, slot);
+        // Every buffered flit's VC waits for an output VC or holds one, so these are the
+        // routers with work, in order.
+        for word in 0..self.loaded.len() {
+            let mut bits = self.loaded[word];
+            while bits != 0 {
+                let r = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.routers[r].wait != 0 {
+                    self.allocate_vcs(r);
+                }
+                let rt = &self.routers[r];
+                if rt.active & rt.nonempty != 0 {
+                    self.allocate_switch(r, slot);
+                }
+                if self.routers[r].nonempty == 0 {
+                    self.loaded[word] &= !(1 << (r % 64));
+                }
             }
         }
         if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog
@@ -593,6 +646,7 @@ impl Lean {
         x.len += 1;
         let bit = 1u64 << iv;
         rt.nonempty |= bit;
+        self.loaded[r / 64] |= 1 << (r % 64);
         if len > 0 {
             let pos = usize::from(x.head) + usize::from(len);
             let depth = usize::from(p.depth);
@@ -616,10 +670,18 @@ impl Lean {
         let v = self.v;
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
+        let wait = rt.wait;
+        if wait & (wait - 1) == 0 {
+            // One request: nothing to arbitrate.
+            let iv = wait.trailing_zeros() as usize & 63;
+            let x = rt.vc[iv];
+            grant(rt, iv, usize::from(x.out) & 7, usize::from(x.class) & 1, v, inputs);
+            return;
+        }
         // Requests by output and class.
         let mut by = [[0u64; 2]; MAX_PORTS];
         let mut outs = 0u32;
-        let mut m = rt.wait;
+        let mut m = wait;
         while m != 0 {
             let iv = m.trailing_zeros() as usize;
             m &= m - 1;
@@ -633,32 +695,18 @@ impl Lean {
             outs &= outs - 1;
             let rr = rt.out[o].rr_va;
             for (class, &reqs) in by[o].iter().enumerate() {
+                if reqs == 0 {
+                    continue;
+                }
                 let hi = reqs & (u64::MAX << rr);
-                for mut part in [hi, reqs & !hi] {
+                'class: for mut part in [hi, reqs & !hi] {
                     while part != 0 {
                         let iv = part.trailing_zeros() as usize;
                         part &= part - 1;
-                        let op = &mut rt.out[o];
-                        let allowed = u32::from(op.free & op.class_vcs[class]);
-                        let Some(ov) = pick_from(allowed, op.rr_vc) else {
-                            break;
-                        };
-                        op.free &= !(1 << ov);
-                        op.rr_vc = next_after(ov, v) as u8;
-                        // The next requester after this one, as an input VC index.
-                        let (j, vc) = (iv >> 3, iv & 7);
-                        op.rr_va = if vc + 1 < v {
-                            (iv + 1) as u8
-                        } else if j + 1 < inputs {
-                            ((j + 1) << 3) as u8
-                        } else {
-                            0
-                        };
-                        let x = &mut rt.vc[iv];
-                        x.ovc = ov as u8;
-                        x.state = ACTIVE;
-                        rt.wait &= !(1 << iv);
-                        rt.active |= 1 << iv;
+                        if !grant(rt, iv, o, class, v, inputs) {
+                            // No free VC of the class is left for the later requests.
+                            break 'class;
+                        }
                     }
                 }
             }
@@ -674,15 +722,35 @@ impl Lean {
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
         let cand = rt.active & rt.nonempty;
+        if cand & (cand - 1) == 0 {
+            // One VC with a flit to send: it crosses if it has a credit.
+            let iv = cand.trailing_zeros() as usize & 63;
+            let x = rt.vc[iv];
+            let o = usize::from(x.out) & 7;
+            if rt.credits[(o << 3 | usize::from(x.ovc)) & 63] == 0 {
+                let op = &mut self.counters[r << 3 | o];
+                if op.blocked_at != now {
+                    op.blocked_at = now;
+                    op.blocked += 1;
+                }
+                return;
+            }
+            self.traverse(r, iv >> 3, iv & 7, slot, v, inputs);
+            return;
+        }
         let mut picks = [0u8; MAX_PORTS];
         let mut wanted = [0u32; MAX_PORTS];
         let mut ports = 0u32;
         let mut outs = 0u32;
-        for j in 0..inputs.min(MAX_PORTS) {
+        // The ports with a candidate, one bit each: a byte's top bit is set when the byte is
+        // not zero, then the eight top bits are gathered into one byte.
+        let low = 0x7f7f_7f7f_7f7f_7f7fu64;
+        let tops = ((cand & low).wrapping_add(low) | cand) & !low;
+        let mut with = ((tops >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
+        while with != 0 {
+            let j = with.trailing_zeros() as usize & 7;
+            with &= with - 1;
             let m = (cand >> (j << 3)) as u8;
-            if m == 0 {
-                continue;
-            }
             let above = u32::from(m) & (u32::MAX << rt.inp[j].rr_in);
             'parts: for mut part in [above, u32::from(m) & !above] {
                 while part != 0 {
@@ -691,7 +759,7 @@ impl Lean {
                     let x = rt.vc[(j << 3 | vc) & 63];
                     let o = usize::from(x.out) & 7;
                     if rt.credits[(o << 3 | usize::from(x.ovc)) & 63] == 0 {
-                        let op = &mut rt.out[o];
+                        let op = &mut self.counters[r << 3 | o];
                         if op.blocked_at != now {
                             op.blocked_at = now;
                             op.blocked += 1;
@@ -752,7 +820,6 @@ impl Lean {
         if flit.tail {
             op.free |= 1 << ov;
         }
-        op.flits += 1;
         let link = op.link;
         let (down, lat) = (op.down, op.latency);
         rt.inp[j].rr_in = next_after(vc, v) as u8;
@@ -763,6 +830,7 @@ impl Lean {
         if flit.tail {
             rt.active &= !bit;
         }
+        self.counters[r << 3 | o].flits += 1;
         self.flit_hops += u64::from(link);
         let crossed = Flit {
             hop: flit.hop + u16::from(link),
