@@ -507,8 +507,7 @@ impl Lean {
                 }
             }
         }
-        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog
-        {
+        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
             return Err(Stuck);
         }
         self.now += 1;
@@ -675,7 +674,14 @@ impl Lean {
             // One request: nothing to arbitrate.
             let iv = wait.trailing_zeros() as usize & 63;
             let x = rt.vc[iv];
-            grant(rt, iv, usize::from(x.out) & 7, usize::from(x.class) & 1, v, inputs);
+            grant(
+                rt,
+                iv,
+                usize::from(x.out) & 7,
+                usize::from(x.class) & 1,
+                v,
+                inputs,
+            );
             return;
         }
         // Requests by output and class.
@@ -740,7 +746,6 @@ impl Lean {
         }
         let mut picks = [0u8; MAX_PORTS];
         let mut wanted = [0u32; MAX_PORTS];
-        let mut ports = 0u32;
         let mut outs = 0u32;
         // The ports with a candidate, one bit each: a byte's top bit is set when the byte is
         // not zero, then the eight top bits are gathered into one byte.
@@ -768,7 +773,6 @@ impl Lean {
                     }
                     picks[j] = vc as u8;
                     wanted[o] |= 1 << j;
-                    ports |= 1 << j;
                     outs |= 1 << o;
                     break 'parts;
                 }
@@ -783,7 +787,6 @@ impl Lean {
             let hi = w & (u32::MAX << rt.out[o].rr_out);
             winners |= 1 << (if hi != 0 { hi } else { w }).trailing_zeros();
         }
-        let _ = ports;
         while winners != 0 {
             let j = winners.trailing_zeros() as usize;
             winners &= winners - 1;

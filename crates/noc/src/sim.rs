@@ -1370,46 +1370,46 @@ pub(crate) fn new_packet(
     tag: u64,
     serial: u64,
 ) -> Result<(Packet, Route), NocError> {
-        let e = f.endpoints;
-        if src >= e || dst >= e {
-            return Err(NocError::Route(format!(
-                "endpoint {} does not exist (the network has {e})",
-                src.max(dst)
-            )));
-        }
-        if flits == 0 || flits > u32::from(u16::MAX) {
-            return Err(NocError::Route(format!(
-                "a packet has 1 to 65535 flits, got {flits}"
-            )));
-        }
-        let r = f.route(src as u32, dst as u32).map_err(NocError::Route)?;
-        let choice = if r.count == 1 {
-            0
-        } else {
-            (serial % u64::from(r.count)) as u32
-        };
-        let p = Packet {
-            src: src as u32,
-            dst: dst as u32,
-            len: flits as u16,
-            delivered: 0,
-            created: now,
-            injected: 0,
-            tag,
-            lane: ANY_LANE,
-        };
-        let route = Route {
-            path: r.start + choice * u32::from(r.len),
-            path_len: r.len,
-            eject: f.ejection(
-                dst,
-                if f.ifaces == 1 {
-                    0
-                } else {
-                    (serial % f.ifaces as u64) as usize
-                },
-            ) as u32,
-        };
+    let e = f.endpoints;
+    if src >= e || dst >= e {
+        return Err(NocError::Route(format!(
+            "endpoint {} does not exist (the network has {e})",
+            src.max(dst)
+        )));
+    }
+    if flits == 0 || flits > u32::from(u16::MAX) {
+        return Err(NocError::Route(format!(
+            "a packet has 1 to 65535 flits, got {flits}"
+        )));
+    }
+    let r = f.route(src as u32, dst as u32).map_err(NocError::Route)?;
+    let choice = if r.count == 1 {
+        0
+    } else {
+        (serial % u64::from(r.count)) as u32
+    };
+    let p = Packet {
+        src: src as u32,
+        dst: dst as u32,
+        len: flits as u16,
+        delivered: 0,
+        created: now,
+        injected: 0,
+        tag,
+        lane: ANY_LANE,
+    };
+    let route = Route {
+        path: r.start + choice * u32::from(r.len),
+        path_len: r.len,
+        eject: f.ejection(
+            dst,
+            if f.ifaces == 1 {
+                0
+            } else {
+                (serial % f.ifaces as u64) as usize
+            },
+        ) as u32,
+    };
     Ok((p, route))
 }
 

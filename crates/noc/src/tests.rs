@@ -901,3 +901,116 @@ fn routers_split_into_parts_decide_as_one() {
         }
     }
 }
+
+/// The fast engine (`lean.rs`, taken by `podsim noc` where the configuration allows) against
+/// the general one, run by asking for a packet log (which only the general engine keeps):
+/// the same results, counters of every link included, over meshes and tori, 1- and multi-flit
+/// packets, few and many VCs, shallow buffers, slow links, light, heavy and saturating loads.
+#[test]
+fn the_fast_engine_decides_as_the_general_one() {
+    let nets = [
+        cube(&[4, 4], false),
+        cube(&[4, 4], true),
+        cube(&[5, 3], false),
+    ];
+    let configs = [
+        cfg(1, 1, 1),
+        cfg(1, 1, 4),
+        cfg(1, 3, 2),
+        RouterConfig {
+            vcs: 2,
+            buffer_flits: 2,
+            packet_flits: 3,
+            ..RouterConfig::default()
+        },
+        RouterConfig {
+            vcs: 8,
+            cover_round_trip: true,
+            ..cfg(1, 2, 1)
+        },
+    ];
+    let mut fast = 0;
+    for net in &nets {
+        for c in &configs {
+            let noc = Noc::new(net, NocRouting::DimensionOrder, c).unwrap();
+            fast += usize::from(crate::lean::Lean::from_noc(noc).is_ok());
+            for (pattern, rate) in [
+                (Pattern::Uniform, 0.1),
+                (Pattern::Uniform, 0.45),
+                (Pattern::Uniform, 0.95),
+                (Pattern::BitComplement, 0.3),
+            ] {
+                let spec = RunSpec {
+                    cycles: 1500,
+                    sample_cycles: 300,
+                    ..RunSpec::new(pattern, rate)
+                };
+                let mut log = PacketLog {
+                    limit: 0,
+                    kept: Vec::new(),
+                    cut: 0,
+                };
+                let general = run_logged(net, NocRouting::DimensionOrder, c, &spec, Some(&mut log));
+                let lean = run_logged(net, NocRouting::DimensionOrder, c, &spec, None);
+                match (general, lean) {
+                    (Ok(g), Ok(l)) => assert_eq!(g, l, "{c:?} {spec:?}"),
+                    (g, l) => assert_eq!(
+                        g.map(|_| ()).unwrap_err().to_string(),
+                        l.map(|_| ()).unwrap_err().to_string()
+                    ),
+                }
+            }
+        }
+    }
+    // Every configuration above is one the fast engine takes; these are not (nor is a 3-D
+    // torus, whose routers have more than 8 ports).
+    assert_eq!(fast, nets.len() * configs.len());
+    let torus = Noc::new(
+        &cube(&[3, 3, 2], true),
+        NocRouting::DimensionOrder,
+        &cfg(1, 1, 1),
+    );
+    assert!(crate::lean::Lean::from_noc(torus.unwrap()).is_err());
+    let net = cube(&[4, 4], false);
+    for c in [
+        cfg(2, 1, 1),
+        RouterConfig {
+            arbitration: Arbitration::Fcfs,
+            ..RouterConfig::default()
+        },
+        RouterConfig {
+            vcs: 16,
+            ..RouterConfig::default()
+        },
+    ] {
+        let noc = Noc::new(&net, NocRouting::DimensionOrder, &c).unwrap();
+        assert!(crate::lean::Lean::from_noc(noc).is_err(), "{c:?}");
+    }
+}
+
+/// A run the fast engine finds stuck (here a watchdog shorter than a channel's latency, so
+/// flits in flight look like no progress) runs again on the general engine, whose report of
+/// the waits is the one returned.
+#[test]
+fn a_stuck_fast_run_reports_as_the_general_engine_does() {
+    let net = cube(&[4, 4], false);
+    let c = RouterConfig {
+        watchdog_cycles: 2,
+        ..cfg(1, 4, 1)
+    };
+    let spec = RunSpec {
+        cycles: 1000,
+        sample_cycles: 200,
+        ..RunSpec::new(Pattern::Uniform, 0.05)
+    };
+    let mut log = PacketLog {
+        limit: 0,
+        kept: Vec::new(),
+        cut: 0,
+    };
+    let general = run_logged(&net, NocRouting::DimensionOrder, &c, &spec, Some(&mut log));
+    let lean = run_logged(&net, NocRouting::DimensionOrder, &c, &spec, None);
+    let g = general.unwrap_err().to_string();
+    assert!(g.contains("deadlock"), "{g}");
+    assert_eq!(g, lean.unwrap_err().to_string());
+}
