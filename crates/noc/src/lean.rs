@@ -197,12 +197,17 @@ fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: u
 
 impl Lean {
     /// The fast engine for `noc`'s network and configuration, as it is when built (idle), or
-    /// `noc` back when the configuration needs the general engine.
-    pub(crate) fn from_noc(noc: Noc) -> Result<Lean, Box<Noc>> {
+    /// `noc` back when the configuration needs the general engine or the fast engine's
+    /// routers (held beside `noc`'s state while they are built) would take the memory above
+    /// `memory_limit`.
+    pub(crate) fn from_noc(noc: Noc, memory_limit: u64) -> Result<Lean, Box<Noc>> {
         let s = noc.lean_view();
         let f = noc.fabric();
         let v = f.vcs;
-        let fits = s.stages == 1
+        let own = (f.nodes * (size_of::<Router>() + MAX_PORTS * size_of::<Counters>())) as u64;
+        let held = Noc::state_bytes(f, noc.slots() as u64, false);
+        let fits = own.saturating_add(held) <= memory_limit
+            && s.stages == 1
             && s.arbitration == Arbitration::RoundRobin
             && s.parts == 1
             && s.fast_paths
@@ -312,10 +317,9 @@ impl Lean {
             }
         }
         let wheel = s.wheel;
-        let slots = s.slots;
         let watchdog = s.watchdog;
         let endpoints = f.endpoints;
-        let f = noc.into_fabric();
+        let (f, buf) = noc.into_parts();
         Ok(Lean {
             v,
             now: 0,
@@ -330,7 +334,7 @@ impl Lean {
             ],
             loaded: vec![0; routers.len().div_ceil(64)],
             routers,
-            buf: vec![Flit::default(); slots],
+            buf,
             ch_out,
             ch_up,
             wheel,

@@ -505,7 +505,6 @@ pub(crate) struct LeanView<'a> {
     pub(crate) outp: &'a [OutPort],
     pub(crate) ovc: &'a [OutVc],
     pub(crate) wheel: usize,
-    pub(crate) slots: usize,
     pub(crate) watchdog: u64,
 }
 
@@ -815,9 +814,13 @@ impl Noc {
     pub fn fabric(&self) -> &Fabric {
         &self.f
     }
-    /// The fabric, taking the network apart.
-    pub(crate) fn into_fabric(self) -> Fabric {
-        self.f
+    /// Flit buffer slots.
+    pub(crate) fn slots(&self) -> usize {
+        self.buf.len()
+    }
+    /// The fabric and the flit buffers (idle), taking the network apart.
+    pub(crate) fn into_parts(self) -> (Fabric, Vec<Flit>) {
+        (self.f, self.buf)
     }
     /// What [`crate::lean::Lean`] is built from.
     pub(crate) fn lean_view(&self) -> LeanView<'_> {
@@ -836,7 +839,6 @@ impl Noc {
             outp: &self.outp,
             ovc: &self.ovc,
             wheel: self.wheel,
-            slots: self.buf.len(),
             watchdog: self.watchdog,
         }
     }

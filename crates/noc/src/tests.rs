@@ -933,7 +933,7 @@ fn the_fast_engine_decides_as_the_general_one() {
     for net in &nets {
         for c in &configs {
             let noc = Noc::new(net, NocRouting::DimensionOrder, c).unwrap();
-            fast += usize::from(crate::lean::Lean::from_noc(noc).is_ok());
+            fast += usize::from(crate::lean::Lean::from_noc(noc, u64::MAX).is_ok());
             for (pattern, rate) in [
                 (Pattern::Uniform, 0.1),
                 (Pattern::Uniform, 0.45),
@@ -970,8 +970,12 @@ fn the_fast_engine_decides_as_the_general_one() {
         NocRouting::DimensionOrder,
         &cfg(1, 1, 1),
     );
-    assert!(crate::lean::Lean::from_noc(torus.unwrap()).is_err());
+    assert!(crate::lean::Lean::from_noc(torus.unwrap(), u64::MAX).is_err());
     let net = cube(&[4, 4], false);
+    // Nor one whose routers would not fit beside the general engine's state in the memory
+    // limit.
+    let noc = Noc::new(&net, NocRouting::DimensionOrder, &cfg(1, 1, 1)).unwrap();
+    assert!(crate::lean::Lean::from_noc(noc, 100_000).is_err());
     for c in [
         cfg(2, 1, 1),
         RouterConfig {
@@ -984,7 +988,7 @@ fn the_fast_engine_decides_as_the_general_one() {
         },
     ] {
         let noc = Noc::new(&net, NocRouting::DimensionOrder, &c).unwrap();
-        assert!(crate::lean::Lean::from_noc(noc).is_err(), "{c:?}");
+        assert!(crate::lean::Lean::from_noc(noc, u64::MAX).is_err(), "{c:?}");
     }
 }
 

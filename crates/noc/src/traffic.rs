@@ -462,7 +462,7 @@ pub fn run_logged(
     // The fast engine where the configuration allows and no packet log is kept; a run it
     // finds stuck runs again on the general engine, which names the cycle of waits.
     if log.is_none() {
-        match Lean::from_noc(noc) {
+        match Lean::from_noc(noc, cfg.memory_limit) {
             Ok(mut lean) => match drive(&mut lean, net, spec, flits, None) {
                 Err(NocError::Sim(SimError::Deadlock { .. })) => {}
                 other => return other,
