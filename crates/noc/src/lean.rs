@@ -14,7 +14,6 @@ use crate::NocError;
 use crate::config::Arbitration;
 use crate::fabric::{CLASS_SHIFT, Fabric};
 use crate::sim::{Arrival, Audit, Delivered, Flit, LinkStat, Noc, Packet, Route};
-use podsim_topology::NodeId;
 
 /// Ports per router (in and out) and VCs per port the fast engine takes.
 const MAX_PORTS: usize = 8;
@@ -193,6 +192,28 @@ fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: u
     rt.wait &= !(1 << (iv & 63));
     rt.active |= 1 << (iv & 63);
     true
+}
+
+/// Whether input VC `iv` of router `r` (`rt`) has a credit for its output VC: its output
+/// port if it has, else none, and the output counts a cycle blocked (once per cycle `now`).
+fn credited(
+    rt: &Router,
+    counters: &mut [Counters],
+    r: usize,
+    iv: usize,
+    now: u64,
+) -> Option<usize> {
+    let x = rt.vc[iv & 63];
+    let o = usize::from(x.out) & 7;
+    if rt.credits[(o << 3 | usize::from(x.ovc)) & 63] > 0 {
+        return Some(o);
+    }
+    let op = &mut counters[r << 3 | o];
+    if op.blocked_at != now {
+        op.blocked_at = now;
+        op.blocked += 1;
+    }
+    None
 }
 
 impl Lean {
@@ -532,27 +553,15 @@ impl Lean {
         self.routers[(up >> 3) as usize].credits[((up & 7) << 3 | u32::from(a.vc)) as usize] += 1;
         self.last_progress = self.now;
         self.ejected += 1;
-        let p = &mut self.packets[flit.pkt as usize];
-        if p.delivered != flit.seq {
-            self.misordered += 1;
-        }
-        p.delivered += 1;
-        if flit.tail {
-            if p.delivered != p.len {
-                self.misordered += 1;
-            }
-            self.done.push(Delivered {
-                tag: p.tag,
-                src: NodeId(u64::from(p.src)),
-                dst: NodeId(u64::from(p.dst)),
-                flits: u32::from(p.len),
-                created: p.created,
-                injected: p.injected,
-                delivered: self.now,
-                hops: u32::from(self.routes[flit.pkt as usize].path_len),
-            });
-            self.free_packets.push(flit.pkt);
-        }
+        crate::sim::arrive(
+            &mut self.packets,
+            &self.routes,
+            flit,
+            self.now,
+            &mut self.misordered,
+            &mut self.done,
+            &mut self.free_packets,
+        );
     }
 
     /// Every endpoint with work: each idle interface takes the next queued packet onto a free
@@ -735,17 +744,9 @@ impl Lean {
         if cand & (cand - 1) == 0 {
             // One VC with a flit to send: it crosses if it has a credit.
             let iv = cand.trailing_zeros() as usize & 63;
-            let x = rt.vc[iv];
-            let o = usize::from(x.out) & 7;
-            if rt.credits[(o << 3 | usize::from(x.ovc)) & 63] == 0 {
-                let op = &mut self.counters[r << 3 | o];
-                if op.blocked_at != now {
-                    op.blocked_at = now;
-                    op.blocked += 1;
-                }
-                return;
+            if credited(rt, &mut self.counters, r, iv, now).is_some() {
+                self.traverse(r, iv >> 3, iv & 7, slot, v, inputs);
             }
-            self.traverse(r, iv >> 3, iv & 7, slot, v, inputs);
             return;
         }
         let mut picks = [0u8; MAX_PORTS];
@@ -765,16 +766,9 @@ impl Lean {
                 while part != 0 {
                     let vc = part.trailing_zeros() as usize;
                     part &= part - 1;
-                    let x = rt.vc[(j << 3 | vc) & 63];
-                    let o = usize::from(x.out) & 7;
-                    if rt.credits[(o << 3 | usize::from(x.ovc)) & 63] == 0 {
-                        let op = &mut self.counters[r << 3 | o];
-                        if op.blocked_at != now {
-                            op.blocked_at = now;
-                            op.blocked += 1;
-                        }
+                    let Some(o) = credited(rt, &mut self.counters, r, j << 3 | vc, now) else {
                         continue;
-                    }
+                    };
                     picks[j] = vc as u8;
                     wanted[o] |= 1 << j;
                     outs |= 1 << o;

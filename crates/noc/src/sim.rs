@@ -1104,27 +1104,15 @@ impl Noc {
             None => self.ovc[o].credits += 1,
         }
         self.ejected += 1;
-        let p = &mut self.packets[flit.pkt as usize];
-        if p.delivered != flit.seq {
-            self.misordered += 1;
-        }
-        p.delivered += 1;
-        if flit.tail {
-            if p.delivered != p.len {
-                self.misordered += 1;
-            }
-            self.done.push(Delivered {
-                tag: p.tag,
-                src: NodeId(u64::from(p.src)),
-                dst: NodeId(u64::from(p.dst)),
-                flits: u32::from(p.len),
-                created: p.created,
-                injected: p.injected,
-                delivered: self.now,
-                hops: u32::from(self.routes[flit.pkt as usize].path_len),
-            });
-            self.free_packets.push(flit.pkt);
-        }
+        arrive(
+            &mut self.packets,
+            &self.routes,
+            flit,
+            self.now,
+            &mut self.misordered,
+            &mut self.done,
+            &mut self.free_packets,
+        );
     }
 
     fn interfaces(&mut self) {
@@ -1358,6 +1346,41 @@ impl Noc {
             .take(16)
             .map(|i| self.buffer_name(i))
             .collect()
+    }
+}
+
+/// Flit `flit` reaching its destination's interface at cycle `now`: a flit out of order
+/// within its packet, or a tail whose packet is short, counts in `misordered`; a tail
+/// delivers its packet into `done` and frees its number into `free`.
+pub(crate) fn arrive(
+    packets: &mut [Packet],
+    routes: &[Route],
+    flit: Flit,
+    now: u64,
+    misordered: &mut u64,
+    done: &mut Vec<Delivered>,
+    free: &mut Vec<u32>,
+) {
+    let p = &mut packets[flit.pkt as usize];
+    if p.delivered != flit.seq {
+        *misordered += 1;
+    }
+    p.delivered += 1;
+    if flit.tail {
+        if p.delivered != p.len {
+            *misordered += 1;
+        }
+        done.push(Delivered {
+            tag: p.tag,
+            src: NodeId(u64::from(p.src)),
+            dst: NodeId(u64::from(p.dst)),
+            flits: u32::from(p.len),
+            created: p.created,
+            injected: p.injected,
+            delivered: now,
+            hops: u32::from(routes[flit.pkt as usize].path_len),
+        });
+        free.push(flit.pkt);
     }
 }
 
