@@ -404,18 +404,13 @@ impl Lean {
         let (p, route) =
             crate::sim::new_packet(&mut self.f, self.now, src, dst, flits, tag, self.serial)?;
         self.serial += 1;
-        let id = match self.free_packets.pop() {
-            Some(id) => {
-                self.packets[id as usize] = p;
-                self.routes[id as usize] = route;
-                id
-            }
-            None => {
-                self.packets.push(p);
-                self.routes.push(route);
-                (self.packets.len() - 1) as u32
-            }
-        };
+        let id = crate::sim::store(
+            &mut self.packets,
+            &mut self.routes,
+            &mut self.free_packets,
+            p,
+            route,
+        );
         self.queues[src].push_back(id);
         self.busy[src / 64] |= 1 << (src % 64);
         Ok(())

@@ -908,18 +908,13 @@ impl Noc {
     ) -> Result<(), NocError> {
         let (p, route) = new_packet(&mut self.f, self.now, src, dst, flits, tag, serial)?;
         self.serial = serial + 1;
-        let id = match self.free_packets.pop() {
-            Some(id) => {
-                self.packets[id as usize] = p;
-                self.routes[id as usize] = route;
-                id
-            }
-            None => {
-                self.packets.push(p);
-                self.routes.push(route);
-                (self.packets.len() - 1) as u32
-            }
-        };
+        let id = store(
+            &mut self.packets,
+            &mut self.routes,
+            &mut self.free_packets,
+            p,
+            route,
+        );
         self.queues[src].push_back(id);
         self.busy[src / 64] |= 1 << (src % 64);
         self.queued += 1;
@@ -1381,6 +1376,29 @@ pub(crate) fn arrive(
             hops: u32::from(routes[flit.pkt as usize].path_len),
         });
         free.push(flit.pkt);
+    }
+}
+
+/// Keep packet `p` and its route under a free number (one a delivered packet left, else a new
+/// one) and return the number.
+pub(crate) fn store(
+    packets: &mut Vec<Packet>,
+    routes: &mut Vec<Route>,
+    free: &mut Vec<u32>,
+    p: Packet,
+    route: Route,
+) -> u32 {
+    match free.pop() {
+        Some(id) => {
+            packets[id as usize] = p;
+            routes[id as usize] = route;
+            id
+        }
+        None => {
+            packets.push(p);
+            routes.push(route);
+            (packets.len() - 1) as u32
+        }
     }
 }
 
