@@ -1,6 +1,7 @@
 //! The packet level's common case, router by router: podsim's own router with one pipeline
 //! stage, round-robin arbitration, channels that take a flit every cycle, at most 8 VCs and
-//! at most 8 input and 8 output ports per router, on one thread. It decides exactly as
+//! at most 16 input and 16 output ports per router (64 input VCs in all, the VCs of a port
+//! rounded up to a power of two), on one thread. It decides exactly as
 //! [`Noc`] does (the same flits cross the same switches in the same cycles; tests compare the
 //! two whole), with each router's state in one value of fixed-size arrays and its allocators
 //! as operations on bit masks of its input VCs. [`Noc`] stays the general engine (deeper
@@ -16,7 +17,7 @@ use crate::fabric::{CLASS_SHIFT, Fabric};
 use crate::sim::{Arrival, Audit, Delivered, Flit, LinkStat, Noc, Packet, Route};
 
 /// Ports per router (in and out) and VCs per port the fast engine takes.
-const MAX_PORTS: usize = 8;
+const MAX_PORTS: usize = 16;
 const MAX_VCS: usize = 8;
 const NONE: u32 = u32::MAX;
 /// The flag of an arrival's or a credit's target that is an interface, not a router.
@@ -26,7 +27,7 @@ const IDLE: u8 = 0;
 const WAIT_VC: u8 = 1;
 const ACTIVE: u8 = 2;
 
-/// An input VC (index `port << 3 | vc` in its router): its FIFO (`len` flits from `head` in
+/// An input VC (index `port << sh | vc` in its router, [`Router::sh`]): its FIFO (`len` flits from `head` in
 /// its buffer slots, the front one kept here) and its front packet's state.
 #[derive(Debug, Clone, Copy, Default)]
 struct Vc {
@@ -48,8 +49,8 @@ struct InPort {
     depth: u16,
     /// Latency of its channel (a credit takes it back).
     latency: u16,
-    /// Where its credits go: `router << 6 | output << 3`, or [`TO_NI`] with the interface's
-    /// index `<< 3`; the VC is or-ed in.
+    /// Where its credits go: `router << 6 | output << sh` (the upstream router's shift), or
+    /// [`TO_NI`] with the interface's index `<< 3`; the VC is or-ed in.
     up: u32,
     rr_in: u8,
 }
@@ -57,7 +58,7 @@ struct InPort {
 /// An output port of a router.
 #[derive(Debug, Clone, Copy, Default)]
 struct OutPort {
-    /// Where its flits arrive: `router << 3 | input port`, or [`TO_NI`] with its ejection
+    /// Where its flits arrive: `router << 4 | input port`, or [`TO_NI`] with its ejection
     /// channel.
     down: u32,
     latency: u16,
@@ -80,8 +81,8 @@ struct Counters {
     blocked_at: u64,
 }
 
-/// One router: bit `port << 3 | vc` of each mask is an input VC. Laid out as written, the
-/// parts read every cycle first.
+/// One router: bit `port << sh | vc` of each mask is an input VC (and `output << sh | vc` of
+/// `credits` an output VC). Laid out as written, the parts read every cycle first.
 #[derive(Debug, Clone)]
 #[repr(C)]
 struct Router {
@@ -90,6 +91,8 @@ struct Router {
     active: u64,
     inputs: u8,
     outputs: u8,
+    /// Bits of a VC index: the VCs per port rounded up to a power of two, 2^sh.
+    sh: u8,
     inp: [InPort; MAX_PORTS],
     out: [OutPort; MAX_PORTS],
     credits: [u16; 64],
@@ -118,14 +121,14 @@ pub(crate) struct Lean {
     now: u64,
     watchdog: u64,
     routers: Vec<Router>,
-    /// Per router and output port (`r << 3 | o`), its counters.
+    /// Per router and output port (`r << 4 | o`), its counters.
     counters: Vec<Counters>,
     /// Routers with a flit buffered, one bit each.
     loaded: Vec<u64>,
     buf: Vec<Flit>,
     /// Per channel: the local output port it leaves its router by (interface channels: 0).
     ch_out: Vec<u8>,
-    /// Per channel, whose counters it has: `router << 3 | output`, or [`TO_NI`] with the
+    /// Per channel, whose counters it has: `router << 4 | output`, or [`TO_NI`] with the
     /// interface (injection channels).
     ch_up: Vec<u32>,
     wheel: usize,
@@ -170,7 +173,7 @@ fn pick_from(mask: u32, from: u8) -> Option<usize> {
 /// Give input VC `iv` of router `rt` (`inputs` ports of `v` VCs) the next free VC of `class`
 /// on output `o`, round-robin from the last one granted; false if there is none.
 fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: usize) -> bool {
-    let op = &mut rt.out[o & 7];
+    let op = &mut rt.out[o & 15];
     let allowed = u32::from(op.free & op.class_vcs[class & 1]);
     let Some(ov) = pick_from(allowed, op.rr_vc) else {
         return false;
@@ -178,11 +181,11 @@ fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: u
     op.free &= !(1 << ov);
     op.rr_vc = next_after(ov, v) as u8;
     // The next requester after this one, as an input VC index.
-    let (j, vc) = (iv >> 3, iv & 7);
+    let (j, vc) = (iv >> rt.sh, iv & ((1 << rt.sh) - 1));
     op.rr_va = if vc + 1 < v {
         (iv + 1) as u8
     } else if j + 1 < inputs {
-        ((j + 1) << 3) as u8
+        ((j + 1) << rt.sh) as u8
     } else {
         0
     };
@@ -204,11 +207,11 @@ fn credited(
     now: u64,
 ) -> Option<usize> {
     let x = rt.vc[iv & 63];
-    let o = usize::from(x.out) & 7;
-    if rt.credits[(o << 3 | usize::from(x.ovc)) & 63] > 0 {
+    let o = usize::from(x.out) & 15;
+    if rt.credits[(o << rt.sh | usize::from(x.ovc)) & 63] > 0 {
         return Some(o);
     }
-    let op = &mut counters[r << 3 | o];
+    let op = &mut counters[r << 4 | o];
     if op.blocked_at != now {
         op.blocked_at = now;
         op.blocked += 1;
@@ -225,6 +228,9 @@ impl Lean {
         let s = noc.lean_view();
         let f = noc.fabric();
         let v = f.vcs;
+        // A port's VCs take 2^sh bits of a router's 64-bit masks.
+        let sh = v.next_power_of_two().trailing_zeros() as u8;
+        let ports = MAX_PORTS.min(64 >> sh);
         let own = (f.nodes * (size_of::<Router>() + MAX_PORTS * size_of::<Counters>())) as u64;
         let held = Noc::state_bytes(f, noc.slots() as u64, false);
         let fits = own.saturating_add(held) <= memory_limit
@@ -238,8 +244,8 @@ impl Lean {
             && v <= MAX_VCS
             && f.ch_period.iter().all(|&p| p == 1)
             && (0..f.nodes).all(|r| {
-                (s.out_off[r + 1] - s.out_off[r]) as usize <= MAX_PORTS
-                    && (f.in_off[r + 1] - f.in_off[r]) as usize <= MAX_PORTS
+                (s.out_off[r + 1] - s.out_off[r]) as usize <= ports
+                    && (f.in_off[r + 1] - f.in_off[r]) as usize <= ports
             });
         if !fits {
             return Err(Box::new(noc));
@@ -252,14 +258,14 @@ impl Lean {
                 let c = s.out_list[k as usize] as usize;
                 let o = k - s.out_off[r];
                 ch_out[c] = o as u8;
-                ch_up[c] = (r as u32) << 3 | o;
+                ch_up[c] = (r as u32) << 4 | o;
             }
         }
         // Where each channel's flits arrive: its router and input port, or its interface.
         let mut down = vec![0u32; ch];
         for (j, &c) in f.in_list.iter().enumerate() {
             let r = f.ch_dst[c as usize];
-            down[c as usize] = r << 3 | (j as u32 - f.in_off[r as usize]);
+            down[c as usize] = r << 4 | (j as u32 - f.in_off[r as usize]);
         }
         let all = (u32::MAX >> (32 - v)) as u8;
         let mut routers = Vec::with_capacity(f.nodes);
@@ -270,6 +276,7 @@ impl Lean {
                 active: 0,
                 inputs: (f.in_off[r + 1] - f.in_off[r]) as u8,
                 outputs: (s.out_off[r + 1] - s.out_off[r]) as u8,
+                sh,
                 vc: [Vc::default(); 64],
                 credits: [0; 64],
                 inp: [InPort::default(); MAX_PORTS],
@@ -282,7 +289,8 @@ impl Lean {
                     // An injection channel: its interface.
                     TO_NI | ((c - f.links) as u32) << 3
                 } else {
-                    ch_up[c] << 3
+                    // The upstream router and output.
+                    (ch_up[c] >> 4) << 6 | (ch_up[c] & 15) << sh
                 };
                 rt.inp[j] = InPort {
                     base: p.base,
@@ -297,7 +305,7 @@ impl Lean {
                 let c = s.out_list[k] as usize;
                 let p = s.outp[k];
                 for ov in 0..v {
-                    rt.credits[o << 3 | ov] = s.ovc[k * v + ov].credits as u16;
+                    rt.credits[o << sh | ov] = s.ovc[k * v + ov].credits as u16;
                 }
                 rt.out[o] = OutPort {
                     down: if c < f.links {
@@ -545,7 +553,8 @@ impl Lean {
         let c = (a.to & !TO_NI) as usize;
         let flit = a.flit;
         let up = self.ch_up[c];
-        self.routers[(up >> 3) as usize].credits[((up & 7) << 3 | u32::from(a.vc)) as usize] += 1;
+        let rt = &mut self.routers[(up >> 4) as usize];
+        rt.credits[(((up & 15) << rt.sh | u32::from(a.vc)) & 63) as usize] += 1;
         self.last_progress = self.now;
         self.ejected += 1;
         crate::sim::arrive(
@@ -635,8 +644,12 @@ impl Lean {
 
     /// A flit reaching a router's input buffer; a head at the front learns its route.
     fn receive(&mut self, a: Arrival) {
-        let (r, j, vc) = ((a.to >> 3) as usize, (a.to & 7) as usize, usize::from(a.vc));
-        let iv = (j << 3 | vc) & 63;
+        let (r, j, vc) = (
+            (a.to >> 4) as usize,
+            (a.to & 15) as usize,
+            usize::from(a.vc),
+        );
+        let iv = (j << self.routers[r].sh | vc) & 63;
         let route = if self.routers[r].vc[iv].len == 0 && self.routers[r].vc[iv].state == IDLE {
             Some(self.route_of(a.flit))
         } else {
@@ -685,7 +698,7 @@ impl Lean {
             grant(
                 rt,
                 iv,
-                usize::from(x.out) & 7,
+                usize::from(x.out) & 15,
                 usize::from(x.class) & 1,
                 v,
                 inputs,
@@ -700,7 +713,7 @@ impl Lean {
             let iv = m.trailing_zeros() as usize;
             m &= m - 1;
             let x = rt.vc[iv];
-            let o = usize::from(x.out) & 7;
+            let o = usize::from(x.out) & 15;
             by[o][usize::from(x.class) & 1] |= 1 << iv;
             outs |= 1 << o;
         }
@@ -735,33 +748,32 @@ impl Lean {
         let now = self.now;
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
+        let sh = u32::from(rt.sh);
         let cand = rt.active & rt.nonempty;
         if cand & (cand - 1) == 0 {
             // One VC with a flit to send: it crosses if it has a credit.
             let iv = cand.trailing_zeros() as usize & 63;
             if credited(rt, &mut self.counters, r, iv, now).is_some() {
-                self.traverse(r, iv >> 3, iv & 7, slot, v, inputs);
+                self.traverse(r, iv >> sh, iv & ((1 << sh) - 1), slot, v, inputs);
             }
             return;
         }
         let mut picks = [0u8; MAX_PORTS];
         let mut wanted = [0u32; MAX_PORTS];
         let mut outs = 0u32;
-        // The ports with a candidate, one bit each: a byte's top bit is set when the byte is
-        // not zero, then the eight top bits are gathered into one byte.
-        let low = 0x7f7f_7f7f_7f7f_7f7fu64;
-        let tops = ((cand & low).wrapping_add(low) | cand) & !low;
-        let mut with = ((tops >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
-        while with != 0 {
-            let j = with.trailing_zeros() as usize & 7;
-            with &= with - 1;
-            let m = (cand >> (j << 3)) as u8;
-            let above = u32::from(m) & (u32::MAX << rt.inp[j].rr_in);
-            'parts: for mut part in [above, u32::from(m) & !above] {
+        // Each port with a candidate, in order: a port's VCs are a lane of 2^sh bits.
+        let lane = (1u64 << (1 << sh)) - 1;
+        let mut left = cand;
+        while left != 0 {
+            let j = (left.trailing_zeros() >> sh) as usize & 15;
+            let m = ((cand >> (j << sh)) & lane) as u32;
+            left &= !(lane << (j << sh));
+            let above = m & (u32::MAX << rt.inp[j].rr_in);
+            'parts: for mut part in [above, m & !above] {
                 while part != 0 {
                     let vc = part.trailing_zeros() as usize;
                     part &= part - 1;
-                    let Some(o) = credited(rt, &mut self.counters, r, j << 3 | vc, now) else {
+                    let Some(o) = credited(rt, &mut self.counters, r, j << sh | vc, now) else {
                         continue;
                     };
                     picks[j] = vc as u8;
@@ -783,19 +795,19 @@ impl Lean {
         while winners != 0 {
             let j = winners.trailing_zeros() as usize;
             winners &= winners - 1;
-            self.traverse(r, j & 7, usize::from(picks[j & 7]) & 7, slot, v, inputs);
+            self.traverse(r, j & 15, usize::from(picks[j & 15]), slot, v, inputs);
         }
     }
 
     /// The front flit of VC `vc` of input port `j` of router `r` crosses the switch.
     fn traverse(&mut self, r: usize, j: usize, vc: usize, slot: usize, v: usize, inputs: usize) {
         self.last_progress = self.now;
-        let iv = (j << 3 | vc) & 63;
         let rt = &mut self.routers[r];
+        let iv = (j << rt.sh | vc) & 63;
         let p = rt.inp[j];
         let depth = usize::from(p.depth);
         let x = &mut rt.vc[iv];
-        let (o, ov, flit) = (usize::from(x.out) & 7, usize::from(x.ovc), x.front);
+        let (o, ov, flit) = (usize::from(x.out) & 15, usize::from(x.ovc), x.front);
         let mut head = usize::from(x.head) + 1;
         if head == depth {
             head = 0;
@@ -810,7 +822,7 @@ impl Lean {
             x.state = IDLE;
         }
         let next_front = x.front;
-        rt.credits[(o << 3 | ov) & 63] -= 1;
+        rt.credits[(o << rt.sh | ov) & 63] -= 1;
         let op = &mut rt.out[o];
         op.rr_out = next_after(j, inputs) as u8;
         if flit.tail {
@@ -826,7 +838,7 @@ impl Lean {
         if flit.tail {
             rt.active &= !bit;
         }
-        self.counters[r << 3 | o].flits += 1;
+        self.counters[r << 4 | o].flits += 1;
         self.flit_hops += u64::from(link);
         let crossed = Flit {
             hop: flit.hop + u16::from(link),

@@ -912,6 +912,7 @@ fn the_fast_engine_decides_as_the_general_one() {
         cube(&[4, 4], false),
         cube(&[4, 4], true),
         cube(&[5, 3], false),
+        cube(&[3, 3, 2], true),
     ];
     let configs = [
         cfg(1, 1, 1),
@@ -924,7 +925,7 @@ fn the_fast_engine_decides_as_the_general_one() {
             ..RouterConfig::default()
         },
         RouterConfig {
-            vcs: 8,
+            vcs: 3,
             cover_round_trip: true,
             ..cfg(1, 2, 1)
         },
@@ -963,14 +964,17 @@ fn the_fast_engine_decides_as_the_general_one() {
         }
     }
     // Every configuration above is one the fast engine takes; these are not (nor is a 3-D
-    // torus, whose routers have more than 8 ports).
+    // torus with 8 VCs: its routers' 12 ports of 8 VCs would overflow a 64-bit mask, where a
+    // 2-D mesh's 8 fit).
     assert_eq!(fast, nets.len() * configs.len());
-    let torus = Noc::new(
-        &cube(&[3, 3, 2], true),
-        NocRouting::DimensionOrder,
-        &cfg(1, 1, 1),
-    );
+    let eight = RouterConfig {
+        vcs: 8,
+        ..RouterConfig::default()
+    };
+    let torus = Noc::new(&cube(&[3, 3, 2], true), NocRouting::DimensionOrder, &eight);
     assert!(crate::lean::Lean::from_noc(torus.unwrap(), u64::MAX).is_err());
+    let mesh = Noc::new(&cube(&[4, 4], false), NocRouting::DimensionOrder, &eight);
+    assert!(crate::lean::Lean::from_noc(mesh.unwrap(), u64::MAX).is_ok());
     let net = cube(&[4, 4], false);
     // Nor one whose routers would not fit beside the general engine's state in the memory
     // limit.
