@@ -118,6 +118,8 @@ struct Ni {
 pub(crate) struct Lean {
     f: Fabric,
     v: usize,
+    /// Every router's [`Router::sh`].
+    sh: u32,
     now: u64,
     watchdog: u64,
     routers: Vec<Router>,
@@ -172,7 +174,14 @@ fn pick_from(mask: u32, from: u8) -> Option<usize> {
 
 /// Give input VC `iv` of router `rt` (`inputs` ports of `v` VCs) the next free VC of `class`
 /// on output `o`, round-robin from the last one granted; false if there is none.
-fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: usize) -> bool {
+fn grant<const SH: u32>(
+    rt: &mut Router,
+    iv: usize,
+    o: usize,
+    class: usize,
+    v: usize,
+    inputs: usize,
+) -> bool {
     let op = &mut rt.out[o & 15];
     let allowed = u32::from(op.free & op.class_vcs[class & 1]);
     let Some(ov) = pick_from(allowed, op.rr_vc) else {
@@ -181,11 +190,11 @@ fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: u
     op.free &= !(1 << ov);
     op.rr_vc = next_after(ov, v) as u8;
     // The next requester after this one, as an input VC index.
-    let (j, vc) = (iv >> rt.sh, iv & ((1 << rt.sh) - 1));
+    let (j, vc) = (iv >> SH, iv & ((1 << SH) - 1));
     op.rr_va = if vc + 1 < v {
         (iv + 1) as u8
     } else if j + 1 < inputs {
-        ((j + 1) << rt.sh) as u8
+        ((j + 1) << SH) as u8
     } else {
         0
     };
@@ -199,7 +208,7 @@ fn grant(rt: &mut Router, iv: usize, o: usize, class: usize, v: usize, inputs: u
 
 /// Whether input VC `iv` of router `r` (`rt`) has a credit for its output VC: its output
 /// port if it has, else none, and the output counts a cycle blocked (once per cycle `now`).
-fn credited(
+fn credited<const SH: u32>(
     rt: &Router,
     counters: &mut [Counters],
     r: usize,
@@ -208,7 +217,7 @@ fn credited(
 ) -> Option<usize> {
     let x = rt.vc[iv & 63];
     let o = usize::from(x.out) & 15;
-    if rt.credits[(o << rt.sh | usize::from(x.ovc)) & 63] > 0 {
+    if rt.credits[(o << SH | usize::from(x.ovc)) & 63] > 0 {
         return Some(o);
     }
     let op = &mut counters[r << 4 | o];
@@ -351,6 +360,7 @@ impl Lean {
         let (f, buf) = noc.into_parts();
         Ok(Lean {
             v,
+            sh: u32::from(sh),
             now: 0,
             watchdog,
             counters: vec![
@@ -508,12 +518,29 @@ impl Lean {
         }
         self.credits[slot] = credits;
         self.interfaces(slot);
+        // The routers' part, with the VC index's shift known at compile time.
+        match self.sh {
+            0 => self.evaluate::<0>(slot),
+            1 => self.evaluate::<1>(slot),
+            2 => self.evaluate::<2>(slot),
+            _ => self.evaluate::<3>(slot),
+        }
+        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
+            return Err(Stuck);
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// The routers' arrivals, then each router with work allocates and sends (`SH` is
+    /// [`Router::sh`]).
+    fn evaluate<const SH: u32>(&mut self, slot: usize) {
         let mut arrivals = std::mem::take(&mut self.to_routers[slot]);
         if !arrivals.is_empty() {
-            self.last_progress = now;
+            self.last_progress = self.now;
         }
         for a in arrivals.drain(..) {
-            self.receive(a);
+            self.receive::<SH>(a);
         }
         self.to_routers[slot] = arrivals;
         // Every buffered flit's VC waits for an output VC or holds one, so these are the
@@ -524,22 +551,17 @@ impl Lean {
                 let r = word * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 if self.routers[r].wait != 0 {
-                    self.allocate_vcs(r);
+                    self.allocate_vcs::<SH>(r);
                 }
                 let rt = &self.routers[r];
                 if rt.active & rt.nonempty != 0 {
-                    self.allocate_switch(r, slot);
+                    self.allocate_switch::<SH>(r, slot);
                 }
                 if self.routers[r].nonempty == 0 {
                     self.loaded[word] &= !(1 << (r % 64));
                 }
             }
         }
-        if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
-            return Err(Stuck);
-        }
-        self.now += 1;
-        Ok(())
     }
 
     /// The wheel slot `lat` cycles after `slot`.
@@ -643,13 +665,13 @@ impl Lean {
     }
 
     /// A flit reaching a router's input buffer; a head at the front learns its route.
-    fn receive(&mut self, a: Arrival) {
+    fn receive<const SH: u32>(&mut self, a: Arrival) {
         let (r, j, vc) = (
             (a.to >> 4) as usize,
             (a.to & 15) as usize,
             usize::from(a.vc),
         );
-        let iv = (j << self.routers[r].sh | vc) & 63;
+        let iv = (j << SH | vc) & 63;
         let route = if self.routers[r].vc[iv].len == 0 && self.routers[r].vc[iv].state == IDLE {
             Some(self.route_of(a.flit))
         } else {
@@ -686,7 +708,7 @@ impl Lean {
     /// VC allocation, as [`Noc`]'s by round-robin: the requests for each output (in output
     /// order) and class, in order from the output's round-robin pointer, take its free VCs of
     /// the class, each from the last one granted.
-    fn allocate_vcs(&mut self, r: usize) {
+    fn allocate_vcs<const SH: u32>(&mut self, r: usize) {
         let v = self.v;
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
@@ -695,7 +717,7 @@ impl Lean {
             // One request: nothing to arbitrate.
             let iv = wait.trailing_zeros() as usize & 63;
             let x = rt.vc[iv];
-            grant(
+            grant::<SH>(
                 rt,
                 iv,
                 usize::from(x.out) & 15,
@@ -730,7 +752,7 @@ impl Lean {
                     while part != 0 {
                         let iv = part.trailing_zeros() as usize;
                         part &= part - 1;
-                        if !grant(rt, iv, o, class, v, inputs) {
+                        if !grant::<SH>(rt, iv, o, class, v, inputs) {
                             // No free VC of the class is left for the later requests.
                             break 'class;
                         }
@@ -743,18 +765,18 @@ impl Lean {
     /// Switch allocation, as [`Noc`]'s by round-robin: each input port picks its first VC
     /// from its pointer with a credit downstream; each output grants the first input port
     /// from its pointer that picked it; winners cross.
-    fn allocate_switch(&mut self, r: usize, slot: usize) {
+    fn allocate_switch<const SH: u32>(&mut self, r: usize, slot: usize) {
         let v = self.v;
         let now = self.now;
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
-        let sh = u32::from(rt.sh);
+        let sh = SH;
         let cand = rt.active & rt.nonempty;
         if cand & (cand - 1) == 0 {
             // One VC with a flit to send: it crosses if it has a credit.
             let iv = cand.trailing_zeros() as usize & 63;
-            if credited(rt, &mut self.counters, r, iv, now).is_some() {
-                self.traverse(r, iv >> sh, iv & ((1 << sh) - 1), slot, v, inputs);
+            if credited::<SH>(rt, &mut self.counters, r, iv, now).is_some() {
+                self.traverse::<SH>(r, iv >> sh, iv & ((1 << sh) - 1), slot, v, inputs);
             }
             return;
         }
@@ -773,7 +795,8 @@ impl Lean {
                 while part != 0 {
                     let vc = part.trailing_zeros() as usize;
                     part &= part - 1;
-                    let Some(o) = credited(rt, &mut self.counters, r, j << sh | vc, now) else {
+                    let Some(o) = credited::<SH>(rt, &mut self.counters, r, j << sh | vc, now)
+                    else {
                         continue;
                     };
                     picks[j] = vc as u8;
@@ -795,15 +818,23 @@ impl Lean {
         while winners != 0 {
             let j = winners.trailing_zeros() as usize;
             winners &= winners - 1;
-            self.traverse(r, j & 15, usize::from(picks[j & 15]), slot, v, inputs);
+            self.traverse::<SH>(r, j & 15, usize::from(picks[j & 15]), slot, v, inputs);
         }
     }
 
     /// The front flit of VC `vc` of input port `j` of router `r` crosses the switch.
-    fn traverse(&mut self, r: usize, j: usize, vc: usize, slot: usize, v: usize, inputs: usize) {
+    fn traverse<const SH: u32>(
+        &mut self,
+        r: usize,
+        j: usize,
+        vc: usize,
+        slot: usize,
+        v: usize,
+        inputs: usize,
+    ) {
         self.last_progress = self.now;
         let rt = &mut self.routers[r];
-        let iv = (j << rt.sh | vc) & 63;
+        let iv = (j << SH | vc) & 63;
         let p = rt.inp[j];
         let depth = usize::from(p.depth);
         let x = &mut rt.vc[iv];
@@ -822,7 +853,7 @@ impl Lean {
             x.state = IDLE;
         }
         let next_front = x.front;
-        rt.credits[(o << rt.sh | ov) & 63] -= 1;
+        rt.credits[(o << SH | ov) & 63] -= 1;
         let op = &mut rt.out[o];
         op.rr_out = next_after(j, inputs) as u8;
         if flit.tail {
