@@ -71,12 +71,14 @@ struct OutPort {
     rr_va: u8,
     rr_out: u8,
     rr_vc: u8,
+    /// Flits it carried since the counters were last reset.
+    flits: u64,
 }
 
-/// An output port's counters (kept apart from its state, which they would double).
+/// An output port's cycles blocked on credits, and the last one (kept apart from its
+/// state: only a congested port counts them).
 #[derive(Debug, Clone, Copy)]
 struct Counters {
-    flits: u64,
     blocked: u64,
     blocked_at: u64,
 }
@@ -365,7 +367,6 @@ impl Lean {
             watchdog,
             counters: vec![
                 Counters {
-                    flits: 0,
                     blocked: 0,
                     blocked_at: u64::MAX
                 };
@@ -471,8 +472,8 @@ impl Lean {
                 let (flits, blocked_cycles) = if up & TO_NI != 0 {
                     (self.ni[(up & !TO_NI) as usize].flits, 0)
                 } else {
-                    let o = &self.counters[up as usize];
-                    (o.flits, o.blocked)
+                    let o = &self.routers[(up >> 4) as usize].out[(up & 15) as usize];
+                    (o.flits, self.counters[up as usize].blocked)
                 };
                 LinkStat {
                     channel: c,
@@ -489,8 +490,12 @@ impl Lean {
     /// Start the link counters again from zero.
     pub(crate) fn reset_link_stats(&mut self) {
         for o in &mut self.counters {
-            o.flits = 0;
             o.blocked = 0;
+        }
+        for r in &mut self.routers {
+            for o in &mut r.out {
+                o.flits = 0;
+            }
         }
         for n in &mut self.ni {
             n.flits = 0;
@@ -859,6 +864,7 @@ impl Lean {
         if flit.tail {
             op.free |= 1 << ov;
         }
+        op.flits += 1;
         let link = op.link;
         let (down, lat) = (op.down, op.latency);
         rt.inp[j].rr_in = next_after(vc, v) as u8;
@@ -869,7 +875,6 @@ impl Lean {
         if flit.tail {
             rt.active &= !bit;
         }
-        self.counters[r << 4 | o].flits += 1;
         self.flit_hops += u64::from(link);
         let crossed = Flit {
             hop: flit.hop + u16::from(link),
