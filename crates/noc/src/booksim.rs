@@ -929,17 +929,27 @@ impl BookSim {
 
     /// BookSim's `dim_order_mesh` / `dim_order_torus` at router `r` for the head of `pkt`
     /// arriving on `in_port`: the output port and the VC range.
+    #[inline(always)]
     fn compute_route(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
+        if !self.torus
+            && let Some(&dst) = self.dst_of.get(pkt as usize)
+            && let Some(&port) = self.mesh_ports.get(r * self.routers + dst as usize)
+        {
+            // A tabulated mesh: no dateline partitions, the packet's own state plays no part.
+            return (port, 0, (self.vcs - 1) as u8);
+        }
+        self.compute_route_slow(r, in_port, pkt)
+    }
+
+    /// [`Self::compute_route`] off the tabulated mesh.
+    #[inline(never)]
+    fn compute_route_slow(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
         let n = self.dims.len();
         let last = (self.vcs - 1) as u8;
         let dst = self.dst_of[pkt as usize] as usize;
         if !self.torus {
             // No dateline partitions: the packet's own state plays no part.
-            let port = match self.mesh_ports.get(r * self.routers + dst) {
-                Some(&port) => port,
-                None => self.mesh_port(r, dst),
-            };
-            return (port, 0, last);
+            return (self.mesh_port(r, dst), 0, last);
         }
         if r == dst {
             return ((self.ports - 1) as u8, 0, last);
