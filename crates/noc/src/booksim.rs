@@ -102,7 +102,9 @@ struct Entry {
 /// An input VC of a router: its buffer's ring (front position and length; the flits are in
 /// `BookSim::buf`), its stage (`IDLE`, `ROUTING`, `VC_ALLOC` or `ACTIVE`), its head's route
 /// (output port and VC range) and the output port and VC allocated to it. Kept together
-/// because a flit's every stage reads several of them.
+/// because a flit's every stage reads several of them. The same (router, port, VC) also names
+/// an output VC, whose downstream occupancy `occ` is kept here too (switch allocation reads it
+/// next to `out`).
 #[derive(Debug, Clone, Copy, Default)]
 struct InputVc {
     head: u16,
@@ -110,6 +112,8 @@ struct InputVc {
     state: u8,
     route: (u8, u8, u8),
     out: (u8, u8),
+    /// Downstream occupancy of the output VC with this index.
+    occ: u16,
 }
 
 /// A flit in the crossbar.
@@ -570,7 +574,7 @@ struct BookSim {
     torus: bool,
     /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
     nbr: Vec<u32>,
-    /// By (router, input port): the index in `occ` of VC 0 of the output that feeds the port
+    /// By (router, input port): the index in `ivc` (its `occ`) of VC 0 of the output that feeds the port
     /// (the neighbour's port back), or for the terminal port the index in `inj_occ` of the
     /// terminal's VC 0.
     up_occ: Vec<u32>,
@@ -600,8 +604,6 @@ struct BookSim {
     buf: Vec<u32>,
     /// Each input VC's buffer position and stage state.
     ivc: Vec<InputVc>,
-    /// Downstream occupancy and ownership, by (router, output port, VC).
-    occ: Vec<u16>,
     /// VCs allocated to a packet whose tail has not left, one bit per VC, by (router, output).
     in_use: Vec<u32>,
     /// Delays all 1 (routing 0 or 1) and at most 64 input VCs per router: each stage takes all
@@ -627,7 +629,7 @@ struct BookSim {
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
     flits_at: Vec<Vec<FlitEvent>>,
-    /// Credits by the index in `occ` of the output VC they are for.
+    /// Credits by the index in `ivc` (its `occ`) of the output VC they are for.
     credits_at: Vec<Vec<u32>>,
     eject_at: Vec<Vec<FlitEvent>>,
     /// Injection-channel credits by the index in `inj_occ` of the VC they are for.
@@ -817,7 +819,6 @@ impl BookSim {
             },
             buf: vec![0; slots * depth],
             ivc: vec![InputVc::default(); slots],
-            occ: vec![0; slots],
             in_use: vec![0; routers * ports],
             fast: cfg.routing_delay <= 1
                 && cfg.vc_alloc_delay == 1
@@ -1382,7 +1383,6 @@ impl BookSim {
         ];
         let ivc = &mut self.ivc[base..base + nio];
         let buf = &self.buf;
-        let occ = &mut self.occ[base..base + nio];
         let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
         let nbr = &self.nbr[r * pn..(r + 1) * pn];
         let up_occ = &self.up_occ[r * pn..(r + 1) * pn];
@@ -1414,7 +1414,7 @@ impl BookSim {
                 aptr[p] = after(o, pn);
                 sw_rr[p] = after(c as usize, v);
             }
-            occ[o * v + ov as usize] += 1;
+            ivc[o * v + ov as usize].occ += 1;
             port_flits[o] += 1;
             in_use[o] &= !(u32::from(tail) << ov);
             // The terminal port's neighbour is the router itself, and its port is not read.
@@ -1570,7 +1570,6 @@ impl BookSim {
         let rr = r * pn;
         let base = rr * v;
         let ivc = &self.ivc[base..base + nio];
-        let occ = &self.occ[base..base + nio];
         let bit_port = &self.bit_port[..nio];
         let sc = &mut self.scratch;
         let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
@@ -1585,7 +1584,7 @@ impl BookSim {
             // (`switch_fast` moves the pointers).
             let j = sa_b.trailing_zeros() as usize;
             let (op, ov) = ivc[j].out;
-            if occ[op as usize * v + ov as usize] as usize >= self.depth {
+            if ivc[op as usize * v + ov as usize].occ as usize >= self.depth {
                 let o = op as usize;
                 mark_blocked(&mut blocked[o], &mut charged[o], now, now + 1);
                 return (0, false);
@@ -1602,7 +1601,7 @@ impl BookSim {
         for j in bits(sa_b) {
             let (op, ov) = ivc[j].out;
             let op = op as usize;
-            if occ[op * v + ov as usize] as usize >= self.depth {
+            if ivc[op * v + ov as usize].occ as usize >= self.depth {
                 mark_blocked(&mut blocked[op], &mut charged[op], now, now + 1);
                 continue;
             }
@@ -1659,7 +1658,7 @@ impl BookSim {
                 break;
             }
             self.credits_q[r].pop_front();
-            self.occ[(r * pn + port as usize) * v + vc as usize] -= 1;
+            self.ivc[(r * pn + port as usize) * v + vc as usize].occ -= 1;
         }
     }
 
@@ -1801,7 +1800,7 @@ impl BookSim {
             self.flit_hops += 1;
         }
         self.port_flits[oport] += 1;
-        self.occ[oidx] += 1;
+        self.ivc[oidx].occ += 1;
         if flit & TAIL != 0 {
             self.in_use[oport] &= !(1 << ov);
         }
@@ -2116,7 +2115,7 @@ impl BookSim {
                 if e.result >= 0 {
                     let idx = (rr + e.input as usize) * v + e.vc as usize;
                     let (op, ov) = self.ivc[idx].out;
-                    if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
+                    if self.ivc[(rr + op as usize) * v + ov as usize].occ as usize >= self.depth {
                         e.result = STALL;
                         self.credit_stall(rr + op as usize, 1);
                     }
@@ -2155,7 +2154,7 @@ impl BookSim {
             let p = p as usize;
             let idx = (rr + p) * v + c as usize;
             let (op, ov) = self.ivc[idx].out;
-            if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
+            if self.ivc[(rr + op as usize) * v + ov as usize].occ as usize >= self.depth {
                 res[k] = STALL;
                 // Held until the stage's result, `sw_alloc_delay` cycles.
                 self.credit_stall(rr + op as usize, self.sw_alloc_delay as u64);
@@ -2237,7 +2236,7 @@ impl BookSim {
             if self.credit_delay == 0 {
                 // Processed in the router's next step before anything reads it; a router with
                 // nothing queued has nothing to do with it.
-                self.occ[i as usize] -= 1;
+                self.ivc[i as usize].occ -= 1;
                 continue;
             }
             let (pn, v) = (self.ports, self.vcs);
