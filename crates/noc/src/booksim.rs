@@ -116,6 +116,29 @@ struct InputVc {
     occ: u16,
 }
 
+/// A router port: its output's VCs in use and switch-allocator pointers, its input's, and the
+/// link counter of its output. Kept together because a switch crossing reads and writes them
+/// all.
+#[derive(Debug, Clone, Copy, Default)]
+struct Port {
+    /// The output's VCs allocated to a packet whose tail has not left, one bit per VC.
+    in_use: u32,
+    /// The neighbour through the output (the terminal port: the router itself).
+    nbr: u32,
+    /// The index in `BookSim::ivc` (its `occ`) of VC 0 of the output that feeds the input (the
+    /// neighbour's port back), or for the terminal port the index in `BookSim::inj_occ` of the
+    /// terminal's VC 0.
+    up_occ: u32,
+    /// The switch allocator's grant pointer (of the output) and accept pointer (of the input).
+    sw_gptr: u16,
+    sw_aptr: u16,
+    /// The input's round-robin offset among its VCs for the switch.
+    sw_rr: u16,
+    /// Flits that won the switch for the output since the last reset (the terminal port's
+    /// too: counting it saves a branch; it is not reported).
+    flits: u64,
+}
+
 /// A flit in the crossbar.
 #[derive(Debug, Clone, Copy)]
 struct Crossing {
@@ -263,6 +286,46 @@ fn rr_pick(mask: u64, from: usize) -> usize {
     first_of(mask & (u64::MAX << from), mask) as usize
 }
 
+/// The switch allocator's round-robin pointers over `n` ports: each output's grant pointer and
+/// each input's accept pointer.
+trait Pointers {
+    /// Output `o`'s grant pointer.
+    fn gptr(&self, o: usize) -> usize;
+    /// Input `i`'s accept pointer.
+    fn aptr(&self, i: usize) -> usize;
+    /// Input `i` matched output `o`: each pointer moves just past the other (modulo the
+    /// number of inputs `ni` and of outputs `no`).
+    fn matched(&mut self, i: usize, o: usize, ni: usize, no: usize);
+}
+
+/// The pointers as two slices, grant and accept.
+impl Pointers for (&mut [u16], &mut [u16]) {
+    fn gptr(&self, o: usize) -> usize {
+        self.0[o] as usize
+    }
+    fn aptr(&self, i: usize) -> usize {
+        self.1[i] as usize
+    }
+    fn matched(&mut self, i: usize, o: usize, ni: usize, no: usize) {
+        self.0[o] = after(i, ni);
+        self.1[i] = after(o, no);
+    }
+}
+
+/// The pointers in a router's ports.
+impl Pointers for [Port] {
+    fn gptr(&self, o: usize) -> usize {
+        self[o].sw_gptr as usize
+    }
+    fn aptr(&self, i: usize) -> usize {
+        self[i].sw_aptr as usize
+    }
+    fn matched(&mut self, i: usize, o: usize, ni: usize, no: usize) {
+        self[o].sw_gptr = after(i, ni);
+        self[i].sw_aptr = after(o, no);
+    }
+}
+
 /// [`allocate`] on bit sets, for at most 64 inputs and outputs (`n` of each): `ins` are the
 /// asking inputs and `req[i]` the outputs input `i` asks for; `outs` are the outputs asked for
 /// and `col[o]` the inputs asking for output `o` (entries outside `ins` and `outs` are not
@@ -270,12 +333,11 @@ fn rr_pick(mask: u64, from: usize) -> usize {
 /// scratch of `n` entries. Round-robin picks are [`rr_pick`] from the pointers, which is the
 /// smallest round-robin distance that [`allocate`] takes.
 #[allow(clippy::too_many_arguments)]
-fn allocate_bits(
+fn allocate_bits<T: Pointers + ?Sized>(
     kind: Allocator,
     iters: u32,
     n: usize,
-    gptr: &mut [u16],
-    aptr: &mut [u16],
+    ptrs: &mut T,
     (ins, req): (u64, &[u64]),
     (outs, col): (u64, &[u64]),
     grants: &mut [u64],
@@ -294,7 +356,7 @@ fn allocate_bits(
                     if cand == 0 {
                         continue;
                     }
-                    let i = rr_pick(cand, gptr[o] as usize);
+                    let i = rr_pick(cand, ptrs.gptr(o));
                     granted |= 1 << i;
                     grants[i] |= 1 << o;
                 }
@@ -302,13 +364,12 @@ fn allocate_bits(
                     break;
                 }
                 for i in bits(granted) {
-                    let o = rr_pick(grants[i], aptr[i] as usize);
+                    let o = rr_pick(grants[i], ptrs.aptr(i));
                     matched[i] = o as u8;
                     free_in &= !(1 << i);
                     free_out &= !(1 << o);
                     if iter == 0 {
-                        gptr[o] = after(i, n);
-                        aptr[i] = after(o, n);
+                        ptrs.matched(i, o, n, n);
                     }
                 }
             }
@@ -319,17 +380,16 @@ fn allocate_bits(
             let mut picked = 0u64;
             grants[..n].fill(0);
             for i in bits(ins) {
-                let o = rr_pick(req[i], aptr[i] as usize);
+                let o = rr_pick(req[i], ptrs.aptr(i));
                 picked |= 1 << o;
                 grants[o] |= 1 << i;
             }
             let mut won = 0u64;
             for o in bits(picked) {
-                let i = rr_pick(grants[o], gptr[o] as usize);
+                let i = rr_pick(grants[o], ptrs.gptr(o));
                 matched[i] = o as u8;
                 won |= 1 << i;
-                aptr[i] = after(o, n);
-                gptr[o] = after(i, n);
+                ptrs.matched(i, o, n, n);
             }
             won
         }
@@ -420,13 +480,12 @@ fn shared_port_bits(
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
 /// output granted to every requesting input, or -1.
 #[allow(clippy::too_many_arguments)]
-fn allocate(
+fn allocate<T: Pointers + ?Sized>(
     kind: Allocator,
     iters: u32,
     ni: usize,
     no: usize,
-    gptr: &mut [u16],
-    aptr: &mut [u16],
+    ptrs: &mut T,
     reqs: &[(u16, u16)],
     s: &mut Scratch,
 ) {
@@ -435,8 +494,7 @@ fn allocate(
         s.outmatch[o as usize] = -1;
     }
     // Round-robin distance from a pointer (both below n).
-    let dist = |a: usize, from: u16, _n: usize| {
-        let from = from as usize;
+    let dist = |a: usize, from: usize, _n: usize| {
         (if a >= from { a - from } else { a + _n - from }) as u32
     };
     // One input asking (the usual case: one head wanting any VC of one output, or one flit
@@ -447,12 +505,11 @@ fn allocate(
         let iu = i0 as usize;
         let mut best = u32::MAX;
         for &(_, o) in reqs {
-            best = best.min(dist(o as usize, aptr[iu], no) << 16 | u32::from(o));
+            best = best.min(dist(o as usize, ptrs.aptr(iu), no) << 16 | u32::from(o));
         }
         let o = (best & 0xffff) as usize;
         s.inmatch[iu] = o as i32;
-        gptr[o] = after(iu, ni);
-        aptr[iu] = after(o, no);
+        ptrs.matched(iu, o, ni, no);
         return;
     }
     // No two requests share an input or an output: each output grants its one requester and
@@ -474,8 +531,7 @@ fn allocate(
         for &(i, o) in reqs {
             let (iu, ou) = (i as usize, o as usize);
             s.inmatch[iu] = ou as i32;
-            gptr[ou] = after(iu, ni);
-            aptr[iu] = after(ou, no);
+            ptrs.matched(iu, ou, ni, no);
         }
         return;
     }
@@ -489,7 +545,7 @@ fn allocate(
                     if s.inmatch[iu] != -1 || s.outmatch[ou] != -1 {
                         continue;
                     }
-                    let key = dist(iu, gptr[ou], ni) << 16 | u32::from(i);
+                    let key = dist(iu, ptrs.gptr(ou), ni) << 16 | u32::from(i);
                     if s.best_out[ou] == u32::MAX {
                         s.touched_out.push(o);
                     }
@@ -504,7 +560,7 @@ fn allocate(
                     let ou = o as usize;
                     let i = (s.best_out[ou] & 0xffff) as usize;
                     s.best_out[ou] = u32::MAX;
-                    let key = dist(ou, aptr[i], no) << 16 | u32::from(o);
+                    let key = dist(ou, ptrs.aptr(i), no) << 16 | u32::from(o);
                     if s.best_in[i] == u32::MAX {
                         s.touched_in.push(i as u16);
                     }
@@ -517,8 +573,7 @@ fn allocate(
                     s.inmatch[iu] = o as i32;
                     s.outmatch[o] = iu as i32;
                     if iter == 0 {
-                        gptr[o] = after(iu, ni);
-                        aptr[iu] = after(o, no);
+                        ptrs.matched(iu, o, ni, no);
                     }
                 }
             }
@@ -528,7 +583,7 @@ fn allocate(
             s.touched_in.clear();
             for &(i, o) in reqs {
                 let (iu, ou) = (i as usize, o as usize);
-                let key = dist(ou, aptr[iu], no) << 16 | u32::from(o);
+                let key = dist(ou, ptrs.aptr(iu), no) << 16 | u32::from(o);
                 if s.best_in[iu] == u32::MAX {
                     s.touched_in.push(i);
                 }
@@ -540,7 +595,7 @@ fn allocate(
                 let iu = i as usize;
                 let o = (s.best_in[iu] & 0xffff) as usize;
                 s.best_in[iu] = u32::MAX;
-                let key = dist(iu, gptr[o], ni) << 16 | u32::from(i);
+                let key = dist(iu, ptrs.gptr(o), ni) << 16 | u32::from(i);
                 if s.best_out[o] == u32::MAX {
                     s.touched_out.push(o as u16);
                 }
@@ -552,8 +607,7 @@ fn allocate(
                 s.best_out[ou] = u32::MAX;
                 s.inmatch[i] = ou as i32;
                 s.outmatch[ou] = i as i32;
-                aptr[i] = after(ou, no);
-                gptr[ou] = after(i, ni);
+                ptrs.matched(i, ou, ni, no);
             }
         }
     }
@@ -572,12 +626,8 @@ struct BookSim {
     coords: Vec<u32>,
     /// Dateline VC partitions (any dimension wraps: BookSim's `dim_order_torus`).
     torus: bool,
-    /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
-    nbr: Vec<u32>,
-    /// By (router, input port): the index in `ivc` (its `occ`) of VC 0 of the output that feeds the port
-    /// (the neighbour's port back), or for the terminal port the index in `inj_occ` of the
-    /// terminal's VC 0.
-    up_occ: Vec<u32>,
+    /// Every router's ports, by (router, port).
+    port: Vec<Port>,
     /// Without wrap-around links and with at most [`MESH_TABLE_ROUTERS`] routers: the output
     /// port from each router towards each destination, `routers * routers` (the terminal port
     /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
@@ -604,8 +654,6 @@ struct BookSim {
     buf: Vec<u32>,
     /// Each input VC's buffer position and stage state.
     ivc: Vec<InputVc>,
-    /// VCs allocated to a packet whose tail has not left, one bit per VC, by (router, output).
-    in_use: Vec<u32>,
     /// Delays all 1 (routing 0 or 1) and at most 64 input VCs per router: each stage takes all
     /// its waiting VCs every cycle, so a bit set per router and stage is its queue.
     fast: bool,
@@ -622,9 +670,6 @@ struct BookSim {
     credits_q: Vec<VecDeque<(u64, u16, u16)>>,
     va_gptr: Vec<u16>,
     va_aptr: Vec<u16>,
-    sw_gptr: Vec<u16>,
-    sw_aptr: Vec<u16>,
-    sw_rr: Vec<u16>,
     scratch: Scratch,
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
@@ -666,16 +711,13 @@ struct BookSim {
     in_network: u64,
     last_progress: u64,
     flit_hops: u64,
-    /// Flits that won the switch for each output port since the last reset, by (router,
-    /// port) (the terminal port's too: counting it saves a branch; it is not reported).
-    port_flits: Vec<u64>,
     /// Cycles in which switch allocation held a flit for each output port for want of a
     /// credit, since the last reset, by (router, port); see [`BookSim::mark_blocked`].
     port_blocked: Vec<u64>,
     /// By (router, port): the cycle up to which (exclusive) `port_blocked` is already charged,
     /// so that a cycle counts once however many flits wait for the port.
     blocked_until: Vec<u64>,
-    /// `port_flits` and `port_blocked` as they stood at the end of the measurement window.
+    /// `Port::flits` and `port_blocked` as they stood at the end of the measurement window.
     window_flits: Vec<u64>,
     window_blocked: Vec<u64>,
     /// `flit_hops` at the last reset and at the end of the window (the link counters' sum
@@ -788,17 +830,21 @@ impl BookSim {
             wrap,
             coords,
             torus,
-            up_occ: (0..routers * ports)
+            port: (0..routers * ports)
                 .map(|x| {
                     let (r, p) = (x / ports, x % ports);
-                    if p == ports - 1 {
+                    let up_occ = if p == ports - 1 {
                         (r * vcs) as u32
                     } else {
                         ((nbr[x] as usize * ports + (p ^ 1)) * vcs) as u32
+                    };
+                    Port {
+                        nbr: nbr[x],
+                        up_occ,
+                        ..Port::default()
                     }
                 })
                 .collect(),
-            nbr,
             mesh_ports: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
             vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
@@ -819,7 +865,6 @@ impl BookSim {
             },
             buf: vec![0; slots * depth],
             ivc: vec![InputVc::default(); slots],
-            in_use: vec![0; routers * ports],
             fast: cfg.routing_delay <= 1
                 && cfg.vc_alloc_delay == 1
                 && cfg.sw_alloc_delay == 1
@@ -837,9 +882,6 @@ impl BookSim {
             credits_q: vec![VecDeque::new(); routers],
             va_gptr: vec![0; routers * nio],
             va_aptr: vec![0; routers * nio],
-            sw_gptr: vec![0; routers * ports],
-            sw_aptr: vec![0; routers * ports],
-            sw_rr: vec![0; routers * ports],
             scratch: Scratch {
                 reqs: Vec::new(),
                 best_out: vec![u32::MAX; nio],
@@ -892,7 +934,6 @@ impl BookSim {
             in_network: 0,
             last_progress: 0,
             flit_hops: 0,
-            port_flits: vec![0; routers * ports],
             port_blocked: vec![0; routers * ports],
             blocked_until: vec![0; routers * ports],
             window_flits: Vec::new(),
@@ -1383,17 +1424,15 @@ impl BookSim {
         ];
         let ivc = &mut self.ivc[base..base + nio];
         let buf = &self.buf;
-        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
-        let nbr = &self.nbr[r * pn..(r + 1) * pn];
-        let up_occ = &self.up_occ[r * pn..(r + 1) * pn];
+        let pt = &mut self.port[r * pn..(r + 1) * pn];
         let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
-        let gptr = &mut self.sw_gptr[r * pn..(r + 1) * pn];
-        let aptr = &mut self.sw_aptr[r * pn..(r + 1) * pn];
-        let sw_rr = &mut self.sw_rr[r * pn..(r + 1) * pn];
-        let port_flits = &mut self.port_flits[r * pn..(r + 1) * pn];
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
-            let (p, c) = (bit_port[j] as usize, bit_vc[j]);
+            let (p, c) = if V > 0 {
+                (j / V, (j % V) as u16)
+            } else {
+                (bit_port[j] as usize, bit_vc[j])
+            };
             let mut x = ivc[j];
             let flit = buf[x.head as usize * slots + base + j];
             x.len -= 1;
@@ -1410,23 +1449,23 @@ impl BookSim {
             let (op, ov) = x.out;
             let o = op as usize;
             if move_ptrs {
-                gptr[o] = after(p, pn);
-                aptr[p] = after(o, pn);
-                sw_rr[p] = after(c as usize, v);
+                pt[o].sw_gptr = after(p, pn);
+                pt[p].sw_aptr = after(o, pn);
+                pt[p].sw_rr = after(c as usize, v);
             }
             ivc[o * v + ov as usize].occ += 1;
-            port_flits[o] += 1;
-            in_use[o] &= !(u32::from(tail) << ov);
+            pt[o].flits += 1;
+            pt[o].in_use &= !(u32::from(tail) << ov);
             // The terminal port's neighbour is the router itself, and its port is not read.
             let eject = o == pn - 1;
             hops += u64::from(!eject);
             flits[usize::from(eject)].push(FlitEvent {
-                router: nbr[o],
+                router: pt[o].nbr,
                 port: u16::from(op) ^ 1,
                 vc: u16::from(ov),
                 flit,
             });
-            credits[usize::from(p == pn - 1)].push(up_occ[p] + u32::from(c));
+            credits[usize::from(p == pn - 1)].push(pt[p].up_occ + u32::from(c));
             let more = u64::from(x.len > 0).wrapping_neg() & (1 << j);
             let tails = u64::from(tail).wrapping_neg();
             heads |= more & tails;
@@ -1453,7 +1492,7 @@ impl BookSim {
             let j = va_b.trailing_zeros() as usize;
             let (op, vs, ve) = ivc[j].route;
             let op = op as usize;
-            let in_use = &mut self.in_use[r * pn + op];
+            let in_use = &mut self.port[r * pn + op].in_use;
             let free = vc_range(vs, ve) & !*in_use;
             if free == 0 {
                 return (0, va_b);
@@ -1476,7 +1515,7 @@ impl BookSim {
             shared |= ports & (1 << op);
             ports |= 1 << op;
         }
-        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
+        let pt = &mut self.port[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
         let aptr = &mut self.va_aptr[base..base + nio];
         for op in bits(shared) {
@@ -1489,7 +1528,7 @@ impl BookSim {
                 heads_of[op] |= 1 << j;
                 continue;
             }
-            let free = vc_range(vs, ve) & !in_use[op];
+            let free = vc_range(vs, ve) & !pt[op].in_use;
             if free == 0 {
                 lost |= 1 << j;
                 continue;
@@ -1498,7 +1537,7 @@ impl BookSim {
             gptr[pick] = after(j, nio);
             aptr[j] = after(pick, nio);
             let ov = pick - op * v;
-            in_use[op] |= 1 << ov;
+            pt[op].in_use |= 1 << ov;
             ivc[j].out = (op as u8, ov as u8);
             ivc[j].state = ACTIVE;
             won |= 1 << j;
@@ -1509,7 +1548,7 @@ impl BookSim {
                     self.allocator,
                     (op, v),
                     heads_of[op],
-                    |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !in_use[op],
+                    |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !pt[op].in_use,
                     gptr,
                     aptr,
                 );
@@ -1522,7 +1561,7 @@ impl BookSim {
                         aptr[j] as usize - 1
                     };
                     let ov = pick - op * v;
-                    in_use[op] |= 1 << ov;
+                    pt[op].in_use |= 1 << ov;
                     ivc[j].out = (op as u8, ov as u8);
                     ivc[j].state = ACTIVE;
                     won |= 1 << j;
@@ -1542,7 +1581,7 @@ impl BookSim {
             for (k, j) in bits(heads).enumerate() {
                 if res[k] >= 0 {
                     let (op, ov) = (res[k] as usize / v, res[k] as usize % v);
-                    self.in_use[r * pn + op] |= 1 << ov;
+                    self.port[r * pn + op].in_use |= 1 << ov;
                     self.ivc[base + j].out = (op as u8, ov as u8);
                     self.ivc[base + j].state = ACTIVE;
                     won |= 1 << j;
@@ -1573,9 +1612,7 @@ impl BookSim {
         let bit_port = &self.bit_port[..nio];
         let sc = &mut self.scratch;
         let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
-        let gptr = &mut self.sw_gptr[rr..rr + pn];
-        let aptr = &mut self.sw_aptr[rr..rr + pn];
-        let sw_rr = &mut self.sw_rr[rr..rr + pn];
+        let pt = &mut self.port[rr..rr + pn];
         let now = self.now;
         let blocked = &mut self.port_blocked[rr..rr + pn];
         let charged = &mut self.blocked_until[rr..rr + pn];
@@ -1624,8 +1661,7 @@ impl BookSim {
             self.allocator,
             self.alloc_iters,
             pn,
-            gptr,
-            aptr,
+            pt,
             (ins, req),
             (outs, col),
             &mut sc.grants,
@@ -1641,8 +1677,8 @@ impl BookSim {
                     cands |= 1 << c;
                 }
             }
-            let c = rr_pick(cands, sw_rr[p] as usize);
-            sw_rr[p] = after(c, v);
+            let c = rr_pick(cands, pt[p].sw_rr as usize);
+            pt[p].sw_rr = after(c, v);
             won |= 1 << (p * v + c);
         }
         // With one round (or the separable allocator) every match moved the pointers past it,
@@ -1726,7 +1762,7 @@ impl BookSim {
             if e.result >= 0 {
                 let (op, ov) = (e.result as usize / v, e.result as usize % v);
                 let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-                self.in_use[r * pn + op] |= 1 << ov;
+                self.port[r * pn + op].in_use |= 1 << ov;
                 self.ivc[idx].out = (op as u8, ov as u8);
                 self.ivc[idx].state = ACTIVE;
                 self.sa_q[r].push_back(fresh);
@@ -1799,10 +1835,10 @@ impl BookSim {
         if op as usize != pn - 1 {
             self.flit_hops += 1;
         }
-        self.port_flits[oport] += 1;
+        self.port[oport].flits += 1;
         self.ivc[oidx].occ += 1;
         if flit & TAIL != 0 {
-            self.in_use[oport] &= !(1 << ov);
+            self.port[oport].in_use &= !(1 << ov);
         }
         let crossing = Crossing {
             time: UNSET,
@@ -1823,7 +1859,7 @@ impl BookSim {
             self.inj_credit_at[s].push((r * v + c) as u32);
         } else {
             let s = self.slot(self.latency + 1);
-            self.credits_at[s].push(self.up_occ[r * pn + p] + c as u32);
+            self.credits_at[s].push(self.port[r * pn + p].up_occ + c as u32);
         }
         if ivc.len > 0 {
             if flit & TAIL != 0 {
@@ -1849,7 +1885,7 @@ impl BookSim {
         } else {
             let s = self.slot(after + self.latency + 1);
             self.flits_at[s].push(FlitEvent {
-                router: self.nbr[r * pn + x.output as usize],
+                router: self.port[r * pn + x.output as usize].nbr,
                 port: x.output ^ 1,
                 vc: x.vc,
                 flit: x.flit,
@@ -1877,7 +1913,7 @@ impl BookSim {
                     break;
                 }
                 if e.result >= 0
-                    && self.in_use[r * self.ports + e.result as usize / self.vcs]
+                    && self.port[r * self.ports + e.result as usize / self.vcs].in_use
                         & (1 << (e.result as usize % self.vcs))
                         != 0
                 {
@@ -1916,7 +1952,7 @@ impl BookSim {
             let i = p as usize * v + c as usize;
             // The free VCs of the range, and the first of them round-robin from the input's
             // accept pointer.
-            let free = vc_range(vs, ve) & !self.in_use[r * pn + op as usize];
+            let free = vc_range(vs, ve) & !self.port[r * pn + op as usize].in_use;
             let from = self.va_aptr[r * nio + i] as usize;
             let pick = if free == 0 {
                 usize::MAX
@@ -1963,7 +1999,7 @@ impl BookSim {
             let mut elig = false;
             for ov in vs..=ve {
                 let o = op as usize * v + ov as usize;
-                if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
+                if self.port[r * pn + op as usize].in_use & (1 << ov) == 0 {
                     elig = true;
                     reqs.push(((p as usize * v + c as usize) as u16, o as u16));
                 }
@@ -1977,8 +2013,10 @@ impl BookSim {
             self.alloc_iters,
             nio,
             nio,
-            &mut self.va_gptr[r * nio..(r + 1) * nio],
-            &mut self.va_aptr[r * nio..(r + 1) * nio],
+            &mut (
+                &mut self.va_gptr[r * nio..(r + 1) * nio],
+                &mut self.va_aptr[r * nio..(r + 1) * nio],
+            ),
             &reqs,
             &mut self.scratch,
         );
@@ -2000,7 +2038,7 @@ impl BookSim {
         let (pn, v) = (self.ports, self.vcs);
         let nio = pn * v;
         let base = port * v;
-        let busy = self.in_use[r * pn + port];
+        let busy = self.port[r * pn + port].in_use;
         let mut heads = std::mem::take(&mut self.scratch.heads);
         heads.clear();
         for (k, &(p, c)) in items.iter().enumerate() {
@@ -2172,7 +2210,7 @@ impl BookSim {
             } else {
                 // Two VCs of one input want one output: the nearer one round-robin from the
                 // input's offset keeps the request.
-                let off = self.sw_rr[rr + p] as usize;
+                let off = self.port[rr + p].sw_rr as usize;
                 let d = |x: usize| (x + v - off) % v;
                 if d(c as usize) < d(held as usize) {
                     self.scratch.sw_label[cell] = c as i16;
@@ -2186,8 +2224,7 @@ impl BookSim {
                 self.alloc_iters,
                 pn,
                 pn,
-                &mut self.sw_gptr[rr..rr + pn],
-                &mut self.sw_aptr[rr..rr + pn],
+                &mut self.port[rr..rr + pn],
                 &reqs,
                 &mut self.scratch,
             );
@@ -2196,8 +2233,8 @@ impl BookSim {
             for &(i, o) in &reqs {
                 let (iu, ou) = (i as usize, o as usize);
                 self.scratch.inmatch[iu] = ou as i32;
-                self.sw_gptr[rr + ou] = if iu + 1 == pn { 0 } else { iu as u16 + 1 };
-                self.sw_aptr[rr + iu] = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
+                self.port[rr + ou].sw_gptr = if iu + 1 == pn { 0 } else { iu as u16 + 1 };
+                self.port[rr + iu].sw_aptr = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
             }
         }
         for (k, &(p, c)) in items.iter().enumerate() {
@@ -2207,7 +2244,7 @@ impl BookSim {
             let p = p as usize;
             let m = self.scratch.inmatch[p];
             if m >= 0 && self.scratch.sw_label[p * pn + m as usize] == c as i16 {
-                self.sw_rr[rr + p] = after(c as usize, v);
+                self.port[rr + p].sw_rr = after(c as usize, v);
                 res[k] = m;
             } else {
                 res[k] = STALL;
@@ -2277,7 +2314,7 @@ impl BookSim {
                 if p == pn - 1 {
                     format!("n{r}<-inj.vc{c}")
                 } else {
-                    format!("n{r}<-n{}.vc{c}", self.nbr[r * pn + p])
+                    format!("n{r}<-n{}.vc{c}", self.port[r * pn + p].nbr)
                 }
             })
             .collect()
@@ -2287,7 +2324,9 @@ impl BookSim {
         self.stats = Stats::default();
         self.reset_time = self.now;
         // The link counters cover the same window as the accepted rate.
-        self.port_flits.fill(0);
+        for p in &mut self.port {
+            p.flits = 0;
+        }
         self.port_blocked.fill(0);
         self.hops_at_reset = self.flit_hops;
     }
@@ -2296,7 +2335,8 @@ impl BookSim {
     /// counters are kept as they stand, as the accepted count stops counting here.
     fn end_window(&mut self) {
         self.drain_time = self.now;
-        self.window_flits.clone_from(&self.port_flits);
+        self.window_flits.clear();
+        self.window_flits.extend(self.port.iter().map(|p| p.flits));
         self.window_blocked.clone_from(&self.port_blocked);
         self.window_hops = self.flit_hops - self.hops_at_reset;
     }
@@ -2519,7 +2559,7 @@ impl BookSim {
                     channel: out.len(),
                     kind: ChannelKind::Link,
                     from: NodeId(r as u64),
-                    to: NodeId(u64::from(self.nbr[x])),
+                    to: NodeId(u64::from(self.port[x].nbr)),
                     flits: self.window_flits.get(x).copied().unwrap_or(0),
                     blocked_cycles: self.window_blocked.get(x).copied().unwrap_or(0),
                 });
