@@ -1608,48 +1608,59 @@ impl BookSim {
         let nio = pn * v;
         let rr = r * pn;
         let base = rr * v;
+        let depth = self.depth;
         let ivc = &self.ivc[base..base + nio];
-        let bit_port = &self.bit_port[..nio];
-        let sc = &mut self.scratch;
-        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
-        let pt = &mut self.port[rr..rr + pn];
-        let now = self.now;
-        let blocked = &mut self.port_blocked[rr..rr + pn];
-        let charged = &mut self.blocked_until[rr..rr + pn];
         if sa_b.is_power_of_two() {
             // One VC asking (the usual case): it wins if its output VC has room
             // (`switch_fast` moves the pointers).
             let j = sa_b.trailing_zeros() as usize;
             let (op, ov) = ivc[j].out;
-            if ivc[op as usize * v + ov as usize].occ as usize >= self.depth {
-                let o = op as usize;
-                mark_blocked(&mut blocked[o], &mut charged[o], now, now + 1);
+            if ivc[op as usize * v + ov as usize].occ as usize >= depth {
+                let o = rr + op as usize;
+                let now = self.now;
+                mark_blocked(
+                    &mut self.port_blocked[o],
+                    &mut self.blocked_until[o],
+                    now,
+                    now + 1,
+                );
                 return (0, false);
             }
             return (sa_b, true);
         }
-        // The requests by input and by output, cleared in full rather than as each port is first
-        // seen (a branch on the traffic).
-        req.fill(0);
-        col.fill(0);
-        let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
+        // The asking VCs with a credit, their inputs and outputs, and the outputs of those
+        // without one (charged once each).
+        let (mut ins, mut outs, mut asking, mut stalled) = (0u64, 0u64, 0u64, 0u64);
         // Whether two asking VCs share an input or an output.
         let mut shared = false;
         for j in bits(sa_b) {
             let (op, ov) = ivc[j].out;
-            let op = op as usize;
-            if ivc[op * v + ov as usize].occ as usize >= self.depth {
-                mark_blocked(&mut blocked[op], &mut charged[op], now, now + 1);
+            let ob = 1u64 << op;
+            if ivc[op as usize * v + ov as usize].occ as usize >= depth {
+                stalled |= ob;
                 continue;
             }
             asking |= 1 << j;
-            let p = bit_port[j] as usize;
-            let (pb, ob) = (1u64 << p, 1u64 << op);
+            let p = if V > 0 {
+                j / V
+            } else {
+                self.bit_port[j] as usize
+            };
+            let pb = 1u64 << p;
             shared |= (ins & pb != 0) | (outs & ob != 0);
-            req[p] |= ob;
-            col[op] |= pb;
             ins |= pb;
             outs |= ob;
+        }
+        if stalled != 0 {
+            let now = self.now;
+            for o in bits(stalled) {
+                mark_blocked(
+                    &mut self.port_blocked[rr + o],
+                    &mut self.blocked_until[rr + o],
+                    now,
+                    now + 1,
+                );
+            }
         }
         if !shared {
             // Every asking VC is alone at its input and its output: each output grants its
@@ -1657,6 +1668,22 @@ impl BookSim {
             // candidate (`switch_fast` moves the pointers).
             return (asking, true);
         }
+        // The requests by input and by output (only the entries of `ins` and `outs` are read).
+        let sc = &mut self.scratch;
+        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
+        for p in bits(ins) {
+            req[p] = 0;
+        }
+        for o in bits(outs) {
+            col[o] = 0;
+        }
+        for j in bits(asking) {
+            let p = j / v;
+            let op = ivc[j].out.0 as usize;
+            req[p] |= 1 << op;
+            col[op] |= 1 << p;
+        }
+        let pt = &mut self.port[rr..rr + pn];
         let matched = allocate_bits(
             self.allocator,
             self.alloc_iters,
