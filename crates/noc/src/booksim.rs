@@ -139,6 +139,21 @@ struct Port {
     flits: u64,
 }
 
+/// A terminal's injection state: the packet it is sending (or [`NO_PACKET`]) and the flits of
+/// it sent, the injection VC it holds (-1 none) and the last one it took, its traffic
+/// generator's next Bernoulli trial, whether that has passed the drain time, and its
+/// injection VCs held by a packet (one bit per VC).
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    cur: u32,
+    sent: u32,
+    inj_vc: i32,
+    last_vc: i32,
+    qtime: u64,
+    qdrained: bool,
+    inj_in_use: u32,
+}
+
 /// A flit in the crossbar.
 #[derive(Debug, Clone, Copy)]
 struct Crossing {
@@ -683,15 +698,9 @@ struct BookSim {
     next_active: Vec<u32>,
     stamp: Vec<u64>,
     // Terminals.
-    cur: Vec<u32>,
-    sent_of: Vec<u32>,
-    inj_vc: Vec<i32>,
-    last_vc: Vec<i32>,
-    qtime: Vec<u64>,
-    qdrained: Vec<bool>,
+    nodes: Vec<Node>,
     undrained: usize,
     inj_occ: Vec<u16>,
-    inj_in_use: Vec<bool>,
     threshold: u64,
     // Packets.
     packets: Vec<Packet>,
@@ -910,15 +919,20 @@ impl BookSim {
             active: Vec::new(),
             next_active: Vec::new(),
             stamp: vec![u64::MAX; routers],
-            cur: vec![NO_PACKET; routers],
-            sent_of: vec![0; routers],
-            inj_vc: vec![-1; routers],
-            last_vc: vec![-1; routers],
-            qtime: vec![0; routers],
-            qdrained: vec![false; routers],
+            nodes: vec![
+                Node {
+                    cur: NO_PACKET,
+                    sent: 0,
+                    inj_vc: -1,
+                    last_vc: -1,
+                    qtime: 0,
+                    qdrained: false,
+                    inj_in_use: 0,
+                };
+                routers
+            ],
             undrained: routers,
             inj_occ: vec![0; routers * vcs],
-            inj_in_use: vec![false; routers * vcs],
             threshold,
             packets: Vec::new(),
             dst_of: Vec::new(),
@@ -1097,8 +1111,8 @@ impl BookSim {
         if measured {
             self.measured_in_flight += f;
         }
-        self.cur[n] = id;
-        self.sent_of[n] = 0;
+        self.nodes[n].cur = id;
+        self.nodes[n].sent = 0;
     }
 
     fn terminals(&mut self, log: &mut Option<&mut PacketLog>) {
@@ -1160,63 +1174,68 @@ impl BookSim {
         let inj_slot = self.slot(2);
         let draining = self.phase == Phase::Draining;
         let v = self.vcs;
-        for n in 0..self.routers {
-            if self.cur[n] == NO_PACKET {
-                while self.qtime[n] <= now {
-                    let t = self.qtime[n];
-                    self.qtime[n] += 1;
-                    let hit = self.threshold == u64::MAX || self.rng.next_u64() < self.threshold;
+        let (threshold, depth) = (self.threshold, self.depth);
+        let port = (self.ports - 1) as u16;
+        for n in 0..self.nodes.len() {
+            if self.nodes[n].cur == NO_PACKET {
+                let mut q = self.nodes[n].qtime;
+                while q <= now {
+                    let t = q;
+                    q += 1;
+                    let hit = threshold == u64::MAX || self.rng.next_u64() < threshold;
                     if hit {
                         self.generate(n, t);
                         break;
                     }
                 }
-                if draining && !self.qdrained[n] && self.qtime[n] > self.drain_time {
-                    self.qdrained[n] = true;
+                let node = &mut self.nodes[n];
+                node.qtime = q;
+                if draining && !node.qdrained && q > self.drain_time {
+                    node.qdrained = true;
                     self.undrained -= 1;
                 }
-                if self.cur[n] == NO_PACKET {
+                if node.cur == NO_PACKET {
                     continue;
                 }
             }
-            let seq = self.sent_of[n];
+            let node = &mut self.nodes[n];
+            let seq = node.sent;
             let head = seq == 0;
-            if head && self.inj_vc[n] < 0 {
+            let occ = &mut self.inj_occ[n * v..n * v + v];
+            if head && node.inj_vc < 0 {
                 // Round-robin from the VC after the last one used (VC 0 at first).
-                let lvc = self.last_vc[n];
+                let lvc = node.last_vc;
                 let mut c = lvc.max(0) as usize;
                 for _ in 0..v {
                     if lvc >= 0 {
                         c = after(c, v) as usize;
                     }
-                    if !self.inj_in_use[n * v + c]
-                        && (self.inj_occ[n * v + c] as usize) < self.depth
-                    {
-                        self.inj_vc[n] = c as i32;
+                    if node.inj_in_use >> c & 1 == 0 && (occ[c] as usize) < depth {
+                        node.inj_vc = c as i32;
                         break;
                     }
                 }
             }
-            let c = self.inj_vc[n];
-            if c < 0 || self.inj_occ[n * v + c as usize] as usize >= self.depth {
+            let c = node.inj_vc;
+            if c < 0 || occ[c as usize] as usize >= depth {
                 continue;
             }
             let c = c as usize;
-            let id = self.cur[n];
+            let id = node.cur;
             let tail = seq + 1 == self.packet_flits;
             if head {
-                self.inj_in_use[n * v + c] = true;
-                self.last_vc[n] = c as i32;
+                node.inj_in_use |= 1 << c;
+                node.last_vc = c as i32;
                 self.packets[id as usize].itime = now;
             }
-            self.inj_occ[n * v + c] += 1;
+            occ[c] += 1;
             if tail {
-                self.inj_in_use[n * v + c] = false;
+                node.inj_in_use &= !(1 << c);
             }
             let flit = id << 2 | if head { HEAD } else { 0 } | if tail { TAIL } else { 0 };
             self.flits_at[inj_slot].push(FlitEvent {
                 router: n as u32,
-                port: (self.ports - 1) as u16,
+                port,
                 vc: c as u16,
                 flit,
             });
@@ -1225,10 +1244,10 @@ impl BookSim {
             if counting {
                 self.stats.sent += 1;
             }
-            self.sent_of[n] = seq + 1;
+            node.sent = seq + 1;
             if tail {
-                self.cur[n] = NO_PACKET;
-                self.inj_vc[n] = -1;
+                node.cur = NO_PACKET;
+                node.inj_vc = -1;
             }
         }
     }
