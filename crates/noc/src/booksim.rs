@@ -154,6 +154,17 @@ struct Node {
     inj_in_use: u32,
 }
 
+/// A router's stage sets in the fast case (input-VC bits: the heads in route computation,
+/// those waiting for VC allocation and those asking for the switch), and the cycle it was
+/// last queued to step in.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rt {
+    route_m: u64,
+    va_m: u64,
+    sa_m: u64,
+    stamp: u64,
+}
+
 /// A flit in the crossbar.
 #[derive(Debug, Clone, Copy)]
 struct Crossing {
@@ -675,9 +686,8 @@ struct BookSim {
     /// In the fast case, each input-VC bit's port and VC.
     bit_port: Vec<u16>,
     bit_vc: Vec<u16>,
-    route_m: Vec<u64>,
-    va_m: Vec<u64>,
-    sa_m: Vec<u64>,
+    /// Each router's stage sets and stamp.
+    rt: Vec<Rt>,
     route_q: Vec<VecDeque<Entry>>,
     va_q: Vec<VecDeque<Entry>>,
     sa_q: Vec<VecDeque<Entry>>,
@@ -696,7 +706,6 @@ struct BookSim {
     inj_credit_at: Vec<Vec<u32>>,
     active: Vec<u32>,
     next_active: Vec<u32>,
-    stamp: Vec<u64>,
     // Terminals.
     nodes: Vec<Node>,
     undrained: usize,
@@ -881,9 +890,13 @@ impl BookSim {
                 && ports * vcs <= 64,
             bit_port: (0..ports * vcs).map(|j| (j / vcs) as u16).collect(),
             bit_vc: (0..ports * vcs).map(|j| (j % vcs) as u16).collect(),
-            route_m: vec![0; routers],
-            va_m: vec![0; routers],
-            sa_m: vec![0; routers],
+            rt: vec![
+                Rt {
+                    stamp: u64::MAX,
+                    ..Rt::default()
+                };
+                routers
+            ],
             route_q: vec![VecDeque::new(); routers],
             va_q: vec![VecDeque::new(); routers],
             sa_q: vec![VecDeque::new(); routers],
@@ -918,7 +931,6 @@ impl BookSim {
             inj_credit_at: vec![Vec::new(); wheel],
             active: Vec::new(),
             next_active: Vec::new(),
-            stamp: vec![u64::MAX; routers],
             nodes: vec![
                 Node {
                     cur: NO_PACKET,
@@ -1060,8 +1072,8 @@ impl BookSim {
     }
 
     fn wake(&mut self, r: u32) {
-        if self.stamp[r as usize] != self.now {
-            self.stamp[r as usize] = self.now;
+        if self.rt[r as usize].stamp != self.now {
+            self.rt[r as usize].stamp = self.now;
             self.active.push(r);
         }
     }
@@ -1271,7 +1283,7 @@ impl BookSim {
             ivc.state = ROUTING;
             ivc.route = self.compute_route(r, e.port as usize, e.flit >> 2);
             self.ivc[idx] = ivc;
-            self.route_m[r] |= 1 << j;
+            self.rt[r].route_m |= 1 << j;
             return;
         }
         self.ivc[idx] = ivc;
@@ -1296,7 +1308,7 @@ impl BookSim {
             self.ivc[idx].state = ROUTING;
             if self.fast {
                 self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
-                self.route_m[r] |= self.bit(entry);
+                self.rt[r].route_m |= self.bit(entry);
             } else {
                 self.route_q[r].push_back(entry);
             }
@@ -1327,7 +1339,7 @@ impl BookSim {
     /// Queue an input VC for VC allocation.
     fn push_va(&mut self, r: usize, e: Entry) {
         if self.fast {
-            self.va_m[r] |= self.bit(e);
+            self.rt[r].va_m |= self.bit(e);
         } else {
             self.va_q[r].push_back(e);
         }
@@ -1336,7 +1348,7 @@ impl BookSim {
     /// Queue an input VC for switch allocation.
     fn push_sa(&mut self, r: usize, e: Entry) {
         if self.fast {
-            self.sa_m[r] |= self.bit(e);
+            self.rt[r].sa_m |= self.bit(e);
         } else {
             self.sa_q[r].push_back(e);
         }
@@ -1359,9 +1371,12 @@ impl BookSim {
         if credits_waiting {
             self.take_credits(r);
         }
-        let route_b = std::mem::take(&mut self.route_m[r]);
-        let va_b = std::mem::take(&mut self.va_m[r]);
-        let sa_b = std::mem::take(&mut self.sa_m[r]);
+        let Rt {
+            route_m: route_b,
+            va_m: va_b,
+            sa_m: sa_b,
+            ..
+        } = self.rt[r];
         let (va_won, va_lost) = if va_b != 0 {
             self.va_fast::<P, V>(r, va_b)
         } else {
@@ -1377,7 +1392,8 @@ impl BookSim {
         // in the fast case; the stage sets tell the other two apart).
         let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
-        // The stage sets were emptied above and nothing else adds to them during the step.
+        // The stage sets, read above, are written whole below: nothing else adds to them
+        // during the step.
         let mut route_m = 0;
         let mut va_m = route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
@@ -1400,13 +1416,14 @@ impl BookSim {
                 }
             }
         }
-        self.route_m[r] = route_m;
-        self.va_m[r] = va_m;
-        self.sa_m[r] = sa_m;
+        let rt = &mut self.rt[r];
+        rt.route_m = route_m;
+        rt.va_m = va_m;
+        rt.sa_m = sa_m;
         let busy =
             route_m | va_m | sa_m != 0 || (self.credit_delay > 0 && !self.credits_q[r].is_empty());
-        if busy && self.stamp[r] != self.now + 1 {
-            self.stamp[r] = self.now + 1;
+        if busy && rt.stamp != self.now + 1 {
+            rt.stamp = self.now + 1;
             self.next_active.push(r as u32);
         }
     }
@@ -1846,8 +1863,8 @@ impl BookSim {
             && self.sa_q[r].is_empty()
             && self.xbar_q[r].is_empty()
             && self.credits_q[r].is_empty());
-        if busy && self.stamp[r] != self.now + 1 {
-            self.stamp[r] = self.now + 1;
+        if busy && self.rt[r].stamp != self.now + 1 {
+            self.rt[r].stamp = self.now + 1;
             self.next_active.push(r as u32);
         }
     }
