@@ -1264,6 +1264,41 @@ impl BookSim {
         }
     }
 
+    /// This cycle's flits (those in channel slot `slot`) enter their VC buffers, in the fast
+    /// case with a routing stage: [`Self::receive`] with the network's shape `(P, V)` known
+    /// (as in [`Self::shape`]).
+    fn arrive_fast<const P: usize, const V: usize>(&mut self, slot: usize) {
+        let (pn, v) = self.shape::<P, V>();
+        let (slots, depth) = (self.ivc.len(), self.depth);
+        let mut fl = std::mem::take(&mut self.flits_at[slot]);
+        for e in fl.drain(..) {
+            self.wake(e.router);
+            let r = e.router as usize;
+            let j = e.port as usize * v + e.vc as usize;
+            let idx = r * pn * v + j;
+            let x = &mut self.ivc[idx];
+            let len = x.len;
+            let mut at = x.head as usize + len as usize;
+            if at >= depth {
+                at -= depth;
+            }
+            x.len = len + 1;
+            let state = x.state;
+            self.buf[at * slots + idx] = e.flit;
+            if state == IDLE {
+                // `start_head` in the fast case.
+                let route = self.compute_route(r, e.port as usize, e.flit >> 2);
+                let x = &mut self.ivc[idx];
+                x.state = ROUTING;
+                x.route = route;
+                self.rt[r].route_m |= 1 << j;
+            } else if state == ACTIVE && len == 0 {
+                self.rt[r].sa_m |= 1 << j;
+            }
+        }
+        self.flits_at[slot] = fl;
+    }
+
     /// A flit enters its VC buffer (BookSim `_InputQueuing`).
     fn receive(&mut self, e: FlitEvent) {
         let r = e.router as usize;
@@ -2325,12 +2360,19 @@ impl BookSim {
         let slot = (self.now as usize) & (self.wheel - 1);
         self.active.clear();
         std::mem::swap(&mut self.active, &mut self.next_active);
-        let mut fl = std::mem::take(&mut self.flits_at[slot]);
-        for e in fl.drain(..) {
-            self.wake(e.router);
-            self.receive(e);
+        if self.fast && self.routing_delay > 0 {
+            match (self.ports, self.vcs) {
+                (5, 4) => self.arrive_fast::<5, 4>(slot),
+                _ => self.arrive_fast::<0, 0>(slot),
+            }
+        } else {
+            let mut fl = std::mem::take(&mut self.flits_at[slot]);
+            for e in fl.drain(..) {
+                self.wake(e.router);
+                self.receive(e);
+            }
+            self.flits_at[slot] = fl;
         }
-        self.flits_at[slot] = fl;
         let mut cr = std::mem::take(&mut self.credits_at[slot]);
         for i in cr.drain(..) {
             if self.credit_delay == 0 {
@@ -2351,8 +2393,24 @@ impl BookSim {
         }
         self.credits_at[slot] = cr;
         let active = std::mem::take(&mut self.active);
-        for &r in &active {
-            self.step_router(r as usize);
+        if self.fast {
+            // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
+            match (self.ports, self.vcs) {
+                (5, 4) => {
+                    for &r in &active {
+                        self.step_router_fast::<5, 4>(r as usize);
+                    }
+                }
+                _ => {
+                    for &r in &active {
+                        self.step_router_fast::<0, 0>(r as usize);
+                    }
+                }
+            }
+        } else {
+            for &r in &active {
+                self.step_router(r as usize);
+            }
         }
         self.active = active;
         if self.in_network > 0 && self.now - self.last_progress >= self.watchdog {
