@@ -1496,7 +1496,7 @@ impl BookSim {
         let ivc = &mut self.ivc[base..base + nio];
         let buf = &self.buf;
         let pt = &mut self.port[r * pn..(r + 1) * pn];
-        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
+        let (bit_port, bit_vc) = (&self.bit_port, &self.bit_vc);
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
             let (p, c) = if V > 0 {
