@@ -2374,13 +2374,15 @@ impl BookSim {
             self.flits_at[slot] = fl;
         }
         let mut cr = std::mem::take(&mut self.credits_at[slot]);
-        for i in cr.drain(..) {
-            if self.credit_delay == 0 {
-                // Processed in the router's next step before anything reads it; a router with
-                // nothing queued has nothing to do with it.
+        if self.credit_delay == 0 {
+            // Processed in the router's next step before anything reads it; a router with
+            // nothing queued has nothing to do with it.
+            for &i in &cr {
                 self.ivc[i as usize].occ -= 1;
-                continue;
             }
+            cr.clear();
+        }
+        for i in cr.drain(..) {
             let (pn, v) = (self.ports, self.vcs);
             let i = i as usize;
             let r = i / (pn * v);
