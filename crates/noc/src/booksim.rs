@@ -1134,24 +1134,25 @@ impl BookSim {
         // Ejection: retire flits, return credits.
         let mut ej = std::mem::take(&mut self.eject_at[slot]);
         let back = self.slot(2);
-        for e in ej.drain(..) {
-            self.credits_at[back].push(
-                ((e.router as usize * self.ports + self.ports - 1) * self.vcs) as u32
-                    + u32::from(e.vc),
-            );
-            self.in_network -= 1;
+        let arrived = ej.len() as u64;
+        if arrived > 0 {
+            self.in_network -= arrived;
+            self.in_flight -= arrived;
             self.last_progress = now;
             if counting {
-                self.stats.accepted += 1;
+                self.stats.accepted += arrived;
             }
+        }
+        let (pn, v) = (self.ports, self.vcs);
+        for e in ej.drain(..) {
+            self.credits_at[back]
+                .push(((e.router as usize * pn + pn - 1) * v) as u32 + u32::from(e.vc));
             let id = e.flit >> 2;
-            let p = self.packets[id as usize];
-            self.in_flight -= 1;
+            let p = &self.packets[id as usize];
             self.in_flight_ctime -= u128::from(p.ctime);
-            if p.measured {
-                self.measured_in_flight -= 1;
-            }
+            self.measured_in_flight -= u64::from(p.measured);
             if e.flit & TAIL != 0 {
+                let p = *p;
                 if self.phase == Phase::WarmingUp || p.measured {
                     let plat = now - p.ctime;
                     self.stats.plat_sum += plat;
