@@ -1189,15 +1189,19 @@ impl BookSim {
         let v = self.vcs;
         let (threshold, depth) = (self.threshold, self.depth);
         let port = (self.ports - 1) as u16;
+        // The traffic stream, held here between packets (the generator draws from it too).
+        let mut rng = self.rng.clone();
         for n in 0..self.nodes.len() {
             if self.nodes[n].cur == NO_PACKET {
                 let mut q = self.nodes[n].qtime;
                 while q <= now {
                     let t = q;
                     q += 1;
-                    let hit = threshold == u64::MAX || self.rng.next_u64() < threshold;
+                    let hit = threshold == u64::MAX || rng.next_u64() < threshold;
                     if hit {
+                        self.rng = rng;
                         self.generate(n, t);
+                        rng = self.rng.clone();
                         break;
                     }
                 }
@@ -1263,6 +1267,7 @@ impl BookSim {
                 node.inj_vc = -1;
             }
         }
+        self.rng = rng;
     }
 
     /// This cycle's flits (those in channel slot `slot`) enter their VC buffers, in the fast
