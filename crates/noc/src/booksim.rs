@@ -1585,26 +1585,24 @@ impl BookSim {
             return (va_b, 0);
         }
         let heads_of = &mut self.scratch.heads_of[..pn];
-        // The ports asked for, and those asked for by more than one head.
+        // The ports asked for, those asked for by more than one head, and the heads asking for
+        // each port. The ports' allocations are independent (each touches its own VCs and its
+        // heads' pointers), so they may run port by port.
         let (mut ports, mut shared) = (0u64, 0u64);
         for j in bits(va_b) {
             let op = ivc[j].route.0 as usize;
-            shared |= ports & (1 << op);
-            ports |= 1 << op;
+            let ob = 1u64 << op;
+            let seen = ports & ob;
+            shared |= seen;
+            ports |= ob;
+            heads_of[op] = (heads_of[op] & u64::from(seen != 0).wrapping_neg()) | 1 << j;
         }
         let pt = &mut self.port[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
         let aptr = &mut self.va_aptr[base..base + nio];
-        for op in bits(shared) {
-            heads_of[op] = 0;
-        }
-        for j in bits(va_b) {
-            let (op, vs, ve) = ivc[j].route;
-            let op = op as usize;
-            if shared >> op & 1 != 0 {
-                heads_of[op] |= 1 << j;
-                continue;
-            }
+        for op in bits(ports & !shared) {
+            let j = heads_of[op].trailing_zeros() as usize;
+            let (_, vs, ve) = ivc[j].route;
             let free = vc_range(vs, ve) & !pt[op].in_use;
             if free == 0 {
                 lost |= 1 << j;
