@@ -376,7 +376,10 @@ fn allocate_bits<T: Pointers + ?Sized>(
                 // Grant: each free output picks a free asking input; accept: each input picks
                 // one of the outputs that granted it. Pointers move in the first round only.
                 let mut granted = 0u64;
-                grants[..n].fill(0);
+                // Only the free inputs' grants are read.
+                for i in bits(free_in) {
+                    grants[i] = 0;
+                }
                 for o in bits(free_out) {
                     let cand = col[o] & free_in;
                     if cand == 0 {
@@ -404,7 +407,10 @@ fn allocate_bits<T: Pointers + ?Sized>(
         Allocator::SeparableInputFirst => {
             // Input arbiters pick an output each; output arbiters pick among their pickers.
             let mut picked = 0u64;
-            grants[..n].fill(0);
+            // Only the picked outputs' grants are read.
+            for o in bits(outs) {
+                grants[o] = 0;
+            }
             for i in bits(ins) {
                 let o = rr_pick(req[i], ptrs.aptr(i));
                 picked |= 1 << o;
