@@ -1511,10 +1511,10 @@ impl BookSim {
         let (bit_port, bit_vc) = (&self.bit_port, &self.bit_vc);
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
-            let (p, c) = if V > 0 {
-                (j / V, (j % V) as u16)
-            } else {
-                (bit_port[j] as usize, bit_vc[j])
+            // By arithmetic when the shape is known at compile time, else by table.
+            let (p, c) = match (j.checked_div(V), j.checked_rem(V)) {
+                (Some(p), Some(c)) => (p, c as u16),
+                _ => (bit_port[j] as usize, bit_vc[j]),
             };
             let mut x = ivc[j];
             let flit = buf[x.head as usize * slots + base + j];
@@ -1722,11 +1722,9 @@ impl BookSim {
                 continue;
             }
             asking |= 1 << j;
-            let p = if V > 0 {
-                j / V
-            } else {
-                self.bit_port[j] as usize
-            };
+            let p = j
+                .checked_div(V)
+                .unwrap_or_else(|| self.bit_port[j] as usize);
             let pb = 1u64 << p;
             shared |= (ins & pb != 0) | (outs & ob != 0);
             ins |= pb;
