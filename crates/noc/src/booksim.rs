@@ -704,6 +704,9 @@ struct BookSim {
     scratch: Scratch,
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
+    /// This cycle's slots for what the crossbar sends (set at the start of each cycle): flits
+    /// to routers and to terminals, credits to routers and to terminals.
+    out_slots: [usize; 4],
     flits_at: Vec<Vec<FlitEvent>>,
     /// Credits by the index in `ivc` (its `occ`) of the output VC they are for.
     credits_at: Vec<Vec<u32>>,
@@ -931,6 +934,7 @@ impl BookSim {
                 picks: Vec::new(),
             },
             wheel,
+            out_slots: [0; 4],
             flits_at: vec![Vec::new(); wheel],
             credits_at: vec![Vec::new(); wheel],
             eject_at: vec![Vec::new(); wheel],
@@ -1491,20 +1495,11 @@ impl BookSim {
         let ((pn, v), depth) = (self.shape::<P, V>(), self.depth);
         let nio = pn * v;
         let base = r * nio;
-        let now = self.now as usize;
-        let mask = self.wheel - 1;
-        let lat = self.latency as usize;
-        // Flits are written now and read one cycle and a channel latency after the crossbar's
-        // cycle; credits are written now. Which channel each goes on is picked by index, not
-        // by a branch (it depends on the traffic).
-        let flits = [
-            &mut self.flits_at[(now + lat + 2) & mask],
-            &mut self.eject_at[(now + 3) & mask],
-        ];
-        let credits = [
-            &mut self.credits_at[(now + lat + 1) & mask],
-            &mut self.inj_credit_at[(now + 2) & mask],
-        ];
+        // Which channel each flit and credit goes on is picked by index, not by a branch (it
+        // depends on the traffic).
+        let [fs, es, cs, is] = self.out_slots;
+        let flits = [&mut self.flits_at[fs], &mut self.eject_at[es]];
+        let credits = [&mut self.credits_at[cs], &mut self.inj_credit_at[is]];
         let ivc = &mut self.ivc[base..base + nio];
         let buf = &self.buf;
         let pt = &mut self.port[r * pn..(r + 1) * pn];
@@ -2404,6 +2399,16 @@ impl BookSim {
         self.credits_at[slot] = cr;
         let active = std::mem::take(&mut self.active);
         if self.fast {
+            // Flits are written now and read one cycle and a channel latency after the
+            // crossbar's cycle; credits are written now.
+            let now = self.now as usize;
+            let (mask, lat) = (self.wheel - 1, self.latency as usize);
+            self.out_slots = [
+                (now + lat + 2) & mask,
+                (now + 3) & mask,
+                (now + lat + 1) & mask,
+                (now + 2) & mask,
+            ];
             // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
             match (self.ports, self.vcs) {
                 (5, 4) => {
