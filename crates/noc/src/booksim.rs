@@ -359,6 +359,7 @@ impl Pointers for [Port] {
 /// scratch of `n` entries. Round-robin picks are [`rr_pick`] from the pointers, which is the
 /// smallest round-robin distance that [`allocate`] takes.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn allocate_bits<T: Pointers + ?Sized>(
     kind: Allocator,
     iters: u32,
