@@ -243,6 +243,8 @@ struct Scratch {
     col: Vec<u64>,
     grants: Vec<u64>,
     matched: Vec<u8>,
+    /// Fast case, by output port: the input-VC bits of the VCs asking the switch for it.
+    vcs_of: Vec<u64>,
     /// Heads competing for one output port: (item, input VC, free VCs of its range), and the
     /// separable allocator's pick for each.
     heads: Vec<(u16, u16, u32)>,
@@ -931,6 +933,7 @@ impl BookSim {
                 col: vec![0; ports],
                 grants: vec![0; ports],
                 matched: vec![0; ports],
+                vcs_of: vec![0; ports],
                 heads: Vec::new(),
                 picks: Vec::new(),
             },
@@ -1746,17 +1749,20 @@ impl BookSim {
         // The requests by input and by output (only the entries of `ins` and `outs` are read).
         let sc = &mut self.scratch;
         let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
+        let vcs_of = &mut sc.vcs_of[..pn];
         for p in bits(ins) {
             req[p] = 0;
         }
         for o in bits(outs) {
             col[o] = 0;
+            vcs_of[o] = 0;
         }
         for j in bits(asking) {
             let p = j / v;
             let op = ivc[j].out.0 as usize;
             req[p] |= 1 << op;
             col[op] |= 1 << p;
+            vcs_of[op] |= 1 << j;
         }
         let pt = &mut self.port[rr..rr + pn];
         let matched = allocate_bits(
@@ -1772,13 +1778,9 @@ impl BookSim {
         let vc_bits = u64::MAX >> (64 - v);
         let mut won = 0u64;
         for p in bits(matched) {
-            let m = sc.matched[p];
-            let mut cands = 0u64;
-            for c in bits(asking >> (p * v) & vc_bits) {
-                if ivc[p * v + c].out.0 == m {
-                    cands |= 1 << c;
-                }
-            }
+            // The input's VCs that asked for its matched output.
+            let m = sc.matched[p] as usize;
+            let cands = sc.vcs_of[m] >> (p * v) & vc_bits;
             let c = rr_pick(cands, pt[p].sw_rr as usize);
             pt[p].sw_rr = after(c, v);
             won |= 1 << (p * v + c);
