@@ -373,6 +373,28 @@ fn allocate_bits<T: Pointers + ?Sized>(
     matched: &mut [u8],
 ) -> u64 {
     match kind {
+        Allocator::Islip if iters == 1 => {
+            // One round: every input granted accepts, and the pointers move.
+            for i in bits(ins) {
+                grants[i] = 0;
+            }
+            let mut granted = 0u64;
+            for o in bits(outs) {
+                let cand = col[o] & ins;
+                if cand == 0 {
+                    continue;
+                }
+                let i = rr_pick(cand, ptrs.gptr(o));
+                granted |= 1 << i;
+                grants[i] |= 1 << o;
+            }
+            for i in bits(granted) {
+                let o = rr_pick(grants[i], ptrs.aptr(i));
+                matched[i] = o as u8;
+                ptrs.matched(i, o, n, n);
+            }
+            granted
+        }
         Allocator::Islip => {
             let (mut free_in, mut free_out) = (ins, outs);
             for iter in 0..iters {
