@@ -165,6 +165,17 @@ struct Rt {
     stamp: u64,
 }
 
+/// The channel slots the fast case's crossbar writes this cycle, taken out of their wheels
+/// while the routers step: flits to routers and to terminals, credits to routers and to
+/// terminals.
+#[derive(Debug, Default)]
+struct Outbox {
+    flits: Vec<FlitEvent>,
+    eject: Vec<FlitEvent>,
+    credits: Vec<u32>,
+    inj_credits: Vec<u32>,
+}
+
 /// A flit in the crossbar.
 #[derive(Debug, Clone, Copy)]
 struct Crossing {
@@ -729,9 +740,9 @@ struct BookSim {
     scratch: Scratch,
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
-    /// This cycle's slots for what the crossbar sends (set at the start of each cycle): flits
-    /// to routers and to terminals, credits to routers and to terminals.
-    out_slots: [usize; 4],
+    /// In the fast case, this cycle's channel slots for what the crossbar sends, while the
+    /// routers step.
+    outbox: Outbox,
     flits_at: Vec<Vec<FlitEvent>>,
     /// Credits by the index in `ivc` (its `occ`) of the output VC they are for.
     credits_at: Vec<Vec<u32>>,
@@ -960,7 +971,7 @@ impl BookSim {
                 picks: Vec::new(),
             },
             wheel,
-            out_slots: [0; 4],
+            outbox: Outbox::default(),
             flits_at: vec![Vec::new(); wheel],
             credits_at: vec![Vec::new(); wheel],
             eject_at: vec![Vec::new(); wheel],
@@ -1523,9 +1534,9 @@ impl BookSim {
         let base = r * nio;
         // Which channel each flit and credit goes on is picked by index, not by a branch (it
         // depends on the traffic).
-        let [fs, es, cs, is] = self.out_slots;
-        let flits = [&mut self.flits_at[fs], &mut self.eject_at[es]];
-        let credits = [&mut self.credits_at[cs], &mut self.inj_credit_at[is]];
+        let out = &mut self.outbox;
+        let flits = [&mut out.flits, &mut out.eject];
+        let credits = [&mut out.credits, &mut out.inj_credits];
         let ivc = &mut self.ivc[base..base + nio];
         let buf = &self.buf;
         let pt = &mut self.port[r * pn..(r + 1) * pn];
@@ -2428,12 +2439,20 @@ impl BookSim {
             // crossbar's cycle; credits are written now.
             let now = self.now as usize;
             let (mask, lat) = (self.wheel - 1, self.latency as usize);
-            self.out_slots = [
+            let (fs, es, cs, is) = (
                 (now + lat + 2) & mask,
                 (now + 3) & mask,
                 (now + lat + 1) & mask,
                 (now + 2) & mask,
-            ];
+            );
+            // The slots are taken out (swapped with the outbox's empty vectors) and put back.
+            let swap = |b: &mut Self| {
+                std::mem::swap(&mut b.outbox.flits, &mut b.flits_at[fs]);
+                std::mem::swap(&mut b.outbox.eject, &mut b.eject_at[es]);
+                std::mem::swap(&mut b.outbox.credits, &mut b.credits_at[cs]);
+                std::mem::swap(&mut b.outbox.inj_credits, &mut b.inj_credit_at[is]);
+            };
+            swap(self);
             // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
             match (self.ports, self.vcs) {
                 (5, 4) => {
@@ -2447,6 +2466,7 @@ impl BookSim {
                     }
                 }
             }
+            swap(self);
         } else {
             for &r in &active {
                 self.step_router(r as usize);
