@@ -469,6 +469,7 @@ fn allocate_bits<T: Pointers + ?Sized>(
 /// is the VC bits head `j` may take; `gptr` and `aptr` are the router's pointers over its
 /// (port, VC) outputs and inputs. Returns the heads granted a VC (each one's `aptr` then
 /// points just past it) and those that got none.
+#[inline(never)]
 fn shared_port_bits(
     kind: Allocator,
     (op, v): (usize, usize),
