@@ -1609,7 +1609,11 @@ impl BookSim {
             let (op, vs, ve) = ivc[j].route;
             let op = op as usize;
             let in_use = &mut self.port[r * pn + op].in_use;
-            let free = vc_range(vs, ve) & !*in_use;
+            let free = if self.torus {
+                vc_range(vs, ve)
+            } else {
+                u32::MAX >> (32 - v)
+            } & !*in_use;
             if free == 0 {
                 return (0, va_b);
             }
@@ -1642,7 +1646,11 @@ impl BookSim {
         for op in bits(ports & !shared) {
             let j = heads_of[op].trailing_zeros() as usize;
             let (_, vs, ve) = ivc[j].route;
-            let free = vc_range(vs, ve) & !pt[op].in_use;
+            let free = if self.torus {
+                vc_range(vs, ve)
+            } else {
+                u32::MAX >> (32 - v)
+            } & !pt[op].in_use;
             if free == 0 {
                 lost |= 1 << j;
                 continue;
