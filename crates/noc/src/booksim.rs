@@ -102,7 +102,9 @@ struct Entry {
 /// An input VC of a router: its buffer's ring (front position and length; the flits are in
 /// `BookSim::buf`), its stage (`IDLE`, `ROUTING`, `VC_ALLOC` or `ACTIVE`), its head's route
 /// (output port and VC range) and the output port and VC allocated to it. Kept together
-/// because a flit's every stage reads several of them.
+/// because a flit's every stage reads several of them. The same (router, port, VC) also names
+/// an output VC, whose downstream occupancy `occ` is kept here too (switch allocation reads it
+/// next to `out`).
 #[derive(Debug, Clone, Copy, Default)]
 struct InputVc {
     head: u16,
@@ -110,6 +112,68 @@ struct InputVc {
     state: u8,
     route: (u8, u8, u8),
     out: (u8, u8),
+    /// Downstream occupancy of the output VC with this index.
+    occ: u16,
+}
+
+/// A router port: its output's VCs in use and switch-allocator pointers, its input's, and the
+/// link counter of its output. Kept together because a switch crossing reads and writes them
+/// all.
+#[derive(Debug, Clone, Copy, Default)]
+struct Port {
+    /// The output's VCs allocated to a packet whose tail has not left, one bit per VC.
+    in_use: u32,
+    /// The neighbour through the output (the terminal port: the router itself).
+    nbr: u32,
+    /// The index in `BookSim::ivc` (its `occ`) of VC 0 of the output that feeds the input (the
+    /// neighbour's port back), or for the terminal port the index in `BookSim::inj_occ` of the
+    /// terminal's VC 0.
+    up_occ: u32,
+    /// The switch allocator's grant pointer (of the output) and accept pointer (of the input).
+    sw_gptr: u16,
+    sw_aptr: u16,
+    /// The input's round-robin offset among its VCs for the switch.
+    sw_rr: u16,
+    /// Flits that won the switch for the output since the last reset (the terminal port's
+    /// too: counting it saves a branch; it is not reported).
+    flits: u64,
+}
+
+/// A terminal's injection state: the packet it is sending (or [`NO_PACKET`]) and the flits of
+/// it sent, the injection VC it holds (-1 none) and the last one it took, its traffic
+/// generator's next Bernoulli trial, whether that has passed the drain time, and its
+/// injection VCs held by a packet (one bit per VC).
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    cur: u32,
+    sent: u32,
+    inj_vc: i32,
+    last_vc: i32,
+    qtime: u64,
+    qdrained: bool,
+    inj_in_use: u32,
+}
+
+/// A router's stage sets in the fast case (input-VC bits: the heads in route computation,
+/// those waiting for VC allocation and those asking for the switch), and the cycle it was
+/// last queued to step in.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rt {
+    route_m: u64,
+    va_m: u64,
+    sa_m: u64,
+    stamp: u64,
+}
+
+/// The channel slots the fast case's crossbar writes this cycle, taken out of their wheels
+/// while the routers step: flits to routers and to terminals, credits to routers and to
+/// terminals.
+#[derive(Debug, Default)]
+struct Outbox {
+    flits: Vec<FlitEvent>,
+    eject: Vec<FlitEvent>,
+    credits: Vec<u32>,
+    inj_credits: Vec<u32>,
 }
 
 /// A flit in the crossbar.
@@ -190,6 +254,8 @@ struct Scratch {
     col: Vec<u64>,
     grants: Vec<u64>,
     matched: Vec<u8>,
+    /// Fast case, by output port: the input-VC bits of the VCs asking the switch for it.
+    vcs_of: Vec<u64>,
     /// Heads competing for one output port: (item, input VC, free VCs of its range), and the
     /// separable allocator's pick for each.
     heads: Vec<(u16, u16, u32)>,
@@ -259,6 +325,46 @@ fn rr_pick(mask: u64, from: usize) -> usize {
     first_of(mask & (u64::MAX << from), mask) as usize
 }
 
+/// The switch allocator's round-robin pointers over `n` ports: each output's grant pointer and
+/// each input's accept pointer.
+trait Pointers {
+    /// Output `o`'s grant pointer.
+    fn gptr(&self, o: usize) -> usize;
+    /// Input `i`'s accept pointer.
+    fn aptr(&self, i: usize) -> usize;
+    /// Input `i` matched output `o`: each pointer moves just past the other (modulo the
+    /// number of inputs `ni` and of outputs `no`).
+    fn matched(&mut self, i: usize, o: usize, ni: usize, no: usize);
+}
+
+/// The pointers as two slices, grant and accept.
+impl Pointers for (&mut [u16], &mut [u16]) {
+    fn gptr(&self, o: usize) -> usize {
+        self.0[o] as usize
+    }
+    fn aptr(&self, i: usize) -> usize {
+        self.1[i] as usize
+    }
+    fn matched(&mut self, i: usize, o: usize, ni: usize, no: usize) {
+        self.0[o] = after(i, ni);
+        self.1[i] = after(o, no);
+    }
+}
+
+/// The pointers in a router's ports.
+impl Pointers for [Port] {
+    fn gptr(&self, o: usize) -> usize {
+        self[o].sw_gptr as usize
+    }
+    fn aptr(&self, i: usize) -> usize {
+        self[i].sw_aptr as usize
+    }
+    fn matched(&mut self, i: usize, o: usize, ni: usize, no: usize) {
+        self[o].sw_gptr = after(i, ni);
+        self[i].sw_aptr = after(o, no);
+    }
+}
+
 /// [`allocate`] on bit sets, for at most 64 inputs and outputs (`n` of each): `ins` are the
 /// asking inputs and `req[i]` the outputs input `i` asks for; `outs` are the outputs asked for
 /// and `col[o]` the inputs asking for output `o` (entries outside `ins` and `outs` are not
@@ -266,31 +372,56 @@ fn rr_pick(mask: u64, from: usize) -> usize {
 /// scratch of `n` entries. Round-robin picks are [`rr_pick`] from the pointers, which is the
 /// smallest round-robin distance that [`allocate`] takes.
 #[allow(clippy::too_many_arguments)]
-fn allocate_bits(
+#[inline(always)]
+fn allocate_bits<T: Pointers + ?Sized>(
     kind: Allocator,
     iters: u32,
     n: usize,
-    gptr: &mut [u16],
-    aptr: &mut [u16],
+    ptrs: &mut T,
     (ins, req): (u64, &[u64]),
     (outs, col): (u64, &[u64]),
     grants: &mut [u64],
     matched: &mut [u8],
 ) -> u64 {
     match kind {
+        Allocator::Islip if iters == 1 => {
+            // One round: every input granted accepts, and the pointers move.
+            for i in bits(ins) {
+                grants[i] = 0;
+            }
+            let mut granted = 0u64;
+            for o in bits(outs) {
+                let cand = col[o] & ins;
+                if cand == 0 {
+                    continue;
+                }
+                let i = rr_pick(cand, ptrs.gptr(o));
+                granted |= 1 << i;
+                grants[i] |= 1 << o;
+            }
+            for i in bits(granted) {
+                let o = rr_pick(grants[i], ptrs.aptr(i));
+                matched[i] = o as u8;
+                ptrs.matched(i, o, n, n);
+            }
+            granted
+        }
         Allocator::Islip => {
             let (mut free_in, mut free_out) = (ins, outs);
             for iter in 0..iters {
                 // Grant: each free output picks a free asking input; accept: each input picks
                 // one of the outputs that granted it. Pointers move in the first round only.
                 let mut granted = 0u64;
-                grants[..n].fill(0);
+                // Only the free inputs' grants are read.
+                for i in bits(free_in) {
+                    grants[i] = 0;
+                }
                 for o in bits(free_out) {
                     let cand = col[o] & free_in;
                     if cand == 0 {
                         continue;
                     }
-                    let i = rr_pick(cand, gptr[o] as usize);
+                    let i = rr_pick(cand, ptrs.gptr(o));
                     granted |= 1 << i;
                     grants[i] |= 1 << o;
                 }
@@ -298,13 +429,12 @@ fn allocate_bits(
                     break;
                 }
                 for i in bits(granted) {
-                    let o = rr_pick(grants[i], aptr[i] as usize);
+                    let o = rr_pick(grants[i], ptrs.aptr(i));
                     matched[i] = o as u8;
                     free_in &= !(1 << i);
                     free_out &= !(1 << o);
                     if iter == 0 {
-                        gptr[o] = after(i, n);
-                        aptr[i] = after(o, n);
+                        ptrs.matched(i, o, n, n);
                     }
                 }
             }
@@ -313,19 +443,21 @@ fn allocate_bits(
         Allocator::SeparableInputFirst => {
             // Input arbiters pick an output each; output arbiters pick among their pickers.
             let mut picked = 0u64;
-            grants[..n].fill(0);
+            // Only the picked outputs' grants are read.
+            for o in bits(outs) {
+                grants[o] = 0;
+            }
             for i in bits(ins) {
-                let o = rr_pick(req[i], aptr[i] as usize);
+                let o = rr_pick(req[i], ptrs.aptr(i));
                 picked |= 1 << o;
                 grants[o] |= 1 << i;
             }
             let mut won = 0u64;
             for o in bits(picked) {
-                let i = rr_pick(grants[o], gptr[o] as usize);
+                let i = rr_pick(grants[o], ptrs.gptr(o));
                 matched[i] = o as u8;
                 won |= 1 << i;
-                aptr[i] = after(o, n);
-                gptr[o] = after(i, n);
+                ptrs.matched(i, o, n, n);
             }
             won
         }
@@ -337,6 +469,7 @@ fn allocate_bits(
 /// is the VC bits head `j` may take; `gptr` and `aptr` are the router's pointers over its
 /// (port, VC) outputs and inputs. Returns the heads granted a VC (each one's `aptr` then
 /// points just past it) and those that got none.
+#[inline(never)]
 fn shared_port_bits(
     kind: Allocator,
     (op, v): (usize, usize),
@@ -416,13 +549,12 @@ fn shared_port_bits(
 /// Match inputs to outputs for the requests in `s.reqs`: afterwards `s.inmatch[input]` is the
 /// output granted to every requesting input, or -1.
 #[allow(clippy::too_many_arguments)]
-fn allocate(
+fn allocate<T: Pointers + ?Sized>(
     kind: Allocator,
     iters: u32,
     ni: usize,
     no: usize,
-    gptr: &mut [u16],
-    aptr: &mut [u16],
+    ptrs: &mut T,
     reqs: &[(u16, u16)],
     s: &mut Scratch,
 ) {
@@ -431,8 +563,7 @@ fn allocate(
         s.outmatch[o as usize] = -1;
     }
     // Round-robin distance from a pointer (both below n).
-    let dist = |a: usize, from: u16, _n: usize| {
-        let from = from as usize;
+    let dist = |a: usize, from: usize, _n: usize| {
         (if a >= from { a - from } else { a + _n - from }) as u32
     };
     // One input asking (the usual case: one head wanting any VC of one output, or one flit
@@ -443,12 +574,11 @@ fn allocate(
         let iu = i0 as usize;
         let mut best = u32::MAX;
         for &(_, o) in reqs {
-            best = best.min(dist(o as usize, aptr[iu], no) << 16 | u32::from(o));
+            best = best.min(dist(o as usize, ptrs.aptr(iu), no) << 16 | u32::from(o));
         }
         let o = (best & 0xffff) as usize;
         s.inmatch[iu] = o as i32;
-        gptr[o] = after(iu, ni);
-        aptr[iu] = after(o, no);
+        ptrs.matched(iu, o, ni, no);
         return;
     }
     // No two requests share an input or an output: each output grants its one requester and
@@ -470,8 +600,7 @@ fn allocate(
         for &(i, o) in reqs {
             let (iu, ou) = (i as usize, o as usize);
             s.inmatch[iu] = ou as i32;
-            gptr[ou] = after(iu, ni);
-            aptr[iu] = after(ou, no);
+            ptrs.matched(iu, ou, ni, no);
         }
         return;
     }
@@ -485,7 +614,7 @@ fn allocate(
                     if s.inmatch[iu] != -1 || s.outmatch[ou] != -1 {
                         continue;
                     }
-                    let key = dist(iu, gptr[ou], ni) << 16 | u32::from(i);
+                    let key = dist(iu, ptrs.gptr(ou), ni) << 16 | u32::from(i);
                     if s.best_out[ou] == u32::MAX {
                         s.touched_out.push(o);
                     }
@@ -500,7 +629,7 @@ fn allocate(
                     let ou = o as usize;
                     let i = (s.best_out[ou] & 0xffff) as usize;
                     s.best_out[ou] = u32::MAX;
-                    let key = dist(ou, aptr[i], no) << 16 | u32::from(o);
+                    let key = dist(ou, ptrs.aptr(i), no) << 16 | u32::from(o);
                     if s.best_in[i] == u32::MAX {
                         s.touched_in.push(i as u16);
                     }
@@ -513,8 +642,7 @@ fn allocate(
                     s.inmatch[iu] = o as i32;
                     s.outmatch[o] = iu as i32;
                     if iter == 0 {
-                        gptr[o] = after(iu, ni);
-                        aptr[iu] = after(o, no);
+                        ptrs.matched(iu, o, ni, no);
                     }
                 }
             }
@@ -524,7 +652,7 @@ fn allocate(
             s.touched_in.clear();
             for &(i, o) in reqs {
                 let (iu, ou) = (i as usize, o as usize);
-                let key = dist(ou, aptr[iu], no) << 16 | u32::from(o);
+                let key = dist(ou, ptrs.aptr(iu), no) << 16 | u32::from(o);
                 if s.best_in[iu] == u32::MAX {
                     s.touched_in.push(i);
                 }
@@ -536,7 +664,7 @@ fn allocate(
                 let iu = i as usize;
                 let o = (s.best_in[iu] & 0xffff) as usize;
                 s.best_in[iu] = u32::MAX;
-                let key = dist(iu, gptr[o], ni) << 16 | u32::from(i);
+                let key = dist(iu, ptrs.gptr(o), ni) << 16 | u32::from(i);
                 if s.best_out[o] == u32::MAX {
                     s.touched_out.push(o as u16);
                 }
@@ -548,8 +676,7 @@ fn allocate(
                 s.best_out[ou] = u32::MAX;
                 s.inmatch[i] = ou as i32;
                 s.outmatch[ou] = i as i32;
-                aptr[i] = after(ou, no);
-                gptr[ou] = after(i, ni);
+                ptrs.matched(i, ou, ni, no);
             }
         }
     }
@@ -568,12 +695,8 @@ struct BookSim {
     coords: Vec<u32>,
     /// Dateline VC partitions (any dimension wraps: BookSim's `dim_order_torus`).
     torus: bool,
-    /// Neighbour through each output port, `routers * ports` (the terminal port: itself).
-    nbr: Vec<u32>,
-    /// By (router, input port): the index in `occ` of VC 0 of the output that feeds the port
-    /// (the neighbour's port back), or for the terminal port the index in `inj_occ` of the
-    /// terminal's VC 0.
-    up_occ: Vec<u32>,
+    /// Every router's ports, by (router, port).
+    port: Vec<Port>,
     /// Without wrap-around links and with at most [`MESH_TABLE_ROUTERS`] routers: the output
     /// port from each router towards each destination, `routers * routers` (the terminal port
     /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
@@ -600,19 +723,14 @@ struct BookSim {
     buf: Vec<u32>,
     /// Each input VC's buffer position and stage state.
     ivc: Vec<InputVc>,
-    /// Downstream occupancy and ownership, by (router, output port, VC).
-    occ: Vec<u16>,
-    /// VCs allocated to a packet whose tail has not left, one bit per VC, by (router, output).
-    in_use: Vec<u32>,
     /// Delays all 1 (routing 0 or 1) and at most 64 input VCs per router: each stage takes all
     /// its waiting VCs every cycle, so a bit set per router and stage is its queue.
     fast: bool,
     /// In the fast case, each input-VC bit's port and VC.
     bit_port: Vec<u16>,
     bit_vc: Vec<u16>,
-    route_m: Vec<u64>,
-    va_m: Vec<u64>,
-    sa_m: Vec<u64>,
+    /// Each router's stage sets and stamp.
+    rt: Vec<Rt>,
     route_q: Vec<VecDeque<Entry>>,
     va_q: Vec<VecDeque<Entry>>,
     sa_q: Vec<VecDeque<Entry>>,
@@ -620,31 +738,24 @@ struct BookSim {
     credits_q: Vec<VecDeque<(u64, u16, u16)>>,
     va_gptr: Vec<u16>,
     va_aptr: Vec<u16>,
-    sw_gptr: Vec<u16>,
-    sw_aptr: Vec<u16>,
-    sw_rr: Vec<u16>,
     scratch: Scratch,
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
+    /// In the fast case, this cycle's channel slots for what the crossbar sends, while the
+    /// routers step.
+    outbox: Outbox,
     flits_at: Vec<Vec<FlitEvent>>,
-    /// Credits by the index in `occ` of the output VC they are for.
+    /// Credits by the index in `ivc` (its `occ`) of the output VC they are for.
     credits_at: Vec<Vec<u32>>,
     eject_at: Vec<Vec<FlitEvent>>,
     /// Injection-channel credits by the index in `inj_occ` of the VC they are for.
     inj_credit_at: Vec<Vec<u32>>,
     active: Vec<u32>,
     next_active: Vec<u32>,
-    stamp: Vec<u64>,
     // Terminals.
-    cur: Vec<u32>,
-    sent_of: Vec<u32>,
-    inj_vc: Vec<i32>,
-    last_vc: Vec<i32>,
-    qtime: Vec<u64>,
-    qdrained: Vec<bool>,
+    nodes: Vec<Node>,
     undrained: usize,
     inj_occ: Vec<u16>,
-    inj_in_use: Vec<bool>,
     threshold: u64,
     // Packets.
     packets: Vec<Packet>,
@@ -664,16 +775,13 @@ struct BookSim {
     in_network: u64,
     last_progress: u64,
     flit_hops: u64,
-    /// Flits that won the switch for each output port since the last reset, by (router,
-    /// port) (the terminal port's too: counting it saves a branch; it is not reported).
-    port_flits: Vec<u64>,
     /// Cycles in which switch allocation held a flit for each output port for want of a
     /// credit, since the last reset, by (router, port); see [`BookSim::mark_blocked`].
     port_blocked: Vec<u64>,
     /// By (router, port): the cycle up to which (exclusive) `port_blocked` is already charged,
     /// so that a cycle counts once however many flits wait for the port.
     blocked_until: Vec<u64>,
-    /// `port_flits` and `port_blocked` as they stood at the end of the measurement window.
+    /// `Port::flits` and `port_blocked` as they stood at the end of the measurement window.
     window_flits: Vec<u64>,
     window_blocked: Vec<u64>,
     /// `flit_hops` at the last reset and at the end of the window (the link counters' sum
@@ -786,17 +894,21 @@ impl BookSim {
             wrap,
             coords,
             torus,
-            up_occ: (0..routers * ports)
+            port: (0..routers * ports)
                 .map(|x| {
                     let (r, p) = (x / ports, x % ports);
-                    if p == ports - 1 {
+                    let up_occ = if p == ports - 1 {
                         (r * vcs) as u32
                     } else {
                         ((nbr[x] as usize * ports + (p ^ 1)) * vcs) as u32
+                    };
+                    Port {
+                        nbr: nbr[x],
+                        up_occ,
+                        ..Port::default()
                     }
                 })
                 .collect(),
-            nbr,
             mesh_ports: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
             vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
@@ -817,8 +929,6 @@ impl BookSim {
             },
             buf: vec![0; slots * depth],
             ivc: vec![InputVc::default(); slots],
-            occ: vec![0; slots],
-            in_use: vec![0; routers * ports],
             fast: cfg.routing_delay <= 1
                 && cfg.vc_alloc_delay == 1
                 && cfg.sw_alloc_delay == 1
@@ -826,9 +936,13 @@ impl BookSim {
                 && ports * vcs <= 64,
             bit_port: (0..ports * vcs).map(|j| (j / vcs) as u16).collect(),
             bit_vc: (0..ports * vcs).map(|j| (j % vcs) as u16).collect(),
-            route_m: vec![0; routers],
-            va_m: vec![0; routers],
-            sa_m: vec![0; routers],
+            rt: vec![
+                Rt {
+                    stamp: u64::MAX,
+                    ..Rt::default()
+                };
+                routers
+            ],
             route_q: vec![VecDeque::new(); routers],
             va_q: vec![VecDeque::new(); routers],
             sa_q: vec![VecDeque::new(); routers],
@@ -836,9 +950,6 @@ impl BookSim {
             credits_q: vec![VecDeque::new(); routers],
             va_gptr: vec![0; routers * nio],
             va_aptr: vec![0; routers * nio],
-            sw_gptr: vec![0; routers * ports],
-            sw_aptr: vec![0; routers * ports],
-            sw_rr: vec![0; routers * ports],
             scratch: Scratch {
                 reqs: Vec::new(),
                 best_out: vec![u32::MAX; nio],
@@ -856,26 +967,32 @@ impl BookSim {
                 col: vec![0; ports],
                 grants: vec![0; ports],
                 matched: vec![0; ports],
+                vcs_of: vec![0; ports],
                 heads: Vec::new(),
                 picks: Vec::new(),
             },
             wheel,
+            outbox: Outbox::default(),
             flits_at: vec![Vec::new(); wheel],
             credits_at: vec![Vec::new(); wheel],
             eject_at: vec![Vec::new(); wheel],
             inj_credit_at: vec![Vec::new(); wheel],
             active: Vec::new(),
             next_active: Vec::new(),
-            stamp: vec![u64::MAX; routers],
-            cur: vec![NO_PACKET; routers],
-            sent_of: vec![0; routers],
-            inj_vc: vec![-1; routers],
-            last_vc: vec![-1; routers],
-            qtime: vec![0; routers],
-            qdrained: vec![false; routers],
+            nodes: vec![
+                Node {
+                    cur: NO_PACKET,
+                    sent: 0,
+                    inj_vc: -1,
+                    last_vc: -1,
+                    qtime: 0,
+                    qdrained: false,
+                    inj_in_use: 0,
+                };
+                routers
+            ],
             undrained: routers,
             inj_occ: vec![0; routers * vcs],
-            inj_in_use: vec![false; routers * vcs],
             threshold,
             packets: Vec::new(),
             dst_of: Vec::new(),
@@ -891,7 +1008,6 @@ impl BookSim {
             in_network: 0,
             last_progress: 0,
             flit_hops: 0,
-            port_flits: vec![0; routers * ports],
             port_blocked: vec![0; routers * ports],
             blocked_until: vec![0; routers * ports],
             window_flits: Vec::new(),
@@ -929,17 +1045,27 @@ impl BookSim {
 
     /// BookSim's `dim_order_mesh` / `dim_order_torus` at router `r` for the head of `pkt`
     /// arriving on `in_port`: the output port and the VC range.
+    #[inline(always)]
     fn compute_route(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
+        if !self.torus
+            && let Some(&dst) = self.dst_of.get(pkt as usize)
+            && let Some(&port) = self.mesh_ports.get(r * self.routers + dst as usize)
+        {
+            // A tabulated mesh: no dateline partitions, the packet's own state plays no part.
+            return (port, 0, (self.vcs - 1) as u8);
+        }
+        self.compute_route_slow(r, in_port, pkt)
+    }
+
+    /// [`Self::compute_route`] off the tabulated mesh.
+    #[inline(never)]
+    fn compute_route_slow(&mut self, r: usize, in_port: usize, pkt: u32) -> (u8, u8, u8) {
         let n = self.dims.len();
         let last = (self.vcs - 1) as u8;
         let dst = self.dst_of[pkt as usize] as usize;
         if !self.torus {
             // No dateline partitions: the packet's own state plays no part.
-            let port = match self.mesh_ports.get(r * self.routers + dst) {
-                Some(&port) => port,
-                None => self.mesh_port(r, dst),
-            };
-            return (port, 0, last);
+            return (self.mesh_port(r, dst), 0, last);
         }
         if r == dst {
             return ((self.ports - 1) as u8, 0, last);
@@ -994,8 +1120,8 @@ impl BookSim {
     }
 
     fn wake(&mut self, r: u32) {
-        if self.stamp[r as usize] != self.now {
-            self.stamp[r as usize] = self.now;
+        if self.rt[r as usize].stamp != self.now {
+            self.rt[r as usize].stamp = self.now;
             self.active.push(r);
         }
     }
@@ -1045,8 +1171,8 @@ impl BookSim {
         if measured {
             self.measured_in_flight += f;
         }
-        self.cur[n] = id;
-        self.sent_of[n] = 0;
+        self.nodes[n].cur = id;
+        self.nodes[n].sent = 0;
     }
 
     fn terminals(&mut self, log: &mut Option<&mut PacketLog>) {
@@ -1056,24 +1182,25 @@ impl BookSim {
         // Ejection: retire flits, return credits.
         let mut ej = std::mem::take(&mut self.eject_at[slot]);
         let back = self.slot(2);
-        for e in ej.drain(..) {
-            self.credits_at[back].push(
-                ((e.router as usize * self.ports + self.ports - 1) * self.vcs) as u32
-                    + u32::from(e.vc),
-            );
-            self.in_network -= 1;
+        let arrived = ej.len() as u64;
+        if arrived > 0 {
+            self.in_network -= arrived;
+            self.in_flight -= arrived;
             self.last_progress = now;
             if counting {
-                self.stats.accepted += 1;
+                self.stats.accepted += arrived;
             }
+        }
+        let (pn, v) = (self.ports, self.vcs);
+        for e in ej.drain(..) {
+            self.credits_at[back]
+                .push(((e.router as usize * pn + pn - 1) * v) as u32 + u32::from(e.vc));
             let id = e.flit >> 2;
-            let p = self.packets[id as usize];
-            self.in_flight -= 1;
+            let p = &self.packets[id as usize];
             self.in_flight_ctime -= u128::from(p.ctime);
-            if p.measured {
-                self.measured_in_flight -= 1;
-            }
+            self.measured_in_flight -= u64::from(p.measured);
             if e.flit & TAIL != 0 {
+                let p = *p;
                 if self.phase == Phase::WarmingUp || p.measured {
                     let plat = now - p.ctime;
                     self.stats.plat_sum += plat;
@@ -1108,63 +1235,72 @@ impl BookSim {
         let inj_slot = self.slot(2);
         let draining = self.phase == Phase::Draining;
         let v = self.vcs;
-        for n in 0..self.routers {
-            if self.cur[n] == NO_PACKET {
-                while self.qtime[n] <= now {
-                    let t = self.qtime[n];
-                    self.qtime[n] += 1;
-                    let hit = self.threshold == u64::MAX || self.rng.next_u64() < self.threshold;
+        let (threshold, depth) = (self.threshold, self.depth);
+        let port = (self.ports - 1) as u16;
+        // The traffic stream, held here between packets (the generator draws from it too).
+        let mut rng = self.rng.clone();
+        for n in 0..self.nodes.len() {
+            if self.nodes[n].cur == NO_PACKET {
+                let mut q = self.nodes[n].qtime;
+                while q <= now {
+                    let t = q;
+                    q += 1;
+                    let hit = threshold == u64::MAX || rng.next_u64() < threshold;
                     if hit {
+                        self.rng = rng;
                         self.generate(n, t);
+                        rng = self.rng.clone();
                         break;
                     }
                 }
-                if draining && !self.qdrained[n] && self.qtime[n] > self.drain_time {
-                    self.qdrained[n] = true;
+                let node = &mut self.nodes[n];
+                node.qtime = q;
+                if draining && !node.qdrained && q > self.drain_time {
+                    node.qdrained = true;
                     self.undrained -= 1;
                 }
-                if self.cur[n] == NO_PACKET {
+                if node.cur == NO_PACKET {
                     continue;
                 }
             }
-            let seq = self.sent_of[n];
+            let node = &mut self.nodes[n];
+            let seq = node.sent;
             let head = seq == 0;
-            if head && self.inj_vc[n] < 0 {
+            let occ = &mut self.inj_occ[n * v..n * v + v];
+            if head && node.inj_vc < 0 {
                 // Round-robin from the VC after the last one used (VC 0 at first).
-                let lvc = self.last_vc[n];
+                let lvc = node.last_vc;
                 let mut c = lvc.max(0) as usize;
                 for _ in 0..v {
                     if lvc >= 0 {
                         c = after(c, v) as usize;
                     }
-                    if !self.inj_in_use[n * v + c]
-                        && (self.inj_occ[n * v + c] as usize) < self.depth
-                    {
-                        self.inj_vc[n] = c as i32;
+                    if node.inj_in_use >> c & 1 == 0 && (occ[c] as usize) < depth {
+                        node.inj_vc = c as i32;
                         break;
                     }
                 }
             }
-            let c = self.inj_vc[n];
-            if c < 0 || self.inj_occ[n * v + c as usize] as usize >= self.depth {
+            let c = node.inj_vc;
+            if c < 0 || occ[c as usize] as usize >= depth {
                 continue;
             }
             let c = c as usize;
-            let id = self.cur[n];
+            let id = node.cur;
             let tail = seq + 1 == self.packet_flits;
             if head {
-                self.inj_in_use[n * v + c] = true;
-                self.last_vc[n] = c as i32;
+                node.inj_in_use |= 1 << c;
+                node.last_vc = c as i32;
                 self.packets[id as usize].itime = now;
             }
-            self.inj_occ[n * v + c] += 1;
+            occ[c] += 1;
             if tail {
-                self.inj_in_use[n * v + c] = false;
+                node.inj_in_use &= !(1 << c);
             }
             let flit = id << 2 | if head { HEAD } else { 0 } | if tail { TAIL } else { 0 };
             self.flits_at[inj_slot].push(FlitEvent {
                 router: n as u32,
-                port: (self.ports - 1) as u16,
+                port,
                 vc: c as u16,
                 flit,
             });
@@ -1173,12 +1309,48 @@ impl BookSim {
             if counting {
                 self.stats.sent += 1;
             }
-            self.sent_of[n] = seq + 1;
+            node.sent = seq + 1;
             if tail {
-                self.cur[n] = NO_PACKET;
-                self.inj_vc[n] = -1;
+                node.cur = NO_PACKET;
+                node.inj_vc = -1;
             }
         }
+        self.rng = rng;
+    }
+
+    /// This cycle's flits (those in channel slot `slot`) enter their VC buffers, in the fast
+    /// case with a routing stage: [`Self::receive`] with the network's shape `(P, V)` known
+    /// (as in [`Self::shape`]).
+    fn arrive_fast<const P: usize, const V: usize>(&mut self, slot: usize) {
+        let (pn, v) = self.shape::<P, V>();
+        let (slots, depth) = (self.ivc.len(), self.depth);
+        let mut fl = std::mem::take(&mut self.flits_at[slot]);
+        for e in fl.drain(..) {
+            self.wake(e.router);
+            let r = e.router as usize;
+            let j = e.port as usize * v + e.vc as usize;
+            let idx = r * pn * v + j;
+            let x = &mut self.ivc[idx];
+            let len = x.len;
+            let mut at = x.head as usize + len as usize;
+            if at >= depth {
+                at -= depth;
+            }
+            x.len = len + 1;
+            let state = x.state;
+            self.buf[at * slots + idx] = e.flit;
+            if state == IDLE {
+                // `start_head` in the fast case.
+                let route = self.compute_route(r, e.port as usize, e.flit >> 2);
+                let x = &mut self.ivc[idx];
+                x.state = ROUTING;
+                x.route = route;
+                self.rt[r].route_m |= 1 << j;
+            } else if state == ACTIVE && len == 0 {
+                self.rt[r].sa_m |= 1 << j;
+            }
+        }
+        self.flits_at[slot] = fl;
     }
 
     /// A flit enters its VC buffer (BookSim `_InputQueuing`).
@@ -1200,7 +1372,7 @@ impl BookSim {
             ivc.state = ROUTING;
             ivc.route = self.compute_route(r, e.port as usize, e.flit >> 2);
             self.ivc[idx] = ivc;
-            self.route_m[r] |= 1 << j;
+            self.rt[r].route_m |= 1 << j;
             return;
         }
         self.ivc[idx] = ivc;
@@ -1225,7 +1397,7 @@ impl BookSim {
             self.ivc[idx].state = ROUTING;
             if self.fast {
                 self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
-                self.route_m[r] |= self.bit(entry);
+                self.rt[r].route_m |= self.bit(entry);
             } else {
                 self.route_q[r].push_back(entry);
             }
@@ -1256,7 +1428,7 @@ impl BookSim {
     /// Queue an input VC for VC allocation.
     fn push_va(&mut self, r: usize, e: Entry) {
         if self.fast {
-            self.va_m[r] |= self.bit(e);
+            self.rt[r].va_m |= self.bit(e);
         } else {
             self.va_q[r].push_back(e);
         }
@@ -1265,7 +1437,7 @@ impl BookSim {
     /// Queue an input VC for switch allocation.
     fn push_sa(&mut self, r: usize, e: Entry) {
         if self.fast {
-            self.sa_m[r] |= self.bit(e);
+            self.rt[r].sa_m |= self.bit(e);
         } else {
             self.sa_q[r].push_back(e);
         }
@@ -1288,9 +1460,12 @@ impl BookSim {
         if credits_waiting {
             self.take_credits(r);
         }
-        let route_b = std::mem::take(&mut self.route_m[r]);
-        let va_b = std::mem::take(&mut self.va_m[r]);
-        let sa_b = std::mem::take(&mut self.sa_m[r]);
+        let Rt {
+            route_m: route_b,
+            va_m: va_b,
+            sa_m: sa_b,
+            ..
+        } = self.rt[r];
         let (va_won, va_lost) = if va_b != 0 {
             self.va_fast::<P, V>(r, va_b)
         } else {
@@ -1306,7 +1481,8 @@ impl BookSim {
         // in the fast case; the stage sets tell the other two apart).
         let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
-        // The stage sets were emptied above and nothing else adds to them during the step.
+        // The stage sets, read above, are written whole below: nothing else adds to them
+        // during the step.
         let mut route_m = 0;
         let mut va_m = route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
@@ -1329,13 +1505,14 @@ impl BookSim {
                 }
             }
         }
-        self.route_m[r] = route_m;
-        self.va_m[r] = va_m;
-        self.sa_m[r] = sa_m;
+        let rt = &mut self.rt[r];
+        rt.route_m = route_m;
+        rt.va_m = va_m;
+        rt.sa_m = sa_m;
         let busy =
             route_m | va_m | sa_m != 0 || (self.credit_delay > 0 && !self.credits_q[r].is_empty());
-        if busy && self.stamp[r] != self.now + 1 {
-            self.stamp[r] = self.now + 1;
+        if busy && rt.stamp != self.now + 1 {
+            rt.stamp = self.now + 1;
             self.next_active.push(r as u32);
         }
     }
@@ -1356,34 +1533,22 @@ impl BookSim {
         let ((pn, v), depth) = (self.shape::<P, V>(), self.depth);
         let nio = pn * v;
         let base = r * nio;
-        let now = self.now as usize;
-        let mask = self.wheel - 1;
-        let lat = self.latency as usize;
-        // Flits are written now and read one cycle and a channel latency after the crossbar's
-        // cycle; credits are written now. Which channel each goes on is picked by index, not
-        // by a branch (it depends on the traffic).
-        let flits = [
-            &mut self.flits_at[(now + lat + 2) & mask],
-            &mut self.eject_at[(now + 3) & mask],
-        ];
-        let credits = [
-            &mut self.credits_at[(now + lat + 1) & mask],
-            &mut self.inj_credit_at[(now + 2) & mask],
-        ];
+        // Which channel each flit and credit goes on is picked by index, not by a branch (it
+        // depends on the traffic).
+        let out = &mut self.outbox;
+        let flits = [&mut out.flits, &mut out.eject];
+        let credits = [&mut out.credits, &mut out.inj_credits];
         let ivc = &mut self.ivc[base..base + nio];
         let buf = &self.buf;
-        let occ = &mut self.occ[base..base + nio];
-        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
-        let nbr = &self.nbr[r * pn..(r + 1) * pn];
-        let up_occ = &self.up_occ[r * pn..(r + 1) * pn];
-        let (bit_port, bit_vc) = (&self.bit_port[..nio], &self.bit_vc[..nio]);
-        let gptr = &mut self.sw_gptr[r * pn..(r + 1) * pn];
-        let aptr = &mut self.sw_aptr[r * pn..(r + 1) * pn];
-        let sw_rr = &mut self.sw_rr[r * pn..(r + 1) * pn];
-        let port_flits = &mut self.port_flits[r * pn..(r + 1) * pn];
+        let pt = &mut self.port[r * pn..(r + 1) * pn];
+        let (bit_port, bit_vc) = (&self.bit_port, &self.bit_vc);
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
-            let (p, c) = (bit_port[j] as usize, bit_vc[j]);
+            // By arithmetic when the shape is known at compile time, else by table.
+            let (p, c) = match (j.checked_div(V), j.checked_rem(V)) {
+                (Some(p), Some(c)) => (p, c as u16),
+                _ => (bit_port[j] as usize, bit_vc[j]),
+            };
             let mut x = ivc[j];
             let flit = buf[x.head as usize * slots + base + j];
             x.len -= 1;
@@ -1400,23 +1565,23 @@ impl BookSim {
             let (op, ov) = x.out;
             let o = op as usize;
             if move_ptrs {
-                gptr[o] = after(p, pn);
-                aptr[p] = after(o, pn);
-                sw_rr[p] = after(c as usize, v);
+                pt[o].sw_gptr = after(p, pn);
+                pt[p].sw_aptr = after(o, pn);
+                pt[p].sw_rr = after(c as usize, v);
             }
-            occ[o * v + ov as usize] += 1;
-            port_flits[o] += 1;
-            in_use[o] &= !(u32::from(tail) << ov);
+            ivc[o * v + ov as usize].occ += 1;
+            pt[o].flits += 1;
+            pt[o].in_use &= !(u32::from(tail) << ov);
             // The terminal port's neighbour is the router itself, and its port is not read.
             let eject = o == pn - 1;
             hops += u64::from(!eject);
             flits[usize::from(eject)].push(FlitEvent {
-                router: nbr[o],
+                router: pt[o].nbr,
                 port: u16::from(op) ^ 1,
                 vc: u16::from(ov),
                 flit,
             });
-            credits[usize::from(p == pn - 1)].push(up_occ[p] + u32::from(c));
+            credits[usize::from(p == pn - 1)].push(pt[p].up_occ + u32::from(c));
             let more = u64::from(x.len > 0).wrapping_neg() & (1 << j);
             let tails = u64::from(tail).wrapping_neg();
             heads |= more & tails;
@@ -1443,8 +1608,12 @@ impl BookSim {
             let j = va_b.trailing_zeros() as usize;
             let (op, vs, ve) = ivc[j].route;
             let op = op as usize;
-            let in_use = &mut self.in_use[r * pn + op];
-            let free = vc_range(vs, ve) & !*in_use;
+            let in_use = &mut self.port[r * pn + op].in_use;
+            let free = if self.torus {
+                vc_range(vs, ve)
+            } else {
+                u32::MAX >> (32 - v)
+            } & !*in_use;
             if free == 0 {
                 return (0, va_b);
             }
@@ -1459,27 +1628,29 @@ impl BookSim {
             return (va_b, 0);
         }
         let heads_of = &mut self.scratch.heads_of[..pn];
-        // The ports asked for, and those asked for by more than one head.
+        // The ports asked for, those asked for by more than one head, and the heads asking for
+        // each port. The ports' allocations are independent (each touches its own VCs and its
+        // heads' pointers), so they may run port by port.
         let (mut ports, mut shared) = (0u64, 0u64);
         for j in bits(va_b) {
             let op = ivc[j].route.0 as usize;
-            shared |= ports & (1 << op);
-            ports |= 1 << op;
+            let ob = 1u64 << op;
+            let seen = ports & ob;
+            shared |= seen;
+            ports |= ob;
+            heads_of[op] = (heads_of[op] & u64::from(seen != 0).wrapping_neg()) | 1 << j;
         }
-        let in_use = &mut self.in_use[r * pn..(r + 1) * pn];
+        let pt = &mut self.port[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
         let aptr = &mut self.va_aptr[base..base + nio];
-        for op in bits(shared) {
-            heads_of[op] = 0;
-        }
-        for j in bits(va_b) {
-            let (op, vs, ve) = ivc[j].route;
-            let op = op as usize;
-            if shared >> op & 1 != 0 {
-                heads_of[op] |= 1 << j;
-                continue;
-            }
-            let free = vc_range(vs, ve) & !in_use[op];
+        for op in bits(ports & !shared) {
+            let j = heads_of[op].trailing_zeros() as usize;
+            let (_, vs, ve) = ivc[j].route;
+            let free = if self.torus {
+                vc_range(vs, ve)
+            } else {
+                u32::MAX >> (32 - v)
+            } & !pt[op].in_use;
             if free == 0 {
                 lost |= 1 << j;
                 continue;
@@ -1488,7 +1659,7 @@ impl BookSim {
             gptr[pick] = after(j, nio);
             aptr[j] = after(pick, nio);
             let ov = pick - op * v;
-            in_use[op] |= 1 << ov;
+            pt[op].in_use |= 1 << ov;
             ivc[j].out = (op as u8, ov as u8);
             ivc[j].state = ACTIVE;
             won |= 1 << j;
@@ -1499,7 +1670,7 @@ impl BookSim {
                     self.allocator,
                     (op, v),
                     heads_of[op],
-                    |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !in_use[op],
+                    |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !pt[op].in_use,
                     gptr,
                     aptr,
                 );
@@ -1512,7 +1683,7 @@ impl BookSim {
                         aptr[j] as usize - 1
                     };
                     let ov = pick - op * v;
-                    in_use[op] |= 1 << ov;
+                    pt[op].in_use |= 1 << ov;
                     ivc[j].out = (op as u8, ov as u8);
                     ivc[j].state = ACTIVE;
                     won |= 1 << j;
@@ -1532,7 +1703,7 @@ impl BookSim {
             for (k, j) in bits(heads).enumerate() {
                 if res[k] >= 0 {
                     let (op, ov) = (res[k] as usize / v, res[k] as usize % v);
-                    self.in_use[r * pn + op] |= 1 << ov;
+                    self.port[r * pn + op].in_use |= 1 << ov;
                     self.ivc[base + j].out = (op as u8, ov as u8);
                     self.ivc[base + j].state = ACTIVE;
                     won |= 1 << j;
@@ -1559,51 +1730,57 @@ impl BookSim {
         let nio = pn * v;
         let rr = r * pn;
         let base = rr * v;
+        let depth = self.depth;
         let ivc = &self.ivc[base..base + nio];
-        let occ = &self.occ[base..base + nio];
-        let bit_port = &self.bit_port[..nio];
-        let sc = &mut self.scratch;
-        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
-        let gptr = &mut self.sw_gptr[rr..rr + pn];
-        let aptr = &mut self.sw_aptr[rr..rr + pn];
-        let sw_rr = &mut self.sw_rr[rr..rr + pn];
-        let now = self.now;
-        let blocked = &mut self.port_blocked[rr..rr + pn];
-        let charged = &mut self.blocked_until[rr..rr + pn];
         if sa_b.is_power_of_two() {
             // One VC asking (the usual case): it wins if its output VC has room
             // (`switch_fast` moves the pointers).
             let j = sa_b.trailing_zeros() as usize;
             let (op, ov) = ivc[j].out;
-            if occ[op as usize * v + ov as usize] as usize >= self.depth {
-                let o = op as usize;
-                mark_blocked(&mut blocked[o], &mut charged[o], now, now + 1);
+            if ivc[op as usize * v + ov as usize].occ as usize >= depth {
+                let o = rr + op as usize;
+                let now = self.now;
+                mark_blocked(
+                    &mut self.port_blocked[o],
+                    &mut self.blocked_until[o],
+                    now,
+                    now + 1,
+                );
                 return (0, false);
             }
             return (sa_b, true);
         }
-        // The requests by input and by output, cleared in full rather than as each port is first
-        // seen (a branch on the traffic).
-        req.fill(0);
-        col.fill(0);
-        let (mut ins, mut outs, mut asking) = (0u64, 0u64, 0u64);
+        // The asking VCs with a credit, their inputs and outputs, and the outputs of those
+        // without one (charged once each).
+        let (mut ins, mut outs, mut asking, mut stalled) = (0u64, 0u64, 0u64, 0u64);
         // Whether two asking VCs share an input or an output.
         let mut shared = false;
         for j in bits(sa_b) {
             let (op, ov) = ivc[j].out;
-            let op = op as usize;
-            if occ[op * v + ov as usize] as usize >= self.depth {
-                mark_blocked(&mut blocked[op], &mut charged[op], now, now + 1);
+            let ob = 1u64 << op;
+            if ivc[op as usize * v + ov as usize].occ as usize >= depth {
+                stalled |= ob;
                 continue;
             }
             asking |= 1 << j;
-            let p = bit_port[j] as usize;
-            let (pb, ob) = (1u64 << p, 1u64 << op);
+            let p = j
+                .checked_div(V)
+                .unwrap_or_else(|| self.bit_port[j] as usize);
+            let pb = 1u64 << p;
             shared |= (ins & pb != 0) | (outs & ob != 0);
-            req[p] |= ob;
-            col[op] |= pb;
             ins |= pb;
             outs |= ob;
+        }
+        if stalled != 0 {
+            let now = self.now;
+            for o in bits(stalled) {
+                mark_blocked(
+                    &mut self.port_blocked[rr + o],
+                    &mut self.blocked_until[rr + o],
+                    now,
+                    now + 1,
+                );
+            }
         }
         if !shared {
             // Every asking VC is alone at its input and its output: each output grants its
@@ -1611,12 +1788,30 @@ impl BookSim {
             // candidate (`switch_fast` moves the pointers).
             return (asking, true);
         }
+        // The requests by input and by output (only the entries of `ins` and `outs` are read).
+        let sc = &mut self.scratch;
+        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
+        let vcs_of = &mut sc.vcs_of[..pn];
+        for p in bits(ins) {
+            req[p] = 0;
+        }
+        for o in bits(outs) {
+            col[o] = 0;
+            vcs_of[o] = 0;
+        }
+        for j in bits(asking) {
+            let p = j / v;
+            let op = ivc[j].out.0 as usize;
+            req[p] |= 1 << op;
+            col[op] |= 1 << p;
+            vcs_of[op] |= 1 << j;
+        }
+        let pt = &mut self.port[rr..rr + pn];
         let matched = allocate_bits(
             self.allocator,
             self.alloc_iters,
             pn,
-            gptr,
-            aptr,
+            pt,
             (ins, req),
             (outs, col),
             &mut sc.grants,
@@ -1625,15 +1820,11 @@ impl BookSim {
         let vc_bits = u64::MAX >> (64 - v);
         let mut won = 0u64;
         for p in bits(matched) {
-            let m = sc.matched[p];
-            let mut cands = 0u64;
-            for c in bits(asking >> (p * v) & vc_bits) {
-                if ivc[p * v + c].out.0 == m {
-                    cands |= 1 << c;
-                }
-            }
-            let c = rr_pick(cands, sw_rr[p] as usize);
-            sw_rr[p] = after(c, v);
+            // The input's VCs that asked for its matched output.
+            let m = sc.matched[p] as usize;
+            let cands = sc.vcs_of[m] >> (p * v) & vc_bits;
+            let c = rr_pick(cands, pt[p].sw_rr as usize);
+            pt[p].sw_rr = after(c, v);
             won |= 1 << (p * v + c);
         }
         // With one round (or the separable allocator) every match moved the pointers past it,
@@ -1649,7 +1840,7 @@ impl BookSim {
                 break;
             }
             self.credits_q[r].pop_front();
-            self.occ[(r * pn + port as usize) * v + vc as usize] -= 1;
+            self.ivc[(r * pn + port as usize) * v + vc as usize].occ -= 1;
         }
     }
 
@@ -1717,7 +1908,7 @@ impl BookSim {
             if e.result >= 0 {
                 let (op, ov) = (e.result as usize / v, e.result as usize % v);
                 let idx = (r * pn + e.input as usize) * v + e.vc as usize;
-                self.in_use[r * pn + op] |= 1 << ov;
+                self.port[r * pn + op].in_use |= 1 << ov;
                 self.ivc[idx].out = (op as u8, ov as u8);
                 self.ivc[idx].state = ACTIVE;
                 self.sa_q[r].push_back(fresh);
@@ -1755,8 +1946,8 @@ impl BookSim {
             && self.sa_q[r].is_empty()
             && self.xbar_q[r].is_empty()
             && self.credits_q[r].is_empty());
-        if busy && self.stamp[r] != self.now + 1 {
-            self.stamp[r] = self.now + 1;
+        if busy && self.rt[r].stamp != self.now + 1 {
+            self.rt[r].stamp = self.now + 1;
             self.next_active.push(r as u32);
         }
     }
@@ -1790,10 +1981,10 @@ impl BookSim {
         if op as usize != pn - 1 {
             self.flit_hops += 1;
         }
-        self.port_flits[oport] += 1;
-        self.occ[oidx] += 1;
+        self.port[oport].flits += 1;
+        self.ivc[oidx].occ += 1;
         if flit & TAIL != 0 {
-            self.in_use[oport] &= !(1 << ov);
+            self.port[oport].in_use &= !(1 << ov);
         }
         let crossing = Crossing {
             time: UNSET,
@@ -1814,7 +2005,7 @@ impl BookSim {
             self.inj_credit_at[s].push((r * v + c) as u32);
         } else {
             let s = self.slot(self.latency + 1);
-            self.credits_at[s].push(self.up_occ[r * pn + p] + c as u32);
+            self.credits_at[s].push(self.port[r * pn + p].up_occ + c as u32);
         }
         if ivc.len > 0 {
             if flit & TAIL != 0 {
@@ -1840,7 +2031,7 @@ impl BookSim {
         } else {
             let s = self.slot(after + self.latency + 1);
             self.flits_at[s].push(FlitEvent {
-                router: self.nbr[r * pn + x.output as usize],
+                router: self.port[r * pn + x.output as usize].nbr,
                 port: x.output ^ 1,
                 vc: x.vc,
                 flit: x.flit,
@@ -1868,7 +2059,7 @@ impl BookSim {
                     break;
                 }
                 if e.result >= 0
-                    && self.in_use[r * self.ports + e.result as usize / self.vcs]
+                    && self.port[r * self.ports + e.result as usize / self.vcs].in_use
                         & (1 << (e.result as usize % self.vcs))
                         != 0
                 {
@@ -1907,7 +2098,7 @@ impl BookSim {
             let i = p as usize * v + c as usize;
             // The free VCs of the range, and the first of them round-robin from the input's
             // accept pointer.
-            let free = vc_range(vs, ve) & !self.in_use[r * pn + op as usize];
+            let free = vc_range(vs, ve) & !self.port[r * pn + op as usize].in_use;
             let from = self.va_aptr[r * nio + i] as usize;
             let pick = if free == 0 {
                 usize::MAX
@@ -1954,7 +2145,7 @@ impl BookSim {
             let mut elig = false;
             for ov in vs..=ve {
                 let o = op as usize * v + ov as usize;
-                if self.in_use[r * pn + op as usize] & (1 << ov) == 0 {
+                if self.port[r * pn + op as usize].in_use & (1 << ov) == 0 {
                     elig = true;
                     reqs.push(((p as usize * v + c as usize) as u16, o as u16));
                 }
@@ -1968,8 +2159,10 @@ impl BookSim {
             self.alloc_iters,
             nio,
             nio,
-            &mut self.va_gptr[r * nio..(r + 1) * nio],
-            &mut self.va_aptr[r * nio..(r + 1) * nio],
+            &mut (
+                &mut self.va_gptr[r * nio..(r + 1) * nio],
+                &mut self.va_aptr[r * nio..(r + 1) * nio],
+            ),
             &reqs,
             &mut self.scratch,
         );
@@ -1991,7 +2184,7 @@ impl BookSim {
         let (pn, v) = (self.ports, self.vcs);
         let nio = pn * v;
         let base = port * v;
-        let busy = self.in_use[r * pn + port];
+        let busy = self.port[r * pn + port].in_use;
         let mut heads = std::mem::take(&mut self.scratch.heads);
         heads.clear();
         for (k, &(p, c)) in items.iter().enumerate() {
@@ -2106,7 +2299,7 @@ impl BookSim {
                 if e.result >= 0 {
                     let idx = (rr + e.input as usize) * v + e.vc as usize;
                     let (op, ov) = self.ivc[idx].out;
-                    if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
+                    if self.ivc[(rr + op as usize) * v + ov as usize].occ as usize >= self.depth {
                         e.result = STALL;
                         self.credit_stall(rr + op as usize, 1);
                     }
@@ -2145,7 +2338,7 @@ impl BookSim {
             let p = p as usize;
             let idx = (rr + p) * v + c as usize;
             let (op, ov) = self.ivc[idx].out;
-            if self.occ[(rr + op as usize) * v + ov as usize] as usize >= self.depth {
+            if self.ivc[(rr + op as usize) * v + ov as usize].occ as usize >= self.depth {
                 res[k] = STALL;
                 // Held until the stage's result, `sw_alloc_delay` cycles.
                 self.credit_stall(rr + op as usize, self.sw_alloc_delay as u64);
@@ -2163,7 +2356,7 @@ impl BookSim {
             } else {
                 // Two VCs of one input want one output: the nearer one round-robin from the
                 // input's offset keeps the request.
-                let off = self.sw_rr[rr + p] as usize;
+                let off = self.port[rr + p].sw_rr as usize;
                 let d = |x: usize| (x + v - off) % v;
                 if d(c as usize) < d(held as usize) {
                     self.scratch.sw_label[cell] = c as i16;
@@ -2177,8 +2370,7 @@ impl BookSim {
                 self.alloc_iters,
                 pn,
                 pn,
-                &mut self.sw_gptr[rr..rr + pn],
-                &mut self.sw_aptr[rr..rr + pn],
+                &mut self.port[rr..rr + pn],
                 &reqs,
                 &mut self.scratch,
             );
@@ -2187,8 +2379,8 @@ impl BookSim {
             for &(i, o) in &reqs {
                 let (iu, ou) = (i as usize, o as usize);
                 self.scratch.inmatch[iu] = ou as i32;
-                self.sw_gptr[rr + ou] = if iu + 1 == pn { 0 } else { iu as u16 + 1 };
-                self.sw_aptr[rr + iu] = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
+                self.port[rr + ou].sw_gptr = if iu + 1 == pn { 0 } else { iu as u16 + 1 };
+                self.port[rr + iu].sw_aptr = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
             }
         }
         for (k, &(p, c)) in items.iter().enumerate() {
@@ -2198,7 +2390,7 @@ impl BookSim {
             let p = p as usize;
             let m = self.scratch.inmatch[p];
             if m >= 0 && self.scratch.sw_label[p * pn + m as usize] == c as i16 {
-                self.sw_rr[rr + p] = after(c as usize, v);
+                self.port[rr + p].sw_rr = after(c as usize, v);
                 res[k] = m;
             } else {
                 res[k] = STALL;
@@ -2216,20 +2408,29 @@ impl BookSim {
         let slot = (self.now as usize) & (self.wheel - 1);
         self.active.clear();
         std::mem::swap(&mut self.active, &mut self.next_active);
-        let mut fl = std::mem::take(&mut self.flits_at[slot]);
-        for e in fl.drain(..) {
-            self.wake(e.router);
-            self.receive(e);
-        }
-        self.flits_at[slot] = fl;
-        let mut cr = std::mem::take(&mut self.credits_at[slot]);
-        for i in cr.drain(..) {
-            if self.credit_delay == 0 {
-                // Processed in the router's next step before anything reads it; a router with
-                // nothing queued has nothing to do with it.
-                self.occ[i as usize] -= 1;
-                continue;
+        if self.fast && self.routing_delay > 0 {
+            match (self.ports, self.vcs) {
+                (5, 4) => self.arrive_fast::<5, 4>(slot),
+                _ => self.arrive_fast::<0, 0>(slot),
             }
+        } else {
+            let mut fl = std::mem::take(&mut self.flits_at[slot]);
+            for e in fl.drain(..) {
+                self.wake(e.router);
+                self.receive(e);
+            }
+            self.flits_at[slot] = fl;
+        }
+        let mut cr = std::mem::take(&mut self.credits_at[slot]);
+        if self.credit_delay == 0 {
+            // Processed in the router's next step before anything reads it; a router with
+            // nothing queued has nothing to do with it.
+            for &i in &cr {
+                self.ivc[i as usize].occ -= 1;
+            }
+            cr.clear();
+        }
+        for i in cr.drain(..) {
             let (pn, v) = (self.ports, self.vcs);
             let i = i as usize;
             let r = i / (pn * v);
@@ -2242,8 +2443,43 @@ impl BookSim {
         }
         self.credits_at[slot] = cr;
         let active = std::mem::take(&mut self.active);
-        for &r in &active {
-            self.step_router(r as usize);
+        if self.fast {
+            // Flits are written now and read one cycle and a channel latency after the
+            // crossbar's cycle; credits are written now.
+            let now = self.now as usize;
+            let (mask, lat) = (self.wheel - 1, self.latency as usize);
+            let (fs, es, cs, is) = (
+                (now + lat + 2) & mask,
+                (now + 3) & mask,
+                (now + lat + 1) & mask,
+                (now + 2) & mask,
+            );
+            // The slots are taken out (swapped with the outbox's empty vectors) and put back.
+            let swap = |b: &mut Self| {
+                std::mem::swap(&mut b.outbox.flits, &mut b.flits_at[fs]);
+                std::mem::swap(&mut b.outbox.eject, &mut b.eject_at[es]);
+                std::mem::swap(&mut b.outbox.credits, &mut b.credits_at[cs]);
+                std::mem::swap(&mut b.outbox.inj_credits, &mut b.inj_credit_at[is]);
+            };
+            swap(self);
+            // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
+            match (self.ports, self.vcs) {
+                (5, 4) => {
+                    for &r in &active {
+                        self.step_router_fast::<5, 4>(r as usize);
+                    }
+                }
+                _ => {
+                    for &r in &active {
+                        self.step_router_fast::<0, 0>(r as usize);
+                    }
+                }
+            }
+            swap(self);
+        } else {
+            for &r in &active {
+                self.step_router(r as usize);
+            }
         }
         self.active = active;
         if self.in_network > 0 && self.now - self.last_progress >= self.watchdog {
@@ -2268,7 +2504,7 @@ impl BookSim {
                 if p == pn - 1 {
                     format!("n{r}<-inj.vc{c}")
                 } else {
-                    format!("n{r}<-n{}.vc{c}", self.nbr[r * pn + p])
+                    format!("n{r}<-n{}.vc{c}", self.port[r * pn + p].nbr)
                 }
             })
             .collect()
@@ -2278,7 +2514,9 @@ impl BookSim {
         self.stats = Stats::default();
         self.reset_time = self.now;
         // The link counters cover the same window as the accepted rate.
-        self.port_flits.fill(0);
+        for p in &mut self.port {
+            p.flits = 0;
+        }
         self.port_blocked.fill(0);
         self.hops_at_reset = self.flit_hops;
     }
@@ -2287,7 +2525,8 @@ impl BookSim {
     /// counters are kept as they stand, as the accepted count stops counting here.
     fn end_window(&mut self) {
         self.drain_time = self.now;
-        self.window_flits.clone_from(&self.port_flits);
+        self.window_flits.clear();
+        self.window_flits.extend(self.port.iter().map(|p| p.flits));
         self.window_blocked.clone_from(&self.port_blocked);
         self.window_hops = self.flit_hops - self.hops_at_reset;
     }
@@ -2510,7 +2749,7 @@ impl BookSim {
                     channel: out.len(),
                     kind: ChannelKind::Link,
                     from: NodeId(r as u64),
-                    to: NodeId(u64::from(self.nbr[x])),
+                    to: NodeId(u64::from(self.port[x].nbr)),
                     flits: self.window_flits.get(x).copied().unwrap_or(0),
                     blocked_cycles: self.window_blocked.get(x).copied().unwrap_or(0),
                 });

@@ -400,15 +400,22 @@ fn the_bit_set_allocator_matches_the_request_list_allocator() {
         let aptr: Vec<u16> = (0..n).map(|_| rng.below(n) as u16).collect();
         let (mut g1, mut a1) = (gptr.clone(), aptr.clone());
         let mut s = scratch(n);
-        super::allocate(kind, iters, n, n, &mut g1, &mut a1, &reqs, &mut s);
+        super::allocate(
+            kind,
+            iters,
+            n,
+            n,
+            &mut (&mut g1[..], &mut a1[..]),
+            &reqs,
+            &mut s,
+        );
         let (mut g2, mut a2) = (gptr, aptr);
         let (mut grants, mut matched) = (vec![0u64; n], vec![0u8; n]);
         let won = super::allocate_bits(
             kind,
             iters,
             n,
-            &mut g2,
-            &mut a2,
+            &mut (&mut g2[..], &mut a2[..]),
             (ins, &req),
             (outs, &col),
             &mut grants,
@@ -463,7 +470,15 @@ fn the_bit_set_vc_allocation_matches_one_allocator_round() {
         let aptr: Vec<u16> = (0..nio).map(|_| rng.below(nio) as u16).collect();
         let (mut g1, mut a1) = (gptr.clone(), aptr.clone());
         let mut s = scratch(nio);
-        super::allocate(kind, 1, nio, nio, &mut g1, &mut a1, &reqs, &mut s);
+        super::allocate(
+            kind,
+            1,
+            nio,
+            nio,
+            &mut (&mut g1[..], &mut a1[..]),
+            &reqs,
+            &mut s,
+        );
         let (mut g2, mut a2) = (gptr, aptr);
         let (won, lost) =
             super::shared_port_bits(kind, (op, v), heads, |j| free[j], &mut g2, &mut a2);
