@@ -231,10 +231,9 @@ enum Command {
     Systolic(compute_cmd::SystolicArgs),
     /// Packet level: cycle-level routers with virtual channels and credits under synthetic
     /// traffic; latency, throughput, hops and saturation at one load, or a latency-throughput
-    /// curve with --sweep. A network of 512 routers or more runs on several threads when there
-    /// are 4 or more (RAYON_NUM_THREADS sets how many; one part of the routers per thread, up
-    /// to 32); otherwise podsim's router with one pipeline stage and round-robin arbitration
-    /// runs on a faster one-thread engine. The output is the same on any thread count.
+    /// curve with --sweep. A network of 512 routers or more runs on several threads (one part
+    /// of the routers per thread, up to 32; RAYON_NUM_THREADS sets how many), with the same
+    /// output on any thread count.
     Noc(noc_cmd::NocArgs),
     /// Run a workload on a machine: a DAG of compute, memory, collective and send tasks on its
     /// chips, communication contending on the links at the chosen fidelity; prints each task's

@@ -91,9 +91,8 @@ pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
 pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, MAX_PARTS, MIN_ROUTERS_TO_SPLIT, Noc};
 pub use traffic::{
-    MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PARTS_FROM_THREADS, PATTERNS, PacketLog,
-    Pattern, RunSpec, SATURATION_RATIO, check as check_pattern, parse_rates, run, run_logged,
-    sweep,
+    MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, PacketLog, Pattern, RunSpec,
+    SATURATION_RATIO, check as check_pattern, parse_rates, run, run_logged, sweep,
 };
 
 /// Why a packet-level run could not start or go on.

@@ -334,11 +334,6 @@ pub const MIN_DRAIN_CYCLES: u64 = 1_000;
 /// Below this ratio of accepted to generated load the network is called saturated.
 pub const SATURATION_RATIO: f64 = 0.95;
 const MAX_WARMUP_SAMPLES: u64 = 20;
-/// The threads from which [`run`] evaluates a large network's routers in parts, on as many
-/// threads, rather than on the fast engine's one thread (where the fast engine applies).
-/// Measured on 2 cores (BENCHMARKS.md): a 32x32 mesh at 0.3 runs faster on the fast engine's
-/// one thread than in 2 or 4 parts; from 4 threads, the cores are assumed to be there.
-pub const PARTS_FROM_THREADS: usize = 4;
 
 fn rel_change(a: f64, b: f64) -> f64 {
     if a == b {
@@ -441,10 +436,7 @@ pub fn run_logged(
             other => other,
         })
     };
-    let mut noc = build()?;
-    if log.is_none() && noc.parts() > 1 && rayon::current_num_threads() < PARTS_FROM_THREADS {
-        noc.set_parts(1);
-    }
+    let noc = build()?;
     if !(spec.rate > 0.0 && p <= 1.0) {
         return Err(ConfigError::new(
             "rate",
