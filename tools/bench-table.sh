@@ -168,7 +168,6 @@ fi
 if [ "$THREADS" = 1 ]; then
   echo "packet level on threads..." >&2
   BIG=(noc --topology mesh:32x32 --rate 0.3 --cycles 5000 --json)
-  PARTS=4  # podsim_noc::PARTS_FROM_THREADS
   ref="$(mktemp)"
   RAYON_NUM_THREADS=1 "$NEW" "${BIG[@]}" >"$ref"
   cells=""
@@ -195,5 +194,5 @@ if [ "$THREADS" = 1 ]; then
     rm -f "$err"
   done
   ow="$(median "${owalls[@]}")"
-  echo "| packet level, own router, 32x32 mesh at 0.3, 5000 cycles, wall seconds by threads (same bytes on each; below $PARTS threads the fast engine on one thread, from $PARTS the general engine in parts) |${cells%;} | 1: $ow s | $(ratio "$ow" "$one") faster on one thread | - | - | speed-up on 2, 4, 8 threads |"
+  echo "| packet level, own router, 32x32 mesh at 0.3, 5000 cycles, wall seconds by threads (same bytes on each; one thread: the fast engine, more: the general engine in a part per thread) |${cells%;} | 1: $ow s | $(ratio "$ow" "$one") faster on one thread | - | - | speed-up on 2, 4, 8 threads |"
 fi

@@ -1753,8 +1753,8 @@ fn sweeps_write_the_same_bytes_on_any_thread_count() {
 }
 
 /// One packet-level run gives the same bytes on one thread and on eight: a small torus (one
-/// part) and a 32x16 mesh, whose 512 routers are split into a part per thread, link counters
-/// included.
+/// part) and a 32x16 mesh, whose 512 routers run on the fast engine on one thread and are
+/// split into a part per thread on eight, link counters included.
 #[test]
 fn noc_prints_the_same_bytes_on_any_thread_count() {
     for args in [
