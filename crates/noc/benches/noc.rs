@@ -2,11 +2,16 @@
 //! Packet-level speed: flit-hops per second (criterion's elements per second) under uniform
 //! random traffic, single-threaded, on podsim's own routers: an 8x8 mesh and an 8x8 torus at
 //! 0.3 and a 16x16 torus at 0.2 flits/node/cycle (4 VCs x 8 flits, 1- and 4-flit packets); a
-//! sweep of 16 loads run sequentially and on every core; and both router modes (`podsim`,
-//! `booksim`) on the 8x8 mesh and torus at 0.3, with flit-hops per CPU-second.
+//! sweep of 16 loads run sequentially and on every core; both router modes (`podsim`,
+//! `booksim`) on the 8x8 mesh and torus at 0.3, with flit-hops per CPU-second; and podsim's
+//! router on its two engines, the fast one `run` takes and the general one (taken when a
+//! packet log is kept), on the 8x8 mesh at 0.3 and a 32x32 mesh at 0.3 (one thread each).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use podsim_noc::{NocRouting, Pattern, RouterConfig, RouterMode, RunSpec, parse_rates, run, sweep};
+use podsim_noc::{
+    NocRouting, PacketLog, Pattern, RouterConfig, RouterMode, RunSpec, parse_rates, run,
+    run_logged, sweep,
+};
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
 use podsim_units::{Bandwidth, SimDuration};
 
@@ -132,5 +137,46 @@ fn router_modes(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, flit_hops, sweeps, router_modes);
+/// podsim's router on the fast engine (`run`) and on the general one (`run_logged` with a
+/// packet log that keeps nothing, which only the general engine offers): the same results, so
+/// the ratio of the two is the fast engine's gain.
+fn engines(c: &mut Criterion) {
+    let mut g = c.benchmark_group("engines");
+    g.sample_size(10);
+    for (name, net, cycles, sample_cycles) in [
+        ("mesh8x8", cube(&[8, 8], false), 10_000, 1_000),
+        ("mesh32x32", cube(&[32, 32], false), 500, 250),
+    ] {
+        let cfg = RouterConfig::default();
+        let s = RunSpec {
+            cycles,
+            sample_cycles,
+            ..RunSpec::new(Pattern::Uniform, 0.3)
+        };
+        // One thread, so the 32x32 mesh (1,024 routers) is not split into parts.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let general = || {
+            let mut log = PacketLog {
+                limit: 0,
+                kept: Vec::new(),
+                cut: 0,
+            };
+            run_logged(&net, NocRouting::DimensionOrder, &cfg, &s, Some(&mut log)).unwrap()
+        };
+        let fast = || run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+        let once = pool.install(fast);
+        assert_eq!(once, pool.install(general));
+        g.throughput(Throughput::Elements(once.flit_hops));
+        g.bench_function(format!("{name}_fast"), |b| b.iter(|| pool.install(fast)));
+        g.bench_function(format!("{name}_general"), |b| {
+            b.iter(|| pool.install(general))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, flit_hops, sweeps, router_modes, engines);
 criterion_main!(benches);
