@@ -162,7 +162,7 @@ pub(crate) struct Stuck;
 
 /// The index after `i` modulo `n`.
 fn next_after(i: usize, n: usize) -> usize {
-    if i + 1 >= n { 0 } else { i + 1 }
+    (i + 1) & usize::from(i + 1 < n).wrapping_neg()
 }
 
 /// The lowest set bit of `mask` at or above `from`, else the lowest: a round-robin pick.
@@ -193,13 +193,10 @@ fn grant<const SH: u32>(
     op.rr_vc = next_after(ov, v) as u8;
     // The next requester after this one, as an input VC index.
     let (j, vc) = (iv >> SH, iv & ((1 << SH) - 1));
-    op.rr_va = if vc + 1 < v {
-        (iv + 1) as u8
-    } else if j + 1 < inputs {
-        ((j + 1) << SH) as u8
-    } else {
-        0
-    };
+    // By masks, not branches: where the pointer wraps depends on the traffic.
+    let same_port = usize::from(vc + 1 < v).wrapping_neg();
+    let next_port = usize::from(j + 1 < inputs).wrapping_neg() & ((j + 1) << SH);
+    op.rr_va = ((same_port & (iv + 1)) | (!same_port & next_port)) as u8;
     let x = &mut rt.vc[iv & 63];
     x.ovc = ov as u8;
     x.state = ACTIVE;
