@@ -674,37 +674,35 @@ impl Lean {
             usize::from(a.vc),
         );
         let iv = (j << SH | vc) & 63;
-        let route = if self.routers[r].vc[iv].len == 0 && self.routers[r].vc[iv].state == IDLE {
-            Some(self.route_of(a.flit))
-        } else {
-            None
-        };
+        let bit = 1u64 << iv;
         let rt = &mut self.routers[r];
-        let p = rt.inp[j];
         let x = &mut rt.vc[iv];
         let len = x.len;
-        if len == p.depth {
-            self.overflowed += 1;
-            return;
-        }
-        x.len += 1;
-        let bit = 1u64 << iv;
-        rt.nonempty |= bit;
-        self.loaded[r / 64] |= 1 << (r % 64);
-        if len > 0 {
+        if len == 0 {
+            x.len = 1;
+            x.front = a.flit;
+            if x.state == IDLE {
+                // A head at the front: its output (as `route_of`, with the router borrowed).
+                let word = self.routes[a.flit.pkt as usize].word(a.flit.hop, &self.f.arena);
+                x.out = self.ch_out[(word & !(1 << CLASS_SHIFT)) as usize];
+                x.class = (word >> CLASS_SHIFT) as u8;
+                x.state = WAIT_VC;
+                rt.wait |= bit;
+            }
+        } else {
+            let p = &rt.inp[j & 15];
+            if len == p.depth {
+                self.overflowed += 1;
+                return;
+            }
+            x.len = len + 1;
             let pos = usize::from(x.head) + usize::from(len);
             let depth = usize::from(p.depth);
             let at = p.base as usize + vc * depth + if pos >= depth { pos - depth } else { pos };
             self.buf[at] = a.flit;
-        } else {
-            x.front = a.flit;
-            if let Some((out, class)) = route {
-                x.out = out;
-                x.class = class;
-                x.state = WAIT_VC;
-                rt.wait |= bit;
-            }
         }
+        rt.nonempty |= bit;
+        self.loaded[r >> 6] |= 1 << (r & 63);
     }
 
     /// VC allocation, as [`Noc`]'s by round-robin: the requests for each output (in output
@@ -715,18 +713,33 @@ impl Lean {
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
         let wait = rt.wait;
-        if wait & (wait - 1) == 0 {
-            // One request: nothing to arbitrate.
-            let iv = wait.trailing_zeros() as usize & 63;
-            let x = rt.vc[iv];
-            grant::<SH>(
-                rt,
-                iv,
-                usize::from(x.out) & 15,
-                usize::from(x.class) & 1,
-                v,
-                inputs,
-            );
+        // Where no two requests share an output (the usual case), each is alone at its output
+        // and a grant touches only its output's state and its own VC: the order of outputs
+        // does not matter and there is nothing to arbitrate.
+        let (mut seen, mut shared) = (0u32, 0u32);
+        let mut m = wait;
+        while m != 0 {
+            let iv = m.trailing_zeros() as usize & 63;
+            m &= m - 1;
+            let ob = 1u32 << (rt.vc[iv].out & 15);
+            shared |= seen & ob;
+            seen |= ob;
+        }
+        if shared == 0 {
+            let mut m = wait;
+            while m != 0 {
+                let iv = m.trailing_zeros() as usize & 63;
+                m &= m - 1;
+                let (o, class) = (rt.vc[iv].out, rt.vc[iv].class);
+                grant::<SH>(
+                    rt,
+                    iv,
+                    usize::from(o) & 15,
+                    usize::from(class) & 1,
+                    v,
+                    inputs,
+                );
+            }
             return;
         }
         // Requests by output and class.
@@ -782,9 +795,11 @@ impl Lean {
             }
             return;
         }
+        // Each port's pick and its output; the ports that picked, the outputs picked and those
+        // picked by more than one port.
         let mut picks = [0u8; MAX_PORTS];
-        let mut wanted = [0u32; MAX_PORTS];
-        let mut outs = 0u32;
+        let mut out_of = [0u8; MAX_PORTS];
+        let (mut ports, mut outs, mut shared) = (0u32, 0u32, 0u32);
         // Each port with a candidate, in order: a port's VCs are a lane of 2^sh bits.
         let lane = (1u64 << (1 << sh)) - 1;
         let mut left = cand;
@@ -802,20 +817,33 @@ impl Lean {
                         continue;
                     };
                     picks[j] = vc as u8;
-                    wanted[o] |= 1 << j;
+                    out_of[j] = o as u8;
+                    ports |= 1 << j;
+                    shared |= outs & 1 << o;
                     outs |= 1 << o;
                     break 'parts;
                 }
             }
         }
-        // Each output's winner: the first requesting port from its pointer.
-        let mut winners = 0u32;
-        while outs != 0 {
-            let o = outs.trailing_zeros() as usize;
-            outs &= outs - 1;
-            let w = wanted[o];
-            let hi = w & (u32::MAX << rt.out[o].rr_out);
-            winners |= 1 << (if hi != 0 { hi } else { w }).trailing_zeros();
+        // Each output's winner: the first requesting port from its pointer (every port that
+        // picked where no two picked the same output, the usual case).
+        let mut winners = ports;
+        if shared != 0 {
+            let mut wanted = [0u32; MAX_PORTS];
+            let mut m = ports;
+            while m != 0 {
+                let j = m.trailing_zeros() as usize & 15;
+                m &= m - 1;
+                wanted[usize::from(out_of[j]) & 15] |= 1 << j;
+            }
+            winners = 0;
+            while outs != 0 {
+                let o = outs.trailing_zeros() as usize & 15;
+                outs &= outs - 1;
+                let w = wanted[o];
+                let hi = w & (u32::MAX << rt.out[o].rr_out);
+                winners |= 1 << (if hi != 0 { hi } else { w }).trailing_zeros();
+            }
         }
         while winners != 0 {
             let j = winners.trailing_zeros() as usize;
@@ -825,6 +853,7 @@ impl Lean {
     }
 
     /// The front flit of VC `vc` of input port `j` of router `r` crosses the switch.
+    #[inline(always)]
     fn traverse<const SH: u32>(
         &mut self,
         r: usize,
