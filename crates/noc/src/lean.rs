@@ -136,6 +136,13 @@ pub(crate) struct Lean {
     /// interface (injection channels).
     ch_up: Vec<u32>,
     wheel: usize,
+    /// The latency of every router's channels, in and out, where they all have the same
+    /// one (the usual case), else 0.
+    uniform: u16,
+    /// Where `uniform` is set, the channel slots the routers write this cycle, taken out of
+    /// their wheels while the routers step: flits to routers and to interfaces, credits.
+    outbox: [Vec<Arrival>; 2],
+    out_credits: Vec<u32>,
     to_routers: Vec<Vec<Arrival>>,
     to_ifaces: Vec<Vec<Arrival>>,
     credits: Vec<Vec<u32>>,
@@ -355,6 +362,19 @@ impl Lean {
         }
         let wheel = s.wheel;
         let watchdog = s.watchdog;
+        let lat = routers.first().map_or(0, |r| r.out[0].latency);
+        let uniform = if routers.iter().all(|r| {
+            r.out[..usize::from(r.outputs)]
+                .iter()
+                .all(|o| o.latency == lat)
+                && r.inp[..usize::from(r.inputs)]
+                    .iter()
+                    .all(|p| p.latency == lat)
+        }) {
+            lat
+        } else {
+            0
+        };
         let endpoints = f.endpoints;
         let (f, buf) = noc.into_parts();
         Ok(Lean {
@@ -375,6 +395,9 @@ impl Lean {
             ch_out,
             ch_up,
             wheel,
+            uniform,
+            outbox: [Vec::new(), Vec::new()],
+            out_credits: Vec::new(),
             to_routers: vec![Vec::new(); wheel],
             to_ifaces: vec![Vec::new(); wheel],
             credits: vec![Vec::new(); wheel],
@@ -545,6 +568,14 @@ impl Lean {
             self.receive::<SH>(a);
         }
         self.to_routers[slot] = arrivals;
+        let due = self.slot_after(slot, self.uniform);
+        if self.uniform != 0 {
+            self.outbox = [
+                std::mem::take(&mut self.to_routers[due]),
+                std::mem::take(&mut self.to_ifaces[due]),
+            ];
+            self.out_credits = std::mem::take(&mut self.credits[due]);
+        }
         // Every buffered flit's VC waits for an output VC or holds one, so these are the
         // routers with work, in order.
         for word in 0..self.loaded.len() {
@@ -563,6 +594,12 @@ impl Lean {
                     self.loaded[word] &= !(1 << (r % 64));
                 }
             }
+        }
+        if self.uniform != 0 {
+            let [to_routers, to_ifaces] = std::mem::take(&mut self.outbox);
+            self.to_routers[due] = to_routers;
+            self.to_ifaces[due] = to_ifaces;
+            self.credits[due] = std::mem::take(&mut self.out_credits);
         }
     }
 
@@ -906,19 +943,26 @@ impl Lean {
             hop: flit.hop + u16::from(link),
             ..flit
         };
-        let due = self.slot_after(slot, lat);
-        let list = if down & TO_NI != 0 {
-            &mut self.to_ifaces[due]
-        } else {
-            &mut self.to_routers[due]
-        };
-        list.push(Arrival {
+        let arrival = Arrival {
             to: down,
             vc: ov as u16,
             flit: crossed,
-        });
-        let back = self.slot_after(slot, p.latency);
-        self.credits[back].push(p.up | vc as u32);
+        };
+        if self.uniform != 0 {
+            // The slots taken out for this cycle (see `evaluate`), picked by index.
+            self.outbox[usize::from(down & TO_NI != 0)].push(arrival);
+            self.out_credits.push(p.up | vc as u32);
+        } else {
+            let due = self.slot_after(slot, lat);
+            let list = if down & TO_NI != 0 {
+                &mut self.to_ifaces[due]
+            } else {
+                &mut self.to_routers[due]
+            };
+            list.push(arrival);
+            let back = self.slot_after(slot, p.latency);
+            self.credits[back].push(p.up | vc as u32);
+        }
         if flit.tail && left > 0 {
             // The next packet's head is at the front now.
             let (out, class) = self.route_of(next_front);
