@@ -1322,6 +1322,64 @@ impl BookSim {
     /// case with a routing stage: [`Self::receive`] with the network's shape `(P, V)` known
     /// (as in [`Self::shape`]).
     fn arrive_fast<const P: usize, const V: usize>(&mut self, slot: usize) {
+        if self.torus || self.mesh_ports.is_empty() {
+            return self.arrive_fast_routed::<P, V>(slot);
+        }
+        let (pn, v) = self.shape::<P, V>();
+        let (slots, depth, now) = (self.ivc.len(), self.depth, self.now);
+        let (routers, last) = (self.routers, (self.vcs - 1) as u8);
+        let fl = std::mem::take(&mut self.flits_at[slot]);
+        // The arrays this loop touches, taken apart once so that their places and lengths stay
+        // in registers (a vector's growth in the loop would otherwise make every one reload).
+        let BookSim {
+            ivc,
+            buf,
+            rt,
+            active,
+            mesh_ports,
+            dst_of,
+            ..
+        } = self;
+        let (ivc, buf, rt) = (&mut ivc[..], &mut buf[..], &mut rt[..]);
+        let (mesh_ports, dst_of) = (&mesh_ports[..], &dst_of[..]);
+        for e in &fl {
+            let r = e.router as usize;
+            let rr = &mut rt[r];
+            // `wake`.
+            if rr.stamp != now {
+                rr.stamp = now;
+                active.push(e.router);
+            }
+            let j = e.port as usize * v + e.vc as usize;
+            let idx = r * pn * v + j;
+            let x = &mut ivc[idx];
+            let len = x.len;
+            let mut at = x.head as usize + len as usize;
+            if at >= depth {
+                at -= depth;
+            }
+            x.len = len + 1;
+            let state = x.state;
+            buf[at * slots + idx] = e.flit;
+            if state == IDLE {
+                // `start_head` in the fast case, the route from the mesh's table
+                // (`compute_route`).
+                let port = mesh_ports[r * routers + dst_of[(e.flit >> 2) as usize] as usize];
+                x.state = ROUTING;
+                x.route = (port, 0, last);
+                rr.route_m |= 1 << j;
+            } else if state == ACTIVE && len == 0 {
+                rr.sa_m |= 1 << j;
+            }
+        }
+        let mut fl = fl;
+        fl.clear();
+        self.flits_at[slot] = fl;
+    }
+
+    /// [`Self::arrive_fast`] where routes are computed rather than tabulated (tori, and meshes
+    /// too large for the table).
+    fn arrive_fast_routed<const P: usize, const V: usize>(&mut self, slot: usize) {
         let (pn, v) = self.shape::<P, V>();
         let (slots, depth) = (self.ivc.len(), self.depth);
         let mut fl = std::mem::take(&mut self.flits_at[slot]);
@@ -1539,9 +1597,9 @@ impl BookSim {
         let flits = [&mut out.flits, &mut out.eject];
         let credits = [&mut out.credits, &mut out.inj_credits];
         let ivc = &mut self.ivc[base..base + nio];
-        let buf = &self.buf;
+        let buf = &self.buf[..];
         let pt = &mut self.port[r * pn..(r + 1) * pn];
-        let (bit_port, bit_vc) = (&self.bit_port, &self.bit_vc);
+        let (bit_port, bit_vc) = (&self.bit_port[..], &self.bit_vc[..]);
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
             // By arithmetic when the shape is known at compile time, else by table.
