@@ -1111,10 +1111,11 @@ impl BookSim {
         let n = self.dims.len();
         let (a, b) = (src as usize * n, dst as usize * n);
         let (here, there) = (&self.coords[a..a + n], &self.coords[b..b + n]);
+        let (dims, wrap) = (&self.dims[..n], &self.wrap[..n]);
         let mut sum = 0;
-        for (((&x, &y), &k), &wrap) in here.iter().zip(there).zip(&self.dims).zip(&self.wrap) {
-            let m = x.abs_diff(y);
-            sum += if wrap { m.min(k - m) } else { m };
+        for d in 0..n {
+            let m = here[d].abs_diff(there[d]);
+            sum += if wrap[d] { m.min(dims[d] - m) } else { m };
         }
         sum
     }
@@ -1721,6 +1722,42 @@ impl BookSim {
             ivc[j].out = (op as u8, ov as u8);
             ivc[j].state = ACTIVE;
             won |= 1 << j;
+        }
+        if self.alloc_iters == 1 && self.allocator == Allocator::Islip && !self.torus {
+            // One iSLIP round on a mesh, where every head may take any VC of its port: the
+            // heads asking for a port all ask for its free VCs ([`shared_port_bits`] with every
+            // head's VCs the same).
+            let all = u32::MAX >> (32 - v);
+            for op in bits(shared) {
+                let heads = heads_of[op];
+                let free = all & !pt[op].in_use;
+                if free == 0 {
+                    lost |= heads;
+                    continue;
+                }
+                let obase = op * v;
+                // Grant: each free VC grants the head nearest its pointer.
+                let mut granted = [0u32; 64];
+                let mut got = 0u64;
+                for ov in bits(u64::from(free)) {
+                    let j = rr_pick(heads, gptr[obase + ov] as usize);
+                    granted[j] |= 1 << ov;
+                    got |= 1 << j;
+                }
+                lost |= heads & !got;
+                // Accept: each granted head takes the granting VC nearest its pointer.
+                for j in bits(got) {
+                    let pick = nearest(granted[j], aptr[j] as usize, obase, v);
+                    gptr[pick] = after(j, nio);
+                    aptr[j] = after(pick, nio);
+                    let ov = pick - obase;
+                    pt[op].in_use |= 1 << ov;
+                    ivc[j].out = (op as u8, ov as u8);
+                    ivc[j].state = ACTIVE;
+                    won |= 1 << j;
+                }
+            }
+            return (won, lost);
         }
         if self.alloc_iters == 1 {
             for op in bits(shared) {
