@@ -385,10 +385,9 @@ fn allocate_bits<T: Pointers + ?Sized>(
 ) -> u64 {
     match kind {
         Allocator::Islip if iters == 1 => {
-            // One round: every input granted accepts, and the pointers move.
-            for i in bits(ins) {
-                grants[i] = 0;
-            }
+            // One round: every input granted accepts, and the pointers move. (Only the asking
+            // inputs' grants are read; clearing all `n` is a loop of fixed length.)
+            grants[..n].fill(0);
             let mut granted = 0u64;
             for o in bits(outs) {
                 let cand = col[o] & ins;
@@ -1846,10 +1845,18 @@ impl BookSim {
             return (sa_b, true);
         }
         // The asking VCs with a credit, their inputs and outputs, and the outputs of those
-        // without one (charged once each).
+        // without one (charged once each); the requests by input and by output, written as
+        // they are found (cleared whole first: a fixed count of stores costs less than a loop
+        // over the ports asked for, whose end is hard to predict).
         let (mut ins, mut outs, mut asking, mut stalled) = (0u64, 0u64, 0u64, 0u64);
-        // Whether two asking VCs share an input or an output.
-        let mut shared = false;
+        // Bits set where two asking VCs share an input or an output.
+        let mut dup = 0u64;
+        let sc = &mut self.scratch;
+        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
+        let vcs_of = &mut sc.vcs_of[..pn];
+        req.fill(0);
+        col.fill(0);
+        vcs_of.fill(0);
         for j in bits(sa_b) {
             let (op, ov) = ivc[j].out;
             let ob = 1u64 << op;
@@ -1862,9 +1869,12 @@ impl BookSim {
                 .checked_div(V)
                 .unwrap_or_else(|| self.bit_port[j] as usize);
             let pb = 1u64 << p;
-            shared |= (ins & pb != 0) | (outs & ob != 0);
+            dup |= (ins & pb) | (outs & ob);
             ins |= pb;
             outs |= ob;
+            req[p] |= ob;
+            col[op as usize] |= pb;
+            vcs_of[op as usize] |= 1 << j;
         }
         if stalled != 0 {
             let now = self.now;
@@ -1877,30 +1887,14 @@ impl BookSim {
                 );
             }
         }
-        if !shared {
+        if dup == 0 {
             // Every asking VC is alone at its input and its output: each output grants its
             // one asker, each input accepts its one grant, and the VC is its input's only
             // candidate (`switch_fast` moves the pointers).
             return (asking, true);
         }
-        // The requests by input and by output (only the entries of `ins` and `outs` are read).
         let sc = &mut self.scratch;
-        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
-        let vcs_of = &mut sc.vcs_of[..pn];
-        for p in bits(ins) {
-            req[p] = 0;
-        }
-        for o in bits(outs) {
-            col[o] = 0;
-            vcs_of[o] = 0;
-        }
-        for j in bits(asking) {
-            let p = j / v;
-            let op = ivc[j].out.0 as usize;
-            req[p] |= 1 << op;
-            col[op] |= 1 << p;
-            vcs_of[op] |= 1 << j;
-        }
+        let (req, col) = (&sc.req[..pn], &sc.col[..pn]);
         let pt = &mut self.port[rr..rr + pn];
         let matched = allocate_bits(
             self.allocator,
