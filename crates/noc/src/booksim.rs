@@ -274,19 +274,13 @@ fn after(i: usize, n: usize) -> u16 {
 /// block, the first at or after it, else (and after wrapping) the lowest.
 fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
     // From the block's first output, "at or after it" is all of `free`, as after wrapping.
-    // Masks, not branches: where the pointer stands depends on the traffic.
+    // By a rotation, not a choice (which the compiler may turn into a branch): where the
+    // pointer stands depends on the traffic. Rotated right by the offset, the VCs at or after
+    // it come first and those before it land above all of them (`free` is not empty and
+    // holds VC bits only, below `v` <= 32).
     let off = from.wrapping_sub(base);
-    let inside = u32::from(off < v).wrapping_neg();
-    let later = free & (u32::MAX << (off & 31)) & inside;
-    base + first_of(later, free) as usize
-}
-
-/// The lowest bit of `preferred`, or of `rest` if `preferred` is empty, without a branch (the
-/// round-robin picks are data-dependent and would often be mispredicted).
-fn first_of<T: Into<u64>>(preferred: T, rest: T) -> u32 {
-    let (preferred, rest) = (preferred.into(), rest.into());
-    let fallback = u64::from(preferred == 0).wrapping_neg();
-    (preferred | (rest & fallback)).trailing_zeros()
+    let off = off & usize::from(off < v).wrapping_neg();
+    base + ((off + free.rotate_right(off as u32).trailing_zeros() as usize) & 31)
 }
 
 /// The VC bits `first..=last`.
@@ -320,9 +314,10 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
 }
 
 /// The bit of `mask` (not empty) nearest `from` (below 64) round-robin: the lowest at or after
-/// it, else the lowest.
+/// it, else the lowest. By a rotation, so that no branch depends on where the pointer stands:
+/// rotated right by `from`, the bits at or after it come first, then those before it.
 fn rr_pick(mask: u64, from: usize) -> usize {
-    first_of(mask & (u64::MAX << from), mask) as usize
+    (from + mask.rotate_right(from as u32).trailing_zeros() as usize) & 63
 }
 
 /// The switch allocator's round-robin pointers over `n` ports: each output's grant pointer and
