@@ -1682,16 +1682,17 @@ impl BookSim {
         }
         let heads_of = &mut self.scratch.heads_of[..pn];
         // The ports asked for, those asked for by more than one head, and the heads asking for
-        // each port. The ports' allocations are independent (each touches its own VCs and its
-        // heads' pointers), so they may run port by port.
+        // each port (cleared whole and written as found). The ports' allocations are
+        // independent (each touches its own VCs and its heads' pointers), so they may run port
+        // by port.
         let (mut ports, mut shared) = (0u64, 0u64);
+        heads_of.fill(0);
         for j in bits(va_b) {
             let op = ivc[j].route.0 as usize;
             let ob = 1u64 << op;
-            let seen = ports & ob;
-            shared |= seen;
+            shared |= ports & ob;
             ports |= ob;
-            heads_of[op] = (heads_of[op] & u64::from(seen != 0).wrapping_neg()) | 1 << j;
+            heads_of[op] |= 1 << j;
         }
         let pt = &mut self.port[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
