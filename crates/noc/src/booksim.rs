@@ -1892,6 +1892,32 @@ impl BookSim {
         let sc = &mut self.scratch;
         let (req, col) = (&sc.req[..pn], &sc.col[..pn]);
         let pt = &mut self.port[rr..rr + pn];
+        let vc_bits = u64::MAX >> (64 - v);
+        if self.allocator == Allocator::Islip && self.alloc_iters == 1 {
+            // One iSLIP round ([`allocate_bits`]), each accepting input picking its VC as it
+            // accepts. Every match moves its pointers, and `switch_fast` moves them past each
+            // winner in the same way, so they are left to it (the allocation reads each
+            // pointer before its match could move it).
+            let grants = &mut sc.grants[..pn];
+            grants.fill(0);
+            // Grant: each output asked for picks an asking input (all of `col[o]` asks).
+            let mut granted = 0u64;
+            for o in bits(outs) {
+                let i = rr_pick(col[o], pt[o].sw_gptr as usize);
+                granted |= 1 << i;
+                grants[i] |= 1 << o;
+            }
+            // Accept: each input granted takes an output, and sends its VC that asked for it
+            // nearest its round-robin offset.
+            let mut won = 0u64;
+            for p in bits(granted) {
+                let o = rr_pick(grants[p], pt[p].sw_aptr as usize);
+                let cands = sc.vcs_of[o] >> (p * v) & vc_bits;
+                let c = rr_pick(cands, pt[p].sw_rr as usize);
+                won |= 1 << (p * v + c);
+            }
+            return (won, true);
+        }
         let matched = allocate_bits(
             self.allocator,
             self.alloc_iters,
@@ -1902,7 +1928,6 @@ impl BookSim {
             &mut sc.grants,
             &mut sc.matched,
         );
-        let vc_bits = u64::MAX >> (64 - v);
         let mut won = 0u64;
         for p in bits(matched) {
             // The input's VCs that asked for its matched output.
