@@ -1848,9 +1848,8 @@ impl BookSim {
         // Bits set where two asking VCs share an input or an output.
         let mut dup = 0u64;
         let sc = &mut self.scratch;
-        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
+        let col = &mut sc.col[..pn];
         let vcs_of = &mut sc.vcs_of[..pn];
-        req.fill(0);
         col.fill(0);
         vcs_of.fill(0);
         for j in bits(sa_b) {
@@ -1868,7 +1867,6 @@ impl BookSim {
             dup |= (ins & pb) | (outs & ob);
             ins |= pb;
             outs |= ob;
-            req[p] |= ob;
             col[op as usize] |= pb;
             vcs_of[op as usize] |= 1 << j;
         }
@@ -1890,7 +1888,7 @@ impl BookSim {
             return (asking, true);
         }
         let sc = &mut self.scratch;
-        let (req, col) = (&sc.req[..pn], &sc.col[..pn]);
+        let col = &sc.col[..pn];
         let pt = &mut self.port[rr..rr + pn];
         let vc_bits = u64::MAX >> (64 - v);
         if self.allocator == Allocator::Islip && self.alloc_iters == 1 {
@@ -1918,12 +1916,21 @@ impl BookSim {
             }
             return (won, true);
         }
+        // The outputs each input asks for (the separable allocator's input arbiters).
+        let req = &mut sc.req[..pn];
+        for p in bits(ins) {
+            req[p] = 0;
+        }
+        for j in bits(asking) {
+            let p = j / v;
+            req[p] |= 1 << ivc[j].out.0;
+        }
         let matched = allocate_bits(
             self.allocator,
             self.alloc_iters,
             pn,
             pt,
-            (ins, req),
+            (ins, &*req),
             (outs, col),
             &mut sc.grants,
             &mut sc.matched,
