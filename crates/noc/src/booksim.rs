@@ -695,6 +695,9 @@ struct BookSim {
     /// port from each router towards each destination, `routers * routers` (the terminal port
     /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
     mesh_ports: Vec<u8>,
+    /// With at most [`HOP_TABLE_ROUTERS`] routers: [`BookSim::hops`] between every two routers,
+    /// `routers * routers` (a packet's statistics read it as it leaves); empty otherwise.
+    hop_table: Vec<u8>,
     // Delays.
     routing_delay: i64,
     vc_alloc_delay: i64,
@@ -791,6 +794,9 @@ const NO_PACKET: u32 = u32::MAX;
 
 /// The most routers for which a mesh's routes are tabulated (a byte per pair: 1 MiB).
 const MESH_TABLE_ROUTERS: usize = 1024;
+
+/// The most routers for which the hops between routers are tabulated (a byte per pair: 64 KiB).
+const HOP_TABLE_ROUTERS: usize = 256;
 
 impl BookSim {
     fn new(net: &Network, cfg: &RouterConfig, spec: &RunSpec) -> Result<Self, NocError> {
@@ -904,6 +910,7 @@ impl BookSim {
                 })
                 .collect(),
             mesh_ports: Vec::new(),
+            hop_table: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
             vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
             sw_alloc_delay: i64::from(cfg.sw_alloc_delay),
@@ -1012,6 +1019,12 @@ impl BookSim {
             route_rng: streams.stream("noc.booksim.routing"),
             dests: Destinations::new(&spec.pattern, net, routers)?,
         };
+        if routers <= HOP_TABLE_ROUTERS {
+            // At most 255 hops between 256 routers.
+            b.hop_table = (0..routers * routers)
+                .map(|x| b.hops_between((x / routers) as u32, (x % routers) as u32) as u8)
+                .collect();
+        }
         if !torus && routers <= MESH_TABLE_ROUTERS {
             b.mesh_ports = (0..routers * routers)
                 .map(|x| b.mesh_port(x / routers, x % routers))
@@ -1102,6 +1115,17 @@ impl BookSim {
     /// minimal, so in each dimension the distance, the shorter way round where it wraps (at
     /// k/2 both ways are as long, whatever the coin says). The head crosses one switch more.
     fn hops(&self, src: u32, dst: u32) -> u32 {
+        if let Some(&h) = self
+            .hop_table
+            .get(src as usize * self.routers + dst as usize)
+        {
+            return u32::from(h);
+        }
+        self.hops_between(src, dst)
+    }
+
+    /// [`Self::hops`], computed.
+    fn hops_between(&self, src: u32, dst: u32) -> u32 {
         let n = self.dims.len();
         let (a, b) = (src as usize * n, dst as usize * n);
         let (here, there) = (&self.coords[a..a + n], &self.coords[b..b + n]);
