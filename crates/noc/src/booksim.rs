@@ -1721,33 +1721,13 @@ impl BookSim {
         let pt = &mut self.port[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
         let aptr = &mut self.va_aptr[base..base + nio];
-        for op in bits(ports & !shared) {
-            let j = heads_of[op].trailing_zeros() as usize;
-            let (_, vs, ve) = ivc[j].route;
-            let free = if self.torus {
-                vc_range(vs, ve)
-            } else {
-                u32::MAX >> (32 - v)
-            } & !pt[op].in_use;
-            if free == 0 {
-                lost |= 1 << j;
-                continue;
-            }
-            let pick = nearest(free, aptr[j] as usize, op * v, v);
-            gptr[pick] = after(j, nio);
-            aptr[j] = after(pick, nio);
-            let ov = pick - op * v;
-            pt[op].in_use |= 1 << ov;
-            ivc[j].out = (op as u8, ov as u8);
-            ivc[j].state = ACTIVE;
-            won |= 1 << j;
-        }
         if self.alloc_iters == 1 && self.allocator == Allocator::Islip && !self.torus {
             // One iSLIP round on a mesh, where every head may take any VC of its port: the
             // heads asking for a port all ask for its free VCs ([`shared_port_bits`] with every
-            // head's VCs the same).
+            // head's VCs the same). The ports are taken in one loop, whether one head asks for
+            // them or more (one loop's end to predict rather than two).
             let all = u32::MAX >> (32 - v);
-            for op in bits(shared) {
+            for op in bits(ports) {
                 let heads = heads_of[op];
                 let free = all & !pt[op].in_use;
                 if free == 0 {
@@ -1755,6 +1735,19 @@ impl BookSim {
                     continue;
                 }
                 let obase = op * v;
+                if heads & (heads - 1) == 0 {
+                    // One head: the free VC nearest its pointer.
+                    let j = heads.trailing_zeros() as usize;
+                    let pick = nearest(free, aptr[j] as usize, obase, v);
+                    gptr[pick] = after(j, nio);
+                    aptr[j] = after(pick, nio);
+                    let ov = pick - obase;
+                    pt[op].in_use |= 1 << ov;
+                    ivc[j].out = (op as u8, ov as u8);
+                    ivc[j].state = ACTIVE;
+                    won |= heads;
+                    continue;
+                }
                 // Grant: each free VC grants the head nearest its pointer.
                 let mut granted = [0u32; 64];
                 let mut got = 0u64;
@@ -1777,6 +1770,27 @@ impl BookSim {
                 }
             }
             return (won, lost);
+        }
+        for op in bits(ports & !shared) {
+            let j = heads_of[op].trailing_zeros() as usize;
+            let (_, vs, ve) = ivc[j].route;
+            let free = if self.torus {
+                vc_range(vs, ve)
+            } else {
+                u32::MAX >> (32 - v)
+            } & !pt[op].in_use;
+            if free == 0 {
+                lost |= 1 << j;
+                continue;
+            }
+            let pick = nearest(free, aptr[j] as usize, op * v, v);
+            gptr[pick] = after(j, nio);
+            aptr[j] = after(pick, nio);
+            let ov = pick - op * v;
+            pt[op].in_use |= 1 << ov;
+            ivc[j].out = (op as u8, ov as u8);
+            ivc[j].state = ACTIVE;
+            won |= 1 << j;
         }
         if self.alloc_iters == 1 {
             for op in bits(shared) {
