@@ -274,19 +274,13 @@ fn after(i: usize, n: usize) -> u16 {
 /// block, the first at or after it, else (and after wrapping) the lowest.
 fn nearest(free: u32, from: usize, base: usize, v: usize) -> usize {
     // From the block's first output, "at or after it" is all of `free`, as after wrapping.
-    // Masks, not branches: where the pointer stands depends on the traffic.
+    // By a rotation, not a choice (which the compiler may turn into a branch): where the
+    // pointer stands depends on the traffic. Rotated right by the offset, the VCs at or after
+    // it come first and those before it land above all of them (`free` is not empty and
+    // holds VC bits only, below `v` <= 32).
     let off = from.wrapping_sub(base);
-    let inside = u32::from(off < v).wrapping_neg();
-    let later = free & (u32::MAX << (off & 31)) & inside;
-    base + first_of(later, free) as usize
-}
-
-/// The lowest bit of `preferred`, or of `rest` if `preferred` is empty, without a branch (the
-/// round-robin picks are data-dependent and would often be mispredicted).
-fn first_of<T: Into<u64>>(preferred: T, rest: T) -> u32 {
-    let (preferred, rest) = (preferred.into(), rest.into());
-    let fallback = u64::from(preferred == 0).wrapping_neg();
-    (preferred | (rest & fallback)).trailing_zeros()
+    let off = off & usize::from(off < v).wrapping_neg();
+    base + ((off + free.rotate_right(off as u32).trailing_zeros() as usize) & 31)
 }
 
 /// The VC bits `first..=last`.
@@ -320,9 +314,10 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
 }
 
 /// The bit of `mask` (not empty) nearest `from` (below 64) round-robin: the lowest at or after
-/// it, else the lowest.
+/// it, else the lowest. By a rotation, so that no branch depends on where the pointer stands:
+/// rotated right by `from`, the bits at or after it come first, then those before it.
 fn rr_pick(mask: u64, from: usize) -> usize {
-    first_of(mask & (u64::MAX << from), mask) as usize
+    (from + mask.rotate_right(from as u32).trailing_zeros() as usize) & 63
 }
 
 /// The switch allocator's round-robin pointers over `n` ports: each output's grant pointer and
@@ -385,10 +380,9 @@ fn allocate_bits<T: Pointers + ?Sized>(
 ) -> u64 {
     match kind {
         Allocator::Islip if iters == 1 => {
-            // One round: every input granted accepts, and the pointers move.
-            for i in bits(ins) {
-                grants[i] = 0;
-            }
+            // One round: every input granted accepts, and the pointers move. (Only the asking
+            // inputs' grants are read; clearing all `n` is a loop of fixed length.)
+            grants[..n].fill(0);
             let mut granted = 0u64;
             for o in bits(outs) {
                 let cand = col[o] & ins;
@@ -701,6 +695,9 @@ struct BookSim {
     /// port from each router towards each destination, `routers * routers` (the terminal port
     /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
     mesh_ports: Vec<u8>,
+    /// With at most [`HOP_TABLE_ROUTERS`] routers: [`BookSim::hops`] between every two routers,
+    /// `routers * routers` (a packet's statistics read it as it leaves); empty otherwise.
+    hop_table: Vec<u8>,
     // Delays.
     routing_delay: i64,
     vc_alloc_delay: i64,
@@ -797,6 +794,9 @@ const NO_PACKET: u32 = u32::MAX;
 
 /// The most routers for which a mesh's routes are tabulated (a byte per pair: 1 MiB).
 const MESH_TABLE_ROUTERS: usize = 1024;
+
+/// The most routers for which the hops between routers are tabulated (a byte per pair: 64 KiB).
+const HOP_TABLE_ROUTERS: usize = 256;
 
 impl BookSim {
     fn new(net: &Network, cfg: &RouterConfig, spec: &RunSpec) -> Result<Self, NocError> {
@@ -910,6 +910,7 @@ impl BookSim {
                 })
                 .collect(),
             mesh_ports: Vec::new(),
+            hop_table: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
             vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
             sw_alloc_delay: i64::from(cfg.sw_alloc_delay),
@@ -1018,6 +1019,12 @@ impl BookSim {
             route_rng: streams.stream("noc.booksim.routing"),
             dests: Destinations::new(&spec.pattern, net, routers)?,
         };
+        if routers <= HOP_TABLE_ROUTERS {
+            // At most 255 hops between 256 routers.
+            b.hop_table = (0..routers * routers)
+                .map(|x| b.hops_between((x / routers) as u32, (x % routers) as u32) as u8)
+                .collect();
+        }
         if !torus && routers <= MESH_TABLE_ROUTERS {
             b.mesh_ports = (0..routers * routers)
                 .map(|x| b.mesh_port(x / routers, x % routers))
@@ -1108,13 +1115,25 @@ impl BookSim {
     /// minimal, so in each dimension the distance, the shorter way round where it wraps (at
     /// k/2 both ways are as long, whatever the coin says). The head crosses one switch more.
     fn hops(&self, src: u32, dst: u32) -> u32 {
+        if let Some(&h) = self
+            .hop_table
+            .get(src as usize * self.routers + dst as usize)
+        {
+            return u32::from(h);
+        }
+        self.hops_between(src, dst)
+    }
+
+    /// [`Self::hops`], computed.
+    fn hops_between(&self, src: u32, dst: u32) -> u32 {
         let n = self.dims.len();
         let (a, b) = (src as usize * n, dst as usize * n);
         let (here, there) = (&self.coords[a..a + n], &self.coords[b..b + n]);
+        let (dims, wrap) = (&self.dims[..n], &self.wrap[..n]);
         let mut sum = 0;
-        for (((&x, &y), &k), &wrap) in here.iter().zip(there).zip(&self.dims).zip(&self.wrap) {
-            let m = x.abs_diff(y);
-            sum += if wrap { m.min(k - m) } else { m };
+        for d in 0..n {
+            let m = here[d].abs_diff(there[d]);
+            sum += if wrap[d] { m.min(dims[d] - m) } else { m };
         }
         sum
     }
@@ -1322,6 +1341,64 @@ impl BookSim {
     /// case with a routing stage: [`Self::receive`] with the network's shape `(P, V)` known
     /// (as in [`Self::shape`]).
     fn arrive_fast<const P: usize, const V: usize>(&mut self, slot: usize) {
+        if self.torus || self.mesh_ports.is_empty() {
+            return self.arrive_fast_routed::<P, V>(slot);
+        }
+        let (pn, v) = self.shape::<P, V>();
+        let (slots, depth, now) = (self.ivc.len(), self.depth, self.now);
+        let (routers, last) = (self.routers, (self.vcs - 1) as u8);
+        let fl = std::mem::take(&mut self.flits_at[slot]);
+        // The arrays this loop touches, taken apart once so that their places and lengths stay
+        // in registers (a vector's growth in the loop would otherwise make every one reload).
+        let BookSim {
+            ivc,
+            buf,
+            rt,
+            active,
+            mesh_ports,
+            dst_of,
+            ..
+        } = self;
+        let (ivc, buf, rt) = (&mut ivc[..], &mut buf[..], &mut rt[..]);
+        let (mesh_ports, dst_of) = (&mesh_ports[..], &dst_of[..]);
+        for e in &fl {
+            let r = e.router as usize;
+            let rr = &mut rt[r];
+            // `wake`.
+            if rr.stamp != now {
+                rr.stamp = now;
+                active.push(e.router);
+            }
+            let j = e.port as usize * v + e.vc as usize;
+            let idx = r * pn * v + j;
+            let x = &mut ivc[idx];
+            let len = x.len;
+            let mut at = x.head as usize + len as usize;
+            if at >= depth {
+                at -= depth;
+            }
+            x.len = len + 1;
+            let state = x.state;
+            buf[at * slots + idx] = e.flit;
+            if state == IDLE {
+                // `start_head` in the fast case, the route from the mesh's table
+                // (`compute_route`).
+                let port = mesh_ports[r * routers + dst_of[(e.flit >> 2) as usize] as usize];
+                x.state = ROUTING;
+                x.route = (port, 0, last);
+                rr.route_m |= 1 << j;
+            } else if state == ACTIVE && len == 0 {
+                rr.sa_m |= 1 << j;
+            }
+        }
+        let mut fl = fl;
+        fl.clear();
+        self.flits_at[slot] = fl;
+    }
+
+    /// [`Self::arrive_fast`] where routes are computed rather than tabulated (tori, and meshes
+    /// too large for the table).
+    fn arrive_fast_routed<const P: usize, const V: usize>(&mut self, slot: usize) {
         let (pn, v) = self.shape::<P, V>();
         let (slots, depth) = (self.ivc.len(), self.depth);
         let mut fl = std::mem::take(&mut self.flits_at[slot]);
@@ -1539,9 +1616,9 @@ impl BookSim {
         let flits = [&mut out.flits, &mut out.eject];
         let credits = [&mut out.credits, &mut out.inj_credits];
         let ivc = &mut self.ivc[base..base + nio];
-        let buf = &self.buf;
+        let buf = &self.buf[..];
         let pt = &mut self.port[r * pn..(r + 1) * pn];
-        let (bit_port, bit_vc) = (&self.bit_port, &self.bit_vc);
+        let (bit_port, bit_vc) = (&self.bit_port[..], &self.bit_vc[..]);
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
         for j in bits(won) {
             // By arithmetic when the shape is known at compile time, else by table.
@@ -1629,20 +1706,71 @@ impl BookSim {
         }
         let heads_of = &mut self.scratch.heads_of[..pn];
         // The ports asked for, those asked for by more than one head, and the heads asking for
-        // each port. The ports' allocations are independent (each touches its own VCs and its
-        // heads' pointers), so they may run port by port.
+        // each port (cleared whole and written as found). The ports' allocations are
+        // independent (each touches its own VCs and its heads' pointers), so they may run port
+        // by port.
         let (mut ports, mut shared) = (0u64, 0u64);
+        heads_of.fill(0);
         for j in bits(va_b) {
             let op = ivc[j].route.0 as usize;
             let ob = 1u64 << op;
-            let seen = ports & ob;
-            shared |= seen;
+            shared |= ports & ob;
             ports |= ob;
-            heads_of[op] = (heads_of[op] & u64::from(seen != 0).wrapping_neg()) | 1 << j;
+            heads_of[op] |= 1 << j;
         }
         let pt = &mut self.port[r * pn..(r + 1) * pn];
         let gptr = &mut self.va_gptr[base..base + nio];
         let aptr = &mut self.va_aptr[base..base + nio];
+        if self.alloc_iters == 1 && self.allocator == Allocator::Islip && !self.torus {
+            // One iSLIP round on a mesh, where every head may take any VC of its port: the
+            // heads asking for a port all ask for its free VCs ([`shared_port_bits`] with every
+            // head's VCs the same). The ports are taken in one loop, whether one head asks for
+            // them or more (one loop's end to predict rather than two).
+            let all = u32::MAX >> (32 - v);
+            for op in bits(ports) {
+                let heads = heads_of[op];
+                let free = all & !pt[op].in_use;
+                if free == 0 {
+                    lost |= heads;
+                    continue;
+                }
+                let obase = op * v;
+                if heads & (heads - 1) == 0 {
+                    // One head: the free VC nearest its pointer.
+                    let j = heads.trailing_zeros() as usize;
+                    let pick = nearest(free, aptr[j] as usize, obase, v);
+                    gptr[pick] = after(j, nio);
+                    aptr[j] = after(pick, nio);
+                    let ov = pick - obase;
+                    pt[op].in_use |= 1 << ov;
+                    ivc[j].out = (op as u8, ov as u8);
+                    ivc[j].state = ACTIVE;
+                    won |= heads;
+                    continue;
+                }
+                // Grant: each free VC grants the head nearest its pointer.
+                let mut granted = [0u32; 64];
+                let mut got = 0u64;
+                for ov in bits(u64::from(free)) {
+                    let j = rr_pick(heads, gptr[obase + ov] as usize);
+                    granted[j] |= 1 << ov;
+                    got |= 1 << j;
+                }
+                lost |= heads & !got;
+                // Accept: each granted head takes the granting VC nearest its pointer.
+                for j in bits(got) {
+                    let pick = nearest(granted[j], aptr[j] as usize, obase, v);
+                    gptr[pick] = after(j, nio);
+                    aptr[j] = after(pick, nio);
+                    let ov = pick - obase;
+                    pt[op].in_use |= 1 << ov;
+                    ivc[j].out = (op as u8, ov as u8);
+                    ivc[j].state = ACTIVE;
+                    won |= 1 << j;
+                }
+            }
+            return (won, lost);
+        }
         for op in bits(ports & !shared) {
             let j = heads_of[op].trailing_zeros() as usize;
             let (_, vs, ve) = ivc[j].route;
@@ -1751,10 +1879,17 @@ impl BookSim {
             return (sa_b, true);
         }
         // The asking VCs with a credit, their inputs and outputs, and the outputs of those
-        // without one (charged once each).
+        // without one (charged once each); the requests by input and by output, written as
+        // they are found (cleared whole first: a fixed count of stores costs less than a loop
+        // over the ports asked for, whose end is hard to predict).
         let (mut ins, mut outs, mut asking, mut stalled) = (0u64, 0u64, 0u64, 0u64);
-        // Whether two asking VCs share an input or an output.
-        let mut shared = false;
+        // Bits set where two asking VCs share an input or an output.
+        let mut dup = 0u64;
+        let sc = &mut self.scratch;
+        let col = &mut sc.col[..pn];
+        let vcs_of = &mut sc.vcs_of[..pn];
+        col.fill(0);
+        vcs_of.fill(0);
         for j in bits(sa_b) {
             let (op, ov) = ivc[j].out;
             let ob = 1u64 << op;
@@ -1767,9 +1902,11 @@ impl BookSim {
                 .checked_div(V)
                 .unwrap_or_else(|| self.bit_port[j] as usize);
             let pb = 1u64 << p;
-            shared |= (ins & pb != 0) | (outs & ob != 0);
+            dup |= (ins & pb) | (outs & ob);
             ins |= pb;
             outs |= ob;
+            col[op as usize] |= pb;
+            vcs_of[op as usize] |= 1 << j;
         }
         if stalled != 0 {
             let now = self.now;
@@ -1782,42 +1919,60 @@ impl BookSim {
                 );
             }
         }
-        if !shared {
+        if dup == 0 {
             // Every asking VC is alone at its input and its output: each output grants its
             // one asker, each input accepts its one grant, and the VC is its input's only
             // candidate (`switch_fast` moves the pointers).
             return (asking, true);
         }
-        // The requests by input and by output (only the entries of `ins` and `outs` are read).
         let sc = &mut self.scratch;
-        let (req, col) = (&mut sc.req[..pn], &mut sc.col[..pn]);
-        let vcs_of = &mut sc.vcs_of[..pn];
+        let col = &sc.col[..pn];
+        let pt = &mut self.port[rr..rr + pn];
+        let vc_bits = u64::MAX >> (64 - v);
+        if self.allocator == Allocator::Islip && self.alloc_iters == 1 {
+            // One iSLIP round ([`allocate_bits`]), each accepting input picking its VC as it
+            // accepts. Every match moves its pointers, and `switch_fast` moves them past each
+            // winner in the same way, so they are left to it (the allocation reads each
+            // pointer before its match could move it).
+            let grants = &mut sc.grants[..pn];
+            grants.fill(0);
+            // Grant: each output asked for picks an asking input (all of `col[o]` asks).
+            let mut granted = 0u64;
+            for o in bits(outs) {
+                let i = rr_pick(col[o], pt[o].sw_gptr as usize);
+                granted |= 1 << i;
+                grants[i] |= 1 << o;
+            }
+            // Accept: each input granted takes an output, and sends its VC that asked for it
+            // nearest its round-robin offset.
+            let mut won = 0u64;
+            for p in bits(granted) {
+                let o = rr_pick(grants[p], pt[p].sw_aptr as usize);
+                let cands = sc.vcs_of[o] >> (p * v) & vc_bits;
+                let c = rr_pick(cands, pt[p].sw_rr as usize);
+                won |= 1 << (p * v + c);
+            }
+            return (won, true);
+        }
+        // The outputs each input asks for (the separable allocator's input arbiters).
+        let req = &mut sc.req[..pn];
         for p in bits(ins) {
             req[p] = 0;
         }
-        for o in bits(outs) {
-            col[o] = 0;
-            vcs_of[o] = 0;
-        }
         for j in bits(asking) {
             let p = j / v;
-            let op = ivc[j].out.0 as usize;
-            req[p] |= 1 << op;
-            col[op] |= 1 << p;
-            vcs_of[op] |= 1 << j;
+            req[p] |= 1 << ivc[j].out.0;
         }
-        let pt = &mut self.port[rr..rr + pn];
         let matched = allocate_bits(
             self.allocator,
             self.alloc_iters,
             pn,
             pt,
-            (ins, req),
+            (ins, &*req),
             (outs, col),
             &mut sc.grants,
             &mut sc.matched,
         );
-        let vc_bits = u64::MAX >> (64 - v);
         let mut won = 0u64;
         for p in bits(matched) {
             // The input's VCs that asked for its matched output.

@@ -674,3 +674,49 @@ fn link_flits_add_up_to_the_windows_flit_hops() {
         }
     }
 }
+
+#[test]
+fn round_robin_picks_by_rotation_match_the_definition() {
+    // `rr_pick`: the lowest bit at or after the pointer, else the lowest (every non-empty mask
+    // of 8 bits, every pointer below 64, and masks with bits near the top).
+    let first_at_or_after = |mask: u64, from: usize| {
+        (from..64)
+            .chain(0..from)
+            .find(|&i| mask >> i & 1 == 1)
+            .unwrap()
+    };
+    let masks = (1u64..256).chain([1 << 63, 0x8000_0000_0000_0001, u64::MAX, 0xf0 << 56]);
+    for mask in masks {
+        for from in 0..64 {
+            assert_eq!(
+                super::rr_pick(mask, from),
+                first_at_or_after(mask, from),
+                "{mask:#x} from {from}"
+            );
+        }
+    }
+    // `nearest`: within the block of `v` VCs at `base`, the first free VC at or after the
+    // pointer when the pointer is inside the block, else the lowest free one.
+    for v in [1usize, 2, 3, 4, 8, 32] {
+        let base = 2 * v;
+        let frees: Vec<u32> = if v <= 8 {
+            (1..1u32 << v).collect()
+        } else {
+            vec![1, 1 << 31, 0x8000_0001, u32::MAX, 0x00f0_0f00]
+        };
+        for free in frees {
+            for from in 0..5 * v {
+                let want = if (base..base + v).contains(&from) {
+                    base + first_at_or_after(u64::from(free), from - base)
+                } else {
+                    base + free.trailing_zeros() as usize
+                };
+                assert_eq!(
+                    super::nearest(free, from, base, v),
+                    want,
+                    "free {free:#x} from {from} v {v}"
+                );
+            }
+        }
+    }
+}
