@@ -16,7 +16,8 @@
 #                   that every thread count prints the same bytes
 #   --no-booksim    skip BookSim even when it is built (its run takes ~15 CPU-s)
 #
-# Every figure is whole-process: /usr/bin/time's user+system CPU seconds and peak RSS. Packet
+# Every figure is whole-process: user+system CPU seconds (to the microsecond, from the
+# child's rusage) and peak RSS. Packet
 # level: flit-hops (router-to-router link traversals, podsim's `flit_hops`; BookSim's "flit-link
 # hops" = accepted rate x nodes x cycles x (hops average - 1), tools/booksim/speed.sh) per CPU
 # second on an 8x8 mesh, 1-flit packets, uniform traffic at 0.3 flits/node/cycle.
@@ -65,13 +66,25 @@ fi
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 # timed BIN ARGS...: one run; prints "cpu_seconds peak_kib json_or_last_line".
+# The child's CPU time is read from its rusage (wait4) to the microsecond: /usr/bin/time
+# rounds to 10 ms, 5% of a 0.2 s run.
 timed() {
   local out err
   out="$(mktemp)"; err="$(mktemp)"
-  /usr/bin/time -f "%U %S %M" "$@" >"$out" 2>"$err" || { echo "failed: $*" >&2; cat "$err" >&2; exit 1; }
   local t
-  t="$(tail -1 "$err")"
-  awk -v t="$t" 'BEGIN {split(t, a, " "); printf "%.3f %d ", a[1] + a[2], a[3]}'
+  t="$(python3 -c '
+import os, sys
+out, err, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(out, os.O_WRONLY | os.O_TRUNC), 1)
+    os.dup2(os.open(err, os.O_WRONLY | os.O_TRUNC), 2)
+    os.execvp(cmd[0], cmd)
+_, status, ru = os.wait4(pid, 0)
+print(f"{ru.ru_utime + ru.ru_stime:.4f} {ru.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status))
+' "$out" "$err" "$@")" || { echo "failed: $*" >&2; cat "$err" >&2; exit 1; }
+  printf '%s ' "$t"
   head -c 100000 "$out" | tr -d '\n'
   echo
   rm -f "$out" "$err"
