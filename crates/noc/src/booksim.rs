@@ -262,6 +262,26 @@ struct Scratch {
     picks: Vec<usize>,
 }
 
+/// Append `flit` to the ring of input VC `idx` (`x`) in `buf`, whose rings hold `slots` VCs
+/// per position and `depth` positions: the VC's state and its length before.
+#[inline(always)]
+fn enqueue(
+    x: &mut InputVc,
+    buf: &mut [u32],
+    (slots, depth): (usize, usize),
+    idx: usize,
+    flit: u32,
+) -> (u8, u16) {
+    let len = x.len;
+    let mut at = x.head as usize + len as usize;
+    if at >= depth {
+        at -= depth;
+    }
+    x.len = len + 1;
+    buf[at * slots + idx] = flit;
+    (x.state, len)
+}
+
 /// `i + 1` modulo `n` (for `i < n`), without a division, and by a mask rather than a branch
 /// (whether a round-robin pointer wraps depends on the traffic).
 fn after(i: usize, n: usize) -> u16 {
@@ -1372,14 +1392,7 @@ impl BookSim {
             let j = e.port as usize * v + e.vc as usize;
             let idx = r * pn * v + j;
             let x = &mut ivc[idx];
-            let len = x.len;
-            let mut at = x.head as usize + len as usize;
-            if at >= depth {
-                at -= depth;
-            }
-            x.len = len + 1;
-            let state = x.state;
-            buf[at * slots + idx] = e.flit;
+            let (state, len) = enqueue(x, buf, (slots, depth), idx, e.flit);
             if state == IDLE {
                 // `start_head` in the fast case, the route from the mesh's table
                 // (`compute_route`).
@@ -1408,14 +1421,7 @@ impl BookSim {
             let j = e.port as usize * v + e.vc as usize;
             let idx = r * pn * v + j;
             let x = &mut self.ivc[idx];
-            let len = x.len;
-            let mut at = x.head as usize + len as usize;
-            if at >= depth {
-                at -= depth;
-            }
-            x.len = len + 1;
-            let state = x.state;
-            self.buf[at * slots + idx] = e.flit;
+            let (state, len) = enqueue(x, &mut self.buf, (slots, depth), idx, e.flit);
             if state == IDLE {
                 // `start_head` in the fast case.
                 let route = self.compute_route(r, e.port as usize, e.flit >> 2);
