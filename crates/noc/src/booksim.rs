@@ -282,6 +282,25 @@ fn enqueue(
     (x.state, len)
 }
 
+/// VC allocation's grant of output VC index `pick` (VC `pick - obase` of output port `op`,
+/// whose state is `port`) to head `j` of the router's `nio` input VCs `ivc`: the allocator's
+/// pointers move past the match, the VC is in use and the head active.
+#[inline(always)]
+fn take_vc(
+    ivc: &mut [InputVc],
+    port: &mut Port,
+    (gptr, aptr): (&mut [u16], &mut [u16]),
+    (j, op, pick): (usize, usize, usize),
+    (obase, nio): (usize, usize),
+) {
+    gptr[pick] = after(j, nio);
+    aptr[j] = after(pick, nio);
+    let ov = pick - obase;
+    port.in_use |= 1 << ov;
+    ivc[j].out = (op as u8, ov as u8);
+    ivc[j].state = ACTIVE;
+}
+
 /// `i + 1` modulo `n` (for `i < n`), without a division, and by a mask rather than a branch
 /// (whether a round-robin pointer wraps depends on the traffic).
 fn after(i: usize, n: usize) -> u16 {
@@ -1745,12 +1764,7 @@ impl BookSim {
                     // One head: the free VC nearest its pointer.
                     let j = heads.trailing_zeros() as usize;
                     let pick = nearest(free, aptr[j] as usize, obase, v);
-                    gptr[pick] = after(j, nio);
-                    aptr[j] = after(pick, nio);
-                    let ov = pick - obase;
-                    pt[op].in_use |= 1 << ov;
-                    ivc[j].out = (op as u8, ov as u8);
-                    ivc[j].state = ACTIVE;
+                    take_vc(ivc, &mut pt[op], (gptr, aptr), (j, op, pick), (obase, nio));
                     won |= heads;
                     continue;
                 }
@@ -1766,12 +1780,7 @@ impl BookSim {
                 // Accept: each granted head takes the granting VC nearest its pointer.
                 for j in bits(got) {
                     let pick = nearest(granted[j], aptr[j] as usize, obase, v);
-                    gptr[pick] = after(j, nio);
-                    aptr[j] = after(pick, nio);
-                    let ov = pick - obase;
-                    pt[op].in_use |= 1 << ov;
-                    ivc[j].out = (op as u8, ov as u8);
-                    ivc[j].state = ACTIVE;
+                    take_vc(ivc, &mut pt[op], (gptr, aptr), (j, op, pick), (obase, nio));
                     won |= 1 << j;
                 }
             }
