@@ -232,9 +232,10 @@ enum Command {
     /// Packet level: cycle-level routers with virtual channels and credits under synthetic
     /// traffic; latency, throughput, hops and saturation at one load, or a latency-throughput
     /// curve with --sweep. A network of 512 routers or more runs on several threads (one part
-    /// of the routers per thread, up to 32; RAYON_NUM_THREADS sets how many); on one thread,
-    /// podsim's router with one pipeline stage and round-robin arbitration runs on a faster
-    /// engine. The output is the same on any thread count.
+    /// of the routers per thread, up to 32; RAYON_NUM_THREADS sets how many); podsim's router
+    /// with one pipeline stage and round-robin arbitration runs on a faster engine (in parts
+    /// too where every channel takes the same cycles). The output is the same on any thread
+    /// count.
     Noc(noc_cmd::NocArgs),
     /// Run a workload on a machine: a DAG of compute, memory, collective and send tasks on its
     /// chips, communication contending on the links at the chosen fidelity; prints each task's

@@ -1,13 +1,16 @@
 //! The packet level's common case, router by router: podsim's own router with one pipeline
 //! stage, round-robin arbitration, channels that take a flit every cycle, at most 8 VCs and
 //! at most 16 input and 16 output ports per router (64 input VCs in all, the VCs of a port
-//! rounded up to a power of two), on one thread. It decides exactly as
+//! rounded up to a power of two), in one part or, where [`Noc`] would split the network
+//! across threads and every channel has the same latency, in as many parts of whole 64-router
+//! words, one per thread. It decides exactly as
 //! [`Noc`] does (the same flits cross the same switches in the same cycles; tests compare the
-//! two whole), with each router's state in one value of fixed-size arrays and its allocators
-//! as operations on bit masks of its input VCs. [`Noc`] stays the general engine (deeper
-//! pipelines, oldest-first arbitration, VC lanes, credit-holding endpoints, threads, the
-//! deadlock report) and the one every other caller uses; `podsim noc` runs this one when the
-//! configuration allows.
+//! two whole, and the parts with one part), with each router's state in one value of
+//! fixed-size arrays and its allocators as operations on bit masks of its input VCs. [`Noc`]
+//! stays the general engine (deeper pipelines, oldest-first arbitration, VC lanes,
+//! credit-holding endpoints, channels of several latencies on threads, the deadlock report)
+//! and the one every other caller uses; `podsim noc` runs this one when the configuration
+//! allows.
 
 use std::collections::VecDeque;
 
@@ -139,10 +142,14 @@ pub(crate) struct Lean {
     /// The latency of every router's channels, in and out, where they all have the same
     /// one (the usual case), else 0.
     uniform: u16,
-    /// Where `uniform` is set, the channel slots the routers write this cycle, taken out of
-    /// their wheels while the routers step: flits to routers and to interfaces, credits.
-    outbox: [Vec<Arrival>; 2],
-    out_credits: Vec<u32>,
+    /// The parts the routers step in, one thread each: the first router of each (a multiple
+    /// of 64) and the number of routers; one part unless the network is split across
+    /// threads, which needs `uniform`.
+    bounds: Vec<usize>,
+    /// The first buffer slot of each part, and the number of slots.
+    slot_bounds: Vec<usize>,
+    /// What each part sends in a cycle.
+    outs: Vec<PartOut>,
     to_routers: Vec<Vec<Arrival>>,
     to_ifaces: Vec<Vec<Arrival>>,
     credits: Vec<Vec<u32>>,
@@ -160,6 +167,19 @@ pub(crate) struct Lean {
     last_progress: u64,
     overflowed: u64,
     misordered: u64,
+}
+
+/// What one part of the routers sends in a cycle, and its counts: where `uniform` is set, the
+/// channel slots its crossings fill (the first part's are the slots themselves, taken out of
+/// their wheels while the routers step): flits to routers and to interfaces, credits; the
+/// flit-hops, whether a flit crossed and the flits that found their buffer full.
+#[derive(Debug, Clone, Default)]
+struct PartOut {
+    outbox: [Vec<Arrival>; 2],
+    credits: Vec<u32>,
+    flit_hops: u64,
+    moved: bool,
+    overflowed: u64,
 }
 
 /// What stopped a fast run: the watchdog saw no progress (the general engine, run again,
@@ -251,7 +271,6 @@ impl Lean {
         let fits = own.saturating_add(held) <= memory_limit
             && s.stages == 1
             && s.arbitration == Arbitration::RoundRobin
-            && s.parts == 1
             && s.fast_paths
             && !s.reverse_visit
             && !s.lanes
@@ -375,6 +394,42 @@ impl Lean {
         } else {
             0
         };
+        // The parts: as many as the general engine takes (one per thread on a large network),
+        // each whole 64-router words of the busy bits, with its routers' buffer slots in one run.
+        let n = routers.len();
+        let mut bounds = vec![0];
+        let words = n.div_ceil(64);
+        for k in 1..s.parts.max(1) {
+            let b = k * words / s.parts * 64;
+            if b > bounds[bounds.len() - 1] && b < n {
+                bounds.push(b);
+            }
+        }
+        bounds.push(n);
+        let slots = noc.slots();
+        let first_slot = |r: usize| {
+            routers[r..]
+                .iter()
+                .find(|rt| rt.inputs > 0)
+                .map_or(slots, |rt| rt.inp[0].base as usize)
+        };
+        let slot_bounds: Vec<usize> = bounds.iter().map(|&b| first_slot(b)).collect();
+        let contained = bounds
+            .windows(2)
+            .zip(slot_bounds.windows(2))
+            .all(|(r, sl)| {
+                routers[r[0]..r[1]].iter().all(|rt| {
+                    rt.inp[..usize::from(rt.inputs)].iter().all(|p| {
+                        let b = p.base as usize;
+                        b >= sl[0] && b + v * usize::from(p.depth) <= sl[1]
+                    })
+                })
+            });
+        // Several parts write the channel slots of one latency (see `evaluate`); otherwise the
+        // general engine takes the threads.
+        if bounds.len() > 2 && (uniform == 0 || !contained) {
+            return Err(Box::new(noc));
+        }
         let endpoints = f.endpoints;
         let (f, buf) = noc.into_parts();
         Ok(Lean {
@@ -396,8 +451,9 @@ impl Lean {
             ch_up,
             wheel,
             uniform,
-            outbox: [Vec::new(), Vec::new()],
-            out_credits: Vec::new(),
+            outs: vec![PartOut::default(); bounds.len() - 1],
+            bounds,
+            slot_bounds,
             to_routers: vec![Vec::new(); wheel],
             to_ifaces: vec![Vec::new(); wheel],
             credits: vec![Vec::new(); wheel],
@@ -426,6 +482,10 @@ impl Lean {
     /// The current cycle.
     pub(crate) fn now(&self) -> u64 {
         self.now
+    }
+    /// The parts the routers step in (one per thread on a large network, else one).
+    pub(crate) fn parts(&self) -> usize {
+        self.outs.len()
     }
     /// Flit traversals of router-to-router links so far.
     pub(crate) fn flit_hops(&self) -> u64 {
@@ -533,23 +593,30 @@ impl Lean {
         }
         self.to_ifaces[slot] = arrivals;
         self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
+        // Credits: the interfaces' here; the routers' here with one part, else in each part
+        // (increments, in any order).
         let mut credits = std::mem::take(&mut self.credits[slot]);
-        for c in credits.drain(..) {
+        let one = self.outs.len() == 1;
+        for &c in &credits {
             if c & TO_NI != 0 {
                 self.ni[((c & !TO_NI) >> 3) as usize].credits[(c & 7) as usize] += 1;
-            } else {
+            } else if one {
                 self.routers[(c >> 6) as usize].credits[(c & 63) as usize] += 1;
             }
         }
-        self.credits[slot] = credits;
+        if one {
+            credits.clear();
+        }
         self.interfaces(slot);
         // The routers' part, with the VC index's shift known at compile time.
         match self.sh {
-            0 => self.evaluate::<0>(slot),
-            1 => self.evaluate::<1>(slot),
-            2 => self.evaluate::<2>(slot),
-            _ => self.evaluate::<3>(slot),
+            0 => self.evaluate::<0>(slot, &credits),
+            1 => self.evaluate::<1>(slot, &credits),
+            2 => self.evaluate::<2>(slot, &credits),
+            _ => self.evaluate::<3>(slot, &credits),
         }
+        credits.clear();
+        self.credits[slot] = credits;
         if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
             return Err(Stuck);
         }
@@ -558,55 +625,123 @@ impl Lean {
     }
 
     /// The routers' arrivals, then each router with work allocates and sends (`SH` is
-    /// [`Router::sh`]).
-    fn evaluate<const SH: u32>(&mut self, slot: usize) {
-        let mut arrivals = std::mem::take(&mut self.to_routers[slot]);
+    /// [`Router::sh`]), part by part: on one thread, or with several parts one per thread,
+    /// their sends then put in the channel slots in the order of the parts, which is the
+    /// order of the routers, as one part would have put them. `credits` are this cycle's
+    /// credits when the parts take them (several parts), else empty.
+    fn evaluate<const SH: u32>(&mut self, slot: usize, credits: &[u32]) {
+        let arrivals = std::mem::take(&mut self.to_routers[slot]);
         if !arrivals.is_empty() {
             self.last_progress = self.now;
         }
-        for a in arrivals.drain(..) {
-            self.receive::<SH>(a);
-        }
-        self.to_routers[slot] = arrivals;
         let due = self.slot_after(slot, self.uniform);
-        if self.uniform != 0 {
-            self.outbox = [
+        let uniform = self.uniform != 0;
+        if uniform {
+            let o = &mut self.outs[0];
+            o.outbox = [
                 std::mem::take(&mut self.to_routers[due]),
                 std::mem::take(&mut self.to_ifaces[due]),
             ];
-            self.out_credits = std::mem::take(&mut self.credits[due]);
+            o.credits = std::mem::take(&mut self.credits[due]);
         }
-        // Every buffered flit's VC waits for an output VC or holds one, so these are the
-        // routers with work, in order.
-        for word in 0..self.loaded.len() {
-            let mut bits = self.loaded[word];
-            while bits != 0 {
-                let r = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if self.routers[r].wait != 0 {
-                    self.allocate_vcs::<SH>(r);
-                }
-                let rt = &self.routers[r];
-                if rt.active & rt.nonempty != 0 {
-                    self.allocate_switch::<SH>(r, slot);
-                }
-                if self.routers[r].nonempty == 0 {
-                    self.loaded[word] &= !(1 << (r % 64));
-                }
+        let Lean {
+            f,
+            v,
+            now,
+            wheel,
+            routers,
+            counters,
+            loaded,
+            buf,
+            ch_out,
+            to_routers,
+            to_ifaces,
+            credits: wheel_credits,
+            routes,
+            bounds,
+            slot_bounds,
+            outs,
+            ..
+        } = self;
+        let shared = Shared {
+            now: *now,
+            v: *v,
+            routes,
+            arena: &f.arena,
+            ch_out,
+        };
+        if outs.len() == 1 {
+            let mut shard = Shard {
+                r0: 0,
+                s0: 0,
+                routers,
+                counters,
+                loaded,
+                buf,
+                out: &mut outs[0],
+                wheels: (!uniform).then_some(Wheels {
+                    slot,
+                    wheel: *wheel,
+                    to_routers,
+                    to_ifaces,
+                    credits: wheel_credits,
+                }),
+            };
+            shard.run::<SH>(&shared, &arrivals, credits);
+        } else {
+            use rayon::prelude::*;
+            let words: Vec<usize> = bounds.iter().map(|&b| b.div_ceil(64)).collect();
+            let counter_bounds: Vec<usize> = bounds.iter().map(|&b| b * MAX_PORTS).collect();
+            let mut shards: Vec<Shard> = crate::sim::split_at(routers, bounds)
+                .into_iter()
+                .zip(crate::sim::split_at(counters, &counter_bounds))
+                .zip(crate::sim::split_at(loaded, &words))
+                .zip(crate::sim::split_at(buf, slot_bounds))
+                .zip(outs.iter_mut())
+                .enumerate()
+                .map(|(k, ((((routers, counters), loaded), buf), out))| Shard {
+                    r0: bounds[k],
+                    s0: slot_bounds[k],
+                    routers,
+                    counters,
+                    loaded,
+                    buf,
+                    out,
+                    wheels: None,
+                })
+                .collect();
+            shards
+                .par_iter_mut()
+                .for_each(|s| s.run::<SH>(&shared, &arrivals, credits));
+        }
+        for o in &mut self.outs {
+            self.flit_hops += std::mem::take(&mut o.flit_hops);
+            self.overflowed += std::mem::take(&mut o.overflowed);
+            if std::mem::take(&mut o.moved) {
+                self.last_progress = self.now;
             }
         }
-        if self.uniform != 0 {
-            let [to_routers, to_ifaces] = std::mem::take(&mut self.outbox);
+        if uniform {
+            let (first, rest) = self.outs.split_at_mut(1);
+            let first = &mut first[0];
+            for o in rest {
+                first.outbox[0].append(&mut o.outbox[0]);
+                first.outbox[1].append(&mut o.outbox[1]);
+                first.credits.append(&mut o.credits);
+            }
+            let [to_routers, to_ifaces] = std::mem::take(&mut first.outbox);
             self.to_routers[due] = to_routers;
             self.to_ifaces[due] = to_ifaces;
-            self.credits[due] = std::mem::take(&mut self.out_credits);
+            self.credits[due] = std::mem::take(&mut first.credits);
         }
+        let mut arrivals = arrivals;
+        arrivals.clear();
+        self.to_routers[slot] = arrivals;
     }
 
     /// The wheel slot `lat` cycles after `slot`.
     fn slot_after(&self, slot: usize, lat: u16) -> usize {
-        let s = slot + usize::from(lat);
-        if s >= self.wheel { s - self.wheel } else { s }
+        slot_after(slot, lat, self.wheel)
     }
 
     /// As [`Noc`]'s ejection: the interface takes the flit and frees its slot at once.
@@ -695,21 +830,88 @@ impl Lean {
             }
         }
     }
+}
 
-    /// The output port (local) and class head `flit` leaves its router by.
-    fn route_of(&self, flit: Flit) -> (u8, u8) {
-        let word = self.routes[flit.pkt as usize].word(flit.hop, &self.f.arena);
-        let c = (word & !(1 << CLASS_SHIFT)) as usize;
-        (self.ch_out[c], (word >> CLASS_SHIFT) as u8)
+/// The wheel slot `lat` cycles after `slot` on a wheel of `wheel` slots.
+fn slot_after(slot: usize, lat: u16, wheel: usize) -> usize {
+    let s = slot + usize::from(lat);
+    if s >= wheel { s - wheel } else { s }
+}
+
+/// What every part reads and none writes during the routers' step.
+struct Shared<'a> {
+    now: u64,
+    v: usize,
+    routes: &'a [Route],
+    arena: &'a [u32],
+    ch_out: &'a [u8],
+}
+
+/// The channel wheels, written directly where channels differ in latency (one part only).
+struct Wheels<'a> {
+    slot: usize,
+    wheel: usize,
+    to_routers: &'a mut [Vec<Arrival>],
+    to_ifaces: &'a mut [Vec<Arrival>],
+    credits: &'a mut [Vec<u32>],
+}
+
+/// One part's routers `r0..` with their state: router `r0 + i` is `routers[i]` (its counters
+/// from `i << 4`, its bit in `loaded` bit `i`, a part starting on a multiple of 64), buffer
+/// slot `s0 + k` is `buf[k]`; and where it sends.
+struct Shard<'a> {
+    r0: usize,
+    s0: usize,
+    routers: &'a mut [Router],
+    counters: &'a mut [Counters],
+    loaded: &'a mut [u64],
+    buf: &'a mut [Flit],
+    out: &'a mut PartOut,
+    wheels: Option<Wheels<'a>>,
+}
+
+impl Shard<'_> {
+    /// The part's cycle: its routers' credits (those in `credits`), its arrivals (those in
+    /// `arrivals`), then each of its routers with work allocates and sends.
+    fn run<const SH: u32>(&mut self, s: &Shared, arrivals: &[Arrival], credits: &[u32]) {
+        let n = self.routers.len();
+        for &c in credits {
+            let r = ((c >> 6) as usize).wrapping_sub(self.r0);
+            if c & TO_NI == 0 && r < n {
+                self.routers[r].credits[(c & 63) as usize] += 1;
+            }
+        }
+        for a in arrivals {
+            let r = ((a.to >> 4) as usize).wrapping_sub(self.r0);
+            if r < n {
+                self.receive::<SH>(s, r, a);
+            }
+        }
+        // Every buffered flit's VC waits for an output VC or holds one, so these are the
+        // routers with work, in order.
+        for word in 0..self.loaded.len() {
+            let mut bits = self.loaded[word];
+            while bits != 0 {
+                let r = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.routers[r].wait != 0 {
+                    self.allocate_vcs::<SH>(s.v, r);
+                }
+                let rt = &self.routers[r];
+                if rt.active & rt.nonempty != 0 {
+                    self.allocate_switch::<SH>(s, r);
+                }
+                if self.routers[r].nonempty == 0 {
+                    self.loaded[word] &= !(1 << (r % 64));
+                }
+            }
+        }
     }
 
-    /// A flit reaching a router's input buffer; a head at the front learns its route.
-    fn receive<const SH: u32>(&mut self, a: Arrival) {
-        let (r, j, vc) = (
-            (a.to >> 4) as usize,
-            (a.to & 15) as usize,
-            usize::from(a.vc),
-        );
+    /// A flit reaching input buffer `a.to` of the part's router `r`; a head at the front
+    /// learns its route.
+    fn receive<const SH: u32>(&mut self, s: &Shared, r: usize, a: &Arrival) {
+        let (j, vc) = ((a.to & 15) as usize, usize::from(a.vc));
         let iv = (j << SH | vc) & 63;
         let bit = 1u64 << iv;
         let rt = &mut self.routers[r];
@@ -719,9 +921,9 @@ impl Lean {
             x.len = 1;
             x.front = a.flit;
             if x.state == IDLE {
-                // A head at the front: its output (as `route_of`, with the router borrowed).
-                let word = self.routes[a.flit.pkt as usize].word(a.flit.hop, &self.f.arena);
-                x.out = self.ch_out[(word & !(1 << CLASS_SHIFT)) as usize];
+                // A head at the front: its output.
+                let word = s.routes[a.flit.pkt as usize].word(a.flit.hop, s.arena);
+                x.out = s.ch_out[(word & !(1 << CLASS_SHIFT)) as usize];
                 x.class = (word >> CLASS_SHIFT) as u8;
                 x.state = WAIT_VC;
                 rt.wait |= bit;
@@ -729,13 +931,15 @@ impl Lean {
         } else {
             let p = &rt.inp[j & 15];
             if len == p.depth {
-                self.overflowed += 1;
+                self.out.overflowed += 1;
                 return;
             }
             x.len = len + 1;
             let pos = usize::from(x.head) + usize::from(len);
             let depth = usize::from(p.depth);
-            let at = p.base as usize + vc * depth + if pos >= depth { pos - depth } else { pos };
+            let at = p.base as usize - self.s0
+                + vc * depth
+                + if pos >= depth { pos - depth } else { pos };
             self.buf[at] = a.flit;
         }
         rt.nonempty |= bit;
@@ -745,8 +949,7 @@ impl Lean {
     /// VC allocation, as [`Noc`]'s by round-robin: the requests for each output (in output
     /// order) and class, in order from the output's round-robin pointer, take its free VCs of
     /// the class, each from the last one granted.
-    fn allocate_vcs<const SH: u32>(&mut self, r: usize) {
-        let v = self.v;
+    fn allocate_vcs<const SH: u32>(&mut self, v: usize, r: usize) {
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
         let wait = rt.wait;
@@ -817,9 +1020,8 @@ impl Lean {
     /// Switch allocation, as [`Noc`]'s by round-robin: each input port picks its first VC
     /// from its pointer with a credit downstream; each output grants the first input port
     /// from its pointer that picked it; winners cross.
-    fn allocate_switch<const SH: u32>(&mut self, r: usize, slot: usize) {
-        let v = self.v;
-        let now = self.now;
+    fn allocate_switch<const SH: u32>(&mut self, s: &Shared, r: usize) {
+        let now = s.now;
         let rt = &mut self.routers[r];
         let inputs = usize::from(rt.inputs);
         let sh = SH;
@@ -827,8 +1029,8 @@ impl Lean {
         if cand & (cand - 1) == 0 {
             // One VC with a flit to send: it crosses if it has a credit.
             let iv = cand.trailing_zeros() as usize & 63;
-            if credited::<SH>(rt, &mut self.counters, r, iv, now).is_some() {
-                self.traverse::<SH>(r, iv >> sh, iv & ((1 << sh) - 1), slot, v, inputs);
+            if credited::<SH>(rt, self.counters, r, iv, now).is_some() {
+                self.traverse::<SH>(s, r, iv >> sh, iv & ((1 << sh) - 1), inputs);
             }
             return;
         }
@@ -849,8 +1051,7 @@ impl Lean {
                 while part != 0 {
                     let vc = part.trailing_zeros() as usize;
                     part &= part - 1;
-                    let Some(o) = credited::<SH>(rt, &mut self.counters, r, j << sh | vc, now)
-                    else {
+                    let Some(o) = credited::<SH>(rt, self.counters, r, j << sh | vc, now) else {
                         continue;
                     };
                     picks[j] = vc as u8;
@@ -885,22 +1086,22 @@ impl Lean {
         while winners != 0 {
             let j = winners.trailing_zeros() as usize;
             winners &= winners - 1;
-            self.traverse::<SH>(r, j & 15, usize::from(picks[j & 15]), slot, v, inputs);
+            self.traverse::<SH>(s, r, j & 15, usize::from(picks[j & 15]), inputs);
         }
     }
 
-    /// The front flit of VC `vc` of input port `j` of router `r` crosses the switch.
+    /// The front flit of VC `vc` of input port `j` of the part's router `r` crosses the
+    /// switch.
     #[inline(always)]
     fn traverse<const SH: u32>(
         &mut self,
+        s: &Shared,
         r: usize,
         j: usize,
         vc: usize,
-        slot: usize,
-        v: usize,
         inputs: usize,
     ) {
-        self.last_progress = self.now;
+        self.out.moved = true;
         let rt = &mut self.routers[r];
         let iv = (j << SH | vc) & 63;
         let p = rt.inp[j];
@@ -915,7 +1116,7 @@ impl Lean {
         x.len -= 1;
         let left = x.len;
         if left > 0 {
-            x.front = self.buf[p.base as usize + vc * depth + head];
+            x.front = self.buf[p.base as usize - self.s0 + vc * depth + head];
         }
         if flit.tail {
             x.state = IDLE;
@@ -930,7 +1131,7 @@ impl Lean {
         op.flits += 1;
         let link = op.link;
         let (down, lat) = (op.down, op.latency);
-        rt.inp[j].rr_in = next_after(vc, v) as u8;
+        rt.inp[j].rr_in = next_after(vc, s.v) as u8;
         let bit = 1u64 << iv;
         if left == 0 {
             rt.nonempty &= !bit;
@@ -938,7 +1139,7 @@ impl Lean {
         if flit.tail {
             rt.active &= !bit;
         }
-        self.flit_hops += u64::from(link);
+        self.out.flit_hops += u64::from(link);
         let crossed = Flit {
             hop: flit.hop + u16::from(link),
             ..flit
@@ -948,28 +1149,31 @@ impl Lean {
             vc: ov as u16,
             flit: crossed,
         };
-        if self.uniform != 0 {
-            // The slots taken out for this cycle (see `evaluate`), picked by index.
-            self.outbox[usize::from(down & TO_NI != 0)].push(arrival);
-            self.out_credits.push(p.up | vc as u32);
-        } else {
-            let due = self.slot_after(slot, lat);
-            let list = if down & TO_NI != 0 {
-                &mut self.to_ifaces[due]
-            } else {
-                &mut self.to_routers[due]
-            };
-            list.push(arrival);
-            let back = self.slot_after(slot, p.latency);
-            self.credits[back].push(p.up | vc as u32);
+        match &mut self.wheels {
+            None => {
+                // The slots taken out for this cycle (see `evaluate`), picked by index.
+                self.out.outbox[usize::from(down & TO_NI != 0)].push(arrival);
+                self.out.credits.push(p.up | vc as u32);
+            }
+            Some(w) => {
+                let due = slot_after(w.slot, lat, w.wheel);
+                let list = if down & TO_NI != 0 {
+                    &mut w.to_ifaces[due]
+                } else {
+                    &mut w.to_routers[due]
+                };
+                list.push(arrival);
+                let back = slot_after(w.slot, p.latency, w.wheel);
+                w.credits[back].push(p.up | vc as u32);
+            }
         }
         if flit.tail && left > 0 {
-            // The next packet's head is at the front now.
-            let (out, class) = self.route_of(next_front);
+            // The next packet's head is at the front now: its output.
+            let word = s.routes[next_front.pkt as usize].word(next_front.hop, s.arena);
             let rt = &mut self.routers[r];
             let x = &mut rt.vc[iv];
-            x.out = out;
-            x.class = class;
+            x.out = s.ch_out[(word & !(1 << CLASS_SHIFT)) as usize];
+            x.class = (word >> CLASS_SHIFT) as u8;
             x.state = WAIT_VC;
             rt.wait |= bit;
         }

@@ -1488,7 +1488,7 @@ fn split(n: usize, parts: usize) -> Vec<usize> {
 
 /// `s` cut at `bounds` (ascending, the first 0 or the start of the first piece, the last at
 /// most `s.len()`): the pieces between consecutive bounds.
-fn split_at<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+pub(crate) fn split_at<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
     let mut pieces = Vec::with_capacity(bounds.len().saturating_sub(1));
     let mut at = bounds.first().copied().unwrap_or(0);
     s = &mut s[at..];

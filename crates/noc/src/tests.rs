@@ -1022,3 +1022,37 @@ fn a_stuck_fast_run_reports_as_the_general_engine_does() {
     assert!(g.contains("deadlock"), "{g}");
     assert_eq!(g, lean.unwrap_err().to_string());
 }
+
+/// The fast engine in parts, one per thread (networks of 512 routers or more), decides as in
+/// one part: the same results, link counters included, on 1, 2 and 3 threads, where the parts
+/// are 576, 256 + 320 and 192 + 192 + 192 routers of a 24x24 mesh and a 24x24 torus.
+#[test]
+fn the_fast_engine_in_parts_decides_as_in_one() {
+    for net in [cube(&[24, 24], false), cube(&[24, 24], true)] {
+        let c = cfg(1, 1, 2);
+        let spec = RunSpec {
+            cycles: 600,
+            sample_cycles: 200,
+            ..RunSpec::new(Pattern::Uniform, 0.4)
+        };
+        let runs: Vec<(usize, NocResult)> = [1, 2, 3]
+            .iter()
+            .map(|&threads| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    let noc = Noc::new(&net, NocRouting::DimensionOrder, &c).unwrap();
+                    let parts = crate::lean::Lean::from_noc(noc, u64::MAX).map_or(0, |l| l.parts());
+                    let r = run_logged(&net, NocRouting::DimensionOrder, &c, &spec, None).unwrap();
+                    (parts, r)
+                })
+            })
+            .collect();
+        assert_eq!(runs.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(runs[0].1.flit_hops > 0);
+        assert_eq!(runs[0].1, runs[1].1);
+        assert_eq!(runs[0].1, runs[2].1);
+    }
+}

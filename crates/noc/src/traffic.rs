@@ -463,7 +463,9 @@ pub fn run_logged(
     // finds stuck runs again on the general engine, which names the cycle of waits.
     if log.is_none() {
         match Lean::from_noc(noc, cfg.memory_limit) {
-            Ok(mut lean) => match drive(&mut lean, net, spec, flits, None) {
+            Ok(mut lean) => match on_pool(lean.parts() > 1, || {
+                drive(&mut lean, net, spec, flits, None)
+            }) {
                 Err(NocError::Sim(SimError::Deadlock { .. })) => {}
                 other => return other,
             },
@@ -472,6 +474,18 @@ pub fn run_logged(
         return drive(&mut build()?, net, spec, flits, None);
     }
     drive(&mut { noc }, net, spec, flits, log)
+}
+
+/// `run()`, on one of the thread pool's threads where `pooled` (the fast engine in parts:
+/// each cycle the thread running it takes a part and the pool's others the rest, rather than
+/// this thread waiting for the pool's threads to wake for all of them), else here.
+fn on_pool<T: Send>(pooled: bool, run: impl FnOnce() -> T + Send) -> T {
+    if !pooled || rayon::current_thread_index().is_some() {
+        return run();
+    }
+    let mut out = None;
+    rayon::scope(|s| s.spawn(|_| out = Some(run())));
+    out.expect("the pool ran the closure before its scope ended")
 }
 
 /// What [`drive`] needs of a packet-level engine: [`Noc`] and [`Lean`] decide alike.
