@@ -207,5 +207,5 @@ if [ "$THREADS" = 1 ]; then
     rm -f "$err"
   done
   ow="$(median "${owalls[@]}")"
-  echo "| packet level, own router, 32x32 mesh at 0.3, 5000 cycles, wall seconds by threads (same bytes on each; one thread: the fast engine, more: the general engine in a part per thread) |${cells%;} | 1: $ow s | $(ratio "$ow" "$one") faster on one thread | - | - | speed-up on 2, 4, 8 threads |"
+  echo "| packet level, own router, 32x32 mesh at 0.3, 5000 cycles, wall seconds by threads (same bytes on each; the fast engine, in a part per thread) |${cells%;} | 1: $ow s | $(ratio "$ow" "$one") faster on one thread | - | - | speed-up on 2, 4, 8 threads |"
 fi

@@ -320,9 +320,20 @@ pub struct FlowModel {
     cap: Vec<f64>,
     row: Vec<usize>,
     slot: Vec<usize>,
-    members: Vec<usize>,
+    /// The active flows (by their place in `active`) on each link, in compressed rows.
+    members: Vec<u32>,
+    /// The active flows' links one after another, in the order of `active`, and where each
+    /// flow's start (one more at the end): read as bottlenecks freeze flows, which come in no
+    /// order, so one place per flow rather than the flow and then its own list.
+    flat: Vec<u32>,
+    starts: Vec<u32>,
+    /// By place in `active`: frozen yet, and the rate it froze at.
     frozen: Vec<bool>,
+    rates: Vec<f64>,
     heap: LinkHeap,
+    // The links whose share changed while a bottleneck's flows froze, each once (`changed`).
+    touched_now: Vec<LinkId>,
+    changed: Vec<bool>,
     // Progressive filling with the heap of every share ever computed (tests' reference).
     #[cfg(test)]
     pub(crate) lazy_heap: bool,
@@ -442,8 +453,13 @@ impl FlowModel {
             row: vec![0; n_links],
             slot: vec![0; n_links],
             members: Vec::new(),
+            flat: Vec::new(),
+            starts: Vec::new(),
             frozen: Vec::new(),
+            rates: Vec::new(),
             heap: LinkHeap::new(n_links),
+            touched_now: Vec::new(),
+            changed: vec![false; n_links],
             #[cfg(test)]
             lazy_heap: false,
             scratch_links: Vec::new(),
@@ -581,14 +597,19 @@ impl FlowModel {
         // Links in use, and the flows on each, in compressed rows.
         let touched = &mut self.scratch_links;
         touched.clear();
+        self.flat.clear();
+        self.starts.clear();
         for &f in &self.active {
+            self.starts.push(self.flat.len() as u32);
             for &l in &self.flows[f].links {
                 if self.count[l] == 0 {
                     touched.push(l);
                 }
                 self.count[l] += 1;
+                self.flat.push(l as u32);
             }
         }
+        self.starts.push(self.flat.len() as u32);
         let mut start = 0;
         for &l in touched.iter() {
             self.row[l] = start;
@@ -601,10 +622,10 @@ impl FlowModel {
         for (ti, &l) in touched.iter().enumerate() {
             self.slot[l] = ti;
         }
-        for &f in &self.active {
-            for &l in &self.flows[f].links {
-                let t = self.slot[l];
-                self.members[fill[t]] = f;
+        for (a, w) in self.starts.windows(2).enumerate() {
+            for &l in &self.flat[w[0] as usize..w[1] as usize] {
+                let t = self.slot[l as usize];
+                self.members[fill[t]] = a as u32;
                 fill[t] += 1;
             }
         }
@@ -614,10 +635,10 @@ impl FlowModel {
         for &l in touched.iter() {
             heap.set(l, quantize(self.cap[l] / f64::from(self.count[l])));
         }
-        self.frozen.resize(self.flows.len(), false);
-        for &f in &self.active {
-            self.frozen[f] = false;
-        }
+        self.frozen.clear();
+        self.frozen.resize(self.active.len(), false);
+        self.rates.clear();
+        self.rates.resize(self.active.len(), 0.0);
         // Tests compare with the heap this replaced: every share ever computed, stale ones
         // skipped as they come up.
         #[allow(unused_mut, clippy::let_unit_value)]
@@ -628,32 +649,52 @@ impl FlowModel {
                 lazy.push(Reverse((Ord64(share), l)));
             }
         }
+        let mut touched_now = std::mem::take(&mut self.touched_now);
         while let Some((share, l)) = next_link(&mut heap, &mut lazy, &self.cap, &self.count) {
             // The link's members run from its row start to where filling stopped.
             for k in self.row[l]..fill[self.slot[l]] {
-                let f = self.members[k];
-                if self.frozen[f] {
+                let a = self.members[k] as usize;
+                if self.frozen[a] {
                     continue;
                 }
-                self.frozen[f] = true;
-                self.flows[f].rate = share;
-                for &l2 in &self.flows[f].links {
+                self.frozen[a] = true;
+                self.rates[a] = share;
+                let (from, to) = (self.starts[a] as usize, self.starts[a + 1] as usize);
+                for &l2 in &self.flat[from..to] {
+                    let l2 = l2 as usize;
                     self.cap[l2] -= share;
                     self.count[l2] -= 1;
-                    if self.count[l2] > 0 {
-                        let share = quantize(self.cap[l2].max(0.0) / f64::from(self.count[l2]));
-                        #[cfg(test)]
-                        if self.lazy_heap {
+                    #[cfg(test)]
+                    if self.lazy_heap {
+                        if self.count[l2] > 0 {
+                            let share = quantize(self.cap[l2].max(0.0) / f64::from(self.count[l2]));
                             lazy.push(Reverse((Ord64(share), l2)));
-                            continue;
                         }
-                        heap.set(l2, share);
-                    } else {
-                        heap.remove(l2);
+                        continue;
+                    }
+                    if !self.changed[l2] {
+                        self.changed[l2] = true;
+                        touched_now.push(l2);
                     }
                 }
             }
+            // Each link whose share changed takes its new one (or leaves, with no flow left)
+            // once, after the bottleneck's flows froze: nothing is taken from the heap in
+            // between, so only the last share counts.
+            for &l2 in &touched_now {
+                self.changed[l2] = false;
+                if self.count[l2] > 0 {
+                    heap.set(
+                        l2,
+                        quantize(self.cap[l2].max(0.0) / f64::from(self.count[l2])),
+                    );
+                } else {
+                    heap.remove(l2);
+                }
+            }
+            touched_now.clear();
         }
+        self.touched_now = touched_now;
         self.heap = heap;
         let mut peak = 0.0f64;
         for &l in touched.iter() {
@@ -662,8 +703,12 @@ impl FlowModel {
         }
         self.report.max_link_utilization = self.report.max_link_utilization.max(peak);
         let mut first = None::<SimTime>;
-        for &f in &self.active {
+        for (a, &f) in self.active.iter().enumerate() {
             let fl = &mut self.flows[f];
+            // A flow on no link is never frozen and keeps its rate.
+            if self.frozen[a] {
+                fl.rate = self.rates[a];
+            }
             fl.finish =
                 self.now + podsim_units::SimDuration::from_ps(drain_ps(fl.remaining, fl.rate));
             first = Some(first.map_or(fl.finish, |x| x.min(fl.finish)));

@@ -240,6 +240,9 @@ impl Routing {
 
     /// The whole route from `src` to `dst`.
     pub fn route(&self, t: &KAryNCube, src: NodeId, dst: NodeId) -> Vec<Hop> {
+        if *self == Routing::Minimal && !t.is_twisted() {
+            return minimal_route(t, src, dst);
+        }
         let mut hops = Vec::new();
         let mut cur = src;
         // A minimal route is never longer than the diameter; the bound guards against bad input.
@@ -305,6 +308,51 @@ fn minimal_next_hop(t: &KAryNCube, src: NodeId, cur: NodeId, dst: NodeId) -> Opt
         to,
         vc: VcClass(u8::from(crossed)),
     })
+}
+
+/// [`Routing::route`] for minimal routing on a cube whose dimensions do not shift one another:
+/// the hops [`minimal_next_hop`] takes one by one, with the displacement computed once and
+/// walked rather than computed again at every hop (two vectors per hop): the displacement of
+/// the rest of the way after a step is the same vector less that step (see
+/// `KAryNCube::displacement`; tests compare the two over every pair of meshes and tori).
+fn minimal_route(t: &KAryNCube, src: NodeId, dst: NodeId) -> Vec<Hop> {
+    let full = t.displacement(src, dst);
+    let mut rem = full.clone();
+    let limit: u64 = t.dims().iter().map(|&k| u64::from(k)).sum();
+    let mut hops = Vec::with_capacity(full.iter().map(|x| x.unsigned_abs() as usize).sum());
+    let mut cur = src;
+    while let Some(d) = rem.iter().position(|&x| x != 0) {
+        let dir = if rem[d] > 0 {
+            Direction::Plus
+        } else {
+            Direction::Minus
+        };
+        let port = Port { dim: d, dir };
+        let Some(to) = t.neighbor(cur, port) else {
+            break;
+        };
+        // As `minimal_next_hop`: the steps already taken along d, where the route entered it.
+        let taken = (full[d] - rem[d]).unsigned_abs();
+        let k = u64::from(t.dims()[d]);
+        let c = u64::from(t.coord(cur, d));
+        let entered = match dir {
+            Direction::Plus => (c + k - taken % k) % k,
+            Direction::Minus => (c + taken) % k,
+        } as u32;
+        let crossed = past_dateline(t.has_wrap_link(d), dir, k as u32, entered, taken + 1);
+        hops.push(Hop {
+            from: cur,
+            port,
+            to,
+            vc: VcClass(u8::from(crossed)),
+        });
+        rem[d] -= rem[d].signum();
+        cur = to;
+        if hops.len() as u64 > limit {
+            break;
+        }
+    }
+    hops
 }
 
 fn dor_next_hop(

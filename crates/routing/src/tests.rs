@@ -419,3 +419,54 @@ fn dojo_paths_beyond_the_mesh() {
     assert_eq!(dojo_path(&d, sw, r), vec![d0, d.router(0, 10), r]);
     assert_eq!(dojo_path(&d, r, sw), vec![d.router(0, 10), d0, sw]);
 }
+
+/// The hops `Routing::route` takes hop by hop with `minimal_next_hop` (the displacement found
+/// again at every hop), as it did before the walk of one displacement.
+fn minimal_hop_by_hop(t: &KAryNCube, src: NodeId, dst: NodeId) -> Vec<Hop> {
+    let mut hops = Vec::new();
+    let mut cur = src;
+    let limit: u64 = t.dims().iter().map(|&k| u64::from(k)).sum();
+    while let Some(h) = minimal_next_hop(t, src, cur, dst) {
+        hops.push(h);
+        cur = h.to;
+        if hops.len() as u64 > limit {
+            break;
+        }
+    }
+    hops
+}
+
+proptest! {
+    /// Minimal routing on a cube walks its displacement once: the same hops, ports and
+    /// dateline classes as finding the displacement again at every hop, for every pair of
+    /// meshes, tori and mixed cubes of 1 to 3 dimensions (rings of 1 to 6, even and odd).
+    #[test]
+    fn minimal_routes_walk_one_displacement_as_hop_by_hop(t in arb_cube()) {
+        let n = t.node_count();
+        for s in 0..n {
+            for d in 0..n {
+                let (src, dst) = (NodeId(s), NodeId(d));
+                prop_assert_eq!(Routing::Minimal.route(&t, src, dst), minimal_hop_by_hop(&t, src, dst));
+            }
+        }
+    }
+}
+
+#[test]
+fn minimal_routes_on_larger_tori_walk_one_displacement_as_hop_by_hop() {
+    for t in [
+        cube(&[8, 8, 16], &[true, true, true]),
+        cube(&[7, 4], &[true, false]),
+    ] {
+        let n = t.node_count();
+        for s in (0..n).step_by(7) {
+            for d in 0..n {
+                let (src, dst) = (NodeId(s), NodeId(d));
+                assert_eq!(
+                    Routing::Minimal.route(&t, src, dst),
+                    minimal_hop_by_hop(&t, src, dst)
+                );
+            }
+        }
+    }
+}
