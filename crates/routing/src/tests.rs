@@ -420,13 +420,14 @@ fn dojo_paths_beyond_the_mesh() {
     assert_eq!(dojo_path(&d, r, sw), vec![d.router(0, 10), d0, sw]);
 }
 
-/// The hops `Routing::route` takes hop by hop with `minimal_next_hop` (the displacement found
-/// again at every hop), as it did before the walk of one displacement.
-fn minimal_hop_by_hop(t: &KAryNCube, src: NodeId, dst: NodeId) -> Vec<Hop> {
+/// The hops `Routing::route` takes hop by hop with `Routing::next_hop` (for minimal routing,
+/// the displacement found again at every hop; for dimension order, the dimensions scanned
+/// again), as it did before the walks.
+fn hop_by_hop(r: &Routing, t: &KAryNCube, src: NodeId, dst: NodeId) -> Vec<Hop> {
     let mut hops = Vec::new();
     let mut cur = src;
     let limit: u64 = t.dims().iter().map(|&k| u64::from(k)).sum();
-    while let Some(h) = minimal_next_hop(t, src, cur, dst) {
+    while let Some(h) = r.next_hop(t, src, cur, dst) {
         hops.push(h);
         cur = h.to;
         if hops.len() as u64 > limit {
@@ -446,14 +447,17 @@ proptest! {
         for s in 0..n {
             for d in 0..n {
                 let (src, dst) = (NodeId(s), NodeId(d));
-                prop_assert_eq!(Routing::Minimal.route(&t, src, dst), minimal_hop_by_hop(&t, src, dst));
+                prop_assert_eq!(
+                    Routing::Minimal.route(&t, src, dst),
+                    hop_by_hop(&Routing::Minimal, &t, src, dst)
+                );
             }
         }
     }
 }
 
 #[test]
-fn minimal_routes_on_larger_tori_walk_one_displacement_as_hop_by_hop() {
+fn routes_on_larger_tori_walk_as_hop_by_hop() {
     for t in [
         cube(&[8, 8, 16], &[true, true, true]),
         cube(&[7, 4], &[true, false]),
@@ -462,10 +466,35 @@ fn minimal_routes_on_larger_tori_walk_one_displacement_as_hop_by_hop() {
         for s in (0..n).step_by(7) {
             for d in 0..n {
                 let (src, dst) = (NodeId(s), NodeId(d));
-                assert_eq!(
-                    Routing::Minimal.route(&t, src, dst),
-                    minimal_hop_by_hop(&t, src, dst)
-                );
+                for r in [Routing::Minimal, Routing::dimension_order(t.dims().len())] {
+                    assert_eq!(r.route(&t, src, dst), hop_by_hop(&r, &t, src, dst));
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    /// Dimension-order routing walks each dimension straight: the same hops, ports and
+    /// dateline classes as scanning the dimensions again at every hop, for every pair of
+    /// random cubes of 1 to 3 dimensions, random dimension orders and both tie rules.
+    #[test]
+    fn dimension_order_routes_walk_as_hop_by_hop(t in arb_cube(), seed in any::<u64>(), minus in any::<bool>()) {
+        let mut order: Vec<usize> = (0..t.dims().len()).collect();
+        let mut s = seed;
+        for i in (1..order.len()).rev() {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            order.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        let r = Routing::DimensionOrder {
+            order: DimensionOrder::new(order, t.dims().len()).unwrap(),
+            tie: if minus { TieBreak::Minus } else { TieBreak::Plus },
+        };
+        let n = t.node_count();
+        for s in 0..n {
+            for d in 0..n {
+                let (src, dst) = (NodeId(s), NodeId(d));
+                prop_assert_eq!(r.route(&t, src, dst), hop_by_hop(&r, &t, src, dst));
             }
         }
     }
