@@ -299,20 +299,31 @@ fn minimal_next_hop(t: &KAryNCube, src: NodeId, cur: NodeId, dst: NodeId) -> Opt
     // displacement is consistent along a route, see `KAryNCube::displacement`).
     let full = t.displacement(src, dst);
     let taken = (full[d] - rem[d]).unsigned_abs();
-    let k = u64::from(t.dims()[d]);
-    let c = u64::from(t.coord(cur, d));
-    // Entered the dimension `taken` steps back.
-    let entered = match dir {
-        Direction::Plus => (c + k - taken % k) % k,
-        Direction::Minus => (c + taken) % k,
-    } as u32;
-    let crossed = past_dateline(t.has_wrap_link(d), dir, k as u32, entered, taken + 1);
     Some(Hop {
         from: cur,
         port,
         to,
-        vc: VcClass(u8::from(crossed)),
+        vc: minimal_class(t, cur, port, taken),
     })
+}
+
+/// The dateline class of a minimal route's hop from `cur` through `port` after `taken` steps
+/// along the port's dimension: the route entered the dimension `taken` steps back.
+fn minimal_class(t: &KAryNCube, cur: NodeId, port: Port, taken: u64) -> VcClass {
+    let (d, dir) = (port.dim, port.dir);
+    let k = u64::from(t.dims()[d]);
+    let c = u64::from(t.coord(cur, d));
+    let entered = match dir {
+        Direction::Plus => (c + k - taken % k) % k,
+        Direction::Minus => (c + taken) % k,
+    } as u32;
+    VcClass(u8::from(past_dateline(
+        t.has_wrap_link(d),
+        dir,
+        k as u32,
+        entered,
+        taken + 1,
+    )))
 }
 
 /// [`Routing::route`] for minimal routing on a cube whose dimensions do not shift one another:
@@ -336,20 +347,13 @@ fn minimal_route(t: &KAryNCube, src: NodeId, dst: NodeId) -> Vec<Hop> {
         let Some(to) = t.neighbor(cur, port) else {
             break;
         };
-        // As `minimal_next_hop`: the steps already taken along d, where the route entered it.
+        // As `minimal_next_hop`, with the steps already taken along d.
         let taken = (full[d] - rem[d]).unsigned_abs();
-        let k = u64::from(t.dims()[d]);
-        let c = u64::from(t.coord(cur, d));
-        let entered = match dir {
-            Direction::Plus => (c + k - taken % k) % k,
-            Direction::Minus => (c + taken) % k,
-        } as u32;
-        let crossed = past_dateline(t.has_wrap_link(d), dir, k as u32, entered, taken + 1);
         hops.push(Hop {
             from: cur,
             port,
             to,
-            vc: VcClass(u8::from(crossed)),
+            vc: minimal_class(t, cur, port, taken),
         });
         rem[d] -= rem[d].signum();
         cur = to;
@@ -383,23 +387,17 @@ fn dor_route(
         }
         let dir = direction(t, d, entered, want, tie);
         let port = Port { dim: d, dir };
-        let (k, wraps) = (t.dims()[d], t.has_wrap_link(d));
         let mut c = entered;
         while c != want {
             let Some(to) = t.neighbor(cur, port) else {
                 return hops;
             };
             let next = t.coord(to, d);
-            let steps = match dir {
-                Direction::Plus => (next + k - entered) % k,
-                Direction::Minus => (entered + k - next) % k,
-            };
-            let crossed = past_dateline(wraps, dir, k, entered, u64::from(steps));
             hops.push(Hop {
                 from: cur,
                 port,
                 to,
-                vc: VcClass(u8::from(crossed)),
+                vc: dor_class(t, port, entered, next),
             });
             (cur, c) = (to, next);
             if hops.len() as u64 > limit {
@@ -408,6 +406,24 @@ fn dor_route(
         }
     }
     hops
+}
+
+/// The dateline class of a dimension-order hop through `port` reaching coordinate `next` of
+/// the port's dimension, which the route entered at coordinate `entered`.
+fn dor_class(t: &KAryNCube, port: Port, entered: u32, next: u32) -> VcClass {
+    let (d, dir) = (port.dim, port.dir);
+    let k = t.dims()[d];
+    let steps = match dir {
+        Direction::Plus => (next + k - entered) % k,
+        Direction::Minus => (entered + k - next) % k,
+    };
+    VcClass(u8::from(past_dateline(
+        t.has_wrap_link(d),
+        dir,
+        k,
+        entered,
+        u64::from(steps),
+    )))
 }
 
 fn dor_next_hop(
@@ -428,17 +444,11 @@ fn dor_next_hop(
         let port = Port { dim: d, dir };
         let to = t.neighbor(cur, port)?;
         // Dimension order enters dimension d at the source's coordinate and walks straight.
-        let (k, entered, next) = (t.dims()[d], t.coord(src, d), t.coord(to, d));
-        let steps = match dir {
-            Direction::Plus => (next + k - entered) % k,
-            Direction::Minus => (entered + k - next) % k,
-        };
-        let crossed = past_dateline(t.has_wrap_link(d), dir, k, entered, u64::from(steps));
         return Some(Hop {
             from: cur,
             port,
             to,
-            vc: VcClass(u8::from(crossed)),
+            vc: dor_class(t, port, t.coord(src, d), t.coord(to, d)),
         });
     }
     None

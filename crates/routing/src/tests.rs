@@ -36,6 +36,27 @@ fn check_all_routes(t: &KAryNCube, r: &Routing) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Dimension-order routing on `t` in a dimension order shuffled by `seed`, ties to `Minus`
+/// where `minus`.
+fn random_order(t: &KAryNCube, seed: u64, minus: bool) -> Routing {
+    let mut order: Vec<usize> = (0..t.dims().len()).collect();
+    let mut s = seed;
+    for i in (1..order.len()).rev() {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        order.swap(i, (s >> 33) as usize % (i + 1));
+    }
+    Routing::DimensionOrder {
+        order: DimensionOrder::new(order, t.dims().len()).unwrap(),
+        tie: if minus {
+            TieBreak::Minus
+        } else {
+            TieBreak::Plus
+        },
+    }
+}
+
 fn arb_cube() -> impl Strategy<Value = KAryNCube> {
     prop::collection::vec((1u32..7, any::<bool>()), 1..4).prop_map(|v| {
         let (dims, wrap): (Vec<u32>, Vec<bool>) = v.into_iter().unzip();
@@ -46,18 +67,7 @@ fn arb_cube() -> impl Strategy<Value = KAryNCube> {
 proptest! {
     #[test]
     fn routes_are_minimal_loop_free_and_arrive(t in arb_cube(), seed in any::<u64>(), minus in any::<bool>()) {
-        // A random dimension order.
-        let mut order: Vec<usize> = (0..t.dims().len()).collect();
-        let mut s = seed;
-        for i in (1..order.len()).rev() {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            order.swap(i, (s >> 33) as usize % (i + 1));
-        }
-        let r = Routing::DimensionOrder {
-            order: DimensionOrder::new(order, t.dims().len()).unwrap(),
-            tie: if minus { TieBreak::Minus } else { TieBreak::Plus },
-        };
-        check_all_routes(&t, &r)?;
+        check_all_routes(&t, &random_order(&t, seed, minus))?;
     }
 }
 
@@ -480,16 +490,7 @@ proptest! {
     /// random cubes of 1 to 3 dimensions, random dimension orders and both tie rules.
     #[test]
     fn dimension_order_routes_walk_as_hop_by_hop(t in arb_cube(), seed in any::<u64>(), minus in any::<bool>()) {
-        let mut order: Vec<usize> = (0..t.dims().len()).collect();
-        let mut s = seed;
-        for i in (1..order.len()).rev() {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            order.swap(i, (s >> 33) as usize % (i + 1));
-        }
-        let r = Routing::DimensionOrder {
-            order: DimensionOrder::new(order, t.dims().len()).unwrap(),
-            tie: if minus { TieBreak::Minus } else { TieBreak::Plus },
-        };
+        let r = random_order(&t, seed, minus);
         let n = t.node_count();
         for s in 0..n {
             for d in 0..n {
