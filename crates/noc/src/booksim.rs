@@ -812,7 +812,7 @@ struct BookSim {
     last_progress: u64,
     flit_hops: u64,
     /// Cycles in which switch allocation held a flit for each output port for want of a
-    /// credit, since the last reset, by (router, port); see [`BookSim::mark_blocked`].
+    /// credit, since the last reset, by (router, port); see [`mark_blocked`].
     port_blocked: Vec<u64>,
     /// By (router, port): the cycle up to which (exclusive) `port_blocked` is already charged,
     /// so that a cycle counts once however many flits wait for the port.

@@ -361,7 +361,7 @@ const TO_INTERFACE: u32 = 1 << 31;
 const PART_SHIFT: u32 = 26;
 /// [`InPort::up_part`] of an injection channel.
 const TO_NI: u8 = u8::MAX;
-/// The most parts the routers are split into (the part takes 5 bits of [`OutPort::down`]).
+/// The most parts the routers are split into (the part takes 5 bits of `OutPort::down`).
 pub const MAX_PARTS: usize = 32;
 
 // An output port is one cache line, an input port and an input VC half of one.
@@ -1514,7 +1514,7 @@ fn refresh_port(m: &mut Masks, p: &InPort) {
 /// its port `p`: it learns its output (the next channel of its path, or its ejection
 /// channel, as an output position) and class, and waits for VC allocation. Runs when a head
 /// reaches the front: on arrival at an empty buffer, or when the packet ahead of it leaves.
-/// `next` is the head's route here, worked out when it arrived ([`Route::next`]). With
+/// `next` is the head's route here, worked out when it arrived ([`Route::word`]). With
 /// oldest-first arbitration the caller also records when the packet entered the network
 /// (`since`).
 fn route_head(x: &mut InVc, p: &mut InPort, vc: usize, next: u32) {

@@ -1509,7 +1509,7 @@ fn layer_workload(
     Ok((w, forward_tasks))
 }
 
-/// Run one layer's forward and backward pass for one microbatch ([`layer_workload`]) on
+/// Run one layer's forward and backward pass for one microbatch (`layer_workload`) on
 /// `model`, for traces: the workload and what the run measured.
 pub fn layer_run(
     t: &Transformer,
