@@ -483,9 +483,9 @@ fn on_pool<T: Send>(pooled: bool, run: impl FnOnce() -> T + Send) -> T {
     if !pooled || rayon::current_thread_index().is_some() {
         return run();
     }
-    let mut out = None;
-    rayon::scope(|s| s.spawn(|_| out = Some(run())));
-    out.expect("the pool ran the closure before its scope ended")
+    // Called from outside the pool, `join` runs both closures on the pool's threads and
+    // waits for them.
+    rayon::join(run, || ()).0
 }
 
 /// What [`drive`] needs of a packet-level engine: [`Noc`] and [`Lean`] decide alike.
