@@ -299,8 +299,11 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
-    /// Reproduce every published figure in validation/ and print paper vs podsim; exits
-    /// non-zero if any differs by more than its tolerance.
+    /// Reproduce every published figure in validation/ and print paper vs podsim with each
+    /// case's class (structural: a count or closed form of the configuration; calibrated: a
+    /// parameter was fitted to this figure or the value is typed in; prediction: computed from
+    /// lower-level mechanisms with nothing fitted to it), ending with a summary by class; exits
+    /// non-zero if any case, of any class, differs by more than its tolerance.
     Validate {
         /// Read the cases from this directory instead of the set built into the binary
         /// [default: the built-in copy of validation/].
@@ -314,6 +317,13 @@ enum Command {
         /// Start the CSV over instead of keeping the cases already in it.
         #[arg(long)]
         no_resume: bool,
+        /// Print one JSON object: `cases` (each with figure, source, class, calibrated_by where
+        /// calibrated, quantity, unit, published, podsim, tolerance, tolerance_reason, result:
+        /// pass, fail or not_reproduced, and reason where not reproduced) and `summary`
+        /// (prediction_pass, prediction_fail, calibrated, calibrated_fail, structural,
+        /// structural_fail, not_reproduced).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -452,7 +462,8 @@ fn dispatch(command: Command) -> Result<ExitCode, Failure> {
             dir,
             csv,
             no_resume,
-        } => validate(dir.as_deref(), csv.as_deref(), no_resume),
+            json,
+        } => validate(dir.as_deref(), csv.as_deref(), no_resume, json),
         Command::Collective(a) => collective_cmd::collective(&a),
         Command::Microbench(a) => collective_cmd::microbench(&a),
         Command::Gemm(a) => compute_cmd::gemm_cmd(&a),
@@ -1033,7 +1044,12 @@ fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     })
 }
 
-fn validate(dir: Option<&Path>, csv: Option<&Path>, no_resume: bool) -> Result<ExitCode, Failure> {
+fn validate(
+    dir: Option<&Path>,
+    csv: Option<&Path>,
+    no_resume: bool,
+    json: bool,
+) -> Result<ExitCode, Failure> {
     if csv.is_none() && no_resume {
         return Err(collective_cmd::flag_err(
             "--no-resume",
@@ -1070,17 +1086,6 @@ fn validate(dir: Option<&Path>, csv: Option<&Path>, no_resume: bool) -> Result<E
             }
         }
     }
-    let mut rows = vec![(
-        "figure".to_string(),
-        vec![
-            "source".into(),
-            "published".into(),
-            "podsim".into(),
-            "tolerance".into(),
-            "result".into(),
-        ],
-    )];
-    let (mut pass, mut fail, mut marked) = (0, 0, 0);
     // Every file parsed first (its errors in file order), then every case evaluated on all
     // cores; the table and the first error are those of the serial run, in case order.
     let mut cases = Vec::new();
@@ -1175,49 +1180,56 @@ fn validate(dir: Option<&Path>, csv: Option<&Path>, no_resume: bool) -> Result<E
         }
     }
     bar.finish();
+    let mut reports = Vec::with_capacity(cases.len());
     for ((_, c), got) in cases.iter().zip(results) {
-        let got = got?;
-        let (shown, verdict) = match (got, &c.not_reproduced) {
-            (None, reason) => {
-                marked += 1;
-                (
-                    "-".to_string(),
-                    format!("NOT REPRODUCED: {}", reason.as_deref().unwrap_or("")),
-                )
-            }
-            (Some(v), _) => {
-                let ok = v.abs_diff(c.published) <= c.tolerance;
-                if ok {
-                    pass += 1
-                } else {
-                    fail += 1
-                }
-                (
-                    c.quantity.show(v),
-                    if ok {
-                        "pass".to_string()
-                    } else {
-                        "FAIL".to_string()
-                    },
-                )
-            }
-        };
-        rows.push((
-            c.figure.clone(),
-            vec![
-                c.source.clone(),
-                c.quantity.show(c.published),
-                shown,
-                format!("±{}", c.quantity.show(c.tolerance)),
-                verdict,
-            ],
-        ));
+        reports.push(podsim_system::CaseReport::new(c, got?));
     }
-    out!("{}", podsim_report::render(&rows));
-    outln!("\n{pass} passed, {fail} failed, {marked} not reproduced");
-    Ok(if fail == 0 {
-        ExitCode::SUCCESS
+    let summary = podsim_system::Summary::of(&reports);
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"cases": reports, "summary": summary})
+        );
     } else {
+        let mut rows = vec![(
+            "figure".to_string(),
+            [
+                "class",
+                "source",
+                "published",
+                "podsim",
+                "tolerance",
+                "result",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )];
+        for r in &reports {
+            let verdict = match r.result {
+                podsim_system::Verdict::Pass => "pass".to_string(),
+                podsim_system::Verdict::Fail => "FAIL".to_string(),
+                podsim_system::Verdict::NotReproduced => {
+                    format!("NOT REPRODUCED: {}", r.reason.as_deref().unwrap_or(""))
+                }
+            };
+            rows.push((
+                r.figure.clone(),
+                vec![
+                    r.class.name().to_string(),
+                    r.source.clone(),
+                    r.published_text.clone(),
+                    r.podsim_text.clone(),
+                    r.tolerance_text.clone(),
+                    verdict,
+                ],
+            ));
+        }
+        out!("{}", podsim_report::render(&rows));
+        outln!("\n{}", summary.line());
+    }
+    Ok(if summary.failed() {
         ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     })
 }

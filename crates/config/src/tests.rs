@@ -168,9 +168,11 @@ fn validation_cases_parse() {
 [[case]]
 figure = "f"
 source = "s"
+class = "structural"
 quantity = "bisection_bandwidth"
 published = "46.1 TB/s"
 tolerance = "0.05 TB/s"
+tolerance_reason = "the paper prints 46.1"
 [case.system]
 topology = "kncube:24x18x16x2x3x2:wrap=tmtmtm"
 link_bandwidth = "5 GB/s"
@@ -185,6 +187,16 @@ interfaces = 4
     )
     .unwrap_err();
     assert!(e.why.contains("nearest is `bisection_bandwidth`"), "{e}");
+    // A wide tolerance without its reason is refused, and says why.
+    let e = parse_validation(
+        "v.toml",
+        &text
+            .replace("\"0.05 TB/s\"", "\"10 TB/s\"")
+            .replace("tolerance_reason = \"the paper prints 46.1\"\n", ""),
+    )
+    .unwrap_err();
+    assert!(e.why.contains("above 15%"), "{e}");
+    assert!(cases[0].calibrated_by.is_none() && cases[0].tolerance_reason.is_some());
 }
 
 #[test]

@@ -6,20 +6,28 @@
 //! figure = "K computer: bisection bandwidth of the physical 6-D mesh/torus"
 //! source = "tofu-interconnect-d.txt, section II.A"
 //! quantity = "bisection_bandwidth"   # see QUANTITIES
+//! class = "structural"               # structural | calibrated | prediction (below)
 //! published = "46.1 TB/s"            # counts are plain numbers: "82,944"
 //! tolerance = "0.05 TB/s"            # absolute, in the same unit (default 0)
+//! tolerance_reason = "the paper prints 46.1 (three figures)"   # required when tolerance > 0
 //! not_reproduced = "why"             # optional: listed, marked, not evaluated
 //! [case.system]                      # as a scenario's [[system]]
 //! topology = "kncube:24x18x16x2x3x2:wrap=tmtmtm"
 //! link_bandwidth = "5 GB/s"
 //! interfaces = 4
 //! ```
+//!
+//! `class` says how podsim's value is produced: `structural` (a count or closed form of the
+//! configuration), `calibrated` (a parameter was fitted to this figure, or the value is typed
+//! in: the case names it in `calibrated_by = "..."`, which no other class may carry) or
+//! `prediction` (computed from lower-level mechanisms with nothing fitted to this figure).
+//! A tolerance above 15% of the published value is refused unless `tolerance_reason` says why.
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use podsim_system::choices::{Packetization, Setup, parse_names};
-use podsim_system::{CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase};
+use podsim_system::{CaseClass, CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase};
 use podsim_units::{Bandwidth, Bytes, FlopRate};
 
 use crate::error::{ConfigError, from_toml, nearest};
@@ -36,10 +44,16 @@ struct RawFile {
 struct RawCase {
     figure: String,
     source: String,
+    #[serde(default)]
+    class: Option<Spanned<String>>,
+    #[serde(default)]
+    calibrated_by: Option<Spanned<String>>,
     quantity: Spanned<String>,
     published: Spanned<String>,
     #[serde(default)]
     tolerance: Option<Spanned<String>>,
+    #[serde(default)]
+    tolerance_reason: Option<Spanned<String>>,
     #[serde(default)]
     not_reproduced: Option<String>,
     #[serde(default)]
@@ -627,7 +641,68 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 }
                 (None, false) => None,
             };
+            let names: Vec<&str> = CaseClass::ALL.iter().map(|(n, _)| *n).collect();
+            let class = match &c.class {
+                None => {
+                    return ctx.err(
+                        None,
+                        &key("class"),
+                        format!(
+                            "every case says how podsim's value is produced: class = {}",
+                            names.join(" | ")
+                        ),
+                    );
+                }
+                Some(s) => match CaseClass::parse(s.get_ref()) {
+                    Some(x) => x,
+                    None => {
+                        return ctx.err(
+                            Some(s.span()),
+                            &key("class"),
+                            format!("`{}` is not one of {}", s.get_ref(), names.join(", ")),
+                        );
+                    }
+                },
+            };
+            let calibrated_by = match (&c.calibrated_by, class) {
+                (Some(b), CaseClass::Calibrated) if !b.get_ref().trim().is_empty() => {
+                    Some(b.get_ref().trim().to_string())
+                }
+                (Some(b), CaseClass::Calibrated) => {
+                    return ctx.err(
+                        Some(b.span()),
+                        &key("calibrated_by"),
+                        "name the fitted or typed-in parameter and where it is defined",
+                    );
+                }
+                (None, CaseClass::Calibrated) => {
+                    return ctx.err(
+                        c.class.as_ref().map(|s| s.span()),
+                        &key("calibrated_by"),
+                        "a calibrated case names its parameter: calibrated_by = \"...\"",
+                    );
+                }
+                (Some(b), _) => {
+                    return ctx.err(
+                        Some(b.span()),
+                        &key("calibrated_by"),
+                        format!(
+                            "only a calibrated case names a fitted parameter; this case is class {}: drop the key or change the class",
+                            class.name()
+                        ),
+                    );
+                }
+                (None, _) => None,
+            };
+            let tolerance_reason = c
+                .tolerance_reason
+                .as_ref()
+                .map(|r| r.get_ref().trim().to_string())
+                .filter(|r| !r.is_empty());
             let mut case = ValidationCase {
+                class,
+                calibrated_by,
+                tolerance_reason,
                 tenstorrent,
                 tofu_barrier,
                 tofu_node: match &c.tofu_node {
@@ -799,6 +874,18 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     }
                 },
             };
+            if case.tolerance > 0 && case.tolerance_reason.is_none() {
+                let wide = case.tolerance as f64 > 0.15 * case.published as f64;
+                return ctx.err(
+                    c.tolerance.as_ref().map(|t| t.span()),
+                    &key("tolerance_reason"),
+                    if wide {
+                        "a tolerance above 15% of the published value needs its reason: tolerance_reason = \"...\" (the model's stated assumptions, a figure read off a plot, the words of the source turned into a bound)"
+                    } else {
+                        "a non-zero tolerance needs its reason: tolerance_reason = \"...\" (the published figure's precision, the model's stated assumptions, a figure read off a plot)"
+                    },
+                );
+            }
             // The case's packet overheads apply to its collective too.
             if let Some(c) = &mut case.collective {
                 c.setup.packets = case.packets;

@@ -38,7 +38,8 @@ pub use machine::{
 };
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
 pub use validation::{
-    CaseCollective, CaseCompute, QUANTITIES, Quantity, QuantityError, ValidationCase,
+    CaseClass, CaseCollective, CaseCompute, CaseReport, QUANTITIES, Quantity, QuantityError,
+    Summary, ValidationCase, Verdict,
 };
 
 /// The closed choices of the floors below, as the layers above name them (`podsim-config`

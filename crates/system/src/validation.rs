@@ -679,6 +679,62 @@ impl Quantity {
         })
     }
 
+    /// The unit a value of this quantity is given in outside podsim (`--json`), and how many
+    /// of the held integer's steps make one of that unit (thousandths of a ratio, picoseconds of
+    /// a second).
+    pub fn unit(self) -> (&'static str, f64) {
+        match self {
+            Quantity::CollectiveSpeedup
+            | Quantity::TrainSpeedup
+            | Quantity::DlrmSpeedup
+            | Quantity::BisectionRatio => ("x", 1000.0),
+            Quantity::Goodput => ("fraction", 1000.0),
+            Quantity::TrainThroughput => ("seqs/s", 1000.0),
+            Quantity::RidgePoint => ("FLOP/B", 1000.0),
+            Quantity::BisectionScalingExponent => ("exponent", 1000.0),
+            Quantity::PutLatency | Quantity::TofuBarrierLatency => ("s", 1e12),
+            Quantity::PeakFlops | Quantity::Fp32Flops => ("FLOP/s", 1.0),
+            Quantity::Sram => ("B", 1.0),
+            Quantity::BisectionBandwidth
+            | Quantity::InjectionBandwidth
+            | Quantity::TotalInjectionBandwidth
+            | Quantity::LinkBandwidth
+            | Quantity::VirtualBisectionBandwidth
+            | Quantity::PutThroughput
+            | Quantity::InjectionRate
+            | Quantity::SramLoadBandwidth
+            | Quantity::SramStoreBandwidth
+            | Quantity::HostBandwidth
+            | Quantity::DieEdgeBandwidth
+            | Quantity::TileEdgeDieBandwidth
+            | Quantity::TileEdgeBandwidth
+            | Quantity::DramBandwidth
+            | Quantity::MatmulDramBandwidth => ("B/s", 1.0),
+            Quantity::TensorCoreLatency | Quantity::SystolicCompletion => ("cycles", 1.0),
+            Quantity::Nodes
+            | Quantity::Links
+            | Quantity::DegreeMax
+            | Quantity::Diameter
+            | Quantity::BisectionLinks
+            | Quantity::OcsSwitches
+            | Quantity::RouteMeshLinks
+            | Quantity::DramBanks
+            | Quantity::Workers
+            | Quantity::TensorCoreMacsPerCycle
+            | Quantity::TofuNodeResource
+            | Quantity::TofuBarrier => ("count", 1.0),
+        }
+    }
+
+    /// The name files give this quantity.
+    pub fn name(self) -> &'static str {
+        QUANTITIES
+            .iter()
+            .copied()
+            .find(|n| Quantity::from_name(n) == Some(self))
+            .unwrap_or("?")
+    }
+
     /// Print a value of this quantity for people.
     pub fn show(self, v: u64) -> String {
         if matches!(self, Quantity::PeakFlops | Quantity::Fp32Flops) {
@@ -712,14 +768,20 @@ impl Quantity {
 }
 
 impl ValidationCase {
-    /// podsim's value for the case (`None` when it is marked not reproduced): the compute
-    /// quantity on its compute model, or the network quantity on its built system.
+    /// podsim's value for the case: the compute quantity on its compute model, or the network
+    /// quantity on its built system. A case marked not reproduced is measured where it can be
+    /// (`None` where it cannot), and never judged.
     pub fn evaluate(&self) -> Result<Option<u64>, QuantityError> {
         if self.not_reproduced.is_some() {
-            return Ok(None);
+            // Measured where it can be, to show how far off it is; not judged.
+            return Ok(self.measure().ok());
         }
+        self.measure().map(Some)
+    }
+
+    fn measure(&self) -> Result<u64, QuantityError> {
         if self.quantity.is_compute() {
-            return self.quantity.measure_compute(self).map(Some);
+            return self.quantity.measure_compute(self);
         }
         let spec = self
             .system
@@ -727,7 +789,7 @@ impl ValidationCase {
             .ok_or(QuantityError::Missing("needs [case.system]"))?;
         let net = spec.build().map_err(QuantityError::Topology)?;
         let m = net.metrics();
-        self.quantity.measure(self, &net, &m).map(Some)
+        self.quantity.measure(self, &net, &m)
     }
 }
 
@@ -749,6 +811,44 @@ pub struct CaseCollective {
     pub setup: Setup,
 }
 
+/// How podsim's value for a case is produced, which decides what agreement with the published
+/// figure is worth (only predictions are evidence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseClass {
+    /// A count or closed form of the configuration (a link count, a sum of typed-in link
+    /// bandwidths): it checks that the machine was described as published.
+    Structural,
+    /// A parameter was fitted to this figure, or the value is typed in: agreement shows the
+    /// fit holds, nothing more. The case names the parameter (`calibrated_by`).
+    Calibrated,
+    /// Computed from lower-level mechanisms with nothing fitted to this figure.
+    Prediction,
+}
+
+impl CaseClass {
+    /// Every class with its name in validation files and output.
+    pub const ALL: [(&'static str, CaseClass); 3] = [
+        ("structural", CaseClass::Structural),
+        ("calibrated", CaseClass::Calibrated),
+        ("prediction", CaseClass::Prediction),
+    ];
+
+    /// The class's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseClass::Structural => "structural",
+            CaseClass::Calibrated => "calibrated",
+            CaseClass::Prediction => "prediction",
+        }
+    }
+
+    /// The class a file names.
+    pub fn parse(s: &str) -> Option<CaseClass> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, c)| *c)
+    }
+}
+
 /// One validated case.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidationCase {
@@ -756,6 +856,12 @@ pub struct ValidationCase {
     pub figure: String,
     /// Seed file and section or table.
     pub source: String,
+    /// How podsim's value is produced.
+    pub class: CaseClass,
+    /// The fitted or typed-in parameter behind a calibrated case, and where it is defined.
+    pub calibrated_by: Option<String>,
+    /// Why the tolerance is what it is (required when it is not zero).
+    pub tolerance_reason: Option<String>,
     /// What is measured.
     pub quantity: Quantity,
     /// The published value (bytes/s for bandwidths).
@@ -829,4 +935,158 @@ pub struct BarrierCase {
     pub allocation: crate::tofu_barrier::Allocation,
     /// The row of Table VI (`tofu_barrier` cases; latency cases ignore it and must not set it).
     pub metric: BarrierMetric,
+}
+
+/// A case's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Within the tolerance.
+    Pass,
+    /// Outside it.
+    Fail,
+    /// Marked as not reproduced, with the reason (measured where it can be, never judged).
+    NotReproduced,
+}
+
+/// One case's outcome: the row `podsim validate` prints and the object of its `--json` `cases`.
+/// Values are in [`Quantity::unit`]'s unit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CaseReport {
+    /// What the figure is.
+    pub figure: String,
+    /// Seed file and section or table.
+    pub source: String,
+    /// How podsim's value is produced.
+    pub class: CaseClass,
+    /// The fitted or typed-in parameter (calibrated cases only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibrated_by: Option<String>,
+    /// The quantity's name in validation files.
+    pub quantity: &'static str,
+    /// The unit of `published`, `podsim` and `tolerance`.
+    pub unit: &'static str,
+    /// The published figure.
+    pub published: f64,
+    /// podsim's value (`null` where a case marked not reproduced cannot be measured).
+    pub podsim: Option<f64>,
+    /// The accepted absolute difference.
+    pub tolerance: f64,
+    /// Why the tolerance is what it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tolerance_reason: Option<String>,
+    /// The verdict.
+    pub result: Verdict,
+    /// Why the case is not reproduced (`not_reproduced` cases only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The published figure as printed for people.
+    #[serde(skip)]
+    pub published_text: String,
+    /// podsim's value as printed for people (`-` when not reproduced).
+    #[serde(skip)]
+    pub podsim_text: String,
+    /// The tolerance as printed for people.
+    #[serde(skip)]
+    pub tolerance_text: String,
+}
+
+impl CaseReport {
+    /// The outcome of `case`, whose value podsim measured as `got` (`None`: a case marked not
+    /// reproduced that could not be measured).
+    pub fn new(case: &ValidationCase, got: Option<u64>) -> CaseReport {
+        let q = case.quantity;
+        let (unit, steps) = q.unit();
+        let result = match got {
+            _ if case.not_reproduced.is_some() => Verdict::NotReproduced,
+            Some(v) if v.abs_diff(case.published) <= case.tolerance => Verdict::Pass,
+            Some(_) | None => Verdict::Fail,
+        };
+        CaseReport {
+            figure: case.figure.clone(),
+            source: case.source.clone(),
+            class: case.class,
+            calibrated_by: case.calibrated_by.clone(),
+            quantity: q.name(),
+            unit,
+            published: case.published as f64 / steps,
+            podsim: got.map(|v| v as f64 / steps),
+            tolerance: case.tolerance as f64 / steps,
+            tolerance_reason: case.tolerance_reason.clone(),
+            result,
+            reason: case.not_reproduced.clone(),
+            published_text: q.show(case.published),
+            podsim_text: got.map_or_else(|| "-".to_string(), |v| q.show(v)),
+            tolerance_text: format!("±{}", q.show(case.tolerance)),
+        }
+    }
+}
+
+/// The count of cases by class and verdict: `--json`'s `summary`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// Predictions within their tolerance.
+    pub prediction_pass: u64,
+    /// Predictions outside it.
+    pub prediction_fail: u64,
+    /// Calibrated cases (pass or fail).
+    pub calibrated: u64,
+    /// Calibrated cases outside their tolerance (the fit drifted).
+    pub calibrated_fail: u64,
+    /// Structural cases (pass or fail).
+    pub structural: u64,
+    /// Structural cases outside their tolerance.
+    pub structural_fail: u64,
+    /// Cases marked not reproduced (not evaluated, whatever their class).
+    pub not_reproduced: u64,
+}
+
+impl Summary {
+    /// The summary of `cases`.
+    pub fn of(cases: &[CaseReport]) -> Summary {
+        let mut s = Summary::default();
+        for c in cases {
+            let fail = c.result == Verdict::Fail;
+            match (c.result, c.class) {
+                (Verdict::NotReproduced, _) => s.not_reproduced += 1,
+                (_, CaseClass::Prediction) if fail => s.prediction_fail += 1,
+                (_, CaseClass::Prediction) => s.prediction_pass += 1,
+                (_, CaseClass::Calibrated) => {
+                    s.calibrated += 1;
+                    s.calibrated_fail += u64::from(fail);
+                }
+                (_, CaseClass::Structural) => {
+                    s.structural += 1;
+                    s.structural_fail += u64::from(fail);
+                }
+            }
+        }
+        s
+    }
+
+    /// Whether any case failed, whatever its class.
+    pub fn failed(&self) -> bool {
+        self.prediction_fail + self.calibrated_fail + self.structural_fail > 0
+    }
+
+    /// The line `podsim validate` ends with.
+    pub fn line(&self) -> String {
+        let fails = |n: u64| {
+            if n > 0 {
+                format!(" ({n} FAIL)")
+            } else {
+                String::new()
+            }
+        };
+        format!(
+            "predictions: {} pass, {} fail; calibrated: {}{}; structural: {}{}; not reproduced: {}",
+            self.prediction_pass,
+            self.prediction_fail,
+            self.calibrated,
+            fails(self.calibrated_fail),
+            self.structural,
+            fails(self.structural_fail),
+            self.not_reproduced
+        )
+    }
 }
