@@ -94,6 +94,10 @@ struct RawCase {
 struct RawTenstorrent {
     data_rate: String,
     #[serde(default)]
+    chip: Option<String>,
+    #[serde(default)]
+    harvested_rows: Option<Vec<u32>>,
+    #[serde(default)]
     m: Option<u64>,
     #[serde(default)]
     k: Option<u64>,
@@ -168,7 +172,27 @@ fn tt_case(
             );
         }
     };
+    let chip = match r.chip.as_deref() {
+        None | Some("wormhole") => podsim_topology::TtChip::Wormhole,
+        Some("grayskull") => podsim_topology::TtChip::Grayskull,
+        Some(other) => {
+            return ctx.err(
+                sp,
+                &format!("{key}.chip"),
+                format!("`{other}` is not wormhole or grayskull"),
+            );
+        }
+    };
+    if matmul.is_some() && (r.chip.is_some() || r.harvested_rows.is_some()) {
+        return ctx.err(
+            sp,
+            key,
+            "the matmul runs on a whole Wormhole: drop chip and harvested_rows",
+        );
+    }
     Ok(podsim_system::validation::TtCase {
+        chip,
+        harvested_rows: r.harvested_rows.clone().unwrap_or_default(),
         data_rate: rate * 1e9,
         matmul,
     })
@@ -386,7 +410,7 @@ struct RawCollective {
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
     let s = v.get_ref();
-    if q == Quantity::Goodput {
+    if matches!(q, Quantity::Goodput | Quantity::DramUtilization) {
         // A percentage such as "75%", held in thousandths of one.
         return match s.trim().trim_end_matches('%').trim().parse::<f64>() {
             Ok(r) if (0.0..=100.0).contains(&r) => Ok((r * 10.0).round() as u64),
@@ -622,21 +646,24 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     })
                 }
             };
-            let is_tt = matches!(q, Quantity::DramBandwidth | Quantity::MatmulDramBandwidth);
+            let is_tt = matches!(
+                q,
+                Quantity::DramBandwidth | Quantity::DramUtilization | Quantity::MatmulDramBandwidth
+            );
             let tenstorrent = match (&c.tenstorrent, is_tt) {
                 (Some(t), true) => Some(tt_case(&ctx, t, q, &key("tenstorrent"))?),
                 (Some(t), false) => {
                     return ctx.err(
                         Some(t.span()),
                         &key("tenstorrent"),
-                        "only a dram_bandwidth or matmul_dram_bandwidth case reads [case.tenstorrent]; drop it",
+                        "only a dram_bandwidth, dram_utilization or matmul_dram_bandwidth case reads [case.tenstorrent]; drop it",
                     );
                 }
                 (None, true) => {
                     return ctx.err(
                         None,
                         &key("tenstorrent"),
-                        "a dram_bandwidth or matmul_dram_bandwidth case needs [case.tenstorrent] with data_rate",
+                        "a dram_bandwidth, dram_utilization or matmul_dram_bandwidth case needs [case.tenstorrent] with data_rate",
                     );
                 }
                 (None, false) => None,

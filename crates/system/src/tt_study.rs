@@ -442,8 +442,31 @@ mod tests {
         assert_eq!(r.run.bandwidth_bytes_per_s, bw(&Study::u_benchmark(12e9)));
     }
 
-    /// Grayskull's eight banks, readers below them, at 7.4 GT/s: over 90% of its 118.4 GB/s
-    /// (a prediction; the document reports Grayskull without a figure).
+    /// The cases of validation/tenstorrent-dram.toml's harvested cards: N150 (row 5) and N300
+    /// (rows 1 and 5). The document: "we can achieve 92% of the theoretical bandwidth" after
+    /// relocation. Every displaced reader moves (no reader on a harvested row), no two data
+    /// routes share a link, and the share of the 288 GB/s spec is at least the document's 92%.
+    #[test]
+    fn harvested_cards_keep_the_documents_92_percent() {
+        for rows in [vec![5], vec![1, 5]] {
+            let s = Study {
+                harvested_rows: rows.clone(),
+                ..Study::u_benchmark(12e9)
+            };
+            let r = run(&s).unwrap();
+            assert!(r.readers.iter().all(|(_, y)| !rows.contains(y)), "{rows:?}");
+            assert!(r.overlaps.is_empty(), "{rows:?}: {:?}", r.overlaps);
+            assert!(
+                r.utilization >= 0.92 && r.utilization <= 1.0,
+                "{rows:?}: {}",
+                r.utilization
+            );
+        }
+    }
+
+    /// Grayskull's eight banks, readers below them, at 7.4 GT/s: over 92% of its 118.4 GB/s,
+    /// as the document's introduction says of both cards (a prediction: the efficiency was
+    /// fitted on the Wormhole).
     #[test]
     fn grayskull_reads_near_its_spec() {
         let s = Study {
@@ -453,6 +476,6 @@ mod tests {
         };
         let r = run(&s).unwrap();
         assert!((r.spec_bytes_per_s - 118.4e9).abs() < 1.0);
-        assert!(r.utilization > 0.9 && r.utilization <= 1.0, "{r:?}");
+        assert!(r.utilization > 0.92 && r.utilization <= 1.0, "{r:?}");
     }
 }

@@ -137,14 +137,22 @@ pub enum Quantity {
     /// The Tenstorrent DRAM u-benchmark's bandwidth at `[case.tenstorrent]`'s data rate
     /// ([`crate::tt_study::Study::u_benchmark`]), bytes/s.
     DramBandwidth,
+    /// The same u-benchmark's bandwidth over the banks' spec rate, on `[case.tenstorrent]`'s
+    /// chip and harvested rows (readers relocated by the document's rule), held in
+    /// thousandths.
+    DramUtilization,
     /// The DRAM-bound matmul's DRAM bandwidth for `[case.tenstorrent]`'s shape
     /// ([`crate::tt_matmul`]), bytes/s.
     MatmulDramBandwidth,
 }
 
 /// A Tenstorrent case: `[case.tenstorrent]`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TtCase {
+    /// The chip (Wormhole unless the case names Grayskull).
+    pub chip: podsim_topology::TtChip,
+    /// Harvested worker rows (NoC y coordinates).
+    pub harvested_rows: Vec<u32>,
     /// Transfers per second of every bank.
     pub data_rate: f64,
     /// The matmul's M, K, N and in1 format (matmul cases).
@@ -152,7 +160,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 42] = [
+pub const QUANTITIES: [&str; 43] = [
     "nodes",
     "links",
     "degree_max",
@@ -194,6 +202,7 @@ pub const QUANTITIES: [&str; 42] = [
     "tile_edge_die_bandwidth",
     "tile_edge_bandwidth",
     "dram_bandwidth",
+    "dram_utilization",
     "matmul_dram_bandwidth",
 ];
 
@@ -242,6 +251,7 @@ impl Quantity {
             "tile_edge_die_bandwidth" => Quantity::TileEdgeDieBandwidth,
             "tile_edge_bandwidth" => Quantity::TileEdgeBandwidth,
             "dram_bandwidth" => Quantity::DramBandwidth,
+            "dram_utilization" => Quantity::DramUtilization,
             "matmul_dram_bandwidth" => Quantity::MatmulDramBandwidth,
             _ => return None,
         })
@@ -267,6 +277,7 @@ impl Quantity {
                 | Quantity::TensorCoreMacsPerCycle
                 | Quantity::SystolicCompletion
                 | Quantity::DramBandwidth
+                | Quantity::DramUtilization
                 | Quantity::MatmulDramBandwidth
         )
     }
@@ -276,14 +287,28 @@ impl Quantity {
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
         if matches!(
             self,
-            Quantity::DramBandwidth | Quantity::MatmulDramBandwidth
+            Quantity::DramBandwidth | Quantity::DramUtilization | Quantity::MatmulDramBandwidth
         ) {
-            let c = case.tenstorrent.ok_or(QuantityError::Missing(
+            let c = case.tenstorrent.as_ref().ok_or(QuantityError::Missing(
                 "a Tenstorrent case needs [case.tenstorrent]",
             ))?;
+            if self == Quantity::DramUtilization {
+                let study = crate::tt_study::Study {
+                    chip: c.chip,
+                    harvested_rows: c.harvested_rows.clone(),
+                    ..crate::tt_study::Study::u_benchmark(c.data_rate)
+                };
+                let r = crate::tt_study::run(&study).map_err(QuantityError::Invalid)?;
+                return Ok((r.utilization * 1000.0).round() as u64);
+            }
             let bw = match (self, c.matmul) {
                 (Quantity::DramBandwidth, _) => {
-                    crate::tt_study::run(&crate::tt_study::Study::u_benchmark(c.data_rate))
+                    let study = crate::tt_study::Study {
+                        chip: c.chip,
+                        harvested_rows: c.harvested_rows.clone(),
+                        ..crate::tt_study::Study::u_benchmark(c.data_rate)
+                    };
+                    crate::tt_study::run(&study)
                         .map_err(QuantityError::Invalid)?
                         .run
                         .bandwidth_bytes_per_s
@@ -620,6 +645,7 @@ impl Quantity {
             | Quantity::TensorCoreMacsPerCycle
             | Quantity::SystolicCompletion
             | Quantity::DramBandwidth
+            | Quantity::DramUtilization
             | Quantity::MatmulDramBandwidth => return self.measure_compute(case),
             Quantity::PutThroughput | Quantity::InjectionRate => {
                 let micro = if self == Quantity::PutThroughput {
@@ -688,7 +714,7 @@ impl Quantity {
             | Quantity::TrainSpeedup
             | Quantity::DlrmSpeedup
             | Quantity::BisectionRatio => ("x", 1000.0),
-            Quantity::Goodput => ("fraction", 1000.0),
+            Quantity::Goodput | Quantity::DramUtilization => ("fraction", 1000.0),
             Quantity::TrainThroughput => ("seqs/s", 1000.0),
             Quantity::RidgePoint => ("FLOP/B", 1000.0),
             Quantity::BisectionScalingExponent => ("exponent", 1000.0),
@@ -747,7 +773,7 @@ impl Quantity {
                 | Quantity::BisectionRatio
         ) {
             format!("{:.3}x", v as f64 / 1000.0)
-        } else if self == Quantity::Goodput {
+        } else if matches!(self, Quantity::Goodput | Quantity::DramUtilization) {
             format!("{:.1}%", v as f64 / 10.0)
         } else if self == Quantity::TrainThroughput {
             format!("{:.2} seqs/s", v as f64 / 1000.0)
