@@ -134,13 +134,7 @@ pub fn report_cmd(a: &ReportArgs) -> Result<ExitCode, Failure> {
     let title = result?;
     let mut context = vec![
         vec!["podsim".to_string(), env!("CARGO_PKG_VERSION").to_string()],
-        vec![
-            "command".to_string(),
-            std::iter::once("podsim".to_string())
-                .chain(std::env::args().skip(1))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ],
+        vec!["command".to_string(), crate::sweep_file::command_line()],
     ];
     context.push(vec![
         "results".to_string(),

@@ -129,9 +129,34 @@ impl SweepFile {
 
 /// The context every sweep file starts with: podsim's version and the command line.
 pub(crate) fn base_context() -> Vec<(&'static str, String)> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
     vec![
         ("podsim", env!("CARGO_PKG_VERSION").to_string()),
-        ("command", format!("podsim {}", args.join(" "))),
+        ("command", command_line()),
     ]
+}
+
+/// The command line as typed, `podsim` and its arguments joined by spaces. An argument that is
+/// not valid UTF-8 (a path on Unix may be any bytes) keeps its valid parts and shows each
+/// other byte as `\xNN`, so two different command lines never read the same.
+pub(crate) fn command_line() -> String {
+    std::iter::once("podsim".to_string())
+        .chain(std::env::args_os().skip(1).map(|a| escape(&a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `arg` as text: its UTF-8 runs as they are, every other byte as `\xNN`.
+fn escape(arg: &std::ffi::OsStr) -> String {
+    if let Some(s) = arg.to_str() {
+        return s.to_string();
+    }
+    let bytes = arg.as_encoded_bytes();
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }

@@ -1565,3 +1565,47 @@ fn a_killed_noc_sweep_resumes_where_it_stopped() {
     assert_eq!(resumed.len(), 8);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 1: a command that records its command line (a sweep's `--csv`, `report
+/// --out`) with a path that is not valid UTF-8 used to panic in `std::env::args()` (exit 101).
+/// The file is written, and its context shows the byte escaped.
+#[cfg(unix)]
+#[test]
+fn a_path_that_is_not_utf8_is_recorded_escaped() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir().join(format!("podsim-non-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join(OsStr::from_bytes(b"c_\xff.csv"));
+    let o = Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args([
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4x4",
+            "--sweep",
+            "1KiB",
+            "--quiet",
+            "--csv",
+        ])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.contains("c_\\xff.csv"), "{text}");
+    let html = dir.join(OsStr::from_bytes(b"r_\xfe.html"));
+    let o = Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(["report", "--out"])
+        .arg(&html)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("r_\\xfe.html")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
