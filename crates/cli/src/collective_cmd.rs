@@ -455,6 +455,17 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             .split(',')
             .map(|s| size("--sweep", s.trim()))
             .collect::<Result<_, _>>()?;
+        if let Some(i) = (1..sizes.len()).find(|&i| sizes[..i].contains(&sizes[i])) {
+            return Err(flag_err(
+                "--sweep",
+                format!(
+                    "{} is given twice (points {} and {}): each size is one point",
+                    podsim_units::Bytes(sizes[i]),
+                    sizes[..i].iter().position(|&s| s == sizes[i]).unwrap_or(0) + 1,
+                    i + 1
+                ),
+            ));
+        }
         let mut rows = vec![(
             "bytes".to_string(),
             vec![

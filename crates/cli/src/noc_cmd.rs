@@ -242,6 +242,16 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
 pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None)?;
     let net = build(&spec, &file)?;
+    if net.node_count() < 2 {
+        return Err(flag_err(
+            "--topology",
+            format!(
+                "{} has {} node: traffic needs at least two",
+                net.shorthand(),
+                net.node_count()
+            ),
+        ));
+    }
     let routing = match &a.routing {
         Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
         None => NocRouting::default_for(&net),

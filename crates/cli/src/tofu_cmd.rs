@@ -214,6 +214,12 @@ pub fn tofu_cmd(a: &TofuArgs) -> Result<ExitCode, Failure> {
 }
 
 fn parse_fields(s: &str) -> Result<RoutingHeader, Failure> {
+    if s.trim().is_empty() {
+        return Err(flag_err(
+            "--encode",
+            "no fields: give NAME=VALUE pairs, e.g. len=63,dx=1 (unnamed fields are 0)",
+        ));
+    }
     let mut h = RoutingHeader::default();
     let names = [
         "len", "dabc1", "dx", "dy", "dz", "dabc2", "di", "b", "s", "vc", "pat", "stat", "seq",
@@ -1005,6 +1011,18 @@ fn node_cmd(a: &NodeArgs) -> Result<ExitCode, Failure> {
         far: false,
     })?;
     let res = NodeResources::of(generation);
+    if a.processes == 0 {
+        return Err(flag_err(
+            "--processes",
+            "0 processes: nothing to place; give at least 1 (the node's resources print with every placement)",
+        ));
+    }
+    if a.cqs == 0 && a.bchs == 0 {
+        return Err(flag_err(
+            "--cqs",
+            "0 CQs and 0 BCHs: each process asks for nothing to place; give a CQ (to put or get) or a BCH (a barrier-only process)",
+        ));
+    }
     if !a.cmgs.is_empty() && a.cmgs.len() != a.processes as usize {
         return Err(flag_err(
             "--cmgs",

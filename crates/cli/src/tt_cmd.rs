@@ -221,6 +221,12 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
             format!("{page} bytes: expected 1 byte to 8 KiB (one NoC packet)"),
         ));
     }
+    if page > block {
+        return Err(flag_err(
+            "--page",
+            format!("{page} bytes: larger than a block ({block} bytes); a page is part of a block"),
+        ));
+    }
     if bytes < block || bytes > 256 << 20 || bytes / block > 1 << 20 {
         return Err(flag_err(
             "--bytes",

@@ -1609,3 +1609,62 @@ fn a_path_that_is_not_utf8_is_recorded_escaped() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 6: settings that mean nothing are refused, naming the flag and what would
+/// make sense (each used to run and print a figure: an empty header, a zero global latency, a
+/// sweep point twice, a one-node network's traffic).
+#[test]
+fn settings_that_mean_nothing_are_refused() {
+    for (args, fragments) in [
+        (
+            &["tofu", "frame", "--encode", ""][..],
+            &["--encode", "no fields"][..],
+        ),
+        (
+            &[
+                "dram", "--page", "8KiB", "--block", "4KiB", "--bytes", "8KiB",
+            ],
+            &["--page", "larger than a block"],
+        ),
+        (
+            &[
+                "collective",
+                "all-reduce",
+                "--topology",
+                "torus:4x4",
+                "--sweep",
+                "1KiB,2KiB,1KiB",
+            ],
+            &["--sweep", "given twice", "points 1 and 3"],
+        ),
+        (
+            &[
+                "dojo",
+                "shortcuts",
+                "--topology",
+                "dojo:system=1x1",
+                "--global-fraction",
+                "0",
+            ],
+            &["--global-fraction", "no router"],
+        ),
+        (
+            &["noc", "--topology", "mesh:1x1", "--rate", "0.1"],
+            &["--topology", "1 node"],
+        ),
+        (
+            &["tofu", "node", "--generation", "tofud", "--processes", "0"],
+            &["--processes", "nothing to place"],
+        ),
+        (
+            &["tofu", "node", "--generation", "tofud", "--cqs", "0"],
+            &["--cqs", "0 BCHs"],
+        ),
+    ] {
+        let (code, e) = fails(args);
+        assert_eq!(code, 2, "{args:?}: {e}");
+        for f in fragments {
+            assert!(e.contains(f), "{args:?}: {e}");
+        }
+    }
+}

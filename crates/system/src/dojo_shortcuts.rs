@@ -130,6 +130,14 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
             }
         }
     }
+    if global_ids.is_empty() {
+        // Nothing would take a shortcut: the comparison would print a global latency of 0.
+        return Err(format!(
+            "--global-fraction {fraction}: no router of the {w}x{h} plane sends a global transfer; give at least {:.2e} (one router in {})",
+            1.0 / (w as f64 * h as f64),
+            w as u64 * h as u64
+        ));
+    }
     let loads = m.link_loads();
     let mesh = loads.len() - 2 * d.node_count() as usize;
     let max_util = loads[..mesh]
