@@ -216,6 +216,22 @@ fn router_config(a: &NocArgs) -> Result<RouterConfig, Failure> {
             }
         };
     }
+    if cfg.router == podsim_noc::RouterMode::Booksim {
+        // BookSim's iq router takes its delays and allocators from its own settings (the
+        // title line prints them); these flags drive podsim's own router only.
+        for (given, flag) in [
+            (a.pipeline_stages.is_some(), "--pipeline-stages"),
+            (a.link_cycles.is_some(), "--link-cycles"),
+            (a.arbitration.is_some(), "--arbitration"),
+        ] {
+            if given {
+                return Err(flag_err(
+                    flag,
+                    "sets podsim's own router, which --router booksim does not run; drop the flag, or give it with --router podsim",
+                ));
+            }
+        }
+    }
     cfg.validate().map_err(|e| {
         let by_flag = a.config.is_none()
             || matches!(e.key.as_str(), "vcs" | "buffer_flits" | "packet_flits")

@@ -1660,6 +1660,42 @@ fn settings_that_mean_nothing_are_refused() {
             &["tofu", "node", "--generation", "tofud", "--cqs", "0"],
             &["--cqs", "0 BCHs"],
         ),
+        (
+            &[
+                "noc",
+                "--topology",
+                "mesh:4x4",
+                "--router",
+                "booksim",
+                "--pipeline-stages",
+                "2",
+            ],
+            &["--pipeline-stages", "--router booksim does not run"],
+        ),
+        (
+            &[
+                "noc",
+                "--topology",
+                "mesh:4x4",
+                "--router",
+                "booksim",
+                "--link-cycles",
+                "2",
+            ],
+            &["--link-cycles", "--router booksim does not run"],
+        ),
+        (
+            &[
+                "noc",
+                "--topology",
+                "mesh:4x4",
+                "--router",
+                "booksim",
+                "--arbitration",
+                "fcfs",
+            ],
+            &["--arbitration", "--router booksim does not run"],
+        ),
     ] {
         let (code, e) = fails(args);
         assert_eq!(code, 2, "{args:?}: {e}");
