@@ -82,6 +82,17 @@ pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
         .parse::<Bytes>()
         .map_err(|e| flag_err("--sram", format!("{e}; expected a size such as \"64 KiB\"")))?
         .0;
+    for (flag, v) in [
+        ("--input-bytes", a.input_bytes),
+        ("--output-bytes", a.output_bytes),
+    ] {
+        if v > 16 {
+            return Err(flag_err(
+                flag,
+                format!("{v} bytes an element: expected 1 to 16 (int8 to fp128)"),
+            ));
+        }
+    }
     // The array takes a row of A and a column of B (or a row of partial sums) every cycle from
     // double-buffered scratchpads: one edge of the array, twice, is the least that works.
     let edge = 2 * rows.max(cols) * a.input_bytes.max(a.output_bytes);

@@ -647,6 +647,9 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
         };
         let r = r.map_err(|e| match e {
             tofu_barrier::BarrierError::Memory { .. } => Failure::runtime(e.to_string()),
+            tofu_barrier::BarrierError::TooManyNodes(_) | tofu_barrier::BarrierError::NoNodes => {
+                flag_err("--nodes", e)
+            }
             e => flag_err("--points", e),
         })?;
         rows.push((r, sw));

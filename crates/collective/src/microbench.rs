@@ -95,8 +95,7 @@ pub fn microbench(
         });
     }
     let src = NodeId(0);
-    let mut neighbours = net.neighbors(src);
-    neighbours.dedup();
+    let neighbours = nearest_endpoints(net, src);
     if neighbours.is_empty() {
         return Err(CollectiveError::NoNeighbour);
     }
@@ -137,4 +136,34 @@ pub fn microbench(
         throughput_bytes_per_s: throughput,
         streams: targets.len(),
     })
+}
+
+/// The endpoints (nodes below [`Network::endpoints`]) nearest `src` in hops, in the order the
+/// network lists its links: `src`'s neighbours where they are endpoints (a torus, a Tofu
+/// network), else the endpoints one switch away (a fat tree's hosts under the same edge switch),
+/// and so on outwards.
+fn nearest_endpoints(net: &Network, src: NodeId) -> Vec<NodeId> {
+    let endpoints = net.endpoints();
+    let mut seen = std::collections::HashSet::from([src]);
+    let mut frontier = vec![src];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &v in &frontier {
+            for n in net.neighbors(v) {
+                if seen.insert(n) {
+                    next.push(n);
+                }
+            }
+        }
+        let found: Vec<NodeId> = next
+            .iter()
+            .copied()
+            .filter(|n| u64::from(n.0) < endpoints)
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        frontier = next;
+    }
+    Vec::new()
 }

@@ -127,6 +127,9 @@ pub enum BarrierError {
     /// The node set has no nodes.
     #[error("the network has no nodes")]
     NoNodes,
+    /// More nodes than a barrier's node ids count (32 bits).
+    #[error("{0} nodes: a machine-wide barrier takes at most 4,294,967,295 (Fugaku has 158,976)")]
+    TooManyNodes(u64),
     /// An all-reduce vector a BG cannot carry.
     #[error(
         "a TofuD BG reduces 1 to {max} elements of this type (eight integers or three floating point numbers, section IV.D); got {got}"
@@ -888,7 +891,8 @@ pub fn machine_barrier(
     if net.generation() != TofuGeneration::TofuD {
         return Err(BarrierError::Generation(net.generation().name()));
     }
-    let nodes = u32::try_from(net.cube().node_count()).map_err(|_| BarrierError::NoNodes)?;
+    let count = net.cube().node_count();
+    let nodes = u32::try_from(count).map_err(|_| BarrierError::TooManyNodes(count))?;
     // The node shape is chosen on one node, then every node carries it.
     let one = Barrier::build(1, processes, alloc, None)?;
     let groups = one.groups_per_node as u64;
