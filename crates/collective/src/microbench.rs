@@ -158,7 +158,7 @@ fn nearest_endpoints(net: &Network, src: NodeId) -> Vec<NodeId> {
         let found: Vec<NodeId> = next
             .iter()
             .copied()
-            .filter(|n| u64::from(n.0) < endpoints)
+            .filter(|n| n.0 < endpoints)
             .collect();
         if !found.is_empty() {
             return found;
