@@ -43,7 +43,20 @@ impl SweepFile {
         let shown = path.display();
         let mut kept = HashMap::new();
         let mut keep_text = None;
-        if resume && let Ok(text) = std::fs::read_to_string(path) {
+        // A file that is there and not one of podsim's CSVs (they open with `# podsim: `) is
+        // never overwritten, with or without --no-resume: it is someone else's data.
+        if let Ok(bytes) = std::fs::read(path)
+            && !bytes.is_empty()
+            && !bytes.starts_with(b"# podsim: ")
+        {
+            return Err(Failure::usage(format!(
+                "{shown}: not a CSV podsim wrote (it does not open with `# podsim: `); podsim does not overwrite it: give another --csv, or remove the file"
+            )));
+        }
+        if resume
+            && let Ok(text) = std::fs::read_to_string(path)
+            && !text.is_empty()
+        {
             let mut old: Vec<(String, String)> = Vec::new();
             let mut lines = text.lines();
             let mut old_header = None;

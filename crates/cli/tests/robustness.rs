@@ -1756,3 +1756,47 @@ fn misleading_messages_name_the_real_cause() {
     assert_eq!(code, 2);
     assert!(e.contains("--output-bytes") && !e.contains("--sram"), "{e}");
 }
+
+/// Issue 40, item 6: `--csv` onto a file podsim did not write is refused, even with
+/// --no-resume (it used to be overwritten); the file is left as it was. An empty file is taken.
+#[test]
+fn a_csv_that_is_not_podsims_is_never_overwritten() {
+    let dir = std::env::temp_dir().join(format!("podsim-not-ours-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("data.csv");
+    std::fs::write(&csv, "year,value\n2024,1\n").unwrap();
+    let path = csv.to_str().unwrap();
+    for extra in [&[][..], &["--no-resume"][..]] {
+        let mut args = vec![
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4",
+            "--sweep",
+            "1KiB",
+            "--csv",
+            path,
+        ];
+        args.extend_from_slice(extra);
+        let (code, e) = fails(&args);
+        assert_eq!(code, 2);
+        assert!(e.contains("not a CSV podsim wrote"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&csv).unwrap(),
+            "year,value\n2024,1\n"
+        );
+    }
+    std::fs::write(&csv, "").unwrap();
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "torus:4x4",
+        "--sweep",
+        "1KiB",
+        "--csv",
+        path,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}

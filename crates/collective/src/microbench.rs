@@ -155,11 +155,7 @@ fn nearest_endpoints(net: &Network, src: NodeId) -> Vec<NodeId> {
                 }
             }
         }
-        let found: Vec<NodeId> = next
-            .iter()
-            .copied()
-            .filter(|n| n.0 < endpoints)
-            .collect();
+        let found: Vec<NodeId> = next.iter().copied().filter(|n| n.0 < endpoints).collect();
         if !found.is_empty() {
             return found;
         }
