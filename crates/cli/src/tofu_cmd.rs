@@ -496,7 +496,7 @@ fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
         (
             "  sender".into(),
             vec![format!(
-                "{} (software, descriptor, TNI; the row calibrated, split equally by assumption)",
+                "{} (software, descriptor, TNI; half the fitted endpoint sum, by assumption)",
                 us(b.sender_ns)
             )],
         ),
@@ -510,7 +510,7 @@ fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
         (
             "  receiver".into(),
             vec![format!(
-                "{} (TNI, memory or cache, target read; calibrated)",
+                "{} (TNI, memory or cache, target read; the other half)",
                 us(b.receiver_ns)
             )],
         ),
