@@ -237,14 +237,18 @@ topology = "tofu:k"
         ),
         ("payload = \"2016 B\"", "expected payload and header"),
     ] {
-        let e = parse_validation("v.toml", &text.replace("frame = \"tofu-fx10\"", bad))
-            .unwrap_err();
+        let e =
+            parse_validation("v.toml", &text.replace("frame = \"tofu-fx10\"", bad)).unwrap_err();
         assert!(e.why.contains(says), "{bad}: {e}");
     }
     // A frame of another generation than the system's is refused when measured.
     let c = parse_validation("v.toml", &text.replace("tofu-fx10", "tofu2")).unwrap();
     let e = c[0].evaluate().unwrap_err();
-    assert!(e.to_string().contains("is a Tofu2 frame, but the system is Tofu"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("is a Tofu2 frame, but the system is Tofu"),
+        "{e}"
+    );
     // The K computer's host bus rate is unknown: an error, not a number.
     let c = parse_validation("v.toml", &text.replace("tofu-fx10", "tofu-k")).unwrap();
     let e = c[0].evaluate().unwrap_err();

@@ -436,7 +436,11 @@ fn packets(
                 return ctx.err(
                     Some(f.span()),
                     &key("packets.frame"),
-                    format!("`{}` is not a Tofu frame ({})", f.get_ref(), names.join(", ")),
+                    format!(
+                        "`{}` is not a Tofu frame ({})",
+                        f.get_ref(),
+                        names.join(", ")
+                    ),
                 );
             };
             Ok((m.frame().packetization(), Some(m)))
