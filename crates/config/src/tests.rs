@@ -205,9 +205,11 @@ fn validation_packets_from_a_tofu_frame() {
 [[case]]
 figure = "f"
 source = "s"
+class = "prediction"
 quantity = "injection_rate"
 published = "17.6 GB/s"
 tolerance = "0.35 GB/s"
+tolerance_reason = "r"
 [case.packets]
 frame = "tofu-fx10"
 [case.system]
