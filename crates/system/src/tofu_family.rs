@@ -41,7 +41,6 @@
 
 use podsim_net::Packetization;
 use podsim_topology::TofuGeneration;
-use podsim_units::Bandwidth;
 
 /// The largest TLP: 2048 bytes (a 6-bit LEN of 32-byte units; an assumption).
 pub const MAX_TLP_BYTES: u64 = 2048;
@@ -273,12 +272,6 @@ pub fn rates(machine: Machine) -> FamilyRates {
         put_bytes_per_s: put,
         injection_bytes_per_s: injection_limit(machine, links).ok(),
     }
-}
-
-/// A bandwidth for printing (bytes/s rounded to the byte).
-pub fn show(bytes_per_s: f64) -> String {
-    Bandwidth::from_bytes_per_s(bytes_per_s.round() as u64)
-        .map_or_else(|| "0 B/s".into(), |b| b.to_string())
 }
 
 #[cfg(test)]
