@@ -61,6 +61,10 @@ const VALIDATION: &[(&str, &str)] = &[
         include_str!("../../../validation/tofud-frame.toml"),
     ),
     (
+        "validation/tofu-family-throughput.toml",
+        include_str!("../../../validation/tofu-family-throughput.toml"),
+    ),
+    (
         "validation/tpu-v4-twisted-all-to-all.toml",
         include_str!("../../../validation/tpu-v4-twisted-all-to-all.toml"),
     ),

@@ -496,7 +496,7 @@ fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
         (
             "  sender".into(),
             vec![format!(
-                "{} (software, descriptor, TNI; the row calibrated, split equally by assumption)",
+                "{} (software, descriptor, TNI; half the fitted endpoint sum, by assumption)",
                 us(b.sender_ns)
             )],
         ),
@@ -510,7 +510,7 @@ fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
         (
             "  receiver".into(),
             vec![format!(
-                "{} (TNI, memory or cache, target read; calibrated)",
+                "{} (TNI, memory or cache, target read; the other half)",
                 us(b.receiver_ns)
             )],
         ),
@@ -789,7 +789,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     ), "components: BCH + start-and-end BG 0.48 us (0.19 us overlapped between BCHs of a TNI, 0.29 us serialized), relay BG 0.13 us (section V.E)".to_string()];
     if let Some(t) = &net {
         notes.push(format!(
-            "{} nodes of {}: rounds across nodes pay the hops x 0.1 us; software: a put per round (0.39 us at the ends + hops), a 0.1 us memory flag on one node",
+            "{} nodes of {}: rounds across nodes pay the hops x 0.1 us; software: a put per round (0.41 us at the ends + hops), a 0.1 us memory flag on one node",
             rows[0].0.nodes,
             t.label()
         ));

@@ -200,6 +200,64 @@ interfaces = 4
 }
 
 #[test]
+fn validation_packets_from_a_tofu_frame() {
+    let text = r#"
+[[case]]
+figure = "f"
+source = "s"
+class = "prediction"
+quantity = "injection_rate"
+published = "17.6 GB/s"
+tolerance = "0.35 GB/s"
+tolerance_reason = "r"
+[case.packets]
+frame = "tofu-fx10"
+[case.system]
+topology = "tofu:k"
+"#;
+    let cases = parse_validation("v.toml", text).unwrap();
+    // Tofu's frame: 2016 B of payload in 2112 B on the link (tofu_family's table): 96 B.
+    assert_eq!(
+        (cases[0].packets.payload, cases[0].packets.header),
+        (2016, 96)
+    );
+    assert_eq!(
+        cases[0].tofu_frame,
+        Some(podsim_system::tofu_family::Machine::Fx10)
+    );
+    // FX10's links give 4 x 5.0 x 2016 / 2112 = 19.09 GB/s, its host bus 20 x 128 / 144 =
+    // 17.78 GB/s (the smaller, to the MB/s).
+    assert_eq!(cases[0].evaluate().unwrap(), Some(17_778_000_000));
+    for (bad, says) in [
+        (
+            "frame = \"tofu3\"",
+            "`tofu3` is not a Tofu frame (tofu-k, tofu-fx10, tofu2, tofud)",
+        ),
+        (
+            "frame = \"tofud\"\npayload = \"1 B\"",
+            "either frame or payload and header",
+        ),
+        ("payload = \"2016 B\"", "expected payload and header"),
+    ] {
+        let e =
+            parse_validation("v.toml", &text.replace("frame = \"tofu-fx10\"", bad)).unwrap_err();
+        assert!(e.why.contains(says), "{bad}: {e}");
+    }
+    // A frame of another generation than the system's is refused when measured.
+    let c = parse_validation("v.toml", &text.replace("tofu-fx10", "tofu2")).unwrap();
+    let e = c[0].evaluate().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("is a Tofu2 frame, but the system is Tofu"),
+        "{e}"
+    );
+    // The K computer's host bus rate is unknown: an error, not a number.
+    let c = parse_validation("v.toml", &text.replace("tofu-fx10", "tofu-k")).unwrap();
+    let e = c[0].evaluate().unwrap_err();
+    assert!(e.to_string().contains("tofu-k: the rate of the bus"), "{e}");
+}
+
+#[test]
 fn tofu_shorthands_and_keys() {
     let TopoSpec::Tofu(k) = parse_topology("tofu:k").unwrap() else {
         panic!("tofu:k is Tofu")

@@ -393,8 +393,13 @@ struct RawCompute {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPackets {
-    payload: Spanned<String>,
-    header: Spanned<String>,
+    #[serde(default)]
+    payload: Option<Spanned<String>>,
+    #[serde(default)]
+    header: Option<Spanned<String>>,
+    /// A Tofu family machine whose frame model gives payload and header instead.
+    #[serde(default)]
+    frame: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -406,6 +411,68 @@ struct RawCollective {
     algorithm: Option<String>,
     #[serde(default)]
     model: Option<String>,
+}
+
+/// `[case.packets]`: payload and header given, or a Tofu family machine's frame.
+fn packets(
+    ctx: &Ctx<'_>,
+    p: &RawPackets,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(Packetization, Option<podsim_system::tofu_family::Machine>), ConfigError> {
+    use podsim_system::tofu_family::Machine;
+    let size = |v: &Spanned<String>, k: &str| {
+        v.get_ref().parse::<Bytes>().map(|b| b.0).or_else(|e| {
+            ctx.err(
+                Some(v.span()),
+                &key(k),
+                format!("{e}; expected a size such as \"2016 B\""),
+            )
+        })
+    };
+    match (&p.payload, &p.header, &p.frame) {
+        (None, None, Some(f)) => {
+            let Some(m) = Machine::parse(f.get_ref()) else {
+                let names: Vec<&str> = Machine::ALL.iter().map(|(n, _)| *n).collect();
+                return ctx.err(
+                    Some(f.span()),
+                    &key("packets.frame"),
+                    format!(
+                        "`{}` is not a Tofu frame ({})",
+                        f.get_ref(),
+                        names.join(", ")
+                    ),
+                );
+            };
+            Ok((m.frame().packetization(), Some(m)))
+        }
+        (Some(payload), Some(header), None) => {
+            let bytes = size(payload, "packets.payload")?;
+            if bytes == 0 {
+                return ctx.err(
+                    Some(payload.span()),
+                    &key("packets.payload"),
+                    "a packet needs at least one byte of payload",
+                );
+            }
+            Ok((
+                Packetization {
+                    payload: bytes,
+                    header: size(header, "packets.header")?,
+                },
+                None,
+            ))
+        }
+        (_, _, Some(f)) => ctx.err(
+            Some(f.span()),
+            &key("packets.frame"),
+            "give either frame or payload and header, not both",
+        ),
+        _ => ctx.err(
+            None,
+            &key("packets"),
+            "expected payload and header (such as \"2016 B\" and \"136 B\") or frame = \"tofud\"",
+        ),
+    }
 }
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
@@ -726,6 +793,10 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 .as_ref()
                 .map(|r| r.get_ref().trim().to_string())
                 .filter(|r| !r.is_empty());
+            let (packets, tofu_frame) = match &c.packets {
+                None => (Packetization::NONE, None),
+                Some(p) => packets(&ctx, p, &key)?,
+            };
             let mut case = ValidationCase {
                 class,
                 calibrated_by,
@@ -844,32 +915,8 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     Some(b) => Some(b.validate(&ctx, &key("baseline"))?),
                     None => None,
                 },
-                packets: match &c.packets {
-                    None => Packetization::NONE,
-                    Some(p) => {
-                        let size = |v: &Spanned<String>, k: &str| {
-                            v.get_ref().parse::<Bytes>().map(|b| b.0).or_else(|e| {
-                                ctx.err(
-                                    Some(v.span()),
-                                    &key(k),
-                                    format!("{e}; expected a size such as \"2016 B\""),
-                                )
-                            })
-                        };
-                        let payload = size(&p.payload, "packets.payload")?;
-                        if payload == 0 {
-                            return ctx.err(
-                                Some(p.payload.span()),
-                                &key("packets.payload"),
-                                "a packet needs at least one byte of payload",
-                            );
-                        }
-                        Packetization {
-                            payload,
-                            header: size(&p.header, "packets.header")?,
-                        }
-                    }
-                },
+                tofu_frame,
+                packets,
                 collective: match &c.collective {
                     None => None,
                     Some(rc) => {

@@ -19,6 +19,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod spec;
 pub mod tofu_barrier;
+pub mod tofu_family;
 pub mod tofu_frame;
 pub mod tofu_node;
 pub mod tofu_rdma;

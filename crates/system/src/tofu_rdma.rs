@@ -130,15 +130,17 @@ pub fn rdma(
 mod tests {
     use super::*;
 
-    /// By hand from Table III's TofuD near row (0.195 + 0.1 + 0.195 us): a get is 0.195 +
-    /// 0.1 + 0.195 + 0.1 + 0.195 = 0.785 us; far CMGs add 0.05 us each way: 0.885 us.
+    /// By hand from TofuD's predicted near-CMG put (Tofu2's endpoints, 0.71 - 0.3 = 0.41 us
+    /// split in halves of 0.205, and the 0.1 us packet transfer): a get is 0.205 + 0.1 +
+    /// 0.205 + 0.1 + 0.205 = 0.815 us; far CMGs add 0.05 us each way: 0.915 us. Tofu2 without
+    /// cache injection is Table III's 0.87 us (its two rows are fitted).
     #[test]
     fn get_from_the_put_components() {
         let g = rdma(RdmaOp::Get, TofuGeneration::TofuD, None).unwrap();
-        assert_eq!(g.total_ns(), 785);
-        assert_eq!(g.endpoint_ns(), 585);
+        assert_eq!(g.total_ns(), 815);
+        assert_eq!(g.endpoint_ns(), 615);
         let f = rdma(RdmaOp::Get, TofuGeneration::TofuD, Some("far-cmg")).unwrap();
-        assert_eq!(f.total_ns(), 885);
+        assert_eq!(f.total_ns(), 915);
         let p = rdma(
             RdmaOp::Put,
             TofuGeneration::Tofu2,

@@ -662,8 +662,25 @@ impl Quantity {
                     u64::MAX,
                     &crate::Models::default(),
                 )?;
+                let mut bytes_per_s = r.throughput_bytes_per_s;
+                if let Some(m) = case.tofu_frame {
+                    if let Network::Tofu(t) = net
+                        && t.generation() != m.generation()
+                    {
+                        return Err(QuantityError::Invalid(format!(
+                            "[case.packets] frame = \"{}\" is a {} frame, but the system is {}",
+                            m.name(),
+                            m.generation().name(),
+                            t.generation().name()
+                        )));
+                    }
+                    if self == Quantity::InjectionRate {
+                        bytes_per_s = crate::tofu_family::injection_limit(m, bytes_per_s)
+                            .map_err(|e| QuantityError::Invalid(e.to_string()))?;
+                    }
+                }
                 // Reported to the nearest MB/s.
-                ((r.throughput_bytes_per_s / 1e6).round() * 1e6) as u64
+                ((bytes_per_s / 1e6).round() * 1e6) as u64
             }
             Quantity::PutLatency => {
                 let models = crate::Models {
@@ -904,6 +921,9 @@ pub struct ValidationCase {
     pub baseline: Option<SystemSpec>,
     /// Packet overheads for the network model (`[case.packets]`; default none).
     pub packets: Packetization,
+    /// The Tofu family machine whose frame gave `packets` (`[case.packets] frame`): its host
+    /// bus also limits an `injection_rate` ([`crate::tofu_family`]).
+    pub tofu_frame: Option<crate::tofu_family::Machine>,
     /// The system that should reproduce it (network quantities).
     pub system: Option<SystemSpec>,
     /// The compute model that should reproduce it (compute quantities).
