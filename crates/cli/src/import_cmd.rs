@@ -500,6 +500,13 @@ fn booksim(a: &BooksimArgs) -> Result<ExitCode, Failure> {
         // BookSim's rate in packets per node per cycle; podsim's in flits.
         rate *= f64::from(cfg.packet_flits);
     }
+    // A node injects at most one flit a cycle (its one injection channel): the noc command
+    // this prints would refuse more.
+    if !(rate > 0.0 && rate <= 1.0) {
+        return Err(Failure::usage(format!(
+            "{file}: `injection_rate`: `{rate_text}` is {rate} flits per node per cycle; expected above 0 and at most 1 (one injection channel a node)"
+        )));
+    }
     let seed = num("seed", 1)?;
     honoured.extend([
         "traffic",

@@ -1802,3 +1802,26 @@ fn a_csv_that_is_not_podsims_is_never_overwritten() {
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 6: `import booksim` with an injection rate above one flit a node a cycle
+/// used to print a `podsim noc` command that noc then rejected; it is refused, naming the key.
+#[test]
+fn an_injection_rate_above_one_flit_a_cycle_is_refused_on_import() {
+    let dir = std::env::temp_dir().join(format!("podsim-bs-rate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/booksim/mesh88.cfg")).unwrap();
+    let start = text
+        .find("injection_rate =")
+        .expect("the example sets a rate");
+    let end = start + text[start..].find(';').unwrap();
+    let cfg = dir.join("b.cfg");
+    std::fs::write(
+        &cfg,
+        format!("{}injection_rate = 1.5{}", &text[..start], &text[end..]),
+    )
+    .unwrap();
+    let (code, e) = fails(&["import", "booksim", cfg.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(e.contains("b.cfg") && e.contains("`injection_rate`"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
