@@ -1825,3 +1825,35 @@ fn an_injection_rate_above_one_flit_a_cycle_is_refused_on_import() {
     assert!(e.contains("b.cfg") && e.contains("`injection_rate`"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 6: a workload group that names a chip twice, and a send from a chip to
+/// itself, used to run (the first as a collective over a repeated rank, the second as a
+/// transfer that never touches the network); both are refused, naming the file and the key.
+#[test]
+fn a_repeated_chip_and_a_send_to_self_are_refused() {
+    let dir = std::env::temp_dir().join(format!("podsim-wl-dup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let head = "name = \"w\"\n[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"t\"\n";
+    for (body, key, why) in [
+        (
+            "collective = \"all-reduce\"\nbytes = \"1 MB\"\ngroup = [0, 1, 1]\n",
+            "task[0].group",
+            "chip 1 is listed twice",
+        ),
+        (
+            "send = \"1 MB\"\ngroup = [0, 1]\nto = [1, 1]\n",
+            "task[0].to",
+            "chip 1 sends to itself",
+        ),
+    ] {
+        let f = dir.join("w.toml");
+        std::fs::write(&f, format!("{head}{body}")).unwrap();
+        let (code, e) = fails(&["workload", f.to_str().unwrap()]);
+        assert_eq!(code, 2);
+        assert!(
+            e.contains("w.toml") && e.contains(key) && e.contains(why),
+            "{e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

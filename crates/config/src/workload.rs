@@ -237,7 +237,18 @@ fn group(v: &Spanned<toml::Value>, n: u64, ctx: &Ctx<'_>, key: &str) -> Result<G
                 }
             }
             let spanned = Spanned::new(v.span(), list);
-            chip_list(&spanned, n, ctx, key).map(Group::List)
+            let chips = chip_list(&spanned, n, ctx, key)?;
+            if let Some(i) = (1..chips.len()).find(|&i| chips[..i].contains(&chips[i])) {
+                return ctx.err(
+                    span,
+                    key,
+                    format!(
+                        "chip {} is listed twice: a group names each chip once",
+                        chips[i]
+                    ),
+                );
+            }
+            Ok(Group::List(chips))
         }
         other => ctx.err(span, key, format!("`{other}`: {expected}")),
     }
@@ -737,6 +748,21 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                         format!(
                             "{from} senders in the group but {} receivers in `to`",
                             to.len()
+                        ),
+                    );
+                }
+                let sender = |i: usize| match &group {
+                    Group::List(l) => l.get(i).copied(),
+                    Group::All => Some(i as u64),
+                    Group::Lines(..) | Group::Dim(_) => None,
+                };
+                if let Some((i, c)) = to.iter().enumerate().find(|&(i, &c)| sender(i) == Some(c)) {
+                    return ctx.err(
+                        t.to.as_ref().map(|s| s.span()),
+                        &key("to"),
+                        format!(
+                            "chip {c} sends to itself (receiver {} of `to`): a send crosses the network; drop the pair",
+                            i + 1
                         ),
                     );
                 }
