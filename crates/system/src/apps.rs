@@ -17,8 +17,10 @@
 //! [`Workload`] run by the workload executor ([`crate::workload::run`]) on the slice's flow
 //! model:
 //!
-//! * each GEMM is a `gemm` task on the chip's matrix units (the weight-stationary tiling model of
-//!   `podsim-compute`: 8 MXUs on v4, 4 on v3, at their clocks), beside `memory` tasks for its
+//! * each GEMM is a compute task on the chip's matrix units timed by [`gemm_time`] (the
+//!   weight-stationary tiling model of `podsim-compute`: 8 MXUs on v4, 4 on v3, at their clocks;
+//!   the product split over the units along rows or columns, whichever is faster), beside
+//!   `memory` tasks for its
 //!   traffic: activations in and out from HBM (1200 vs 900 GB/s), the weight from HBM or, on
 //!   TPU v4 with CMEM on, from CMEM when the weights it is reused with fit in CMEM's 128 MiB
 //!   (the executor's rule: a memory task whose working set fits streams at CMEM bandwidth). The
@@ -56,10 +58,10 @@
 
 use podsim_collective::{Algorithm, Kind};
 use podsim_topology::Network;
-use podsim_units::Bytes;
+use podsim_units::{Bytes, Flops, SimDuration};
 
 use crate::dlrm::{Dlrm, Generation, Placement};
-use crate::workload::{ChipSpec, Group, Task, Work, Workload};
+use crate::workload::{ChipSpec, Group, Task, Unit, Work, Workload};
 
 /// Bytes per element of activations, weights and gradients (bf16).
 const ELEM: u64 = 2;
@@ -531,8 +533,27 @@ pub fn slices(chips: u64) -> Result<((String, Network), (String, Network)), Stri
     Ok(((v4.to_string(), n4), (v3.to_string(), n3)))
 }
 
-/// A dense model's step as a workload: see the module docs.
-pub fn workload(d: &DenseModel) -> Result<Workload, String> {
+/// The time of an `m` x `k` by `k` x `n` product on `chip`'s matrix units, split over them
+/// along rows or columns, whichever [`crate::workload::Arrays::gemm_time`] times faster: the
+/// units form `s` groups that each take `m / s` rows, the columns split evenly within a group
+/// (`s` = 1 is `gemm_time`'s own column split). A narrow layer (a convolution of 64 output
+/// channels) would otherwise leave all but one column of units idle, however many a chip has.
+pub fn gemm_time(chip: &ChipSpec, m: u64, n: u64, k: u64) -> Result<SimDuration, String> {
+    let units = chip.arrays.units.max(1);
+    let mut best: Option<SimDuration> = None;
+    for s in (1..=units).filter(|s| units % s == 0) {
+        let arrays = crate::workload::Arrays {
+            units: units / s,
+            ..chip.arrays.clone()
+        };
+        let t = arrays.gemm_time(m.div_ceil(s), n, k, "bf16")?;
+        best = Some(best.map_or(t, |b| b.min(t)));
+    }
+    best.ok_or_else(|| "the chip has no matrix unit".into())
+}
+
+/// A dense model's step on `chip` as a workload: see the module docs.
+pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
     let model_bytes = d.weights() * ELEM;
     let mut w = Workload::default();
     // Tasks of the previous layer, which the next one waits for.
@@ -552,11 +573,15 @@ pub fn workload(d: &DenseModel) -> Result<Workload, String> {
         bytes: Bytes(bytes),
         working_set: ws.map(Bytes),
     };
-    let gemm = |m: u64, n: u64, k: u64| Work::Gemm {
-        m,
-        n,
-        k,
-        format: "bf16".into(),
+    let peak = chip.matrix.0 as f64;
+    let gemm = |m: u64, n: u64, k: u64| -> Result<Work, String> {
+        let t = gemm_time(chip, m, n, k)?.as_secs_f64();
+        let flops = 2.0 * (m * n * k) as f64;
+        Ok(Work::Compute {
+            flops: Flops(flops.ceil() as u64),
+            efficiency: (flops / (t * peak)).clamp(1e-9, 1.0),
+            unit: Unit::Matrix,
+        })
     };
     // A layer: a GEMM beside its traffic (activations from HBM, the weight from wherever its
     // working set fits), all waiting for the layer before.
@@ -628,7 +653,7 @@ pub fn workload(d: &DenseModel) -> Result<Workload, String> {
                     &mut w,
                     &prev,
                     format!("forward {name}"),
-                    gemm(*m, *n, *k),
+                    gemm(*m, *n, *k)?,
                     act,
                     wb,
                     Some(ws_of(*stack, *steps)),
@@ -673,7 +698,7 @@ pub fn workload(d: &DenseModel) -> Result<Workload, String> {
                     &mut w,
                     &prev,
                     format!("backward {name}: input gradient"),
-                    gemm(*m, *k, *n),
+                    gemm(*m, *k, *n)?,
                     act,
                     wb,
                     Some(ws_of(*stack, *steps)),
@@ -687,7 +712,7 @@ pub fn workload(d: &DenseModel) -> Result<Workload, String> {
                     &mut w,
                     &prev,
                     format!("backward {name}: weight gradient"),
-                    gemm(*k, *n, mm),
+                    gemm(*k, *n, mm)?,
                     act + out,
                     0,
                     None,
@@ -736,9 +761,10 @@ pub fn workload(d: &DenseModel) -> Result<Workload, String> {
 pub struct StepTime {
     /// Seconds per step.
     pub step_time_s: f64,
-    /// Communication no overlap hid (gradient sums; the DLRMs' all-to-alls when the sparse
-    /// part binds), seconds.
-    pub exposed_communication_s: f64,
+    /// Communication no overlap hid, seconds: the gradient sums on the critical path of a
+    /// dense model's step; a DLRM's two all-to-alls when its sparse part binds the step, `None`
+    /// when its dense part does (dlrm.rs does not separate the dense all-reduce from the GEMMs).
+    pub exposed_communication_s: Option<f64>,
 }
 
 /// The chip of a slice: TPU v4 (CMEM on or off) or v3.
@@ -756,11 +782,7 @@ pub fn step(app: &App, net: &Network, generation: Generation, cmem: bool) -> Res
     match &app.shape {
         Shape::Dlrm(d) => {
             let r = crate::dlrm::step(d, net, generation, Placement::SparseCore)?;
-            let exposed = if r.embedding_time_s >= r.dense_time_s {
-                r.all_to_all_time_s
-            } else {
-                r.dense_time_s - r.dense_time_s.min(r.embedding_time_s)
-            };
+            let exposed = (r.embedding_time_s >= r.dense_time_s).then_some(r.all_to_all_time_s);
             Ok(StepTime {
                 step_time_s: r.step_time_s,
                 exposed_communication_s: exposed,
@@ -768,13 +790,13 @@ pub fn step(app: &App, net: &Network, generation: Generation, cmem: bool) -> Res
         }
         Shape::Dense(d) => {
             let chip = chip_of(&generation, cmem)?;
-            let w = workload(d)?;
+            let w = workload(d, &chip)?;
             let mut model = crate::machine::flow_model(net)?;
             let r = crate::workload::run(&w, net, &chip, model.as_mut())
                 .map_err(|e| format!("{}: {e}", app.name))?;
             Ok(StepTime {
                 step_time_s: r.time_s,
-                exposed_communication_s: r.exposed_communication_s,
+                exposed_communication_s: Some(r.exposed_communication_s),
             })
         }
     }
@@ -948,22 +970,125 @@ mod tests {
     use super::*;
 
     #[test]
-    fn print_table() {
-        let t0 = std::time::Instant::now();
-        let r = compare(128, true, &[]).unwrap();
-        for a in &r.apps {
-            eprintln!(
-                "{:6} v4 {:.3} ms (off {:.3}) v3 {:.3} ms speedup {:.2} cmem {:.2} exposed v4 {:.3} v3 {:.3}",
-                a.name,
-                a.v4.step_time_s * 1e3,
-                a.v4_cmem_off.step_time_s * 1e3,
-                a.v3.step_time_s * 1e3,
-                a.speedup(),
-                a.cmem_gain(),
-                a.v4.exposed_communication_s * 1e3,
-                a.v3.exposed_communication_s * 1e3
-            );
-        }
-        eprintln!("geomean {:.3} cmem {:.3} in {:?}", r.geomean_speedup(), r.geomean_cmem_gain(), t0.elapsed());
+    fn public_shapes_have_their_published_weight_counts() {
+        let w = |name: &str| App::named(name).unwrap().weights();
+        // ResNet-50: 25.6M parameters (He et al. 2016); its convolutions and classifier hold
+        // 25.5M of them (the rest are batch-norm scales and biases).
+        assert!((w("CNN0") - 25.6e6).abs() < 0.01 * 25.6e6, "{}", w("CNN0"));
+        // BERT-Large 340M and BERT-Base 110M (Devlin et al. 2018), the word embedding counted
+        // once (tied to the masked-LM logits here).
+        assert!((w("BERT0") - 340e6).abs() < 0.03 * 340e6, "{}", w("BERT0"));
+        assert!((w("BERT1") - 110e6).abs() < 0.03 * 110e6, "{}", w("BERT1"));
+        // The large PTB LSTM: 66M (Zaremba et al. 2014), of which the 10k x 1500 input
+        // embedding is a lookup (vector work) here: 2 x 4 x 1500 x 3000 + 1500 x 10000 = 51M.
+        assert_eq!(w("RNN1"), 51e6);
+        // DLRM0: 137M dense weights (section 7.9).
+        assert_eq!(w("DLRM0"), 137e6);
+    }
+
+    #[test]
+    fn resnet50_takes_its_published_flops() {
+        // ResNet-50: 3.8-4.1 GMACs per 224x224 image (He et al. 2016, Table 1: 3.8e9 FLOPs
+        // counted as multiply-adds; 4.1e9 for v1.5's stride on the 3x3).
+        let Shape::Dense(d) = App::named("CNN0").unwrap().shape else {
+            panic!("dense");
+        };
+        let macs: u64 = d
+            .ops
+            .iter()
+            .map(|o| match o {
+                Op::Gemm { m, n, k, .. } => m * n * k,
+                Op::Vector { .. } => 0,
+            })
+            .sum();
+        let per_image = macs as f64 / 256.0;
+        assert!((3.8e9..4.2e9).contains(&per_image), "{per_image}");
+    }
+
+    #[test]
+    fn gemm_splits_narrow_products_over_rows_by_hand() {
+        // 1024 x 128 by 128 x 64 on TPU v4's 8 units of 128 x 128 at 1.05 GHz. A WS fold takes
+        // 2R + T + Scf cycles (podsim_compute::gemm, RTL convention). Columns split 8 ways:
+        // 8 columns per unit, one fold of 256 + 1024 + 8 = 1288 cycles. Rows split 8 ways: 128
+        // rows per unit, 256 + 128 + 64 = 448 cycles; 4 ways: 256 + 256 + 32 = 544; 2 ways: 256
+        // + 512 + 16 = 784. The best: 448 cycles = 426.667 ns.
+        let chip = ChipSpec::preset("tpuv4").unwrap();
+        let t = gemm_time(&chip, 1024, 64, 128).unwrap();
+        assert_eq!(t.as_ps(), (448.0e12_f64 / 1.05e9).ceil() as u64);
+    }
+
+    #[test]
+    fn memory_bound_work_runs_at_the_hbm_ratio() {
+        // One element-wise pass of 1 GB forward and 2 GB backward and nothing else: 3 GB at
+        // 1200 GB/s on v4 (2.5 ms), at 900 GB/s on v3 (3.333 ms): Table 4's 1.33x.
+        let app = App {
+            name: "test",
+            model: "one vector pass",
+            batch_per_chip: 1,
+            source: "a test",
+            shape: Shape::Dense(DenseModel {
+                ops: vec![Op::vector("pass", 1_000_000_000)],
+                optimizer_bytes_per_weight: 0,
+            }),
+        };
+        let r = compare(64, true, &[app]).unwrap();
+        let a = &r.apps[0];
+        assert!((a.v4.step_time_s - 2.5e-3).abs() < 1e-9, "{}", a.v4.step_time_s);
+        assert!((a.v3.step_time_s - 3e9 / 0.9e12).abs() < 1e-9);
+        assert!((a.speedup() - 4.0 / 3.0).abs() < 1e-6);
+        assert_eq!(a.cmem_gain(), 1.0);
+    }
+
+    #[test]
+    fn a_recurrence_reuses_its_stack_and_other_layers_the_whole_model() {
+        // PTB LSTM: the recurrent weights of its stack are 2 x 4 x 1500 x 1500 x 2 B = 36 MB
+        // (they fit CMEM's 128 MiB); any other weight's working set is every weight, 51M x 2 B.
+        let Shape::Dense(d) = App::named("RNN1").unwrap().shape else {
+            panic!("dense");
+        };
+        let chip = ChipSpec::preset("tpuv4").unwrap();
+        let w = workload(&d, &chip).unwrap();
+        let ws = |name: &str| {
+            w.tasks
+                .iter()
+                .find(|t| t.name == name)
+                .and_then(|t| match t.work {
+                    Work::Memory { working_set, .. } => working_set.map(|b| b.0),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        assert_eq!(ws("forward layer 1 recurrent: weights"), 36_000_000);
+        assert_eq!(ws("forward layer 1 input projection: weights"), 102_000_000);
+        // 35 timesteps of the recurrence.
+        let rec = w
+            .tasks
+            .iter()
+            .find(|t| t.name == "forward layer 1 recurrent")
+            .unwrap();
+        assert_eq!(rec.repeat, 35);
+        // Gradients: 102 MB in buckets of at least 25 MiB, the last one possibly smaller.
+        let sums: u64 = w
+            .tasks
+            .iter()
+            .filter_map(|t| match t.work {
+                Work::Collective { bytes, .. } => Some(bytes.0),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(sums, 102_000_000);
+    }
+
+    #[test]
+    fn bad_chip_counts_and_names_are_refused() {
+        assert!(slices(100).unwrap_err().contains("64, 128, 256, 512 or 1024"));
+        assert!(App::named("rnn1").is_some());
+        assert!(App::named("RNN2").is_none());
+        let c = AppCase {
+            app: Some("RNN2".into()),
+            chips: 128,
+            cmem: true,
+        };
+        assert!(c.speedup().unwrap_err().contains("not an application"));
     }
 }
