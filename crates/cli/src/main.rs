@@ -125,6 +125,10 @@ const VALIDATION: &[(&str, &str)] = &[
         "validation/tpu-v4-pod.toml",
         include_str!("../../../validation/tpu-v4-pod.toml"),
     ),
+    (
+        "validation/tpu-v4-v3-apps.toml",
+        include_str!("../../../validation/tpu-v4-v3-apps.toml"),
+    ),
 ];
 
 #[derive(Parser)]

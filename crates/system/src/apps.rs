@@ -228,9 +228,25 @@ fn resnet50(b: u64) -> DenseModel {
             let n = format!("stage {} block {}", stage + 2, blk + 1);
             conv(&mut ops, &format!("{n} 1x1 reduce"), b, hw, cin, width, 1);
             conv(&mut ops, &format!("{n} 3x3"), b, out_hw, width, width, 3);
-            conv(&mut ops, &format!("{n} 1x1 expand"), b, out_hw, width, cout, 1);
+            conv(
+                &mut ops,
+                &format!("{n} 1x1 expand"),
+                b,
+                out_hw,
+                width,
+                cout,
+                1,
+            );
             if first {
-                conv(&mut ops, &format!("{n} projection"), b, out_hw, cin, cout, 1);
+                conv(
+                    &mut ops,
+                    &format!("{n} projection"),
+                    b,
+                    out_hw,
+                    cin,
+                    cout,
+                    1,
+                );
             }
             // The residual add: read two maps, write one.
             ops.push(Op::vector(
@@ -312,7 +328,12 @@ fn lstm(
     h: u64,
     stack: u32,
 ) {
-    ops.push(Op::gemm(format!("{name} input projection"), b * steps, 4 * h, input));
+    ops.push(Op::gemm(
+        format!("{name} input projection"),
+        b * steps,
+        4 * h,
+        input,
+    ));
     ops.push(Op::Gemm {
         name: format!("{name} recurrent"),
         m: b,
@@ -343,7 +364,16 @@ fn gnmt(b: u64) -> DenseModel {
     }
     ops.push(Op::vector("target embedding", 2 * b * t * h * ELEM));
     for l in 0..8 {
-        lstm(&mut ops, &format!("decoder {}", l + 1), b, t, h, 2 * h, h, 2);
+        lstm(
+            &mut ops,
+            &format!("decoder {}", l + 1),
+            b,
+            t,
+            h,
+            2 * h,
+            h,
+            2,
+        );
     }
     // Attention per decoder step: scores and context over the 50 encoder outputs of each
     // sequence (read twice), and the softmax.
@@ -514,8 +544,11 @@ impl App {
     }
 }
 
-/// The slices of `chips` chips the comparison uses: TPU v4 (shorthand, network) and TPU v3.
-pub fn slices(chips: u64) -> Result<((String, Network), (String, Network)), String> {
+/// A slice: its shorthand and its network.
+pub type Slice = (String, Network);
+
+/// The slices of `chips` chips the comparison uses: TPU v4 and TPU v3.
+pub fn slices(chips: u64) -> Result<(Slice, Slice), String> {
     let (v4, v3) = match chips {
         64 => ("tpuv4:slice=4x4x4", "tpuv3:8x8"),
         128 => ("tpuv4:slice=4x4x8:twisted", "tpuv3:8x16"),
@@ -778,7 +811,12 @@ fn chip_of(generation: &Generation, cmem: bool) -> Result<ChipSpec, String> {
 }
 
 /// `app`'s step on `net` (a TPU slice of `generation`), CMEM on or off (v4 only).
-pub fn step(app: &App, net: &Network, generation: Generation, cmem: bool) -> Result<StepTime, String> {
+pub fn step(
+    app: &App,
+    net: &Network,
+    generation: Generation,
+    cmem: bool,
+) -> Result<StepTime, String> {
     match &app.shape {
         Shape::Dlrm(d) => {
             let r = crate::dlrm::step(d, net, generation, Placement::SparseCore)?;
@@ -1033,7 +1071,11 @@ mod tests {
         };
         let r = compare(64, true, &[app]).unwrap();
         let a = &r.apps[0];
-        assert!((a.v4.step_time_s - 2.5e-3).abs() < 1e-9, "{}", a.v4.step_time_s);
+        assert!(
+            (a.v4.step_time_s - 2.5e-3).abs() < 1e-9,
+            "{}",
+            a.v4.step_time_s
+        );
         assert!((a.v3.step_time_s - 3e9 / 0.9e12).abs() < 1e-9);
         assert!((a.speedup() - 4.0 / 3.0).abs() < 1e-6);
         assert_eq!(a.cmem_gain(), 1.0);
@@ -1081,7 +1123,11 @@ mod tests {
 
     #[test]
     fn bad_chip_counts_and_names_are_refused() {
-        assert!(slices(100).unwrap_err().contains("64, 128, 256, 512 or 1024"));
+        assert!(
+            slices(100)
+                .unwrap_err()
+                .contains("64, 128, 256, 512 or 1024")
+        );
         assert!(App::named("rnn1").is_some());
         assert!(App::named("RNN2").is_none());
         let c = AppCase {

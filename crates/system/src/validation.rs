@@ -363,10 +363,9 @@ impl Quantity {
             return Ok(u64::from(resource.count(generation)));
         }
         if matches!(self, Quantity::AppSpeedup | Quantity::AppCmemGain) {
-            let c = case
-                .app
-                .as_ref()
-                .ok_or(QuantityError::Missing("an application case needs [case.app]"))?;
+            let c = case.app.as_ref().ok_or(QuantityError::Missing(
+                "an application case needs [case.app]",
+            ))?;
             let v = if self == Quantity::AppSpeedup {
                 c.speedup()
             } else {
