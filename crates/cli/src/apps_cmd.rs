@@ -29,7 +29,8 @@ pub struct AppsArgs {
     #[arg(long, value_name = "NAME")]
     app: Option<String>,
     /// Print one JSON object: chips, v4_system, v3_system, cmem, apps (each with name, model,
-    /// batch_per_chip, weights, v4_step_time_s, v4_cmem_off_step_time_s, v3_step_time_s,
+    /// batch_per_chip, weights, v4_step_time_s, v4_cmem_on_step_time_s,
+    /// v4_cmem_off_step_time_s, v3_step_time_s,
     /// speedup, cmem_gain, v4_exposed_communication_s, v3_exposed_communication_s, source),
     /// geomean_speedup, geomean_cmem_gain.
     #[arg(long)]
@@ -80,6 +81,7 @@ pub fn apps_cmd(a: &AppsArgs) -> Result<ExitCode, Failure> {
                     "batch_per_chip": x.batch_per_chip,
                     "weights": x.weights,
                     "v4_step_time_s": x.v4.step_time_s,
+                    "v4_cmem_on_step_time_s": x.v4_cmem_on.step_time_s,
                     "v4_cmem_off_step_time_s": x.v4_cmem_off.step_time_s,
                     "v3_step_time_s": x.v3.step_time_s,
                     "speedup": x.speedup(),
