@@ -17,11 +17,11 @@ use crate::collective_cmd::flag_err;
 pub struct AppsArgs {
     /// Chips per slice, the same on both generations: 64 (4x4x4 vs 8x8), 128 (4x4x8 twisted
     /// vs 8x16), 256 (4x8x8 twisted vs 16x16), 512 (8x8x8 vs 16x32) or 1024 (8x8x16 twisted vs
-    /// 32x32) [count; default: 128].
+    /// 32x32) [count].
     #[arg(long, value_name = "N", default_value_t = 128)]
     chips: u64,
     /// CMEM (TPU v4's 128 MiB on-chip memory) for the v4 column: on or off, as Fig. 13 turns
-    /// it off [default: on]. The CMEM column is always on over off.
+    /// it off. The CMEM column is always on over off.
     #[arg(long, value_name = "ON|OFF", default_value = "on")]
     cmem: String,
     /// Only this application: CNN0, CNN1, RNN0, RNN1, BERT0, BERT1, DLRM0 or DLRM1 (any case)
