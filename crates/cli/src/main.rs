@@ -11,6 +11,7 @@ macro_rules! outln {
     ($($t:tt)*) => { $crate::write_stdout(format_args!("{}\n", format_args!($($t)*))) };
 }
 
+mod apps_cmd;
 mod collective_cmd;
 mod compute_cmd;
 mod dojo_cmd;
@@ -123,6 +124,10 @@ const VALIDATION: &[(&str, &str)] = &[
     (
         "validation/tpu-v4-pod.toml",
         include_str!("../../../validation/tpu-v4-pod.toml"),
+    ),
+    (
+        "validation/tpu-v4-v3-apps.toml",
+        include_str!("../../../validation/tpu-v4-v3-apps.toml"),
     ),
 ];
 
@@ -254,6 +259,11 @@ enum Command {
     /// A DLRM training step (Fig. 8's model) on a TPU v4 or v3 slice: embedding lookups on the
     /// SparseCores or in host memory, their all-to-all on the flow model, the dense layers.
     Dlrm(train_cmd::DlrmArgs),
+    /// The TPU v4 paper's eight production applications (CNN0, CNN1, RNN0, RNN1, BERT0, BERT1,
+    /// DLRM0, DLRM1, as public models of each kind) trained on a TPU v4 and a TPU v3 slice of
+    /// the same chips: step times, v4 over v3 (Fig. 12), CMEM on over off (Fig. 13) and the
+    /// geometric means.
+    Apps(apps_cmd::AppsArgs),
     /// Pack jobs of Table 2's slice mix onto a TPU v4 pod whose hosts fail (OCS: any free,
     /// healthy blocks form a slice): utilisation, waiting time, and the mix's shares.
     Schedule(train_cmd::ScheduleArgs),
@@ -352,6 +362,7 @@ fn command_name(c: &Command) -> String {
         Command::Workload(_) => "workload",
         Command::Train(_) => "train",
         Command::Dlrm(_) => "dlrm",
+        Command::Apps(_) => "apps",
         Command::Schedule(_) => "schedule",
         Command::Tofu(_) => "tofu",
         Command::Dojo(_) => "dojo",
@@ -479,6 +490,7 @@ fn dispatch(command: Command) -> Result<ExitCode, Failure> {
         Command::Workload(a) => workload_cmd::workload_cmd(&a),
         Command::Train(a) => train_cmd::train_cmd(&a),
         Command::Dlrm(a) => train_cmd::dlrm_cmd(&a),
+        Command::Apps(a) => apps_cmd::apps_cmd(&a),
         Command::Schedule(a) => train_cmd::schedule_cmd(&a),
         Command::Tofu(a) => tofu_cmd::tofu_cmd(&a),
         Command::Dojo(a) => dojo_cmd::dojo_cmd(&a),

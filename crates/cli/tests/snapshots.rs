@@ -431,6 +431,12 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     ("dlrm-tpuv4-128", &["dlrm", "--system", "tpuv4:slice=4x4x8"]),
+    ("apps-128", &["apps"]),
+    (
+        "apps-rnn1-cmem-off-json",
+        &["apps", "--app", "rnn1", "--cmem", "off", "--json"],
+    ),
+    ("apps-error-chips", &["apps", "--chips", "100"]),
     (
         "dlrm-tpuv4-host-json",
         &[

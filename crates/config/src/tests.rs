@@ -258,6 +258,49 @@ topology = "tofu:k"
 }
 
 #[test]
+fn app_cases_parse_and_refuse_what_they_do_not_read() {
+    let text = r#"
+[[case]]
+figure = "f"
+source = "s"
+class = "prediction"
+quantity = "app_speedup"
+published = "3.3x"
+tolerance = "0.33"
+tolerance_reason = "the paper prints 3.3x"
+[case.app]
+app = "rnn1"
+cmem = "off"
+"#;
+    let cases = parse_validation("v.toml", text).unwrap();
+    assert_eq!(cases[0].published, 3300);
+    let app = cases[0].app.as_ref().unwrap();
+    assert_eq!(app.app.as_deref(), Some("RNN1"));
+    assert_eq!((app.chips, app.cmem), (128, false));
+    let all = parse_validation("v.toml", &text.replace("\"rnn1\"", "\"all\"")).unwrap();
+    assert_eq!(all[0].app.as_ref().unwrap().app, None);
+    for (from, to, why) in [
+        ("\"rnn1\"", "\"rnn2\"", "not an application"),
+        ("cmem = \"off\"", "cmem = \"maybe\"", "not on or off"),
+        ("cmem = \"off\"", "chips = 100", "64, 128, 256, 512 or 1024"),
+        ("app_speedup", "app_cmem_gain", "compares CMEM on with off"),
+        (
+            "app_speedup",
+            "dlrm_speedup",
+            "only an app_speedup or app_cmem_gain",
+        ),
+        (
+            "[case.app]\napp = \"rnn1\"\ncmem = \"off\"\n",
+            "",
+            "needs [case.app]",
+        ),
+    ] {
+        let e = parse_validation("v.toml", &text.replace(from, to)).unwrap_err();
+        assert!(e.why.contains(why), "{from} -> {to}: {e}");
+    }
+}
+
+#[test]
 fn tofu_shorthands_and_keys() {
     let TopoSpec::Tofu(k) = parse_topology("tofu:k").unwrap() else {
         panic!("tofu:k is Tofu")

@@ -86,6 +86,72 @@ struct RawCase {
     tofu_barrier: Option<Spanned<RawTofuBarrier>>,
     #[serde(default)]
     tenstorrent: Option<Spanned<RawTenstorrent>>,
+    #[serde(default)]
+    app: Option<Spanned<RawApp>>,
+}
+
+/// `[case.app]` as written: the applications of the TPU v4 paper's Figs. 12-13.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApp {
+    /// An application (CNN0, ...) or "all" (the geometric mean of the eight).
+    app: String,
+    #[serde(default)]
+    chips: Option<u64>,
+    #[serde(default)]
+    cmem: Option<String>,
+}
+
+fn app_case(
+    ctx: &Ctx<'_>,
+    raw: &Spanned<RawApp>,
+    q: Quantity,
+    key: &str,
+) -> Result<podsim_system::apps::AppCase, ConfigError> {
+    use podsim_system::apps::{APP_NAMES, App, AppCase, slices};
+    let r = raw.get_ref();
+    let sp = Some(raw.span());
+    let app = if r.app.eq_ignore_ascii_case("all") {
+        None
+    } else {
+        match App::named(&r.app) {
+            Some(a) => Some(a.name.to_string()),
+            None => {
+                return ctx.err(
+                    sp,
+                    &format!("{key}.app"),
+                    format!(
+                        "`{}` is not an application ({} or all)",
+                        r.app,
+                        APP_NAMES.join(", ")
+                    ),
+                );
+            }
+        }
+    };
+    let chips = r.chips.unwrap_or(128);
+    if let Err(e) = slices(chips) {
+        return ctx.err(sp, &format!("{key}.chips"), e);
+    }
+    let cmem = match (r.cmem.as_deref(), q) {
+        (None, _) | (Some("on"), Quantity::AppSpeedup) => true,
+        (Some("off"), Quantity::AppSpeedup) => false,
+        (Some(_), Quantity::AppCmemGain) => {
+            return ctx.err(
+                sp,
+                &format!("{key}.cmem"),
+                "an app_cmem_gain case compares CMEM on with off; drop the key",
+            );
+        }
+        (Some(x), _) => {
+            return ctx.err(
+                sp,
+                &format!("{key}.cmem"),
+                format!("`{x}` is not on or off"),
+            );
+        }
+    };
+    Ok(AppCase { app, chips, cmem })
 }
 
 /// `[case.tenstorrent]` as written.
@@ -517,6 +583,8 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             | Quantity::TrainSpeedup
             | Quantity::DlrmSpeedup
             | Quantity::BisectionRatio
+            | Quantity::AppSpeedup
+            | Quantity::AppCmemGain
     ) {
         // A ratio such as "1.63", held in thousandths.
         return match s.trim().trim_end_matches('x').parse::<f64>() {
@@ -735,6 +803,25 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 }
                 (None, false) => None,
             };
+            let is_app = matches!(q, Quantity::AppSpeedup | Quantity::AppCmemGain);
+            let app = match (&c.app, is_app) {
+                (Some(a), true) => Some(app_case(&ctx, a, q, &key("app"))?),
+                (Some(a), false) => {
+                    return ctx.err(
+                        Some(a.span()),
+                        &key("app"),
+                        "only an app_speedup or app_cmem_gain case reads [case.app]; drop it",
+                    );
+                }
+                (None, true) => {
+                    return ctx.err(
+                        Some(c.quantity.span()),
+                        &key("app"),
+                        "an app_speedup or app_cmem_gain case needs [case.app] with app = \"CNN0\" (or another, or \"all\")",
+                    );
+                }
+                (None, false) => None,
+            };
             let names: Vec<&str> = CaseClass::ALL.iter().map(|(n, _)| *n).collect();
             let class = match &c.class {
                 None => {
@@ -801,6 +888,7 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 class,
                 calibrated_by,
                 tolerance_reason,
+                app,
                 tenstorrent,
                 tofu_barrier,
                 tofu_node: match &c.tofu_node {

@@ -6,6 +6,7 @@
 //! are allocated or failed, how switches are programmed); the topologies it hands out are plain
 //! graphs from `podsim-topology`.
 
+pub mod apps;
 pub mod availability;
 pub mod dlrm;
 pub mod dojo_barrier;

@@ -144,6 +144,12 @@ pub enum Quantity {
     /// The DRAM-bound matmul's DRAM bandwidth for `[case.tenstorrent]`'s shape
     /// ([`crate::tt_matmul`]), bytes/s.
     MatmulDramBandwidth,
+    /// TPU v3 step time over TPU v4's for `[case.app]` ([`crate::apps`]; the geometric mean of
+    /// the eight applications when it names none), held in thousandths.
+    AppSpeedup,
+    /// TPU v4 step time with CMEM off over CMEM on for `[case.app]` (geometric mean when it
+    /// names no application), held in thousandths.
+    AppCmemGain,
 }
 
 /// A Tenstorrent case: `[case.tenstorrent]`.
@@ -160,7 +166,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 43] = [
+pub const QUANTITIES: [&str; 45] = [
     "nodes",
     "links",
     "degree_max",
@@ -204,6 +210,8 @@ pub const QUANTITIES: [&str; 43] = [
     "dram_bandwidth",
     "dram_utilization",
     "matmul_dram_bandwidth",
+    "app_speedup",
+    "app_cmem_gain",
 ];
 
 impl Quantity {
@@ -253,6 +261,8 @@ impl Quantity {
             "dram_bandwidth" => Quantity::DramBandwidth,
             "dram_utilization" => Quantity::DramUtilization,
             "matmul_dram_bandwidth" => Quantity::MatmulDramBandwidth,
+            "app_speedup" => Quantity::AppSpeedup,
+            "app_cmem_gain" => Quantity::AppCmemGain,
             _ => return None,
         })
     }
@@ -279,6 +289,8 @@ impl Quantity {
                 | Quantity::DramBandwidth
                 | Quantity::DramUtilization
                 | Quantity::MatmulDramBandwidth
+                | Quantity::AppSpeedup
+                | Quantity::AppCmemGain
         )
     }
 
@@ -349,6 +361,18 @@ impl Quantity {
                 "tofu_node_resource needs [case.tofu_node]",
             ))?;
             return Ok(u64::from(resource.count(generation)));
+        }
+        if matches!(self, Quantity::AppSpeedup | Quantity::AppCmemGain) {
+            let c = case.app.as_ref().ok_or(QuantityError::Missing(
+                "an application case needs [case.app]",
+            ))?;
+            let v = if self == Quantity::AppSpeedup {
+                c.speedup()
+            } else {
+                c.cmem_gain()
+            }
+            .map_err(QuantityError::Invalid)?;
+            return Ok((v * 1000.0).round() as u64);
         }
         if self == Quantity::DlrmSpeedup {
             let time = |c: Option<&crate::dlrm::DlrmCase>, what: &'static str| {
@@ -646,7 +670,9 @@ impl Quantity {
             | Quantity::SystolicCompletion
             | Quantity::DramBandwidth
             | Quantity::DramUtilization
-            | Quantity::MatmulDramBandwidth => return self.measure_compute(case),
+            | Quantity::MatmulDramBandwidth
+            | Quantity::AppSpeedup
+            | Quantity::AppCmemGain => return self.measure_compute(case),
             Quantity::PutThroughput | Quantity::InjectionRate => {
                 let micro = if self == Quantity::PutThroughput {
                     Micro::PutThroughput
@@ -730,7 +756,9 @@ impl Quantity {
             Quantity::CollectiveSpeedup
             | Quantity::TrainSpeedup
             | Quantity::DlrmSpeedup
-            | Quantity::BisectionRatio => ("x", 1000.0),
+            | Quantity::BisectionRatio
+            | Quantity::AppSpeedup
+            | Quantity::AppCmemGain => ("x", 1000.0),
             Quantity::Goodput | Quantity::DramUtilization => ("fraction", 1000.0),
             Quantity::TrainThroughput => ("seqs/s", 1000.0),
             Quantity::RidgePoint => ("FLOP/B", 1000.0),
@@ -788,6 +816,8 @@ impl Quantity {
                 | Quantity::TrainSpeedup
                 | Quantity::DlrmSpeedup
                 | Quantity::BisectionRatio
+                | Quantity::AppSpeedup
+                | Quantity::AppCmemGain
         ) {
             format!("{:.3}x", v as f64 / 1000.0)
         } else if matches!(self, Quantity::Goodput | Quantity::DramUtilization) {
@@ -947,6 +977,8 @@ pub struct ValidationCase {
     /// The Tenstorrent setting of a `dram_bandwidth` or `matmul_dram_bandwidth` case
     /// (`[case.tenstorrent]`).
     pub tenstorrent: Option<TtCase>,
+    /// The applications of an `app_speedup` or `app_cmem_gain` case (`[case.app]`).
+    pub app: Option<crate::apps::AppCase>,
 }
 
 /// Which of Table VI's rows a `tofu_barrier` case reads.
