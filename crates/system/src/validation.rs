@@ -472,24 +472,7 @@ impl Quantity {
 
     /// Whether the quantity is a bandwidth (bytes/s) rather than a count.
     pub fn is_bandwidth(self) -> bool {
-        matches!(
-            self,
-            Quantity::BisectionBandwidth
-                | Quantity::InjectionBandwidth
-                | Quantity::TotalInjectionBandwidth
-                | Quantity::LinkBandwidth
-                | Quantity::VirtualBisectionBandwidth
-                | Quantity::PutThroughput
-                | Quantity::InjectionRate
-                | Quantity::SramLoadBandwidth
-                | Quantity::SramStoreBandwidth
-                | Quantity::HostBandwidth
-                | Quantity::DieEdgeBandwidth
-                | Quantity::TileEdgeDieBandwidth
-                | Quantity::TileEdgeBandwidth
-                | Quantity::DramBandwidth
-                | Quantity::MatmulDramBandwidth
-        )
+        self.unit().0 == "B/s"
     }
 
     /// The value of this quantity for `net`, whose metrics are `m` (bytes/s for bandwidths);
