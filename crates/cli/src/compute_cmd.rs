@@ -138,7 +138,26 @@ pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
             dram_bytes_per_cycle: a.dram_bytes_per_cycle,
         },
     };
-    let r = gemm(&spec).map_err(|e| flag_err("--m/--n/--k/--array", e))?;
+    let r = gemm(&spec).map_err(|e| {
+        // Without the DRAM limit the counts fit: it is the stalls that overflow.
+        let stalls = a.dram_bytes_per_cycle.is_some()
+            && gemm(&GemmSpec {
+                memory: podsim_compute::gemm::MemorySpec {
+                    dram_bytes_per_cycle: None,
+                    ..spec.memory
+                },
+                ..spec
+            })
+            .is_ok();
+        if stalls {
+            flag_err(
+                "--dram-bytes-per-cycle",
+                format!("the DRAM stalls at this rate exceed 64 bits of cycles ({e})"),
+            )
+        } else {
+            flag_err("--m/--n/--k/--array", e)
+        }
+    })?;
     if a.json {
         outln!(
             "{}",

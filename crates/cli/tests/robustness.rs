@@ -1857,3 +1857,44 @@ fn a_repeated_chip_and_a_send_to_self_are_refused() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 4: a GEMM whose DRAM stalls pass 64 bits of cycles used to wrap and print
+/// fewer cycles than its compute, 1.8e19 stalls and 1,525,878% utilisation. It is refused,
+/// naming the rate; at a rate that fits, cycles are at least the compute and the utilisation
+/// at most 1: 10^6 x 10^6 x 10^6 on 32x32 is 10^18 / 1024 = 9.77e14 MAC cycles at least.
+#[test]
+fn a_gemm_never_prints_fewer_cycles_than_its_compute() {
+    let args = |rate: &'static str| {
+        vec![
+            "gemm",
+            "--array",
+            "32x32",
+            "--dataflow",
+            "os",
+            "--m",
+            "1000000",
+            "--n",
+            "1000000",
+            "--k",
+            "1000000",
+            "--dram-bytes-per-cycle",
+            rate,
+        ]
+    };
+    let (code, e) = fails(&args("0.001"));
+    assert_eq!(code, 2);
+    assert!(
+        e.contains("--dram-bytes-per-cycle") && e.contains("64 bits"),
+        "{e}"
+    );
+    let mut ok = args("1000");
+    ok.push("--json");
+    let o = podsim(&ok);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let cycles = v["cycles"].as_u64().unwrap();
+    assert!(cycles >= v["compute_cycles"].as_u64().unwrap(), "{v}");
+    assert!(cycles as f64 >= 1e18 / 1024.0, "{v}");
+    let u = v["utilization"].as_f64().unwrap();
+    assert!(u > 0.0 && u <= 1.0, "{v}");
+}

@@ -270,13 +270,24 @@ pub fn gemm(spec: &GemmSpec) -> Result<GemmReport, ComputeError> {
     let stall = match mem.dram_bytes_per_cycle {
         None => 0,
         Some(bw) => {
+            // Cycle counts past 64 bits are refused, not wrapped or clamped into a figure.
+            let whole = |x: f64| {
+                let x = x.ceil();
+                if x.is_finite() && x < u64::MAX as f64 {
+                    Ok(x as u64)
+                } else {
+                    Err(ComputeError::TooLarge)
+                }
+            };
             let first = (r.min(sr) + c.min(sc)) as f64 * t as f64 * ib as f64;
-            let total = (dram_bytes as f64 / bw).ceil() as u64;
-            let first = (first / bw).ceil() as u64;
-            first + total.saturating_sub(compute)
+            let total = whole(dram_bytes as f64 / bw)?;
+            let first = whole(first / bw)?;
+            first
+                .checked_add(total.saturating_sub(compute))
+                .ok_or(ComputeError::TooLarge)?
         }
     };
-    let cycles = compute + stall;
+    let cycles = compute.checked_add(stall).ok_or(ComputeError::TooLarge)?;
     Ok(GemmReport {
         cycles,
         compute_cycles: compute,
