@@ -1898,3 +1898,30 @@ fn a_gemm_never_prints_fewer_cycles_than_its_compute() {
     let u = v["utilization"].as_f64().unwrap();
     assert!(u > 0.0 && u <= 1.0, "{v}");
 }
+
+/// Issue 40, item 4: a DOJO kernel of 2^64 - 1 iterations used to print saturated counters
+/// (instructions and cycles at the type's maximum, 2.00 IPC, inf% and NaN%); it is refused,
+/// naming the file.
+#[test]
+fn a_dojo_kernel_past_64_bits_is_refused() {
+    let dir = std::env::temp_dir().join(format!("podsim-dojo-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/dojo/matmul.toml")).unwrap();
+    let big: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("iterations =") {
+                "iterations = 18446744073709551615".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let f = dir.join("k.toml");
+    std::fs::write(&f, big).unwrap();
+    let (code, e) = fails(&["dojo", "node", "--kernel", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{e}");
+    assert!(e.contains("k.toml") && e.contains("64 bits"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -259,6 +259,9 @@ pub enum KernelError {
     /// A thread with nothing to do.
     #[error("thread `{0}` executes no instructions")]
     Empty(String),
+    /// Counts past 64 bits (iterations times a body too large to count).
+    #[error("the kernel's {0} exceed 64 bits: give fewer iterations")]
+    TooLarge(&'static str),
 }
 
 /// What a kernel costs.
@@ -286,14 +289,16 @@ pub fn run(k: &Kernel) -> Result<NodeReport, KernelError> {
     if k.threads.is_empty() || k.threads.len() > THREADS {
         return Err(KernelError::Threads(k.threads.len()));
     }
-    let mut demand = [0u64; 8];
-    let mut instructions = 0u64;
-    let mut flops = 0u64;
+    // Counted in 128 bits (a body of 2^64 - 1 iterations cannot overflow them), then
+    // refused past 64 bits rather than saturated into figures.
+    let mut demand = [0u128; 8];
+    let mut instructions = 0u128;
+    let mut flops = 0u128;
     let idx = |s: Stage| Stage::ALL.iter().position(|&x| x == s).expect("listed");
     for t in &k.threads {
         let mut any = false;
         for &(c, n) in &t.body {
-            let n = n.saturating_mul(t.iterations);
+            let n = u128::from(n) * u128::from(t.iterations);
             if n == 0 {
                 continue;
             }
@@ -313,8 +318,8 @@ pub fn run(k: &Kernel) -> Result<NodeReport, KernelError> {
                 Class::Push => demand[idx(Stage::NetLoadPort)] += n,
                 Class::NetCommit => demand[idx(Stage::NetStorePort)] += n,
                 Class::Matmul => {
-                    demand[idx(Stage::MatmulUnits)] += n * MATMUL_UNIT_CYCLES;
-                    flops += n * MATMUL_DIM * MATMUL_DIM * MATMUL_DIM * 2;
+                    demand[idx(Stage::MatmulUnits)] += n * u128::from(MATMUL_UNIT_CYCLES);
+                    flops += n * u128::from(MATMUL_DIM * MATMUL_DIM * MATMUL_DIM * 2);
                 }
                 Class::Simd => flops += n * 32,
                 _ => {}
@@ -324,17 +329,24 @@ pub fn run(k: &Kernel) -> Result<NodeReport, KernelError> {
             return Err(KernelError::Empty(t.name.clone()));
         }
     }
+    let fit = |x: u128, what: &'static str| {
+        u64::try_from(x)
+            .ok()
+            .filter(|&v| v < u64::MAX)
+            .ok_or(KernelError::TooLarge(what))
+    };
     let need: Vec<u64> = Stage::ALL
         .iter()
         .zip(demand)
-        .map(|(s, d)| d.div_ceil(s.width()))
-        .collect();
+        .map(|(s, d)| fit(d.div_ceil(u128::from(s.width())), "cycles"))
+        .collect::<Result<_, _>>()?;
+    let (instructions, flops) = (fit(instructions, "instructions")?, fit(flops, "FLOPs")?);
     let cycles = need.iter().copied().max().unwrap_or(0).max(1);
     let binding = Stage::ALL[need.iter().position(|&n| n == cycles).unwrap_or(0)];
     let utilization = Stage::ALL
         .iter()
         .zip(demand)
-        .map(|(s, d)| (*s, d as f64 / (s.width() * cycles) as f64))
+        .map(|(s, d)| (*s, d as f64 / (s.width() as f64 * cycles as f64)))
         .collect();
     Ok(NodeReport {
         cycles,
