@@ -885,11 +885,17 @@ fn slicing_cmd(a: &SlicingArgs) -> Result<ExitCode, Failure> {
         ),
         (
             "latency".into(),
-            vec![format!(
-                "{:.3} us mean from first transmission to delivery ({:.3} us for a lone clean frame)",
-                r.latency_s * 1e6,
-                r.unloaded_latency_s * 1e6
-            )],
+            vec![match r.latency_s {
+                Some(l) => format!(
+                    "{:.3} us mean from first transmission to delivery ({:.3} us for a lone clean frame)",
+                    l * 1e6,
+                    r.unloaded_latency_s * 1e6
+                ),
+                None => format!(
+                    "- (no frame delivered; {:.3} us for a lone clean frame)",
+                    r.unloaded_latency_s * 1e6
+                ),
+            }],
         ),
         (
             "throughput".into(),

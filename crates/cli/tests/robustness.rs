@@ -1925,3 +1925,31 @@ fn a_dojo_kernel_past_64_bits_is_refused() {
     assert!(e.contains("k.toml") && e.contains("64 bits"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 4: a link that delivers nothing (BER 1e-2: every frame fails its FCS until
+/// given up) used to print a mean latency of 0.000 us, below its own unloaded 0.416 us, and a
+/// throughput "over 0.000 us". The latency is undefined and says so (JSON null); the run's
+/// time runs to the last frame given up.
+#[test]
+fn a_link_that_delivers_nothing_prints_no_latency() {
+    let o = podsim(&[
+        "tofu",
+        "slicing",
+        "--ber",
+        "0.01",
+        "--packets",
+        "100",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["packets_delivered"], 0, "{v}");
+    assert!(v["latency_s"].is_null(), "{v}");
+    assert!(v["time_s"].as_f64().unwrap() > v["unloaded_latency_s"].as_f64().unwrap());
+    let o = podsim(&["tofu", "slicing", "--ber", "0.01", "--packets", "100"]);
+    assert!(
+        stdout(&o).contains("- (no frame delivered"),
+        "{}",
+        stdout(&o)
+    );
+}

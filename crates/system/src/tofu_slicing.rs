@@ -123,11 +123,12 @@ pub enum SlicingError {
 /// What a run did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlicingResult {
-    /// Mean time from a frame's first transmission to its delivery, s.
-    pub latency_s: f64,
+    /// Mean time from a frame's first transmission to its delivery, s (`None` when no frame
+    /// was delivered: there is no latency to average).
+    pub latency_s: Option<f64>,
     /// The latency of a lone frame with no errors in the mode it started in, s.
     pub unloaded_latency_s: f64,
-    /// Delivered TLP bytes over the time of the last delivery, bytes per second.
+    /// Delivered TLP bytes over the run's time ([`Self::time_s`]), bytes per second.
     pub throughput_bytes_per_s: f64,
     /// Frames offered.
     pub packets_sent: u64,
@@ -151,7 +152,7 @@ pub struct SlicingResult {
     pub duplicate_transmissions: u64,
     /// Transmissions on one lane (degraded).
     pub single_lane_transmissions: u64,
-    /// When the last frame was delivered, s.
+    /// When the last frame was delivered or given up, s.
     pub time_s: f64,
 }
 
@@ -295,7 +296,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
         lost_last: [false; 2],
     };
     let mut res = SlicingResult {
-        latency_s: 0.0,
+        latency_s: None,
         unloaded_latency_s: 0.0,
         throughput_bytes_per_s: 0.0,
         packets_sent: n,
@@ -313,6 +314,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
     };
     let mut latency_sum = 0f64;
     let mut last_delivery = 0f64;
+    let mut last_given_up = 0f64;
     let mut delivered_bytes = 0u64;
     let p_hit = |bits: u64| 1.0 - (1.0 - r.ber).powf(bits as f64);
     while expected < n {
@@ -449,6 +451,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
                 if refusals[k as usize] >= RETRY_LIMIT {
                     // Given up: the receiver moves on, and so does the sender.
                     res.packets_lost += 1;
+                    last_given_up = last_given_up.max(arrival);
                     expected += 1;
                     ack_at[k as usize] = arrival + hop;
                     if next > k + 1 {
@@ -466,14 +469,12 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
     };
     let start_split = !matches!(r.mode, SliceMode::Duplicate);
     res.unloaded_latency_s = (ser(bytes(start_split)) + hop) * 1e-9;
-    res.latency_s = if res.packets_delivered > 0 {
-        latency_sum / res.packets_delivered as f64 * 1e-9
-    } else {
-        0.0
-    };
-    res.time_s = last_delivery * 1e-9;
-    res.throughput_bytes_per_s = if last_delivery > 0.0 {
-        delivered_bytes as f64 / (last_delivery * 1e-9)
+    res.latency_s =
+        (res.packets_delivered > 0).then(|| latency_sum / res.packets_delivered as f64 * 1e-9);
+    let end = last_delivery.max(last_given_up);
+    res.time_s = end * 1e-9;
+    res.throughput_bytes_per_s = if end > 0.0 {
+        delivered_bytes as f64 / (end * 1e-9)
     } else {
         0.0
     };
@@ -515,7 +516,7 @@ mod tests {
             "{d:?}"
         );
         assert!(close(s.unloaded_latency_s, 1076.0 / rate + 100e-9));
-        assert!(close(d.latency_s, 2108.0 / rate + 100e-9));
+        assert!(close(d.latency_s.unwrap(), 2108.0 / rate + 100e-9));
         for x in [&s, &d] {
             assert_eq!(x.packets_delivered, 2000);
             assert_eq!((x.packets_lost, x.retransmissions, x.fcs_errors), (0, 0, 0));
