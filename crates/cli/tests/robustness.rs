@@ -1953,3 +1953,25 @@ fn a_link_that_delivers_nothing_prints_no_latency() {
         stdout(&o)
     );
 }
+
+/// Issue 40, item 4: the memory refusal of a 10^9-rank ring all-reduce printed its plan's
+/// 2 x 10^18 transfers beside an estimate of 25 TB, which counts only the transfers a ring
+/// holds at once (two steps of 10^9: 2 x 10^9). Both counts are named now.
+#[test]
+fn a_memory_refusal_names_the_transfers_it_counts() {
+    let (code, e) = fails(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "torus:1000x1000x1000",
+        "--bytes",
+        "1MiB",
+        "--memory-limit",
+        "1GiB",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(
+        e.contains("2000000000 transfers held at once, of 1999999998000000000 in all"),
+        "{e}"
+    );
+}

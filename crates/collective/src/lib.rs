@@ -182,8 +182,9 @@ pub enum CollectiveError {
     TooManyEndpoints,
     /// The run would need more memory than allowed.
     #[error(
-        "{kind} over {ranks} ranks on the {model} model needs about {} ({transfers} transfers), more than the memory limit of {} (--memory-limit)",
+        "{kind} over {ranks} ranks on the {model} model needs about {} ({held} transfers held at once{}), more than the memory limit of {} (--memory-limit)",
         podsim_units::Bytes(u64::try_from(*estimate).unwrap_or(u64::MAX)),
+        if held == transfers { String::new() } else { format!(", of {transfers} in all") },
         podsim_units::Bytes(*limit)
     )]
     Memory {
@@ -197,6 +198,8 @@ pub enum CollectiveError {
         estimate: u128,
         /// Transfers in the plan.
         transfers: u128,
+        /// Transfers the run holds at once (what the estimate counts).
+        held: u128,
         /// The limit, bytes.
         limit: u64,
     },
@@ -330,6 +333,7 @@ pub fn measure(
             model: model.name(),
             estimate: need,
             transfers: all,
+            held,
             limit: memory_limit,
         });
     }
