@@ -213,9 +213,15 @@ fn build(a: &ReportArgs, r: &mut Report) -> Result<String, Failure> {
                         "{name}: expected an SVG image (it should start with <svg or <?xml)"
                     )));
                 }
-                let _ = writeln!(r.body, "<section>\n<h2>{}</h2>", esc(&name));
-                r.inline_svg(&name, &svg);
-                r.body.push_str("</section>\n");
+                // Someone else's SVG goes in as an image, never inline: a browser runs no
+                // script and fetches nothing an image holds, whatever the file carries.
+                let _ = writeln!(
+                    r.body,
+                    "<section>\n<h2>{0}</h2>\n<figure><img alt=\"{0}\" src=\"data:image/svg+xml;base64,{1}\"><figcaption>{0}</figcaption></figure>\n</section>",
+                    esc(&name),
+                    base64(svg.as_bytes())
+                );
+                r.plots += 1;
             }
             _ => {
                 return Err(Failure::usage(format!(
@@ -381,6 +387,11 @@ fn json_section(r: &mut Report, name: &str, text: &str) -> Result<(), Failure> {
 /// A sweep's CSV: its `# key: value` context, its table, and its curve (bus bandwidth
 /// against size for a collective sweep, latency against load for a noc sweep).
 fn csv_section(r: &mut Report, name: &str, text: &str) -> Result<(), Failure> {
+    if !text.starts_with("# podsim: ") {
+        return Err(Failure::usage(format!(
+            "{name}: not a CSV podsim wrote (it does not open with `# podsim: `); expected a sweep's CSV (collective or noc --sweep, validate or train --search --csv)"
+        )));
+    }
     let mut context = vec![vec!["key".to_string(), "value".to_string()]];
     let mut rows: Vec<Vec<String>> = Vec::new();
     for line in text.lines() {
@@ -474,3 +485,44 @@ function saveTrace(id, title) {
   URL.revokeObjectURL(url);
 }
 "#;
+
+/// `bytes` in base64 (RFC 4648, with padding), for a data URL.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    /// RFC 4648 section 10's test vectors.
+    #[test]
+    fn base64_of_the_rfc_vectors() {
+        for (text, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(super::base64(text.as_bytes()), want);
+        }
+    }
+}

@@ -1975,3 +1975,52 @@ fn a_memory_refusal_names_the_transfers_it_counts() {
         "{e}"
     );
 }
+
+/// Issue 40, item 5: `podsim report` put an input SVG into the page verbatim, `<script>` and
+/// event handlers included. It goes in as an image now (a data URL, which a browser neither
+/// scripts nor lets fetch anything); none of the file's markup is in the page. A CSV podsim did
+/// not write is refused (it used to make a section and "0 plots").
+#[test]
+fn the_report_never_carries_an_input_svgs_markup() {
+    let dir = std::env::temp_dir().join(format!("podsim-report-svg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("evil.svg");
+    std::fs::write(
+        &svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"><script>alert(2)</script>\
+         <image href=\"http://example.com/x.png\"/><rect width=\"10\" height=\"10\"/></svg>",
+    )
+    .unwrap();
+    let out = dir.join("r.html");
+    let o = podsim(&[
+        "report",
+        "--out",
+        out.to_str().unwrap(),
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    for markup in ["alert(1)", "alert(2)", "onload=", "example.com", "<rect"] {
+        let at = html.find(markup).unwrap_or(0);
+        assert!(
+            !html.contains(markup),
+            "{markup} is in the page: {}",
+            &html[at.saturating_sub(200)..(at + 50).min(html.len())]
+        );
+    }
+    assert!(html.contains("src=\"data:image/svg+xml;base64,"));
+    let csv = dir.join("data.csv");
+    std::fs::write(&csv, "a,b\n1,2\n").unwrap();
+    let (code, e) = fails(&[
+        "report",
+        "--out",
+        out.to_str().unwrap(),
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        e.contains("data.csv") && e.contains("not a CSV podsim wrote"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
