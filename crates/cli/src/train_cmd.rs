@@ -634,8 +634,8 @@ pub struct ScheduleArgs {
     /// Seed of the arrival, size, length and host-failure streams.
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
-    /// Print one JSON object (keys: utilization, usable_fraction, mean_wait_hours,
-    /// mean_wait_large_hours, arrived, started, completed, interrupted, waiting_at_end, shares).
+    /// Print one JSON object (keys: utilization, usable_fraction, mean_wait_hours and
+    /// mean_wait_large_hours (null when no such job started), arrived, started, completed, interrupted, waiting_at_end, shares).
     #[arg(long)]
     json: bool,
 }
@@ -708,10 +708,18 @@ pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
         ),
         (
             "mean wait".into(),
-            vec![format!(
-                "{:.3} h ({:.3} h for slices of a block or more)",
-                r.mean_wait_hours, r.mean_wait_large_hours
-            )],
+            vec![match (r.mean_wait_hours, r.mean_wait_large_hours) {
+                (Some(all), Some(large)) => {
+                    format!("{all:.3} h ({large:.3} h for slices of a block or more)")
+                }
+                (Some(all), None) => {
+                    format!("{all:.3} h (no slice of a block or more started)")
+                }
+                (None, _) => format!(
+                    "- (no job started; {} waiting at the end)",
+                    r.waiting_at_end
+                ),
+            }],
         ),
         (
             "jobs".into(),

@@ -2024,3 +2024,31 @@ fn the_report_never_carries_an_input_svgs_markup() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 6: a schedule whose jobs never start (half the hosts down) reported a mean
+/// wait of zero hours; the wait is undefined and says so, with the count waiting (JSON null).
+#[test]
+fn a_schedule_with_no_job_started_has_no_mean_wait() {
+    let args = [
+        "schedule",
+        "--mix",
+        "table2",
+        "--load",
+        "4",
+        "--host-availability",
+        "0.5",
+        "--hours",
+        "10",
+    ];
+    let o = podsim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("- (no job started; "), "{}", stdout(&o));
+    let mut json = args.to_vec();
+    json.push("--json");
+    let v: serde_json::Value = serde_json::from_slice(&podsim(&json).stdout).unwrap();
+    assert_eq!(v["started"], 0, "{v}");
+    assert!(
+        v["mean_wait_hours"].is_null() && v["mean_wait_large_hours"].is_null(),
+        "{v}"
+    );
+}

@@ -169,10 +169,11 @@ pub struct ScheduleReport {
     pub utilization: f64,
     /// Usable (all hosts up) block-hours over all block-hours.
     pub usable_fraction: f64,
-    /// Mean wait from arrival to first start over the jobs that started, hours.
-    pub mean_wait_hours: f64,
-    /// Mean wait of jobs of a block or more, hours.
-    pub mean_wait_large_hours: f64,
+    /// Mean wait from arrival to first start over the jobs that started, hours (`None` when
+    /// none started: the wait is undefined, not zero).
+    pub mean_wait_hours: Option<f64>,
+    /// Mean wait of the jobs of a block or more that started, hours (`None` when none did).
+    pub mean_wait_large_hours: Option<f64>,
     /// Jobs that arrived.
     pub arrived: u64,
     /// Jobs that started at least once.
@@ -422,16 +423,8 @@ pub fn run(mix: &Mix, s: &Schedule) -> Result<ScheduleReport, ScheduleError> {
     Ok(ScheduleReport {
         utilization: busy / (pod_chips * s.hours),
         usable_fraction: usable / (BLOCKS as f64 * s.hours),
-        mean_wait_hours: if started > 0 {
-            wait_sum / started as f64
-        } else {
-            0.0
-        },
-        mean_wait_large_hours: if n_large > 0 {
-            wait_large / n_large as f64
-        } else {
-            0.0
-        },
+        mean_wait_hours: (started > 0).then(|| wait_sum / started as f64),
+        mean_wait_large_hours: (n_large > 0).then(|| wait_large / n_large as f64),
         arrived,
         started,
         completed,
@@ -508,7 +501,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(r.mean_wait_hours < 0.25, "{}", r.mean_wait_hours);
+        assert!(r.mean_wait_hours.unwrap() < 0.25, "{:?}", r.mean_wait_hours);
         assert!((r.utilization - 0.1).abs() < 0.02, "{}", r.utilization);
         assert_eq!(r.interrupted, 0);
     }
