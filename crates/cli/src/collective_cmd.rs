@@ -432,6 +432,28 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let packets = a.net.packets()?;
+    // The ring broadcast pipelines at most 64 pieces a rank: a smaller --chunk would be raised
+    // without a word, so it is refused with the least chunk that is taken as given.
+    let fits_pieces = |bytes: u64| -> Result<(), Failure> {
+        if chunk == 0 || kind != Kind::Broadcast || alg != Algorithm::Ring {
+            return Ok(());
+        }
+        let most = net.endpoints().saturating_mul(64).max(1);
+        let pieces = bytes.div_ceil(chunk);
+        if pieces > most {
+            return Err(flag_err(
+                "--chunk",
+                format!(
+                    "{} cuts {} into {pieces} pieces; the ring broadcast pipelines at most {most} (64 a rank on {} ranks): give at least {}",
+                    podsim_units::Bytes(chunk),
+                    podsim_units::Bytes(bytes),
+                    net.endpoints(),
+                    podsim_units::Bytes(bytes.div_ceil(most))
+                ),
+            ));
+        }
+        Ok(())
+    };
     let setup = |bytes| Setup {
         kind,
         algorithm: alg,
@@ -465,6 +487,9 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                     i + 1
                 ),
             ));
+        }
+        for &b in &sizes {
+            fits_pieces(b)?;
         }
         let mut rows = vec![(
             "bytes".to_string(),
@@ -691,6 +716,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             ));
         }
     };
+    fits_pieces(bytes)?;
     let m = run(bytes)?;
     crate::progress::simulated(m.time_s);
     if let (Some(path), Some(layout)) = (&a.heatmap, &layout) {

@@ -1655,6 +1655,23 @@ fn settings_that_mean_nothing_are_refused() {
             &["--topology", "1 node"],
         ),
         (
+            // 1 MiB in 1-byte pieces: 1,048,576 against the 64 x 16 the ring broadcast
+            // pipelines; it used to raise the chunk to 1 KiB without a word.
+            &[
+                "collective",
+                "broadcast",
+                "--algorithm",
+                "ring",
+                "--topology",
+                "torus:4x4",
+                "--bytes",
+                "1MiB",
+                "--chunk",
+                "1B",
+            ],
+            &["--chunk", "at most 1024", "give at least 1 KiB"],
+        ),
+        (
             &["tofu", "node", "--generation", "tofud", "--processes", "0"],
             &["--processes", "nothing to place"],
         ),
