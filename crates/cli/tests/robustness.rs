@@ -2069,3 +2069,17 @@ fn a_schedule_with_no_job_started_has_no_mean_wait() {
         "{v}"
     );
 }
+
+/// Issue 40, item 6: the same Chakra trace given twice used to become two ranks running one
+/// rank's trace; it is refused, naming the file.
+#[test]
+fn the_same_chakra_trace_twice_is_refused() {
+    let (code, e) = fails(&[
+        "import",
+        "chakra",
+        "examples/chakra/data-parallel/step.0.et",
+        "./examples/chakra/data-parallel/step.0.et",
+    ]);
+    assert_eq!(code, 2);
+    assert!(e.contains("step.0.et") && e.contains("given twice"), "{e}");
+}

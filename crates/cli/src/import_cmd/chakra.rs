@@ -528,6 +528,17 @@ fn read_bytes(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
 pub fn chakra(a: &ChakraArgs) -> Result<ExitCode, Failure> {
     let (_, _, model) = podsim_collective::parse_names("barrier", None, &a.model)
         .map_err(|e| flag_err("--model", e))?;
+    // One file a rank: the same file twice would be two ranks with one rank's trace.
+    let same = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+    for (i, p) in a.traces.iter().enumerate() {
+        if let Some(q) = a.traces[..i].iter().find(|q| same(q) == same(p)) {
+            return Err(Failure::usage(format!(
+                "{}: given twice (also as {}): each rank's trace is a file of its own",
+                p.display(),
+                q.display()
+            )));
+        }
+    }
     // The traces, in rank order.
     let order = ranks(&a.traces);
     let mut traces: Vec<Option<RankTrace>> = (0..a.traces.len()).map(|_| None).collect();
