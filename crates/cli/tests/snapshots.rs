@@ -871,3 +871,73 @@ fn golden_snapshots() {
         differ.join("\n")
     );
 }
+
+/// Issue 40's invariants on every JSON the snapshots hold (every `--json` command listed
+/// above, `run --json` included): no number at a 64-bit type's maximum (a saturated
+/// counter), every utilisation within 0 and 1, and a time never below the lower bound printed
+/// beside it. (JSON has no NaN or infinity: serde_json writes them as null, and a null where a
+/// figure should be is caught by the commands' own tests.)
+#[test]
+fn no_snapshot_prints_an_impossible_figure() {
+    fn walk(v: &serde_json::Value, path: &str, name: &str, bad: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Number(n) => {
+                if n.as_u64() == Some(u64::MAX) || n.as_i64() == Some(i64::MAX) {
+                    bad.push(format!("{name}: {path} = {n}: a type's maximum"));
+                }
+                let key = path.rsplit('.').next().unwrap_or("");
+                if key.contains("utilization") || key.contains("utilisation") {
+                    let x = n.as_f64().unwrap_or(0.0);
+                    if !(0.0..=1.0 + 1e-9).contains(&x) {
+                        bad.push(format!(
+                            "{name}: {path} = {x}: a utilisation outside [0, 1]"
+                        ));
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{path}[{i}]"), name, bad);
+                }
+            }
+            serde_json::Value::Object(o) => {
+                if let (Some(t), Some(b)) = (
+                    o.get("time_s").and_then(serde_json::Value::as_f64),
+                    o.get("lower_bound_time_s")
+                        .and_then(serde_json::Value::as_f64),
+                ) && t < b * (1.0 - 1e-12)
+                {
+                    bad.push(format!("{name}: {path}: time {t} s below its bound {b} s"));
+                }
+                for (k, x) in o {
+                    walk(x, &format!("{path}.{k}"), name, bad);
+                }
+            }
+            _ => {}
+        }
+    }
+    let dir = repo().join("crates/cli/tests/snapshots");
+    let (mut bad, mut seen) = (Vec::new(), 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Some(start) = text.find("[stdout]\n") else {
+            continue;
+        };
+        let out = &text[start + 9..];
+        let out = &out[..out.find("\n[stderr]").unwrap_or(out.len())];
+        for line in out
+            .lines()
+            .filter(|l| l.starts_with('{') || l.starts_with('['))
+        {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+                seen += 1;
+                walk(&v, "", &name, &mut bad);
+            }
+        }
+    }
+    // 35 snapshot files are --json commands; some print one object a line.
+    assert!(seen >= 30, "only {seen} JSON documents found");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
