@@ -451,7 +451,7 @@ button{font-size:1em;padding:.3em .8em}";
 /// opens or saves an inline trace.
 const SCRIPT: &str = r#"
 window.addEventListener('load', function () {
-  var figs = document.querySelectorAll('figure svg');
+  var figs = document.querySelectorAll('figure > svg, figure > img');
   var drawn = 0;
   figs.forEach(function (s) {
     var r = s.getBoundingClientRect();
