@@ -143,7 +143,9 @@ struct Cli {
     command: Command,
     /// The most memory a simulation may hold, e.g. "4 GiB": a run whose estimate is larger is
     /// refused up front, naming the estimate, instead of exhausting the machine [size;
-    /// default: the memory available when podsim starts (MemAvailable in /proc/meminfo)].
+    /// default: the least of the memory available when podsim starts (MemAvailable in
+    /// /proc/meminfo), three quarters of its address-space limit (ulimit -v) and its cgroup's
+    /// memory limit].
     #[arg(long, global = true, value_name = "SIZE")]
     memory_limit: Option<String>,
     /// No progress on stderr (it shows only on a terminal, for runs longer than a second).
@@ -158,6 +160,57 @@ static MEMORY_LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 /// memory available when podsim started, else no limit.
 pub(crate) fn memory_limit() -> u64 {
     MEMORY_LIMIT.get().copied().unwrap_or(u64::MAX)
+}
+
+/// The default `--memory-limit`: the least of MemAvailable, three quarters of the process's
+/// address-space limit (`ulimit -v`: the rest is the program, its threads' stacks and the
+/// allocator's slack) and the memory limit of its cgroup (v2 `memory.max`, v1
+/// `memory.limit_in_bytes`); unlimited where none is known.
+fn default_memory_limit() -> u64 {
+    [
+        available_memory(),
+        address_space_limit(),
+        cgroup_memory_limit(),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .unwrap_or(u64::MAX)
+}
+
+/// Three quarters of the soft address-space limit from /proc/self/limits, bytes.
+fn address_space_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+    let soft: u64 = line
+        .trim_start_matches("Max address space")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(soft / 4 * 3)
+}
+
+/// The memory limit of the process's cgroup, bytes (cgroup v2, else v1).
+fn cgroup_memory_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read =
+        |path: String| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let limit = if id == "0" && controllers.is_empty() {
+            read(format!("/sys/fs/cgroup{path}/memory.max"))
+        } else if controllers.split(',').any(|c| c == "memory") {
+            read(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"))
+        } else {
+            None
+        };
+        if limit.is_some() {
+            return limit;
+        }
+    }
+    None
 }
 
 /// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
@@ -425,9 +478,11 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        None => available_memory().unwrap_or(u64::MAX),
+        None => default_memory_limit(),
     };
     let _ = MEMORY_LIMIT.set(limit);
+    // Every network model is built under the same limit (podsim_system::machine).
+    podsim_system::machine::set_memory_limit(limit);
     progress::set_quiet(cli.quiet);
     // A spinner for every command but those that count their own steps.
     let spinner = match &cli.command {

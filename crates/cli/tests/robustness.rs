@@ -2083,3 +2083,56 @@ fn the_same_chakra_trace_twice_is_refused() {
     assert_eq!(code, 2);
     assert!(e.contains("step.0.et") && e.contains("given twice"), "{e}");
 }
+
+/// Issue 40, item 2 (part): every network model is built in one place, which now refuses a
+/// network whose tables alone pass the memory limit. `workload` and `microbench` on
+/// torus:200x200x200 (48 M directed links, about 4.8 GB) used to abort with "memory
+/// allocation of N bytes failed" (exit 134); under `--memory-limit`, and under an
+/// address-space limit (`ulimit -v`: the default limit is three quarters of it), they are
+/// refused in one line, naming the estimate.
+#[test]
+fn a_network_too_large_for_the_limit_is_refused_not_aborted() {
+    let dir = std::env::temp_dir().join(format!("podsim-big-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wl = dir.join("w.toml");
+    std::fs::write(
+        &wl,
+        "name = \"w\"\n[machine]\npreset = \"torus:200x200x200\"\nchip = \"tpuv4\"\n[[task]]\nname = \"t\"\ncompute = { flops = \"1 TFLOP\", efficiency = 0.5 }\n",
+    )
+    .unwrap();
+    let wl = wl.to_str().unwrap();
+    for args in [
+        &["workload", wl, "--memory-limit", "64MiB"][..],
+        &[
+            "microbench",
+            "put-latency",
+            "--topology",
+            "torus:200x200x200",
+            "--memory-limit",
+            "64MiB",
+        ],
+    ] {
+        let (code, e) = fails(args);
+        assert_eq!(code, 1, "{e}");
+        assert!(
+            e.contains("48000000 directed links") && e.contains("4.8 GB") && e.contains("64 MiB"),
+            "{e}"
+        );
+    }
+    // The default limit under `ulimit -v` (4 GB of address space: a limit of 3 GB).
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 4000000 && exec \"{}\" microbench put-latency --topology torus:200x200x200",
+            env!("CARGO_BIN_EXE_podsim")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("more than the memory limit"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -7,7 +7,7 @@ use podsim_collective::{
 };
 use podsim_net::{Endpoints, NetError, NetworkModel, Packetization};
 use podsim_topology::Network;
-use podsim_units::SimDuration;
+use podsim_units::{Bytes, SimDuration};
 
 /// Why a network model could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +21,50 @@ pub enum MachineError {
     /// The endpoint setting does not exist.
     #[error(transparent)]
     Endpoint(#[from] crate::presets::EndpointError),
+    /// The model's own tables, before any transfer, would not fit the memory limit.
+    #[error(
+        "the {model} model of {network} ({links} directed links) needs about {} before any transfer, more than the memory limit of {} (--memory-limit)",
+        Bytes(u64::try_from(*estimate).unwrap_or(u64::MAX)),
+        Bytes(*limit)
+    )]
+    Memory {
+        /// The model's name.
+        model: &'static str,
+        /// The network's shorthand.
+        network: String,
+        /// Directed links.
+        links: u128,
+        /// The estimate, bytes.
+        estimate: u128,
+        /// The limit, bytes.
+        limit: u64,
+    },
+}
+
+/// The most memory a model may hold, bytes, for every model built in this process
+/// ([`set_memory_limit`]; unlimited until set). The CLI sets it from `--memory-limit` before it
+/// runs a command, so every command that builds a network model is held to it here, where
+/// every model is built.
+static MEMORY_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Set the memory limit models are built under (see [`memory_limit`]).
+pub fn set_memory_limit(bytes: u64) {
+    MEMORY_LIMIT.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The memory limit models are built under, bytes.
+pub fn memory_limit() -> u64 {
+    MEMORY_LIMIT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Bytes a model's link tables and per-link state take on `net` before any transfer: about
+/// 96 bytes a directed link (the link table's target and spec, the flow model's load, share
+/// and bookkeeping; measured: `microbench put-latency` on torus:32x32x32 peaks at 23 MB and
+/// on torus:64x64x64 at 138 MB, 85 to 92 bytes a directed link with the program's own) and 24
+/// a node. The packet level adds its routers' buffers, which it estimates itself.
+pub fn model_base_bytes(net: &Network) -> (u128, u128) {
+    let links = u128::from(net.metrics().links) * 2;
+    (links, links * 96 + u128::from(net.node_count()) * 24)
 }
 
 /// The flit size of the packet level when it runs collectives, microbenchmarks and workloads,
@@ -64,6 +108,17 @@ fn bare_model(
     packets: Packetization,
     ecmp: bool,
 ) -> Result<Box<dyn NetworkModel>, MachineError> {
+    let (links, estimate) = model_base_bytes(net);
+    let limit = memory_limit();
+    if estimate > u128::from(limit) {
+        return Err(MachineError::Memory {
+            model: model.name(),
+            network: net.shorthand(),
+            links,
+            estimate,
+            limit,
+        });
+    }
     Ok(match model {
         ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),
         ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
