@@ -2136,3 +2136,25 @@ fn a_network_too_large_for_the_limit_is_refused_not_aborted() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 2 (part): a workload task with `repeat = 100000000` used to abort on its
+/// 8 GB of task runs; it is refused up front, naming the runs and the estimate (160 bytes a
+/// run: 16 GB).
+#[test]
+fn a_repeat_past_the_memory_limit_is_refused() {
+    let dir = std::env::temp_dir().join(format!("podsim-repeat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("w.toml");
+    std::fs::write(
+        &f,
+        "name = \"w\"\n[machine]\npreset = \"torus:4x4\"\nchip = \"tpuv4\"\n[[task]]\nname = \"t\"\ncompute = { flops = \"1 GFLOP\", efficiency = 0.5 }\nrepeat = 100000000\n",
+    )
+    .unwrap();
+    let (code, e) = fails(&["workload", f.to_str().unwrap(), "--memory-limit", "1GiB"]);
+    assert_eq!(code, 1, "{e}");
+    assert!(
+        e.contains("w.toml") && e.contains("100000000 task runs") && e.contains("16 GB"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
