@@ -485,7 +485,12 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
             ));
         }
     }
-    let r = transfer(&d, &spec).map_err(|e| flag_err(flag_of(&e), e))?;
+    let r = transfer(&d, &spec).map_err(|e| match e {
+        podsim_system::dojo_transfer::TransferError::Memory { .. } => {
+            Failure::runtime(format!("<command line>: {e}"))
+        }
+        e => flag_err(flag_of(&e), e),
+    })?;
     if a.json {
         outln!(
             "{}",

@@ -2158,3 +2158,26 @@ fn a_repeat_past_the_memory_limit_is_refused() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 40, item 2 (part): a DOJO broadcast of 64 MiB to a die's other nodes took 3.1 GB
+/// whatever `--memory-limit` said; its packets' records are estimated first (1 Mi packets x
+/// 359 destinations x 16 B + the payload: 5.7 GiB) and the run is refused past the limit.
+#[test]
+fn a_dojo_broadcast_past_the_memory_limit_is_refused() {
+    let (code, e) = fails(&[
+        "dojo",
+        "transfer",
+        "broadcast",
+        "--from",
+        "0,0",
+        "--bytes",
+        "64MiB",
+        "--memory-limit",
+        "1MiB",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(
+        e.contains("1048576 packets to 359 destinations") && e.contains("1 MiB"),
+        "{e}"
+    );
+}
