@@ -2181,3 +2181,18 @@ fn a_dojo_broadcast_past_the_memory_limit_is_refused() {
         "{e}"
     );
 }
+
+/// Issue 40, item 2 (part): `dlrm` timed its collectives with no memory limit at all; they
+/// are held to `--memory-limit` now, like every other collective.
+#[test]
+fn dlrm_collectives_honour_the_memory_limit() {
+    let (code, e) = fails(&[
+        "dlrm",
+        "--system",
+        "tpuv4:slice=16x16x16",
+        "--memory-limit",
+        "64MiB",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(e.contains("more than the memory limit of 64 MiB"), "{e}");
+}

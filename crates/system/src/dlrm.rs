@@ -207,7 +207,7 @@ fn collective(net: &Network, kind: Kind, algorithm: Algorithm, bytes: f64) -> Re
         packets: Packetization::NONE,
         chunk: 0,
         ecmp: false,
-        memory_limit: u64::MAX,
+        memory_limit: crate::machine::memory_limit(),
     };
     crate::measure(net, &setup)
         .map(|m| m.time_s)
