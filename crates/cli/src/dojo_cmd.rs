@@ -748,6 +748,9 @@ fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
     let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
     let run = |on: bool| {
         mixed(&d, a.global_fraction, on, bytes).map_err(|e| {
+            if e.contains("--memory-limit") {
+                return Failure::runtime(format!("<command line>: {e}"));
+            }
             let flag = if e.contains("fraction") {
                 "--global-fraction"
             } else if e.contains("DIPs") {

@@ -2196,3 +2196,25 @@ fn dlrm_collectives_honour_the_memory_limit() {
     assert_eq!(code, 1, "{e}");
     assert!(e.contains("more than the memory limit of 64 MiB"), "{e}");
 }
+
+/// Issue 40, item 2 (part): `dojo shortcuts` on a plane took 1.4 GB under any limit; its
+/// flows are estimated first (225,000 local and 112,500 global: about 2.6 GB) and the run is
+/// refused past `--memory-limit`.
+#[test]
+fn dojo_shortcuts_past_the_memory_limit_are_refused() {
+    let (code, e) = fails(&[
+        "dojo",
+        "shortcuts",
+        "--topology",
+        "dojo:plane",
+        "--global-fraction",
+        "0.5",
+        "--memory-limit",
+        "1GiB",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(
+        e.contains("225000 local and 112500 global transfers") && e.contains("1 GiB"),
+        "{e}"
+    );
+}

@@ -83,6 +83,30 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
         return Err("--bytes: at least one byte".into());
     }
     let (w, h) = (d.width(), d.height());
+    // Memory, before the model is built: the network's tables, about 1 KiB a flow, and 20
+    // bytes a hop of a global flow's route (up to w + h hops). Measured on dojo:plane: 305 MB
+    // with 1% of the routers sending a global transfer, 1.38 GB with half of them; this
+    // estimate gives 0.56 and 2.5 GB.
+    {
+        let routers = u128::from(w) * u128::from(h);
+        let globals = if fraction > 0.0 {
+            routers.div_ceil(((1.0 / fraction).round() as u128).max(1))
+        } else {
+            0
+        };
+        let estimate = crate::machine::model_base_bytes(&Network::Dojo(d.clone())).1
+            + (routers + globals) * 1024
+            + globals * 20 * u128::from(w + h);
+        let limit = crate::machine::memory_limit();
+        if estimate > u128::from(limit) {
+            return Err(format!(
+                "{} local and {globals} global transfers on the {w}x{h} plane need about {}, more than the memory limit of {} (--memory-limit)",
+                routers,
+                podsim_units::Bytes(u64::try_from(estimate).unwrap_or(u64::MAX)),
+                podsim_units::Bytes(limit)
+            ));
+        }
+    }
     let shortcut = if shortcuts {
         Shortcut::Beyond(SHORTCUT_BEYOND_HOPS)
     } else {
