@@ -2218,3 +2218,28 @@ fn dojo_shortcuts_past_the_memory_limit_are_refused() {
         "{e}"
     );
 }
+
+/// Issue 40, item 2 (part): `dram` and `matmul` built their packet-level NoC with no memory
+/// limit; the routers' estimate (120 routers, 720 channels, 76,800 flit buffers: 2.3 MB) is
+/// held to `--memory-limit` now.
+#[test]
+fn the_tenstorrent_noc_honours_the_memory_limit() {
+    for args in [
+        &["dram", "--memory-limit", "1MiB"][..],
+        &[
+            "matmul",
+            "--m",
+            "32",
+            "--k",
+            "8192",
+            "--n",
+            "3584",
+            "--memory-limit",
+            "1MiB",
+        ],
+    ] {
+        let (code, e) = fails(args);
+        assert_eq!(code, 1, "{e}");
+        assert!(e.contains("120 routers") && e.contains("1 MiB"), "{e}");
+    }
+}

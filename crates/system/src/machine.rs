@@ -128,6 +128,7 @@ fn bare_model(
                 packet_flits: PACKET_FLITS,
                 link_cycles: podsim_noc::LinkCycles::default(),
                 cover_round_trip: true,
+                memory_limit: memory_limit(),
                 ..podsim_noc::RouterConfig::default()
             };
             let routing = podsim_noc::NocRouting::default_for(net);

@@ -47,6 +47,7 @@ pub fn tt_router() -> RouterConfig {
         flit_bytes: tt_dram::FLIT_BYTES,
         packet_flits: 1,
         arbitration: podsim_noc::Arbitration::Fcfs,
+        memory_limit: crate::machine::memory_limit(),
         ..RouterConfig::default()
     }
 }
