@@ -354,6 +354,12 @@ fn topology(file: &str, text: &str) -> Result<Vec<(String, u64, u64, u64)>, Fail
         let px = ((h - fh) / s + 1) * ((w - fw) / s + 1);
         out.push((name, px, nf, fh * fw * c));
     }
+    if out.is_empty() {
+        return Err(Failure::usage(format!(
+            "{file}: a header and no layers; expected at least one layer after `{}`",
+            header.trim()
+        )));
+    }
     Ok(out)
 }
 

@@ -791,6 +791,9 @@ pub(crate) fn system_spec(
             }
             Failure::from(e)
         })?;
+    if let Some(note) = system.topology.note() {
+        eprintln!("note: {note}");
+    }
     Ok((system, "<command line>".to_string()))
 }
 

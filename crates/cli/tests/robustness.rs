@@ -2243,3 +2243,47 @@ fn the_tenstorrent_noc_honours_the_memory_limit() {
         assert!(e.contains("120 routers") && e.contains("1 MiB"), "{e}");
     }
 }
+
+#[test]
+fn a_slice_inside_one_block_is_said_to_be_a_mesh() {
+    // tpu-v4-isca2023.txt section 2: only whole 4x4x4 blocks close a torus through the OCS; a
+    // 3x4x4 slice lies inside one block, so it is a mesh on the block's electrical links.
+    let o = podsim(&["topo", "tpuv4:slice=3x4x4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("mesh:3x4x4"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("inside one 4x4x4 block: it is a mesh"),
+        "{}",
+        stderr(&o)
+    );
+    // A whole-block slice is a torus and gets no note.
+    let o = podsim(&["topo", "tpuv4:slice=4x4x4"]);
+    assert!(stdout(&o).contains("torus:4x4x4"), "{}", stdout(&o));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_scalesim_topology_without_layers_is_refused() {
+    let dir = std::env::temp_dir().join(format!("podsim-scalesim-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("s.cfg");
+    std::fs::write(
+        &cfg,
+        "[general]\nrun_name = x\n[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\nDataflow: ws\n",
+    )
+    .unwrap();
+    let topo = dir.join("t.csv");
+    std::fs::write(
+        &topo,
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n",
+    )
+    .unwrap();
+    let o = podsim(&[
+        "import",
+        "scalesim",
+        cfg.to_str().unwrap(),
+        topo.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("no layers"), "{}", stderr(&o));
+}

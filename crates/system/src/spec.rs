@@ -110,6 +110,27 @@ impl TopoSpec {
             | TopoSpec::TpuV4 { .. } => SimDuration::ZERO,
         }
     }
+
+    /// What the user should know about the shape they asked for that its name hides: a TPU v4
+    /// slice that lies inside one 4x4x4 block (every side at most 4, not all 4) is a mesh on
+    /// the block's electrical links, with no wraparound and no OCS circuit
+    /// (tpu-v4-isca2023.txt section 2; see [`crate::tpu_v4`]).
+    pub fn note(&self) -> Option<String> {
+        match self {
+            TopoSpec::TpuV4 { shape, label, .. }
+                if shape.iter().all(|&s| s <= crate::tpu_v4::BLOCK_SIDE)
+                    && shape.iter().any(|&s| s < crate::tpu_v4::BLOCK_SIDE) =>
+            {
+                Some(format!(
+                    "{label} lies inside one 4x4x4 block: it is a mesh ({}x{}x{}) on the block's \
+                     electrical links, with no wraparound (only whole blocks close a torus \
+                     through the OCS)",
+                    shape[0], shape[1], shape[2]
+                ))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A validated system: everything needed to build its topology.
