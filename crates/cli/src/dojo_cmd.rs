@@ -300,9 +300,12 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     };
     let mut runs = Vec::new();
     for &k in &a.fan_in {
-        let r = barriers(&d, &domains, k).map_err(|e| match &a.domains {
-            Some(p) => Failure::usage(format!("{}: {e}", p.display())),
-            None => crate::collective_cmd::flag_err("--fan-in", e),
+        let r = barriers(&d, &domains, k).map_err(|e| match (&e, &a.domains) {
+            (dojo_barrier::BarrierTreeError::Memory { .. }, _) => {
+                Failure::runtime(format!("{}: {e}", a.topology))
+            }
+            (_, Some(p)) => Failure::usage(format!("{}: {e}", p.display())),
+            (_, None) => crate::collective_cmd::flag_err("--fan-in", e),
         })?;
         runs.push((k, r));
     }

@@ -2287,3 +2287,22 @@ fn a_scalesim_topology_without_layers_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("no layers"), "{}", stderr(&o));
 }
+
+/// Issue 40, item 2 (part): `dojo barrier` on ten by ten training tiles held 200 MB whatever
+/// the limit; its trees are estimated first (256 B a member: 900,000 routers, 230 MB).
+#[test]
+fn dojo_barrier_trees_honour_the_memory_limit() {
+    let (code, e) = fails(&[
+        "dojo",
+        "barrier",
+        "--topology",
+        "dojo:system=10x10",
+        "--memory-limit",
+        "64MiB",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(
+        e.contains("900000 domain members") && e.contains("64 MiB"),
+        "{e}"
+    );
+}
