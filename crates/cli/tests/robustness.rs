@@ -2306,3 +2306,43 @@ fn dojo_barrier_trees_honour_the_memory_limit() {
         "{e}"
     );
 }
+
+/// Issue 40, item 2 (part): a workload's collective was planned whole with no estimate, so an
+/// all-reduce over a 16x16x16 torus held 6 GB under a 64 MiB limit. The plans are estimated
+/// first: 4096 ranks x 2 x 4095 steps = 33,546,240 transfers at 200 B each.
+#[test]
+fn a_workload_collective_past_the_memory_limit_is_refused() {
+    let dir = std::env::temp_dir().join(format!("podsim-wl-coll-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("w.toml");
+    std::fs::write(
+        &f,
+        "name = \"x\"\n[machine]\npreset = \"torus:16x16x16\"\nchip = \"tpuv4\"\nmodel = \"flow\"\n[[task]]\nname = \"ar\"\ncollective = \"all-reduce\"\nbytes = \"1 MB\"\n",
+    )
+    .unwrap();
+    let (code, e) = fails(&["workload", f.to_str().unwrap(), "--memory-limit", "64MiB"]);
+    assert_eq!(code, 1, "{e}");
+    assert!(e.contains("33546240 transfers") && e.contains("64 MiB"), "{e}");
+}
+
+/// Issue 40, item 2 (part): `tofu slicing` kept 21 B a frame whatever the limit (10^7 frames:
+/// 210 MB); it is estimated at 24 B a frame and refused past --memory-limit.
+#[test]
+fn tofu_slicing_frames_honour_the_memory_limit() {
+    let (code, e) = fails(&[
+        "tofu",
+        "slicing",
+        "--ber",
+        "1e-6",
+        "--packets",
+        "10000000",
+        "--memory-limit",
+        "64MiB",
+    ]);
+    assert_eq!(code, 2, "{e}");
+    // 10^7 x 24 B = 240 MB.
+    assert!(
+        e.contains("--packets") && e.contains("240 MB") && e.contains("64 MiB"),
+        "{e}"
+    );
+}

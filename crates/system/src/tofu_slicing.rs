@@ -48,8 +48,12 @@ use crate::tofu_frame::{self, Frame, RoutingHeader, Slice};
 pub const RETRY_BUFFER: u64 = 32;
 /// Refusals after which a frame is given up.
 pub const RETRY_LIMIT: u32 = 16;
-/// Frames one run may send (about 40 bytes of state each: 400 MB at the most).
+/// Frames one run may send (about four minutes on one core at 10^-6; [`FRAME_BYTES`] each).
 pub const MAX_PACKETS: u64 = 10_000_000;
+/// State a run keeps per frame, bytes: its acknowledgement and first transmission times, its
+/// refusals and whether it was sent (8 + 8 + 4 + 1, rounded up). Measured: 10^6 frames peak
+/// at 27 MB, 21 MB above the empty process.
+pub const FRAME_BYTES: u64 = 24;
 /// Slices per lane the receiver's quality monitor remembers.
 pub const STAT_WINDOW: usize = 64;
 
@@ -253,6 +257,19 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
         return Err(SlicingError::Setting {
             key: "--packets",
             why: "at least one packet".into(),
+        });
+    }
+    let estimate = r.packets * FRAME_BYTES;
+    let limit = crate::machine::memory_limit();
+    if estimate > limit {
+        return Err(SlicingError::Setting {
+            key: "--packets",
+            why: format!(
+                "{} frames keep about {} of state, more than the memory limit of {} (--memory-limit)",
+                r.packets,
+                podsim_units::Bytes(estimate),
+                podsim_units::Bytes(limit)
+            ),
         });
     }
     if let (Some(f), Some(c)) = (r.fault_at_ns, r.recover_at_ns)
