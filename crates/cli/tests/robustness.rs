@@ -2322,7 +2322,10 @@ fn a_workload_collective_past_the_memory_limit_is_refused() {
     .unwrap();
     let (code, e) = fails(&["workload", f.to_str().unwrap(), "--memory-limit", "64MiB"]);
     assert_eq!(code, 1, "{e}");
-    assert!(e.contains("33546240 transfers") && e.contains("64 MiB"), "{e}");
+    assert!(
+        e.contains("33546240 transfers") && e.contains("64 MiB"),
+        "{e}"
+    );
 }
 
 /// Issue 40, item 2 (part): `tofu slicing` kept 21 B a frame whatever the limit (10^7 frames:

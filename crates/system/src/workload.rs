@@ -659,7 +659,9 @@ pub fn run(
                 algorithm,
                 bytes,
             } => {
-                for (ranks, dims) in collective_groups(net, &t.group, chips).map_err(|e| terr(t, e))? {
+                for (ranks, dims) in
+                    collective_groups(net, &t.group, chips).map_err(|e| terr(t, e))?
+                {
                     let request = Request {
                         kind: *kind,
                         algorithm: *algorithm,
