@@ -518,6 +518,10 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         // Rank 0 (the only process, without MPI) keeps the file; the sizes it does not hold
         // yet run a batch at a time, one per rank, and land in the file in size order.
         let (rank, ranks) = crate::ranks::place();
+        podsim_engine::watch::note(format!(
+            "finished sizes are kept in {}; run the sweep again to resume",
+            csv_path.display()
+        ));
         let mut opened = if rank == 0 {
             Some(crate::sweep_file::SweepFile::open(
                 &csv_path,

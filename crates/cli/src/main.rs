@@ -148,9 +148,79 @@ struct Cli {
     /// memory limit].
     #[arg(long, global = true, value_name = "SIZE")]
     memory_limit: Option<String>,
+    /// The most wall-clock time the command may take, e.g. "30 s", "10 min", "2 h": at the
+    /// limit the run stops and says how far it got (simulated time, work done, where finished
+    /// sweep points are kept), exiting with status 124 as timeout(1) does [default: none]. A
+    /// run estimated to take longer than 10 s says so on stderr before it starts.
+    #[arg(long, global = true, value_name = "TIME")]
+    time_limit: Option<String>,
     /// No progress on stderr (it shows only on a terminal, for runs longer than a second).
     #[arg(long, global = true)]
     quiet: bool,
+}
+
+/// A wall-clock time: a positive number and `ms`, `s`, `min` or `h` (a bare number is seconds).
+fn parse_wall_time(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        return Err("expected a time such as \"30 s\" or \"10 min\"".into());
+    }
+    let scale = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "min" => 60.0,
+        "h" => 3600.0,
+        u => return Err(format!("unknown unit `{u}`; expected ms, s, min or h")),
+    };
+    let v: f64 = number
+        .parse()
+        .map_err(|_| "expected a time such as \"30 s\" or \"10 min\"".to_string())?;
+    let secs = v * scale;
+    if !(secs > 0.0 && secs <= 1e9) {
+        return Err("expected a time above zero and at most 10^9 s".into());
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// Stop the process `after` the given wall time, saying how far the run got
+/// ([`podsim_engine::watch`]) and that nothing more is printed; exit 124 as timeout(1) does.
+/// Finished sweep points are already in their CSV (each row is written as its point ends),
+/// so running the sweep again resumes after them.
+fn stop_after(after: std::time::Duration, label: String) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        let got = podsim_engine::watch::summary();
+        let got = if got.is_empty() {
+            "no progress recorded".to_string()
+        } else {
+            got
+        };
+        eprintln!(
+            "\nstopped: --time-limit {label} reached; the run is incomplete and prints no result ({got})"
+        );
+        std::process::exit(124);
+    });
+}
+
+/// Note on stderr, before a run starts, when its estimated wall time passes 10 s: `work` says
+/// what is counted, `seconds` is the estimate on one core.
+pub(crate) fn announce_long_run(work: &str, seconds: f64) {
+    if seconds > 10.0 {
+        let t = if seconds < 120.0 {
+            format!("{seconds:.0} s")
+        } else if seconds < 7200.0 {
+            format!("{:.0} min", seconds / 60.0)
+        } else {
+            format!("{:.1} h", seconds / 3600.0)
+        };
+        eprintln!(
+            "note: {work}: about {t} on one core (estimated); --time-limit stops it at a time you choose"
+        );
+    }
 }
 
 /// The memory limit of this run, in bytes (set once in `main`).
@@ -481,6 +551,15 @@ fn main() -> ExitCode {
         None => default_memory_limit(),
     };
     let _ = MEMORY_LIMIT.set(limit);
+    if let Some(t) = cli.time_limit.as_deref() {
+        match parse_wall_time(t) {
+            Ok(d) => stop_after(d, t.trim().to_string()),
+            Err(why) => {
+                eprintln!("error: <command line>: `--time-limit`: `{t}`: {why}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     // Every network model is built under the same limit (podsim_system::machine).
     podsim_system::machine::set_memory_limit(limit);
     progress::set_quiet(cli.quiet);
@@ -599,9 +678,9 @@ pub(crate) fn scenario_command(
             false,
         ),
     };
-    if cli.memory_limit.is_some() || cli.quiet {
+    if cli.memory_limit.is_some() || cli.time_limit.is_some() || cli.quiet {
         return Err(Failure::usage(format!(
-            "{key}: --memory-limit and --quiet apply to the whole `podsim run`; give them there"
+            "{key}: --memory-limit, --time-limit and --quiet apply to the whole `podsim run`; give them there"
         )));
     }
     if matches!(

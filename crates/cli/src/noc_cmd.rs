@@ -66,7 +66,8 @@ pub struct NocArgs {
     config: Option<PathBuf>,
     /// Measured cycles (after warm-up; a drain follows). With --router booksim: BookSim's
     /// max_samples x sample_period, sample periods of N/10 cycles (the default gives BookSim's
-    /// 1000).
+    /// 1000). At most 10^10 router-cycles (routers x N; about ten minutes on one core with the
+    /// drain).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     cycles: u64,
     /// Seed of the traffic's random stream.
@@ -255,6 +256,12 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
 }
 
 /// `podsim noc`.
+/// The most router-cycles (routers x `--cycles`) one run may take.
+const MAX_ROUTER_CYCLES: u128 = 10_000_000_000;
+/// Router-cycles the packet level runs a second on one core, for the up-front estimate
+/// (measured 35 M on mesh:8x8, uniform traffic at 0.1 flits per node per cycle).
+const ROUTER_CYCLES_PER_S: f64 = 30e6;
+
 pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None)?;
     let net = build(&spec, &file)?;
@@ -272,6 +279,29 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
         None => NocRouting::default_for(&net),
     };
+    // Time, up front: the window and a drain of up to as long again, at the packet level's
+    // ~30 M router-cycles a second on one core (measured: mesh:8x8, uniform at 0.1, 35 M).
+    let router_cycles = u128::from(net.node_count()) * u128::from(a.cycles);
+    if router_cycles > MAX_ROUTER_CYCLES {
+        return Err(flag_err(
+            "--cycles",
+            format!(
+                "{} cycles on {} routers is {router_cycles} router-cycles, more than the {MAX_ROUTER_CYCLES} a run may take (about ten minutes on one core, with the drain); give fewer cycles",
+                a.cycles,
+                net.node_count()
+            ),
+        ));
+    }
+    let loads = a
+        .sweep
+        .as_deref()
+        .and_then(|s| podsim_noc::parse_rates(s).ok())
+        .map_or(1, |r| r.len());
+    crate::announce_long_run(
+        &format!("{loads} load(s) of {router_cycles} router-cycles, with warm-up and drain"),
+        (router_cycles as f64 * 2.0 + 1000.0 * net.node_count() as f64) * loads as f64
+            / ROUTER_CYCLES_PER_S,
+    );
     let pattern = Pattern::parse(&a.traffic).map_err(|e| flag_err("--traffic", e.why))?;
     podsim_noc::check_pattern(&pattern, &net).map_err(|e| flag_err("--traffic", e.why))?;
     let cfg = router_config(a)?;
@@ -380,6 +410,10 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             ),
         ]);
         let header = format!("{},error", podsim_report::NOC_CSV_HEADER);
+        podsim_engine::watch::note(format!(
+            "finished loads are kept in {}; run the sweep again to resume",
+            csv_path.display()
+        ));
         // Rank 0 (the only process, without MPI) keeps the file and tells the other ranks
         // which loads it holds already.
         let (rank, ranks) = crate::ranks::place();

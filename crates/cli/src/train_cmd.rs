@@ -414,6 +414,10 @@ fn search(
                 ("batch", batch.to_string()),
                 ("chip", chip.name.clone()),
             ]);
+            podsim_engine::watch::note(format!(
+                "measured configurations are kept in {}; run the search again to resume",
+                path.display()
+            ));
             let (file, kept) = crate::sweep_file::SweepFile::open(
                 path,
                 &context,
@@ -651,6 +655,8 @@ pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
         load: a.load,
         seed: a.seed,
     };
+    let events = podsim_system::schedule::expected_events(&mix, &s);
+    crate::announce_long_run(&format!("about {events:.1e} events"), events / 1e7);
     let r = run(&mix, &s).map_err(|e| Failure::usage(format!("<command line>: {e}")))?;
     let sh = mix.shares();
     if a.json {

@@ -2349,3 +2349,100 @@ fn tofu_slicing_frames_honour_the_memory_limit() {
         "{e}"
     );
 }
+
+/// Issue 40, item 3: a long run says so before it starts, with its estimate, and
+/// `--time-limit` stops it cleanly: exit 124 (as timeout(1)), no result, and how far it got.
+#[test]
+fn a_long_run_is_announced_and_stopped_at_the_time_limit() {
+    // Hosts up 10^-9 of the time: 1024 hosts fail and recover every ~2 h, 10^8 changes in
+    // 100,000 h (2 x 1024 x 10^5 / 2).
+    let o = podsim(&[
+        "schedule",
+        "--mix",
+        "table2",
+        "--hours",
+        "100000",
+        "--load",
+        "4",
+        "--host-availability",
+        "1e-9",
+        "--time-limit",
+        "1s",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(124), "{e}");
+    assert!(e.contains("note: about 1.0e8 events"), "{e}");
+    assert!(e.contains("stopped: --time-limit 1s reached"), "{e}");
+    assert!(e.contains("of 100000 simulated hours"), "{e}");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // At a bit error rate of 1%, every 2 KiB frame's slices are hit: 17 transmissions each.
+    let o = podsim(&[
+        "tofu",
+        "slicing",
+        "--ber",
+        "0.01",
+        "--packets",
+        "1000000",
+        "--time-limit",
+        "1s",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(124), "{e}");
+    assert!(e.contains("note: about 1.7e7 slice transmissions"), "{e}");
+    assert!(e.contains("frames delivered or given up"), "{e}");
+    // A sweep stopped mid-way says where its finished points are.
+    let dir = std::env::temp_dir().join(format!("podsim-time-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("noc.csv");
+    let o = podsim(&[
+        "noc",
+        "--topology",
+        "mesh:16x16",
+        "--traffic",
+        "uniform",
+        "--sweep",
+        "0.05:0.5:0.05",
+        "--cycles",
+        "10000000",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        dir.join("noc.svg").to_str().unwrap(),
+        "--time-limit",
+        "1s",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(124), "{e}");
+    assert!(e.contains("note: 10 load(s)"), "{e}");
+    assert!(
+        e.contains("finished loads are kept in") && e.contains("cycles simulated"),
+        "{e}"
+    );
+}
+
+/// Issue 40, item 3: a run of unbounded length is refused up front; bad limits are refused.
+#[test]
+fn an_endless_noc_run_and_bad_time_limits_are_refused() {
+    let (code, e) = fails(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--traffic",
+        "uniform",
+        "--rate",
+        "0.1",
+        "--cycles",
+        "18446744073709551615",
+    ]);
+    assert_eq!(code, 2, "{e}");
+    assert!(e.contains("--cycles") && e.contains("router-cycles"), "{e}");
+    for (bad, why) in [
+        ("0", "above zero"),
+        ("ten", "expected a time"),
+        ("5 days", "unknown unit"),
+    ] {
+        let (code, e) = fails(&["topo", "ring:4", "--time-limit", bad]);
+        assert_eq!(code, 2, "{bad}: {e}");
+        assert!(e.contains("--time-limit") && e.contains(why), "{bad}: {e}");
+    }
+}

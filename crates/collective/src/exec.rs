@@ -413,6 +413,7 @@ pub fn run_checking(
         Bufs::Sparse(Vec::new())
     };
     let ops = &plan.ops;
+    podsim_engine::watch::begin("transfers delivered", ops.len() as u64);
     let mut waiting: Vec<usize> = plan.waiting().collect();
     // Per op, its sender's next op in program order, released when this one leaves.
     let next_in_order = plan.next_in_order();
@@ -501,6 +502,8 @@ pub fn run_checking(
                     }
                     done += 1;
                     end = end.max(c.end);
+                    podsim_engine::watch::done(done as u64);
+                    podsim_engine::watch::simulated_ps(end.as_ps());
                     let delay = if o.reduces {
                         (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
                     } else {
@@ -773,6 +776,7 @@ pub fn run_steps<S: Steps + ?Sized>(
     };
     let blocks = steps.steps();
     let total = steps.transfers();
+    podsim_engine::watch::begin("transfers delivered", total as u64);
     // Transfers ready to go by the instant they may leave, as (step, rank): at one instant
     // they leave in that order, which is the order of their index in the equivalent plan
     // (step x ranks + rank), as from the materialised plan's heap.
@@ -835,6 +839,8 @@ pub fn run_steps<S: Steps + ?Sized>(
                     }
                     done += 1;
                     end = end.max(c.end);
+                    podsim_engine::watch::done(done as u64);
+                    podsim_engine::watch::simulated_ps(end.as_ps());
                     let delay = if o.reduces && reduce_ps_per_byte != 0.0 {
                         (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
                     } else {

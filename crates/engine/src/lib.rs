@@ -14,6 +14,7 @@
 //! * [`RngStreams`]: one random stream per component path, from a master seed.
 //! * [`Histogram`]: exact percentiles of latencies (the packet level's).
 //! * [`SimError`]: a deadlock, with the cycle of waits.
+//! * [`watch`]: how far the run in progress has got, for a run stopped by `--time-limit`.
 //!
 //! The engine is what the models use: the workload executor runs on the [`EventQueue`], the
 //! packet level draws its traffic from [`RngStreams`] and keeps its latencies in a
@@ -25,6 +26,7 @@ mod error;
 mod queue;
 mod rng;
 mod stats;
+pub mod watch;
 
 pub use error::SimError;
 pub use queue::EventQueue;

@@ -2574,6 +2574,7 @@ impl BookSim {
 
     /// One cycle of the whole network.
     fn step(&mut self, log: &mut Option<&mut PacketLog>) -> Result<(), NocError> {
+        podsim_engine::watch::cycles(self.now);
         self.terminals(log);
         let slot = (self.now as usize) & (self.wheel - 1);
         self.active.clear();

@@ -585,6 +585,7 @@ impl Lean {
     /// One cycle, as [`Noc::step`]; [`Stuck`] where it reports a deadlock.
     pub(crate) fn step(&mut self) -> Result<(), Stuck> {
         let now = self.now;
+        podsim_engine::watch::cycles(now);
         let slot = (now % self.wheel as u64) as usize;
         let done_before = self.done.len();
         let mut arrivals = std::mem::take(&mut self.to_ifaces[slot]);

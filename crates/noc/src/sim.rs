@@ -933,6 +933,7 @@ impl Noc {
     /// nor how they are split across threads.
     pub fn step(&mut self) -> Result<(), SimError> {
         let now = self.now;
+        podsim_engine::watch::cycles(now);
         let slot = (now % self.wheel as u64) as usize;
         self.slot = slot;
         let done_before = self.done.len();

@@ -150,7 +150,9 @@ impl Availability {
             self.host_availability >= 1.0 || rng.next_u64() < threshold
         };
         let (mut slices, mut schedulable) = (0u64, 0u64);
-        for _ in 0..trials {
+        podsim_engine::watch::begin("trials drawn", trials);
+        for trial in 0..trials {
+            podsim_engine::watch::done(trial);
             let mut healthy = 0;
             for _ in 0..units {
                 // Draw every host, so the stream does not depend on which fail first.

@@ -327,6 +327,28 @@ impl Waiting for ByClass {
     }
 }
 
+/// The events a run of `s` on `mix` handles, expected: every host's failures and repairs
+/// (two changes per mean time between failures plus repair) and every job's arrival, end and
+/// restarts; for the up-front time estimate (the loop handles about 10^7 a second).
+pub fn expected_events(mix: &Mix, s: &Schedule) -> f64 {
+    let a = s.host_availability;
+    let cycle = if a >= 1.0 {
+        f64::INFINITY
+    } else {
+        REPAIR_HOURS * a / (1.0 - a) + REPAIR_HOURS
+    };
+    let host_changes = (BLOCKS * HOSTS) as f64 * 2.0 * s.hours / cycle;
+    let total: f64 = mix.slices.iter().map(|x| x.percent).sum();
+    let mean_chips: f64 = mix
+        .slices
+        .iter()
+        .map(|x| x.percent / total * x.chips() as f64)
+        .sum();
+    let arrivals =
+        s.load * (BLOCKS as u64 * BLOCK_CHIPS) as f64 / (mean_chips * JOB_HOURS) * s.hours;
+    host_changes + 2.0 * arrivals
+}
+
 /// Run the scheduler on `mix`.
 pub fn run(mix: &Mix, s: &Schedule) -> Result<ScheduleReport, ScheduleError> {
     run_with(mix, s, ByClass::default())
@@ -364,6 +386,7 @@ fn run_with<W: Waiting>(
     let pod_chips = (BLOCKS as u64 * BLOCK_CHIPS) as f64;
     // Arrivals per hour so that arriving chip-hours = load x pod chips.
     let rate = s.load * pod_chips / (mean_chips * JOB_HOURS);
+    podsim_engine::watch::begin("simulated hours", s.hours as u64);
     let streams = RngStreams::new(s.seed);
     let mut arrivals = streams.stream("schedule/arrivals");
     let mut hosts_rng = streams.stream("schedule/hosts");
@@ -444,6 +467,7 @@ fn run_with<W: Waiting>(
             t = s.hours;
             what = 3;
         }
+        podsim_engine::watch::done(t as u64);
         // Account the interval.
         let dt = t - now;
         busy += dt * running_chips as f64;

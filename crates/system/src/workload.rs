@@ -571,6 +571,10 @@ pub fn run(
             limit,
         });
     }
+    podsim_engine::watch::begin(
+        "task runs finished",
+        u64::try_from(runs).unwrap_or(u64::MAX),
+    );
     // Check every task against the machine before anything runs.
     let (mut collective_transfers, mut collective_held) = (0u128, 0u128);
     for (i, t) in w.tasks.iter().enumerate() {
@@ -1130,6 +1134,8 @@ impl Exec<'_> {
         }
         self.runs[r].colls = Vec::new();
         self.done_runs += 1;
+        podsim_engine::watch::done(self.done_runs as u64);
+        podsim_engine::watch::simulated_ps(now.as_ps());
         let task = self.runs[r].task;
         let mut next = Vec::new();
         if self.runs[r].rep + 1 < self.w.tasks[task].repeat {
