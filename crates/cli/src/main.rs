@@ -563,6 +563,7 @@ fn main() -> ExitCode {
     // Every network model is built under the same limit (podsim_system::machine).
     podsim_system::machine::set_memory_limit(limit);
     progress::set_quiet(cli.quiet);
+    podsim_engine::watch::set_announcer(announce_long_run);
     // A spinner for every command but those that count their own steps.
     let spinner = match &cli.command {
         Command::Validate { .. } | Command::Completions { .. } | Command::Man { .. } => None,

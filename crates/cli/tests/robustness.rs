@@ -2446,3 +2446,38 @@ fn an_endless_noc_run_and_bad_time_limits_are_refused() {
         assert!(e.contains("--time-limit") && e.contains(why), "{bad}: {e}");
     }
 }
+
+/// Issue 40, item 3: a packet-level workload past the packet level's flit limit ran for
+/// minutes before its sends were refused; it is refused before anything runs. (The example's
+/// four 200 MB all-reduces on 64 chips: 4 x 2 x 63 x 200 MB / 64 B = 1.575 x 10^9 flits.)
+/// A packet-level collective on the pod says how long it will take before it starts.
+#[test]
+fn packet_level_runs_are_estimated_before_they_start() {
+    let (code, e) = fails(&[
+        "workload",
+        "examples/workload-data-parallel.toml",
+        "--model",
+        "packet",
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(
+        e.contains("1575000000 flits") && e.contains("use the flow"),
+        "{e}"
+    );
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "tpuv4:pod",
+        "--bytes",
+        "1MiB",
+        "--model",
+        "packet",
+        "--time-limit",
+        "1s",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(124), "{e}");
+    assert!(e.contains("flit-hops at the packet level: about"), "{e}");
+    assert!(e.contains("of 33546240 transfers delivered"), "{e}");
+}

@@ -16,6 +16,21 @@ static SIMULATED_PS: AtomicU64 = AtomicU64::new(u64::MAX);
 static CYCLES: AtomicU64 = AtomicU64::new(u64::MAX);
 /// A line the command adds (where finished work is kept).
 static NOTE: Mutex<String> = Mutex::new(String::new());
+/// Who hears a model's estimate of its run's wall time (the CLI prints long ones).
+static ANNOUNCER: std::sync::OnceLock<fn(&str, f64)> = std::sync::OnceLock::new();
+
+/// Let `f` hear every [`estimate`] (once per process; later calls are ignored).
+pub fn set_announcer(f: fn(&str, f64)) {
+    let _ = ANNOUNCER.set(f);
+}
+
+/// A model, before it runs, estimates its wall time on one core: `work` says what it counted,
+/// `seconds` what it expects. Nothing happens unless an announcer is set.
+pub fn estimate(work: &str, seconds: f64) {
+    if let Some(f) = ANNOUNCER.get() {
+        f(work, seconds);
+    }
+}
 
 /// A run of `total` units starts; `unit` reads after "N of M" (`transfers delivered`) (0:
 /// the total is not known).

@@ -90,7 +90,7 @@ pub enum NetError {
     /// flit, at a few million flit-hops per CPU-second.
     #[error(
         "the packet level would simulate {flits} flits, more than its limit of {limit} \
-         (an hour or more of simulation); use the flow or analytic model at this size"
+         (tens of minutes to hours of simulation); use the flow or analytic model at this size"
     )]
     TooMuchWork {
         /// Flits asked for so far in this run.
