@@ -93,17 +93,13 @@ impl Flow {
     }
 }
 
-/// One link of one draining flow, in the list of the flows on that link.
+/// One link of one draining flow, and its place in that link's list.
 #[derive(Debug, Clone, Copy)]
 struct Node {
     link: u32,
     flow: u32,
-    prev: u32,
-    next: u32,
+    pos: u32,
 }
-
-/// The end of a link's list of flows.
-const NIL: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 struct Transfer {
@@ -394,10 +390,10 @@ pub struct FlowModel {
     now: SimTime,
     dirty: bool,
     report: NetReport,
-    // Per link (injection and ejection included): the first node of its list of draining
-    // flows (NIL: none). The nodes, each draining flow's `len` of them in a row from its
-    // `node0`, and freed runs of nodes by length, for reuse.
-    head: Vec<u32>,
+    // Per link (injection and ejection included): the nodes of the draining flows on it, in
+    // no order (a node knows its place, for removal in O(1)). The nodes, each draining
+    // flow's `len` of them in a row from its `node0`, and freed runs of nodes by length.
+    on: Vec<Vec<u32>>,
     nodes: Vec<Node>,
     free_nodes: Vec<Vec<u32>>,
     // Links whose flows changed (a flow started or drained on them) since the last
@@ -546,7 +542,7 @@ impl FlowModel {
             now: SimTime::ZERO,
             dirty: false,
             report: NetReport::default(),
-            head: vec![NIL; n_links],
+            on: vec![Vec::new(); n_links],
             nodes: Vec::new(),
             free_nodes: Vec::new(),
             seeds: Vec::new(),
@@ -707,8 +703,7 @@ impl FlowModel {
                 let blank = Node {
                     link: 0,
                     flow: 0,
-                    prev: NIL,
-                    next: NIL,
+                    pos: 0,
                 };
                 self.nodes.resize(n + len, blank);
                 n
@@ -716,17 +711,12 @@ impl FlowModel {
         };
         for (k, &l) in links.iter().enumerate() {
             let i = (node0 + k) as u32;
-            let next = self.head[l];
             self.nodes[i as usize] = Node {
                 link: l as u32,
                 flow: f as u32,
-                prev: NIL,
-                next,
+                pos: self.on[l].len() as u32,
             };
-            if next != NIL {
-                self.nodes[next as usize].prev = i;
-            }
-            self.head[l] = i;
+            self.on[l].push(i);
             self.seeds.push(l);
         }
         let fl = &mut self.flows[f];
@@ -745,16 +735,11 @@ impl FlowModel {
             (fl.node0 as usize, fl.len as usize, fl.at)
         };
         for i in node0..node0 + len {
-            let Node {
-                link, prev, next, ..
-            } = self.nodes[i];
-            if prev == NIL {
-                self.head[link as usize] = next;
-            } else {
-                self.nodes[prev as usize].next = next;
-            }
-            if next != NIL {
-                self.nodes[next as usize].prev = prev;
+            let Node { link, pos, .. } = self.nodes[i];
+            let list = &mut self.on[link as usize];
+            list.swap_remove(pos as usize);
+            if let Some(&moved) = list.get(pos as usize) {
+                self.nodes[moved as usize].pos = pos;
             }
             self.seeds.push(link as usize);
         }
@@ -836,7 +821,7 @@ impl FlowModel {
         self.flat.clear();
         self.starts.clear();
         for &l in &self.seeds {
-            if self.head[l] != NIL && self.count[l] == 0 {
+            if !self.on[l].is_empty() && self.count[l] == 0 {
                 self.count[l] = 1;
                 touched.push(l);
                 stack.push(l);
@@ -847,11 +832,8 @@ impl FlowModel {
             let row = self.members.len();
             self.row[l] = row as u32;
             self.members.push(0);
-            let mut i = self.head[l];
-            while i != NIL {
-                let node = self.nodes[i as usize];
-                i = node.next;
-                let f = node.flow as usize;
+            for j in 0..self.on[l].len() {
+                let f = self.nodes[self.on[l][j] as usize].flow as usize;
                 let (mark, a) = self.seen[f];
                 if mark == epoch {
                     self.members.push(a);
