@@ -12,17 +12,37 @@
 //! the transfer completes when all its flows have arrived. Simultaneous drains are handled
 //! together, in one recomputation.
 //!
+//! Flow by flow, each event costs what it changes, not what is in flight:
+//!
+//! * Max-min rates decompose over the connected components of the flow-link graph (flows
+//!   joined when they share a link, injection and ejection links included). Each link keeps
+//!   the list of the draining flows on it; a flow that starts or drains marks its links, and
+//!   the next recomputation searches the components through them and runs progressive
+//!   filling over those alone (same heap, same rounding, same (share, link id) order), which
+//!   gives bit for bit the rates filling every flow would. Every other flow keeps its rate.
+//! * Flows drain lazily: a flow keeps its remaining bytes as of the last time its rate
+//!   changed (`remaining - rate x elapsed`, worked out once over that whole interval when the
+//!   rate changes again) and the drain time worked out then. Drains wait in a heap by (drain
+//!   time, flow), entries left stale by a later rate change skipped; the draining flows are
+//!   a set with removal in O(1).
+//!
+//! A flow's figures thus depend only on its own rate history: a flow whose rate never
+//! changes drains at its start plus `drain_ps(bytes, rate)`, however many other flows start
+//! and drain meanwhile.
+//!
 //! Grouped mode: while every draining flow is alone on every link it crosses (its path, its
 //! source's injection and its destination's ejection), each flow's max-min rate is simply the
 //! smallest (rounded) capacity on its path and no flow's rate depends on another's. The model
 //! then keeps flows that started at the same instant with the same wire bytes and the same
-//! rate as one group: the group's remaining bytes, rate and drain time go through exactly the
-//! operations each of its flows would (the same progress at the same instants, the same
-//! recomputation), so every figure is bit for bit what the flow-by-flow computation gives, at
-//! the cost of one flow per group instead of one per transfer (a ring step of n transfers is
-//! one group). The first send that would put two draining flows on one link turns the groups
-//! back into flows, in the order they were sent, and the model carries on flow by flow; it
-//! goes back to groups whenever nothing is in flight. [`FlowModel::flow_by_flow`] keeps it
+//! rate as one group: the group's remaining bytes, rate and drain time are exactly what each
+//! of its flows would have (its rate, set when it was sent, never changes; its drain time is
+//! its start plus `drain_ps(bytes, rate)`), so every figure is bit for bit what the
+//! flow-by-flow computation gives, at the cost of one flow per group instead of one per
+//! transfer (a ring step of n transfers is one group). The first send that would put two
+//! draining flows on one link turns the groups back into flows, in the order they were sent,
+//! and the model carries on flow by flow (their links are searched at the next
+//! recomputation, which gives each the rate it had); it goes back to groups whenever nothing
+//! is in flight. [`FlowModel::flow_by_flow`] keeps it
 //! flow by flow throughout (the reference the grouped mode is tested against).
 
 use std::cmp::Reverse;
@@ -39,11 +59,46 @@ use crate::{
 #[derive(Debug, Clone)]
 struct Flow {
     transfer: usize,
-    links: Vec<LinkId>,
+    // While it drains: its links' nodes in `FlowModel::nodes`, `len` of them from `node0`.
+    node0: u32,
+    len: u32,
+    // Bytes left at `since` (the last time its rate changed), and its rate since then.
     remaining: f64,
     rate: f64,
+    since: SimTime,
+    // When its last byte leaves (worked out when its rate last changed).
     finish: SimTime,
     latency: u64,
+    // Its place in `FlowModel::active` (ABSENT when not draining), and the version of its
+    // entry in the drain heap (older entries are stale).
+    at: usize,
+    version: u32,
+}
+
+impl Flow {
+    /// A flow that starts draining `remaining` bytes at `since` (or arrives, with no links).
+    fn new(transfer: usize, remaining: f64, since: SimTime, latency: u64) -> Self {
+        Flow {
+            transfer,
+            node0: 0,
+            len: 0,
+            remaining,
+            rate: 0.0,
+            since,
+            finish: since,
+            latency,
+            at: ABSENT,
+            version: 0,
+        }
+    }
+}
+
+/// One link of one draining flow, and its place in that link's list.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    link: u32,
+    flow: u32,
+    pos: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -129,6 +184,7 @@ enum Unpacked {
     Draining {
         remaining: f64,
         rate: f64,
+        since: SimTime,
         finish: SimTime,
         links: Vec<LinkId>,
         latency: u64,
@@ -247,6 +303,21 @@ impl LinkHeap {
         }
     }
 
+    /// Hold exactly `links` (the heap is empty), keyed by `key`: the same heap as setting
+    /// each in turn would give in what it pops, built in linear time.
+    fn build(&mut self, links: &[LinkId], key: impl Fn(LinkId) -> f64) {
+        debug_assert!(self.heap.is_empty());
+        self.heap.clear();
+        for (i, &l) in links.iter().enumerate() {
+            self.key[l] = key(l);
+            self.pos[l] = i;
+            self.heap.push(l);
+        }
+        for i in (0..self.heap.len() / 2).rev() {
+            self.down(i);
+        }
+    }
+
     /// Take `l` out, if present.
     fn remove(&mut self, l: LinkId) {
         let i = self.pos[l];
@@ -309,25 +380,46 @@ pub struct FlowModel {
     packets: Packetization,
     ecmp: bool,
     flows: Vec<Flow>,
+    // The draining flows, in no order (a flow knows its place, for removal in O(1)).
     active: Vec<usize>,
+    // Draining flows by (drain time, flow, version); entries whose version is not the
+    // flow's current one (its rate changed since, or it drained) are stale and skipped.
+    drains: BinaryHeap<Reverse<(SimTime, usize, u32)>>,
     transfers: Vec<Transfer>,
     arrivals: BinaryHeap<Reverse<(SimTime, usize)>>,
     now: SimTime,
     dirty: bool,
     report: NetReport,
-    // Scratch space for `recompute`, indexed by link or flow.
+    // Per link (injection and ejection included): the nodes of the draining flows on it, in
+    // no order (a node knows its place, for removal in O(1)). The nodes, each draining
+    // flow's `len` of them in a row from its `node0`, and freed runs of nodes by length.
+    on: Vec<Vec<u32>>,
+    nodes: Vec<Node>,
+    free_nodes: Vec<Vec<u32>>,
+    // Links whose flows changed (a flow started or drained on them) since the last
+    // recomputation: the components of the flow-link graph through them are filled again.
+    seeds: Vec<LinkId>,
+    // The current search's mark, and per flow (beside `flows`) the last search that reached
+    // it and its place in that search's `comp`.
+    epoch: u32,
+    seen: Vec<(u32, u32)>,
+    // Scratch space for `recompute`: per link, its unfrozen flows (0 outside recomputation),
+    // capacity left and where its row of `members` starts; the changed components' flows,
+    // the search's stack.
     count: Vec<u32>,
     cap: Vec<f64>,
-    row: Vec<usize>,
-    slot: Vec<usize>,
-    /// The active flows (by their place in `active`) on each link, in compressed rows.
+    row: Vec<u32>,
+    comp: Vec<usize>,
+    stack: Vec<LinkId>,
+    /// Per link reached, in the order reached, a row: its number of flows, then each flow's
+    /// place in `comp`.
     members: Vec<u32>,
-    /// The active flows' links one after another, in the order of `active`, and where each
-    /// flow's start (one more at the end): read as bottlenecks freeze flows, which come in no
-    /// order, so one place per flow rather than the flow and then its own list.
+    /// The flows of `comp`'s links one after another, and where each flow's start (one more
+    /// at the end): read as bottlenecks freeze flows, which come in no order, so one place
+    /// per flow.
     flat: Vec<u32>,
     starts: Vec<u32>,
-    /// By place in `active`: frozen yet, and the rate it froze at.
+    /// By place in `comp`: frozen yet, and the rate it froze at.
     frozen: Vec<bool>,
     rates: Vec<f64>,
     heap: LinkHeap,
@@ -338,6 +430,7 @@ pub struct FlowModel {
     #[cfg(test)]
     pub(crate) lazy_heap: bool,
     scratch_links: Vec<LinkId>,
+    // Grouped mode: the earliest drain among the groups.
     first_drain: Option<SimTime>,
     shortcut: podsim_routing::Shortcut,
     // Wire bytes each network link has been given to carry (indexed by LinkId).
@@ -443,15 +536,23 @@ impl FlowModel {
             ecmp,
             flows: Vec::new(),
             active: Vec::new(),
+            drains: BinaryHeap::new(),
             transfers: Vec::new(),
             arrivals: BinaryHeap::new(),
             now: SimTime::ZERO,
             dirty: false,
             report: NetReport::default(),
+            on: vec![Vec::new(); n_links],
+            nodes: Vec::new(),
+            free_nodes: Vec::new(),
+            seeds: Vec::new(),
+            epoch: 0,
+            seen: Vec::new(),
             count: vec![0; n_links],
             cap: vec![0.0; n_links],
             row: vec![0; n_links],
-            slot: vec![0; n_links],
+            comp: Vec::new(),
+            stack: Vec::new(),
             members: Vec::new(),
             flat: Vec::new(),
             starts: Vec::new(),
@@ -561,7 +662,7 @@ impl FlowModel {
         self.recompute();
         let mut load = vec![0.0; self.capacity.len()];
         for &f in &self.active {
-            for &l in &self.flows[f].links {
+            for l in self.links_of(f) {
                 load[l] += self.flows[f].rate;
             }
         }
@@ -570,75 +671,209 @@ impl FlowModel {
             .collect()
     }
 
-    /// Drain every active flow at its rate up to `t`.
-    fn progress_to(&mut self, t: SimTime) {
-        if t <= self.now {
-            return;
-        }
-        let dt = (t - self.now).as_ps() as f64 / 1e12;
-        for &f in &self.active {
-            let fl = &mut self.flows[f];
-            fl.remaining = (fl.remaining - fl.rate * dt).max(0.0);
-        }
-        self.now = t;
+    /// Every draining flow's links and rate (after recomputation), and every link's
+    /// capacity, for the tests' max-min reference.
+    #[cfg(test)]
+    pub(crate) fn draining(&mut self) -> (Vec<(Vec<LinkId>, f64)>, Vec<f64>) {
+        self.recompute();
+        let flows = self
+            .active
+            .iter()
+            .map(|&f| (self.links_of(f).collect(), self.flows[f].rate))
+            .collect();
+        (flows, self.capacity.clone())
     }
 
-    /// Max-min fair rates by progressive filling; then every flow's drain time.
+    /// The links of draining flow `f`.
+    fn links_of(&self, f: usize) -> impl Iterator<Item = LinkId> + '_ {
+        let fl = &self.flows[f];
+        self.nodes[fl.node0 as usize..(fl.node0 + fl.len) as usize]
+            .iter()
+            .map(|n| n.link as usize)
+    }
+
+    /// Flow `f` starts draining over `links`: it joins each link's list and the active set,
+    /// and its links are searched at the next recomputation.
+    fn attach(&mut self, f: usize, links: &[LinkId]) {
+        let len = links.len();
+        let node0 = match self.free_nodes.get_mut(len).and_then(Vec::pop) {
+            Some(n) => n as usize,
+            None => {
+                let n = self.nodes.len();
+                let blank = Node {
+                    link: 0,
+                    flow: 0,
+                    pos: 0,
+                };
+                self.nodes.resize(n + len, blank);
+                n
+            }
+        };
+        for (k, &l) in links.iter().enumerate() {
+            let i = (node0 + k) as u32;
+            self.nodes[i as usize] = Node {
+                link: l as u32,
+                flow: f as u32,
+                pos: self.on[l].len() as u32,
+            };
+            self.on[l].push(i);
+            self.seeds.push(l);
+        }
+        let fl = &mut self.flows[f];
+        fl.node0 = node0 as u32;
+        fl.len = len as u32;
+        fl.at = self.active.len();
+        self.active.push(f);
+        self.dirty = true;
+    }
+
+    /// Flow `f` stops draining: it leaves its links' lists (which are searched at the next
+    /// recomputation) and the active set.
+    fn detach(&mut self, f: usize) {
+        let (node0, len, at) = {
+            let fl = &self.flows[f];
+            (fl.node0 as usize, fl.len as usize, fl.at)
+        };
+        for i in node0..node0 + len {
+            let Node { link, pos, .. } = self.nodes[i];
+            let list = &mut self.on[link as usize];
+            list.swap_remove(pos as usize);
+            if let Some(&moved) = list.get(pos as usize) {
+                self.nodes[moved as usize].pos = pos;
+            }
+            self.seeds.push(link as usize);
+        }
+        if len > 0 {
+            if self.free_nodes.len() <= len {
+                self.free_nodes.resize_with(len + 1, Vec::new);
+            }
+            self.free_nodes[len].push(node0 as u32);
+        }
+        self.active.swap_remove(at);
+        if let Some(&moved) = self.active.get(at) {
+            self.flows[moved].at = at;
+        }
+        let fl = &mut self.flows[f];
+        fl.len = 0;
+        fl.at = ABSENT;
+        fl.version = fl.version.wrapping_add(1);
+        self.dirty = true;
+    }
+
+    /// Move the clock to `t`. Flows drain lazily: a flow's remaining bytes are brought up to
+    /// date only when its rate changes (see [`FlowModel::recompute`]).
+    fn progress_to(&mut self, t: SimTime) {
+        if t > self.now {
+            self.now = t;
+        }
+    }
+
+    /// Add flow `fl` (its index is `flows.len()` before).
+    fn push_flow(&mut self, fl: Flow) {
+        self.flows.push(fl);
+        self.seen.push((0, 0));
+    }
+
+    /// The next search's mark.
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.seen.fill((0, 0));
+            self.epoch = 1;
+        }
+        self.epoch
+    }
+
+    /// Max-min fair rates by progressive filling, over the components of the flow-link graph
+    /// that changed; then the drain time of every flow whose rate changed.
+    ///
+    /// Max-min rates decompose over connected components (flows joined when they share a
+    /// link): filling one component alone takes its links in the same (share, link id) order
+    /// as filling everything would and subtracts the same shares from them, so its rates are
+    /// bit for bit the global ones. A flow started or drained changes only the components
+    /// through its links (the `seeds`); every other flow keeps its rate, its remaining bytes
+    /// and its drain time.
     ///
     /// Shares are rounded down to 36 significant bits. Rates stay within 2⁻³⁶ of the exact
     /// max-min rates and never above them, and flows in symmetric positions, whose exact
     /// shares are equal but whose floating-point sums can differ in the last bits, get exactly
     /// the same rate, so they drain at the same picosecond and are handled in one step.
+    ///
+    /// A flow whose rate changes (bit for bit) has its remaining bytes brought up to now
+    /// (`remaining - rate x (now - since)`, once for the whole interval), then its drain time
+    /// worked out afresh at its new rate; a new entry goes into the drain heap.
     fn recompute(&mut self) {
         if !self.dirty {
             return;
         }
         self.dirty = false;
-        // Links in use, and the flows on each, in compressed rows.
-        let touched = &mut self.scratch_links;
+        let epoch = self.next_epoch();
+        // The changed components: their flows (`comp`) and links (`touched`, each with its
+        // number of flows in `count`, which marks it as reached), and the rows of flows on
+        // those links (`members`) and of links of those flows (`flat`).
+        let mut touched = std::mem::take(&mut self.scratch_links);
+        let mut comp = std::mem::take(&mut self.comp);
+        let mut stack = std::mem::take(&mut self.stack);
         touched.clear();
+        comp.clear();
+        stack.clear();
+        self.members.clear();
         self.flat.clear();
         self.starts.clear();
-        for &f in &self.active {
-            self.starts.push(self.flat.len() as u32);
-            for &l in &self.flows[f].links {
-                if self.count[l] == 0 {
-                    touched.push(l);
-                }
-                self.count[l] += 1;
-                self.flat.push(l as u32);
+        for &l in &self.seeds {
+            if !self.on[l].is_empty() && self.count[l] == 0 {
+                self.count[l] = 1;
+                touched.push(l);
+                stack.push(l);
             }
+        }
+        self.seeds.clear();
+        while let Some(l) = stack.pop() {
+            let row = self.members.len();
+            self.row[l] = row as u32;
+            self.members.push(0);
+            for j in 0..self.on[l].len() {
+                let f = self.nodes[self.on[l][j] as usize].flow as usize;
+                let (mark, a) = self.seen[f];
+                if mark == epoch {
+                    self.members.push(a);
+                    continue;
+                }
+                let a = comp.len() as u32;
+                self.seen[f] = (epoch, a);
+                self.members.push(a);
+                comp.push(f);
+                self.starts.push(self.flat.len() as u32);
+                let fl = &self.flows[f];
+                for k in fl.node0..fl.node0 + fl.len {
+                    let l2 = self.nodes[k as usize].link;
+                    self.flat.push(l2);
+                    let l2 = l2 as usize;
+                    if self.count[l2] == 0 {
+                        self.count[l2] = 1;
+                        touched.push(l2);
+                        stack.push(l2);
+                    }
+                }
+            }
+            let n = (self.members.len() - row - 1) as u32;
+            self.members[row] = n;
+            self.count[l] = n;
         }
         self.starts.push(self.flat.len() as u32);
-        let mut start = 0;
         for &l in touched.iter() {
-            self.row[l] = start;
-            start += self.count[l] as usize;
             self.cap[l] = self.capacity[l];
         }
-        self.members.clear();
-        self.members.resize(start, 0);
-        let mut fill: Vec<usize> = touched.iter().map(|&l| self.row[l]).collect();
-        for (ti, &l) in touched.iter().enumerate() {
-            self.slot[l] = ti;
-        }
-        for (a, w) in self.starts.windows(2).enumerate() {
-            for &l in &self.flat[w[0] as usize..w[1] as usize] {
-                let t = self.slot[l as usize];
-                self.members[fill[t]] = a as u32;
-                fill[t] += 1;
-            }
-        }
+        self.frozen.clear();
+        self.frozen.resize(comp.len(), false);
+        self.rates.clear();
+        self.rates.resize(comp.len(), 0.0);
         // Links by (fair share, id), each once with its current share: the order in which
         // a heap of every share ever computed, stale ones skipped, would take them.
         let mut heap = std::mem::take(&mut self.heap);
-        for &l in touched.iter() {
-            heap.set(l, quantize(self.cap[l] / f64::from(self.count[l])));
-        }
-        self.frozen.clear();
-        self.frozen.resize(self.active.len(), false);
-        self.rates.clear();
-        self.rates.resize(self.active.len(), 0.0);
+        heap.build(&touched, |l| {
+            quantize(self.cap[l] / f64::from(self.count[l]))
+        });
         // Tests compare with the heap this replaced: every share ever computed, stale ones
         // skipped as they come up.
         #[allow(unused_mut, clippy::let_unit_value)]
@@ -651,8 +886,12 @@ impl FlowModel {
         }
         let mut touched_now = std::mem::take(&mut self.touched_now);
         while let Some((share, l)) = next_link(&mut heap, &mut lazy, &self.cap, &self.count) {
-            // The link's members run from its row start to where filling stopped.
-            for k in self.row[l]..fill[self.slot[l]] {
+            // Every unfrozen flow on the bottleneck freezes at its share. (Within one
+            // bottleneck every flow takes the same share off its links, so the order the
+            // link's list gives them in changes no sum.)
+            let row = self.row[l] as usize;
+            let n = self.members[row] as usize;
+            for k in row + 1..row + 1 + n {
                 let a = self.members[k] as usize;
                 if self.frozen[a] {
                     continue;
@@ -702,28 +941,52 @@ impl FlowModel {
             self.count[l] = 0;
         }
         self.report.max_link_utilization = self.report.max_link_utilization.max(peak);
-        let mut first = None::<SimTime>;
-        for (a, &f) in self.active.iter().enumerate() {
+        let now = self.now;
+        for (a, &f) in comp.iter().enumerate() {
             let fl = &mut self.flows[f];
-            // A flow on no link is never frozen and keeps its rate.
-            if self.frozen[a] {
-                fl.rate = self.rates[a];
+            let fresh = self.rates[a];
+            // (A new flow's rate is 0 until now: it always takes its first.)
+            if fl.rate != 0.0 && fresh.to_bits() == fl.rate.to_bits() {
+                continue;
             }
-            fl.finish =
-                self.now + podsim_units::SimDuration::from_ps(drain_ps(fl.remaining, fl.rate));
-            first = Some(first.map_or(fl.finish, |x| x.min(fl.finish)));
+            let dt = (now - fl.since).as_ps() as f64 / 1e12;
+            fl.remaining = (fl.remaining - fl.rate * dt).max(0.0);
+            fl.since = now;
+            fl.rate = fresh;
+            fl.finish = now + podsim_units::SimDuration::from_ps(drain_ps(fl.remaining, fl.rate));
+            fl.version = fl.version.wrapping_add(1);
+            self.drains.push(Reverse((fl.finish, f, fl.version)));
         }
-        self.first_drain = first;
+        // Stale entries are skipped as they come up; when they are most of the heap (a large
+        // component whose rates all change, again and again), they go at once.
+        if self.drains.len() > 2 * self.active.len() + 1024 {
+            let flows = &self.flows;
+            self.drains.retain(|&Reverse((_, f, v))| {
+                let fl = &flows[f];
+                fl.at != ABSENT && fl.version == v
+            });
+        }
+        self.scratch_links = touched;
+        self.comp = comp;
+        self.stack = stack;
+    }
+
+    /// Whether a drain heap entry is the flow's current one.
+    fn current(&self, f: usize, version: u32) -> bool {
+        let fl = &self.flows[f];
+        fl.at != ABSENT && fl.version == version
     }
 
     /// The earliest drain among active flows.
     fn next_drain(&mut self) -> Option<SimTime> {
         self.recompute();
-        if self.active.is_empty() {
-            None
-        } else {
-            self.first_drain
+        while let Some(&Reverse((t, f, v))) = self.drains.peek() {
+            if self.current(f, v) {
+                return Some(t);
+            }
+            self.drains.pop();
         }
+        None
     }
 
     /// Process drains up to and including `t`.
@@ -733,21 +996,23 @@ impl FlowModel {
                 break;
             }
             self.progress_to(d);
-            let (finished, still): (Vec<usize>, Vec<usize>) = self
-                .active
-                .iter()
-                .partition(|&&f| self.flows[f].finish <= d);
-            self.active = still;
-            for f in finished {
-                self.flows[f].remaining = 0.0;
-                // Its path is no longer needed; free it (large collectives hold millions).
-                self.flows[f].links = Vec::new();
+            while let Some(&Reverse((at, f, v))) = self.drains.peek() {
+                if at > d {
+                    break;
+                }
+                self.drains.pop();
+                if !self.current(f, v) {
+                    continue;
+                }
+                self.detach(f);
+                let fl = &mut self.flows[f];
+                fl.remaining = 0.0;
+                fl.since = d;
                 self.arrivals.push(Reverse((
-                    d + podsim_units::SimDuration::from_ps(self.flows[f].latency),
+                    d + podsim_units::SimDuration::from_ps(fl.latency),
                     f,
                 )));
             }
-            self.dirty = true;
         }
         self.progress_to(t);
     }
@@ -787,20 +1052,17 @@ impl FlowModel {
         r
     }
 
-    /// Grouped mode: drain every group at its rate up to `t` (as [`FlowModel::progress_to`]).
+    /// Grouped mode: move the clock to `t` (as [`FlowModel::progress_to`]: a group's rate
+    /// never changes, so its remaining bytes stay those it was sent with until it drains).
     fn g_progress_to(&mut self, t: SimTime) {
-        if t <= self.now {
-            return;
+        if t > self.now {
+            self.now = t;
         }
-        let dt = (t - self.now).as_ps() as f64 / 1e12;
-        for g in &mut self.g.groups {
-            g.remaining = (g.remaining - g.rate * dt).max(0.0);
-        }
-        self.now = t;
     }
 
     /// Grouped mode: [`FlowModel::recompute`]. Rates are fixed when a flow is sent (alone on
-    /// its links, nothing changes them); what remains is the peak load and every drain time.
+    /// its links, nothing changes them) and so are drain times; what remains is the peak load
+    /// and the earliest drain.
     fn g_recompute(&mut self) {
         if !self.dirty {
             return;
@@ -808,12 +1070,7 @@ impl FlowModel {
         self.dirty = false;
         let peak = std::mem::take(&mut self.g.peak);
         self.report.max_link_utilization = self.report.max_link_utilization.max(peak);
-        let mut first = None::<SimTime>;
-        for g in &mut self.g.groups {
-            g.finish = self.now + podsim_units::SimDuration::from_ps(drain_ps(g.remaining, g.rate));
-            first = Some(first.map_or(g.finish, |x| x.min(g.finish)));
-        }
-        self.first_drain = first;
+        self.first_drain = self.g.groups.iter().map(|g| g.finish).min();
     }
 
     /// Grouped mode: the earliest drain.
@@ -1032,10 +1289,12 @@ impl FlowModel {
                     mixed: false,
                     links: Vec::new(),
                 });
+                // Its rate is set at `at` and never changes: it drains when the flow-by-flow
+                // recomputation at `at` says.
                 g.opened = at;
                 g.remaining = share;
                 g.rate = rate;
-                g.finish = at;
+                g.finish = at + podsim_units::SimDuration::from_ps(drain_ps(share, rate));
                 self.g.groups.push(g);
                 self.g.groups.len() - 1
             }
@@ -1071,6 +1330,7 @@ impl FlowModel {
                     Unpacked::Draining {
                         remaining: g.remaining,
                         rate: g.rate,
+                        since: g.opened,
                         finish: g.finish,
                         links: g.links[m.links.0 as usize..m.links.1 as usize].to_vec(),
                         latency: m.latency,
@@ -1090,35 +1350,30 @@ impl FlowModel {
                 Unpacked::Draining {
                     remaining,
                     rate,
+                    since,
                     finish,
                     links,
                     latency,
                 } => {
-                    self.flows.push(Flow {
-                        transfer,
-                        links,
-                        remaining,
-                        rate,
-                        finish,
-                        latency,
-                    });
-                    self.active.push(f);
+                    let mut fl = Flow::new(transfer, remaining, since, latency);
+                    fl.rate = rate;
+                    fl.finish = finish;
+                    self.push_flow(fl);
+                    self.attach(f, &links);
+                    self.drains
+                        .push(Reverse((finish, f, self.flows[f].version)));
                 }
                 Unpacked::Arriving(t) => {
-                    self.flows.push(Flow {
-                        transfer,
-                        links: Vec::new(),
-                        remaining: 0.0,
-                        rate: 0.0,
-                        finish: t,
-                        latency: 0,
-                    });
+                    self.push_flow(Flow::new(transfer, 0.0, t, 0));
                     self.arrivals.push(Reverse((t, f)));
                 }
             }
         }
         self.g.busy.iter_mut().for_each(|b| *b = false);
-        // The flows sent since the last recomputation are active: the next one sees them.
+        // Every flow's links are searched at the next recomputation (`attach`), which fills
+        // their components again: a flow alone on its links gets the rate its group had, bit
+        // for bit, so nothing changes but the peak load of the flows sent since the last
+        // recomputation, which it sees (as the flow-by-flow computation would).
         self.g.peak = 0.0;
     }
 
@@ -1155,10 +1410,21 @@ impl FlowModel {
             flows.push(fl);
         }
         self.flows = flows;
+        self.seen = vec![(0, 0); self.flows.len()];
         self.transfers = transfers;
         for f in &mut self.active {
             *f = flow_at[*f];
+            let fl = &self.flows[*f];
+            for k in fl.node0..fl.node0 + fl.len {
+                self.nodes[k as usize].flow = *f as u32;
+            }
         }
+        let drains = std::mem::take(&mut self.drains).into_vec();
+        self.drains = drains
+            .into_iter()
+            .filter(|&Reverse((_, f, _))| flow_at[f] != usize::MAX)
+            .map(|Reverse((t, f, v))| Reverse((t, flow_at[f], v)))
+            .collect();
         let arrivals = std::mem::take(&mut self.arrivals).into_vec();
         self.arrivals = arrivals
             .into_iter()
@@ -1173,7 +1439,12 @@ impl FlowModel {
             return;
         }
         self.flows.clear();
+        self.seen.clear();
         self.transfers.clear();
+        self.drains.clear();
+        self.nodes.clear();
+        self.free_nodes.clear();
+        self.seeds.clear();
         self.grouped = true;
     }
 }
@@ -1260,14 +1531,7 @@ impl NetworkModel for FlowModel {
             let latency = r.iter().map(|&l| self.links.spec(l).latency.as_ps()).sum();
             let f = self.flows.len();
             if src == dst || wire == 0 {
-                self.flows.push(Flow {
-                    transfer,
-                    links: Vec::new(),
-                    remaining: 0.0,
-                    rate: 0.0,
-                    finish: at,
-                    latency,
-                });
+                self.push_flow(Flow::new(transfer, 0.0, at, latency));
                 self.arrivals.push(Reverse((
                     at + podsim_units::SimDuration::from_ps(latency),
                     f,
@@ -1280,16 +1544,9 @@ impl NetworkModel for FlowModel {
             let mut links = r;
             links.push(self.inject(src));
             links.push(self.eject(dst));
-            self.flows.push(Flow {
-                transfer,
-                links,
-                remaining: share,
-                rate: 0.0,
-                finish: at,
-                latency,
-            });
-            self.active.push(f);
-            self.dirty = true;
+            // Rate 0 until the next recomputation gives it one (and its drain time).
+            self.push_flow(Flow::new(transfer, share, at, latency));
+            self.attach(f, &links);
         }
         Ok(TransferId(id))
     }

@@ -407,3 +407,193 @@ fn quantize_on_the_bits_is_quantize_by_log() {
         assert_eq!(quantize(x).to_bits(), quantize_by_log(x).to_bits(), "{x:e}");
     }
 }
+
+/// Max-min fair rates from scratch, as the definition goes: of the links still carrying
+/// unfrozen flows, the one with the smallest (rounded share, link id) freezes its unfrozen
+/// flows at that share, which comes off every link they cross; again until none is left.
+fn max_min_from_scratch(flows: &[(Vec<LinkId>, f64)], capacity: &[f64]) -> Vec<f64> {
+    use crate::flow::quantize;
+    let mut cap = capacity.to_vec();
+    let mut count = vec![0u32; cap.len()];
+    for (links, _) in flows {
+        for &l in links {
+            count[l] += 1;
+        }
+    }
+    let mut rate = vec![None::<f64>; flows.len()];
+    loop {
+        let mut best = None::<(f64, LinkId)>;
+        for l in 0..cap.len() {
+            if count[l] == 0 {
+                continue;
+            }
+            let share = quantize(cap[l].max(0.0) / f64::from(count[l]));
+            let better = best.is_none_or(|(s, b)| match share.total_cmp(&s) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Greater => false,
+                std::cmp::Ordering::Equal => l < b,
+            });
+            if better {
+                best = Some((share, l));
+            }
+        }
+        let Some((share, l)) = best else {
+            break;
+        };
+        for (i, (links, _)) in flows.iter().enumerate() {
+            if rate[i].is_some() || !links.contains(&l) {
+                continue;
+            }
+            rate[i] = Some(share);
+            for &l2 in links {
+                cap[l2] -= share;
+                count[l2] -= 1;
+            }
+        }
+    }
+    rate.into_iter().map(|r| r.unwrap_or(0.0)).collect()
+}
+
+/// Check the flow-by-flow model's rates against [`max_min_from_scratch`], bit for bit; the
+/// most flows that shared one link.
+fn rates_are_max_min(m: &mut FlowModel) -> usize {
+    let (flows, capacity) = m.draining();
+    let want = max_min_from_scratch(&flows, &capacity);
+    for ((links, got), want) in flows.iter().zip(&want) {
+        assert_eq!(got.to_bits(), want.to_bits(), "{links:?}: {got} != {want}");
+    }
+    let mut on = vec![0usize; capacity.len()];
+    for (links, _) in &flows {
+        for &l in links {
+            on[l] += 1;
+        }
+    }
+    on.into_iter().max().unwrap_or(0)
+}
+
+/// A ring all-reduce's pattern of sends over `n` ranks, `steps` steps, with chunks one byte
+/// apart (as when the bytes do not divide evenly): each rank sends its next chunk to the next
+/// rank as soon as the previous rank's chunk has arrived, so ranks drift apart and a rank's
+/// send can start while its previous one still drains. Run on `a` (grouped while it can) and
+/// `b` (flow by flow), which must agree bit for bit on every event, and at every event `b`'s
+/// rates must be the max-min rates worked out from scratch. The most flows on one link.
+fn drifting_ring(n: u64, steps: u64, a: &mut FlowModel, b: &mut FlowModel) -> usize {
+    let bytes = |r: u64, k: u64| 100_000 + (r + k) % n % 3;
+    for r in 0..n {
+        let ia = a.send(
+            SimTime::ZERO,
+            NodeId(r),
+            NodeId((r + 1) % n),
+            Bytes(bytes(r, 0)),
+            r,
+        );
+        let ib = b.send(
+            SimTime::ZERO,
+            NodeId(r),
+            NodeId((r + 1) % n),
+            Bytes(bytes(r, 0)),
+            r,
+        );
+        assert_eq!(ia.unwrap(), ib.unwrap());
+    }
+    let mut most = 0;
+    let mut events = 0;
+    loop {
+        most = most.max(rates_are_max_min(b));
+        let (ta, tb) = (a.next_completion(), b.next_completion());
+        assert_eq!(ta, tb);
+        let Some(t) = ta else {
+            break;
+        };
+        events += 1;
+        let (done_a, done_b) = (a.advance(t), b.advance(t));
+        assert_eq!(done_a, done_b);
+        for c in done_a {
+            // Tag: step x n + sender.
+            let (k, r) = (c.tag / n, c.tag % n);
+            if k + 1 < steps {
+                let (s, d) = ((r + 1) % n, (r + 2) % n);
+                let tag = (k + 1) * n + s;
+                let ia = a.send(t, NodeId(s), NodeId(d), Bytes(bytes(s, k + 1)), tag);
+                let ib = b.send(t, NodeId(s), NodeId(d), Bytes(bytes(s, k + 1)), tag);
+                assert_eq!(ia.unwrap(), ib.unwrap());
+            }
+        }
+    }
+    assert!(events >= steps as usize);
+    let (ra, rb) = (a.report(), b.report());
+    let total: u64 = (0..n)
+        .flat_map(|r| (0..steps).map(move |k| bytes(r, k)))
+        .sum();
+    assert_eq!(ra.bytes_delivered, total);
+    assert_eq!(ra.bytes_delivered, rb.bytes_delivered);
+    assert_eq!(
+        ra.max_link_utilization.to_bits(),
+        rb.max_link_utilization.to_bits()
+    );
+    most
+}
+
+#[test]
+fn drifting_ring_rates_are_max_min_at_every_event() {
+    // One interface a node, so a rank's two sends share its injection link (and two
+    // arrivals its ejection link); no link latency, so a chunk arrives as it drains and the
+    // chunks' differences of a byte or two are enough for ranks to drift apart.
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(10).unwrap(),
+        latency: SimDuration::ZERO,
+    };
+    let n = 12;
+    let net = Network::Cube(
+        KAryNCube::new(vec![n as u32], vec![true], link)
+            .unwrap()
+            .with_interfaces(1)
+            .unwrap(),
+    );
+    let p = Packetization {
+        payload: 4096,
+        header: 64,
+    };
+    let mut a = FlowModel::new(net.clone(), p, false);
+    let mut b = FlowModel::new(net, p, false).flow_by_flow();
+    let most = drifting_ring(n, 2 * (n - 1), &mut a, &mut b);
+    // The drift put flows together on links (the flow-by-flow mode was exercised).
+    assert!(most >= 2, "{most}");
+    assert!(a.ungroupings >= 1);
+}
+
+proptest! {
+    #[test]
+    fn incremental_rates_are_max_min_at_every_event(
+        sends in prop::collection::vec((0u64..27, 0u64..27, 1u64..50_000, 0u64..6), 1..60),
+        ecmp in any::<bool>(),
+    ) {
+        // Random pairs on a 3x3x3 torus at a few instants: components of the flow-link graph
+        // form, merge and split as flows start and drain.
+        let net = torus(&[3, 3, 3], true, 10, 5);
+        let p = Packetization { payload: 4096, header: 64 };
+        let mut sends: Vec<(u64, u64, u64, u64)> =
+            sends.into_iter().map(|(s, d, b, t)| (s, d, b, t * 1_500_000)).collect();
+        sends.sort_by_key(|s| s.3);
+        let mut m = FlowModel::new(net, p, ecmp).flow_by_flow();
+        let mut next = 0;
+        loop {
+            rates_are_max_min(&mut m);
+            let n = m.next_completion();
+            match sends.get(next) {
+                Some(&(s, d, bytes, t)) if n.is_none_or(|n| SimTime::from_ps(t) < n) => {
+                    m.send(SimTime::from_ps(t), NodeId(s), NodeId(d), Bytes(bytes), 0).unwrap();
+                    next += 1;
+                }
+                _ => match n {
+                    Some(t) => {
+                        m.advance(t);
+                    }
+                    None => break,
+                },
+            }
+        }
+        prop_assert_eq!(m.report().bytes_delivered, m.report().bytes_sent);
+    }
+}
