@@ -258,9 +258,6 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
 /// `podsim noc`.
 /// The most router-cycles (routers x `--cycles`) one run may take.
 const MAX_ROUTER_CYCLES: u128 = 10_000_000_000;
-/// Router-cycles the packet level runs a second on one core, for the up-front estimate
-/// (measured 35 M on mesh:8x8, uniform traffic at 0.1 flits per node per cycle).
-const ROUTER_CYCLES_PER_S: f64 = 30e6;
 
 pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
     let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None)?;
@@ -279,8 +276,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
         None => NocRouting::default_for(&net),
     };
-    // Time, up front: the window and a drain of up to as long again, at the packet level's
-    // ~30 M router-cycles a second on one core (measured: mesh:8x8, uniform at 0.1, 35 M).
+    // At most MAX_ROUTER_CYCLES: minutes, not hours (each run says its estimate as it starts).
     let router_cycles = u128::from(net.node_count()) * u128::from(a.cycles);
     if router_cycles > MAX_ROUTER_CYCLES {
         return Err(flag_err(
@@ -292,16 +288,6 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             ),
         ));
     }
-    let loads = a
-        .sweep
-        .as_deref()
-        .and_then(|s| podsim_noc::parse_rates(s).ok())
-        .map_or(1, |r| r.len());
-    crate::announce_long_run(
-        &format!("{loads} load(s) of {router_cycles} router-cycles, with warm-up and drain"),
-        (router_cycles as f64 * 2.0 + 1000.0 * net.node_count() as f64) * loads as f64
-            / ROUTER_CYCLES_PER_S,
-    );
     let pattern = Pattern::parse(&a.traffic).map_err(|e| flag_err("--traffic", e.why))?;
     podsim_noc::check_pattern(&pattern, &net).map_err(|e| flag_err("--traffic", e.why))?;
     let cfg = router_config(a)?;

@@ -845,8 +845,6 @@ fn slicing_cmd(a: &SlicingArgs) -> Result<ExitCode, Failure> {
         mode,
         seed: a.seed,
     };
-    let tx = tofu_slicing::expected_transmissions(&run);
-    crate::announce_long_run(&format!("about {tx:.1e} slice transmissions"), tx / 3e4);
     let r = tofu_slicing::run(&run).map_err(|e| match e {
         tofu_slicing::SlicingError::Setting { key, why } => flag_err(key, why),
     })?;

@@ -655,8 +655,6 @@ pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
         load: a.load,
         seed: a.seed,
     };
-    let events = podsim_system::schedule::expected_events(&mix, &s);
-    crate::announce_long_run(&format!("about {events:.1e} events"), events / 1e7);
     let r = run(&mix, &s).map_err(|e| Failure::usage(format!("<command line>: {e}")))?;
     let sh = mix.shares();
     if a.json {

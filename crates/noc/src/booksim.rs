@@ -2858,6 +2858,7 @@ fn run_mode(
         .into());
     }
     let mut b = BookSim::new(net, cfg, spec)?;
+    crate::traffic::announce(net, spec);
     b.fast &= !general;
     let stable = b.run(spec.cycles / u64::from(MAX_SAMPLES), &mut log)?;
     let s = &b.stats;

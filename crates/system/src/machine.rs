@@ -58,13 +58,14 @@ pub fn memory_limit() -> u64 {
 }
 
 /// Bytes a model's link tables and per-link state take on `net` before any transfer: about
-/// 96 bytes a directed link (the link table's target and spec, the flow model's load, share
-/// and bookkeeping; measured: `microbench put-latency` on torus:32x32x32 peaks at 23 MB and
-/// on torus:64x64x64 at 138 MB, 85 to 92 bytes a directed link with the program's own) and 24
-/// a node. The packet level adds its routers' buffers, which it estimates itself.
+/// 128 bytes a directed link (the link table's target and spec, the flow model's load, share,
+/// list of the flows on it and bookkeeping; measured: `microbench put-latency` on
+/// torus:64x64x64, 1,572,864 directed links, peaks at 187 MB, 119 bytes a directed link with
+/// the program's own) and 24 a node. The packet level adds its routers' buffers, which it
+/// estimates itself.
 pub fn model_base_bytes(net: &Network) -> (u128, u128) {
     let links = u128::from(net.metrics().links) * 2;
-    (links, links * 96 + u128::from(net.node_count()) * 24)
+    (links, links * 128 + u128::from(net.node_count()) * 24)
 }
 
 /// The flit size of the packet level when it runs collectives, microbenchmarks and workloads,
@@ -187,10 +188,12 @@ impl BuildModel for Models {
                     limit: podsim_noc::PACKET_FLIT_LIMIT,
                 }));
             }
-            announce_packet_run(net, flits);
         }
         let endpoint = crate::presets::endpoint(net, self.endpoint.as_deref())?;
         let m = new_model_at(net, model, packets, ecmp, endpoint.map(|e| e.overhead))?;
+        if model == ModelKind::Packet {
+            announce_packet_run(net, wire_bytes.div_ceil(u128::from(PACKET_FLIT_BYTES)));
+        }
         Ok(match &self.record {
             Some(log) => Box::new(Endpoints::new(m).recording(log.clone())),
             None => m,

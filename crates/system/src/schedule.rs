@@ -386,6 +386,8 @@ fn run_with<W: Waiting>(
     let pod_chips = (BLOCKS as u64 * BLOCK_CHIPS) as f64;
     // Arrivals per hour so that arriving chip-hours = load x pod chips.
     let rate = s.load * pod_chips / (mean_chips * JOB_HOURS);
+    let events = expected_events(mix, s);
+    podsim_engine::watch::estimate(&format!("about {events:.1e} events"), events / 1e7);
     podsim_engine::watch::begin("simulated hours", s.hours as u64);
     let streams = RngStreams::new(s.seed);
     let mut arrivals = streams.stream("schedule/arrivals");

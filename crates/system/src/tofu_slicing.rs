@@ -316,6 +316,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
             why: "needs --lane-fault-at (a lane recovers only from a fault)".into(),
         });
     }
+    podsim_engine::watch::estimate(&format!("about {tx:.1e} slice transmissions"), tx / 3e4);
     let rate = lane_bytes_per_s();
     let hop = crate::presets::tofu_hop_latency(TofuGeneration::TofuD).as_ps() as f64 * 1e-3;
     let ser = |wire: u64| wire as f64 / rate * 1e9; // ns
