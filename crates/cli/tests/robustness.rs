@@ -2452,7 +2452,10 @@ fn an_endless_noc_run_and_bad_time_limits_are_refused() {
 /// Issue 40, item 3: a packet-level workload past the packet level's flit limit ran for
 /// minutes before its sends were refused; it is refused before anything runs. (The example's
 /// four 200 MB all-reduces on 64 chips: 4 x 2 x 63 x 200 MB / 64 B = 1.575 x 10^9 flits.)
-/// A packet-level collective on the pod says how long it will take before it starts.
+/// A packet-level collective says how long it will take before it starts: a ring all-reduce
+/// of 256 MiB on 16 ranks sends 2 x 15/16 x 256 MiB = 480 MiB a rank, 7.5 GiB in all, 1.26 x
+/// 10^8 flits of 64 B, each over torus:4x4's average distance of 2 hops: 2.5 x 10^8
+/// flit-hops, about 25 s at 10^7 a second.
 #[test]
 fn packet_level_runs_are_estimated_before_they_start() {
     let (code, e) = fails(&[
@@ -2470,16 +2473,16 @@ fn packet_level_runs_are_estimated_before_they_start() {
         "collective",
         "all-reduce",
         "--topology",
-        "tpuv4:pod",
+        "torus:4x4",
         "--bytes",
-        "1MiB",
+        "256MiB",
         "--model",
         "packet",
         "--time-limit",
-        "1s",
+        "3s",
     ]);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(124), "{e}");
     assert!(e.contains("flit-hops at the packet level: about"), "{e}");
-    assert!(e.contains("stopped: --time-limit 1s reached"), "{e}");
+    assert!(e.contains("stopped: --time-limit 3s reached"), "{e}");
 }
