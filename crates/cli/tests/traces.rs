@@ -352,3 +352,97 @@ fn the_dojo_tile_step_trace_shows_dma_pushes_reduction_and_barrier() {
     assert!(pushes(0) && !pushes(89));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn every_trace_nests_on_every_track() {
+    // Perfetto draws complete events of one track only if they nest (issue 39): the writer
+    // puts overlapping events on lanes of their own. Every trace below had events that partly
+    // overlapped before; every example scenario through `run` is checked too.
+    let dir = std::env::temp_dir().join(format!("podsim-nesting-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut runs: Vec<(String, Vec<String>)> = [
+        (
+            "data-parallel",
+            "workload examples/workload-data-parallel.toml",
+        ),
+        ("dojo-step", "workload examples/dojo/training-step.toml"),
+        ("noc", "noc --topology mesh:8x8 --rate 0.3"),
+        (
+            "all-reduce",
+            "collective all-reduce --topology torus:4x4 --bytes 1MiB",
+        ),
+    ]
+    .iter()
+    .map(|(name, args)| {
+        let args = args.split(' ').map(String::from).collect();
+        (name.to_string(), args)
+    })
+    .collect();
+    let mut examples: Vec<_> = std::fs::read_dir(root.join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 10);
+    for p in examples {
+        let name = p.file_stem().unwrap().to_str().unwrap();
+        let file = format!("examples/{name}.toml");
+        runs.push((format!("run-{name}"), vec!["run".into(), file]));
+    }
+    // Two at a time: the DOJO step and the all-to-all scenario take seconds each.
+    let next = std::sync::Mutex::new(runs.into_iter());
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let Some((name, mut args)) = next.lock().unwrap().next() else {
+                        break;
+                    };
+                    let file = dir.join(format!("{name}.json"));
+                    args.extend(["--trace".into(), file.to_str().unwrap().into()]);
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let o = podsim(&args);
+                    assert!(
+                        o.status.success(),
+                        "{name}: {}",
+                        String::from_utf8_lossy(&o.stderr)
+                    );
+                    let t: Value =
+                        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+                    std::fs::remove_file(&file).ok();
+                    let lanes = t["traceEvents"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|e| e["name"] == "thread_sort_index");
+                    let r = podsim_report::check_nesting(&t);
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push((name, complete_events(&t).len(), lanes, r));
+                }
+            });
+        }
+    });
+    let mut results = failures.into_inner().unwrap();
+    results.sort_by(|a, b| a.0.cmp(&b.0));
+    let bad: Vec<String> = results
+        .iter()
+        .filter_map(|(name, _, _, r)| r.as_ref().err().map(|e| format!("{name}: {e}")))
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // The four traces named above needed lanes (the collective's only if its transfers overlap
+    // on a rank), and none of them is empty.
+    for (name, events, lanes, _) in &results {
+        if ["data-parallel", "dojo-step", "noc"].contains(&name.as_str()) {
+            assert!(*lanes, "{name} needed no lanes");
+        }
+        if !name.starts_with("run-") {
+            assert!(*events > 0, "{name} traced nothing");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -17,7 +17,7 @@ pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
 };
 pub use table::render;
-pub use trace::Trace;
+pub use trace::{Trace, check_nesting};
 
 /// Why a report could not be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
