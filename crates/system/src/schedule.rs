@@ -338,15 +338,18 @@ pub fn expected_events(mix: &Mix, s: &Schedule) -> f64 {
         REPAIR_HOURS * a / (1.0 - a) + REPAIR_HOURS
     };
     let host_changes = (BLOCKS * HOSTS) as f64 * 2.0 * s.hours / cycle;
+    host_changes + 2.0 * arrival_rate(mix, s.load) * s.hours
+}
+
+/// Jobs arriving per hour so that the arriving chip-hours are `load` x the pod's chips.
+fn arrival_rate(mix: &Mix, load: f64) -> f64 {
     let total: f64 = mix.slices.iter().map(|x| x.percent).sum();
     let mean_chips: f64 = mix
         .slices
         .iter()
         .map(|x| x.percent / total * x.chips() as f64)
         .sum();
-    let arrivals =
-        s.load * (BLOCKS as u64 * BLOCK_CHIPS) as f64 / (mean_chips * JOB_HOURS) * s.hours;
-    host_changes + 2.0 * arrivals
+    load * (BLOCKS as u64 * BLOCK_CHIPS) as f64 / (mean_chips * JOB_HOURS)
 }
 
 /// Run the scheduler on `mix`.
@@ -378,14 +381,8 @@ fn run_with<W: Waiting>(
         )));
     }
     let total: f64 = mix.slices.iter().map(|x| x.percent).sum();
-    let mean_chips: f64 = mix
-        .slices
-        .iter()
-        .map(|x| x.percent / total * x.chips() as f64)
-        .sum();
     let pod_chips = (BLOCKS as u64 * BLOCK_CHIPS) as f64;
-    // Arrivals per hour so that arriving chip-hours = load x pod chips.
-    let rate = s.load * pod_chips / (mean_chips * JOB_HOURS);
+    let rate = arrival_rate(mix, s.load);
     let events = expected_events(mix, s);
     podsim_engine::watch::estimate(&format!("about {events:.1e} events"), events / 1e7);
     podsim_engine::watch::begin("simulated hours", s.hours as u64);
