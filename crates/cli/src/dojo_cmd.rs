@@ -197,7 +197,7 @@ struct NodeArgs {
     /// A kernel file (TOML: name, then [[thread]] tables with iterations and a body = {class
     /// = count, ...} or ops = [class, ...]; classes: loop, counter, predicate, scalar, branch,
     /// agen, sync, load, store, push, matmul, simd, net_commit), e.g.
-    /// examples/dojo/dot-product.toml.
+    /// examples/dojo/matmul.toml.
     #[arg(long, value_name = "FILE")]
     kernel: PathBuf,
     /// Print one JSON object (keys: kernel, cycles, binding_stage, utilization (per stage, 0

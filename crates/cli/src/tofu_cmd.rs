@@ -192,7 +192,7 @@ struct FrameArgs {
     /// dabc1, dx, dy, dz, dabc2, di, b, s, vc, pat, stat, seq; a field not given is 0).
     #[arg(long, value_name = "FIELDS", conflicts_with = "decode")]
     encode: Option<String>,
-    /// A 64-bit header to decode, in hex (e.g. fe0002030580a007).
+    /// A 64-bit header to decode, in hex (e.g. 8800406020820000: LEN 4, DX 2, DY 3, DZ 1, DI 2, VC 1).
     #[arg(long, value_name = "HEX")]
     decode: Option<String>,
     /// Print one JSON object (keys: header_hex, fields, tlp_bytes, split_wire_bytes,
