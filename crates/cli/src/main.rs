@@ -159,6 +159,33 @@ struct Cli {
     quiet: bool,
 }
 
+/// The argument parser's error in one line, as podsim's other errors are: the message (with
+/// the list of missing arguments run together), its tips, and the usage.
+fn one_line(text: &str) -> String {
+    let mut message = Vec::new();
+    let mut tips = Vec::new();
+    let mut usage = None;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u.to_string());
+        } else if line.starts_with("tip:") {
+            tips.push(line.to_string());
+        } else if line.starts_with("For more information") {
+        } else if usage.is_none() {
+            message.push(line.to_string());
+        }
+    }
+    let mut out = message.join(" ");
+    for t in tips {
+        out.push_str("; ");
+        out.push_str(&t);
+    }
+    if let Some(u) = usage {
+        out.push_str(&format!(" (usage: {u}; more with --help)"));
+    }
+    out
+}
+
 /// A wall-clock time: a positive number and `ms`, `s`, `min` or `h` (a bare number is seconds).
 fn parse_wall_time(text: &str) -> Result<std::time::Duration, String> {
     let t = text.trim();
@@ -531,7 +558,22 @@ impl From<ConfigError> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(negative_values_last(std::env::args_os().collect()));
+    let cli = match Cli::try_parse_from(negative_values_last(std::env::args_os().collect())) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            eprintln!("{}", one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
     // Under mpirun (with the `mpi` feature) MPI stays up until main returns.
     let _mpi = ranks::init();
     let limit = match cli.memory_limit.as_deref() {

@@ -2486,3 +2486,33 @@ fn packet_level_runs_are_estimated_before_they_start() {
     assert!(e.contains("flit-hops at the packet level: about"), "{e}");
     assert!(e.contains("stopped: --time-limit 3s reached"), "{e}");
 }
+
+/// Issue 39, item 5: the argument parser's errors are one line too, with their tips and the
+/// usage, like every other error (exit 2).
+#[test]
+fn argument_errors_are_one_line() {
+    let (code, e) = fails(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "ring:4",
+        "--size",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("unexpected argument '--size'")
+            && e.contains("tip:")
+            && e.contains("usage: podsim collective"),
+        "{e}"
+    );
+    let (code, e) = fails(&["gemm", "--m", "1"]);
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("required arguments were not provided: --array <RxC> --dataflow"),
+        "{e}"
+    );
+    let (code, e) = fails(&["frobnicate"]);
+    assert_eq!(code, 2, "{e}");
+    assert!(e.contains("unrecognized subcommand 'frobnicate'"), "{e}");
+}
