@@ -135,7 +135,7 @@ const VALIDATION: &[(&str, &str)] = &[
 #[command(
     name = "podsim",
     version,
-    about = "podsim: simulate machine-learning supercomputers, from the processing element to the pod",
+    about = "Simulate machine-learning supercomputers, from the processing element to the pod",
     long_about = None
 )]
 struct Cli {
@@ -423,8 +423,11 @@ enum Command {
     /// decodes TofuD's routing header (Figs. 4-6); `node` places processes on a node's CQs and
     /// BCHs (Table II).
     Tofu(tofu_cmd::TofuArgs),
-    /// The DOJO node and its mechanisms: `node` runs a kernel through the node's funnel
-    /// pipeline (dojo-microarchitecture.txt, Table 1).
+    /// The DOJO node and its mechanisms (dojo-microarchitecture.txt): `node` runs a kernel
+    /// through the node's funnel pipeline (Table 1); `barrier` builds and times hardware
+    /// barrier trees; `transfer` moves a push, pull, block or broadcast packet by packet;
+    /// `shortcuts` sends far streams through the Z-plane; `dma` runs an interface processor's
+    /// DMA descriptor; `host` writes from a host into its DIPs' HBM.
     Dojo(dojo_cmd::DojoArgs),
     /// Tenstorrent DRAM bandwidth at the packet level (tenstorrent-dram-bandwidth.txt): one
     /// reader kernel per bank with transaction-ID barriers, placed on the top rows, the

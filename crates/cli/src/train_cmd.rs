@@ -22,6 +22,9 @@ const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3";
 
 /// The arguments of `podsim train`.
 #[derive(Args)]
+#[command(
+    override_usage = "podsim train --model <NAME|FILE> --system <SPEC> --parallel <SPEC> [OPTIONS]\n       podsim train --model <NAME|FILE> --search --chips <N> [OPTIONS]"
+)]
 pub struct TrainArgs {
     /// A built-in model (gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3: the unpublished LLM of
     /// Table 3 as assumed in validation/tpu-v4-table3.toml) or a TOML model file with the keys
@@ -31,12 +34,13 @@ pub struct TrainArgs {
     model: String,
     /// The slice: tpuv4:slice=AxBxC[:twisted], or any mesh or torus shorthand of 1 to 3
     /// dimensions (not with --search).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "SPEC", required_unless_present = "search")]
     system: Option<String>,
     /// Table 3's partition spec: pipeline=P,data=D,model1=M1,model2=M2 or [P,D,M1,M2]; the
     /// product is the slice's chips. model2 splits heads and the feed-forward width (tensor
     /// parallelism), model1 splits the batch (and the weights along d_model with 2D weights).
-    #[arg(long, value_name = "SPEC")]
+    /// Quote the bracket form in a shell ("[8,1,8,8]": zsh reads brackets as a pattern).
+    #[arg(long, value_name = "SPEC", required_unless_present = "search")]
     parallel: Option<String>,
     /// Activation/weight partitioning, 1d or 2d each (Table 3's option) [default: 1d/1d].
     #[arg(long, value_name = "A/W")]

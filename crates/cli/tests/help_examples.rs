@@ -95,3 +95,38 @@ fn the_header_tofu_frame_help_shows_decodes() {
         "{out}"
     );
 }
+
+#[test]
+fn train_says_what_it_requires_and_dojo_describes_every_subcommand() {
+    // Issue 39, item 4: `--system` and `--parallel` are required unless `--search`, and the
+    // usage says so; `podsim dojo --help` describes all six subcommands, not only `node`.
+    let t = help(&["train"]);
+    assert!(
+        t.contains("--system <SPEC> --parallel <SPEC>") && t.contains("--search --chips <N>"),
+        "{t}"
+    );
+    let d = help(&["dojo"]);
+    let about = d.lines().next().unwrap_or("");
+    for sub in [
+        "`node`",
+        "`barrier`",
+        "`transfer`",
+        "`shortcuts`",
+        "`dma`",
+        "`host`",
+    ] {
+        assert!(about.contains(sub), "{sub} missing from: {about}");
+    }
+    // The man page's NAME line names podsim once.
+    let o = Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .arg("man")
+        .output()
+        .unwrap();
+    let man = String::from_utf8_lossy(&o.stdout);
+    let name = man
+        .lines()
+        .skip_while(|l| !l.starts_with(".SH NAME"))
+        .nth(1)
+        .unwrap_or("");
+    assert_eq!(name.matches("podsim").count(), 1, "{name}");
+}

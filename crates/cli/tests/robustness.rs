@@ -469,7 +469,15 @@ fn train_refuses_bad_configurations_with_the_reason() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
-    let o = podsim(&["train", "--model", "gpt4", "--system", "tpuv4:slice=8x8x8"]);
+    let o = podsim(&[
+        "train",
+        "--model",
+        "gpt4",
+        "--system",
+        "tpuv4:slice=8x8x8",
+        "--parallel",
+        "[8,1,8,8]",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("neither a built-in model"),
