@@ -236,7 +236,15 @@ fn stop_after(after: std::time::Duration, label: String) {
 /// Note on stderr, before a run starts, when its estimated wall time passes 10 s: `work` says
 /// what is counted, `seconds` is the estimate on one core.
 pub(crate) fn announce_long_run(work: &str, seconds: f64) {
+    // The same note once (a sweep's loads each announce the same run).
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     if seconds > 10.0 {
+        if let Ok(mut said) = SAID.lock() {
+            if said.iter().any(|s| s == work) {
+                return;
+            }
+            said.push(work.to_string());
+        }
         let t = if seconds < 120.0 {
             format!("{seconds:.0} s")
         } else if seconds < 7200.0 {
