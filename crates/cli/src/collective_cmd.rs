@@ -39,6 +39,10 @@ pub struct NetArgs {
     /// Header and trailer bytes per packet, frame gaps included [size; default: 0].
     #[arg(long, value_name = "SIZE")]
     packet_header: Option<String>,
+    /// How many nodes a machine file's machine has (--system FILE) [default: the file's
+    /// `nodes`].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    nodes: Option<u32>,
 }
 
 impl NetArgs {
@@ -53,6 +57,7 @@ impl NetArgs {
             self.link_bandwidth.as_deref(),
             self.link_latency.as_deref(),
             None,
+            self.nodes,
         )?;
         let net = build(&spec, &file)?;
         let (models, timing) = podsim_system::Models::for_net(&net, self.endpoint.as_deref())
@@ -151,9 +156,10 @@ pub struct CollectiveArgs {
     /// all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or barrier.
     kind: String,
     /// The topology, as for `podsim topo` (e.g. torus:4x4x8, tpuv4:slice=4x4x8:twisted; every
-    /// shorthand and preset: `podsim topo --help`), or a system TOML file (the keys of a
-    /// scenario's [[system]]).
-    #[arg(long, value_name = "SPEC")]
+    /// shorthand and preset: `podsim topo --help`), a system TOML file (the keys of a
+    /// scenario's [[system]]), or a machine file (chip, nodes, link classes and tiers:
+    /// examples/machines/dgx-a100.toml; keys in docs/machine-file.md). --system is the same flag.
+    #[arg(long, visible_alias = "system", value_name = "SPEC")]
     topology: String,
     /// Each rank's buffer, as in nccl-tests (all-to-all sends bytes/n to each other rank), e.g.
     /// "64 MiB" [size; required unless --sweep].
@@ -376,6 +382,18 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     let (kind, alg, _) =
         podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
             .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
+    // On a machine file of several nodes the default is hierarchical where the kind has it:
+    // `dimension` runs inside each node first, then across the nodes on the rails.
+    let alg = match net {
+        podsim_topology::Network::Graph(g)
+            if a.algorithm.is_none()
+                && g.grid().len() > 1
+                && kind.algorithms().contains(&Algorithm::DimensionWise) =>
+        {
+            Algorithm::DimensionWise
+        }
+        _ => alg,
+    };
     let chunk = a
         .chunk
         .as_deref()
@@ -591,7 +609,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                 algorithm: alg,
                 bytes: if kind == Kind::Barrier { 0 } else { b },
                 ranks: n as usize,
-                dims: net.cube().map(|c| c.dims().to_vec()).unwrap_or_default(),
+                dims: net.rank_grid(),
                 chunk: s.chunk,
             };
             // The model and plan, and the functional check's buffers (at most ranks^2 entries).
@@ -830,8 +848,9 @@ pub struct MicroArgs {
     /// all-to-all (throughput per endpoint).
     name: String,
     /// The topology, as for `podsim topo`: a shorthand or preset (every one: `podsim topo
-    /// --help`) or a system TOML file (the keys of a scenario's [[system]]).
-    #[arg(long, value_name = "SPEC")]
+    /// --help`), a system TOML file (the keys of a scenario's [[system]]) or a machine file
+    /// (docs/machine-file.md). --system is the same flag.
+    #[arg(long, visible_alias = "system", value_name = "SPEC")]
     topology: String,
     /// Bytes per put (per endpoint for all-to-all) [size; default: 8 B for put-latency,
     /// 64 MiB for put-throughput and injection, 16 MiB for all-to-all].

@@ -280,7 +280,7 @@ fn node_cmd(a: &NodeArgs) -> Result<ExitCode, Failure> {
 
 fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     use podsim_system::dojo_barrier::{self, barriers, whole};
-    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None)?;
+    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
     let net = crate::build(&spec, &file)?;
     let podsim_topology::Network::Dojo(d) = net else {
         return Err(crate::collective_cmd::flag_err(
@@ -412,7 +412,7 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         (None, _) => return Err(flag_err("--to", "push, pull and block need --to X,Y")),
     };
     let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
-    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None)?;
+    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
     let net = crate::build(&spec, &file)?;
     let podsim_topology::Network::Dojo(d) = net else {
         return Err(flag_err(

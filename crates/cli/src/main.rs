@@ -892,15 +892,18 @@ pub(crate) fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
         .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))
 }
 
-/// The system a `--topology` (or `topo`'s SPEC) names: a system TOML file (the keys of a
-/// scenario's [[system]]), which states its own links, or a shorthand or preset with the link
-/// flags; with the file name errors should cite. A bad shorthand's error names `flag`.
+/// The system a `--topology` (or `topo`'s SPEC) names: a machine file (chips, nodes, link
+/// classes and tiers; `nodes` from `--nodes` replaces its node count), a system TOML file (the
+/// keys of a scenario's [[system]]), each of which states its own links, or a shorthand or
+/// preset with the link flags; with the file name errors should cite. A bad shorthand's error
+/// names `flag`.
 pub(crate) fn system_spec(
     flag: &str,
     spec: &str,
     link_bandwidth: Option<&str>,
     link_latency: Option<&str>,
     interfaces: Option<&str>,
+    nodes: Option<u32>,
 ) -> Result<(SystemSpec, String), Failure> {
     let path = Path::new(spec);
     if path.is_file() {
@@ -915,7 +918,30 @@ pub(crate) fn system_spec(
                 format!("{spec} is a file, which states its own links; set the value there"),
             ));
         }
-        return Ok((parse_system(spec, &read(path)?)?, spec.to_string()));
+        let text = read(path)?;
+        if podsim_config::is_machine_file(&text) {
+            return Ok((
+                podsim_config::machine_system(spec, &text, nodes)?,
+                spec.to_string(),
+            ));
+        }
+        if nodes.is_some() {
+            return Err(collective_cmd::flag_err(
+                "--nodes",
+                format!(
+                    "{spec} is a system file, not a machine file ([chip] and [[tier]]s), so it has no nodes to count; drop the flag"
+                ),
+            ));
+        }
+        return Ok((parse_system(spec, &text)?, spec.to_string()));
+    }
+    if nodes.is_some() {
+        return Err(collective_cmd::flag_err(
+            "--nodes",
+            format!(
+                "`{spec}` is a shorthand; --nodes sets the node count of a machine file (such as examples/machines/dgx-a100.toml)"
+            ),
+        ));
     }
     let system = podsim_config::system_from_cli(spec, link_bandwidth, link_latency, interfaces)
         .map_err(|mut e| {
@@ -937,7 +963,7 @@ fn topo(
     interfaces: Option<&str>,
     json: bool,
 ) -> Result<ExitCode, Failure> {
-    let (system, file) = system_spec("SPEC", spec, link_bandwidth, link_latency, interfaces)?;
+    let (system, file) = system_spec("SPEC", spec, link_bandwidth, link_latency, interfaces, None)?;
     let net = build(&system, &file)?;
     let m = net.metrics();
     if json {

@@ -260,7 +260,7 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
 const MAX_ROUTER_CYCLES: u128 = 10_000_000_000;
 
 pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
-    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None)?;
+    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
     let net = build(&spec, &file)?;
     if net.node_count() < 2 {
         return Err(flag_err(

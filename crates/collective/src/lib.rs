@@ -307,7 +307,7 @@ pub fn measure(
         memory_limit,
     } = *s;
     let n = usize::try_from(net.endpoints()).map_err(|_| CollectiveError::TooManyEndpoints)?;
-    let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
+    let dims = net.rank_grid();
     let bytes = if kind == Kind::Barrier { 0 } else { bytes };
     let request = Request {
         kind,

@@ -11,6 +11,7 @@
 
 mod error;
 mod kernel;
+mod machine;
 mod model;
 mod scenario;
 mod shorthand;
@@ -19,6 +20,7 @@ mod workload;
 
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use kernel::{parse_domains, parse_kernel};
+pub use machine::{FABRICS, is_machine_file, machine_system, parse_machine};
 pub use model::parse_model;
 pub use scenario::{DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_system, system_from_cli};
 pub use shorthand::{

@@ -160,7 +160,7 @@ fn duration(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<SimDuration
     })
 }
 
-fn kind(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<LinkKind, ConfigError> {
+pub(crate) fn kind(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<LinkKind, ConfigError> {
     let s = v.get_ref().as_str();
     LinkKind::ALL
         .iter()
@@ -219,6 +219,9 @@ impl RawSystem {
             TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some(
                 "a Tenstorrent grid sets this itself (32 B/cycle NoC links at the chip clock); remove the key"
                     .to_string(),
+            ),
+            TopoSpec::Machine(_) => Some(
+                "a machine file sets its own link classes; remove the key".to_string(),
             ),
             TopoSpec::Cube(_) | TopoSpec::FatTree { .. } => None,
         };
@@ -716,6 +719,7 @@ pub fn system_from_cli(
             | TopoSpec::Grayskull
             | TopoSpec::Wormhole { .. }
             | TopoSpec::Hybrid { .. }
+            | TopoSpec::Machine(_)
             | TopoSpec::TpuV4 { .. },
             None,
         ) => preset.ok_or_else(|| {
@@ -724,6 +728,12 @@ pub fn system_from_cli(
                 "this preset states no link bandwidth; give --link-bandwidth".into(),
             )
         })?,
+        (TopoSpec::Machine(_), Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a machine file sets its own link classes; drop the flag".to_string(),
+            ));
+        }
         (TopoSpec::Hybrid { .. }, Some(_)) => {
             return Err(err(
                 "--link-bandwidth",
@@ -775,6 +785,7 @@ pub fn system_from_cli(
             TopoSpec::TpuV4 { .. } => Some("a TPU v4 slice"),
             TopoSpec::Hybrid { .. } => Some("a hybrid ICI/InfiniBand system"),
             TopoSpec::Dojo(_) => Some("a DOJO system"),
+            TopoSpec::Machine(_) => Some("a machine file"),
             TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some("a Tenstorrent grid"),
         };
         if let Some(what) = fixed {

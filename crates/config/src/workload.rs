@@ -165,7 +165,8 @@ fn default_chip(t: &TopoSpec) -> Option<&'static str> {
         | TopoSpec::FatTree { .. }
         | TopoSpec::Grayskull
         | TopoSpec::Wormhole { .. }
-        | TopoSpec::Hybrid { .. } => None,
+        | TopoSpec::Hybrid { .. }
+        | TopoSpec::Machine(_) => None,
     }
 }
 

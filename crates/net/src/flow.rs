@@ -516,6 +516,14 @@ impl FlowModel {
                 };
             }
         }
+        // A machine file's chip injects and ejects at the sum of its own links.
+        if let Network::Graph(g) = &net {
+            for c in 0..g.chips() {
+                let sum = g.injection(NodeId(c)) as f64;
+                inject[c as usize] = sum;
+                eject[c as usize] = sum;
+            }
+        }
         capacity.extend(inject.iter().chain(eject.iter()));
         let n_links = capacity.len();
         let carried = vec![0.0; links.len()];

@@ -91,7 +91,9 @@ impl NocRouting {
         match net {
             Network::Tenstorrent(_) => NocRouting::Noc0,
             Network::Cube(_) | Network::Tofu(_) => NocRouting::DimensionOrder,
-            Network::FatTree(_) | Network::Dojo(_) | Network::Hybrid(_) => NocRouting::Table,
+            Network::FatTree(_) | Network::Dojo(_) | Network::Hybrid(_) | Network::Graph(_) => {
+                NocRouting::Table
+            }
         }
     }
 }

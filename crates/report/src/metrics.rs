@@ -172,7 +172,8 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
             | Network::FatTree(_)
             | Network::Dojo(_)
             | Network::Tenstorrent(_)
-            | Network::Hybrid(_) => None,
+            | Network::Hybrid(_)
+            | Network::Graph(_) => None,
         };
         row("virtual torus", &|t, _| {
             virt(t).map_or("-".into(), |v| v.shorthand())
@@ -193,7 +194,8 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
             | Network::Tofu(_)
             | Network::FatTree(_)
             | Network::Dojo(_)
-            | Network::Hybrid(_) => None,
+            | Network::Hybrid(_)
+            | Network::Graph(_) => None,
         };
         row("Tensix workers", &|t, _| {
             grid(t).map_or("-".into(), |g| g.workers().to_string())
@@ -212,7 +214,8 @@ pub fn metrics_table(names: &[String], systems: &[(Network, Metrics)]) -> String
             | Network::Tofu(_)
             | Network::FatTree(_)
             | Network::Tenstorrent(_)
-            | Network::Hybrid(_) => None,
+            | Network::Hybrid(_)
+            | Network::Graph(_) => None,
         };
         row("dies", &|t, _| {
             dojo(t).map_or("-".into(), |d| d.dies().to_string())

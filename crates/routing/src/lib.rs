@@ -160,6 +160,7 @@ pub fn paths(net: &podsim_topology::Network, src: NodeId, dst: NodeId) -> Vec<Ve
             .iter()
             .map(|p| by_nodes(p))
             .collect(),
+        Network::Graph(g) => g.paths(src, dst).iter().map(|p| by_nodes(p)).collect(),
         Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
             let Some(c) = net.cube() else {
                 return Vec::new();

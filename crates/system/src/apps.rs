@@ -948,7 +948,7 @@ pub fn memory_estimate(chips: u64) -> Result<u128, String> {
     let ((_, v4), (_, v3)) = slices(chips)?;
     let mut most = 0u128;
     for net in [&v4, &v3] {
-        let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
+        let dims = net.rank_grid();
         for kind in [Kind::AllReduce, Kind::AllToAll] {
             let r = podsim_collective::Request {
                 kind,

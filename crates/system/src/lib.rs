@@ -8,6 +8,7 @@
 
 pub mod apps;
 pub mod availability;
+pub mod cluster;
 pub mod dlrm;
 pub mod dojo_barrier;
 pub mod dojo_dma;

@@ -226,7 +226,8 @@ pub fn endpoints(net: &Network) -> &'static [Endpoint] {
         | Network::FatTree(_)
         | Network::Dojo(_)
         | Network::Tenstorrent(_)
-        | Network::Hybrid(_) => &[],
+        | Network::Hybrid(_)
+        | Network::Graph(_) => &[],
     }
 }
 
@@ -255,6 +256,15 @@ pub enum EndpointError {
 
 /// The endpoint setting `name` of `net` (`None`: its default); an error lists the settings.
 pub fn endpoint(net: &Network, name: Option<&str>) -> Result<Option<Endpoint>, EndpointError> {
+    if let (Network::Graph(g), None) = (net, name) {
+        return Ok(
+            (g.endpoint_overhead() > SimDuration::ZERO).then_some(Endpoint {
+                name: "machine-file",
+                overhead: g.endpoint_overhead(),
+                source: "the machine file's endpoint_overhead",
+            }),
+        );
+    }
     let all = endpoints(net);
     match name {
         None => Ok(all.first().copied()),

@@ -64,6 +64,8 @@ pub enum TopoSpec {
         /// Ports per switch.
         k: u32,
     },
+    /// A machine file's machine: chips, NICs and switches in tiers ([`crate::cluster`]).
+    Machine(Box<crate::cluster::MachineSpec>),
     /// A TPU v4 slice built from blocks and OCS circuits in an otherwise empty pod.
     TpuV4 {
         /// Chips along x, y, z (x <= y <= z).
@@ -89,7 +91,9 @@ impl TopoSpec {
             TopoSpec::Grayskull => TtGrid::grayskull().cube().link().bandwidth,
             TopoSpec::Wormhole { .. } => TtGrid::wormhole_base_link().bandwidth,
             TopoSpec::Dojo(d) => Dojo::new(d.clone())?.on_die_link().bandwidth,
-            TopoSpec::Cube(_) | TopoSpec::FatTree { .. } => return Ok(None),
+            TopoSpec::Cube(_) | TopoSpec::FatTree { .. } | TopoSpec::Machine(_) => {
+                return Ok(None);
+            }
         }))
     }
 
@@ -107,6 +111,7 @@ impl TopoSpec {
             | TopoSpec::Grayskull
             | TopoSpec::Wormhole { .. }
             | TopoSpec::Hybrid { .. }
+            | TopoSpec::Machine(_)
             | TopoSpec::TpuV4 { .. } => SimDuration::ZERO,
         }
     }
@@ -166,6 +171,7 @@ impl SystemSpec {
                 .map(Network::Tofu);
             }
             TopoSpec::FatTree { k } => return FatTree::new(*k, self.link).map(Network::FatTree),
+            TopoSpec::Machine(m) => return m.build(),
             TopoSpec::Dojo(spec) => return Dojo::new(spec.clone()).map(Network::Dojo),
             TopoSpec::Grayskull => return Ok(Network::Tenstorrent(TtGrid::grayskull())),
             TopoSpec::Hybrid { chips } => {

@@ -513,7 +513,8 @@ impl Quantity {
                 | Network::FatTree(_)
                 | Network::Dojo(_)
                 | Network::Tenstorrent(_)
-                | Network::Hybrid(_) => {
+                | Network::Hybrid(_)
+                | Network::Graph(_) => {
                     return Err(QuantityError::NotApplicable(
                         "only a Tofu network has a virtual torus",
                     ));
@@ -532,7 +533,8 @@ impl Quantity {
                 | Network::Tofu(_)
                 | Network::FatTree(_)
                 | Network::Tenstorrent(_)
-                | Network::Hybrid(_) => {
+                | Network::Hybrid(_)
+                | Network::Graph(_) => {
                     return Err(QuantityError::NotApplicable(
                         "only a DOJO system states its SRAM",
                     ));
@@ -630,7 +632,8 @@ impl Quantity {
                 | Network::Tofu(_)
                 | Network::FatTree(_)
                 | Network::Dojo(_)
-                | Network::Hybrid(_) => {
+                | Network::Hybrid(_)
+                | Network::Graph(_) => {
                     return Err(QuantityError::NotApplicable(
                         "only a Tenstorrent grid has DRAM banks and Tensix workers",
                     ));

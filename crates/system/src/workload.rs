@@ -447,7 +447,7 @@ type PlanKey = (Kind, Algorithm, u64, Vec<u32>, usize);
 fn collective_groups(net: &Network, group: &Group, chips: u64) -> Result<Vec<Ranks>, String> {
     match group {
         Group::All => {
-            let dims = net.cube().map(|c| c.dims().to_vec()).unwrap_or_default();
+            let dims = net.rank_grid();
             Ok(vec![((0..chips).collect(), dims)])
         }
         Group::List(l) => Ok(vec![(l.clone(), vec![l.len() as u32])]),

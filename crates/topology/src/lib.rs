@@ -10,6 +10,7 @@
 
 mod dojo;
 mod fattree;
+mod graph;
 mod hybrid;
 mod kncube;
 pub mod metrics;
@@ -24,6 +25,7 @@ pub use dojo::{
     DIP_HBM, DIP_HBM_BYTES_PER_S, DIPS_PER_HOST, Dojo, DojoNode, DojoSpec, NODE_SRAM, TILE_DIES,
 };
 pub use fattree::{FatTree, FatTreeNode};
+pub use graph::{Graph, GraphLink, GraphNode, GraphNodeKind, MAX_GRAPH_NODES, MAX_PATHS};
 pub use hybrid::{GROUP, Hybrid};
 pub use kncube::{Blocks, Direction, KAryNCube, Link, MAX_NODES, Port};
 pub use metrics::{BisectionMethod, DistanceMethod, Metrics, metrics};
@@ -45,6 +47,8 @@ pub enum Network {
     Tenstorrent(TtGrid),
     /// 8-chip ICI groups joined by an InfiniBand fat tree.
     Hybrid(Hybrid),
+    /// Chips, NICs and switches given node by node (a machine file's network).
+    Graph(Graph),
 }
 
 impl Network {
@@ -54,6 +58,7 @@ impl Network {
             Network::FatTree(f) => f.hosts() + f.switches(),
             Network::Dojo(d) => d.node_count(),
             Network::Hybrid(h) => h.node_count(),
+            Network::Graph(g) => g.node_count(),
             Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
                 self.cube().map_or(0, |c| c.node_count())
             }
@@ -66,6 +71,7 @@ impl Network {
             Network::FatTree(f) => f.neighbors(n),
             Network::Dojo(d) => d.links_of(n).into_iter().map(|(v, _)| v).collect(),
             Network::Hybrid(h) => h.links_from(n).into_iter().map(|(v, _)| v).collect(),
+            Network::Graph(g) => g.links_from(n).into_iter().map(|(v, _)| v).collect(),
             Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
                 self.cube().map_or_else(Vec::new, |c| {
                     c.ports(n)
@@ -84,6 +90,7 @@ impl Network {
             Network::FatTree(f) => f.neighbors(n).into_iter().map(|v| (v, f.link())).collect(),
             Network::Dojo(d) => d.links_of(n),
             Network::Hybrid(h) => h.links_from(n),
+            Network::Graph(g) => g.links_from(n),
             Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
                 self.cube().map_or_else(Vec::new, |c| {
                     c.ports(n)
@@ -102,6 +109,7 @@ impl Network {
             Network::FatTree(f) => f.hosts(),
             Network::Dojo(d) => d.routers(),
             Network::Hybrid(h) => u64::from(h.chips()),
+            Network::Graph(g) => g.chips(),
             Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => self.node_count(),
         }
     }
@@ -109,7 +117,7 @@ impl Network {
     /// Network interfaces per endpoint (each injecting at one link's bandwidth).
     pub fn interfaces(&self) -> u32 {
         match self {
-            Network::FatTree(_) | Network::Dojo(_) => 1,
+            Network::FatTree(_) | Network::Dojo(_) | Network::Graph(_) => 1,
             // Six ICI links at ICI rate; the IB NIC is counted in the metrics.
             Network::Hybrid(_) => 6,
             Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
@@ -124,11 +132,22 @@ impl Network {
             Network::Cube(c) => Some(c),
             Network::Tofu(t) => Some(t.cube()),
             Network::Tenstorrent(g) => Some(g.cube()),
-            Network::FatTree(_) | Network::Dojo(_) | Network::Hybrid(_) => None,
+            Network::FatTree(_) | Network::Dojo(_) | Network::Hybrid(_) | Network::Graph(_) => None,
         }
     }
 
-    /// The spec of its links (inside blocks, where there are blocks).
+    /// How the ranks fill the machine for the algorithms that work one dimension at a time,
+    /// fastest first: a cube's dimensions, a machine file's grid (`[chips a node, nodes]`);
+    /// empty for the other networks.
+    pub fn rank_grid(&self) -> Vec<u32> {
+        match self {
+            Network::Graph(g) => g.grid().to_vec(),
+            _ => self.cube().map(|c| c.dims().to_vec()).unwrap_or_default(),
+        }
+    }
+
+    /// The spec of its links (inside blocks, where there are blocks; a machine file's fastest
+    /// link, which no route's per-hop latency beats).
     pub fn link(&self) -> LinkSpec {
         match self {
             Network::Cube(c) => c.link(),
@@ -137,6 +156,7 @@ impl Network {
             Network::FatTree(f) => f.link(),
             Network::Dojo(d) => d.on_die_link(),
             Network::Hybrid(h) => h.ici(),
+            Network::Graph(g) => g.fastest_link(),
         }
     }
 
@@ -146,6 +166,7 @@ impl Network {
             Network::FatTree(f) => format!("fattree:{}", f.k()),
             Network::Dojo(d) => d.mesh().shorthand(),
             Network::Hybrid(h) => format!("8-chip ICI groups + fattree:{}", h.fat_tree().k()),
+            Network::Graph(g) => g.label().to_string(),
             Network::Cube(_) | Network::Tofu(_) | Network::Tenstorrent(_) => {
                 self.cube().map(|c| c.shorthand()).unwrap_or_default()
             }
@@ -161,6 +182,7 @@ impl Network {
             Network::FatTree(f) => metrics::fat_tree_metrics(f),
             Network::Dojo(d) => metrics::dojo_metrics(d),
             Network::Hybrid(h) => metrics::hybrid_metrics(self, h),
+            Network::Graph(g) => g.metrics(),
         }
     }
 
@@ -173,6 +195,7 @@ impl Network {
             Network::Dojo(d) => d.spec().label.clone(),
             Network::Tenstorrent(g) => g.label().to_string(),
             Network::Hybrid(h) => format!("hybrid:{}", h.chips()),
+            Network::Graph(g) => g.label().to_string(),
         }
     }
 }

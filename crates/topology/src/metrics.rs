@@ -41,6 +41,9 @@ pub enum BisectionMethod {
     HalfSpaceCut,
     /// A fat tree's full bisection: half the hosts' links (see [`FatTree::bisection_links`]).
     FullBisectionFatTree,
+    /// The maximum flow between the first and the second half of the chips in rank order (a
+    /// machine file's graph): that split's bandwidth, an upper bound on the bisection width.
+    MaxFlowHalves,
 }
 
 impl BisectionMethod {
@@ -51,6 +54,7 @@ impl BisectionMethod {
             BisectionMethod::StraightCut => "closed-form-straight-cut",
             BisectionMethod::HalfSpaceCut => "half-space-cut-upper-bound",
             BisectionMethod::FullBisectionFatTree => "closed-form-full-bisection-fat-tree",
+            BisectionMethod::MaxFlowHalves => "max-flow-rank-halves",
         }
     }
 
@@ -65,6 +69,9 @@ impl BisectionMethod {
                 "closed form: a fat tree has full bisection (k³/8 links)"
             }
             BisectionMethod::HalfSpaceCut => "cheapest coordinate half-space cut (an upper bound)",
+            BisectionMethod::MaxFlowHalves => {
+                "maximum flow between the two halves of the ranks (an upper bound)"
+            }
         }
     }
 }

@@ -1,0 +1,493 @@
+//! Machine files: a whole machine (its chip, identical nodes, link classes and tiers of
+//! network) as TOML -> [`MachineSpec`]. The keys, as `--help` and `docs/machine-file.md` list
+//! them:
+//!
+//! ```toml
+//! name = "DGX A100"                  # its name in reports
+//! description = "..."                # optional
+//! chips_per_node = 8                 # chips in a node (default 1)
+//! nodes = 8                          # nodes (default 1; --nodes overrides)
+//! endpoint_overhead = "2 us"         # optional: per one-way transfer, sender plus receiver
+//! endpoint_overhead_source = "..."   # where that figure comes from
+//!
+//! [chip]
+//! preset = "a100"                    # a chip preset, or name + the three figures below
+//! name = "h100"
+//! matrix_flops = "989 TFLOP/s"       # peak dense BF16
+//! memory = "80 GiB"                  # capacity
+//! memory_bandwidth = "3.35 TB/s"
+//! source = "..."
+//!
+//! [[link]]                           # a link class
+//! name = "nvlink3"
+//! bandwidth = "300 GB/s"             # per direction
+//! latency = "0 ns"                   # time of flight (default 0)
+//! kind = "electrical"                # on-chip | electrical | optical (default electrical)
+//! source = "..."
+//!
+//! [[tier]]                           # a tier of network
+//! name = "nvswitch"
+//! scope = "node"                     # node (one per node) | machine (across every node)
+//! fabric = "switch"                  # switch | fat-tree | rail-fat-tree | ring:N | mesh:AxB | torus:AxBxC
+//! link = "nvlink3"                   # the class of its links
+//! nic_link = "pcie4"                 # optional: a NIC per chip, joined to it by this class
+//! switch_ports = 40                  # fat trees: ports per switch (even)
+//! switch_latency = "130 ns"          # switch and fat trees: time to cross one switch
+//! source = "..."
+//! ```
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use podsim_system::cluster::{Fabric, LinkClass, MachineChip, MachineSpec, Scope, Tier};
+use podsim_system::{SystemSpec, TopoSpec};
+use podsim_units::{Bandwidth, Bytes, FlopRate, SimDuration};
+
+use crate::error::{ConfigError, from_toml, nearest};
+use crate::scenario::Ctx;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMachine {
+    name: Spanned<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    chips_per_node: Option<Spanned<i64>>,
+    #[serde(default)]
+    nodes: Option<Spanned<i64>>,
+    #[serde(default)]
+    endpoint_overhead: Option<Spanned<String>>,
+    #[serde(default)]
+    endpoint_overhead_source: Option<String>,
+    chip: Spanned<RawChip>,
+    #[serde(default)]
+    link: Vec<Spanned<RawLink>>,
+    #[serde(default)]
+    tier: Vec<Spanned<RawTier>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChip {
+    #[serde(default)]
+    preset: Option<Spanned<String>>,
+    #[serde(default)]
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    matrix_flops: Option<Spanned<String>>,
+    #[serde(default)]
+    memory: Option<Spanned<String>>,
+    #[serde(default)]
+    memory_bandwidth: Option<Spanned<String>>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    name: Spanned<String>,
+    bandwidth: Spanned<String>,
+    #[serde(default)]
+    latency: Option<Spanned<String>>,
+    #[serde(default)]
+    kind: Option<Spanned<String>>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTier {
+    name: Spanned<String>,
+    scope: Spanned<String>,
+    fabric: Spanned<String>,
+    link: Spanned<String>,
+    #[serde(default)]
+    nic_link: Option<Spanned<String>>,
+    #[serde(default)]
+    switch_ports: Option<Spanned<i64>>,
+    #[serde(default)]
+    switch_latency: Option<Spanned<String>>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+/// The fabrics a tier may name (besides the `ring:`, `mesh:` and `torus:` shorthands).
+pub const FABRICS: [&str; 3] = ["switch", "fat-tree", "rail-fat-tree"];
+
+/// Whether `text` (TOML) is a machine file rather than a system file: it has `[[tier]]`s or a
+/// `[chip]` table.
+pub fn is_machine_file(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .map(|t| t.contains_key("tier") || t.contains_key("chip"))
+        .unwrap_or(false)
+}
+
+/// Parse a machine file into its spec; `nodes` (from `--nodes`) replaces the file's count.
+pub fn parse_machine(
+    file: &str,
+    text: &str,
+    nodes: Option<u32>,
+) -> Result<MachineSpec, ConfigError> {
+    let raw: RawMachine = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
+    let ctx = Ctx { file, text };
+    let count = |v: &Option<Spanned<i64>>, key: &str| -> Result<u32, ConfigError> {
+        match v {
+            None => Ok(1),
+            Some(v) => match u32::try_from(*v.get_ref()) {
+                Ok(n) if n > 0 => Ok(n),
+                _ => ctx.err(
+                    Some(v.span()),
+                    key,
+                    format!("{} is not a positive whole number", v.get_ref()),
+                ),
+            },
+        }
+    };
+    let chips_per_node = count(&raw.chips_per_node, "chips_per_node")?;
+    let nodes = match nodes {
+        Some(n) => n,
+        None => count(&raw.nodes, "nodes")?,
+    };
+    let endpoint_overhead = match &raw.endpoint_overhead {
+        None => SimDuration::ZERO,
+        Some(v) => time(&ctx, v, "endpoint_overhead")?,
+    };
+    if raw.endpoint_overhead.is_none() && raw.endpoint_overhead_source.is_some() {
+        return ctx.err(
+            None,
+            "endpoint_overhead_source",
+            "names the source of an endpoint_overhead the file does not give; add endpoint_overhead or drop the key",
+        );
+    }
+    let chip = chip(&ctx, &raw.chip)?;
+    let mut links: Vec<LinkClass> = Vec::new();
+    for (i, l) in raw.link.iter().enumerate() {
+        let l = l.get_ref();
+        let key = |k: &str| format!("link[{i}].{k}");
+        if links.iter().any(|c| &c.name == l.name.get_ref()) {
+            return ctx.err(
+                Some(l.name.span()),
+                &key("name"),
+                format!("a link class `{}` is already defined", l.name.get_ref()),
+            );
+        }
+        let bandwidth = l.bandwidth.get_ref().parse::<Bandwidth>().or_else(|e| {
+            ctx.err(
+                Some(l.bandwidth.span()),
+                &key("bandwidth"),
+                format!("{e}; expected a positive bandwidth such as \"300 GB/s\""),
+            )
+        })?;
+        let latency = match &l.latency {
+            None => SimDuration::ZERO,
+            Some(v) => time(&ctx, v, &key("latency"))?,
+        };
+        let kind = match &l.kind {
+            None => podsim_topology::LinkKind::Electrical,
+            Some(v) => crate::scenario::kind(&ctx, v, &key("kind"))?,
+        };
+        links.push(LinkClass {
+            name: l.name.get_ref().clone(),
+            spec: podsim_topology::LinkSpec {
+                kind,
+                bandwidth,
+                latency,
+            },
+            source: l.source.clone().unwrap_or_default(),
+        });
+    }
+    if raw.tier.is_empty() {
+        return ctx.err(
+            Some(raw.name.span()),
+            "tier",
+            "a machine file needs at least one [[tier]] of network joining its chips",
+        );
+    }
+    let class = |v: &Spanned<String>, key: &str| -> Result<usize, ConfigError> {
+        links
+            .iter()
+            .position(|c| &c.name == v.get_ref())
+            .map_or_else(
+                || {
+                    let names: Vec<&str> = links.iter().map(|c| c.name.as_str()).collect();
+                    ctx.err(
+                        Some(v.span()),
+                        key,
+                        if names.is_empty() {
+                            format!("no [[link]] class `{}`: the file defines none", v.get_ref())
+                        } else {
+                            format!(
+                                "no [[link]] class `{}`; the nearest is `{}` (classes: {})",
+                                v.get_ref(),
+                                nearest(v.get_ref(), &names).unwrap_or(names[0]),
+                                names.join(", ")
+                            )
+                        },
+                    )
+                },
+                Ok,
+            )
+    };
+    let mut tiers = Vec::new();
+    for (i, t) in raw.tier.iter().enumerate() {
+        let t = t.get_ref();
+        let key = |k: &str| format!("tier[{i}].{k}");
+        let scope = match t.scope.get_ref().as_str() {
+            "node" => Scope::Node,
+            "machine" => Scope::Machine,
+            other => {
+                return ctx.err(
+                    Some(t.scope.span()),
+                    &key("scope"),
+                    format!(
+                        "`{other}` is not a scope; expected `node` (one instance a node) or `machine` (one across every node)"
+                    ),
+                );
+            }
+        };
+        let f = t.fabric.get_ref().as_str();
+        let fabric = match f {
+            "switch" => Fabric::Switch,
+            "fat-tree" | "rail-fat-tree" => {
+                let Some(p) = &t.switch_ports else {
+                    return ctx.err(
+                        Some(t.fabric.span()),
+                        &key("switch_ports"),
+                        "a fat tree needs switch_ports, the ports of each switch (even, at least 2)",
+                    );
+                };
+                let ports = match u32::try_from(*p.get_ref()) {
+                    Ok(n) if n >= 2 && n % 2 == 0 && n <= 1024 => n,
+                    _ => {
+                        return ctx.err(
+                            Some(p.span()),
+                            &key("switch_ports"),
+                            format!(
+                                "{} is not an even number of ports from 2 to 1024",
+                                p.get_ref()
+                            ),
+                        );
+                    }
+                };
+                Fabric::FatTree {
+                    ports,
+                    rails: f == "rail-fat-tree",
+                }
+            }
+            _ if f.contains(':') => {
+                let shape = crate::shorthand::parse_shorthand(f)
+                    .or_else(|e| ctx.err(Some(t.fabric.span()), &key("fabric"), e.0))?;
+                if shape.twist.is_some() {
+                    return ctx.err(
+                        Some(t.fabric.span()),
+                        &key("fabric"),
+                        "a tier's chips are linked as a plain ring, mesh or torus; twists are not supported here",
+                    );
+                }
+                Fabric::Cube {
+                    dims: shape.dims,
+                    wrap: shape.wrap,
+                }
+            }
+            other => {
+                let mut all: Vec<&str> = FABRICS.to_vec();
+                all.extend(["ring:N", "mesh:AxB", "torus:AxBxC"]);
+                return ctx.err(
+                    Some(t.fabric.span()),
+                    &key("fabric"),
+                    format!(
+                        "`{other}` is not a fabric; the nearest is `{}` (fabrics: {})",
+                        nearest(other, &all).unwrap_or("switch"),
+                        all.join(", ")
+                    ),
+                );
+            }
+        };
+        if let (Some(p), false) = (&t.switch_ports, matches!(fabric, Fabric::FatTree { .. })) {
+            return ctx.err(
+                Some(p.span()),
+                &key("switch_ports"),
+                "only a fat tree reads switch_ports; drop the key",
+            );
+        }
+        let switch_latency = match (&t.switch_latency, &fabric) {
+            (None, _) => SimDuration::ZERO,
+            (Some(v), Fabric::Cube { .. }) => {
+                return ctx.err(
+                    Some(v.span()),
+                    &key("switch_latency"),
+                    "chips linked directly have no switch to cross; drop the key",
+                );
+            }
+            (Some(v), _) => time(&ctx, v, &key("switch_latency"))?,
+        };
+        tiers.push(Tier {
+            name: t.name.get_ref().clone(),
+            scope,
+            fabric,
+            link: class(&t.link, &key("link"))?,
+            nic_link: t
+                .nic_link
+                .as_ref()
+                .map(|v| class(v, &key("nic_link")))
+                .transpose()?,
+            switch_latency,
+        });
+        let _ = &t.source;
+    }
+    if let Some(unused) = links
+        .iter()
+        .enumerate()
+        .find(|(i, _)| !tiers.iter().any(|t| t.link == *i || t.nic_link == Some(*i)))
+    {
+        return ctx.err(
+            None,
+            "link",
+            format!(
+                "link class `{}` is used by no tier; use it or drop it",
+                unused.1.name
+            ),
+        );
+    }
+    let _ = (&raw.description, &raw.endpoint_overhead_source);
+    Ok(MachineSpec {
+        name: raw.name.get_ref().clone(),
+        chip,
+        chips_per_node,
+        nodes,
+        links,
+        tiers,
+        endpoint_overhead,
+    })
+}
+
+/// A machine file as a system (what `--topology FILE` and `--system FILE` run on).
+pub fn machine_system(
+    file: &str,
+    text: &str,
+    nodes: Option<u32>,
+) -> Result<SystemSpec, ConfigError> {
+    let m = parse_machine(file, text, nodes)?;
+    let link = m.link().ok_or_else(|| ConfigError {
+        file: file.into(),
+        line: None,
+        key: "link".into(),
+        why: "a machine file needs at least one [[link]] class".into(),
+    })?;
+    Ok(SystemSpec {
+        name: m.name.clone(),
+        topology: TopoSpec::Machine(Box::new(m)),
+        link,
+        blocks: None,
+        interfaces: None,
+    })
+}
+
+fn time(ctx: &Ctx<'_>, v: &Spanned<String>, key: &str) -> Result<SimDuration, ConfigError> {
+    v.get_ref().parse::<SimDuration>().or_else(|e| {
+        ctx.err(
+            Some(v.span()),
+            key,
+            format!("{e}; expected a time such as \"130 ns\""),
+        )
+    })
+}
+
+fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigError> {
+    let span = raw.span();
+    let raw = raw.get_ref();
+    let preset = match &raw.preset {
+        None => None,
+        Some(p) => Some(
+            podsim_system::choices::Chip::preset(p.get_ref()).map_or_else(
+                || {
+                    let names: Vec<&str> = podsim_system::choices::CHIPS
+                        .iter()
+                        .map(|c| c.name)
+                        .collect();
+                    ctx.err(
+                        Some(p.span()),
+                        "chip.preset",
+                        format!(
+                            "no chip preset `{}`; the nearest is `{}` (presets: {}); or give name, matrix_flops, memory and memory_bandwidth",
+                            p.get_ref(),
+                            nearest(p.get_ref(), &names).unwrap_or(names[0]),
+                            names.join(", ")
+                        ),
+                    )
+                },
+                Ok,
+            )?,
+        ),
+    };
+    let need = |key: &str| ConfigError {
+        file: ctx.file.into(),
+        line: Some(crate::error::line_of(ctx.text, span.start)),
+        key: format!("chip.{key}"),
+        why: "a chip without a preset states its name, matrix_flops, memory and memory_bandwidth"
+            .into(),
+    };
+    let name = match (&raw.name, &preset) {
+        (Some(n), _) => n.get_ref().clone(),
+        (None, Some(p)) => p.name.to_string(),
+        (None, None) => return Err(need("name")),
+    };
+    let matrix_flops = match (&raw.matrix_flops, &preset) {
+        (Some(v), _) => v.get_ref().parse::<FlopRate>().or_else(|e| {
+            ctx.err(
+                Some(v.span()),
+                "chip.matrix_flops",
+                format!("{e}; expected a rate such as \"312 TFLOP/s\""),
+            )
+        })?,
+        (None, Some(p)) => FlopRate(p.peak_matrix_flops() as u64),
+        (None, None) => return Err(need("matrix_flops")),
+    };
+    let memory_bandwidth = match (&raw.memory_bandwidth, &preset) {
+        (Some(v), _) => v.get_ref().parse::<Bandwidth>().or_else(|e| {
+            ctx.err(
+                Some(v.span()),
+                "chip.memory_bandwidth",
+                format!("{e}; expected a bandwidth such as \"2039 GB/s\""),
+            )
+        })?,
+        (None, Some(p)) => match Bandwidth::from_bytes_per_s(p.memory_bytes_per_s) {
+            Some(b) => b,
+            None => return Err(need("memory_bandwidth")),
+        },
+        (None, None) => return Err(need("memory_bandwidth")),
+    };
+    let memory = match (&raw.memory, &preset) {
+        (Some(v), _) => v.get_ref().parse::<Bytes>().or_else(|e| {
+            ctx.err(
+                Some(v.span()),
+                "chip.memory",
+                format!("{e}; expected a size such as \"80 GiB\""),
+            )
+        })?,
+        (None, Some(p)) => match p.tpu {
+            Some(t) => Bytes(t.hbm_bytes),
+            None => {
+                return ctx.err(
+                    Some(span),
+                    "chip.memory",
+                    format!(
+                        "the {} preset states no memory capacity; give memory (such as \"80 GiB\")",
+                        p.name
+                    ),
+                );
+            }
+        },
+        (None, None) => return Err(need("memory")),
+    };
+    Ok(MachineChip {
+        name,
+        matrix_flops,
+        memory,
+        memory_bandwidth,
+        source: raw.source.clone().unwrap_or_default(),
+    })
+}
