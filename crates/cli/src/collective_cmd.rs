@@ -64,6 +64,8 @@ impl NetArgs {
             .map_err(|e| flag_err("--endpoint", e))?;
         let latency_source = if self.link_latency.is_some() {
             "--link-latency"
+        } else if matches!(net, podsim_topology::Network::Graph(_)) {
+            "machine file"
         } else if timing.link_latency > podsim_units::SimDuration::ZERO {
             "preset"
         } else {
@@ -111,7 +113,7 @@ pub struct Resolved {
     model: ModelKind,
     models: podsim_system::Models,
     timing: podsim_system::Timing,
-    /// Where the link latency came from: `preset` or `--link-latency`.
+    /// Where the link latency came from: `preset`, `machine file`, `--link-latency` or `default`.
     latency_source: &'static str,
 }
 

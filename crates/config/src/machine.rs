@@ -20,7 +20,10 @@
 //!
 //! [[link]]                           # a link class
 //! name = "nvlink3"
-//! bandwidth = "300 GB/s"             # per direction
+//! bandwidth = "300 GB/s"             # line rate, per direction
+//! payload = "128 B"                  # optional: data per packet, with
+//! header = "32 B"                    #   the bytes each packet adds: the link then carries
+//!                                    #   data at bandwidth x payload / (payload + header)
 //! latency = "0 ns"                   # time of flight (default 0)
 //! kind = "electrical"                # on-chip | electrical | optical (default electrical)
 //! source = "..."
@@ -89,6 +92,10 @@ struct RawChip {
 struct RawLink {
     name: Spanned<String>,
     bandwidth: Spanned<String>,
+    #[serde(default)]
+    payload: Option<Spanned<String>>,
+    #[serde(default)]
+    header: Option<Spanned<String>>,
     #[serde(default)]
     latency: Option<Spanned<String>>,
     #[serde(default)]
@@ -181,6 +188,49 @@ pub fn parse_machine(
                 format!("{e}; expected a positive bandwidth such as \"300 GB/s\""),
             )
         })?;
+        let size = |v: &Spanned<String>, k: &str| -> Result<u64, ConfigError> {
+            match v.get_ref().parse::<Bytes>() {
+                Ok(b) => Ok(b.0),
+                Err(e) => ctx.err(
+                    Some(v.span()),
+                    &key(k),
+                    format!("{e}; expected a size such as \"128 B\""),
+                ),
+            }
+        };
+        let line_rate = bandwidth;
+        let bandwidth = match (&l.payload, &l.header) {
+            (None, None) => bandwidth,
+            (Some(p), Some(h)) => {
+                let (payload, header) = (size(p, "payload")?, size(h, "header")?);
+                if payload == 0 {
+                    return ctx.err(
+                        Some(p.span()),
+                        &key("payload"),
+                        "a packet carries at least one byte of data",
+                    );
+                }
+                let data = u128::from(bandwidth.bytes_per_s()) * u128::from(payload)
+                    / (u128::from(payload) + u128::from(header));
+                Bandwidth::from_bytes_per_s(u64::try_from(data).unwrap_or(u64::MAX)).map_or_else(
+                    || {
+                        ctx.err(
+                            Some(h.span()),
+                            &key("header"),
+                            "leaves the link no bandwidth for data",
+                        )
+                    },
+                    Ok,
+                )?
+            }
+            (Some(v), None) | (None, Some(v)) => {
+                return ctx.err(
+                    Some(v.span()),
+                    &key(if l.payload.is_some() { "header" } else { "payload" }),
+                    "payload and header come together: the data per packet and the bytes each packet adds",
+                );
+            }
+        };
         let latency = match &l.latency {
             None => SimDuration::ZERO,
             Some(v) => time(&ctx, v, &key("latency"))?,
@@ -197,6 +247,7 @@ pub fn parse_machine(
                 latency,
             },
             source: l.source.clone().unwrap_or_default(),
+            line_rate,
         });
     }
     if raw.tier.is_empty() {

@@ -22,10 +22,13 @@ pub const MAX_MACHINE_CHIPS: u64 = 16_384;
 pub struct LinkClass {
     /// Its name in the file (`nvlink3`, `hdr`).
     pub name: String,
-    /// Kind, bandwidth per direction, time of flight.
+    /// Kind, the bandwidth data moves at per direction (the line rate less each packet's
+    /// header), time of flight.
     pub spec: LinkSpec,
     /// Where the figures come from.
     pub source: String,
+    /// The line rate per direction, headers included.
+    pub line_rate: podsim_units::Bandwidth,
 }
 
 /// The chip a machine is built of, as the file states it.

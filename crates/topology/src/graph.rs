@@ -560,3 +560,118 @@ impl MaxFlow {
         level.iter().map(|&l| l != u32::MAX).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(gbps: u64, ns: u64) -> LinkSpec {
+        LinkSpec {
+            kind: LinkKind::Electrical,
+            bandwidth: podsim_units::Bandwidth::from_gbps(gbps).unwrap(),
+            latency: SimDuration::from_ps(ns * 1000),
+        }
+    }
+
+    fn switch(name: &str, ns: u64) -> GraphNode {
+        GraphNode {
+            kind: GraphNodeKind::Switch,
+            name: name.into(),
+            latency: SimDuration::from_ps(ns * 1000),
+        }
+    }
+
+    fn l(a: u64, b: u64, spec: LinkSpec) -> GraphLink {
+        GraphLink {
+            a: NodeId(a),
+            b: NodeId(b),
+            spec,
+        }
+    }
+
+    /// Four chips on one switch (node 4), links of 10 GB/s and 5 ns, a switch of 100 ns.
+    fn star() -> Graph {
+        let links = (0..4).map(|c| l(c, 4, link(10, 5))).collect();
+        Graph::new("star", 4, vec![switch("sw", 100)], links, false, Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn a_route_through_a_switch_pays_its_latency_once() {
+        let g = star();
+        assert_eq!(
+            g.paths(NodeId(0), NodeId(3)),
+            vec![vec![NodeId(4), NodeId(3)]]
+        );
+        // Leaving chip 0: 5 ns of flight; leaving the switch: 5 ns + its 100 ns.
+        let out0 = g.links_from(NodeId(0));
+        let out_sw = g.links_from(NodeId(4));
+        let total = out0[0].1.latency.as_ps() + out_sw[3].1.latency.as_ps();
+        assert_eq!(total, 110_000);
+    }
+
+    #[test]
+    fn chips_that_do_not_forward_are_never_crossed() {
+        // A line 0 - 1 - 2 of chips: reachable only if chips forward.
+        let line = || vec![l(0, 1, link(10, 0)), l(1, 2, link(10, 0))];
+        let e = Graph::new("line", 3, Vec::new(), line(), false, Vec::new()).unwrap_err();
+        assert!(e.why.contains("cannot be reached"), "{e}");
+        let g = Graph::new("line", 3, Vec::new(), line(), true, Vec::new()).unwrap();
+        assert_eq!(
+            g.paths(NodeId(0), NodeId(2)),
+            vec![vec![NodeId(1), NodeId(2)]]
+        );
+    }
+
+    #[test]
+    fn equal_cost_paths_are_all_listed_in_link_order() {
+        // Chips 0 and 1 each linked to switches 2 and 3: two paths of two hops.
+        let links = vec![
+            l(0, 2, link(10, 0)),
+            l(0, 3, link(10, 0)),
+            l(1, 2, link(10, 0)),
+            l(1, 3, link(10, 0)),
+        ];
+        let g = Graph::new(
+            "two",
+            2,
+            vec![switch("a", 0), switch("b", 0)],
+            links,
+            false,
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            g.paths(NodeId(0), NodeId(1)),
+            vec![vec![NodeId(2), NodeId(1)], vec![NodeId(3), NodeId(1)]]
+        );
+    }
+
+    #[test]
+    fn the_bisection_is_the_flow_between_the_halves() {
+        // Star of four chips at 10 GB/s: chips 0 and 1 can send 20 GB/s to chips 2 and 3 (their
+        // own links bind), 40 GB/s both ways, and the cut is their two links.
+        let m = star().metrics();
+        assert_eq!(m.bisection_bandwidth_bytes_per_s, 40_000_000_000);
+        assert_eq!(m.bisection_links, 2);
+        // Every pair two hops apart (through the switch).
+        assert_eq!((m.diameter, m.average_distance), (2, 2.0));
+        assert_eq!((m.switches, m.nodes, m.links), (1, 4, 4));
+        assert_eq!(m.injection_bandwidth_bytes_per_s, 10_000_000_000);
+    }
+
+    #[test]
+    fn bad_graphs_are_refused_with_the_reason() {
+        let dup = vec![l(0, 1, link(10, 0)), l(1, 0, link(10, 0))];
+        let e = Graph::new("dup", 2, Vec::new(), dup, true, Vec::new()).unwrap_err();
+        assert!(e.why.contains("summed bandwidth"), "{e}");
+        let past = vec![l(0, 7, link(10, 0))];
+        let e = Graph::new("past", 2, Vec::new(), past, true, Vec::new()).unwrap_err();
+        assert!(e.why.contains("past the last"), "{e}");
+        let lonely = vec![l(0, 1, link(10, 0))];
+        let e = Graph::new("lonely", 3, Vec::new(), lonely, true, Vec::new()).unwrap_err();
+        assert!(e.why.contains("chip 2 has no link"), "{e}");
+        let links = (0..4).map(|c| l(c, 4, link(10, 0))).collect();
+        let e = Graph::new("grid", 4, vec![switch("s", 0)], links, false, vec![3, 2]).unwrap_err();
+        assert_eq!(e.key, "grid");
+    }
+}

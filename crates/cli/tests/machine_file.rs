@@ -1,0 +1,158 @@
+//! Machine files through the binary (issue 35): GPU clusters described in
+//! `examples/machines/`, run with `--system FILE --nodes N`, against hand calculations.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn podsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_podsim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("podsim runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = podsim(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+/// Within 1e-8: the models keep time in whole picoseconds, and each of a ring's steps (a few
+/// ms here, 10^9 ps) rounds its end up by less than one.
+fn close(got: f64, want: f64) {
+    assert!(
+        ((got - want) / want).abs() < 1e-8,
+        "got {got}, want {want} (hand calculation)"
+    );
+}
+
+const GIB: f64 = 1_073_741_824.0;
+
+#[test]
+fn one_dgx_node_all_reduces_at_nvlink_data_rate() {
+    // A ring on a non-blocking switch moves each GPU's share over its own link once a step, so
+    // nccl-tests' busbw is a GPU's NVLink data rate: 300 GB/s x 128 / (128 + 32) = 240 GB/s.
+    let j = json(&[
+        "collective",
+        "all-reduce",
+        "--system",
+        "examples/machines/dgx-a100.toml",
+        "--bytes",
+        "1 GiB",
+        "--json",
+    ]);
+    assert_eq!(j["ranks"], 8);
+    assert_eq!(j["algorithm"], "ring");
+    close(j["bus_bandwidth_bytes_per_s"].as_f64().unwrap(), 240e9);
+}
+
+#[test]
+fn two_dgx_nodes_all_reduce_inside_then_across_on_the_rails() {
+    // Hierarchical (dimension): reduce-scatter over the node's 8 GPUs (7 steps of S/8 at
+    // 240 GB/s), all-reduce of each GPU's S/8 with the same GPU of the other node on its rail
+    // (2 steps of S/16 at the 25 GB/s HDR NIC, each crossing one 130 ns leaf switch), then
+    // all-gather inside (7 steps of S/8):
+    //   t = 2 x 7/8 x S / 240e9 + 2 x 1/2 x (S/8) / 25e9 + 2 x 130 ns.
+    let j = json(&[
+        "collective",
+        "all-reduce",
+        "--system",
+        "examples/machines/dgx-a100.toml",
+        "--nodes",
+        "2",
+        "--bytes",
+        "1 GiB",
+        "--json",
+    ]);
+    assert_eq!(j["ranks"], 16);
+    assert_eq!(j["algorithm"], "dimension");
+    let t = 2.0 * 7.0 / 8.0 * GIB / 240e9 + (GIB / 8.0) / 25e9 + 2.0 * 130e-9;
+    close(j["time_s"].as_f64().unwrap(), t);
+    assert_eq!(j["link_latency_source"], "machine file");
+}
+
+#[test]
+fn the_h100_file_predicts_its_ring_from_the_a100_packets() {
+    // 450 GB/s line rate x 128 / 160 = 360 GB/s busbw on one node.
+    let j = json(&[
+        "collective",
+        "all-reduce",
+        "--system",
+        "examples/machines/dgx-h100.toml",
+        "--bytes",
+        "1 GiB",
+        "--json",
+    ]);
+    close(j["bus_bandwidth_bytes_per_s"].as_f64().unwrap(), 360e9);
+}
+
+#[test]
+fn nodes_on_a_shorthand_is_a_usage_error() {
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "torus:4x4",
+        "--nodes",
+        "2",
+        "--bytes",
+        "1 MiB",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--nodes") && e.contains("machine file"), "{e}");
+}
+
+#[test]
+fn a_machine_file_error_names_the_file_and_the_key() {
+    let dir = std::env::temp_dir().join(format!("podsim-machine-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "bad-class.toml",
+            "name = \"m\"\n[chip]\npreset = \"tpuv4\"\n[[link]]\nname = \"ici\"\nbandwidth = \"50 GB/s\"\n[[tier]]\nname = \"t\"\nscope = \"machine\"\nfabric = \"switch\"\nlink = \"icy\"\n",
+            "tier[0].link",
+        ),
+        (
+            "rails-in-node.toml",
+            "name = \"m\"\nchips_per_node = 4\n[chip]\npreset = \"tpuv4\"\n[[link]]\nname = \"ib\"\nbandwidth = \"25 GB/s\"\n[[tier]]\nname = \"t\"\nscope = \"node\"\nfabric = \"rail-fat-tree\"\nswitch_ports = 8\nlink = \"ib\"\n",
+            "tier.rails",
+        ),
+        (
+            "unknown-key.toml",
+            "name = \"m\"\nnodez = 3\n[chip]\npreset = \"tpuv4\"\n",
+            "nodez",
+        ),
+        (
+            "no-memory.toml",
+            "name = \"m\"\n[chip]\npreset = \"a100\"\n[[link]]\nname = \"ib\"\nbandwidth = \"25 GB/s\"\n[[tier]]\nname = \"t\"\nscope = \"machine\"\nfabric = \"switch\"\nlink = \"ib\"\n",
+            "chip.memory",
+        ),
+    ];
+    for (name, text, key) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_str().unwrap();
+        let o = podsim(&[
+            "collective",
+            "all-reduce",
+            "--system",
+            p,
+            "--bytes",
+            "1 MiB",
+        ]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {e}");
+        assert!(e.contains(name) && e.contains(key), "{name}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
