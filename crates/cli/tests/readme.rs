@@ -176,7 +176,6 @@ fn readme_blocks_are_real_output() {
         "only {} commands found in README.md",
         cases.len()
     );
-
     let mut problems = Vec::new();
     for (skip, _) in SKIP {
         if !cases.iter().any(|c| c.command == *skip) {
@@ -185,21 +184,64 @@ fn readme_blocks_are_real_output() {
             ));
         }
     }
+    problems.extend(stale_blocks("README.md", &cases, SKIP));
+    assert!(
+        problems.is_empty(),
+        "{} README problem(s) (rules: crates/cli/tests/readme.rs):\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+/// The guide's pages (`docs/*.md`) by the same rules, with nothing skipped.
+#[test]
+fn guide_blocks_are_real_output() {
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .expect("docs/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    pages.sort();
+    assert!(!pages.is_empty(), "no guide pages in docs/");
+    let mut problems = Vec::new();
+    for page in pages {
+        let name = format!(
+            "docs/{}",
+            page.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let text = std::fs::read_to_string(&page).expect("a guide page");
+        let cases = cases(&text);
+        if cases.is_empty() {
+            problems.push(format!("{name}: no `$ podsim` block to check"));
+        }
+        problems.extend(stale_blocks(&name, &cases, &[]));
+    }
+    assert!(
+        problems.is_empty(),
+        "{} guide problem(s) (rules: crates/cli/tests/readme.rs):\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+/// Run the podsim commands of `cases` (from the file `name`) and say which blocks are stale
+/// or not podsim commands (unless in `skip`).
+fn stale_blocks(name: &str, cases: &[Case], skip: &[(&str, &str)]) -> Vec<String> {
+    let mut problems = Vec::new();
     let mut todo = Vec::new();
-    for c in &cases {
-        if SKIP.iter().any(|(s, _)| c.command == *s) {
+    for c in cases {
+        if skip.iter().any(|(s, _)| c.command == *s) {
             continue;
         }
         if c.command.starts_with("podsim ") {
             todo.push(c);
         } else {
             problems.push(format!(
-                "README.md:{}: `$ {}` is not a podsim command: list it in SKIP (crates/cli/tests/readme.rs) with the reason it cannot run",
+                "{name}:{}: `$ {}` is not a podsim command: list it in SKIP (crates/cli/tests/readme.rs) with the reason it cannot run",
                 c.line, c.command
             ));
         }
     }
-
     // Two at a time (the machine this runs on may have two cores), in README order.
     let next = AtomicUsize::new(0);
     let outputs: Mutex<Vec<Option<String>>> = Mutex::new(vec![None; todo.len()]);
@@ -227,17 +269,17 @@ fn readme_blocks_are_real_output() {
         let at = |j: usize| actual.get(j).copied().unwrap_or("<end of output>");
         let what = match c.expected.get(k) {
             Some((n, e)) => format!(
-                "README.md:{n}: expected `{e}`\n  the output there: `{}`",
+                "{name}:{n}: expected `{e}`\n  the output there: `{}`",
                 at(j)
             ),
             None => format!(
-                "README.md:{}: the block ends, the output goes on with `{}`",
+                "{name}:{}: the block ends, the output goes on with `{}`",
                 c.expected.last().map_or(c.line, |(n, _)| *n),
                 at(j)
             ),
         };
         problems.push(format!(
-            "README.md:{}: `$ {}` is stale\n  {what}\n  the real output ({} lines):\n{}",
+            "{name}:{}: `$ {}` is stale\n  {what}\n  the real output ({} lines):\n{}",
             c.line,
             c.command,
             actual.len(),
@@ -248,12 +290,7 @@ fn readme_blocks_are_real_output() {
                 .join("\n")
         ));
     }
-    assert!(
-        problems.is_empty(),
-        "{} README problem(s) (rules: crates/cli/tests/readme.rs):\n\n{}",
-        problems.len(),
-        problems.join("\n\n")
-    );
+    problems
 }
 
 #[test]
