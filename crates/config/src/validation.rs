@@ -27,8 +27,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use podsim_system::choices::{Packetization, Setup, parse_names};
-use podsim_system::{CaseClass, CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase};
 use podsim_units::{Bandwidth, Bytes, FlopRate};
+use podsim_validation::{
+    CaseClass, CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase,
+};
 
 use crate::error::{ConfigError, from_toml, nearest};
 use crate::scenario::{Ctx, RawSystem};
@@ -178,7 +180,7 @@ fn tt_case(
     raw: &Spanned<RawTenstorrent>,
     q: Quantity,
     key: &str,
-) -> Result<podsim_system::validation::TtCase, ConfigError> {
+) -> Result<podsim_validation::TtCase, ConfigError> {
     use podsim_system::tt_matmul::Dtype;
     let r = raw.get_ref();
     let sp = Some(raw.span());
@@ -256,7 +258,7 @@ fn tt_case(
             "the matmul runs on a whole Wormhole: drop chip and harvested_rows",
         );
     }
-    Ok(podsim_system::validation::TtCase {
+    Ok(podsim_validation::TtCase {
         chip,
         harvested_rows: r.harvested_rows.clone().unwrap_or_default(),
         data_rate: rate * 1e9,
@@ -731,7 +733,7 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 None => None,
                 Some(t) => {
                     use podsim_system::tofu_barrier::Allocation;
-                    use podsim_system::validation::{BarrierCase, BarrierMetric};
+                    use podsim_validation::{BarrierCase, BarrierMetric};
                     let r = t.get_ref();
                     let allocation = match r.allocation.as_deref() {
                         None => Allocation::Test,

@@ -31,7 +31,6 @@ pub mod tt_dram;
 pub mod tt_matmul;
 pub mod tt_placement;
 pub mod tt_study;
-pub mod validation;
 pub mod workload;
 
 pub use machine::{
@@ -39,10 +38,6 @@ pub use machine::{
     new_model_at,
 };
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
-pub use validation::{
-    CaseClass, CaseCollective, CaseCompute, CaseReport, QUANTITIES, Quantity, QuantityError,
-    Summary, ValidationCase, Verdict,
-};
 
 /// The closed choices of the floors below, as the layers above name them (`podsim-config`
 /// parses text into these without depending on the model crates).
