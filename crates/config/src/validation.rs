@@ -486,8 +486,8 @@ fn packets(
     ctx: &Ctx<'_>,
     p: &RawPackets,
     key: &dyn Fn(&str) -> String,
-) -> Result<(Packetization, Option<podsim_system::tofu_family::Machine>), ConfigError> {
-    use podsim_system::tofu_family::Machine;
+) -> Result<(Packetization, Option<podsim_tofu::family::Machine>), ConfigError> {
+    use podsim_tofu::family::Machine;
     let size = |v: &Spanned<String>, k: &str| {
         v.get_ref().parse::<Bytes>().map(|b| b.0).or_else(|e| {
             ctx.err(
@@ -732,7 +732,7 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
             let tofu_barrier = match &c.tofu_barrier {
                 None => None,
                 Some(t) => {
-                    use podsim_system::tofu_barrier::Allocation;
+                    use podsim_tofu::barrier::Allocation;
                     use podsim_validation::{BarrierCase, BarrierMetric};
                     let r = t.get_ref();
                     let allocation = match r.allocation.as_deref() {
@@ -896,7 +896,7 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 tofu_node: match &c.tofu_node {
                     None => None,
                     Some(t) => {
-                        use podsim_system::tofu_node::Resource;
+                        use podsim_tofu::node::Resource;
                         use podsim_topology::TofuGeneration;
                         let r = t.get_ref();
                         let generation = match r.generation.as_str() {

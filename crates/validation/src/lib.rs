@@ -119,7 +119,7 @@ pub enum Quantity {
     /// BGs on the busiest TNI, stages).
     TofuBarrier,
     /// The serialized latency of the Tofu barrier of `[case.tofu_barrier]`
-    /// ([`podsim_system::tofu_barrier`]), in picoseconds.
+    /// ([`podsim_tofu::barrier`]), in picoseconds.
     TofuBarrierLatency,
     /// A DOJO node's SRAM load bandwidth from its ports (`[case.compute] chip = "dojo-node"`,
     /// [`podsim_compute::dojo_node`]), bytes/s.
@@ -349,7 +349,7 @@ impl Quantity {
             let c = case.tofu_barrier.ok_or(QuantityError::Missing(
                 "a Tofu barrier case needs [case.tofu_barrier]",
             ))?;
-            let r = podsim_system::tofu_barrier::node_barrier(c.points, c.allocation)
+            let r = podsim_tofu::barrier::node_barrier(c.points, c.allocation)
                 .map_err(|e| QuantityError::Invalid(e.to_string()))?;
             return Ok(match c.metric {
                 _ if self == Quantity::TofuBarrierLatency => (r.latency_s * 1e12).round() as u64,
@@ -687,7 +687,7 @@ impl Quantity {
                         )));
                     }
                     if self == Quantity::InjectionRate {
-                        bytes_per_s = podsim_system::tofu_family::injection_limit(m, bytes_per_s)
+                        bytes_per_s = podsim_tofu::family::injection_limit(m, bytes_per_s)
                             .map_err(|e| QuantityError::Invalid(e.to_string()))?;
                     }
                 }
@@ -938,8 +938,8 @@ pub struct ValidationCase {
     /// Packet overheads for the network model (`[case.packets]`; default none).
     pub packets: Packetization,
     /// The Tofu family machine whose frame gave `packets` (`[case.packets] frame`): its host
-    /// bus also limits an `injection_rate` ([`podsim_system::tofu_family`]).
-    pub tofu_frame: Option<podsim_system::tofu_family::Machine>,
+    /// bus also limits an `injection_rate` ([`podsim_tofu::family`]).
+    pub tofu_frame: Option<podsim_tofu::family::Machine>,
     /// The system that should reproduce it (network quantities).
     pub system: Option<SystemSpec>,
     /// The compute model that should reproduce it (compute quantities).
@@ -957,10 +957,7 @@ pub struct ValidationCase {
     /// The step a `dlrm_speedup` case compares with (`[case.dlrm_baseline]`).
     pub dlrm_baseline: Option<podsim_system::dlrm::DlrmCase>,
     /// The generation and resource of a `tofu_node_resource` case (`[case.tofu_node]`).
-    pub tofu_node: Option<(
-        podsim_topology::TofuGeneration,
-        podsim_system::tofu_node::Resource,
-    )>,
+    pub tofu_node: Option<(podsim_topology::TofuGeneration, podsim_tofu::node::Resource)>,
     /// The barrier of a `tofu_barrier` or `tofu_barrier_latency` case (`[case.tofu_barrier]`).
     pub tofu_barrier: Option<BarrierCase>,
     /// The Tenstorrent setting of a `dram_bandwidth` or `matmul_dram_bandwidth` case
@@ -999,7 +996,7 @@ pub struct BarrierCase {
     /// Start-and-end points (processes).
     pub points: u32,
     /// How they get BCHs.
-    pub allocation: podsim_system::tofu_barrier::Allocation,
+    pub allocation: podsim_tofu::barrier::Allocation,
     /// The row of Table VI (`tofu_barrier` cases; latency cases ignore it and must not set it).
     pub metric: BarrierMetric,
 }
