@@ -181,7 +181,7 @@ fn tt_case(
     q: Quantity,
     key: &str,
 ) -> Result<podsim_validation::TtCase, ConfigError> {
-    use podsim_system::tt_matmul::Dtype;
+    use podsim_tenstorrent::matmul::Dtype;
     let r = raw.get_ref();
     let sp = Some(raw.span());
     let t = r.data_rate.trim();

@@ -21,10 +21,6 @@ pub mod schedule;
 pub mod spec;
 pub mod tpu_v4;
 pub mod train;
-pub mod tt_dram;
-pub mod tt_matmul;
-pub mod tt_placement;
-pub mod tt_study;
 pub mod workload;
 
 pub use machine::{

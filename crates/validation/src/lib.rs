@@ -138,14 +138,14 @@ pub enum Quantity {
     /// two tiles side by side).
     TileEdgeBandwidth,
     /// The Tenstorrent DRAM u-benchmark's bandwidth at `[case.tenstorrent]`'s data rate
-    /// ([`podsim_system::tt_study::Study::u_benchmark`]), bytes/s.
+    /// ([`podsim_tenstorrent::study::Study::u_benchmark`]), bytes/s.
     DramBandwidth,
     /// The same u-benchmark's bandwidth over the banks' spec rate, on `[case.tenstorrent]`'s
     /// chip and harvested rows (readers relocated by the document's rule), held in
     /// thousandths.
     DramUtilization,
     /// The DRAM-bound matmul's DRAM bandwidth for `[case.tenstorrent]`'s shape
-    /// ([`podsim_system::tt_matmul`]), bytes/s.
+    /// ([`podsim_tenstorrent::matmul`]), bytes/s.
     MatmulDramBandwidth,
     /// TPU v3 step time over TPU v4's for `[case.app]` ([`podsim_system::apps`]; the geometric
     /// mean of the eight applications when it names none), held in thousandths.
@@ -165,7 +165,7 @@ pub struct TtCase {
     /// Transfers per second of every bank.
     pub data_rate: f64,
     /// The matmul's M, K, N and in1 format (matmul cases).
-    pub matmul: Option<(u64, u64, u64, podsim_system::tt_matmul::Dtype)>,
+    pub matmul: Option<(u64, u64, u64, podsim_tenstorrent::matmul::Dtype)>,
 }
 
 /// The quantity names a case may use.
@@ -308,32 +308,32 @@ impl Quantity {
                 "a Tenstorrent case needs [case.tenstorrent]",
             ))?;
             if self == Quantity::DramUtilization {
-                let study = podsim_system::tt_study::Study {
+                let study = podsim_tenstorrent::study::Study {
                     chip: c.chip,
                     harvested_rows: c.harvested_rows.clone(),
-                    ..podsim_system::tt_study::Study::u_benchmark(c.data_rate)
+                    ..podsim_tenstorrent::study::Study::u_benchmark(c.data_rate)
                 };
-                let r = podsim_system::tt_study::run(&study).map_err(QuantityError::Invalid)?;
+                let r = podsim_tenstorrent::study::run(&study).map_err(QuantityError::Invalid)?;
                 return Ok((r.utilization * 1000.0).round() as u64);
             }
             let bw = match (self, c.matmul) {
                 (Quantity::DramBandwidth, _) => {
-                    let study = podsim_system::tt_study::Study {
+                    let study = podsim_tenstorrent::study::Study {
                         chip: c.chip,
                         harvested_rows: c.harvested_rows.clone(),
-                        ..podsim_system::tt_study::Study::u_benchmark(c.data_rate)
+                        ..podsim_tenstorrent::study::Study::u_benchmark(c.data_rate)
                     };
-                    podsim_system::tt_study::run(&study)
+                    podsim_tenstorrent::study::run(&study)
                         .map_err(QuantityError::Invalid)?
                         .run
                         .bandwidth_bytes_per_s
                 }
                 (_, Some((m, k, n, dtype))) => {
-                    let mm = podsim_system::tt_matmul::Matmul {
+                    let mm = podsim_tenstorrent::matmul::Matmul {
                         dtype,
-                        ..podsim_system::tt_matmul::Matmul::new(m, k, n, c.data_rate)
+                        ..podsim_tenstorrent::matmul::Matmul::new(m, k, n, c.data_rate)
                     };
-                    podsim_system::tt_matmul::run(&mm)
+                    podsim_tenstorrent::matmul::run(&mm)
                         .map_err(QuantityError::Invalid)?
                         .dram_bandwidth_bytes_per_s
                 }
