@@ -1,6 +1,8 @@
 //! Systems assembled from topologies: the presets of the seed machines and the machinery that
 //! puts them together. This release has the TPU v4 pod ([`tpu_v4`]): 64 blocks of 4x4x4 chips
-//! joined by 48 optical circuit switches into slices.
+//! joined by 48 optical circuit switches into slices. The machines modelled beyond their
+//! presets are crates of their own above this one, under `crates/machines/` (`podsim-tofu`,
+//! `podsim-tenstorrent`), and so are the validation cases (`podsim-validation`).
 //!
 //! Architecture invariant: a system owns state that changes over a machine's life (which blocks
 //! are allocated or failed, how switches are programmed); the topologies it hands out are plain
