@@ -170,8 +170,8 @@ fn workload(path: &str, model: Option<&str>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (chip, placement, data_rate=None))]
 fn dram(chip: &str, placement: &str, data_rate: Option<f64>) -> PyResult<String> {
-    use podsim_system::tt_placement::Placement;
-    use podsim_system::tt_study::{self, Study};
+    use podsim_tenstorrent::placement::Placement;
+    use podsim_tenstorrent::study::{self as tt_study, Study};
     let chip = match chip {
         "wormhole" => podsim_topology::TtChip::Wormhole,
         "grayskull" => podsim_topology::TtChip::Grayskull,

@@ -33,8 +33,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use podsim_config::{ConfigError, parse_scenario, parse_system, parse_validation};
 use podsim_system::scenario::RunResult;
-use podsim_system::{Scenario, SystemSpec, ValidationCase};
+use podsim_system::{Scenario, SystemSpec};
 use podsim_topology::Network;
+use podsim_validation::ValidationCase;
 
 /// The built-in default scenario (also `examples/tpu-v4-twisted-all-to-all.toml`).
 const DEFAULT_SCENARIO: (&str, &str) = (
@@ -1270,7 +1271,7 @@ fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
 
 fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
     c.evaluate().map_err(|e| match e {
-        podsim_system::QuantityError::Topology(t) => {
+        podsim_validation::QuantityError::Topology(t) => {
             Failure::usage(format!("{file}: `{}`: {}", t.key, t.why))
         }
         e => Failure::runtime(format!("{file}: case `{}`: {e}", c.figure)),
@@ -1415,9 +1416,9 @@ fn validate(
     bar.finish();
     let mut reports = Vec::with_capacity(cases.len());
     for ((_, c), got) in cases.iter().zip(results) {
-        reports.push(podsim_system::CaseReport::new(c, got?));
+        reports.push(podsim_validation::CaseReport::new(c, got?));
     }
-    let summary = podsim_system::Summary::of(&reports);
+    let summary = podsim_validation::Summary::of(&reports);
     if json {
         outln!(
             "{}",
@@ -1439,9 +1440,9 @@ fn validate(
         )];
         for r in &reports {
             let verdict = match r.result {
-                podsim_system::Verdict::Pass => "pass".to_string(),
-                podsim_system::Verdict::Fail => "FAIL".to_string(),
-                podsim_system::Verdict::NotReproduced => {
+                podsim_validation::Verdict::Pass => "pass".to_string(),
+                podsim_validation::Verdict::Fail => "FAIL".to_string(),
+                podsim_validation::Verdict::NotReproduced => {
                     format!("NOT REPRODUCED: {}", r.reason.as_deref().unwrap_or(""))
                 }
             };

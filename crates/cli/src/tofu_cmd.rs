@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use podsim_report::render;
-use podsim_system::tofu_frame::{self, Frame, Pattern, RoutingHeader, Slice};
+use podsim_tofu::frame::{self as tofu_frame, Frame, Pattern, RoutingHeader, Slice};
 use serde_json::json;
 
 use crate::Failure;
@@ -533,7 +533,7 @@ fn put_cmd(a: &PutArgs) -> Result<ExitCode, Failure> {
 }
 
 fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
-    use podsim_system::tofu_barrier::{self, Allocation};
+    use podsim_tofu::barrier::{self as tofu_barrier, Allocation};
     if a.generation != "tofud" {
         return Err(flag_err(
             "--generation",
@@ -584,8 +584,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     for &p in &a.points {
         if let Some(op) = op {
             let bchs =
-                podsim_system::tofu_node::NodeResources::of(podsim_topology::TofuGeneration::TofuD)
-                    .bchs;
+                podsim_tofu::node::NodeResources::of(podsim_topology::TofuGeneration::TofuD).bchs;
             if p > bchs {
                 return Err(flag_err(
                     "--points",
@@ -815,7 +814,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
 }
 
 fn slicing_cmd(a: &SlicingArgs) -> Result<ExitCode, Failure> {
-    use podsim_system::tofu_slicing::{self, SliceMode, SlicingRun};
+    use podsim_tofu::slicing::{self as tofu_slicing, SliceMode, SlicingRun};
     let mode = SliceMode::parse(&a.mode).ok_or_else(|| {
         flag_err(
             "--mode",
@@ -937,12 +936,12 @@ fn slicing_cmd(a: &SlicingArgs) -> Result<ExitCode, Failure> {
 
 fn rdma_cmd(a: &RdmaArgs) -> Result<ExitCode, Failure> {
     use podsim_collective::ModelKind;
-    use podsim_system::tofu_rdma::{RdmaOp, rdma};
+    use podsim_tofu::rdma::{RdmaOp, rdma};
     let op = RdmaOp::parse(&a.op)
         .ok_or_else(|| flag_err("--op", format!("`{}` is not put, get or atomic", a.op)))?;
     let (generation, shorthand, setting) = generation_setting(&a.row)?;
     let r = rdma(op, generation, setting).map_err(|e| match e {
-        podsim_system::tofu_rdma::RdmaError::NoAtomics => flag_err("--op", e),
+        podsim_tofu::rdma::RdmaError::NoAtomics => flag_err("--op", e),
         e => flag_err("--setting", e),
     })?;
     // Each crossing on a model: its put time less the endpoint overhead it charges.
@@ -1013,7 +1012,7 @@ fn rdma_cmd(a: &RdmaArgs) -> Result<ExitCode, Failure> {
 }
 
 fn node_cmd(a: &NodeArgs) -> Result<ExitCode, Failure> {
-    use podsim_system::tofu_node::{NodeResources, ProcessRequest, place};
+    use podsim_tofu::node::{NodeResources, ProcessRequest, place};
     let (generation, _, _) = generation_setting(&RowArgs {
         generation: a.generation.clone(),
         setting: None,

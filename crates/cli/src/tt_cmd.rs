@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 use podsim_report::render;
-use podsim_system::tt_dram::Layout;
-use podsim_system::tt_matmul::{self, Dtype, In0, Matmul};
-use podsim_system::tt_placement::{Placement, Relocation};
-use podsim_system::tt_study::{self, Study, Vcs};
+use podsim_tenstorrent::dram::Layout;
+use podsim_tenstorrent::matmul::{self as tt_matmul, Dtype, In0, Matmul};
+use podsim_tenstorrent::placement::{Placement, Relocation};
+use podsim_tenstorrent::study::{self as tt_study, Study, Vcs};
 use podsim_topology::{Noc, TtChip};
 use podsim_units::{SimDuration, SimTime};
 use serde_json::json;
@@ -215,7 +215,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
         return Err(flag_err("--block", "expected 1 byte to 256 MiB"));
     }
     let page = size("--page", &a.page)?;
-    if page == 0 || page > podsim_system::tt_dram::MAX_BURST_BYTES {
+    if page == 0 || page > podsim_tenstorrent::dram::MAX_BURST_BYTES {
         return Err(flag_err(
             "--page",
             format!("{page} bytes: expected 1 byte to 8 KiB (one NoC packet)"),

@@ -1,7 +1,7 @@
 //! Scenario, system, workload and validation files and the topology shorthand, in two stages:
 //! what the file says (serde structs, private to this crate) -> a validated, resolved spec of
-//! `podsim-system` (`Scenario`, `SystemSpec`, `ValidationCase`, `Workload`), which that crate
-//! builds and runs. Model code never sees serde.
+//! `podsim-system` (`Scenario`, `SystemSpec`, `Workload`) or `podsim-validation`
+//! (`ValidationCase`), which those crates build and run. Model code never sees serde.
 //!
 //! Every error is a [`ConfigError`] naming the file, the line, the dotted key and what was
 //! expected; unknown keys are rejected with the nearest valid key suggested.

@@ -223,7 +223,7 @@ topology = "tofu:k"
     );
     assert_eq!(
         cases[0].tofu_frame,
-        Some(podsim_system::tofu_family::Machine::Fx10)
+        Some(podsim_tofu::family::Machine::Fx10)
     );
     // FX10's links give 4 x 5.0 x 2016 / 2112 = 19.09 GB/s, its host bus 20 x 128 / 144 =
     // 17.78 GB/s (the smaller, to the MB/s).

@@ -27,8 +27,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use podsim_system::choices::{Packetization, Setup, parse_names};
-use podsim_system::{CaseClass, CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase};
 use podsim_units::{Bandwidth, Bytes, FlopRate};
+use podsim_validation::{
+    CaseClass, CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase,
+};
 
 use crate::error::{ConfigError, from_toml, nearest};
 use crate::scenario::{Ctx, RawSystem};
@@ -178,8 +180,8 @@ fn tt_case(
     raw: &Spanned<RawTenstorrent>,
     q: Quantity,
     key: &str,
-) -> Result<podsim_system::validation::TtCase, ConfigError> {
-    use podsim_system::tt_matmul::Dtype;
+) -> Result<podsim_validation::TtCase, ConfigError> {
+    use podsim_tenstorrent::matmul::Dtype;
     let r = raw.get_ref();
     let sp = Some(raw.span());
     let t = r.data_rate.trim();
@@ -256,7 +258,7 @@ fn tt_case(
             "the matmul runs on a whole Wormhole: drop chip and harvested_rows",
         );
     }
-    Ok(podsim_system::validation::TtCase {
+    Ok(podsim_validation::TtCase {
         chip,
         harvested_rows: r.harvested_rows.clone().unwrap_or_default(),
         data_rate: rate * 1e9,
@@ -484,8 +486,8 @@ fn packets(
     ctx: &Ctx<'_>,
     p: &RawPackets,
     key: &dyn Fn(&str) -> String,
-) -> Result<(Packetization, Option<podsim_system::tofu_family::Machine>), ConfigError> {
-    use podsim_system::tofu_family::Machine;
+) -> Result<(Packetization, Option<podsim_tofu::family::Machine>), ConfigError> {
+    use podsim_tofu::family::Machine;
     let size = |v: &Spanned<String>, k: &str| {
         v.get_ref().parse::<Bytes>().map(|b| b.0).or_else(|e| {
             ctx.err(
@@ -730,8 +732,8 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
             let tofu_barrier = match &c.tofu_barrier {
                 None => None,
                 Some(t) => {
-                    use podsim_system::tofu_barrier::Allocation;
-                    use podsim_system::validation::{BarrierCase, BarrierMetric};
+                    use podsim_tofu::barrier::Allocation;
+                    use podsim_validation::{BarrierCase, BarrierMetric};
                     let r = t.get_ref();
                     let allocation = match r.allocation.as_deref() {
                         None => Allocation::Test,
@@ -894,7 +896,7 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                 tofu_node: match &c.tofu_node {
                     None => None,
                     Some(t) => {
-                        use podsim_system::tofu_node::Resource;
+                        use podsim_tofu::node::Resource;
                         use podsim_topology::TofuGeneration;
                         let r = t.get_ref();
                         let generation = match r.generation.as_str() {

@@ -1,6 +1,8 @@
 //! Systems assembled from topologies: the presets of the seed machines and the machinery that
 //! puts them together. This release has the TPU v4 pod ([`tpu_v4`]): 64 blocks of 4x4x4 chips
-//! joined by 48 optical circuit switches into slices.
+//! joined by 48 optical circuit switches into slices. The machines modelled beyond their
+//! presets are crates of their own above this one, under `crates/machines/` (`podsim-tofu`,
+//! `podsim-tenstorrent`), and so are the validation cases (`podsim-validation`).
 //!
 //! Architecture invariant: a system owns state that changes over a machine's life (which blocks
 //! are allocated or failed, how switches are programmed); the topologies it hands out are plain
@@ -20,19 +22,8 @@ pub mod presets;
 pub mod scenario;
 pub mod schedule;
 pub mod spec;
-pub mod tofu_barrier;
-pub mod tofu_family;
-pub mod tofu_frame;
-pub mod tofu_node;
-pub mod tofu_rdma;
-pub mod tofu_slicing;
 pub mod tpu_v4;
 pub mod train;
-pub mod tt_dram;
-pub mod tt_matmul;
-pub mod tt_placement;
-pub mod tt_study;
-pub mod validation;
 pub mod workload;
 
 pub use machine::{
@@ -40,10 +31,6 @@ pub use machine::{
     new_model_at,
 };
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
-pub use validation::{
-    CaseClass, CaseCollective, CaseCompute, CaseReport, QUANTITIES, Quantity, QuantityError,
-    Summary, ValidationCase, Verdict,
-};
 
 /// The closed choices of the floors below, as the layers above name them (`podsim-config`
 /// parses text into these without depending on the model crates).

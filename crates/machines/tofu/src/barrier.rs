@@ -51,15 +51,15 @@
 //! Every node carries the same groups; all groups of all nodes, in rank order (Fujitsu's
 //! virtual 3-D torus order where the shape has one), run the rounds together. A signal between
 //! BGs of two nodes crosses the network: the hop count in the 6-D mesh/torus times the
-//! preset's per-hop latency ([`crate::presets::tofu_hop_latency`]; an assumption: a barrier
-//! packet pays the same one link and two switches per hop as a put). The software
+//! preset's per-hop latency ([`podsim_system::presets::tofu_hop_latency`]; an assumption: a
+//! barrier packet pays the same one link and two switches per hop as a put). The software
 //! alternative is a dissemination barrier over all processes, each round a put
-//! ([`crate::presets::tofu_put`], TofuD near CMGs: 0.41 us at the ends plus the hops) or, on
-//! the same node, a flag in shared memory ([`MEMORY_FLAG_NS`]).
+//! ([`podsim_system::presets::tofu_put`], TofuD near CMGs: 0.41 us at the ends plus the hops)
+//! or, on the same node, a flag in shared memory ([`MEMORY_FLAG_NS`]).
 
 use podsim_topology::{NodeId, Tofu, TofuGeneration};
 
-use crate::tofu_node::NodeResources;
+use crate::node::NodeResources;
 
 /// BCH plus start-and-end BG, ns (section V.E: "approximately 0.48 us").
 pub const START_END_NS: u64 = 480;
@@ -909,7 +909,7 @@ pub fn machine_barrier(
     }
     let ranks = rank_order(net);
     let b = Barrier::build(nodes, processes, alloc, Some(one.groups_per_node))?;
-    let hop = crate::presets::tofu_hop_latency(TofuGeneration::TofuD).as_ps() / 1000;
+    let hop = podsim_system::presets::tofu_hop_latency(TofuGeneration::TofuD).as_ps() / 1000;
     let cube = net.cube();
     let dims = cube.dims().to_vec();
     let wrap: Vec<bool> = (0..dims.len()).map(|d| cube.has_wrap_link(d)).collect();
@@ -945,7 +945,7 @@ pub fn machine_barrier(
 /// on node `q / processes`): each round a put to `q + 2^k` (TofuD near CMGs: sender and
 /// receiver from Table III's row, plus the hops) or a memory flag on the same node. Seconds.
 fn software_barrier(ranks: &[NodeId], processes: u32, net: &impl Fn(u32, u32) -> u64) -> f64 {
-    let put = crate::presets::TOFU_PUTS
+    let put = podsim_system::presets::TOFU_PUTS
         .iter()
         .find(|p| p.generation == TofuGeneration::TofuD)
         .expect("TofuD has a put row");

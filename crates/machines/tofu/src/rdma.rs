@@ -5,7 +5,7 @@
 //! * **put**: the initiator's software, descriptor and TNI (`sender`), one packet transfer
 //!   through a link and two switches, the target's TNI, memory or cache write and the target
 //!   process's read (`receiver`), and TofuD's far-CMG penalty: Table III's row
-//!   ([`crate::presets::TOFU_PUTS`]).
+//!   ([`podsim_system::presets::TOFU_PUTS`]).
 //! * **get**: the initiator posts the descriptor (`sender`), a request packet crosses, the
 //!   target's TNI reads the data (`target`), the response crosses back, and the initiator's
 //!   TNI writes it where the initiator process reads it (`initiator`). The paper gives no get
@@ -18,7 +18,7 @@
 
 use podsim_topology::TofuGeneration;
 
-use crate::presets::{EndpointError, PutBreakdown, tofu_put};
+use podsim_system::presets::{EndpointError, PutBreakdown, tofu_put};
 
 /// An RDMA operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

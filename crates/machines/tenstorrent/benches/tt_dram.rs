@@ -7,9 +7,9 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented functions
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use podsim_system::tt_matmul::{self, Matmul};
-use podsim_system::tt_placement::Placement;
-use podsim_system::tt_study::{Study, run};
+use podsim_tenstorrent::matmul::{self as tt_matmul, Matmul};
+use podsim_tenstorrent::placement::Placement;
+use podsim_tenstorrent::study::{Study, run};
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("tt_dram");

@@ -1,6 +1,9 @@
 //! Validation cases as typed values, and measuring them: a published figure, its source, the
 //! system or compute model that should reproduce it, and a tolerance. `podsim-config` reads
 //! them from `validation/`; here each quantity is computed on the models.
+//!
+//! Architecture invariant: this crate sits above the machines it validates (`podsim-system`
+//! and the machine crates under `crates/machines/`), and none of them depends on it.
 
 use podsim_collective::{Micro, ModelKind, Setup};
 use podsim_compute::chips::{CHIPS, Chip};
@@ -9,8 +12,8 @@ use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
 use podsim_topology::{Metrics, Network, metrics};
 use podsim_units::{Bandwidth, Bytes};
 
-use crate::machine::{measure, microbench};
-use crate::spec::SystemSpec;
+use podsim_system::machine::{measure, microbench};
+use podsim_system::spec::SystemSpec;
 
 /// Why a case's quantity could not be measured.
 #[derive(Debug, thiserror::Error)]
@@ -98,17 +101,17 @@ pub enum Quantity {
     /// FLOPs per byte, held in thousandths.
     RidgePoint,
     /// A TPU v4 pod's goodput for `[case.availability]` (closed form of
-    /// [`crate::availability`]), a fraction held in thousandths.
+    /// [`podsim_system::availability`]), a fraction held in thousandths.
     Goodput,
-    /// Training throughput of `[case.train]` ([`crate::train`]), sequences per second held in
-    /// thousandths.
+    /// Training throughput of `[case.train]` ([`podsim_system::train`]), sequences per second
+    /// held in thousandths.
     TrainThroughput,
     /// Throughput of `[case.train]` over that of `[case.train_baseline]`, held in thousandths.
     TrainSpeedup,
     /// Two-way bisection bandwidth of the system over its baseline's, held in thousandths.
     BisectionRatio,
-    /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`crate::dlrm`]), held in
-    /// thousandths.
+    /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`podsim_system::dlrm`]),
+    /// held in thousandths.
     DlrmSpeedup,
     /// A Tofu node's count of one communication resource (`[case.tofu_node]`, Table II).
     TofuNodeResource,
@@ -116,7 +119,7 @@ pub enum Quantity {
     /// BGs on the busiest TNI, stages).
     TofuBarrier,
     /// The serialized latency of the Tofu barrier of `[case.tofu_barrier]`
-    /// ([`crate::tofu_barrier`]), in picoseconds.
+    /// ([`podsim_tofu::barrier`]), in picoseconds.
     TofuBarrierLatency,
     /// A DOJO node's SRAM load bandwidth from its ports (`[case.compute] chip = "dojo-node"`,
     /// [`podsim_compute::dojo_node`]), bytes/s.
@@ -135,17 +138,17 @@ pub enum Quantity {
     /// two tiles side by side).
     TileEdgeBandwidth,
     /// The Tenstorrent DRAM u-benchmark's bandwidth at `[case.tenstorrent]`'s data rate
-    /// ([`crate::tt_study::Study::u_benchmark`]), bytes/s.
+    /// ([`podsim_tenstorrent::study::Study::u_benchmark`]), bytes/s.
     DramBandwidth,
     /// The same u-benchmark's bandwidth over the banks' spec rate, on `[case.tenstorrent]`'s
     /// chip and harvested rows (readers relocated by the document's rule), held in
     /// thousandths.
     DramUtilization,
     /// The DRAM-bound matmul's DRAM bandwidth for `[case.tenstorrent]`'s shape
-    /// ([`crate::tt_matmul`]), bytes/s.
+    /// ([`podsim_tenstorrent::matmul`]), bytes/s.
     MatmulDramBandwidth,
-    /// TPU v3 step time over TPU v4's for `[case.app]` ([`crate::apps`]; the geometric mean of
-    /// the eight applications when it names none), held in thousandths.
+    /// TPU v3 step time over TPU v4's for `[case.app]` ([`podsim_system::apps`]; the geometric
+    /// mean of the eight applications when it names none), held in thousandths.
     AppSpeedup,
     /// TPU v4 step time with CMEM off over CMEM on for `[case.app]` (geometric mean when it
     /// names no application), held in thousandths.
@@ -162,7 +165,7 @@ pub struct TtCase {
     /// Transfers per second of every bank.
     pub data_rate: f64,
     /// The matmul's M, K, N and in1 format (matmul cases).
-    pub matmul: Option<(u64, u64, u64, crate::tt_matmul::Dtype)>,
+    pub matmul: Option<(u64, u64, u64, podsim_tenstorrent::matmul::Dtype)>,
 }
 
 /// The quantity names a case may use.
@@ -305,32 +308,32 @@ impl Quantity {
                 "a Tenstorrent case needs [case.tenstorrent]",
             ))?;
             if self == Quantity::DramUtilization {
-                let study = crate::tt_study::Study {
+                let study = podsim_tenstorrent::study::Study {
                     chip: c.chip,
                     harvested_rows: c.harvested_rows.clone(),
-                    ..crate::tt_study::Study::u_benchmark(c.data_rate)
+                    ..podsim_tenstorrent::study::Study::u_benchmark(c.data_rate)
                 };
-                let r = crate::tt_study::run(&study).map_err(QuantityError::Invalid)?;
+                let r = podsim_tenstorrent::study::run(&study).map_err(QuantityError::Invalid)?;
                 return Ok((r.utilization * 1000.0).round() as u64);
             }
             let bw = match (self, c.matmul) {
                 (Quantity::DramBandwidth, _) => {
-                    let study = crate::tt_study::Study {
+                    let study = podsim_tenstorrent::study::Study {
                         chip: c.chip,
                         harvested_rows: c.harvested_rows.clone(),
-                        ..crate::tt_study::Study::u_benchmark(c.data_rate)
+                        ..podsim_tenstorrent::study::Study::u_benchmark(c.data_rate)
                     };
-                    crate::tt_study::run(&study)
+                    podsim_tenstorrent::study::run(&study)
                         .map_err(QuantityError::Invalid)?
                         .run
                         .bandwidth_bytes_per_s
                 }
                 (_, Some((m, k, n, dtype))) => {
-                    let mm = crate::tt_matmul::Matmul {
+                    let mm = podsim_tenstorrent::matmul::Matmul {
                         dtype,
-                        ..crate::tt_matmul::Matmul::new(m, k, n, c.data_rate)
+                        ..podsim_tenstorrent::matmul::Matmul::new(m, k, n, c.data_rate)
                     };
-                    crate::tt_matmul::run(&mm)
+                    podsim_tenstorrent::matmul::run(&mm)
                         .map_err(QuantityError::Invalid)?
                         .dram_bandwidth_bytes_per_s
                 }
@@ -346,7 +349,7 @@ impl Quantity {
             let c = case.tofu_barrier.ok_or(QuantityError::Missing(
                 "a Tofu barrier case needs [case.tofu_barrier]",
             ))?;
-            let r = crate::tofu_barrier::node_barrier(c.points, c.allocation)
+            let r = podsim_tofu::barrier::node_barrier(c.points, c.allocation)
                 .map_err(|e| QuantityError::Invalid(e.to_string()))?;
             return Ok(match c.metric {
                 _ if self == Quantity::TofuBarrierLatency => (r.latency_s * 1e12).round() as u64,
@@ -375,7 +378,7 @@ impl Quantity {
             return Ok((v * 1000.0).round() as u64);
         }
         if self == Quantity::DlrmSpeedup {
-            let time = |c: Option<&crate::dlrm::DlrmCase>, what: &'static str| {
+            let time = |c: Option<&podsim_system::dlrm::DlrmCase>, what: &'static str| {
                 c.ok_or(QuantityError::Missing(what))?
                     .time_s()
                     .map_err(QuantityError::Invalid)
@@ -388,7 +391,7 @@ impl Quantity {
             return Ok((base / t * 1000.0).round() as u64);
         }
         if matches!(self, Quantity::TrainThroughput | Quantity::TrainSpeedup) {
-            let step = |c: Option<&crate::train::TrainCase>, what: &'static str| {
+            let step = |c: Option<&podsim_system::train::TrainCase>, what: &'static str| {
                 c.ok_or(QuantityError::Missing(what))?
                     .step()
                     .map(|r| r.throughput_seqs_per_s)
@@ -611,10 +614,10 @@ impl Quantity {
             }
             Quantity::HostBandwidth => match net {
                 // Host 0 writes 16 GiB into its five DIPs at once, on the flow model
-                // (crate::dojo_dma::host_upload): what its PCIe links carry together.
+                // (podsim_system::dojo_dma::host_upload): what its PCIe links carry together.
                 Network::Dojo(d) if d.hosts() > 0 => {
                     let dips = podsim_topology::DIPS_PER_HOST.min(d.dips());
-                    crate::dojo_dma::host_upload(d, 0, 16 << 30, dips)
+                    podsim_system::dojo_dma::host_upload(d, 0, 16 << 30, dips)
                         .map_err(|_| QuantityError::NotApplicable("the host upload could not run"))?
                         .bandwidth_bytes_per_s
                         .round() as u64
@@ -672,7 +675,7 @@ impl Quantity {
                     ModelKind::Flow,
                     case.packets,
                     u64::MAX,
-                    &crate::Models::default(),
+                    &podsim_system::Models::default(),
                 )?;
                 let mut bytes_per_s = r.throughput_bytes_per_s;
                 if let Some(m) = case.tofu_frame {
@@ -687,7 +690,7 @@ impl Quantity {
                         )));
                     }
                     if self == Quantity::InjectionRate {
-                        bytes_per_s = crate::tofu_family::injection_limit(m, bytes_per_s)
+                        bytes_per_s = podsim_tofu::family::injection_limit(m, bytes_per_s)
                             .map_err(|e| QuantityError::Invalid(e.to_string()))?;
                     }
                 }
@@ -695,7 +698,7 @@ impl Quantity {
                 ((bytes_per_s / 1e6).round() * 1e6) as u64
             }
             Quantity::PutLatency => {
-                let models = crate::Models {
+                let models = podsim_system::Models {
                     endpoint: case.endpoint.clone(),
                     record: None,
                 };
@@ -938,8 +941,8 @@ pub struct ValidationCase {
     /// Packet overheads for the network model (`[case.packets]`; default none).
     pub packets: Packetization,
     /// The Tofu family machine whose frame gave `packets` (`[case.packets] frame`): its host
-    /// bus also limits an `injection_rate` ([`crate::tofu_family`]).
-    pub tofu_frame: Option<crate::tofu_family::Machine>,
+    /// bus also limits an `injection_rate` ([`podsim_tofu::family`]).
+    pub tofu_frame: Option<podsim_tofu::family::Machine>,
     /// The system that should reproduce it (network quantities).
     pub system: Option<SystemSpec>,
     /// The compute model that should reproduce it (compute quantities).
@@ -947,24 +950,24 @@ pub struct ValidationCase {
     /// The endpoint setting (`put_latency`; default: the machine's default).
     pub endpoint: Option<String>,
     /// The pod and slice of a `goodput` case (`[case.availability]`).
-    pub availability: Option<crate::availability::Availability>,
+    pub availability: Option<podsim_system::availability::Availability>,
     /// The training step of a `train_throughput` or `train_speedup` case (`[case.train]`).
-    pub train: Option<crate::train::TrainCase>,
+    pub train: Option<podsim_system::train::TrainCase>,
     /// The step a `train_speedup` case compares with (`[case.train_baseline]`).
-    pub train_baseline: Option<crate::train::TrainCase>,
+    pub train_baseline: Option<podsim_system::train::TrainCase>,
     /// The DLRM step of a `dlrm_speedup` case (`[case.dlrm]`).
-    pub dlrm: Option<crate::dlrm::DlrmCase>,
+    pub dlrm: Option<podsim_system::dlrm::DlrmCase>,
     /// The step a `dlrm_speedup` case compares with (`[case.dlrm_baseline]`).
-    pub dlrm_baseline: Option<crate::dlrm::DlrmCase>,
+    pub dlrm_baseline: Option<podsim_system::dlrm::DlrmCase>,
     /// The generation and resource of a `tofu_node_resource` case (`[case.tofu_node]`).
-    pub tofu_node: Option<(podsim_topology::TofuGeneration, crate::tofu_node::Resource)>,
+    pub tofu_node: Option<(podsim_topology::TofuGeneration, podsim_tofu::node::Resource)>,
     /// The barrier of a `tofu_barrier` or `tofu_barrier_latency` case (`[case.tofu_barrier]`).
     pub tofu_barrier: Option<BarrierCase>,
     /// The Tenstorrent setting of a `dram_bandwidth` or `matmul_dram_bandwidth` case
     /// (`[case.tenstorrent]`).
     pub tenstorrent: Option<TtCase>,
     /// The applications of an `app_speedup` or `app_cmem_gain` case (`[case.app]`).
-    pub app: Option<crate::apps::AppCase>,
+    pub app: Option<podsim_system::apps::AppCase>,
 }
 
 /// Which of Table VI's rows a `tofu_barrier` case reads.
@@ -996,7 +999,7 @@ pub struct BarrierCase {
     /// Start-and-end points (processes).
     pub points: u32,
     /// How they get BCHs.
-    pub allocation: crate::tofu_barrier::Allocation,
+    pub allocation: podsim_tofu::barrier::Allocation,
     /// The row of Table VI (`tofu_barrier` cases; latency cases ignore it and must not set it).
     pub metric: BarrierMetric,
 }

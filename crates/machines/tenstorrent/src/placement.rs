@@ -33,7 +33,7 @@ pub enum Placement {
     /// The working core to the right of each bank's tile, relocated around harvested rows.
     NextToBank,
     /// Chosen by running the study with each of the others and keeping the one that reads
-    /// fastest ([`crate::tt_study::run`]); on its own, [`place`] takes it as next-to-bank.
+    /// fastest ([`crate::study::run`]); on its own, [`place`] takes it as next-to-bank.
     Auto,
 }
 

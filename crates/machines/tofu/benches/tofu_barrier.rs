@@ -6,7 +6,7 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented functions
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use podsim_system::tofu_barrier::{Allocation, machine_barrier, node_barrier};
+use podsim_tofu::barrier::{Allocation, machine_barrier, node_barrier};
 use podsim_topology::Tofu;
 
 fn bench(c: &mut Criterion) {

@@ -8,7 +8,7 @@
 //! # Model (choices where the document is silent)
 //! * A bank reads at `data rate x 2 bytes` (a x16 GDDR6 channel per bank: 12 GT/s gives
 //!   24 GB/s, 12 banks 288 GB/s, the document's spec) times `efficiency` (row hits, bank
-//!   turnarounds, refresh; the one calibrated parameter, [`crate::tt_study`]), after a fixed
+//!   turnarounds, refresh; the one calibrated parameter, [`crate::study`]), after a fixed
 //!   read latency, first come first served.
 //! * A bank takes at most `queue_requests` requests at a time; the rest stay in the NoC in the
 //!   VCs they came by ([`podsim_noc::Noc::hold_credits`]) and block what queues behind them.
@@ -572,9 +572,9 @@ mod tests {
     fn interleaved_tensors_congest_where_sharded_do_not() {
         let g = TtGrid::wormhole(0).unwrap();
         let dram = dram();
-        let tiles = crate::tt_placement::place(
+        let tiles = crate::placement::place(
             &g,
-            crate::tt_placement::Placement::NextToBank,
+            crate::placement::Placement::NextToBank,
             podsim_topology::Noc::Noc0,
         )
         .unwrap();

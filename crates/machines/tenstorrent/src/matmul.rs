@@ -6,7 +6,7 @@
 //! double buffered; the output shards written back to the top rows.
 //!
 //! # Model (choices where the document is silent)
-//! * in1 at the packet level ([`crate::tt_dram::run_gated`]): a reader may fetch block `j`
+//! * in1 at the packet level ([`crate::dram::run_gated`]): a reader may fetch block `j`
 //!   only once its compute kernel has freed the slot of block `j - buffers` (the circular
 //!   buffer), and at most two blocks are in flight (the document's transaction IDs).
 //! * A block is `kb` rows of K: the largest multiple of 32 dividing K whose in1 block is at
@@ -25,9 +25,9 @@
 
 use podsim_topology::Noc;
 
-use crate::tt_dram::{self, DramConfig, Gate, Layout, Reader, shard_tiles};
-use crate::tt_placement::{self, Relocation};
-use crate::tt_study::{self, READ_LATENCY_CYCLES, Vcs};
+use crate::dram::{self as tt_dram, DramConfig, Gate, Layout, Reader, shard_tiles};
+use crate::placement::{self as tt_placement, Relocation};
+use crate::study::{self as tt_study, READ_LATENCY_CYCLES, Vcs};
 
 /// How in1's elements are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -413,7 +413,7 @@ mod tests {
     }
 
     /// 3584 columns on 12 banks: 32-wide tiles give 10 tiles a bank and 2 on the last (1.071,
-    /// by hand in tt_dram's test); 16- and 8-wide tiles 19/15 and 38/30 (1.018). The busiest
+    /// by hand in dram's test); 16- and 8-wide tiles 19/15 and 38/30 (1.018). The busiest
     /// core reads less, so the matmul ends sooner.
     #[test]
     fn narrower_tiles_finish_sooner() {

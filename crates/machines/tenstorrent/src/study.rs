@@ -1,7 +1,7 @@
 //! The DRAM bandwidth study of tenstorrent-dram-bandwidth.txt as one call: a chip, its
 //! harvest, a reader placement, the NoC and its virtual channels, the readers' transaction
 //! IDs and blocks, the tensor layout; one reader per bank, run at the packet level
-//! ([`crate::tt_dram`]), reported with the spec bandwidth, the utilisation and the routes that
+//! ([`crate::dram`]), reported with the spec bandwidth, the utilisation and the routes that
 //! overlap.
 //!
 //! # Parameters and their sources
@@ -23,8 +23,8 @@
 use podsim_noc::{NocRouting, RouterConfig};
 use podsim_topology::{Noc, TtChip, TtGrid};
 
-use crate::tt_dram::{self, DramConfig, DramRun, Layout, Reader};
-use crate::tt_placement::{self, Link, Placement, Relocation};
+use crate::dram::{self as tt_dram, DramConfig, DramRun, Layout, Reader};
+use crate::placement::{self as tt_placement, Link, Placement, Relocation};
 
 /// The fraction of a bank's raw rate it sustains (row misses, turnarounds, refresh):
 /// calibrated once so the u-benchmark ([`Study::u_benchmark`]) reads 267 GB/s at 12 GT/s on
@@ -47,7 +47,7 @@ pub fn tt_router() -> RouterConfig {
         flit_bytes: tt_dram::FLIT_BYTES,
         packet_flits: 1,
         arbitration: podsim_noc::Arbitration::Fcfs,
-        memory_limit: crate::machine::memory_limit(),
+        memory_limit: podsim_system::machine::memory_limit(),
         ..RouterConfig::default()
     }
 }

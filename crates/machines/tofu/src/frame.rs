@@ -31,7 +31,7 @@
 //! three rows of Fig. 6 after the TLP: half the DLLP, half the control, F flags and the FCS;
 //! duplicate: 32 bytes, Fig. 4's four rows), inter-frame gap 12 (an assumption, Ethernet's
 //! minimum; see `validation/tofud-frame.toml`; on the link it takes whole 8-byte lane words,
-//! [`crate::tofu_family`]). The FCS is a CRC-32 (IEEE 802.3) over the
+//! [`crate::family`]). The FCS is a CRC-32 (IEEE 802.3) over the
 //! slice's header and data (an assumption: the text says "a CRC code called FCS").
 
 /// Preamble bytes per slice (Fig. 4).
@@ -579,7 +579,7 @@ mod tests {
         // per lane 8 + 8 + 1024 + 24 + 12 = 1076 bytes, 2152 for the frame: 2016 / 2152 =
         // 93.68% of the bytes serialized. On the link each lane's fields take whole 8-byte
         // words (the gap 16, not 12): 2160 bytes, 93.33%, the efficiency of
-        // validation/tofud-frame.toml (crate::tofu_family; paper: 93%).
+        // validation/tofud-frame.toml (crate::family; paper: 93%).
         let f = Frame {
             header: RoutingHeader {
                 len: 63,

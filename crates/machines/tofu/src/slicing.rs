@@ -2,16 +2,16 @@
 //! TofuD link, two lanes with independent PCSs, frames split over both lanes or duplicated on
 //! both, chosen per frame from the receiver's transmission-quality status (STAT); bit errors
 //! and lane faults; CRC (FCS) errors answered by link-level retransmission. Every frame is a
-//! real one: built, sliced, corrupted bit by bit, checked and merged by [`crate::tofu_frame`],
+//! real one: built, sliced, corrupted bit by bit, checked and merged by [`crate::frame`],
 //! and the receiver verifies each delivered TLP against what was sent.
 //!
 //! # The link
 //! * Lanes: 2 x 28.05 Gb/s, 64b/66b (seed Table I, [`podsim_topology::TofuGeneration`]): 3.4 GB/s
 //!   of frame bytes per lane. A slice occupies its lane for its wire bytes (preamble, header,
-//!   data, link block, FCS, inter-frame gap: [`crate::tofu_frame::Slice::wire_bytes`]).
+//!   data, link block, FCS, inter-frame gap: [`crate::frame::Slice::wire_bytes`]).
 //! * Latency: a slice arrives its serialization plus the preset's packet transfer (one link
-//!   and two switches, 0.1 us, [`crate::presets::tofu_hop_latency`]) after it starts; an
-//!   acknowledgement, a NACK or a STAT change rides the reverse slices and takes the same
+//!   and two switches, 0.1 us, [`podsim_system::presets::tofu_hop_latency`]) after it starts;
+//!   an acknowledgement, a NACK or a STAT change rides the reverse slices and takes the same
 //!   0.1 us back (an assumption: the reverse lanes always carry traffic).
 //! * Errors: each lane has a bit error rate; a slice of `b` bits is hit with probability
 //!   `1 - (1 - BER)^b`, and a hit flips one random bit, which its FCS catches. A failed lane
@@ -42,7 +42,7 @@ use podsim_topology::TofuGeneration;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::tofu_frame::{self, Frame, RoutingHeader, Slice};
+use crate::frame::{self, Frame, RoutingHeader, Slice};
 
 /// Frames the sender may have unacknowledged (an assumption; a few round trips of 2 KiB frames).
 pub const RETRY_BUFFER: u64 = 32;
@@ -290,7 +290,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
         });
     }
     let estimate = r.packets * FRAME_BYTES;
-    let limit = crate::machine::memory_limit();
+    let limit = podsim_system::machine::memory_limit();
     if estimate > limit {
         return Err(SlicingError::Setting {
             key: "--packets",
@@ -318,7 +318,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
     }
     podsim_engine::watch::estimate(&format!("about {tx:.1e} slice transmissions"), tx / 3e4);
     let rate = lane_bytes_per_s();
-    let hop = crate::presets::tofu_hop_latency(TofuGeneration::TofuD).as_ps() as f64 * 1e-3;
+    let hop = podsim_system::presets::tofu_hop_latency(TofuGeneration::TofuD).as_ps() as f64 * 1e-3;
     let ser = |wire: u64| wire as f64 / rate * 1e9; // ns
     let down = |lane: usize, t0: f64, t1: f64| -> bool {
         lane == 1
@@ -419,7 +419,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
         let k = next;
         let frame = frame_of(k, r.bytes);
         let mut slices: [Slice; 2] =
-            tofu_frame::slice(&frame, split).expect("a frame of a valid size slices");
+            frame::slice(&frame, split).expect("a frame of a valid size slices");
         if sent[k as usize] {
             res.retransmissions += 1;
         } else {
@@ -458,7 +458,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
                     s.tlp[b / 8] ^= 1 << (b % 8);
                 }
             }
-            let ok = tofu_frame::check(l, s).is_ok();
+            let ok = frame::check(l, s).is_ok();
             if !ok {
                 res.fcs_errors += 1;
             }
@@ -483,7 +483,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
             got[0].unwrap_or(false).then_some(&slices[0]),
             got[1].unwrap_or(false).then_some(&slices[1]),
         ];
-        match tofu_frame::merge(intact) {
+        match frame::merge(intact) {
             Ok(f) if f.tlp == frame.tlp && f.header.seq == frame.header.seq => {
                 expected += 1;
                 res.packets_delivered += 1;
@@ -514,7 +514,7 @@ pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
         }
     }
     let bytes = |split: bool| {
-        let s = tofu_frame::slice(&frame_of(0, r.bytes), split).expect("valid");
+        let s = frame::slice(&frame_of(0, r.bytes), split).expect("valid");
         s[0].wire_bytes()
     };
     let start_split = !matches!(r.mode, SliceMode::Duplicate);
