@@ -62,6 +62,24 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "collective-dgx-a100-8-nodes-json",
+        &[
+            "collective",
+            "all-reduce",
+            "--system",
+            "examples/machines/dgx-a100.toml",
+            "--nodes",
+            "8",
+            "--bytes",
+            "1 GiB",
+            "--json",
+        ],
+    ),
+    (
+        "topo-dgx-h100",
+        &["topo", "examples/machines/dgx-h100.toml"],
+    ),
+    (
         "collective-all-reduce-json",
         &[
             "collective",
