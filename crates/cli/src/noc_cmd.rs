@@ -16,9 +16,13 @@ use podsim_report::render;
 #[derive(Args)]
 pub struct NocArgs {
     /// The network: a shorthand (`mesh:8x8`, `torus:8x8`, `torus:4x4x4`, `grayskull`,
-    /// `fattree:4`, `tofu:...`) or a system TOML file.
-    #[arg(long, value_name = "SPEC")]
+    /// `fattree:4`, `tofu:...`), a system TOML file or a machine file (docs/machine-file.md;
+    /// its switches are routers, its chips the endpoints). --system is the same flag.
+    #[arg(long, visible_alias = "system", value_name = "SPEC")]
     topology: String,
+    /// How many nodes a machine file's machine has [default: the file's `nodes`].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    nodes: Option<u32>,
     /// dor (dimension order with dateline classes), minimal (twisted tori too), noc0 / noc1
     /// (Tenstorrent grids) or table (the network's route tables; fat trees, DOJO)
     /// [default: dor on cubes, noc0 on Tenstorrent grids, table otherwise].
@@ -260,7 +264,7 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
 const MAX_ROUTER_CYCLES: u128 = 10_000_000_000;
 
 pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
-    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
+    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, a.nodes)?;
     let net = build(&spec, &file)?;
     if net.node_count() < 2 {
         return Err(flag_err(
