@@ -8,8 +8,8 @@
 use std::str::FromStr;
 
 use podsim_config::{
-    parse_kernel, parse_model, parse_scenario, parse_shorthand, parse_system, parse_topology,
-    parse_validation, parse_workload,
+    parse_kernel, parse_machine, parse_model, parse_scenario, parse_shorthand, parse_system,
+    parse_topology, parse_validation, parse_workload,
 };
 use podsim_units::{Bandwidth, Bytes, FlopRate, Flops, Frequency, SimDuration, SimTime};
 use proptest::prelude::*;
@@ -294,6 +294,10 @@ fn the_file_parsers_never_panic() {
             let _ = parse_validation("fuzz.toml", &s);
             let _ = parse_model("fuzz.toml", &s);
             let _ = parse_kernel("fuzz.toml", &s);
+            // A machine file that parses also builds, or says why not.
+            if let Ok(m) = parse_machine("fuzz.toml", &s, None) {
+                let _ = m.build();
+            }
             Ok(())
         })
         .unwrap();
@@ -310,6 +314,7 @@ fn file_errors_name_the_file() {
                 parse_workload("fuzz.toml", &s).err(),
                 parse_validation("fuzz.toml", &s).err(),
                 parse_kernel("fuzz.toml", &s).err(),
+                parse_machine("fuzz.toml", &s, None).err(),
             ]
             .into_iter()
             .flatten()
