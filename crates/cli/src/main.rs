@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use podsim_config::{ConfigError, parse_scenario, parse_system, parse_validation};
+use podsim_config::{ConfigError, parse_scenario, parse_system};
 use podsim_system::scenario::RunResult;
 use podsim_system::{Scenario, SystemSpec};
 use podsim_topology::Network;
@@ -42,6 +42,28 @@ const DEFAULT_SCENARIO: (&str, &str) = (
     "examples/tpu-v4-twisted-all-to-all.toml",
     include_str!("../../../examples/tpu-v4-twisted-all-to-all.toml"),
 );
+
+/// The machine files built into the binary (`examples/machines/`), which validation cases
+/// name by path (a test checks the directory and this list agree).
+pub(crate) const MACHINES: &[(&str, &str)] = &[
+    (
+        "examples/machines/dgx-a100.toml",
+        include_str!("../../../examples/machines/dgx-a100.toml"),
+    ),
+    (
+        "examples/machines/dgx-h100.toml",
+        include_str!("../../../examples/machines/dgx-h100.toml"),
+    ),
+];
+
+/// A machine file by path: the built-in copy, else the file on disk.
+fn machine_file(path: &str) -> Option<String> {
+    MACHINES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, t)| (*t).to_string())
+        .or_else(|| std::fs::read_to_string(path).ok())
+}
 
 /// The validation cases built into the binary: the files of `validation/`, sorted by name
 /// (a test checks the two agree).
@@ -129,6 +151,10 @@ const VALIDATION: &[(&str, &str)] = &[
     (
         "validation/tpu-v4-v3-apps.toml",
         include_str!("../../../validation/tpu-v4-v3-apps.toml"),
+    ),
+    (
+        "validation/gpu-clusters.toml",
+        include_str!("../../../validation/gpu-clusters.toml"),
     ),
 ];
 
@@ -1324,7 +1350,7 @@ fn validate(
     // cores; the table and the first error are those of the serial run, in case order.
     let mut cases = Vec::new();
     for (file, text) in &files {
-        for c in parse_validation(file, text)? {
+        for c in podsim_config::parse_validation_with(file, text, &machine_file)? {
             cases.push((file.as_str(), c));
         }
     }
@@ -1466,4 +1492,23 @@ fn validate(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The machine files built into the binary are those of `examples/machines/`.
+    #[test]
+    fn built_in_machines_are_the_directory() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/machines");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| format!("examples/machines/{}", e.file_name().to_string_lossy()))
+            .filter(|p| p.ends_with(".toml"))
+            .collect();
+        on_disk.sort();
+        let mut built: Vec<String> = super::MACHINES.iter().map(|(p, _)| p.to_string()).collect();
+        built.sort();
+        assert_eq!(built, on_disk);
+    }
 }

@@ -33,9 +33,13 @@ pub struct TrainArgs {
     #[arg(long, value_name = "NAME|FILE")]
     model: String,
     /// The slice: tpuv4:slice=AxBxC[:twisted], or any mesh or torus shorthand of 1 to 3
-    /// dimensions (not with --search).
+    /// dimensions, of TPU v4 chips; or a machine file of a chip preset (a100:
+    /// examples/machines/dgx-a100.toml, docs/machine-file.md) (not with --search).
     #[arg(long, value_name = "SPEC", required_unless_present = "search")]
     system: Option<String>,
+    /// How many nodes the machine file's machine has [default: the file's `nodes`].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    nodes: Option<u32>,
     /// Table 3's partition spec: pipeline=P,data=D,model1=M1,model2=M2 or [P,D,M1,M2]; the
     /// product is the slice's chips. model2 splits heads and the feed-forward width (tensor
     /// parallelism), model1 splits the batch (and the weights along d_model with 2D weights).
@@ -60,9 +64,9 @@ pub struct TrainArgs {
     remat: String,
     /// CMEM (TPU v4's 128 MiB on-chip memory): on, a layer's weight shard that fits in half of
     /// it is read at CMEM bandwidth (4.8 TB/s, an assumption) instead of HBM; off, as Fig. 13's
-    /// "CMEM off".
-    #[arg(long, value_name = "ON|OFF", default_value = "on")]
-    cmem: String,
+    /// "CMEM off" [default: on; a chip without CMEM has none to turn on or off].
+    #[arg(long, value_name = "ON|OFF")]
+    cmem: Option<String>,
     /// How collectives are timed: analytic (closed form, contention-free rings) or flow (the
     /// layer runs as a workload on the slice's flow model, every group at once).
     #[arg(long, value_name = "FIDELITY", default_value = "flow")]
@@ -119,6 +123,44 @@ fn model_of(spec: &str) -> Result<Transformer, Failure> {
             podsim_units::nearest(spec, &names).unwrap_or("")
         ),
     ))
+}
+
+/// The system `--system` names, its network and the machine a step runs on: a TPU slice or
+/// mesh/torus shorthand of `tpuv4` chips, or a machine file (`--nodes` nodes) of its own chip,
+/// which must be a chip preset (the step times GEMMs on the preset's matrix units).
+fn machine(
+    system: &str,
+    nodes: Option<u32>,
+    tpu: ChipSpec,
+) -> Result<(podsim_system::SystemSpec, podsim_topology::Network, Machine), Failure> {
+    let path = std::path::Path::new(system);
+    if path.is_file() {
+        let (spec, file) = crate::system_spec("--system", system, None, None, None, nodes)?;
+        if !matches!(spec.topology, podsim_system::TopoSpec::Machine(_)) {
+            return Err(flag_err(
+                "--system",
+                format!(
+                    "{system} is a system file; training steps run on a TPU slice shorthand or a machine file (docs/machine-file.md)"
+                ),
+            ));
+        }
+        let net = crate::build(&spec, &file)?;
+        let m = Machine::for_system(&spec, &net)
+            .map_err(|e| flag_err("--system", format!("{file}: {e}")))?;
+        return Ok((spec, net, m));
+    }
+    if nodes.is_some() {
+        return Err(flag_err(
+            "--nodes",
+            format!("`{system}` is a slice; --nodes sets the node count of a machine file"),
+        ));
+    }
+    let spec = podsim_config::system_from_cli(system, None, None, None)?;
+    let net = spec
+        .build()
+        .map_err(|e| flag_err("--system", e.to_string()))?;
+    let m = Machine::of(&net, tpu).map_err(|e| flag_err("--system", e))?;
+    Ok((spec, net, m))
 }
 
 /// Run `podsim train`.
@@ -183,15 +225,28 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         None => Mapping::DEFAULT,
         Some(s) => Mapping::parse(s).map_err(|e| flag_err("--mapping", e))?,
     };
-    let spec = podsim_config::system_from_cli(system, None, None, None)?;
-    let net = spec
-        .build()
-        .map_err(|e| flag_err("--system", e.to_string()))?;
-    let mut m = Machine::of(&net, chip).map_err(|e| flag_err("--system", e))?;
-    m.cmem_on = match a.cmem.as_str() {
-        "on" => true,
-        "off" => false,
-        other => return Err(flag_err("--cmem", format!("`{other}` is not on or off"))),
+    let (spec, net, mut m) = machine(system, a.nodes, chip)?;
+    m.cmem_on = match (a.cmem.as_deref(), m.chip.cmem.is_some()) {
+        (None | Some("on"), true) => true,
+        (Some("off"), true) => false,
+        (Some("on" | "off"), false) => {
+            return Err(flag_err(
+                "--cmem",
+                format!(
+                    "the {} chip has no CMEM, so the setting has no effect; drop the flag",
+                    m.chip.name
+                ),
+            ));
+        }
+        (None, false) => false,
+        (Some(other), _) => {
+            return Err(flag_err("--cmem", format!("`{other}` is not on or off")));
+        }
+    };
+    let cmem = match (m.chip.cmem.is_some(), m.cmem_on) {
+        (false, _) => "none",
+        (true, true) => "on",
+        (true, false) => "off",
     };
     let mut c = Config {
         parallel,
@@ -238,18 +293,19 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         j["system"] = json!(spec.name);
         j["chips"] = json!(net.endpoints());
         j["parameters"] = json!(t.params());
-        j["cmem"] = json!(a.cmem);
+        j["cmem"] = json!(cmem);
         outln!("{j}");
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{} ({:.1} B parameters) on {} ({} chips of tpuv4), collectives: {}, CMEM {}",
+        "{} ({:.1} B parameters) on {} ({} chips of {}), collectives: {}, CMEM {}",
         t.name,
         t.params() / 1e9,
         spec.name,
         net.endpoints(),
+        m.chip.name,
         r.fidelity,
-        a.cmem
+        cmem
     );
     out!("{}", render(&step_rows(&r, m.hbm_bytes)));
     if let Some(p) = &a.trace {
@@ -382,7 +438,7 @@ fn search(
         (a.trace.is_some(), "--trace"),
         (a.remat != "full", "--remat"),
         (a.model_fidelity != "flow", "--model-fidelity"),
-        (a.cmem != "on", "--cmem"),
+        (a.cmem.is_some(), "--cmem"),
     ] {
         if given {
             return Err(flag_err(

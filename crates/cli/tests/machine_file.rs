@@ -178,3 +178,65 @@ fn the_packet_level_routes_through_the_switches() {
     let hops = j["average_hops"].as_f64().unwrap();
     assert!((hops - 3.75).abs() < 0.1, "average hops {hops}");
 }
+
+#[test]
+fn a_training_step_runs_on_a_gpu_cluster() {
+    // The command: GPT-3 175B on 64 DGX A100 nodes, [8,8,8,1], closed form.
+    let j = json(&[
+        "train",
+        "--model",
+        "gpt3-175b",
+        "--system",
+        "examples/machines/dgx-a100.toml",
+        "--nodes",
+        "64",
+        "--parallel",
+        "pipeline=8,data=8,model1=8,model2=1",
+        "--model-fidelity",
+        "analytic",
+        "--json",
+    ]);
+    assert_eq!(j["chips"], 512);
+    assert_eq!(j["cmem"], "none");
+    // Weights: every parameter once over 8 pipeline stages (no tensor parallelism), bf16, plus
+    // at most the 1.3 GB embedding on the largest stage.
+    let params = j["parameters"].as_f64().unwrap();
+    let w = j["memory"]["weights_bytes"].as_f64().unwrap();
+    assert!(
+        w >= params * 2.0 / 8.0 && w <= params * 2.0 / 8.0 + 1.3e9,
+        "{w}"
+    );
+    // 41 GiB of weights and as many of gradients do not fit in 80 GiB.
+    assert_eq!(j["fits_in_memory"], false);
+    // The gradient sum, by hand: a ring over the 8 nodes of the data axis, on the rail (25 GB/s
+    // HDR, one 130 ns leaf a step, 14 steps), then over the node's 8 GPUs of model1 on NVLink
+    // (240 GB/s of data) with an eighth of the bytes.
+    let g = j["memory"]["gradients_bytes"].as_f64().unwrap();
+    let sync = 2.0 * 7.0 / 8.0 * g / 25e9 + 14.0 * 130e-9 + 2.0 * 7.0 / 8.0 * (g / 8.0) / 240e9;
+    close(j["gradient_sync_s"].as_f64().unwrap(), sync);
+}
+
+#[test]
+fn train_on_a_gpu_refuses_settings_it_cannot_honour() {
+    let base = [
+        "train",
+        "--model",
+        "gpt3-1.3b",
+        "--system",
+        "examples/machines/dgx-a100.toml",
+        "--parallel",
+        "pipeline=1,data=8,model1=1,model2=1",
+    ];
+    // No CMEM on an A100: --cmem has nothing to turn on or off.
+    let mut args = base.to_vec();
+    args.extend(["--cmem", "off"]);
+    let o = podsim(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no CMEM"));
+    // The H100 file's chip is not a preset whose matrix units the GEMM model knows.
+    let mut args = base.to_vec();
+    args[4] = "examples/machines/dgx-h100.toml";
+    let o = podsim(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a chip preset"));
+}

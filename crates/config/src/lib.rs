@@ -26,7 +26,7 @@ pub use scenario::{DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_system, system_
 pub use shorthand::{
     SHORTHAND_HELP, SHORTHAND_KINDS, ShorthandError, parse_shorthand, parse_topology,
 };
-pub use validation::parse_validation;
+pub use validation::{MachineFiles, parse_validation, parse_validation_with};
 pub use workload::parse_workload;
 
 #[cfg(test)]

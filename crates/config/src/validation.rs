@@ -71,6 +71,8 @@ struct RawCase {
     #[serde(default)]
     system: Option<RawSystem>,
     #[serde(default)]
+    machine: Option<Spanned<RawMachineRef>>,
+    #[serde(default)]
     endpoint: Option<Spanned<String>>,
     #[serde(default)]
     availability: Option<Spanned<RawAvailability>>,
@@ -334,12 +336,49 @@ fn dlrm_case(
     })
 }
 
+/// `[case.machine]` as written: a machine file (by its path from the repository's root, as
+/// the binary holds it) and its node count.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMachineRef {
+    file: String,
+    #[serde(default)]
+    nodes: Option<u32>,
+}
+
+/// Machine files a validation file may name, by path: `(path) -> its text`.
+pub type MachineFiles<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The machine file `path` of `nodes` nodes as a system, found by `machines`.
+fn machine_ref(
+    ctx: &Ctx<'_>,
+    span: Option<std::ops::Range<usize>>,
+    key: &str,
+    path: &str,
+    nodes: Option<u32>,
+    machines: MachineFiles<'_>,
+) -> Result<podsim_system::SystemSpec, ConfigError> {
+    let text = machines(path).map_or_else(
+        || {
+            ctx.err(
+                span,
+                key,
+                format!("no machine file `{path}` (a validation case names one of examples/machines/ by its path)"),
+            )
+        },
+        Ok,
+    )?;
+    crate::machine::machine_system(path, &text, nodes)
+}
+
 /// `[case.train]` as written: a built-in model and a step's configuration.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTrain {
     model: String,
     system: String,
+    #[serde(default)]
+    nodes: Option<u32>,
     parallel: String,
     partition: String,
     #[serde(default)]
@@ -358,6 +397,7 @@ fn train_case(
     ctx: &Ctx<'_>,
     raw: &Spanned<RawTrain>,
     key: &str,
+    machines: MachineFiles<'_>,
 ) -> Result<podsim_system::train::TrainCase, ConfigError> {
     use podsim_system::train::{Mapping, Parallel, Partition, Remat, Transformer};
     let span = Some(raw.span());
@@ -381,14 +421,31 @@ fn train_case(
         },
         Ok,
     )?;
-    let system = crate::system_from_cli(&r.system, None, None, None).map_err(|e| ConfigError {
-        file: ctx.file.into(),
-        line: span
-            .clone()
-            .map(|s| crate::error::line_of(ctx.text, s.start)),
-        key: k("system"),
-        why: e.why,
-    })?;
+    let system = if r.system.ends_with(".toml") {
+        machine_ref(
+            ctx,
+            span.clone(),
+            &k("system"),
+            &r.system,
+            r.nodes,
+            machines,
+        )?
+    } else if r.nodes.is_some() {
+        return ctx.err(
+            span,
+            &k("nodes"),
+            "sets a machine file's node count, and the system is a slice; drop the key",
+        );
+    } else {
+        crate::system_from_cli(&r.system, None, None, None).map_err(|e| ConfigError {
+            file: ctx.file.into(),
+            line: span
+                .clone()
+                .map(|s| crate::error::line_of(ctx.text, s.start)),
+            key: k("system"),
+            why: e.why,
+        })?
+    };
     let parallel =
         Parallel::parse(&r.parallel).or_else(|e| ctx.err(span.clone(), &k("parallel"), e))?;
     let partition = Partition::parse(&r.partition).map_or_else(
@@ -649,8 +706,18 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
     }
 }
 
-/// Parse and validate a file of cases.
+/// Parse and validate a file of cases (naming no machine file).
 pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, ConfigError> {
+    parse_validation_with(file, text, &|_| None)
+}
+
+/// Parse and validate a file of cases whose `[case.machine]` and `[case.train]` may name the
+/// machine files `machines` finds by path.
+pub fn parse_validation_with(
+    file: &str,
+    text: &str,
+    machines: MachineFiles<'_>,
+) -> Result<Vec<ValidationCase>, ConfigError> {
     let raw: RawFile = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
     let ctx = Ctx { file, text };
     raw.case
@@ -938,11 +1005,11 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                     None => None,
                 },
                 train: match &c.train {
-                    Some(t) => Some(train_case(&ctx, t, &key("train"))?),
+                    Some(t) => Some(train_case(&ctx, t, &key("train"), machines)?),
                     None => None,
                 },
                 train_baseline: match &c.train_baseline {
-                    Some(t) => Some(train_case(&ctx, t, &key("train_baseline"))?),
+                    Some(t) => Some(train_case(&ctx, t, &key("train_baseline"), machines)?),
                     None => None,
                 },
                 availability: c.availability.as_ref().map(|a| {
@@ -985,14 +1052,29 @@ pub fn parse_validation(file: &str, text: &str) -> Result<Vec<ValidationCase>, C
                         }
                     }
                 },
-                system: match &c.system {
-                    Some(s) => Some(s.validate(&ctx, &key("system"))?),
-                    None if q.is_compute() => None,
-                    None => {
+                system: match (&c.system, &c.machine) {
+                    (Some(_), Some(m)) => {
+                        return ctx.err(
+                            Some(m.span()),
+                            &key("machine"),
+                            "a case runs on [case.system] or [case.machine], not both",
+                        );
+                    }
+                    (None, Some(m)) => Some(machine_ref(
+                        &ctx,
+                        Some(m.span()),
+                        &key("machine.file"),
+                        &m.get_ref().file,
+                        m.get_ref().nodes,
+                        machines,
+                    )?),
+                    (Some(s), None) => Some(s.validate(&ctx, &key("system"))?),
+                    (None, None) if q.is_compute() => None,
+                    (None, None) => {
                         return ctx.err(
                             Some(c.quantity.span()),
                             &key("system"),
-                            "this quantity is measured on a network: the case needs [case.system]",
+                            "this quantity is measured on a network: the case needs [case.system] (or [case.machine])",
                         );
                     }
                 },

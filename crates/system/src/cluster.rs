@@ -51,9 +51,9 @@ pub struct MachineChip {
 pub enum Fabric {
     /// One non-blocking switch joining every chip of the scope.
     Switch,
-    /// A two-level non-blocking fat tree of `ports`-port switches: leaves with half their
-    /// ports down to the chips (or their NICs) and half up, one to each of `ports / 2`
-    /// spines. `rails`: chip i of every node goes to the leaves of rail i (a rail-optimised
+    /// A non-blocking fat tree of `ports`-port switches: leaves with half their ports down to
+    /// the chips (or their NICs) and half up, one to each of `ports / 2` spines; past `ports`
+    /// leaves, three levels (pods of `ports / 2` leaves and spines under `(ports / 2)²` cores). `rails`: chip i of every node goes to the leaves of rail i (a rail-optimised
     /// fabric, as NVIDIA's DGX SuperPOD), so the same chip of every node is one leaf apart.
     FatTree {
         /// Ports per switch (even, at least 2).
@@ -315,7 +315,8 @@ impl Builder {
     }
 
     /// Leaves for each rail's attachments (`ports / 2` down each), then, when there is more
-    /// than one leaf, `ports / 2` spines each linked once to every leaf.
+    /// than one leaf, `ports / 2` spines each linked once to every leaf, or, past `ports`
+    /// leaves, pods of spines under core switches.
     fn fat_tree(
         &mut self,
         name: &str,
@@ -343,19 +344,45 @@ impl Builder {
         if leaves.len() < 2 {
             return Ok(());
         }
-        if leaves.len() as u64 > u64::from(ports) {
+        if leaves.len() as u64 <= u64::from(ports) {
+            // Two levels: every leaf linked once to each of ports / 2 spines.
+            for s in 0..down {
+                let spine = self.add(GraphNodeKind::Switch, format!("{name}.spine{s}"), latency);
+                for &leaf in &leaves {
+                    self.link(leaf, spine, link);
+                }
+            }
+            return Ok(());
+        }
+        // Three levels (Al-Fares et al.'s k-ary fat tree): pods of ports / 2 leaves, each pod
+        // with ports / 2 spines linked to each of its leaves; spine i of every pod linked to
+        // cores i x ports/2 .. (i + 1) x ports/2 - 1; a core has one port per pod.
+        let pods = (leaves.len() as u64).div_ceil(down);
+        if pods > u64::from(ports) {
             return Err(TopologyError {
                 key: "tier.switch_ports",
                 why: format!(
-                    "`{name}` needs {} leaf switches, more than the {ports} a two-level fat tree of {ports}-port spines joins (use switches of more ports, or fewer nodes)",
+                    "`{name}` needs {} leaf switches in {pods} pods, more than the {ports} pods a three-level fat tree of {ports}-port switches joins (use switches of more ports, or fewer nodes)",
                     leaves.len()
                 ),
             });
         }
-        for s in 0..down {
-            let spine = self.add(GraphNodeKind::Switch, format!("{name}.spine{s}"), latency);
-            for &leaf in &leaves {
-                self.link(leaf, spine, link);
+        let cores: Vec<u64> = (0..down * down)
+            .map(|c| self.add(GraphNodeKind::Switch, format!("{name}.core{c}"), latency))
+            .collect();
+        for (p, pod) in leaves.chunks(down as usize).enumerate() {
+            for s in 0..down {
+                let spine = self.add(
+                    GraphNodeKind::Switch,
+                    format!("{name}.pod{p}.spine{s}"),
+                    latency,
+                );
+                for &leaf in pod {
+                    self.link(leaf, spine, link);
+                }
+                for c in 0..down {
+                    self.link(spine, cores[(s * down + c) as usize], link);
+                }
             }
         }
         Ok(())

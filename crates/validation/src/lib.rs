@@ -71,6 +71,8 @@ pub enum Quantity {
     /// How many times faster the case's collective runs on its system than on its baseline
     /// (baseline time / system time), held in thousandths.
     CollectiveSpeedup,
+    /// nccl-tests' bus bandwidth of the case's collective on its system, to the nearest MB/s.
+    BusBandwidth,
     /// The exponent e in bisection ~ N^e between the baseline and the system:
     /// ln(B / B_base) / ln(N / N_base), held in thousandths.
     BisectionScalingExponent,
@@ -169,7 +171,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 45] = [
+pub const QUANTITIES: [&str; 46] = [
     "nodes",
     "links",
     "degree_max",
@@ -186,6 +188,7 @@ pub const QUANTITIES: [&str; 45] = [
     "dram_banks",
     "workers",
     "collective_speedup",
+    "bus_bandwidth",
     "bisection_scaling_exponent",
     "put_throughput",
     "injection_rate",
@@ -237,6 +240,7 @@ impl Quantity {
             "dram_banks" => Quantity::DramBanks,
             "workers" => Quantity::Workers,
             "collective_speedup" => Quantity::CollectiveSpeedup,
+            "bus_bandwidth" => Quantity::BusBandwidth,
             "bisection_scaling_exponent" => Quantity::BisectionScalingExponent,
             "put_throughput" => Quantity::PutThroughput,
             "injection_rate" => Quantity::InjectionRate,
@@ -557,6 +561,16 @@ impl Quantity {
                 }
                 (t_base / t_sys * 1000.0).round() as u64
             }
+            Quantity::BusBandwidth => {
+                let Some(c) = collective else {
+                    return Err(QuantityError::Missing(
+                        "bus_bandwidth needs [case.collective]",
+                    ));
+                };
+                // To the nearest MB/s: the run's whole-picosecond clock leaves the rest noise.
+                let bw = measure(net, &c.setup)?.bus_bandwidth_bytes_per_s;
+                ((bw / 1e6).round() * 1e6).max(0.0) as u64
+            }
             Quantity::BisectionRatio => {
                 let base = baseline.ok_or(QuantityError::Missing(
                     "bisection_ratio needs [case.baseline]",
@@ -769,6 +783,7 @@ impl Quantity {
             | Quantity::TileEdgeDieBandwidth
             | Quantity::TileEdgeBandwidth
             | Quantity::DramBandwidth
+            | Quantity::BusBandwidth
             | Quantity::MatmulDramBandwidth => ("B/s", 1.0),
             Quantity::TensorCoreLatency | Quantity::SystolicCompletion => ("cycles", 1.0),
             Quantity::Nodes
