@@ -54,6 +54,18 @@ pub(crate) const MACHINES: &[(&str, &str)] = &[
         "examples/machines/dgx-h100.toml",
         include_str!("../../../examples/machines/dgx-h100.toml"),
     ),
+    (
+        "examples/machines/dojo-tile.toml",
+        include_str!("../../../examples/machines/dojo-tile.toml"),
+    ),
+    (
+        "examples/machines/fugaku.toml",
+        include_str!("../../../examples/machines/fugaku.toml"),
+    ),
+    (
+        "examples/machines/tpu-v4.toml",
+        include_str!("../../../examples/machines/tpu-v4.toml"),
+    ),
 ];
 
 /// A machine file by path: the built-in copy, else the file on disk.

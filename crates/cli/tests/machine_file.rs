@@ -240,3 +240,64 @@ fn train_on_a_gpu_refuses_settings_it_cannot_honour() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a chip preset"));
 }
+
+/// `v` without the keys that name the system (its file or its name).
+fn unnamed(mut v: serde_json::Value) -> serde_json::Value {
+    if let Some(o) = v.as_object_mut() {
+        for k in ["system", "topology", "name"] {
+            o.remove(k);
+        }
+    }
+    v
+}
+
+#[test]
+fn the_seed_machine_files_give_their_presets_results() {
+    for (file, preset) in [
+        ("examples/machines/tpu-v4.toml", "tpuv4:slice=4x4x8:twisted"),
+        ("examples/machines/fugaku.toml", "tofu:fugaku"),
+        ("examples/machines/dojo-tile.toml", "dojo:tile"),
+    ] {
+        let a = unnamed(json(&["topo", file, "--json"]));
+        let b = unnamed(json(&["topo", preset, "--json"]));
+        assert_eq!(a, b, "{file} against {preset}");
+    }
+    let run = |system: &str| {
+        unnamed(json(&[
+            "collective",
+            "all-reduce",
+            "--system",
+            system,
+            "--bytes",
+            "1 MiB",
+            "--json",
+        ]))
+    };
+    assert_eq!(
+        run("examples/machines/tpu-v4.toml"),
+        run("tpuv4:slice=4x4x8:twisted")
+    );
+}
+
+#[test]
+fn a_preset_machine_fixes_its_size() {
+    let o = podsim(&[
+        "topo",
+        "examples/machines/tpu-v4.toml",
+        "--link-bandwidth",
+        "1 GB/s",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = podsim(&[
+        "collective",
+        "all-reduce",
+        "--system",
+        "examples/machines/tpu-v4.toml",
+        "--nodes",
+        "2",
+        "--bytes",
+        "1 MiB",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fixes how many chips"));
+}

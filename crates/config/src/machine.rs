@@ -110,7 +110,8 @@ struct RawTier {
     name: Spanned<String>,
     scope: Spanned<String>,
     fabric: Spanned<String>,
-    link: Spanned<String>,
+    #[serde(default)]
+    link: Option<Spanned<String>>,
     #[serde(default)]
     nic_link: Option<Spanned<String>>,
     #[serde(default)]
@@ -154,6 +155,7 @@ pub fn parse_machine(
         }
     };
     let chips_per_node = count(&raw.chips_per_node, "chips_per_node")?;
+    let nodes_flag = nodes;
     let nodes = match nodes {
         Some(n) => n,
         None => count(&raw.nodes, "nodes")?,
@@ -300,9 +302,10 @@ pub fn parse_machine(
             }
         };
         let f = t.fabric.get_ref().as_str();
-        let fabric = match f {
-            "switch" => Fabric::Switch,
-            "fat-tree" | "rail-fat-tree" => {
+        let preset_spec = preset(f);
+        let fabric = match (f, preset_spec) {
+            ("switch", _) => Fabric::Switch,
+            ("fat-tree" | "rail-fat-tree", _) => {
                 let Some(p) = &t.switch_ports else {
                     return ctx.err(
                         Some(t.fabric.span()),
@@ -328,7 +331,62 @@ pub fn parse_machine(
                     rails: f == "rail-fat-tree",
                 }
             }
-            _ if f.contains(':') => {
+            (_, Some(spec)) => {
+                let given = [
+                    ("link", t.link.as_ref().map(|v| v.span())),
+                    ("nic_link", t.nic_link.as_ref().map(|v| v.span())),
+                    ("switch_ports", t.switch_ports.as_ref().map(|v| v.span())),
+                    (
+                        "switch_latency",
+                        t.switch_latency.as_ref().map(|v| v.span()),
+                    ),
+                ];
+                if let Some((k, span)) = given.into_iter().find(|g| g.1.is_some()) {
+                    return ctx.err(
+                        span,
+                        &key(k),
+                        format!("the preset `{f}` sets its own links and switches; drop the key"),
+                    );
+                }
+                if raw.tier.len() > 1 || scope != Scope::Machine {
+                    return ctx.err(
+                        Some(t.fabric.span()),
+                        &key("fabric"),
+                        "a preset network is the whole machine: the only [[tier]], with scope = \"machine\"",
+                    );
+                }
+                let counts = [
+                    (
+                        "chips_per_node",
+                        raw.chips_per_node.as_ref().map(|v| v.span()),
+                    ),
+                    ("nodes", raw.nodes.as_ref().map(|v| v.span())),
+                ];
+                if let Some((k, span)) = counts.into_iter().find(|g| g.1.is_some()) {
+                    return ctx.err(
+                        span,
+                        k,
+                        format!(
+                            "the preset `{f}` fixes how many chips the machine has; drop the key"
+                        ),
+                    );
+                }
+                if nodes_flag.is_some() {
+                    return Err(ConfigError {
+                        file: file.into(),
+                        line: None,
+                        key: "--nodes".into(),
+                        why: format!(
+                            "the preset `{f}` fixes how many chips the machine has; drop the flag"
+                        ),
+                    });
+                }
+                Fabric::Preset {
+                    topology: Box::new(spec.topology),
+                    link: spec.link,
+                }
+            }
+            (_, None) if f.contains(':') => {
                 let shape = crate::shorthand::parse_shorthand(f)
                     .or_else(|e| ctx.err(Some(t.fabric.span()), &key("fabric"), e.0))?;
                 if shape.twist.is_some() {
@@ -343,7 +401,7 @@ pub fn parse_machine(
                     wrap: shape.wrap,
                 }
             }
-            other => {
+            (other, None) => {
                 let mut all: Vec<&str> = FABRICS.to_vec();
                 all.extend(["ring:N", "mesh:AxB", "torus:AxBxC"]);
                 return ctx.err(
@@ -375,11 +433,22 @@ pub fn parse_machine(
             }
             (Some(v), _) => time(&ctx, v, &key("switch_latency"))?,
         };
+        let link = match (&t.link, &fabric) {
+            (_, Fabric::Preset { .. }) => None,
+            (Some(v), _) => Some(class(v, &key("link"))?),
+            (None, _) => {
+                return ctx.err(
+                    Some(t.fabric.span()),
+                    &key("link"),
+                    "a tier names the class of its links (link = \"...\", a [[link]]'s name)",
+                );
+            }
+        };
         tiers.push(Tier {
             name: t.name.get_ref().clone(),
             scope,
             fabric,
-            link: class(&t.link, &key("link"))?,
+            link,
             nic_link: t
                 .nic_link
                 .as_ref()
@@ -389,11 +458,11 @@ pub fn parse_machine(
         });
         let _ = &t.source;
     }
-    if let Some(unused) = links
-        .iter()
-        .enumerate()
-        .find(|(i, _)| !tiers.iter().any(|t| t.link == *i || t.nic_link == Some(*i)))
-    {
+    if let Some(unused) = links.iter().enumerate().find(|(i, _)| {
+        !tiers
+            .iter()
+            .any(|t| t.link == Some(*i) || t.nic_link == Some(*i))
+    }) {
         return ctx.err(
             None,
             "link",
@@ -422,6 +491,9 @@ pub fn machine_system(
     nodes: Option<u32>,
 ) -> Result<SystemSpec, ConfigError> {
     let m = parse_machine(file, text, nodes)?;
+    if let Some(preset) = m.preset() {
+        return Ok(preset);
+    }
     let link = m.link().ok_or_else(|| ConfigError {
         file: file.into(),
         line: None,
@@ -541,4 +613,17 @@ fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigErro
         memory_bandwidth,
         source: raw.source.clone().unwrap_or_default(),
     })
+}
+
+/// The system a preset shorthand names (a TPU v4 slice, Tofu, DOJO, Tenstorrent, a hybrid or
+/// a fat tree: every shorthand but a plain ring, mesh or torus, which a tier builds itself).
+fn preset(f: &str) -> Option<SystemSpec> {
+    if FABRICS.contains(&f) {
+        return None;
+    }
+    match crate::shorthand::parse_topology(f) {
+        Ok(TopoSpec::Cube(shape)) if shape.twist.is_none() => None,
+        Ok(_) => crate::system_from_cli(f, None, None, None).ok(),
+        Err(_) => None,
+    }
 }

@@ -61,6 +61,14 @@ pub enum Fabric {
         /// Whether the leaves are per rail.
         rails: bool,
     },
+    /// A preset network (a TPU v4 slice, a Tofu system, a DOJO tile, a Tenstorrent grid, ...)
+    /// as its shorthand names it: the machine's only tier, which fixes its chips and links.
+    Preset {
+        /// The preset.
+        topology: Box<crate::TopoSpec>,
+        /// Its links, as the preset sets them.
+        link: LinkSpec,
+    },
     /// Chips linked directly as a ring, mesh or torus of these sizes and wrap flags (the
     /// chips forward traffic); its product is the chips of the scope.
     Cube {
@@ -99,8 +107,9 @@ pub struct Tier {
     pub scope: Scope,
     /// What joins the chips.
     pub fabric: Fabric,
-    /// The class of its links (index into [`MachineSpec::links`]).
-    pub link: usize,
+    /// The class of its links (index into [`MachineSpec::links`]; `None` for a preset, which
+    /// sets its own).
+    pub link: Option<usize>,
     /// A NIC per chip between the chip and the fabric, joined to the chip by links of this
     /// class (index into [`MachineSpec::links`]); `None`: the chip's own port.
     pub nic_link: Option<usize>,
@@ -143,8 +152,31 @@ impl MachineSpec {
             .max_by_key(|s| (s.bandwidth, std::cmp::Reverse(s.latency)))
     }
 
-    /// The graph of chips, NICs and switches (see the module docs).
+    /// The preset network the machine's only tier names, if it does, as a system of the
+    /// machine's name.
+    pub fn preset(&self) -> Option<crate::SystemSpec> {
+        match self.tiers.as_slice() {
+            [
+                Tier {
+                    fabric: Fabric::Preset { topology, link },
+                    ..
+                },
+            ] => Some(crate::SystemSpec {
+                name: self.name.clone(),
+                topology: (**topology).clone(),
+                link: *link,
+                blocks: None,
+                interfaces: None,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The graph of chips, NICs and switches (see the module docs), or the preset network.
     pub fn build(&self) -> Result<Network, TopologyError> {
+        if let Some(preset) = self.preset() {
+            return preset.build();
+        }
         let chips = self.chips();
         if chips > MAX_MACHINE_CHIPS {
             return Err(TopologyError {
@@ -162,7 +194,15 @@ impl MachineSpec {
             forward: false,
         };
         for t in &self.tiers {
-            let link = self.links[t.link].spec;
+            let Some(link) = t.link.and_then(|l| self.links.get(l)).map(|l| l.spec) else {
+                return Err(TopologyError {
+                    key: "tier.link",
+                    why: format!(
+                        "tier `{}` names no link class (only a preset sets its own links, as the machine's only tier)",
+                        t.name
+                    ),
+                });
+            };
             let groups: Vec<Vec<u64>> = match t.scope {
                 Scope::Node => (0..u64::from(self.nodes))
                     .map(|n| {
@@ -194,6 +234,15 @@ impl MachineSpec {
                     None => members.clone(),
                 };
                 match &t.fabric {
+                    Fabric::Preset { .. } => {
+                        return Err(TopologyError {
+                            key: "tier.fabric",
+                            why: format!(
+                                "tier `{}` names a preset network, which must be the machine's only tier",
+                                t.name
+                            ),
+                        });
+                    }
                     Fabric::Switch => {
                         let s = b.add(GraphNodeKind::Switch, instance, t.switch_latency);
                         for &a in &attach {
