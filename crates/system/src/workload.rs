@@ -124,7 +124,7 @@ impl ChipSpec {
             // TPU v4's 128 MiB CMEM (Table 4) at the bandwidth podsim assumes for it.
             cmem: c.tpu.filter(|t| t.cmem_bytes > 0).map(|t| OnChipMemory {
                 bytes: t.cmem_bytes,
-                bandwidth: Bandwidth::from_bytes_per_s(crate::train::CMEM_BYTES_PER_S as u64)
+                bandwidth: Bandwidth::from_bytes_per_s(crate::presets::CMEM_BYTES_PER_S as u64)
                     .expect("positive"),
             }),
             arrays: Arrays {
