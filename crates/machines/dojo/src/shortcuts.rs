@@ -94,10 +94,10 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
         } else {
             0
         };
-        let estimate = crate::machine::model_base_bytes(&Network::Dojo(d.clone())).1
+        let estimate = podsim_system::machine::model_base_bytes(&Network::Dojo(d.clone())).1
             + (routers + globals) * 1024
             + globals * 20 * u128::from(w + h);
-        let limit = crate::machine::memory_limit();
+        let limit = podsim_system::machine::memory_limit();
         if estimate > u128::from(limit) {
             return Err(format!(
                 "{} local and {globals} global transfers on the {w}x{h} plane need about {}, more than the memory limit of {} (--memory-limit)",

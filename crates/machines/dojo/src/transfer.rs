@@ -403,7 +403,7 @@ fn transfer_with(
     };
     let estimate =
         u128::from(n) * (u128::from(PACKET_BYTES) + PACKET_DEST_BYTES * dests.len() as u128);
-    let limit = crate::machine::memory_limit();
+    let limit = podsim_system::machine::memory_limit();
     if estimate > u128::from(limit) {
         return Err(TransferError::Memory {
             packets: n,
@@ -604,7 +604,7 @@ pub fn flow_time(d: &Dojo, t: &TransferSpec) -> Result<f64, TransferError> {
 
 /// The latency of the X-then-Y route between two routers, ps.
 fn route_ps(d: &Dojo, a: (u32, u32), b: (u32, u32)) -> u64 {
-    crate::dojo_barrier::route_ps(d, a, b)
+    crate::barrier::route_ps(d, a, b)
 }
 
 #[cfg(test)]
