@@ -24,8 +24,8 @@ pub mod train;
 pub mod workload;
 
 pub use machine::{
-    MachineError, Models, Timing, flow_model, measure, measure_with, microbench, new_model,
-    new_model_at,
+    MachineError, Models, Timing, dojo_flow_model, flow_model, measure, measure_with, microbench,
+    new_model, new_model_at,
 };
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
 

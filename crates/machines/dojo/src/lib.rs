@@ -16,7 +16,9 @@
 //! * [`dojo_node`]: the DOJO node's funnel pipeline as a throughput model
 //!   (`podsim_compute::dojo_node`, re-exported).
 //!
-//! It runs under `podsim_system::machine`'s memory limit.
+//! Every network model it runs on comes from `podsim_system::machine` (the flow model with
+//! the die routing tables' shortcut policy, `dojo_flow_model`), and it runs under that
+//! module's memory limit.
 //!
 //! Invariants: a DOJO node is in at most four barrier trees (in `podsim dojo barrier` and
 //! across a workload's barrier tasks); a DMA descriptor's gather equals its loop nest (tested);

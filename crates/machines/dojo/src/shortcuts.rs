@@ -19,7 +19,7 @@
 //! link's utilisation, how many global streams took a shortcut and how many mesh links a
 //! global stream occupies (Figure 4's point: occupancy grows with route length).
 
-use podsim_net::{FlowModel, NetworkModel, Packetization};
+use podsim_net::NetworkModel;
 use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
 use podsim_topology::{Dojo, DojoNode, Network, NodeId};
 use podsim_units::{Bytes, SimTime};
@@ -112,8 +112,7 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
     } else {
         Shortcut::Never
     };
-    let net = Network::Dojo(d.clone());
-    let mut m = FlowModel::new(net, Packetization::NONE, false).with_dojo_shortcut(shortcut);
+    let mut m = podsim_system::machine::dojo_flow_model(d, shortcut);
     let every = if fraction > 0.0 {
         Some(((1.0 / fraction).round() as u64).max(1))
     } else {
