@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use podsim_dojo::dojo_node;
 use podsim_report::render;
-use podsim_system::dojo_node;
 use serde_json::json;
 
 use crate::{Failure, read};
@@ -279,7 +279,7 @@ fn node_cmd(a: &NodeArgs) -> Result<ExitCode, Failure> {
 }
 
 fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
-    use podsim_system::dojo_barrier::{self, barriers, whole};
+    use podsim_dojo::barrier::{self as dojo_barrier, barriers, whole};
     let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
     let net = crate::build(&spec, &file)?;
     let podsim_topology::Network::Dojo(d) = net else {
@@ -392,7 +392,7 @@ fn coords(flag: &str, s: &str) -> Result<(u32, u32), Failure> {
 
 fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
     use crate::collective_cmd::flag_err;
-    use podsim_system::dojo_transfer::{Op, TransferSpec, transfer};
+    use podsim_dojo::transfer::{Op, TransferSpec, transfer};
     let op = Op::parse(&a.op).ok_or_else(|| {
         flag_err(
             "OP",
@@ -445,21 +445,21 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         seed: a.seed,
         failed_link,
     };
-    let flag_of = |e: &podsim_system::dojo_transfer::TransferError| match e {
-        podsim_system::dojo_transfer::TransferError::Semaphore(_) => "--semaphore",
-        podsim_system::dojo_transfer::TransferError::Retry(_) => "--retry",
-        podsim_system::dojo_transfer::TransferError::Empty
-        | podsim_system::dojo_transfer::TransferError::TooLarge(_) => "--bytes",
-        podsim_system::dojo_transfer::TransferError::FailedLink(_) => "--fail-link",
-        podsim_system::dojo_transfer::TransferError::Flow(_) => "--model",
+    let flag_of = |e: &podsim_dojo::transfer::TransferError| match e {
+        podsim_dojo::transfer::TransferError::Semaphore(_) => "--semaphore",
+        podsim_dojo::transfer::TransferError::Retry(_) => "--retry",
+        podsim_dojo::transfer::TransferError::Empty
+        | podsim_dojo::transfer::TransferError::TooLarge(_) => "--bytes",
+        podsim_dojo::transfer::TransferError::FailedLink(_) => "--fail-link",
+        podsim_dojo::transfer::TransferError::Flow(_) => "--model",
         _ => "--to",
     };
     match a.model.as_str() {
         "packet" => {}
         "flow" => {
-            let t = podsim_system::dojo_transfer::flow_time(&d, &spec)
+            let t = podsim_dojo::transfer::flow_time(&d, &spec)
                 .map_err(|e| flag_err(flag_of(&e), e))?;
-            let packets = bytes.div_ceil(podsim_system::dojo_transfer::PACKET_BYTES);
+            let packets = bytes.div_ceil(podsim_dojo::transfer::PACKET_BYTES);
             if a.json {
                 outln!(
                     "{}",
@@ -489,7 +489,7 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         }
     }
     let r = transfer(&d, &spec).map_err(|e| match e {
-        podsim_system::dojo_transfer::TransferError::Memory { .. } => {
+        podsim_dojo::transfer::TransferError::Memory { .. } => {
             Failure::runtime(format!("<command line>: {e}"))
         }
         e => flag_err(flag_of(&e), e),
@@ -575,7 +575,7 @@ fn plane_with_dips(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
 
 fn dma_cmd(a: &DmaArgs) -> Result<ExitCode, Failure> {
     use crate::collective_cmd::flag_err;
-    use podsim_system::dojo_dma::{Direction, DmaSpec, dma};
+    use podsim_dojo::dma::{Direction, DmaSpec, dma};
     let d = plane_with_dips(&a.topology)?;
     let node = coords("--to", &a.to)?;
     if node.0 >= d.width() || node.1 >= d.height() {
@@ -700,7 +700,7 @@ fn host_cmd(a: &HostArgs) -> Result<ExitCode, Failure> {
     use crate::collective_cmd::flag_err;
     let d = plane_with_dips(&a.topology)?;
     let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
-    let r = podsim_system::dojo_dma::host_upload(&d, a.host, bytes, a.dips).map_err(|e| {
+    let r = podsim_dojo::dma::host_upload(&d, a.host, bytes, a.dips).map_err(|e| {
         let flag = e.0.split(' ').next().unwrap_or("--bytes").to_string();
         let flag = if flag.starts_with("--") {
             flag
@@ -746,7 +746,7 @@ fn host_cmd(a: &HostArgs) -> Result<ExitCode, Failure> {
 
 fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
     use crate::collective_cmd::flag_err;
-    use podsim_system::dojo_shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
+    use podsim_dojo::shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
     let d = plane_with_dips(&a.topology)?;
     let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
     let run = |on: bool| {

@@ -21,7 +21,7 @@
 
 use serde::Deserialize;
 
-use podsim_system::dojo_node::{Class, Kernel, THREADS, Thread};
+use podsim_dojo::dojo_node::{Class, Kernel, THREADS, Thread};
 
 use crate::error::{ConfigError, parse_toml};
 
@@ -159,7 +159,7 @@ struct RawDomains {
 pub fn parse_domains(
     file: &str,
     text: &str,
-) -> Result<Vec<podsim_system::dojo_barrier::Domain>, ConfigError> {
+) -> Result<Vec<podsim_dojo::barrier::Domain>, ConfigError> {
     let raw: RawDomains = parse_toml(file, text)?;
     let err = |key: String, why: String| ConfigError {
         file: file.into(),
@@ -204,7 +204,7 @@ pub fn parse_domains(
                     .into(),
             ));
         }
-        out.push(podsim_system::dojo_barrier::Domain {
+        out.push(podsim_dojo::barrier::Domain {
             name: d.name,
             members,
         });

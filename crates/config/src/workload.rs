@@ -769,9 +769,7 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                 }
                 Work::Send { to, bytes }
             }
-            "dma" => Work::Dma {
-                bytes: size(t.dma.as_ref().expect("kind is dma"), "dma")?,
-            },
+            "dma" => podsim_dojo::workload::dma(size(t.dma.as_ref().expect("kind is dma"), "dma")?),
             "barrier" => {
                 let b = t.barrier.as_ref().expect("kind is barrier");
                 let hardware = match b.get_ref().as_str() {
@@ -807,7 +805,7 @@ pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigErro
                         }
                     },
                 };
-                Work::Barrier { hardware, fan_in }
+                podsim_dojo::workload::barrier(hardware, fan_in)
             }
             _ => {
                 let c = t.collective.as_ref().expect("kind is collective");

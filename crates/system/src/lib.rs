@@ -2,7 +2,9 @@
 //! puts them together. This release has the TPU v4 pod ([`tpu_v4`]): 64 blocks of 4x4x4 chips
 //! joined by 48 optical circuit switches into slices. The machines modelled beyond their
 //! presets are crates of their own above this one, under `crates/machines/` (`podsim-tofu`,
-//! `podsim-tenstorrent`), and so are the validation cases (`podsim-validation`).
+//! `podsim-tenstorrent`, `podsim-dojo`), and so are the validation cases (`podsim-validation`).
+//! A task only one machine has plugs into the workload executor through
+//! [`workload::MachineTask`], which the machine's crate implements.
 //!
 //! Architecture invariant: a system owns state that changes over a machine's life (which blocks
 //! are allocated or failed, how switches are programmed); the topologies it hands out are plain
@@ -12,11 +14,6 @@ pub mod apps;
 pub mod availability;
 pub mod cluster;
 pub mod dlrm;
-pub mod dojo_barrier;
-pub mod dojo_dma;
-pub mod dojo_shortcuts;
-pub mod dojo_transfer;
-pub use podsim_compute::dojo_node;
 pub mod machine;
 pub mod presets;
 pub mod scenario;
@@ -27,8 +24,8 @@ pub mod train;
 pub mod workload;
 
 pub use machine::{
-    MachineError, Models, Timing, flow_model, measure, measure_with, microbench, new_model,
-    new_model_at,
+    MachineError, Models, Timing, dojo_flow_model, flow_model, measure, measure_with, microbench,
+    new_model, new_model_at,
 };
 pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
 

@@ -5,8 +5,9 @@
 use podsim_collective::{
     BuildModel, CollectiveError, Measurement, Micro, MicroResult, ModelKind, Setup,
 };
-use podsim_net::{Endpoints, NetError, NetworkModel, Packetization};
-use podsim_topology::Network;
+use podsim_net::{Endpoints, FlowModel, NetError, NetworkModel, Packetization};
+use podsim_routing::Shortcut;
+use podsim_topology::{Dojo, Network};
 use podsim_units::{Bytes, SimDuration};
 
 /// Why a network model could not be built.
@@ -122,7 +123,7 @@ fn bare_model(
     }
     Ok(match model {
         ModelKind::Analytic => Box::new(podsim_net::AnalyticModel::new(net.clone(), packets)),
-        ModelKind::Flow => Box::new(podsim_net::FlowModel::new(net.clone(), packets, ecmp)),
+        ModelKind::Flow => Box::new(FlowModel::new(net.clone(), packets, ecmp)),
         ModelKind::Packet => {
             let cfg = podsim_noc::RouterConfig {
                 flit_bytes: PACKET_FLIT_BYTES,
@@ -142,6 +143,17 @@ fn bare_model(
 /// overhead, its error as text (what training steps and searches run their layers on).
 pub fn flow_model(net: &Network) -> Result<Box<dyn NetworkModel>, String> {
     new_model(net, ModelKind::Flow, Packetization::NONE, false).map_err(|e| e.to_string())
+}
+
+/// The flow model of the DOJO plane `d` as the DOJO studies time their flows on it (`podsim
+/// dojo dma`, `transfer`, `shortcuts`): no packet overheads, no ECMP, no endpoint overhead, and
+/// the die routing tables' Z-plane shortcut policy `shortcut` ([`Shortcut::Never`]: every
+/// transfer X then Y; [`podsim_net::FlowModel::with_dojo_shortcut`]). The concrete type, for
+/// the studies that read its rates and link loads. The memory limit is not checked here: the
+/// shortcut study bounds its run, this model's tables included ([`model_base_bytes`]), itself.
+pub fn dojo_flow_model(d: &Dojo, shortcut: Shortcut) -> FlowModel {
+    FlowModel::new(Network::Dojo(d.clone()), Packetization::NONE, false)
+        .with_dojo_shortcut(shortcut)
 }
 
 /// Flit-hops the packet level moves a second on one core, for the up-front estimate (measured:

@@ -24,6 +24,12 @@ use podsim_units::SimDuration;
 /// delay of its own.
 pub const ICI_HOP_LATENCY: SimDuration = SimDuration::from_ns(300);
 
+/// TPU v4's CMEM bandwidth to the TensorCores: an assumption, 4x HBM (4.8 TB/s). The paper
+/// gives no figure; on-chip SRAM of this size delivers several times HBM, and Fig. 13's 2x for
+/// RNN1 (small weights, small batch: weight-bandwidth bound) needs at least 2x. The chip
+/// presets' on-chip memory level (`workload::ChipSpec::preset`) and training steps use it.
+pub const CMEM_BYTES_PER_S: f64 = 4.8e12;
+
 /// Per-hop latency of the hybrid's InfiniBand fat tree: 0.13 us, the port-to-port latency of
 /// an HDR InfiniBand switch (NVIDIA Quantum QM8700 data sheet: 130 ns), cable flight
 /// neglected.

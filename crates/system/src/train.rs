@@ -553,10 +553,7 @@ pub struct Machine {
     pub cmem_on: bool,
 }
 
-/// CMEM's bandwidth to the TensorCores: an assumption, 4x HBM (4.8 TB/s). The paper gives no
-/// figure; on-chip SRAM of this size delivers several times HBM, and Fig. 13's 2x for RNN1
-/// (small weights, small batch: weight-bandwidth bound) needs at least 2x.
-pub const CMEM_BYTES_PER_S: f64 = 4.8e12;
+pub use crate::presets::CMEM_BYTES_PER_S;
 
 impl Machine {
     /// The machine of a k-ary n-cube network of `chip`s (2-D or 3-D), TPUs whose HBM

@@ -14,9 +14,17 @@
 //! it is ready, so concurrent collectives and sends contend on the links they share, as the
 //! model sees them. Compute and memory completions are events on the engine's queue; the
 //! network model's completions interleave with them in time order.
+//!
+//! Tasks that only one machine has (DOJO's DMA from its interface processors, its hardware
+//! barrier trees) are [`Work::Machine`]: a [`MachineTask`] the machine's crate implements
+//! (`podsim-dojo`), which says whether it fits the machine, what jobs a run of it hands out
+//! (transfers on the network model, time on a chip's resource) and what it holds on each chip
+//! for the whole workload ([`Claim`]). The executor names no machine.
 
+use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use podsim_collective::{Algorithm, Kind, Plan, Request};
 use podsim_engine::EventQueue;
@@ -124,7 +132,7 @@ impl ChipSpec {
             // TPU v4's 128 MiB CMEM (Table 4) at the bandwidth podsim assumes for it.
             cmem: c.tpu.filter(|t| t.cmem_bytes > 0).map(|t| OnChipMemory {
                 bytes: t.cmem_bytes,
-                bandwidth: Bandwidth::from_bytes_per_s(crate::train::CMEM_BYTES_PER_S as u64)
+                bandwidth: Bandwidth::from_bytes_per_s(crate::presets::CMEM_BYTES_PER_S as u64)
                     .expect("positive"),
             }),
             arrays: Arrays {
@@ -217,32 +225,96 @@ pub enum Work {
         /// Bytes per pair.
         bytes: Bytes,
     },
-    /// DOJO: `bytes` to each chip of the group from the HBM of the interface processor
-    /// nearest it, by the DIP's DMA engine ([`crate::dojo_dma`]): the read queues on the DIP's
-    /// HBM (64-byte bursts at 800 GB/s), then the data crosses the network to the node.
-    Dma {
-        /// Bytes per chip.
-        bytes: Bytes,
-    },
-    /// DOJO: a barrier over the group's nodes, in hardware (an ARM/GRANT tree of fan-in
-    /// `fan_in` in the routers, [`crate::dojo_barrier`]) or in software (a dissemination
-    /// barrier over the same mesh). At most four hardware trees per node.
-    Barrier {
-        /// The hardware trees, or the software barrier.
-        hardware: bool,
-        /// Children per tree node (hardware).
-        fan_in: u32,
-    },
+    /// A task only some machines have, implemented by the machine's crate (DOJO's `dma` and
+    /// `barrier`: `podsim_dojo::workload`).
+    Machine(Arc<dyn MachineTask>),
 }
 
 impl Work {
     /// Whether the work moves data over the network.
     pub fn communicates(&self) -> bool {
-        matches!(
-            self,
-            Work::Collective { .. } | Work::Send { .. } | Work::Dma { .. } | Work::Barrier { .. }
-        )
+        match self {
+            Work::Collective { .. } | Work::Send { .. } => true,
+            Work::Machine(m) => m.communicates(),
+            Work::Compute { .. } | Work::Gemm { .. } | Work::Memory { .. } => false,
+        }
     }
+}
+
+/// A task only some machines have (DOJO's DMA and hardware barriers), as the executor runs
+/// it: the machine's crate implements it and a workload carries it as [`Work::Machine`]. Its
+/// chips are its group's ([`Group::All`], a list or lines; a `dim:` group is refused before
+/// [`MachineTask::check`] is asked), each one existing on the machine.
+pub trait MachineTask: std::fmt::Debug + Send + Sync {
+    /// Whether the task fits `net` on `chips`; why not, if not (the executor names the task).
+    /// Asked for every task before anything runs.
+    fn check(&self, net: &Network, chips: &[u64]) -> Result<(), String>;
+
+    /// What one run does on `chips` (a task that passed [`MachineTask::check`]), in the order
+    /// the executor hands it out: the run ends when every job is done.
+    fn jobs(&self, net: &Network, chips: &[u64]) -> Result<Vec<Job>, String>;
+
+    /// Whether its runs count as communication (the communication time, the exposed
+    /// communication on the critical path).
+    fn communicates(&self) -> bool;
+
+    /// What each of its chips holds for the whole workload, counted over every task that
+    /// claims the same name (DOJO's barrier trees: a node is in at most four); `None`: nothing.
+    fn claim(&self) -> Option<Claim> {
+        None
+    }
+
+    /// Why `chip` cannot take this task's claim, the others' already counted.
+    fn claim_refused(&self, chip: u64) -> String {
+        match self.claim() {
+            Some(c) => format!("chip {chip} holds more than {} {}", c.most, c.name),
+            None => format!("chip {chip} claims nothing"),
+        }
+    }
+
+    /// The task as [`Any`], to compare tasks of the same type ([`MachineTask::same`]).
+    fn as_any(&self) -> &dyn Any;
+
+    /// Whether `other` is the same task (same type, equal values).
+    fn same(&self, other: &dyn MachineTask) -> bool;
+}
+
+impl PartialEq for dyn MachineTask {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+    }
+}
+
+/// One job of a [`MachineTask`]'s run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// `bytes` from `from` to `to` on the network model (the run starts when it is handed out).
+    Send {
+        /// The sending node.
+        from: u64,
+        /// The receiving chip.
+        to: u64,
+        /// Bytes.
+        bytes: u64,
+    },
+    /// `chip` holds `resource` for `time`, queued behind the resource's other jobs.
+    Hold {
+        /// The chip.
+        chip: u64,
+        /// Its resource.
+        resource: Resource,
+        /// For how long.
+        time: SimDuration,
+    },
+}
+
+/// Something a [`MachineTask`] holds on each of its chips for the whole workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim {
+    /// What is held (claims of the same name count together), plural: `barrier trees`.
+    pub name: &'static str,
+    /// The most a chip may hold.
+    pub most: usize,
 }
 
 /// The chips a task runs on.
@@ -389,7 +461,7 @@ pub enum Resource {
     Memory,
     /// The network endpoint (a transfer leaving this chip).
     Network,
-    /// A barrier this chip waits at (DOJO's barrier trees).
+    /// A barrier this chip waits at (a machine's hardware barrier: DOJO's barrier trees).
     Sync,
 }
 
@@ -696,44 +768,9 @@ pub fn run(
                     collective_held = collective_held.saturating_add(held);
                 }
             }
-            Work::Dma { bytes } => {
-                chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
-                match net {
-                    Network::Dojo(d) if d.dips() > 0 => {}
-                    _ => {
-                        return Err(terr(
-                            t,
-                            format!(
-                                "DMA streams from DOJO interface processors, and {} has none (dojo:system=RxC has them)",
-                                net.shorthand()
-                            ),
-                        ));
-                    }
-                }
-                if bytes.0 == 0 || bytes.0 > podsim_topology::NODE_SRAM.0 {
-                    return Err(terr(
-                        t,
-                        format!(
-                            "{bytes} per node: a DMA lands in one node's SRAM, 1 byte to {}",
-                            podsim_topology::NODE_SRAM
-                        ),
-                    ));
-                }
-            }
-            Work::Barrier { hardware, fan_in } => {
-                chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
-                if !matches!(net, Network::Dojo(_)) {
-                    return Err(terr(
-                        t,
-                        format!(
-                            "`barrier` runs DOJO's barrier trees, and {} is not a DOJO plane; use collective = \"barrier\"",
-                            net.shorthand()
-                        ),
-                    ));
-                }
-                if *hardware && *fan_in < 2 {
-                    return Err(terr(t, format!("fan_in {fan_in}: at least 2")));
-                }
+            Work::Machine(m) => {
+                let on = chips_of(&t.group, chips).map_err(|e| terr(t, e))?;
+                m.check(net, &on).map_err(|e| terr(t, e))?;
             }
         }
     }
@@ -770,23 +807,21 @@ pub fn run(
             .to_string(),
         ));
     }
-    // A node takes part in at most four hardware barrier trees (dojo-microarchitecture.txt,
-    // "System Synchronization"): each hardware barrier task is a tree.
-    let mut trees: HashMap<u64, usize> = HashMap::new();
+    // What machine tasks hold on their chips for the whole workload (DOJO: a node is in at
+    // most four hardware barrier trees), counted task by task in the workload's order.
+    let mut claims: HashMap<(&'static str, u64), usize> = HashMap::new();
     for t in &w.tasks {
-        if let Work::Barrier { hardware: true, .. } = t.work {
-            for c in chips_of(&t.group, chips).unwrap_or_default() {
-                let n = trees.entry(c).or_default();
-                *n += 1;
-                if *n > crate::dojo_barrier::MAX_TREES_PER_NODE {
-                    return Err(terr(
-                        t,
-                        format!(
-                            "chip {c} would be in a fifth barrier tree; a DOJO node belongs to at most {}",
-                            crate::dojo_barrier::MAX_TREES_PER_NODE
-                        ),
-                    ));
-                }
+        let Work::Machine(m) = &t.work else {
+            continue;
+        };
+        let Some(claim) = m.claim() else {
+            continue;
+        };
+        for c in chips_of(&t.group, chips).unwrap_or_default() {
+            let n = claims.entry((claim.name, c)).or_default();
+            *n += 1;
+            if *n > claim.most {
+                return Err(terr(t, m.claim_refused(c)));
             }
         }
     }
@@ -946,51 +981,31 @@ impl Exec<'_> {
                     self.enqueue(c, Resource::Memory, r, d);
                 }
             }
-            Work::Dma { bytes } => {
-                let Network::Dojo(d) = self.net else {
-                    return Err(WorkloadError::Task {
-                        task: t.name.clone(),
-                        why: "DMA needs a DOJO plane".into(),
-                    });
-                };
-                // The DMA engine issues every descriptor at once; the reads share the DIP's
-                // HBM (its injection into the plane is capped at the HBM's rate) and the
-                // packets share the mesh, on the network model.
-                let burst = crate::dojo_dma::BURST_BYTES;
-                let read = bytes.0.div_ceil(burst) * burst;
+            Work::Machine(m) => {
                 let chips = chips_of(&t.group, self.chips).unwrap_or_default();
-                self.runs[r].start = Some(now);
-                self.runs[r].jobs_left = chips.len() as u64;
-                for c in chips {
-                    let dip = d.nearest_dip(NodeId(c)).unwrap_or(0);
-                    let dip = d.id(podsim_topology::DojoNode::Dip(dip)).0;
-                    self.send(model, dip, c, read, Flight::Send { run: r })?;
+                let jobs = m
+                    .jobs(self.net, &chips)
+                    .map_err(|why| WorkloadError::Task {
+                        task: t.name.clone(),
+                        why,
+                    })?;
+                // A run with transfers starts when it is handed out, as a send does; one with
+                // resource jobs alone when the first of them starts.
+                if jobs.iter().any(|j| matches!(j, Job::Send { .. })) {
+                    self.runs[r].start = Some(now);
                 }
-            }
-            Work::Barrier { hardware, fan_in } => {
-                let Network::Dojo(d) = self.net else {
-                    return Err(WorkloadError::Task {
-                        task: t.name.clone(),
-                        why: "a barrier tree needs a DOJO plane".into(),
-                    });
-                };
-                let chips = chips_of(&t.group, self.chips).unwrap_or_default();
-                let w = u64::from(d.width());
-                let members: Vec<(u32, u32)> = chips
-                    .iter()
-                    .map(|&c| ((c % w) as u32, (c / w) as u32))
-                    .collect();
-                let ps = if *hardware {
-                    crate::dojo_barrier::tree_ps(
-                        d,
-                        &crate::dojo_barrier::build_tree(&members, *fan_in),
-                    )
-                } else {
-                    crate::dojo_barrier::dissemination_ps(d, &members).0
-                };
-                self.runs[r].jobs_left = chips.len() as u64;
-                for c in chips {
-                    self.enqueue(c, Resource::Sync, r, SimDuration::from_ps(ps));
+                self.runs[r].jobs_left = jobs.len() as u64;
+                for j in jobs {
+                    match j {
+                        Job::Send { from, to, bytes } => {
+                            self.send(model, from, to, bytes, Flight::Send { run: r })?;
+                        }
+                        Job::Hold {
+                            chip,
+                            resource,
+                            time,
+                        } => self.enqueue(chip, resource, r, time),
+                    }
                 }
             }
             Work::Send { to, bytes } => {

@@ -628,10 +628,10 @@ impl Quantity {
             }
             Quantity::HostBandwidth => match net {
                 // Host 0 writes 16 GiB into its five DIPs at once, on the flow model
-                // (podsim_system::dojo_dma::host_upload): what its PCIe links carry together.
+                // (podsim_dojo::dma::host_upload): what its PCIe links carry together.
                 Network::Dojo(d) if d.hosts() > 0 => {
                     let dips = podsim_topology::DIPS_PER_HOST.min(d.dips());
-                    podsim_system::dojo_dma::host_upload(d, 0, 16 << 30, dips)
+                    podsim_dojo::dma::host_upload(d, 0, 16 << 30, dips)
                         .map_err(|_| QuantityError::NotApplicable("the host upload could not run"))?
                         .bandwidth_bytes_per_s
                         .round() as u64

@@ -403,7 +403,7 @@ fn transfer_with(
     };
     let estimate =
         u128::from(n) * (u128::from(PACKET_BYTES) + PACKET_DEST_BYTES * dests.len() as u128);
-    let limit = crate::machine::memory_limit();
+    let limit = podsim_system::machine::memory_limit();
     if estimate > u128::from(limit) {
         return Err(TransferError::Memory {
             packets: n,
@@ -548,7 +548,7 @@ fn transfer_with(
 /// A broadcast (replication is not a flow), link retries and failed links are refused: the
 /// flow model has neither.
 pub fn flow_time(d: &Dojo, t: &TransferSpec) -> Result<f64, TransferError> {
-    use podsim_net::{FlowModel, NetworkModel, Packetization};
+    use podsim_net::NetworkModel;
     if t.op == Op::Broadcast {
         return Err(TransferError::Flow(
             "a broadcast replicates packets in the routers; the flow model has no replication (use the packet level)"
@@ -578,11 +578,7 @@ pub fn flow_time(d: &Dojo, t: &TransferSpec) -> Result<f64, TransferError> {
     } else {
         route_ps(d, dst, src)
     };
-    let mut m = FlowModel::new(
-        podsim_topology::Network::Dojo(d.clone()),
-        Packetization::NONE,
-        false,
-    );
+    let mut m = podsim_system::machine::dojo_flow_model(d, podsim_routing::Shortcut::Never);
     let at = podsim_units::SimTime::from_ps(request);
     let bytes = t.bytes.div_ceil(PACKET_BYTES) * PACKET_BYTES;
     m.send(
@@ -604,7 +600,7 @@ pub fn flow_time(d: &Dojo, t: &TransferSpec) -> Result<f64, TransferError> {
 
 /// The latency of the X-then-Y route between two routers, ps.
 fn route_ps(d: &Dojo, a: (u32, u32), b: (u32, u32)) -> u64 {
-    crate::dojo_barrier::route_ps(d, a, b)
+    crate::barrier::route_ps(d, a, b)
 }
 
 #[cfg(test)]

@@ -32,8 +32,9 @@
 //! * PCIe Gen4 x16: 32 GB/s each way per DIP (PCI-SIG: 16 GT/s x 16 lanes, 128b/130b), the
 //!   topology's DIP-to-host link.
 
-use podsim_net::{FlowModel, NetworkModel, Packetization};
-use podsim_topology::{DIP_HBM, Dojo, DojoNode, NODE_SRAM, Network, NodeId};
+use podsim_net::NetworkModel;
+use podsim_routing::Shortcut;
+use podsim_topology::{DIP_HBM, Dojo, DojoNode, NODE_SRAM, NodeId};
 use podsim_units::{Bytes, SimTime};
 
 /// A DIP's HBM bandwidth, bytes/s (Hot Chips 34, the DIP slide; the seed gives none).
@@ -287,7 +288,7 @@ fn net_time(d: &Dojo, dip: u32, node: (u32, u32), bytes: u64, dir: Direction) ->
 /// When the last of `flows` (source, sink, bytes), all starting at once alone on the flow
 /// model, ends: seconds.
 fn flows_end_s(d: &Dojo, flows: &[(NodeId, NodeId, u64)]) -> Result<f64, DmaError> {
-    let mut m = FlowModel::new(Network::Dojo(d.clone()), Packetization::NONE, false);
+    let mut m = podsim_system::machine::dojo_flow_model(d, Shortcut::Never);
     for &(src, dst, bytes) in flows {
         m.send(SimTime::ZERO, src, dst, Bytes(bytes), 0)
             .map_err(|e| DmaError(e.to_string()))?;

@@ -285,7 +285,7 @@ pub fn barriers(
     }
     let members: u64 = domains.iter().map(|d| d.members.len() as u64).sum();
     let estimate = u128::from(members) * u128::from(BYTES_PER_MEMBER);
-    let limit = crate::machine::memory_limit();
+    let limit = podsim_system::machine::memory_limit();
     if estimate > u128::from(limit) {
         return Err(BarrierTreeError::Memory {
             members,

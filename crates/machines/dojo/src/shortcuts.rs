@@ -19,7 +19,7 @@
 //! link's utilisation, how many global streams took a shortcut and how many mesh links a
 //! global stream occupies (Figure 4's point: occupancy grows with route length).
 
-use podsim_net::{FlowModel, NetworkModel, Packetization};
+use podsim_net::NetworkModel;
 use podsim_routing::{Faults, Shortcut, dojo_route, mesh_links};
 use podsim_topology::{Dojo, DojoNode, Network, NodeId};
 use podsim_units::{Bytes, SimTime};
@@ -94,10 +94,10 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
         } else {
             0
         };
-        let estimate = crate::machine::model_base_bytes(&Network::Dojo(d.clone())).1
+        let estimate = podsim_system::machine::model_base_bytes(&Network::Dojo(d.clone())).1
             + (routers + globals) * 1024
             + globals * 20 * u128::from(w + h);
-        let limit = crate::machine::memory_limit();
+        let limit = podsim_system::machine::memory_limit();
         if estimate > u128::from(limit) {
             return Err(format!(
                 "{} local and {globals} global transfers on the {w}x{h} plane need about {}, more than the memory limit of {} (--memory-limit)",
@@ -112,8 +112,7 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
     } else {
         Shortcut::Never
     };
-    let net = Network::Dojo(d.clone());
-    let mut m = FlowModel::new(net, Packetization::NONE, false).with_dojo_shortcut(shortcut);
+    let mut m = podsim_system::machine::dojo_flow_model(d, shortcut);
     let every = if fraction > 0.0 {
         Some(((1.0 / fraction).round() as u64).max(1))
     } else {
