@@ -29,6 +29,14 @@ pub struct WorkloadArgs {
     /// analytic, flow or packet [default: the file's `model`, else flow].
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
+    /// Run on this machine file instead of the file's [machine] (its network, and its chip on
+    /// every endpoint, which must be a chip preset: docs/machine-file.md).
+    #[arg(long, value_name = "FILE")]
+    system: Option<String>,
+    /// How many nodes the machine file's machine has (with --system) [default: the file's
+    /// `nodes`].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    nodes: Option<u32>,
     /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per chip,
     /// a thread per resource, an event per task on each chip and per transfer.
     #[arg(long, value_name = "FILE")]
@@ -61,6 +69,8 @@ pub fn run_file(
     workload_cmd(&WorkloadArgs {
         file: file.to_path_buf(),
         model: None,
+        system: None,
+        nodes: None,
         trace: trace.map(std::path::Path::to_path_buf),
         cmem: None,
         trace_limit,
@@ -82,6 +92,34 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     }
     let file = a.file.display().to_string();
     let mut spec = podsim_config::parse_workload(&file, &read(&a.file)?)?;
+    if let Some(system) = &a.system {
+        let (machine, mfile) = crate::system_spec("--system", system, None, None, None, a.nodes)?;
+        let chip_name = match &machine.topology {
+            podsim_system::TopoSpec::Machine(m) => m.chip.name.clone(),
+            _ => {
+                return Err(flag_err(
+                    "--system",
+                    format!(
+                        "`{system}` is not a machine file (docs/machine-file.md); the workload file's [machine] names shorthands"
+                    ),
+                ));
+            }
+        };
+        spec.chip = podsim_system::workload::ChipSpec::preset(&chip_name).ok_or_else(|| {
+            flag_err(
+                "--system",
+                format!(
+                    "{mfile}: chip `{chip_name}` is not a chip preset; a workload times its tasks on a preset's rates and matrix units"
+                ),
+            )
+        })?;
+        spec.system = machine;
+    } else if a.nodes.is_some() {
+        return Err(flag_err(
+            "--nodes",
+            "sets the node count of a --system machine file; add --system or drop the flag",
+        ));
+    }
     match a.cmem.as_deref() {
         None => {}
         Some("off") => spec.chip.cmem = None,
