@@ -128,16 +128,16 @@ impl BooksimImport {
             "st_final_delay",
         ];
         let defaults = [1, 1, 1, 0, 1];
-        let mut stages = 0;
+        let mut stages = 0u64;
         for (d, def) in delays.iter().zip(defaults) {
-            stages += num(d, def)?;
+            stages = stages.saturating_add(num(d, def)?);
             honoured.push(d);
         }
         let mut cfg = RouterConfig {
             vcs: num("num_vcs", 16)? as u32,
             buffer_flits: num("vc_buf_size", 8)? as u32,
             packet_flits: num("packet_size", 1)? as u32,
-            pipeline_stages: stages.max(1) as u32,
+            pipeline_stages: u32::try_from(stages.max(1)).unwrap_or(u32::MAX),
             ..RouterConfig::default()
         };
         honoured.extend(["num_vcs", "vc_buf_size", "packet_size"]);

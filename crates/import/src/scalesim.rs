@@ -295,12 +295,14 @@ pub fn topology(file: &str, text: &str) -> Result<Vec<Layer>> {
                 "expected a stride of at least 1 and a filter no larger than the IFMAP",
             ));
         }
-        out.push(Layer {
-            name,
-            m: ((h - fh) / s + 1) * ((w - fw) / s + 1),
-            n: nf,
-            k: fh * fw * c,
-        });
+        let m = ((h - fh) / s + 1).checked_mul((w - fw) / s + 1);
+        let k = fh.checked_mul(fw).and_then(|x| x.checked_mul(c));
+        let (Some(m), Some(k)) = (m, k) else {
+            return Err(bad(
+                "the layer's output pixels or filter size pass 2^64; expected a layer of a network",
+            ));
+        };
+        out.push(Layer { name, m, n: nf, k });
     }
     if out.is_empty() {
         return Err(ImportError::new(
