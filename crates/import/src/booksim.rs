@@ -133,11 +133,14 @@ impl BooksimImport {
             stages = stages.saturating_add(num(d, def)?);
             honoured.push(d);
         }
+        // Past u32, a value saturates (and the router's validation refuses it) rather than
+        // wraps into range.
+        let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
         let mut cfg = RouterConfig {
-            vcs: num("num_vcs", 16)? as u32,
-            buffer_flits: num("vc_buf_size", 8)? as u32,
-            packet_flits: num("packet_size", 1)? as u32,
-            pipeline_stages: u32::try_from(stages.max(1)).unwrap_or(u32::MAX),
+            vcs: small(num("num_vcs", 16)?),
+            buffer_flits: small(num("vc_buf_size", 8)?),
+            packet_flits: small(num("packet_size", 1)?),
+            pipeline_stages: small(stages.max(1)),
             ..RouterConfig::default()
         };
         honoured.extend(["num_vcs", "vc_buf_size", "packet_size"]);
@@ -284,6 +287,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_line_and_key() {
+        // 2^32 + 2 VCs is not 2 VCs.
+        let e = BooksimImport::parse("b.cfg", "num_vcs = 4294967298;").unwrap_err();
+        assert!(e.to_string().starts_with("b.cfg: "), "{e}");
         let e = BooksimImport::parse("b.cfg", "k = 4;\nn = two;\n").unwrap_err();
         assert_eq!(
             e.to_string(),
