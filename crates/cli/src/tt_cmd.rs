@@ -470,7 +470,7 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
             return Err(flag_err(flag, format!("{v}: expected 1 to 1,048,576")));
         }
     }
-    if a.k % 32 != 0 {
+    if !a.k.is_multiple_of(32) {
         return Err(flag_err(
             "--k",
             format!("{}: expected a multiple of 32 (the tile height)", a.k),

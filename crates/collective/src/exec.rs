@@ -295,21 +295,21 @@ fn check_in(
             values, held_below, ..
         },
     ) = (memory_order, kind, bufs)
+        && n > 0
+        && *held_below == n * chunks
     {
-        if n > 0 && *held_below == n * chunks {
-            let mut rows = values[..n * chunks].chunks_exact(n);
-            for hi in 0..chunks / n {
-                for (d, row) in (0..n).zip(&mut rows) {
-                    // Ranks r < n - d hold chunk hi n + r + d, the others hi n + r + d - n.
-                    let want = &sums[hi * n..(hi + 1) * n];
-                    let (a, b) = row.split_at(n - d);
-                    if a != &want[d..] || b != &want[..d] {
-                        return Err(RunError::Wrong(format!("all-reduce slot row {d}")));
-                    }
+        let mut rows = values[..n * chunks].chunks_exact(n);
+        for hi in 0..chunks / n {
+            for (d, row) in (0..n).zip(&mut rows) {
+                // Ranks r < n - d hold chunk hi n + r + d, the others hi n + r + d - n.
+                let want = &sums[hi * n..(hi + 1) * n];
+                let (a, b) = row.split_at(n - d);
+                if a != &want[d..] || b != &want[..d] {
+                    return Err(RunError::Wrong(format!("all-reduce slot row {d}")));
                 }
             }
-            return Ok(());
         }
+        return Ok(());
     }
     let expect = |r: usize, c: u32, want: u64| -> Result<(), RunError> {
         match bufs.get(r, c) {

@@ -225,7 +225,8 @@ impl<'a> PlanSteps<'a> {
     /// `plan` in steps, or None when it does not have the form.
     pub fn new(plan: &'a Plan) -> Option<PlanSteps<'a>> {
         let n = plan.ranks;
-        if n == 0 || plan.ops.len() % n != 0 || plan.ops.iter().any(|o| o.after.is_some()) {
+        if n == 0 || !plan.ops.len().is_multiple_of(n) || plan.ops.iter().any(|o| o.after.is_some())
+        {
             return None;
         }
         let mut sender_to = vec![usize::MAX; n];

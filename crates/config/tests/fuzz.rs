@@ -252,10 +252,11 @@ fn the_topology_shorthand_never_panics() {
         .run(&text(SHORTHAND_TOKENS, 12), |s| {
             let _ = parse_shorthand(&s);
             let _ = parse_topology(&s);
-            if let Ok(spec) = podsim_config::system_from_cli(&s, None, None, None) {
-                if small(&s) && spec.build().is_ok() {
-                    built.set(built.get() + 1);
-                }
+            if let Ok(spec) = podsim_config::system_from_cli(&s, None, None, None)
+                && small(&s)
+                && spec.build().is_ok()
+            {
+                built.set(built.get() + 1);
             }
             Ok(())
         })

@@ -84,10 +84,10 @@ pub fn summary() -> String {
             format!("{d} {unit}")
         });
     }
-    if let Ok(n) = NOTE.lock() {
-        if !n.is_empty() {
-            parts.push(n.clone());
-        }
+    if let Ok(n) = NOTE.lock()
+        && !n.is_empty()
+    {
+        parts.push(n.clone());
     }
     parts.join("; ")
 }

@@ -323,13 +323,13 @@ fn json_network(file: &str, v: &Value) -> Result<Network> {
             "empty; expected Ring, FullyConnected or Switch per dimension".into(),
         ));
     }
-    if let Some(c) = obj.get("dimensions-count") {
-        if c.as_u64() != Some(n as u64) {
-            return Err(err(
-                "dimensions-count",
-                format!("{c}, but topologies-per-dim lists {n} dimensions"),
-            ));
-        }
+    if let Some(c) = obj.get("dimensions-count")
+        && c.as_u64() != Some(n as u64)
+    {
+        return Err(err(
+            "dimensions-count",
+            format!("{c}, but topologies-per-dim lists {n} dimensions"),
+        ));
     }
     let mut lists = Vec::new();
     for k in &keys[1..] {
@@ -810,10 +810,10 @@ mod tests {
             if let Ok(net) = yaml_network("junk.yml", &text) {
                 let _ = Mapped::new(&net);
             }
-            if let Ok(v) = serde_json::from_str::<Value>(&text) {
-                if let Ok(net) = json_network("junk.json", &v) {
-                    let _ = Mapped::new(&net);
-                }
+            if let Ok(v) = serde_json::from_str::<Value>(&text)
+                && let Ok(net) = json_network("junk.json", &v)
+            {
+                let _ = Mapped::new(&net);
             }
             let mut chars: Vec<char> = REAL.chars().collect();
             let i = rng.random_range(0..chars.len());

@@ -612,10 +612,9 @@ fn to_tasks(traces: &[RankTrace], chip: &ChipSpec, notes: &mut Notes) -> Result<
                             kind: k0,
                             bytes: b0,
                         } = &tasks[idx].work
+                            && (*k0, *b0) != (kind, bytes)
                         {
-                            if (*k0, *b0) != (kind, bytes) {
-                                return Err(ImportError::new(file, format!("{kind} of {} as this rank's collective {k}, where {} has {k0} of {}; expected every rank to run the same collectives in the same order", bytes.map_or("-".into(), |b| Bytes(b).to_string()), traces[0].file, b0.map_or("-".into(), |b| Bytes(b).to_string()))).node(n.id, &n.name));
-                            }
+                            return Err(ImportError::new(file, format!("{kind} of {} as this rank's collective {k}, where {} has {k0} of {}; expected every rank to run the same collectives in the same order", bytes.map_or("-".into(), |b| Bytes(b).to_string()), traces[0].file, b0.map_or("-".into(), |b| Bytes(b).to_string()))).node(n.id, &n.name));
                         }
                         idx
                     };
@@ -684,10 +683,10 @@ fn to_tasks(traces: &[RankTrace], chip: &ChipSpec, notes: &mut Notes) -> Result<
             let Some(&t) = sent.get(i) else {
                 return Err(ImportError::new(file, format!("COMM_RECV_NODE from rank {} (tag {}) has no matching COMM_SEND_NODE in {}; expected one send for each receive", key.0, key.2, traces[key.0 as usize].file)).node_id(id));
             };
-            if let Work::Send { bytes, .. } = tasks[t].work {
-                if bytes != b {
-                    return Err(ImportError::new(file, format!("receives {b} bytes from rank {} and its send (`{}`) sends {bytes}; expected the same size", key.0, tasks[t].name)).node_id(id));
-                }
+            if let Work::Send { bytes, .. } = tasks[t].work
+                && bytes != b
+            {
+                return Err(ImportError::new(file, format!("receives {b} bytes from rank {} and its send (`{}`) sends {bytes}; expected the same size", key.0, tasks[t].name)).node_id(id));
             }
             targets[rank].insert(id, Target::Task(t));
         }

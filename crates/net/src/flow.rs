@@ -1150,10 +1150,10 @@ impl FlowModel {
     /// source's lane. None when no route joins them.
     fn lane(&mut self, src: NodeId, dst: NodeId) -> Option<Lane> {
         let s = src.0 as usize;
-        if let Some(&(d, lane)) = self.lanes.get(s) {
-            if d == dst.0 {
-                return Some(lane);
-            }
+        if let Some(&(d, lane)) = self.lanes.get(s)
+            && d == dst.0
+        {
+            return Some(lane);
         }
         let mut route = std::mem::take(&mut self.scratch_route);
         let routes = self.route_into(src, dst, &mut route);
@@ -1475,10 +1475,10 @@ impl NetworkModel for FlowModel {
             if at > self.now {
                 self.g_drain_until(at);
             }
-            if lane.routes == 1 {
-                if let Some(id) = self.g_send(src, dst, bytes, tag, lane)? {
-                    return Ok(id);
-                }
+            if lane.routes == 1
+                && let Some(id) = self.g_send(src, dst, bytes, tag, lane)?
+            {
+                return Ok(id);
             }
             self.materialise();
         }

@@ -2726,7 +2726,7 @@ impl BookSim {
         let mut phases = 0u32;
         self.clear_stats();
         while phases < MAX_SAMPLES && (self.phase != Phase::Running || converged < 3) {
-            if clear_last || (self.phase == Phase::WarmingUp && phases % 2 == 0) {
+            if clear_last || (self.phase == Phase::WarmingUp && phases.is_multiple_of(2)) {
                 clear_last = false;
                 self.clear_stats();
             }
@@ -2771,7 +2771,7 @@ impl BookSim {
         while self.measured_in_flight > 0 || self.undrained > 0 {
             self.step(log)?;
             steps += 1;
-            if steps % 1000 == 0 && self.over_threshold() {
+            if steps.is_multiple_of(1000) && self.over_threshold() {
                 return Ok(false);
             }
         }

@@ -779,17 +779,17 @@ impl Lean {
                 let mut idle = true;
                 for i in 0..ifaces {
                     let n = e * ifaces + i;
-                    if self.ni[n].pkt == NONE {
-                        if let Some(&p) = self.queues[e].front() {
-                            let x = &mut self.ni[n];
-                            if let Some(vc) = pick_from(u32::from(x.free & all), x.rr_vc) {
-                                x.free &= !(1 << vc);
-                                x.rr_vc = next_after(vc, v) as u8;
-                                x.pkt = p;
-                                x.seq = 0;
-                                x.vc = vc as u8;
-                                self.queues[e].pop_front();
-                            }
+                    if self.ni[n].pkt == NONE
+                        && let Some(&p) = self.queues[e].front()
+                    {
+                        let x = &mut self.ni[n];
+                        if let Some(vc) = pick_from(u32::from(x.free & all), x.rr_vc) {
+                            x.free &= !(1 << vc);
+                            x.rr_vc = next_after(vc, v) as u8;
+                            x.pkt = p;
+                            x.seq = 0;
+                            x.vc = vc as u8;
+                            self.queues[e].pop_front();
                         }
                     }
                     let x = self.ni[n];

@@ -118,7 +118,7 @@ fn flits_are_conserved_at_every_sampled_cycle() {
     let mut got = Vec::new();
     for cycle in 0..6000 {
         for src in 0..16 {
-            if rng.next_u64() % 4 == 0 {
+            if rng.next_u64().is_multiple_of(4) {
                 let dst = (rng.next_u64() % 16) as usize;
                 noc.inject(src, dst, 4, sent).unwrap();
                 sent += 1;

@@ -574,7 +574,7 @@ pub fn slices(chips: u64) -> Result<(Slice, Slice), String> {
 pub fn gemm_time(chip: &ChipSpec, m: u64, n: u64, k: u64) -> Result<SimDuration, String> {
     let units = chip.arrays.units.max(1);
     let mut best: Option<SimDuration> = None;
-    for s in (1..=units).filter(|s| units % s == 0) {
+    for s in (1..=units).filter(|s| units.is_multiple_of(*s)) {
         let arrays = crate::workload::Arrays {
             units: units / s,
             ..chip.arrays.clone()

@@ -72,9 +72,11 @@ impl Availability {
         }
         let why = if n == 0 || n > POD_CHIPS {
             Some("expected 1 to 4096 chips")
-        } else if !self.static_wiring && n % (HOSTS_PER_BLOCK * CHIPS_PER_HOST) != 0 {
+        } else if !self.static_wiring && !n.is_multiple_of(HOSTS_PER_BLOCK * CHIPS_PER_HOST) {
             Some("the OCS joins whole 4x4x4 blocks: a multiple of 64 chips")
-        } else if self.static_wiring && (POD_CHIPS % n != 0 || n % CHIPS_PER_HOST != 0) {
+        } else if self.static_wiring
+            && (!POD_CHIPS.is_multiple_of(n) || !n.is_multiple_of(CHIPS_PER_HOST))
+        {
             Some(
                 "static wiring cuts the pod into equal regions of whole hosts: a divisor of 4096 and a multiple of 4",
             )

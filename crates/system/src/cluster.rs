@@ -289,10 +289,10 @@ impl MachineSpec {
                         }
                         for u in 0..cube.node_count() {
                             for p in cube.ports(NodeId(u)) {
-                                if let Some(v) = cube.neighbor(NodeId(u), p) {
-                                    if u < v.0 {
-                                        b.link(attach[u as usize], attach[v.0 as usize], link);
-                                    }
+                                if let Some(v) = cube.neighbor(NodeId(u), p)
+                                    && u < v.0
+                                {
+                                    b.link(attach[u as usize], attach[v.0 as usize], link);
                                 }
                             }
                         }

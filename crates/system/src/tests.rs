@@ -54,7 +54,11 @@ fn links_from_pod(pod: &TpuPod, s: &Slice) -> Vec<(u64, u64)> {
             let mut local = [0u32; 3];
             local[others[0]] = index % side;
             local[others[1]] = index / side;
-            local[d] = if p.port % 2 == 0 { side - 1 } else { 0 };
+            local[d] = if p.port.is_multiple_of(2) {
+                side - 1
+            } else {
+                0
+            };
             node((p.port / 2) as usize, local)
         };
         let (u, v) = (chip(a), chip(c));

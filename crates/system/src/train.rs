@@ -193,7 +193,7 @@ impl Transformer {
                 return Err((k, format!("{v} is beyond the 2^24 podsim accepts")));
             }
         }
-        if self.d_model % self.heads != 0 {
+        if !self.d_model.is_multiple_of(self.heads) {
             return Err((
                 "heads",
                 format!(
@@ -202,7 +202,7 @@ impl Transformer {
                 ),
             ));
         }
-        if self.kv_heads > self.heads || self.heads % self.kv_heads != 0 {
+        if self.kv_heads > self.heads || !self.heads.is_multiple_of(self.kv_heads) {
             return Err((
                 "kv_heads",
                 format!(
@@ -892,14 +892,14 @@ impl MemoryUse {
 fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
     let [p, d, x, y] = c.parallel.0;
     let replicas = d * x;
-    if c.batch % replicas != 0 {
+    if !c.batch.is_multiple_of(replicas) {
         return Err(cfg_err(format!(
             "the batch of {} sequences does not split over data x model1 = {replicas}",
             c.batch
         )));
     }
     let per_shard = c.batch / replicas;
-    if c.microbatches == 0 || per_shard % c.microbatches != 0 {
+    if c.microbatches == 0 || !per_shard.is_multiple_of(c.microbatches) {
         return Err(cfg_err(format!(
             "{per_shard} sequences per data/model1 shard do not split into {} microbatches",
             c.microbatches
@@ -1696,11 +1696,11 @@ pub fn measured(
 pub fn microbatch_choices(c: &Config) -> Vec<u64> {
     let [_, d, x, _] = c.parallel.0;
     let replicas = d * x;
-    if replicas == 0 || c.batch % replicas != 0 {
+    if replicas == 0 || !c.batch.is_multiple_of(replicas) {
         return Vec::new();
     }
     let per = c.batch / replicas;
-    (1..=per).filter(|k| per % k == 0).collect()
+    (1..=per).filter(|k| per.is_multiple_of(*k)).collect()
 }
 
 /// The fastest microbatch count for `c` that fits in memory (closed form), or the fastest of
@@ -1757,16 +1757,16 @@ impl SliceShape {
     /// (k x k x 2k, k x 2k x 2k).
     pub fn all(chips: u64) -> Vec<SliceShape> {
         let mut out = Vec::new();
-        if chips % 64 != 0 {
+        if !chips.is_multiple_of(64) {
             return out;
         }
         let mut a = 4u64;
         while a * a * a <= chips {
             let mut b = a;
             while a * b * b <= chips {
-                if chips % (a * b) == 0 {
+                if chips.is_multiple_of(a * b) {
                     let c = chips / (a * b);
-                    if c >= b && c % 4 == 0 && c <= 1 << 16 {
+                    if c >= b && c.is_multiple_of(4) && c <= 1 << 16 {
                         let dims = [a as u32, b as u32, c as u32];
                         out.push(SliceShape {
                             dims,
@@ -1811,7 +1811,7 @@ impl SliceShape {
 
 /// Every partition spec `[P, D, M1, M2]` of `chips` chips that `t` and `batch` allow.
 pub fn parallel_specs(t: &Transformer, chips: u64, batch: u64) -> Vec<Parallel> {
-    let divisors = |n: u64| -> Vec<u64> { (1..=n).filter(|k| n % k == 0).collect() };
+    let divisors = |n: u64| -> Vec<u64> { (1..=n).filter(|k| n.is_multiple_of(*k)).collect() };
     let mut out = Vec::new();
     for p in divisors(chips) {
         if p > t.layers {
@@ -1820,7 +1820,7 @@ pub fn parallel_specs(t: &Transformer, chips: u64, batch: u64) -> Vec<Parallel> 
         for d in divisors(chips / p) {
             for x in divisors(chips / p / d) {
                 let y = chips / p / d / x;
-                if y > t.heads || batch % (d * x) != 0 {
+                if y > t.heads || !batch.is_multiple_of(d * x) {
                     continue;
                 }
                 out.push(Parallel([p, d, x, y]));

@@ -285,15 +285,15 @@ fn non_test_code(file: &Path, src: &str) -> (String, Vec<PathBuf>) {
             .split(|c: char| c.is_whitespace() || c == ';')
             .filter(|w| !w.is_empty())
             .collect();
-        if let Some(k) = item.iter().position(|&w| w == "mod") {
-            if item.len() == k + 2 {
-                let name = item[k + 1];
-                match &path_attr {
-                    Some(p) => test_files.push(dir.join(p)),
-                    None => {
-                        test_files.push(mod_dir.join(format!("{name}.rs")));
-                        test_files.push(mod_dir.join(name).join("mod.rs"));
-                    }
+        if let Some(k) = item.iter().position(|&w| w == "mod")
+            && item.len() == k + 2
+        {
+            let name = item[k + 1];
+            match &path_attr {
+                Some(p) => test_files.push(dir.join(p)),
+                None => {
+                    test_files.push(mod_dir.join(format!("{name}.rs")));
+                    test_files.push(mod_dir.join(name).join("mod.rs"));
                 }
             }
         }

@@ -38,7 +38,7 @@ impl Hybrid {
         ici_latency: SimDuration,
         ib_latency: SimDuration,
     ) -> Result<Self, TopologyError> {
-        if chips < 2 * GROUP || chips % GROUP != 0 {
+        if chips < 2 * GROUP || !chips.is_multiple_of(GROUP) {
             return Err(TopologyError::new(
                 "chips",
                 format!("a hybrid needs a multiple of 8 chips, at least 16; got {chips}"),
@@ -120,17 +120,17 @@ impl Hybrid {
         let (mut at, to) = (NodeId(a.0 - base), NodeId(b.0 - base));
         let mut out = Vec::new();
         for d in 0..3 {
-            if self.group.coord(at, d) != self.group.coord(to, d) {
-                if let Some(v) = self.group.neighbor(
+            if self.group.coord(at, d) != self.group.coord(to, d)
+                && let Some(v) = self.group.neighbor(
                     at,
                     Port {
                         dim: d,
                         dir: Direction::Plus,
                     },
-                ) {
-                    at = v;
-                    out.push(NodeId(base + v.0));
-                }
+                )
+            {
+                at = v;
+                out.push(NodeId(base + v.0));
             }
         }
         out

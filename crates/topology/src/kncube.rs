@@ -468,7 +468,7 @@ impl KAryNCube {
     /// The spec of the link along `d` from coordinate `c` to `c + 1` (or the wrap link).
     fn spec_between(&self, d: usize, c: u32, wraps: bool) -> LinkSpec {
         match &self.blocks {
-            Some(b) if wraps || (c + 1) % b.shape[d] == 0 => b.between,
+            Some(b) if wraps || (c + 1).is_multiple_of(b.shape[d]) => b.between,
             _ => self.link,
         }
     }

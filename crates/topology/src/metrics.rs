@@ -412,11 +412,11 @@ pub fn bfs_distances(t: &KAryNCube, src: NodeId) -> Vec<u64> {
     queue.push_back(src);
     while let Some(u) = queue.pop_front() {
         for p in t.ports(u) {
-            if let Some(v) = t.neighbor(u, p) {
-                if dist[v.0 as usize] == u64::MAX {
-                    dist[v.0 as usize] = dist[u.0 as usize] + 1;
-                    queue.push_back(v);
-                }
+            if let Some(v) = t.neighbor(u, p)
+                && dist[v.0 as usize] == u64::MAX
+            {
+                dist[v.0 as usize] = dist[u.0 as usize] + 1;
+                queue.push_back(v);
             }
         }
     }

@@ -425,14 +425,14 @@ impl fmt::Display for Bytes {
             (1 << 20, "MiB"),
             (1 << 10, "KiB"),
         ] {
-            if self.0 >= div {
-                if let Some(s) = exact_decimal(self.0, div, 3) {
-                    let binary = format!("{s} {suffix}");
-                    if binary.len() <= decimal.len() {
-                        return f.write_str(&binary);
-                    }
-                    break;
+            if self.0 >= div
+                && let Some(s) = exact_decimal(self.0, div, 3)
+            {
+                let binary = format!("{s} {suffix}");
+                if binary.len() <= decimal.len() {
+                    return f.write_str(&binary);
                 }
+                break;
             }
         }
         f.write_str(&decimal)

@@ -199,10 +199,10 @@ pub(crate) fn exact_decimal(value: u64, divisor: u64, max_decimals: u32) -> Opti
 /// `scales` runs from largest to smallest and ends with `(1, base)`.
 pub(crate) fn display_scaled(value: u64, scales: &[(u64, &str)]) -> String {
     for &(div, suffix) in scales {
-        if value >= div || div == 1 {
-            if let Some(s) = exact_decimal(value, div, 24) {
-                return format!("{s} {suffix}");
-            }
+        if (value >= div || div == 1)
+            && let Some(s) = exact_decimal(value, div, 24)
+        {
+            return format!("{s} {suffix}");
         }
     }
     format!("{value} {}", scales.last().map(|s| s.1).unwrap_or(""))

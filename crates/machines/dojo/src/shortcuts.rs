@@ -132,7 +132,7 @@ pub fn mixed(d: &Dojo, fraction: f64, shortcuts: bool, bytes: u64) -> Result<Mix
                 .send(SimTime::ZERO, src, dst, Bytes(bytes), 0)
                 .map_err(|e| e.to_string())?;
             latency.insert(id, route_latency_ps(d, src, &[dst]));
-            if every.is_some_and(|k| src.0 % k == 0) {
+            if every.is_some_and(|k| src.0.is_multiple_of(k)) {
                 let dst = d.router(w - 1 - x, h - 1 - y);
                 if dst == src {
                     continue;

@@ -241,7 +241,7 @@ impl Gate for Compute {
 /// 8 KiB that divide the block evenly (tt-metal's `get_max_page_size_and_num_pages`).
 pub fn page(tile_bytes: u64, tiles: u64) -> u64 {
     let mut per = (tt_dram::MAX_BURST_BYTES / tile_bytes).max(1);
-    while per > 1 && tiles % per != 0 {
+    while per > 1 && !tiles.is_multiple_of(per) {
         per -= 1;
     }
     per * tile_bytes
@@ -258,7 +258,7 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
     if mm.m == 0 || mm.k == 0 || mm.n == 0 {
         return Err("m, k and n must be positive".into());
     }
-    if mm.k % 32 != 0 {
+    if !mm.k.is_multiple_of(32) {
         return Err(format!(
             "k = {}: expected a multiple of 32 (the tile height)",
             mm.k
@@ -283,7 +283,7 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
     let kb = (1..=mm.k / 32)
         .rev()
         .map(|t| t * 32)
-        .find(|&r| mm.k % r == 0 && bpe(r * widest) <= 64 << 10)
+        .find(|&r| mm.k.is_multiple_of(r) && bpe(r * widest) <= 64 << 10)
         .unwrap_or(32);
     let blocks = mm.k / kb;
     if blocks >= 1 << 24 {

@@ -249,7 +249,7 @@ impl Monitor {
 
 /// Run one link.
 pub fn run(r: &SlicingRun) -> Result<SlicingResult, SlicingError> {
-    if r.bytes == 0 || r.bytes > 2048 || r.bytes % 32 != 0 {
+    if r.bytes == 0 || r.bytes > 2048 || !r.bytes.is_multiple_of(32) {
         return Err(SlicingError::Setting {
             key: "--bytes",
             why: format!(
