@@ -68,6 +68,14 @@ pub(crate) const MACHINES: &[(&str, &str)] = &[
     ),
 ];
 
+/// A machine file a scenario in `dir` names: the file at that path from `dir`, else a
+/// built-in one (or a file) by that path.
+pub(crate) fn machine_file_near(dir: &Path, path: &str) -> Option<String> {
+    std::fs::read_to_string(dir.join(path))
+        .ok()
+        .or_else(|| machine_file(path))
+}
+
 /// A machine file by path: the built-in copy, else the file on disk.
 fn machine_file(path: &str) -> Option<String> {
     MACHINES
@@ -1041,7 +1049,10 @@ fn run(
             {
                 return workload_cmd::run_file(p, json, trace, trace_limit);
             }
-            parse_scenario(&p.display().to_string(), &text)?
+            let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+            podsim_config::parse_scenario_with(&p.display().to_string(), &text, &|m| {
+                machine_file_near(&dir, m)
+            })?
         }
         None => default_scenario()?,
     };

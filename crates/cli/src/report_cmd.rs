@@ -200,7 +200,13 @@ fn build(a: &ReportArgs, r: &mut Report) -> Result<String, Failure> {
                          [[run]] with workload = \"{name}\" runs it)"
                     )));
                 }
-                let s = crate::parse_scenario(&name, &text)?;
+                let dir = path
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+                    .unwrap_or_default();
+                let s = podsim_config::parse_scenario_with(&name, &text, &|m| {
+                    crate::machine_file_near(&dir, m)
+                })?;
                 title.get_or_insert_with(|| s.name.clone());
                 scenario_section(r, &s, a.trace_limit)?;
             }

@@ -320,3 +320,36 @@ fn a_workload_runs_on_a_machine_file() {
     let took = first["end_s"].as_f64().unwrap() - first["start_s"].as_f64().unwrap();
     close(took, 800e6 / 2039e9);
 }
+
+#[test]
+fn a_scenario_system_may_be_a_machine_file() {
+    let dir = std::env::temp_dir().join(format!("podsim-scenario-machine-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = "name = \"s\"\n[[system]]\nmachine = \"examples/machines/dgx-a100.toml\"\nnodes = 2\n[[run]]\nwhat = \"metrics\"\n";
+    let bad_both = "name = \"s\"\n[[system]]\ntopology = \"ring:4\"\nmachine = \"examples/machines/dgx-a100.toml\"\n[[run]]\nwhat = \"metrics\"\n";
+    let bad_nodes = "name = \"s\"\n[[system]]\ntopology = \"ring:4\"\nlink_bandwidth = \"1 GB/s\"\nnodes = 2\n[[run]]\nwhat = \"metrics\"\n";
+    let missing = "name = \"s\"\n[[system]]\nmachine = \"no-such-machine.toml\"\n[[run]]\nwhat = \"metrics\"\n";
+    for (name, text, want) in [
+        ("ok.toml", ok, None),
+        ("both.toml", bad_both, Some("system[0].topology")),
+        ("nodes.toml", bad_nodes, Some("system[0].nodes")),
+        ("missing.toml", missing, Some("system[0].machine")),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let o = podsim(&["run", path.to_str().unwrap(), "--json"]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        match want {
+            // The built-in machine file by its path from the repository's root: 16 chips.
+            None => {
+                assert!(o.status.success(), "{e}");
+                assert!(String::from_utf8_lossy(&o.stdout).contains("\"nodes\":16"));
+            }
+            Some(key) => {
+                assert_eq!(o.status.code(), Some(2), "{name}: {e}");
+                assert!(e.contains(name) && e.contains(key), "{name}: {e}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -22,7 +22,9 @@ pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use kernel::{parse_domains, parse_kernel};
 pub use machine::{FABRICS, is_machine_file, machine_system, parse_machine};
 pub use model::parse_model;
-pub use scenario::{DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_system, system_from_cli};
+pub use scenario::{
+    DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_scenario_with, parse_system, system_from_cli,
+};
 pub use shorthand::{
     SHORTHAND_HELP, SHORTHAND_KINDS, ShorthandError, parse_shorthand, parse_topology,
 };

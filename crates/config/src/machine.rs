@@ -140,7 +140,11 @@ pub fn parse_machine(
     nodes: Option<u32>,
 ) -> Result<MachineSpec, ConfigError> {
     let raw: RawMachine = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
-    let ctx = Ctx { file, text };
+    let ctx = Ctx {
+        file,
+        text,
+        machines: None,
+    };
     let count = |v: &Option<Spanned<i64>>, key: &str| -> Result<u32, ConfigError> {
         match v {
             None => Ok(1),

@@ -67,7 +67,12 @@ struct RawScenario {
 pub(crate) struct RawSystem {
     #[serde(default)]
     name: Option<String>,
-    topology: Spanned<String>,
+    #[serde(default)]
+    topology: Option<Spanned<String>>,
+    #[serde(default)]
+    machine: Option<Spanned<String>>,
+    #[serde(default)]
+    nodes: Option<Spanned<i64>>,
     #[serde(default)]
     link_bandwidth: Option<Spanned<String>>,
     #[serde(default)]
@@ -122,6 +127,8 @@ struct RawRun {
 pub(crate) struct Ctx<'a> {
     pub file: &'a str,
     pub text: &'a str,
+    /// Where machine files named by `machine = PATH` are found (`None`: nowhere).
+    pub machines: Option<crate::validation::MachineFiles<'a>>,
 }
 
 impl Ctx<'_> {
@@ -195,10 +202,92 @@ fn positive_u32(ctx: &Ctx<'_>, v: &Spanned<i64>, key: &str) -> Result<u32, Confi
 }
 
 impl RawSystem {
+    /// A `machine = PATH` system: the machine file found by `ctx.machines`, with `nodes` and
+    /// `name` from the table; every key that sets links is refused (the file sets them).
+    fn machine_file(
+        &self,
+        ctx: &Ctx<'_>,
+        prefix: &str,
+        path: &Spanned<String>,
+    ) -> Result<SystemSpec, ConfigError> {
+        let key = |k: &str| format!("{prefix}.{k}");
+        let links = [
+            (
+                "link_bandwidth",
+                self.link_bandwidth.as_ref().map(|v| v.span()),
+            ),
+            ("link_latency", self.link_latency.as_ref().map(|v| v.span())),
+            ("link_kind", self.link_kind.as_ref().map(|v| v.span())),
+            ("interfaces", self.interfaces.as_ref().map(|v| v.span())),
+            ("twist", self.twist.as_ref().map(|v| v.span())),
+        ];
+        if let Some((k, span)) = links.into_iter().find(|l| l.1.is_some()) {
+            return ctx.err(
+                span,
+                &key(k),
+                "a machine file sets its own links; drop the key",
+            );
+        }
+        if self.blocks.is_some() {
+            return ctx.err(
+                Some(path.span()),
+                &key("blocks"),
+                "a machine file sets its own links; drop [blocks]",
+            );
+        }
+        let nodes = match &self.nodes {
+            None => None,
+            Some(n) => Some(positive_u32(ctx, n, &key("nodes"))?),
+        };
+        let text = ctx.machines.and_then(|f| f(path.get_ref())).map_or_else(
+            || {
+                ctx.err(
+                    Some(path.span()),
+                    &key("machine"),
+                    format!(
+                        "cannot read the machine file `{}` (a path from this file's directory, or one of examples/machines/)",
+                        path.get_ref()
+                    ),
+                )
+            },
+            Ok,
+        )?;
+        let mut spec = crate::machine::machine_system(path.get_ref(), &text, nodes)?;
+        if let Some(n) = &self.name {
+            spec.name = n.clone();
+        }
+        Ok(spec)
+    }
+
     pub(crate) fn validate(&self, ctx: &Ctx<'_>, prefix: &str) -> Result<SystemSpec, ConfigError> {
         let key = |k: &str| format!("{prefix}.{k}");
-        let mut topology = parse_topology(self.topology.get_ref())
-            .or_else(|e| ctx.err(Some(self.topology.span()), &key("topology"), e))?;
+        let topology_text = match (&self.topology, &self.machine) {
+            (Some(t), None) => t,
+            (None, Some(m)) => return self.machine_file(ctx, prefix, m),
+            (Some(t), Some(_)) => {
+                return ctx.err(
+                    Some(t.span()),
+                    &key("topology"),
+                    "a system is a topology or a machine file, not both; drop one",
+                );
+            }
+            (None, None) => {
+                return ctx.err(
+                    None,
+                    &key("topology"),
+                    "missing: a system names its topology (a shorthand) or a machine file (machine = PATH)",
+                );
+            }
+        };
+        if let Some(n) = &self.nodes {
+            return ctx.err(
+                Some(n.span()),
+                &key("nodes"),
+                "sets a machine file's node count, and this system is a shorthand; drop the key",
+            );
+        }
+        let mut topology = parse_topology(topology_text.get_ref())
+            .or_else(|e| ctx.err(Some(topology_text.span()), &key("topology"), e))?;
         let preset = match &topology {
             TopoSpec::Tofu(spec) => Some(format!(
                 "{} sets this itself (links from lanes x rate x coding, one interface per TNI); remove the key",
@@ -281,10 +370,10 @@ impl RawSystem {
                 (Some(b), _) => bandwidth(ctx, b, &key("link_bandwidth"))?,
                 (None, Ok(Some(b))) => b,
                 (None, Err(e)) => {
-                    return ctx.err(Some(self.topology.span()), &key("topology"), e.why);
+                    return ctx.err(Some(topology_text.span()), &key("topology"), e.why);
                 }
                 (None, Ok(None)) => {
-                    return ctx.err(Some(self.topology.span()), &key("link_bandwidth"), "missing: a mesh, torus or ring needs its link bandwidth, e.g. link_bandwidth = \"50 GB/s\"");
+                    return ctx.err(Some(topology_text.span()), &key("link_bandwidth"), "missing: a mesh, torus or ring needs its link bandwidth, e.g. link_bandwidth = \"50 GB/s\"");
                 }
             },
             latency: match &self.link_latency {
@@ -336,7 +425,7 @@ impl RawSystem {
             name: self
                 .name
                 .clone()
-                .unwrap_or_else(|| self.topology.get_ref().clone()),
+                .unwrap_or_else(|| topology_text.get_ref().clone()),
             topology,
             link,
             blocks,
@@ -351,8 +440,8 @@ impl RawSystem {
                     .twist
                     .as_ref()
                     .map(|t| t.span())
-                    .or(Some(self.topology.span())),
-                _ => Some(self.topology.span()),
+                    .or(Some(topology_text.span())),
+                _ => Some(topology_text.span()),
             };
             let k = if matches!(e.key, "blocks.shape" | "interfaces" | "twist") {
                 key(e.key)
@@ -387,8 +476,20 @@ fn read_capped(path: &std::path::Path) -> Result<String, String> {
 /// Parse and validate the scenario in `text`, read from `file`. A workload run's file is
 /// read relative to `file`'s directory.
 pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
+    scenario_in(file, text, None)
+}
+
+fn scenario_in(
+    file: &str,
+    text: &str,
+    machines: Option<crate::validation::MachineFiles<'_>>,
+) -> Result<Scenario, ConfigError> {
     let raw: RawScenario = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
-    let ctx = Ctx { file, text };
+    let ctx = Ctx {
+        file,
+        text,
+        machines,
+    };
     // Workload and command runs bring their own machines.
     let only_workloads = !raw.run.is_empty()
         && raw
@@ -403,7 +504,7 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
         let spec = s.validate(&ctx, &format!("system[{i}]"))?;
         if systems.iter().any(|x: &SystemSpec| x.name == spec.name) {
             return ctx.err(
-                Some(s.topology.span()),
+                s.topology.as_ref().or(s.machine.as_ref()).map(|t| t.span()),
                 &format!("system[{i}].name"),
                 format!("two systems are named `{}`", spec.name),
             );
@@ -663,10 +764,27 @@ pub fn parse_scenario(file: &str, text: &str) -> Result<Scenario, ConfigError> {
     })
 }
 
+/// As [`parse_scenario`], with `machines` finding the machine files its systems name
+/// (`machine = PATH`).
+pub fn parse_scenario_with(
+    file: &str,
+    text: &str,
+    machines: crate::validation::MachineFiles<'_>,
+) -> Result<Scenario, ConfigError> {
+    scenario_in(file, text, Some(machines))
+}
+
 /// Parse a file that describes one system at its top level (the keys of a `[[system]]`).
 pub fn parse_system(file: &str, text: &str) -> Result<SystemSpec, ConfigError> {
     let raw: RawSystem = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
-    raw.validate(&Ctx { file, text }, "system")
+    raw.validate(
+        &Ctx {
+            file,
+            text,
+            machines: None,
+        },
+        "system",
+    )
 }
 
 /// The link bandwidth `podsim topo` assumes for a mesh, torus or ring when none is given:

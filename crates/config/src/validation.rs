@@ -719,7 +719,11 @@ pub fn parse_validation_with(
     machines: MachineFiles<'_>,
 ) -> Result<Vec<ValidationCase>, ConfigError> {
     let raw: RawFile = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
-    let ctx = Ctx { file, text };
+    let ctx = Ctx {
+        file,
+        text,
+        machines: Some(machines),
+    };
     raw.case
         .iter()
         .enumerate()

@@ -376,7 +376,11 @@ fn neighbours(
 /// Parse and validate a workload file.
 pub fn parse_workload(file: &str, text: &str) -> Result<WorkloadSpec, ConfigError> {
     let raw: RawWorkload = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
-    let ctx = Ctx { file, text };
+    let ctx = Ctx {
+        file,
+        text,
+        machines: None,
+    };
     let m = &raw.machine;
     let system = match (&m.preset, &m.system) {
         (Some(p), None) => {
