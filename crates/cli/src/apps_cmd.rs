@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use podsim_report::render;
-use podsim_system::apps::{self, App};
+use podsim_tpu::apps::{self, App};
 use podsim_units::Bytes;
 use serde_json::json;
 

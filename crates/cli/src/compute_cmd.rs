@@ -621,16 +621,16 @@ const MAX_TRIALS: u64 = 10_000_000;
 
 /// Run `podsim availability`.
 pub fn availability_cmd(a: &AvailabilityArgs) -> Result<ExitCode, Failure> {
-    use podsim_system::availability::Availability;
+    use podsim_tpu::availability::Availability;
     let q = Availability {
         slice_chips: a.slice_chips,
         host_availability: a.host_availability,
         static_wiring: a.static_wiring,
     };
-    let bad = |e: podsim_system::availability::AvailabilityError| {
+    let bad = |e: podsim_tpu::availability::AvailabilityError| {
         let flag = match e {
-            podsim_system::availability::AvailabilityError::Probability(_) => "--host-availability",
-            podsim_system::availability::AvailabilityError::Size { .. } => "--slice-chips",
+            podsim_tpu::availability::AvailabilityError::Probability(_) => "--host-availability",
+            podsim_tpu::availability::AvailabilityError::Size { .. } => "--slice-chips",
         };
         flag_err(flag, e)
     };

@@ -603,7 +603,7 @@ pub struct DlrmArgs {
 
 /// Run `podsim dlrm`.
 pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
-    use podsim_system::dlrm;
+    use podsim_tpu::dlrm;
     let placement = dlrm::Placement::parse(&a.embeddings).ok_or_else(|| {
         flag_err(
             "--embeddings",
@@ -708,7 +708,7 @@ pub struct ScheduleArgs {
 
 /// Run `podsim schedule`.
 pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
-    use podsim_system::schedule::{Mix, Schedule, run};
+    use podsim_tpu::schedule::{Mix, Schedule, run};
     let mix = Mix::named(&a.mix)
         .ok_or_else(|| flag_err("--mix", format!("`{}` is not a mix (mixes: table2)", a.mix)))?;
     let s = Schedule {

@@ -111,8 +111,8 @@ fn app_case(
     raw: &Spanned<RawApp>,
     q: Quantity,
     key: &str,
-) -> Result<podsim_system::apps::AppCase, ConfigError> {
-    use podsim_system::apps::{APP_NAMES, App, AppCase, slices};
+) -> Result<podsim_tpu::apps::AppCase, ConfigError> {
+    use podsim_tpu::apps::{APP_NAMES, App, AppCase, slices};
     let r = raw.get_ref();
     let sp = Some(raw.span());
     let app = if r.app.eq_ignore_ascii_case("all") {
@@ -302,10 +302,10 @@ fn dlrm_case(
     ctx: &Ctx<'_>,
     raw: &Spanned<RawDlrm>,
     key: &str,
-) -> Result<podsim_system::dlrm::DlrmCase, ConfigError> {
+) -> Result<podsim_tpu::dlrm::DlrmCase, ConfigError> {
     let r = raw.get_ref();
     let span = Some(raw.span());
-    podsim_system::dlrm::system(&r.system)
+    podsim_tpu::dlrm::system(&r.system)
         .or_else(|e| ctx.err(span.clone(), &format!("{key}.system"), e))?;
     let host = match r.embeddings.as_deref() {
         None | Some("sparsecore") => false,
@@ -329,7 +329,7 @@ fn dlrm_case(
             );
         }
     };
-    Ok(podsim_system::dlrm::DlrmCase {
+    Ok(podsim_tpu::dlrm::DlrmCase {
         system: r.system.clone(),
         host,
         embedding_only,
@@ -1018,7 +1018,7 @@ pub fn parse_validation_with(
                 },
                 availability: c.availability.as_ref().map(|a| {
                     let a = a.get_ref();
-                    podsim_system::availability::Availability {
+                    podsim_tpu::availability::Availability {
                         slice_chips: a.slice_chips,
                         host_availability: a.host_availability,
                         static_wiring: a.static_wiring,

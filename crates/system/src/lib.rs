@@ -1,8 +1,9 @@
 //! Systems assembled from topologies: the presets of the seed machines and the machinery that
 //! puts them together. This release has the TPU v4 pod ([`tpu_v4`]): 64 blocks of 4x4x4 chips
 //! joined by 48 optical circuit switches into slices. The machines modelled beyond their
-//! presets are crates of their own above this one, under `crates/machines/` (`podsim-tofu`,
-//! `podsim-tenstorrent`, `podsim-dojo`), and so are the validation cases (`podsim-validation`).
+//! presets are crates of their own above this one, under `crates/machines/` (`podsim-tpu`,
+//! `podsim-tofu`, `podsim-tenstorrent`, `podsim-dojo`), and so are the validation cases
+//! (`podsim-validation`).
 //! A task only one machine has plugs into the workload executor through
 //! [`workload::MachineTask`], which the machine's crate implements.
 //!
@@ -10,14 +11,10 @@
 //! are allocated or failed, how switches are programmed); the topologies it hands out are plain
 //! graphs from `podsim-topology`.
 
-pub mod apps;
-pub mod availability;
 pub mod cluster;
-pub mod dlrm;
 pub mod machine;
 pub mod presets;
 pub mod scenario;
-pub mod schedule;
 pub mod spec;
 pub mod tpu_v4;
 pub mod train;

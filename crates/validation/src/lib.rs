@@ -103,7 +103,7 @@ pub enum Quantity {
     /// FLOPs per byte, held in thousandths.
     RidgePoint,
     /// A TPU v4 pod's goodput for `[case.availability]` (closed form of
-    /// [`podsim_system::availability`]), a fraction held in thousandths.
+    /// [`podsim_tpu::availability`]), a fraction held in thousandths.
     Goodput,
     /// Training throughput of `[case.train]` ([`podsim_system::train`]), sequences per second
     /// held in thousandths.
@@ -112,7 +112,7 @@ pub enum Quantity {
     TrainSpeedup,
     /// Two-way bisection bandwidth of the system over its baseline's, held in thousandths.
     BisectionRatio,
-    /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`podsim_system::dlrm`]),
+    /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`podsim_tpu::dlrm`]),
     /// held in thousandths.
     DlrmSpeedup,
     /// A Tofu node's count of one communication resource (`[case.tofu_node]`, Table II).
@@ -149,7 +149,7 @@ pub enum Quantity {
     /// The DRAM-bound matmul's DRAM bandwidth for `[case.tenstorrent]`'s shape
     /// ([`podsim_tenstorrent::matmul`]), bytes/s.
     MatmulDramBandwidth,
-    /// TPU v3 step time over TPU v4's for `[case.app]` ([`podsim_system::apps`]; the geometric
+    /// TPU v3 step time over TPU v4's for `[case.app]` ([`podsim_tpu::apps`]; the geometric
     /// mean of the eight applications when it names none), held in thousandths.
     AppSpeedup,
     /// TPU v4 step time with CMEM off over CMEM on for `[case.app]` (geometric mean when it
@@ -382,7 +382,7 @@ impl Quantity {
             return Ok((v * 1000.0).round() as u64);
         }
         if self == Quantity::DlrmSpeedup {
-            let time = |c: Option<&podsim_system::dlrm::DlrmCase>, what: &'static str| {
+            let time = |c: Option<&podsim_tpu::dlrm::DlrmCase>, what: &'static str| {
                 c.ok_or(QuantityError::Missing(what))?
                     .time_s()
                     .map_err(QuantityError::Invalid)
@@ -965,15 +965,15 @@ pub struct ValidationCase {
     /// The endpoint setting (`put_latency`; default: the machine's default).
     pub endpoint: Option<String>,
     /// The pod and slice of a `goodput` case (`[case.availability]`).
-    pub availability: Option<podsim_system::availability::Availability>,
+    pub availability: Option<podsim_tpu::availability::Availability>,
     /// The training step of a `train_throughput` or `train_speedup` case (`[case.train]`).
     pub train: Option<podsim_system::train::TrainCase>,
     /// The step a `train_speedup` case compares with (`[case.train_baseline]`).
     pub train_baseline: Option<podsim_system::train::TrainCase>,
     /// The DLRM step of a `dlrm_speedup` case (`[case.dlrm]`).
-    pub dlrm: Option<podsim_system::dlrm::DlrmCase>,
+    pub dlrm: Option<podsim_tpu::dlrm::DlrmCase>,
     /// The step a `dlrm_speedup` case compares with (`[case.dlrm_baseline]`).
-    pub dlrm_baseline: Option<podsim_system::dlrm::DlrmCase>,
+    pub dlrm_baseline: Option<podsim_tpu::dlrm::DlrmCase>,
     /// The generation and resource of a `tofu_node_resource` case (`[case.tofu_node]`).
     pub tofu_node: Option<(podsim_topology::TofuGeneration, podsim_tofu::node::Resource)>,
     /// The barrier of a `tofu_barrier` or `tofu_barrier_latency` case (`[case.tofu_barrier]`).
@@ -982,7 +982,7 @@ pub struct ValidationCase {
     /// (`[case.tenstorrent]`).
     pub tenstorrent: Option<TtCase>,
     /// The applications of an `app_speedup` or `app_cmem_gain` case (`[case.app]`).
-    pub app: Option<podsim_system::apps::AppCase>,
+    pub app: Option<podsim_tpu::apps::AppCase>,
 }
 
 /// Which of Table VI's rows a `tofu_barrier` case reads.

@@ -14,8 +14,8 @@
 //! A [`DenseModel`] is a list of [`Op`]s per chip: GEMMs (convolutions as im2col GEMMs,
 //! LSTM gates, transformer projections and attention) and vector work (batch norm, ReLU,
 //! depthwise convolutions, LSTM gate functions, softmax, layer norm). The step is a
-//! [`Workload`] run by the workload executor ([`crate::workload::run`]) on the slice's flow
-//! model:
+//! [`Workload`] run by the workload executor ([`podsim_system::workload::run`]) on the
+//! slice's flow model:
 //!
 //! * each GEMM is a compute task on the chip's matrix units timed by [`gemm_time`] (the
 //!   weight-stationary tiling model of `podsim-compute`: 8 MXUs on v4, 4 on v3, at their clocks;
@@ -61,7 +61,7 @@ use podsim_topology::Network;
 use podsim_units::{Bytes, Flops, SimDuration};
 
 use crate::dlrm::{Dlrm, Generation, Placement};
-use crate::workload::{ChipSpec, Group, Task, Unit, Work, Workload};
+use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload};
 
 /// Bytes per element of activations, weights and gradients (bf16).
 const ELEM: u64 = 2;
@@ -567,15 +567,15 @@ pub fn slices(chips: u64) -> Result<(Slice, Slice), String> {
 }
 
 /// The time of an `m` x `k` by `k` x `n` product on `chip`'s matrix units, split over them
-/// along rows or columns, whichever [`crate::workload::Arrays::gemm_time`] times faster: the
-/// units form `s` groups that each take `m / s` rows, the columns split evenly within a group
-/// (`s` = 1 is `gemm_time`'s own column split). A narrow layer (a convolution of 64 output
+/// along rows or columns, whichever [`podsim_system::workload::Arrays::gemm_time`] times
+/// faster: the units form `s` groups that each take `m / s` rows, the columns split evenly
+/// within a group (`s` = 1 is `gemm_time`'s own column split). A narrow layer (a convolution of 64 output
 /// channels) would otherwise leave all but one column of units idle, however many a chip has.
 pub fn gemm_time(chip: &ChipSpec, m: u64, n: u64, k: u64) -> Result<SimDuration, String> {
     let units = chip.arrays.units.max(1);
     let mut best: Option<SimDuration> = None;
     for s in (1..=units).filter(|s| units.is_multiple_of(*s)) {
-        let arrays = crate::workload::Arrays {
+        let arrays = podsim_system::workload::Arrays {
             units: units / s,
             ..chip.arrays.clone()
         };
@@ -829,8 +829,8 @@ pub fn step(
         Shape::Dense(d) => {
             let chip = chip_of(&generation, cmem)?;
             let w = workload(d, &chip)?;
-            let mut model = crate::machine::flow_model(net)?;
-            let r = crate::workload::run(&w, net, &chip, model.as_mut())
+            let mut model = podsim_system::machine::flow_model(net)?;
+            let r = podsim_system::workload::run(&w, net, &chip, model.as_mut())
                 .map_err(|e| format!("{}: {e}", app.name))?;
             Ok(StepTime {
                 step_time_s: r.time_s,

@@ -169,7 +169,7 @@ pub fn tpuv3_slice(a: u32, b: u32) -> Result<Network, String> {
         kind: LinkKind::Electrical,
         bandwidth: Bandwidth::from_bytes_per_s(Generation::tpu_v3().tpu.ici_link_bytes_per_s)
             .expect("positive"),
-        latency: crate::presets::ICI_HOP_LATENCY,
+        latency: podsim_system::presets::ICI_HOP_LATENCY,
     };
     KAryNCube::new(vec![a, b], vec![a == 32, b == 32], link)
         .map(Network::Cube)
@@ -207,9 +207,9 @@ fn collective(net: &Network, kind: Kind, algorithm: Algorithm, bytes: f64) -> Re
         packets: Packetization::NONE,
         chunk: 0,
         ecmp: false,
-        memory_limit: crate::machine::memory_limit(),
+        memory_limit: podsim_system::machine::memory_limit(),
     };
-    crate::measure(net, &setup)
+    podsim_system::measure(net, &setup)
         .map(|m| m.time_s)
         .map_err(|e| e.to_string())
 }
@@ -260,7 +260,7 @@ pub fn step(
     };
     let embedding = lookup + all_to_all;
     // Dense: forward and backward GEMMs of the square layers on the chip's matrix units.
-    let chip = crate::workload::ChipSpec::preset(generation.chip.name)
+    let chip = podsim_system::workload::ChipSpec::preset(generation.chip.name)
         .ok_or_else(|| format!("no chip preset `{}`", generation.chip.name))?;
     let width = (model.dense_params / model.dense_layers as f64)
         .sqrt()
@@ -329,7 +329,7 @@ pub fn system(spec: &str) -> Result<(Network, Generation), String> {
         let [a, b, c] = d[..] else {
             return Err(format!("`{spec}`: a TPU v4 slice has three sides"));
         };
-        let net = crate::train::SliceShape {
+        let net = podsim_system::train::SliceShape {
             dims: [a, b, c],
             twisted,
         }
