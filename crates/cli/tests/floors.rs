@@ -89,11 +89,10 @@ fn every_dependency_points_down() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    // Every floor listed is a crate of the workspace (a removed crate leaves the list too),
-    // podsim-tpu excepted until it lands.
+    // Every floor listed is a crate of the workspace (a removed crate leaves the list too).
     for (name, _) in FLOORS {
         assert!(
-            names.contains(name) || *name == "podsim-tpu",
+            names.contains(name),
             "FLOORS lists {name}, which the workspace no longer has"
         );
     }
