@@ -23,7 +23,7 @@ enum TofuCommand {
     /// and the bytes a frame of that length takes on the two lanes, split and duplicated.
     /// Field widths (the text gives only PAT's 3 bits; podsim's choices, most significant
     /// first): marker 1, LEN 6, DABC1 4, DX 8, DY 8, DZ 8, DABC2 4, DI 3, B 1, S 1, reserved 0
-    /// 1, VC 2, PAT 3, STAT 2, SEQ 12 (crates/system/src/tofu_frame.rs).
+    /// 1, VC 2, PAT 3, STAT 2, SEQ 12 (crates/machines/tofu/src/frame.rs).
     Frame(FrameArgs),
     /// A one-way 8-byte put between nearest neighbours and where its time goes (Table III,
     /// Fig. 7): sender, packet transfer (one link and two switches), receiver and, on TofuD,

@@ -522,7 +522,7 @@ impl App {
                 name: "DLRM1",
                 model: "Fig. 8 DLRM",
                 batch_per_chip: Dlrm::fig8().batch_per_chip,
-                source: "Fig. 8's DLRM as crates/system/src/dlrm.rs models it (100M dense, 20B embedding weights, 300 features into 150 tables, valency 10, width 128, 512 examples per chip)",
+                source: "Fig. 8's DLRM as crates/machines/tpu/src/dlrm.rs models it (100M dense, 20B embedding weights, 300 features into 150 tables, valency 10, width 128, 512 examples per chip)",
                 shape: Shape::Dlrm(Dlrm::fig8()),
             },
         ]
