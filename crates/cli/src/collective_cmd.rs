@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_collective::{Algorithm, Kind, Measurement, ModelKind, Setup};
+use podsim_collective::{Algorithm, CollectiveOutput, Kind, Measurement, ModelKind, Setup};
 use podsim_net::Packetization;
 use podsim_units::Bytes;
 use serde_json::json;
@@ -64,12 +64,8 @@ impl NetArgs {
             .map_err(|e| flag_err("--endpoint", e))?;
         let latency_source = if self.link_latency.is_some() {
             "--link-latency"
-        } else if matches!(net, podsim_topology::Network::Graph(_)) {
-            "machine file"
-        } else if timing.link_latency > podsim_units::SimDuration::ZERO {
-            "preset"
         } else {
-            "default"
+            timing.latency_source(&net)
         };
         Ok(Resolved {
             net,
@@ -118,16 +114,9 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// The timing as JSON keys.
-    fn json(&self, o: &mut serde_json::Map<String, serde_json::Value>) {
-        let t = &self.timing;
-        o.insert("link_latency_s".into(), json!(t.link_latency.as_secs_f64()));
-        o.insert("link_latency_source".into(), json!(self.latency_source));
-        o.insert("endpoint".into(), json!(t.endpoint.map(|e| e.name)));
-        o.insert(
-            "endpoint_overhead_s".into(),
-            json!(t.endpoint.map_or(0.0, |e| e.overhead.as_secs_f64())),
-        );
+    /// The timing as a collective's output keys.
+    fn output(&self) -> podsim_collective::LinkTiming {
+        self.timing.output(self.latency_source)
     }
 
     /// The timing as table rows.
@@ -267,7 +256,7 @@ pub(crate) fn size(flag: &str, s: &str) -> Result<u64, Failure> {
         .map_err(|e| flag_err(flag, format!("{e}; expected a size such as \"64 MiB\"")))
 }
 
-/// The JSON object for one measurement.
+/// The JSON object for one measurement ([`CollectiveOutput`] without the timing keys).
 pub fn measurement_json(
     kind: Kind,
     alg: Algorithm,
@@ -275,24 +264,7 @@ pub fn measurement_json(
     topology: &str,
     m: &Measurement,
 ) -> serde_json::Value {
-    json!({
-        "kind": kind.name(),
-        "algorithm": alg.name(),
-        "model": model.name(),
-        "topology": topology,
-        "ranks": m.ranks,
-        "bytes": m.bytes,
-        "time_s": m.time_s,
-        "algorithm_bandwidth_bytes_per_s": m.algorithm_bandwidth_bytes_per_s,
-        "bus_bandwidth_bytes_per_s": m.bus_bandwidth_bytes_per_s,
-        "bytes_on_wire": m.bytes_on_wire,
-        "max_link_utilization": m.max_link_utilization,
-        "lower_bound_time_s": m.lower_bound_time_s,
-        "verified": m.verified,
-        "unverified_reason": m.unverified_reason,
-        "bound_applied": m.bound_applied,
-        "transfers": m.transfers,
-    })
+    podsim_report::to_json(&CollectiveOutput::new(kind, alg, model, topology, m))
 }
 
 /// The points of a bus-bandwidth plot from a collective sweep's CSV rows (bytes, time,
@@ -375,12 +347,6 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         None => None,
     };
 
-    let with_timing = |mut v: serde_json::Value| {
-        if let Some(o) = v.as_object_mut() {
-            r.json(o);
-        }
-        v
-    };
     let (kind, alg, _) =
         podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
             .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
@@ -484,6 +450,13 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
         ecmp: true,
         memory_limit: crate::memory_limit(),
     };
+    // What --json prints of a run: the measurement with the timing it ran with.
+    let timing = r.output();
+    let output = |m: &Measurement| {
+        podsim_report::to_json(
+            &CollectiveOutput::new(kind, alg, model, &a.topology, m).with_timing(timing.clone()),
+        )
+    };
     let run = |bytes| {
         podsim_system::measure_with(net, &setup(bytes), &r.models)
             .map_err(|e| Failure::runtime(format!("<command line>: {kind} on {}: {e}", a.topology)))
@@ -582,8 +555,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
                         m.bytes_on_wire.to_string(),
                         String::new(),
                     ],
-                    // The timing settings join in the batch's order below.
-                    measurement_json(kind, alg, model, &a.topology, &m),
+                    output(&m),
                 ),
                 Err(e) => {
                     // Recorded with its reason; the sweep goes on.
@@ -636,11 +608,6 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             if let (Some(got), Some((file, _))) = (got, opened.as_mut()) {
                 for (&b, (fields, v)) in chunk.iter().zip(got) {
                     file.append(&fields.join(","))?;
-                    let v = if fields[7].is_empty() {
-                        with_timing(v)
-                    } else {
-                        v
-                    };
                     fresh.insert(b, (fields, v));
                 }
             }
@@ -777,10 +744,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     if a.json {
-        outln!(
-            "{}",
-            with_timing(measurement_json(kind, alg, model, &a.topology, &m))
-        );
+        outln!("{}", output(&m));
     } else {
         let mut rows = vec![
             (
@@ -909,8 +873,10 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
     })?;
     if a.json {
         let mut v = json!({"benchmark": micro.name(), "topology": a.topology, "model": model.name(), "bytes": bytes, "time_s": r.time_s, "throughput_bytes_per_s": r.throughput_bytes_per_s, "streams": r.streams});
-        if let Some(o) = v.as_object_mut() {
-            res.json(o);
+        if let (Some(o), serde_json::Value::Object(timing)) =
+            (v.as_object_mut(), podsim_report::to_json(&res.output()))
+        {
+            o.extend(timing);
         }
         outln!("{v}");
     } else {

@@ -522,13 +522,10 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
                 .iter()
                 .map(|(r, fresh)| match fresh {
                     Some(v) => v.clone(),
-                    None => {
-                        let mut v = podsim_report::noc_result_json(r, &net, a.links);
-                        if let Some(o) = v.as_object_mut() {
-                            o.insert("resumed".into(), Value::Bool(true));
-                        }
-                        v
-                    }
+                    None => podsim_report::to_json(&podsim_report::NocOutput {
+                        resumed: true,
+                        ..podsim_report::NocOutput::new(r, &net, a.links)
+                    }),
                 })
                 .collect();
             outln!("{}", Value::Array(all));

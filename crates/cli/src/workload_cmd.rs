@@ -214,31 +214,16 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A workload's result as JSON (the keys of `podsim workload --json`).
+/// A workload's result as JSON (the keys of `podsim workload --json`): `WorkloadOutput`.
 pub(crate) fn result_json(
     spec: &podsim_system::workload::WorkloadSpec,
     r: &WorkloadResult,
     model: ModelKind,
     chips: u64,
 ) -> serde_json::Value {
-    let tasks: Vec<_> = r
-        .tasks
-        .iter()
-        .map(|t| json!({"name": t.name, "start_s": t.start_s, "end_s": t.end_s}))
-        .collect();
-    json!({
-        "workload": spec.name,
-        "machine": spec.system.name,
-        "chip": spec.chip.name,
-        "model": model.name(),
-        "chips": chips,
-        "time_s": r.time_s,
-        "compute_busy_s": r.compute_busy_s,
-        "communication_time_s": r.communication_time_s,
-        "exposed_communication_s": r.exposed_communication_s,
-        "critical_path": r.critical_path,
-        "tasks": tasks,
-    })
+    podsim_report::to_json(&podsim_system::workload::WorkloadOutput::new(
+        spec, r, model, chips,
+    ))
 }
 
 /// The summary rows of a workload run.
