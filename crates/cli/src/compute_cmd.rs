@@ -13,12 +13,9 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 
+use crate::args::flag_err;
 use crate::{Failure, read};
 use podsim_report::render;
-
-fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
-    Failure::usage(format!("<command line>: `{flag}`: {why}"))
-}
 
 /// The arguments of `podsim gemm`.
 #[derive(Args)]

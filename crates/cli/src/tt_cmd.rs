@@ -15,7 +15,7 @@ use podsim_units::{SimDuration, SimTime};
 use serde_json::json;
 
 use crate::Failure;
-use crate::collective_cmd::{flag_err, size};
+use crate::args::{flag_err, size};
 
 /// The arguments of `podsim dram`.
 #[derive(Args)]

@@ -10,7 +10,7 @@ use podsim_report::{Trace, render};
 use podsim_system::workload::WorkloadResult;
 use serde_json::json;
 
-use crate::collective_cmd::flag_err;
+use crate::args::flag_err;
 use crate::{Failure, read};
 
 /// The arguments of `podsim workload`.
@@ -84,12 +84,7 @@ pub(crate) const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
 
 /// Run `podsim workload`.
 pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
-    if a.trace.is_none() && a.trace_limit != DEFAULT_TRACE_LIMIT {
-        return Err(flag_err(
-            "--trace-limit",
-            "only a --trace has events to limit; add --trace or drop the flag",
-        ));
-    }
+    crate::args::trace_limit_needs_trace(a.trace.is_some(), a.trace_limit)?;
     let file = a.file.display().to_string();
     let mut spec = podsim_config::parse_workload(&file, &read(&a.file)?)?;
     if let Some(system) = &a.system {
