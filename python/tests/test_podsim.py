@@ -20,6 +20,19 @@ def main():
     r = podsim.collective("all-reduce", "ring:4", "2 MiB")
     assert close(r["time_s"], 1.5 * 2097152 / 50e9), r
     assert r["verified"] is True and r["algorithm"] == "ring"
+    # The dict is `podsim collective --json`'s object, key for key (one typed struct serialized
+    # for both): the check's reason, whether the bound replaced the time, the timing.
+    for key in ("unverified_reason", "bound_applied", "link_latency_s", "link_latency_source",
+                "endpoint", "endpoint_overhead_s", "kind", "model", "topology", "transfers"):
+        assert key in r, (key, r)
+    assert r["bound_applied"] is False and r["unverified_reason"] is None, r
+    assert r["link_latency_source"] == "default" and r["endpoint"] is None, r
+    # The analytic model sees no contention: below the bound, the bound is reported and says so.
+    a = podsim.collective("all-to-all", "torus:4x4x4", "1 MiB", model="analytic")
+    assert a["bound_applied"] is True and a["time_s"] == a["lower_bound_time_s"], a
+    # A Tofu preset's timing: its link latency and default endpoint setting.
+    t = podsim.collective("all-reduce", "tofu:2x1x1", "1 MiB")
+    assert t["link_latency_source"] == "preset" and t["endpoint"] == "near-cmg", t
     # The issue's example, on a 4x4x4 torus.
     r = podsim.collective("all-reduce", "torus:4x4x4", "64 MiB")
     assert r["time_s"] > 0 and r["ranks"] == 64, r
@@ -32,12 +45,15 @@ def main():
     # A 32x32 output-stationary array on a 32x32x32 GEMM: one fold of 32^3 MACs.
     g = podsim.gemm(32, 32, 32, array="32x32", dataflow="os")
     assert g["macs"] == 32 ** 3 and g["folds"] == 1, g
+    assert g["convention"] == "rtl" and g["stall_cycles"] == 0 and g["row_folds"] == 1, g
     # A workload file runs on its machine.
     w = podsim.workload(ROOT / "examples" / "workload-data-parallel.toml")
     assert w["time_s"] > 0 and w["tasks"], w
+    assert w["chips"] > 0 and w["model"] and w["workload"] and w["machine"], w
     # The DRAM u-benchmark: 267 GB/s at 12 GT/s (the calibration point).
     d = podsim.dram()
     assert abs(d["bandwidth_bytes_per_s"] - 267e9) < 0.5e9, d
+    assert d["chip"] == "wormhole" and d["placement"] == "next-to-bank" and d["noc"] == 0, d
     # Bad input raises ValueError naming what is wrong.
     try:
         podsim.collective("all-reduce", "torus:4x", "1 MiB")

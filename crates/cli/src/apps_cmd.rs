@@ -10,7 +10,7 @@ use podsim_units::Bytes;
 use serde_json::json;
 
 use crate::Failure;
-use crate::collective_cmd::flag_err;
+use crate::args::flag_err;
 
 /// The arguments of `podsim apps`.
 #[derive(Args)]

@@ -1,14 +1,16 @@
 //! `podsim collective`: run one collective (or a sweep of sizes) on a topology.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_collective::{Algorithm, Kind, Measurement, ModelKind, Setup};
+use podsim_collective::{Algorithm, CollectiveOutput, Kind, Measurement, ModelKind, Setup};
 use podsim_net::Packetization;
 use podsim_units::Bytes;
 use serde_json::json;
 
+use crate::args::{flag_err, size};
 use crate::{Failure, build};
 use podsim_report::render;
 
@@ -64,12 +66,8 @@ impl NetArgs {
             .map_err(|e| flag_err("--endpoint", e))?;
         let latency_source = if self.link_latency.is_some() {
             "--link-latency"
-        } else if matches!(net, podsim_topology::Network::Graph(_)) {
-            "machine file"
-        } else if timing.link_latency > podsim_units::SimDuration::ZERO {
-            "preset"
         } else {
-            "default"
+            timing.latency_source(&net)
         };
         Ok(Resolved {
             net,
@@ -118,16 +116,9 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// The timing as JSON keys.
-    fn json(&self, o: &mut serde_json::Map<String, serde_json::Value>) {
-        let t = &self.timing;
-        o.insert("link_latency_s".into(), json!(t.link_latency.as_secs_f64()));
-        o.insert("link_latency_source".into(), json!(self.latency_source));
-        o.insert("endpoint".into(), json!(t.endpoint.map(|e| e.name)));
-        o.insert(
-            "endpoint_overhead_s".into(),
-            json!(t.endpoint.map_or(0.0, |e| e.overhead.as_secs_f64())),
-        );
+    /// The timing as a collective's output keys.
+    fn output(&self) -> podsim_collective::LinkTiming {
+        self.timing.output(self.latency_source)
     }
 
     /// The timing as table rows.
@@ -256,18 +247,7 @@ fn transfers_trace(
     t
 }
 
-pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
-    Failure::usage(format!("<command line>: `{flag}`: {why}"))
-}
-
-/// A size flag (`64 MiB`) in bytes, or an error naming the flag.
-pub(crate) fn size(flag: &str, s: &str) -> Result<u64, Failure> {
-    s.parse::<Bytes>()
-        .map(|b| b.0)
-        .map_err(|e| flag_err(flag, format!("{e}; expected a size such as \"64 MiB\"")))
-}
-
-/// The JSON object for one measurement.
+/// The JSON object for one measurement ([`CollectiveOutput`] without the timing keys).
 pub fn measurement_json(
     kind: Kind,
     alg: Algorithm,
@@ -275,24 +255,7 @@ pub fn measurement_json(
     topology: &str,
     m: &Measurement,
 ) -> serde_json::Value {
-    json!({
-        "kind": kind.name(),
-        "algorithm": alg.name(),
-        "model": model.name(),
-        "topology": topology,
-        "ranks": m.ranks,
-        "bytes": m.bytes,
-        "time_s": m.time_s,
-        "algorithm_bandwidth_bytes_per_s": m.algorithm_bandwidth_bytes_per_s,
-        "bus_bandwidth_bytes_per_s": m.bus_bandwidth_bytes_per_s,
-        "bytes_on_wire": m.bytes_on_wire,
-        "max_link_utilization": m.max_link_utilization,
-        "lower_bound_time_s": m.lower_bound_time_s,
-        "verified": m.verified,
-        "unverified_reason": m.unverified_reason,
-        "bound_applied": m.bound_applied,
-        "transfers": m.transfers,
-    })
+    podsim_report::to_json(&CollectiveOutput::new(kind, alg, model, topology, m))
 }
 
 /// The points of a bus-bandwidth plot from a collective sweep's CSV rows (bytes, time,
@@ -333,15 +296,130 @@ fn resumed_json(f: &[String]) -> serde_json::Value {
     })
 }
 
-/// Run `podsim collective`.
-pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
-    let mut r = a.net.resolve(&a.topology)?;
-    if a.trace.is_none() && a.trace_limit != crate::workload_cmd::DEFAULT_TRACE_LIMIT {
-        return Err(flag_err(
-            "--trace-limit",
-            "only a --trace has events to limit; add --trace or drop the flag",
-        ));
+/// One collective's settings, resolved and checked from the command line: what every size
+/// runs with.
+struct Job<'a> {
+    a: &'a CollectiveArgs,
+    net: &'a podsim_topology::Network,
+    kind: Kind,
+    alg: Algorithm,
+    model: ModelKind,
+    packets: Packetization,
+    /// Pipeline piece or DMA size (0: none).
+    chunk: u64,
+    /// The timing the runs take, as their output keys.
+    timing: podsim_collective::LinkTiming,
+}
+
+impl<'a> Job<'a> {
+    /// The collective the arguments name on `r`, or the error of a setting that would have no
+    /// effect.
+    fn new(a: &'a CollectiveArgs, r: &'a Resolved) -> Result<Job<'a>, Failure> {
+        let (kind, alg, _) =
+            podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
+                .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
+        // On a machine file of several nodes the default is hierarchical where the kind has
+        // it: `dimension` runs inside each node first, then across the nodes on the rails.
+        let alg = match &r.net {
+            podsim_topology::Network::Graph(g)
+                if a.algorithm.is_none()
+                    && g.grid().len() > 1
+                    && kind.algorithms().contains(&Algorithm::DimensionWise) =>
+            {
+                Algorithm::DimensionWise
+            }
+            _ => alg,
+        };
+        let chunk = a
+            .chunk
+            .as_deref()
+            .map(|s| size("--chunk", s))
+            .transpose()?
+            .unwrap_or(0);
+        check_sizes(a, kind, alg)?;
+        Ok(Job {
+            a,
+            net: &r.net,
+            kind,
+            alg,
+            model: r.model,
+            packets: a.net.packets()?,
+            chunk,
+            timing: r.output(),
+        })
     }
+
+    /// The setup of one size.
+    fn setup(&self, bytes: u64) -> Setup {
+        Setup {
+            kind: self.kind,
+            algorithm: self.alg,
+            bytes,
+            model: self.model,
+            packets: self.packets,
+            chunk: self.chunk,
+            ecmp: true,
+            memory_limit: crate::memory_limit(),
+        }
+    }
+
+    /// The ring broadcast pipelines at most 64 pieces a rank: a smaller --chunk would be
+    /// raised without a word, so it is refused with the least chunk that is taken as given.
+    fn fits_pieces(&self, bytes: u64) -> Result<(), Failure> {
+        let (chunk, net) = (self.chunk, self.net);
+        if chunk == 0 || self.kind != Kind::Broadcast || self.alg != Algorithm::Ring {
+            return Ok(());
+        }
+        let most = net.endpoints().saturating_mul(64).max(1);
+        let pieces = bytes.div_ceil(chunk);
+        if pieces > most {
+            return Err(flag_err(
+                "--chunk",
+                format!(
+                    "{} cuts {} into {pieces} pieces; the ring broadcast pipelines at most {most} (64 a rank on {} ranks): give at least {}",
+                    podsim_units::Bytes(chunk),
+                    podsim_units::Bytes(bytes),
+                    net.endpoints(),
+                    podsim_units::Bytes(bytes.div_ceil(most))
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Run one size with `models`.
+    fn measure(&self, bytes: u64, models: &podsim_system::Models) -> Result<Measurement, Failure> {
+        podsim_system::measure_with(self.net, &self.setup(bytes), models).map_err(|e| {
+            Failure::runtime(format!(
+                "<command line>: {} on {}: {e}",
+                self.kind, self.a.topology
+            ))
+        })
+    }
+
+    /// What --json prints of a run: the measurement with the timing it ran with.
+    fn output(&self, m: &Measurement) -> serde_json::Value {
+        podsim_report::to_json(
+            &CollectiveOutput::new(self.kind, self.alg, self.model, &self.a.topology, m)
+                .with_timing(self.timing.clone()),
+        )
+    }
+
+    /// The heading of the collective: `all-reduce (ring) on torus:4x4 with the flow model`.
+    fn described(&self) -> String {
+        format!(
+            "{} ({}) on {} with the {} model",
+            self.kind,
+            self.alg.name(),
+            self.a.topology,
+            self.model.name()
+        )
+    }
+}
+
+/// The checks of the flags that need one run (a trace, a heatmap) before anything runs.
+fn check_one_run(a: &CollectiveArgs, r: &Resolved) -> Result<(), Failure> {
+    crate::args::trace_limit_needs_trace(a.trace.is_some(), a.trace_limit)?;
     if a.trace.is_some() && a.sweep.is_some() {
         return Err(flag_err(
             "--trace",
@@ -363,46 +441,12 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             ),
         ));
     }
-    let log = podsim_net::RecordingHandle::default();
-    if a.trace.is_some() {
-        log.borrow_mut().limit = a.trace_limit;
-        r.models.record = Some(log.clone());
-    }
-    let r = r;
-    let (net, model) = (&r.net, r.model);
-    let layout = match &a.heatmap {
-        Some(_) => Some(crate::heatmap::Layout::of(&r.net).map_err(|e| flag_err("--heatmap", e))?),
-        None => None,
-    };
+    Ok(())
+}
 
-    let with_timing = |mut v: serde_json::Value| {
-        if let Some(o) = v.as_object_mut() {
-            r.json(o);
-        }
-        v
-    };
-    let (kind, alg, _) =
-        podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
-            .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
-    // On a machine file of several nodes the default is hierarchical where the kind has it:
-    // `dimension` runs inside each node first, then across the nodes on the rails.
-    let alg = match net {
-        podsim_topology::Network::Graph(g)
-            if a.algorithm.is_none()
-                && g.grid().len() > 1
-                && kind.algorithms().contains(&Algorithm::DimensionWise) =>
-        {
-            Algorithm::DimensionWise
-        }
-        _ => alg,
-    };
-    let chunk = a
-        .chunk
-        .as_deref()
-        .map(|s| size("--chunk", s))
-        .transpose()?
-        .unwrap_or(0);
-    // Settings that would have no effect are errors, not silently dropped.
+/// Settings that would have no effect are errors, not silently dropped: a chunk the algorithm
+/// does not cut by, a barrier's size, and the flags of a sweep without one.
+fn check_sizes(a: &CollectiveArgs, kind: Kind, alg: Algorithm) -> Result<(), Failure> {
     let chunked = matches!(
         (kind, alg),
         (Kind::Broadcast, Algorithm::Ring) | (Kind::AllToAll, Algorithm::Direct)
@@ -433,12 +477,7 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             "--sweep gives the sizes; give either --bytes or --sweep",
         ));
     }
-    if a.sweep.is_none() && a.no_resume {
-        return Err(flag_err(
-            "--no-resume",
-            "only a --sweep writes a CSV to resume; add --sweep or drop the flag",
-        ));
-    }
+    crate::args::no_resume_needs_sweep(a.sweep.is_some(), a.no_resume)?;
     if a.sweep.is_none() && a.plot.is_some() {
         return Err(flag_err(
             "--plot",
@@ -451,285 +490,302 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             "only a --sweep writes CSV; add --sweep or drop the flag",
         ));
     }
-    let packets = a.net.packets()?;
-    // The ring broadcast pipelines at most 64 pieces a rank: a smaller --chunk would be raised
-    // without a word, so it is refused with the least chunk that is taken as given.
-    let fits_pieces = |bytes: u64| -> Result<(), Failure> {
-        if chunk == 0 || kind != Kind::Broadcast || alg != Algorithm::Ring {
-            return Ok(());
-        }
-        let most = net.endpoints().saturating_mul(64).max(1);
-        let pieces = bytes.div_ceil(chunk);
-        if pieces > most {
-            return Err(flag_err(
-                "--chunk",
-                format!(
-                    "{} cuts {} into {pieces} pieces; the ring broadcast pipelines at most {most} (64 a rank on {} ranks): give at least {}",
-                    podsim_units::Bytes(chunk),
-                    podsim_units::Bytes(bytes),
-                    net.endpoints(),
-                    podsim_units::Bytes(bytes.div_ceil(most))
-                ),
-            ));
-        }
-        Ok(())
+    Ok(())
+}
+
+/// Run `podsim collective`.
+pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
+    let mut r = a.net.resolve(&a.topology)?;
+    check_one_run(a, &r)?;
+    let log = podsim_net::RecordingHandle::default();
+    if a.trace.is_some() {
+        log.borrow_mut().limit = a.trace_limit;
+        r.models.record = Some(log.clone());
+    }
+    let r = r;
+    let layout = match &a.heatmap {
+        Some(_) => Some(crate::heatmap::Layout::of(&r.net).map_err(|e| flag_err("--heatmap", e))?),
+        None => None,
     };
-    let setup = |bytes| Setup {
-        kind,
-        algorithm: alg,
-        bytes,
-        model,
-        packets,
-        chunk,
-        ecmp: true,
-        memory_limit: crate::memory_limit(),
-    };
-    let run = |bytes| {
-        podsim_system::measure_with(net, &setup(bytes), &r.models)
-            .map_err(|e| Failure::runtime(format!("<command line>: {kind} on {}: {e}", a.topology)))
-    };
-    if let Some(list) = &a.sweep {
-        let csv_path = a
-            .csv
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("collective-sweep.csv"));
-        let sizes: Vec<u64> = list
-            .split(',')
-            .map(|s| size("--sweep", s.trim()))
-            .collect::<Result<_, _>>()?;
-        if let Some(i) = (1..sizes.len()).find(|&i| sizes[..i].contains(&sizes[i])) {
-            return Err(flag_err(
-                "--sweep",
-                format!(
-                    "{} is given twice (points {} and {}): each size is one point",
-                    podsim_units::Bytes(sizes[i]),
-                    sizes[..i].iter().position(|&s| s == sizes[i]).unwrap_or(0) + 1,
-                    i + 1
-                ),
-            ));
-        }
-        for &b in &sizes {
-            fits_pieces(b)?;
-        }
-        let mut rows = vec![(
-            "bytes".to_string(),
-            vec![
-                "time".into(),
-                "algbw".into(),
-                "busbw".into(),
-                "lower bound".into(),
-                "max link util".into(),
-            ],
-        )];
-        const HEADER: &str = "bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire,error";
-        let mut context = crate::sweep_file::base_context();
-        context.extend([
-            ("kind", kind.to_string()),
-            ("algorithm", alg.name().to_string()),
-            ("model", model.name().to_string()),
-            ("topology", a.topology.clone()),
-            ("link_latency", r.timing.link_latency.to_string()),
-            ("endpoint", given(&a.net.endpoint)),
-            ("link_bandwidth", given(&a.net.link_bandwidth)),
-            ("packet_payload", given(&a.net.packet_payload)),
-            ("packet_header", given(&a.net.packet_header)),
-            ("chunk", given(&a.chunk)),
-        ]);
-        // Rank 0 (the only process, without MPI) keeps the file; the sizes it does not hold
-        // yet run a batch at a time, one per rank, and land in the file in size order.
-        let (rank, ranks) = crate::ranks::place();
-        podsim_engine::watch::note(format!(
-            "finished sizes are kept in {}; run the sweep again to resume",
-            csv_path.display()
+    let job = Job::new(a, &r)?;
+    match &a.sweep {
+        Some(list) => sweep(&job, &r, list),
+        None => one_size(&job, &r, &log, layout.as_ref()),
+    }
+}
+
+/// The columns of a collective sweep's CSV.
+const SWEEP_HEADER: &str = "bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire,error";
+
+/// A sweep's sizes from `--sweep`, each once and each within the pieces a chunk allows.
+fn sweep_sizes(job: &Job, list: &str) -> Result<Vec<u64>, Failure> {
+    let sizes: Vec<u64> = list
+        .split(',')
+        .map(|s| size("--sweep", s.trim()))
+        .collect::<Result<_, _>>()?;
+    if let Some(i) = (1..sizes.len()).find(|&i| sizes[..i].contains(&sizes[i])) {
+        return Err(flag_err(
+            "--sweep",
+            format!(
+                "{} is given twice (points {} and {}): each size is one point",
+                podsim_units::Bytes(sizes[i]),
+                sizes[..i].iter().position(|&s| s == sizes[i]).unwrap_or(0) + 1,
+                i + 1
+            ),
         ));
-        let mut opened = if rank == 0 {
-            Some(crate::sweep_file::SweepFile::open(
-                &csv_path,
-                &context,
-                HEADER,
-                !a.no_resume,
-            )?)
-        } else {
-            None
+    }
+    for &b in &sizes {
+        job.fits_pieces(b)?;
+    }
+    Ok(sizes)
+}
+
+/// What a sweep's CSV records of its settings: a file of other settings is not resumed.
+fn sweep_context(job: &Job, r: &Resolved) -> Vec<(&'static str, String)> {
+    let a = job.a;
+    let mut context = crate::sweep_file::base_context();
+    context.extend([
+        ("kind", job.kind.to_string()),
+        ("algorithm", job.alg.name().to_string()),
+        ("model", job.model.name().to_string()),
+        ("topology", a.topology.clone()),
+        ("link_latency", r.timing.link_latency.to_string()),
+        ("endpoint", given(&a.net.endpoint)),
+        ("link_bandwidth", given(&a.net.link_bandwidth)),
+        ("packet_payload", given(&a.net.packet_payload)),
+        ("packet_header", given(&a.net.packet_header)),
+        ("chunk", given(&a.chunk)),
+    ]);
+    context
+}
+
+/// One size of a sweep as a rank ran it: its CSV fields and its JSON.
+type SweepPoint = (Vec<String>, serde_json::Value);
+
+/// Run one size of a sweep with its own models (a sweep records no trace): its CSV fields and
+/// JSON, or a failure recorded with its reason (the sweep goes on).
+fn sweep_point(job: &Job, endpoint: &Option<String>, b: u64) -> SweepPoint {
+    let models = podsim_system::Models {
+        endpoint: endpoint.clone(),
+        record: None,
+    };
+    match job.measure(b, &models) {
+        Ok(m) => (
+            vec![
+                b.to_string(),
+                m.time_s.to_string(),
+                m.algorithm_bandwidth_bytes_per_s.to_string(),
+                m.bus_bandwidth_bytes_per_s.to_string(),
+                m.lower_bound_time_s.to_string(),
+                m.max_link_utilization.to_string(),
+                m.bytes_on_wire.to_string(),
+                String::new(),
+            ],
+            job.output(&m),
+        ),
+        Err(e) => {
+            let why = e.msg().replace([',', '\n'], ";");
+            let mut f = vec![b.to_string()];
+            f.extend(std::iter::repeat_n(String::new(), 6));
+            f.push(why.clone());
+            (f, serde_json::json!({"bytes": b, "error": why}))
+        }
+    }
+}
+
+/// How many sizes run at once: each rank runs its share of a batch on every core when the
+/// batch's simulations fit in the memory limit side by side, else one at a time. Each point
+/// runs within the whole limit either way, so the numbers (and whether a point's result is
+/// checked) do not depend on the thread count.
+fn sweep_batch(job: &Job, todo: &[u64], ranks: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    let limit = u128::from(crate::memory_limit());
+    let footprint = |b: u64| {
+        let s = job.setup(b);
+        let n = job.net.endpoints() as u128;
+        let request = podsim_collective::Request {
+            kind: job.kind,
+            algorithm: job.alg,
+            bytes: if job.kind == Kind::Barrier { 0 } else { b },
+            ranks: n as usize,
+            dims: job.net.rank_grid(),
+            chunk: s.chunk,
         };
-        let todo: Vec<u64> = crate::ranks::share(opened.as_ref().map(|(_, kept)| {
-            sizes
-                .iter()
-                .copied()
-                .filter(|b| !kept.contains_key(&b.to_string()))
-                .collect::<Vec<u64>>()
-        }))?;
-        // A sweep records no trace (refused above), so each point builds its own models and
-        // points can run on several threads.
-        let endpoint = r.models.endpoint.clone();
-        let point = |b: u64| -> (Vec<String>, serde_json::Value) {
-            let models = podsim_system::Models {
-                endpoint: endpoint.clone(),
-                record: None,
-            };
-            let measured = podsim_system::measure_with(net, &setup(b), &models).map_err(|e| {
-                Failure::runtime(format!("<command line>: {kind} on {}: {e}", a.topology))
-            });
-            match measured {
-                Ok(m) => (
-                    vec![
-                        b.to_string(),
-                        m.time_s.to_string(),
-                        m.algorithm_bandwidth_bytes_per_s.to_string(),
-                        m.bus_bandwidth_bytes_per_s.to_string(),
-                        m.lower_bound_time_s.to_string(),
-                        m.max_link_utilization.to_string(),
-                        m.bytes_on_wire.to_string(),
-                        String::new(),
-                    ],
-                    // The timing settings join in the batch's order below.
-                    measurement_json(kind, alg, model, &a.topology, &m),
-                ),
-                Err(e) => {
-                    // Recorded with its reason; the sweep goes on.
-                    let why = e.msg().replace([',', '\n'], ";");
-                    let mut f = vec![b.to_string()];
-                    f.extend(std::iter::repeat_n(String::new(), 6));
-                    f.push(why.clone());
-                    (f, serde_json::json!({"bytes": b, "error": why}))
-                }
+        // The model and plan, and the functional check's buffers (at most ranks^2 entries).
+        podsim_collective::memory_estimate(
+            job.net,
+            job.model,
+            podsim_collective::transfers(&request),
+        ) + n * n * u128::from(podsim_collective::CHECK_ENTRY_BYTES)
+    };
+    let side_by_side = || {
+        let mut per: Vec<u128> = todo.iter().map(|&b| footprint(b)).collect();
+        per.sort_unstable_by(|a, b| b.cmp(a));
+        per.iter().take(threads).sum::<u128>() <= limit
+    };
+    if threads > 1 && side_by_side() {
+        threads * ranks
+    } else {
+        ranks
+    }
+}
+
+/// Run `podsim collective --sweep`: the sizes the CSV does not hold yet, a batch at a time,
+/// then the table (or JSON) of every size.
+fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
+    let a = job.a;
+    let csv_path = a
+        .csv
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("collective-sweep.csv"));
+    let sizes = sweep_sizes(job, list)?;
+    let context = sweep_context(job, r);
+    // Rank 0 (the only process, without MPI) keeps the file; the sizes it does not hold
+    // yet run a batch at a time, one per rank, and land in the file in size order.
+    let (rank, ranks) = crate::ranks::place();
+    podsim_engine::watch::note(format!(
+        "finished sizes are kept in {}; run the sweep again to resume",
+        csv_path.display()
+    ));
+    let mut opened = if rank == 0 {
+        Some(crate::sweep_file::SweepFile::open(
+            &csv_path,
+            &context,
+            SWEEP_HEADER,
+            !a.no_resume,
+        )?)
+    } else {
+        None
+    };
+    let todo: Vec<u64> = crate::ranks::share(opened.as_ref().map(|(_, kept)| {
+        sizes
+            .iter()
+            .copied()
+            .filter(|b| !kept.contains_key(&b.to_string()))
+            .collect::<Vec<u64>>()
+    }))?;
+    let endpoint = r.models.endpoint.clone();
+    let mut fresh: HashMap<u64, SweepPoint> = HashMap::new();
+    for chunk in todo.chunks(sweep_batch(job, &todo, ranks)) {
+        let got = crate::ranks::spread(chunk.len(), |mine| {
+            use rayon::prelude::*;
+            mine.par_iter()
+                .map(|&i| sweep_point(job, &endpoint, chunk[i]))
+                .collect()
+        })?;
+        if let (Some(got), Some((file, _))) = (got, opened.as_mut()) {
+            for (&b, (fields, v)) in chunk.iter().zip(got) {
+                file.append(&fields.join(","))?;
+                fresh.insert(b, (fields, v));
+            }
+        }
+    }
+    let Some((_, kept)) = opened else {
+        // Another rank: rank 0 prints.
+        return Ok(ExitCode::SUCCESS);
+    };
+    print_sweep(job, &sizes, &kept, &fresh, &csv_path)
+}
+
+/// Print a sweep's sizes, kept from the file or run now, in the order given (the table or
+/// JSON), and draw its plot; an error naming the sizes that failed.
+fn print_sweep(
+    job: &Job,
+    sizes: &[u64],
+    kept: &HashMap<String, Vec<String>>,
+    fresh: &HashMap<u64, SweepPoint>,
+    csv_path: &std::path::Path,
+) -> Result<ExitCode, Failure> {
+    let a = job.a;
+    let mut rows = vec![(
+        "bytes".to_string(),
+        vec![
+            "time".into(),
+            "algbw".into(),
+            "busbw".into(),
+            "lower bound".into(),
+            "max link util".into(),
+        ],
+    )];
+    let mut all = Vec::new();
+    let mut failures = Vec::new();
+    let mut table: Vec<Vec<String>> = Vec::new();
+    for &b in sizes {
+        let fields: &Vec<String> = match (kept.get(&b.to_string()), fresh.get(&b)) {
+            (Some(f), _) => {
+                all.push(resumed_json(f));
+                f
+            }
+            (None, Some((f, v))) => {
+                all.push(v.clone());
+                f
+            }
+            (None, None) => {
+                return Err(Failure::runtime(format!(
+                    "{}: size {b} neither kept nor run",
+                    csv_path.display()
+                )));
             }
         };
-        let mut fresh: std::collections::HashMap<u64, (Vec<String>, serde_json::Value)> =
-            std::collections::HashMap::new();
-        // Each rank runs its share of a batch on every core when the batch's simulations fit in
-        // the memory limit side by side, else one at a time. Each point runs within the whole
-        // limit either way, so the numbers (and whether a point's result is checked) do not
-        // depend on the thread count.
-        let threads = rayon::current_num_threads().max(1);
-        let limit = u128::from(crate::memory_limit());
-        let footprint = |b: u64| {
-            let s = setup(b);
-            let n = net.endpoints() as u128;
-            let request = podsim_collective::Request {
-                kind,
-                algorithm: alg,
-                bytes: if kind == Kind::Barrier { 0 } else { b },
-                ranks: n as usize,
-                dims: net.rank_grid(),
-                chunk: s.chunk,
-            };
-            // The model and plan, and the functional check's buffers (at most ranks^2 entries).
-            podsim_collective::memory_estimate(net, model, podsim_collective::transfers(&request))
-                + n * n * u128::from(podsim_collective::CHECK_ENTRY_BYTES)
-        };
-        let side_by_side = |sizes: &[u64]| {
-            let mut per: Vec<u128> = sizes.iter().map(|&b| footprint(b)).collect();
-            per.sort_unstable_by(|a, b| b.cmp(a));
-            per.iter().take(threads).sum::<u128>() <= limit
-        };
-        let batch = if threads > 1 && side_by_side(&todo) {
-            threads * ranks
-        } else {
-            ranks
-        };
-        for chunk in todo.chunks(batch) {
-            let got = crate::ranks::spread(chunk.len(), |mine| {
-                use rayon::prelude::*;
-                mine.par_iter().map(|&i| point(chunk[i])).collect()
-            })?;
-            if let (Some(got), Some((file, _))) = (got, opened.as_mut()) {
-                for (&b, (fields, v)) in chunk.iter().zip(got) {
-                    file.append(&fields.join(","))?;
-                    let v = if fields[7].is_empty() {
-                        with_timing(v)
-                    } else {
-                        v
-                    };
-                    fresh.insert(b, (fields, v));
-                }
-            }
-        }
-        let Some((_, kept)) = opened else {
-            // Another rank: rank 0 prints.
-            return Ok(ExitCode::SUCCESS);
-        };
-        let mut all = Vec::new();
-        let mut failures = Vec::new();
-        let mut table: Vec<Vec<String>> = Vec::new();
-        for b in sizes {
-            let fields: Vec<String> = match (kept.get(&b.to_string()), fresh.get(&b)) {
-                (Some(f), _) => {
-                    if a.json {
-                        all.push(resumed_json(f));
-                    }
-                    f.clone()
-                }
-                (None, Some((f, v))) => {
-                    if a.json {
-                        all.push(v.clone());
-                    }
-                    f.clone()
-                }
-                (None, None) => {
-                    return Err(Failure::runtime(format!(
-                        "{}: size {b} neither kept nor run",
-                        csv_path.display()
-                    )));
-                }
-            };
-            table.push(fields.clone());
-            let num = |i: usize| fields[i].parse::<f64>().unwrap_or(f64::NAN);
-            rows.push((
-                Bytes(b).to_string(),
-                if fields[7].is_empty() {
-                    vec![
-                        format!("{:.6e} s", num(1)),
-                        gbps(num(2)),
-                        gbps(num(3)),
-                        format!("{:.6e} s", num(4)),
-                        format!("{:.3}", num(5)),
-                    ]
-                } else {
-                    failures.push(format!("{}: {}", Bytes(b), fields[7]));
-                    ["failed", "-", "-", "-", "-"].map(String::from).to_vec()
-                },
-            ));
-        }
-        if let Some(path) = &a.plot {
-            let title = format!(
-                "{kind} ({}) on {}, {} model",
-                alg.name(),
-                a.topology,
-                model.name()
-            );
-            podsim_report::busbw_svg(path, &title, &busbw_points(&table))
-                .map_err(|e| Failure::runtime(e.to_string()))?;
-        }
-        if !failures.is_empty() {
-            if a.json {
-                outln!("{}", serde_json::Value::Array(all));
+        table.push(fields.clone());
+        let num = |i: usize| fields[i].parse::<f64>().unwrap_or(f64::NAN);
+        rows.push((
+            Bytes(b).to_string(),
+            if fields[7].is_empty() {
+                vec![
+                    format!("{:.6e} s", num(1)),
+                    gbps(num(2)),
+                    gbps(num(3)),
+                    format!("{:.6e} s", num(4)),
+                    format!("{:.3}", num(5)),
+                ]
             } else {
-                out!("{}", render(&rows));
-                for f in &failures {
-                    outln!("{f}");
-                }
-            }
-            return Err(Failure::runtime(format!(
-                "{} of the sweep's sizes failed (recorded in {}; run again to retry them)",
-                failures.len(),
-                csv_path.display()
-            )));
-        }
-        if a.json {
-            outln!("{}", serde_json::Value::Array(all));
-            return Ok(ExitCode::SUCCESS);
-        }
-        outln!(
-            "{kind} ({}) on {} with the {} model",
-            alg.name(),
+                failures.push(format!("{}: {}", Bytes(b), fields[7]));
+                ["failed", "-", "-", "-", "-"].map(String::from).to_vec()
+            },
+        ));
+    }
+    if let Some(path) = &a.plot {
+        let title = format!(
+            "{} ({}) on {}, {} model",
+            job.kind,
+            job.alg.name(),
             a.topology,
-            model.name()
+            job.model.name()
         );
+        podsim_report::busbw_svg(path, &title, &busbw_points(&table))
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
+    if a.json {
+        outln!("{}", serde_json::Value::Array(all));
+    } else if failures.is_empty() {
+        outln!("{}", job.described());
         out!("{}", render(&rows));
         outln!("CSV written to {}", csv_path.display());
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        out!("{}", render(&rows));
+        for f in &failures {
+            outln!("{f}");
+        }
     }
+    if !failures.is_empty() {
+        return Err(Failure::runtime(format!(
+            "{} of the sweep's sizes failed (recorded in {}; run again to retry them)",
+            failures.len(),
+            csv_path.display()
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run `podsim collective --bytes`: one size, with its heatmap and trace.
+fn one_size(
+    job: &Job,
+    r: &Resolved,
+    log: &podsim_net::RecordingHandle,
+    layout: Option<&crate::heatmap::Layout>,
+) -> Result<ExitCode, Failure> {
+    let (a, kind, alg, model) = (job.a, job.kind, job.alg, job.model);
     let bytes = match &a.bytes {
         Some(s) => size("--bytes", s)?,
         None if kind == Kind::Barrier => 0,
@@ -740,10 +796,10 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             ));
         }
     };
-    fits_pieces(bytes)?;
-    let m = run(bytes)?;
+    job.fits_pieces(bytes)?;
+    let m = job.measure(bytes, &r.models)?;
     crate::progress::simulated(m.time_s);
-    if let (Some(path), Some(layout)) = (&a.heatmap, &layout) {
+    if let (Some(path), Some(layout)) = (&a.heatmap, layout) {
         crate::heatmap::draw(
             path,
             &format!(
@@ -777,65 +833,72 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     if a.json {
-        outln!(
-            "{}",
-            with_timing(measurement_json(kind, alg, model, &a.topology, &m))
-        );
+        outln!("{}", job.output(&m));
     } else {
-        let mut rows = vec![
-            (
-                "collective".to_string(),
-                vec![format!("{kind} ({}), {} model", alg.name(), model.name())],
-            ),
-            (
-                "topology".into(),
-                vec![format!("{} ({} ranks)", a.topology, m.ranks)],
-            ),
-            ("bytes per rank".into(), vec![Bytes(m.bytes).to_string()]),
-            (
-                "time".into(),
-                vec![if m.bound_applied {
-                    format!(
-                        "{:.6e} s (the lower bound: the analytic model sees no contention and came in below it)",
-                        m.time_s
-                    )
-                } else {
-                    format!("{:.6e} s", m.time_s)
-                }],
-            ),
-            (
-                "algorithm bandwidth".into(),
-                vec![gbps(m.algorithm_bandwidth_bytes_per_s)],
-            ),
-            (
-                "bus bandwidth".into(),
-                vec![gbps(m.bus_bandwidth_bytes_per_s)],
-            ),
-            (
-                "lower bound".into(),
-                vec![format!("{:.6e} s", m.lower_bound_time_s)],
-            ),
-            (
-                "bytes on wire".into(),
-                vec![Bytes(m.bytes_on_wire).to_string()],
-            ),
-            (
-                "max link utilization".into(),
-                vec![format!("{:.3}", m.max_link_utilization)],
-            ),
-            (
-                "result".into(),
-                vec![match (&m.verified, &m.unverified_reason) {
-                    (true, _) => "verified".into(),
-                    (false, Some(why)) => format!("not verified: {why}"),
-                    (false, None) => "not verified".into(),
-                }],
-            ),
-        ];
-        rows.splice(2..2, r.rows());
-        out!("{}", render(&rows));
+        out!("{}", render(&one_size_rows(job, r, &m)));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The table of one size.
+fn one_size_rows(job: &Job, r: &Resolved, m: &Measurement) -> Vec<(String, Vec<String>)> {
+    let mut rows = vec![
+        (
+            "collective".to_string(),
+            vec![format!(
+                "{} ({}), {} model",
+                job.kind,
+                job.alg.name(),
+                job.model.name()
+            )],
+        ),
+        (
+            "topology".into(),
+            vec![format!("{} ({} ranks)", job.a.topology, m.ranks)],
+        ),
+        ("bytes per rank".into(), vec![Bytes(m.bytes).to_string()]),
+        (
+            "time".into(),
+            vec![if m.bound_applied {
+                format!(
+                    "{:.6e} s (the lower bound: the analytic model sees no contention and came in below it)",
+                    m.time_s
+                )
+            } else {
+                format!("{:.6e} s", m.time_s)
+            }],
+        ),
+        (
+            "algorithm bandwidth".into(),
+            vec![gbps(m.algorithm_bandwidth_bytes_per_s)],
+        ),
+        (
+            "bus bandwidth".into(),
+            vec![gbps(m.bus_bandwidth_bytes_per_s)],
+        ),
+        (
+            "lower bound".into(),
+            vec![format!("{:.6e} s", m.lower_bound_time_s)],
+        ),
+        (
+            "bytes on wire".into(),
+            vec![Bytes(m.bytes_on_wire).to_string()],
+        ),
+        (
+            "max link utilization".into(),
+            vec![format!("{:.3}", m.max_link_utilization)],
+        ),
+        (
+            "result".into(),
+            vec![match (&m.verified, &m.unverified_reason) {
+                (true, _) => "verified".into(),
+                (false, Some(why)) => format!("not verified: {why}"),
+                (false, None) => "not verified".into(),
+            }],
+        ),
+    ];
+    rows.splice(2..2, r.rows());
+    rows
 }
 
 fn gbps(v: f64) -> String {
@@ -909,8 +972,10 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
     })?;
     if a.json {
         let mut v = json!({"benchmark": micro.name(), "topology": a.topology, "model": model.name(), "bytes": bytes, "time_s": r.time_s, "throughput_bytes_per_s": r.throughput_bytes_per_s, "streams": r.streams});
-        if let Some(o) = v.as_object_mut() {
-            res.json(o);
+        if let (Some(o), serde_json::Value::Object(timing)) =
+            (v.as_object_mut(), podsim_report::to_json(&res.output()))
+        {
+            o.extend(timing);
         }
         outln!("{v}");
     } else {

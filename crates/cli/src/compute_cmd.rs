@@ -13,12 +13,9 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 
+use crate::args::flag_err;
 use crate::{Failure, read};
 use podsim_report::render;
-
-fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
-    Failure::usage(format!("<command line>: `{flag}`: {why}"))
-}
 
 /// The arguments of `podsim gemm`.
 #[derive(Args)]
@@ -161,16 +158,7 @@ pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
     if a.json {
         outln!(
             "{}",
-            json!({
-                "array": format!("{rows}x{cols}"), "dataflow": dataflow.to_string(),
-                "convention": a.convention, "m": a.m, "n": a.n, "k": a.k,
-                "cycles": r.cycles, "compute_cycles": r.compute_cycles,
-                "stall_cycles": r.stall_cycles, "folds": r.folds, "row_folds": r.row_folds,
-                "col_folds": r.col_folds, "macs": r.macs, "utilization": r.utilization,
-                "mapping_efficiency": r.mapping_efficiency, "sram_reads": r.sram_reads,
-                "sram_reads_a": r.sram_reads_a, "sram_reads_b": r.sram_reads_b,
-                "sram_writes": r.sram_writes, "dram_bytes": r.dram_bytes,
-            })
+            podsim_report::to_json(&podsim_compute::GemmOutput::new(&spec, r))
         );
     } else {
         let row = |k: &str, v: String| (k.to_string(), vec![v]);

@@ -283,7 +283,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
     let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
     let net = crate::build(&spec, &file)?;
     let podsim_topology::Network::Dojo(d) = net else {
-        return Err(crate::collective_cmd::flag_err(
+        return Err(crate::args::flag_err(
             "--topology",
             format!(
                 "`{}` is not a DOJO network (dojo:die, dojo:tile)",
@@ -305,7 +305,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
                 Failure::runtime(format!("{}: {e}", a.topology))
             }
             (_, Some(p)) => Failure::usage(format!("{}: {e}", p.display())),
-            (_, None) => crate::collective_cmd::flag_err("--fan-in", e),
+            (_, None) => crate::args::flag_err("--fan-in", e),
         })?;
         runs.push((k, r));
     }
@@ -378,7 +378,7 @@ fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
 
 fn coords(flag: &str, s: &str) -> Result<(u32, u32), Failure> {
     let bad = || {
-        crate::collective_cmd::flag_err(
+        crate::args::flag_err(
             flag,
             format!("`{s}`: expected x,y mesh coordinates such as 3,4"),
         )
@@ -391,7 +391,7 @@ fn coords(flag: &str, s: &str) -> Result<(u32, u32), Failure> {
 }
 
 fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
-    use crate::collective_cmd::flag_err;
+    use crate::args::flag_err;
     use podsim_dojo::transfer::{Op, TransferSpec, transfer};
     let op = Op::parse(&a.op).ok_or_else(|| {
         flag_err(
@@ -411,7 +411,7 @@ fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
         (Some(t), _) => coords("--to", t)?,
         (None, _) => return Err(flag_err("--to", "push, pull and block need --to X,Y")),
     };
-    let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
+    let bytes = crate::args::size("--bytes", &a.bytes)?;
     let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
     let net = crate::build(&spec, &file)?;
     let podsim_topology::Network::Dojo(d) = net else {
@@ -565,7 +565,7 @@ fn plane_with_dips(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
     let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;
     let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
     let podsim_topology::Network::Dojo(d) = net else {
-        return Err(crate::collective_cmd::flag_err(
+        return Err(crate::args::flag_err(
             "--topology",
             format!("`{topology}` is not a DOJO network (dojo:tile, dojo:plane, dojo:system=RxC)"),
         ));
@@ -574,7 +574,7 @@ fn plane_with_dips(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
 }
 
 fn dma_cmd(a: &DmaArgs) -> Result<ExitCode, Failure> {
-    use crate::collective_cmd::flag_err;
+    use crate::args::flag_err;
     use podsim_dojo::dma::{Direction, DmaSpec, dma};
     let d = plane_with_dips(&a.topology)?;
     let node = coords("--to", &a.to)?;
@@ -697,9 +697,9 @@ fn dma_cmd(a: &DmaArgs) -> Result<ExitCode, Failure> {
 }
 
 fn host_cmd(a: &HostArgs) -> Result<ExitCode, Failure> {
-    use crate::collective_cmd::flag_err;
+    use crate::args::flag_err;
     let d = plane_with_dips(&a.topology)?;
-    let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
+    let bytes = crate::args::size("--bytes", &a.bytes)?;
     let r = podsim_dojo::dma::host_upload(&d, a.host, bytes, a.dips).map_err(|e| {
         let flag = e.0.split(' ').next().unwrap_or("--bytes").to_string();
         let flag = if flag.starts_with("--") {
@@ -745,10 +745,10 @@ fn host_cmd(a: &HostArgs) -> Result<ExitCode, Failure> {
 }
 
 fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
-    use crate::collective_cmd::flag_err;
+    use crate::args::flag_err;
     use podsim_dojo::shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
     let d = plane_with_dips(&a.topology)?;
-    let bytes = crate::collective_cmd::size("--bytes", &a.bytes)?;
+    let bytes = crate::args::size("--bytes", &a.bytes)?;
     let run = |on: bool| {
         mixed(&d, a.global_fraction, on, bytes).map_err(|e| {
             if e.contains("--memory-limit") {

@@ -12,6 +12,7 @@ macro_rules! outln {
 }
 
 mod apps_cmd;
+mod args;
 mod collective_cmd;
 mod compute_cmd;
 mod dojo_cmd;
@@ -960,7 +961,7 @@ pub(crate) fn system_spec(
             ("--interfaces", interfaces),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, v)| v.is_some()) {
-            return Err(collective_cmd::flag_err(
+            return Err(args::flag_err(
                 flag,
                 format!("{spec} is a file, which states its own links; set the value there"),
             ));
@@ -973,7 +974,7 @@ pub(crate) fn system_spec(
             ));
         }
         if nodes.is_some() {
-            return Err(collective_cmd::flag_err(
+            return Err(args::flag_err(
                 "--nodes",
                 format!(
                     "{spec} is a system file, not a machine file ([chip] and [[tier]]s), so it has no nodes to count; drop the flag"
@@ -983,7 +984,7 @@ pub(crate) fn system_spec(
         return Ok((parse_system(spec, &text)?, spec.to_string()));
     }
     if nodes.is_some() {
-        return Err(collective_cmd::flag_err(
+        return Err(args::flag_err(
             "--nodes",
             format!(
                 "`{spec}` is a shorthand; --nodes sets the node count of a machine file (such as examples/machines/dgx-a100.toml)"
@@ -1030,12 +1031,7 @@ fn run(
     trace: Option<&Path>,
     trace_limit: usize,
 ) -> Result<ExitCode, Failure> {
-    if trace.is_none() && trace_limit != workload_cmd::DEFAULT_TRACE_LIMIT {
-        return Err(collective_cmd::flag_err(
-            "--trace-limit",
-            "only a --trace has events to limit; add --trace or drop the flag",
-        ));
-    }
+    args::trace_limit_needs_trace(trace.is_some(), trace_limit)?;
     let mut t = podsim_report::Trace::new(trace_limit);
     // Each traced run's ranks get their own block of process ids.
     let mut traced_runs = 0u64;
@@ -1334,7 +1330,7 @@ fn validate(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     if csv.is_none() && no_resume {
-        return Err(collective_cmd::flag_err(
+        return Err(args::flag_err(
             "--no-resume",
             "only a --csv is resumed; add --csv or drop the flag",
         ));

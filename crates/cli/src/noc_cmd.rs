@@ -8,7 +8,7 @@ use clap::Args;
 use podsim_noc::{Arbitration, LinkCycles, LinkStat, NocRouting, Pattern, RouterConfig, RunSpec};
 use serde_json::Value;
 
-use crate::collective_cmd::flag_err;
+use crate::args::flag_err;
 use crate::{Failure, build, read};
 use podsim_report::render;
 
@@ -259,43 +259,81 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
     }
 }
 
-/// `podsim noc`.
 /// The most router-cycles (routers x `--cycles`) one run may take.
 const MAX_ROUTER_CYCLES: u128 = 10_000_000_000;
 
-pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
-    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, a.nodes)?;
-    let net = build(&spec, &file)?;
-    if net.node_count() < 2 {
-        return Err(flag_err(
-            "--topology",
-            format!(
-                "{} has {} node: traffic needs at least two",
-                net.shorthand(),
-                net.node_count()
-            ),
-        ));
+/// A packet-level run's network and settings, resolved and checked from the command line.
+struct NocJob<'a> {
+    a: &'a NocArgs,
+    net: podsim_topology::Network,
+    routing: NocRouting,
+    cfg: RouterConfig,
+    /// The run at `--rate` (0 for a sweep, whose loads replace it).
+    base: RunSpec,
+    /// Whether BookSim's router runs.
+    booksim: bool,
+    /// The heading of the output: traffic, network, routing and routers.
+    title: String,
+}
+
+impl<'a> NocJob<'a> {
+    /// The network, routing, router configuration and traffic the arguments name.
+    fn new(a: &'a NocArgs) -> Result<NocJob<'a>, Failure> {
+        let (spec, file) =
+            crate::system_spec("--topology", &a.topology, None, None, None, a.nodes)?;
+        let net = build(&spec, &file)?;
+        if net.node_count() < 2 {
+            return Err(flag_err(
+                "--topology",
+                format!(
+                    "{} has {} node: traffic needs at least two",
+                    net.shorthand(),
+                    net.node_count()
+                ),
+            ));
+        }
+        let routing = match &a.routing {
+            Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
+            None => NocRouting::default_for(&net),
+        };
+        // At most MAX_ROUTER_CYCLES: minutes, not hours (each run says its estimate as it
+        // starts).
+        let router_cycles = u128::from(net.node_count()) * u128::from(a.cycles);
+        if router_cycles > MAX_ROUTER_CYCLES {
+            return Err(flag_err(
+                "--cycles",
+                format!(
+                    "{} cycles on {} routers is {router_cycles} router-cycles, more than the {MAX_ROUTER_CYCLES} a run may take (about ten minutes on one core, with the drain); give fewer cycles",
+                    a.cycles,
+                    net.node_count()
+                ),
+            ));
+        }
+        let pattern = Pattern::parse(&a.traffic).map_err(|e| flag_err("--traffic", e.why))?;
+        podsim_noc::check_pattern(&pattern, &net).map_err(|e| flag_err("--traffic", e.why))?;
+        let cfg = router_config(a)?;
+        let base = RunSpec {
+            seed: a.seed,
+            cycles: a.cycles,
+            ..RunSpec::new(pattern, a.rate.unwrap_or(0.0))
+        };
+        let booksim = cfg.router == podsim_noc::RouterMode::Booksim;
+        let title = title(a, &net, routing, &cfg, booksim);
+        Ok(NocJob {
+            a,
+            net,
+            routing,
+            cfg,
+            base,
+            booksim,
+            title,
+        })
     }
-    let routing = match &a.routing {
-        Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
-        None => NocRouting::default_for(&net),
-    };
-    // At most MAX_ROUTER_CYCLES: minutes, not hours (each run says its estimate as it starts).
-    let router_cycles = u128::from(net.node_count()) * u128::from(a.cycles);
-    if router_cycles > MAX_ROUTER_CYCLES {
-        return Err(flag_err(
-            "--cycles",
-            format!(
-                "{} cycles on {} routers is {router_cycles} router-cycles, more than the {MAX_ROUTER_CYCLES} a run may take (about ten minutes on one core, with the drain); give fewer cycles",
-                a.cycles,
-                net.node_count()
-            ),
-        ));
-    }
-    let pattern = Pattern::parse(&a.traffic).map_err(|e| flag_err("--traffic", e.why))?;
-    podsim_noc::check_pattern(&pattern, &net).map_err(|e| flag_err("--traffic", e.why))?;
-    let cfg = router_config(a)?;
-    let err = |e: podsim_noc::NocError| match e {
+}
+
+/// A run's error: a setting refused names its flag (the topology's when no flag sets it).
+fn noc_err(e: podsim_noc::NocError) -> Failure {
+    match e {
         podsim_noc::NocError::Config(c) => {
             let flag = match c.key.as_str() {
                 "rate" => "--rate",
@@ -307,14 +345,18 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             flag_err(flag, c.why)
         }
         other => Failure::runtime(other.to_string()),
-    };
-    let base = RunSpec {
-        seed: a.seed,
-        cycles: a.cycles,
-        ..RunSpec::new(pattern, a.rate.unwrap_or(0.0))
-    };
-    let booksim = cfg.router == podsim_noc::RouterMode::Booksim;
-    let title = if booksim {
+    }
+}
+
+/// The heading of a run: traffic, network, routing and the routers' settings.
+fn title(
+    a: &NocArgs,
+    net: &podsim_topology::Network,
+    routing: NocRouting,
+    cfg: &RouterConfig,
+    booksim: bool,
+) -> String {
+    if booksim {
         format!(
             "{} on {}, {} routing; BookSim iq routers, {} VCs x {} flits, {}-flit packets, \
              delays {}/{}/{}/{}+{} (route/VA/SA/crossbar), {} allocators",
@@ -343,246 +385,277 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             cfg.pipeline_stages,
             cfg.arbitration.name()
         )
-    };
-    if a.sweep.is_none() && a.no_resume {
-        return Err(flag_err(
-            "--no-resume",
-            "only a --sweep writes a CSV to resume; add --sweep or drop the flag",
-        ));
     }
+}
+
+/// Run `podsim noc`.
+pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
+    let job = NocJob::new(a)?;
+    crate::args::no_resume_needs_sweep(a.sweep.is_some(), a.no_resume)?;
     if a.sweep.is_none() && (a.csv.is_some() || a.svg.is_some()) {
         return Err(flag_err(
             if a.csv.is_some() { "--csv" } else { "--svg" },
             "only a --sweep writes a curve; add --sweep or drop the flag",
         ));
     }
+    crate::args::trace_limit_needs_trace(a.trace.is_some(), a.trace_limit)?;
+    match &a.sweep {
+        Some(s) => sweep(&job, s),
+        None => one_load(&job),
+    }
+}
+
+/// The loads of a sweep as they ended: each result, with its JSON if it ran now (`None`:
+/// kept from the CSV), and the loads that failed.
+type Curve = (Vec<(podsim_noc::NocResult, Option<Value>)>, Vec<String>);
+
+/// Run `podsim noc --sweep`: the loads the CSV does not hold yet, a batch at a time until the
+/// first saturated one, then the curve.
+fn sweep(job: &NocJob, s: &str) -> Result<ExitCode, Failure> {
+    let a = job.a;
+    if a.trace.is_some() {
+        return Err(flag_err(
+            "--trace",
+            "a trace records one run; give --rate instead of --sweep",
+        ));
+    }
+    if a.rate.is_some() {
+        return Err(flag_err("--rate", "give --rate or --sweep, not both"));
+    }
+    if a.heatmap.is_some() {
+        return Err(flag_err(
+            "--heatmap",
+            "a heatmap draws one load; give --rate instead of --sweep",
+        ));
+    }
     let csv_path = a
         .csv
         .clone()
         .unwrap_or_else(|| PathBuf::from("noc-sweep.csv"));
+    let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
+    let mut context = crate::sweep_file::base_context();
+    context.extend([
+        ("topology", a.topology.clone()),
+        ("routing", job.routing.name().to_string()),
+        ("traffic", a.traffic.clone()),
+        ("cycles", a.cycles.to_string()),
+        ("seed", a.seed.to_string()),
+        (
+            "router",
+            serde_json::to_string(&job.cfg).unwrap_or_else(|_| format!("{:?}", job.cfg)),
+        ),
+    ]);
+    let header = format!("{},error", podsim_report::NOC_CSV_HEADER);
+    podsim_engine::watch::note(format!(
+        "finished loads are kept in {}; run the sweep again to resume",
+        csv_path.display()
+    ));
+    // Rank 0 (the only process, without MPI) keeps the file and tells the other ranks
+    // which loads it holds already.
+    let (rank, _) = crate::ranks::place();
+    let mut opened = if rank == 0 {
+        Some(crate::sweep_file::SweepFile::open(
+            &csv_path,
+            &context,
+            &header,
+            !a.no_resume,
+        )?)
+    } else {
+        None
+    };
+    let curve = sweep_loads(job, &rates, &mut opened)?;
+    if rank != 0 {
+        // Another rank: rank 0 writes the curve and prints.
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_curve(job, &curve, &csv_path)
+}
+
+/// A sweep's file, open on rank 0, with the rows it kept by load.
+type Opened = Option<(
+    crate::sweep_file::SweepFile,
+    std::collections::HashMap<String, Vec<String>>,
+)>;
+
+/// Run a sweep's loads not in the file, a batch at a time on every core of every rank; each
+/// lands in the file, in load order, as its batch ends; the sweep stops at the first
+/// saturated load (a kept one included, as it did the first time).
+fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve, Failure> {
+    let (rank, ranks) = crate::ranks::place();
+    let (rates, kept_rates): (Vec<f64>, std::collections::HashSet<String>) =
+        crate::ranks::share(opened.as_ref().map(|(_, kept)| {
+            let rates = match rates.iter().position(|r| {
+                kept.get(&r.to_string())
+                    .is_some_and(|f| f.get(10).map(String::as_str) == Some("true"))
+            }) {
+                Some(i) => rates[..=i].to_vec(),
+                None => rates.to_vec(),
+            };
+            (rates, kept.keys().cloned().collect())
+        }))?;
+    let batch = rayon::current_num_threads().max(1) * ranks;
+    let mut curve: Vec<(podsim_noc::NocResult, Option<Value>)> = Vec::new();
+    let mut failures = Vec::new();
+    for chunk in rates.chunks(batch) {
+        let fresh: Option<Vec<Option<NocPoint>>> = crate::ranks::spread(chunk.len(), |mine| {
+            use rayon::prelude::*;
+            mine.par_iter()
+                .map(|&i| {
+                    let rate = chunk[i];
+                    (!kept_rates.contains(&rate.to_string())).then(|| sweep_point(job, rate))
+                })
+                .collect()
+        })?;
+        let mut stop = false;
+        if let (Some(fresh), Some((file, kept))) = (fresh, opened.as_mut()) {
+            for (&rate, got) in chunk.iter().zip(fresh) {
+                let r = match got {
+                    None => {
+                        let f = &kept[&rate.to_string()];
+                        podsim_report::noc_result_from_csv(f).map(|r| (r, None))
+                    }
+                    Some(NocPoint::Done(row, v)) => {
+                        file.append(&format!("{row},"))?;
+                        let f: Vec<String> = row.split(',').map(str::to_string).collect();
+                        podsim_report::noc_result_from_csv(&f).map(|r| (r, Some(v)))
+                    }
+                    Some(NocPoint::Refused(key, why)) => {
+                        return Err(noc_err(podsim_noc::NocError::Config(
+                            podsim_noc::ConfigError { key, why },
+                        )));
+                    }
+                    Some(NocPoint::Failed(e)) => {
+                        // Recorded with its reason; the sweep goes on.
+                        let why = e.replace([',', '\n'], ";");
+                        let mut row = rate.to_string();
+                        row.push_str(&",".repeat(15));
+                        row.push(',');
+                        row.push_str(&why);
+                        file.append(&row)?;
+                        failures.push(format!("{rate}: {why}"));
+                        None
+                    }
+                };
+                if let Some((r, v)) = r {
+                    let saturated = r.saturated;
+                    curve.push((r, v));
+                    if saturated {
+                        stop = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if crate::ranks::share((rank == 0).then_some(stop))? {
+            break;
+        }
+    }
+    Ok((curve, failures))
+}
+
+/// Run one load of a sweep: its CSV row and JSON, a refusal of the configuration or a
+/// failure of the run.
+fn sweep_point(job: &NocJob, rate: f64) -> NocPoint {
+    match podsim_noc::run(
+        &job.net,
+        job.routing,
+        &job.cfg,
+        &RunSpec {
+            rate,
+            ..job.base.clone()
+        },
+    ) {
+        Ok(r) => NocPoint::Done(
+            podsim_report::noc_csv_row(&r),
+            podsim_report::noc_result_json(&r, &job.net, job.a.links),
+        ),
+        Err(podsim_noc::NocError::Config(c)) => NocPoint::Refused(c.key, c.why),
+        Err(e) => NocPoint::Failed(e.to_string()),
+    }
+}
+
+/// Draw a sweep's curve and print it (the table or JSON); an error naming the loads that
+/// failed.
+fn print_curve(
+    job: &NocJob,
+    (curve, failures): &Curve,
+    csv_path: &std::path::Path,
+) -> Result<ExitCode, Failure> {
+    let a = job.a;
     let svg_path = a
         .svg
         .clone()
         .unwrap_or_else(|| PathBuf::from("noc-sweep.svg"));
-    if a.trace.is_none() && a.trace_limit != crate::workload_cmd::DEFAULT_TRACE_LIMIT {
-        return Err(flag_err(
-            "--trace-limit",
-            "only a --trace has events to limit; add --trace or drop the flag",
-        ));
+    let results: Vec<podsim_noc::NocResult> = curve.iter().map(|(r, _)| r.clone()).collect();
+    podsim_report::noc_curve_svg(&svg_path, &job.title, &results)
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    if a.json {
+        let all: Vec<Value> = curve
+            .iter()
+            .map(|(r, fresh)| match fresh {
+                Some(v) => v.clone(),
+                None => podsim_report::to_json(&podsim_report::NocOutput {
+                    resumed: true,
+                    ..podsim_report::NocOutput::new(r, &job.net, a.links)
+                }),
+            })
+            .collect();
+        outln!("{}", Value::Array(all));
+    } else {
+        outln!("{}", job.title);
+        let mut rows = vec![(
+            "offered".to_string(),
+            [
+                "accepted",
+                "avg lat",
+                "p50",
+                "p99",
+                "max",
+                "queue",
+                "hops",
+                "saturated",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )];
+        for (r, _) in curve {
+            rows.push((
+                format!("{:.3}", r.offered_flits_per_node_cycle),
+                vec![
+                    format!("{:.3}", r.accepted_flits_per_node_cycle),
+                    format!("{:.1}", r.average_latency_cycles),
+                    r.p50_latency_cycles.to_string(),
+                    r.p99_latency_cycles.to_string(),
+                    r.max_latency_cycles.to_string(),
+                    format!("{:.1}", r.average_queueing_cycles),
+                    format!("{:.2}", r.average_hops),
+                    if r.saturated { "yes" } else { "no" }.to_string(),
+                ],
+            ));
+        }
+        out!("{}", render(&rows));
+        outln!(
+            "curve written to {} and {}",
+            csv_path.display(),
+            svg_path.display()
+        );
+        for f in failures {
+            outln!("failed: {f}");
+        }
     }
-    if let Some(s) = &a.sweep {
-        if a.trace.is_some() {
-            return Err(flag_err(
-                "--trace",
-                "a trace records one run; give --rate instead of --sweep",
-            ));
-        }
-        if a.rate.is_some() {
-            return Err(flag_err("--rate", "give --rate or --sweep, not both"));
-        }
-        if a.heatmap.is_some() {
-            return Err(flag_err(
-                "--heatmap",
-                "a heatmap draws one load; give --rate instead of --sweep",
-            ));
-        }
-        let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
-        let mut context = crate::sweep_file::base_context();
-        context.extend([
-            ("topology", a.topology.clone()),
-            ("routing", routing.name().to_string()),
-            ("traffic", a.traffic.clone()),
-            ("cycles", a.cycles.to_string()),
-            ("seed", a.seed.to_string()),
-            (
-                "router",
-                serde_json::to_string(&cfg).unwrap_or_else(|_| format!("{cfg:?}")),
-            ),
-        ]);
-        let header = format!("{},error", podsim_report::NOC_CSV_HEADER);
-        podsim_engine::watch::note(format!(
-            "finished loads are kept in {}; run the sweep again to resume",
+    if !failures.is_empty() {
+        return Err(Failure::runtime(format!(
+            "{} of the sweep's loads failed (recorded in {}; run again to retry them)",
+            failures.len(),
             csv_path.display()
-        ));
-        // Rank 0 (the only process, without MPI) keeps the file and tells the other ranks
-        // which loads it holds already.
-        let (rank, ranks) = crate::ranks::place();
-        let mut opened = if rank == 0 {
-            Some(crate::sweep_file::SweepFile::open(
-                &csv_path,
-                &context,
-                &header,
-                !a.no_resume,
-            )?)
-        } else {
-            None
-        };
-        // A kept load that saturated ends the sweep there, as it did the first time.
-        let (rates, kept_rates): (Vec<f64>, std::collections::HashSet<String>) =
-            crate::ranks::share(opened.as_ref().map(|(_, kept)| {
-                let rates = match rates.iter().position(|r| {
-                    kept.get(&r.to_string())
-                        .is_some_and(|f| f.get(10).map(String::as_str) == Some("true"))
-                }) {
-                    Some(i) => rates[..=i].to_vec(),
-                    None => rates.clone(),
-                };
-                (rates, kept.keys().cloned().collect())
-            }))?;
-        // Points run a batch at a time on every core (of every rank); each lands in the file,
-        // in load order, as its batch ends; the sweep stops at the first saturated load.
-        let batch = rayon::current_num_threads().max(1) * ranks;
-        let mut curve: Vec<(podsim_noc::NocResult, Option<Value>)> = Vec::new();
-        let mut failures = Vec::new();
-        for chunk in rates.chunks(batch) {
-            let fresh: Option<Vec<Option<NocPoint>>> = crate::ranks::spread(chunk.len(), |mine| {
-                use rayon::prelude::*;
-                mine.par_iter()
-                    .map(|&i| {
-                        let rate = chunk[i];
-                        if kept_rates.contains(&rate.to_string()) {
-                            return None;
-                        }
-                        Some(
-                            match podsim_noc::run(
-                                &net,
-                                routing,
-                                &cfg,
-                                &RunSpec {
-                                    rate,
-                                    ..base.clone()
-                                },
-                            ) {
-                                Ok(r) => NocPoint::Done(
-                                    podsim_report::noc_csv_row(&r),
-                                    podsim_report::noc_result_json(&r, &net, a.links),
-                                ),
-                                Err(podsim_noc::NocError::Config(c)) => {
-                                    NocPoint::Refused(c.key, c.why)
-                                }
-                                Err(e) => NocPoint::Failed(e.to_string()),
-                            },
-                        )
-                    })
-                    .collect()
-            })?;
-            let mut stop = false;
-            if let (Some(fresh), Some((file, kept))) = (fresh, opened.as_mut()) {
-                for (&rate, got) in chunk.iter().zip(fresh) {
-                    let r = match got {
-                        None => {
-                            let f = &kept[&rate.to_string()];
-                            podsim_report::noc_result_from_csv(f).map(|r| (r, None))
-                        }
-                        Some(NocPoint::Done(row, v)) => {
-                            file.append(&format!("{row},"))?;
-                            let f: Vec<String> = row.split(',').map(str::to_string).collect();
-                            podsim_report::noc_result_from_csv(&f).map(|r| (r, Some(v)))
-                        }
-                        Some(NocPoint::Refused(key, why)) => {
-                            return Err(err(podsim_noc::NocError::Config(
-                                podsim_noc::ConfigError { key, why },
-                            )));
-                        }
-                        Some(NocPoint::Failed(e)) => {
-                            // Recorded with its reason; the sweep goes on.
-                            let why = e.replace([',', '\n'], ";");
-                            let mut row = rate.to_string();
-                            row.push_str(&",".repeat(15));
-                            row.push(',');
-                            row.push_str(&why);
-                            file.append(&row)?;
-                            failures.push(format!("{rate}: {why}"));
-                            None
-                        }
-                    };
-                    if let Some((r, v)) = r {
-                        let saturated = r.saturated;
-                        curve.push((r, v));
-                        if saturated {
-                            stop = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            if crate::ranks::share((rank == 0).then_some(stop))? {
-                break;
-            }
-        }
-        if rank != 0 {
-            // Another rank: rank 0 writes the curve and prints.
-            return Ok(ExitCode::SUCCESS);
-        }
-        let results: Vec<podsim_noc::NocResult> = curve.iter().map(|(r, _)| r.clone()).collect();
-        podsim_report::noc_curve_svg(&svg_path, &title, &results)
-            .map_err(|e| Failure::runtime(e.to_string()))?;
-        if a.json {
-            let all: Vec<Value> = curve
-                .iter()
-                .map(|(r, fresh)| match fresh {
-                    Some(v) => v.clone(),
-                    None => {
-                        let mut v = podsim_report::noc_result_json(r, &net, a.links);
-                        if let Some(o) = v.as_object_mut() {
-                            o.insert("resumed".into(), Value::Bool(true));
-                        }
-                        v
-                    }
-                })
-                .collect();
-            outln!("{}", Value::Array(all));
-        } else {
-            outln!("{title}");
-            let mut rows = vec![(
-                "offered".to_string(),
-                [
-                    "accepted",
-                    "avg lat",
-                    "p50",
-                    "p99",
-                    "max",
-                    "queue",
-                    "hops",
-                    "saturated",
-                ]
-                .map(String::from)
-                .to_vec(),
-            )];
-            for (r, _) in &curve {
-                rows.push((
-                    format!("{:.3}", r.offered_flits_per_node_cycle),
-                    vec![
-                        format!("{:.3}", r.accepted_flits_per_node_cycle),
-                        format!("{:.1}", r.average_latency_cycles),
-                        r.p50_latency_cycles.to_string(),
-                        r.p99_latency_cycles.to_string(),
-                        r.max_latency_cycles.to_string(),
-                        format!("{:.1}", r.average_queueing_cycles),
-                        format!("{:.2}", r.average_hops),
-                        if r.saturated { "yes" } else { "no" }.to_string(),
-                    ],
-                ));
-            }
-            out!("{}", render(&rows));
-            outln!(
-                "curve written to {} and {}",
-                csv_path.display(),
-                svg_path.display()
-            );
-            for f in &failures {
-                outln!("failed: {f}");
-            }
-        }
-        if !failures.is_empty() {
-            return Err(Failure::runtime(format!(
-                "{} of the sweep's loads failed (recorded in {}; run again to retry them)",
-                failures.len(),
-                csv_path.display()
-            )));
-        }
-        return Ok(ExitCode::SUCCESS);
+        )));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run `podsim noc --rate`: one load, with its heatmap and trace.
+fn one_load(job: &NocJob) -> Result<ExitCode, Failure> {
+    let (a, net) = (job.a, &job.net);
     if a.rate.is_none() {
         return Err(flag_err(
             "--rate",
@@ -590,7 +663,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         ));
     }
     // The grid a heatmap lays the links on: (width, height, node -> (x, y)).
-    let grid: Option<(u32, u32)> = match &net {
+    let grid: Option<(u32, u32)> = match net {
         podsim_topology::Network::Cube(c) if c.dims().len() == 2 => {
             Some((c.dims()[0], c.dims()[1]))
         }
@@ -611,13 +684,13 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         ..Default::default()
     };
     let r = podsim_noc::run_logged(
-        &net,
-        routing,
-        &cfg,
-        &base,
+        net,
+        job.routing,
+        &job.cfg,
+        &job.base,
         a.trace.is_some().then_some(&mut log),
     )
-    .map_err(err)?;
+    .map_err(noc_err)?;
     if let (Some(path), Some((w, h))) = (&a.heatmap, grid) {
         let at =
             |n: podsim_topology::NodeId| ((n.0 % u64::from(w)) as u32, (n.0 / u64::from(w)) as u32);
@@ -636,8 +709,8 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         podsim_report::heatmap_svg(
             path,
             &format!(
-                "{title}: link utilisation at {} flits/node/cycle",
-                base.rate
+                "{}: link utilisation at {} flits/node/cycle",
+                job.title, job.base.rate
             ),
             w,
             h,
@@ -653,7 +726,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             r.window_cycles,
             &[
                 ("command", serde_json::json!("noc")),
-                ("title", serde_json::json!(title)),
+                ("title", serde_json::json!(job.title)),
             ],
             a.trace_limit,
         );
@@ -661,10 +734,17 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     if a.json {
-        outln!("{}", podsim_report::noc_result_json(&r, &net, a.links));
+        outln!("{}", podsim_report::noc_result_json(&r, net, a.links));
         return Ok(ExitCode::SUCCESS);
     }
-    outln!("{title}");
+    outln!("{}", job.title);
+    out!("{}", render(&one_load_rows(job, &r)));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The table of one load.
+fn one_load_rows(job: &NocJob, r: &podsim_noc::NocResult) -> Vec<(String, Vec<String>)> {
+    let a = job.a;
     let row = |k: &str, v: String| (k.to_string(), vec![v]);
     let mut rows = vec![
         row(
@@ -699,7 +779,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         row("saturated", if r.saturated { "yes" } else { "no" }.into()),
         row(
             "cycles",
-            if booksim {
+            if job.booksim {
                 format!(
                     "{} (warm-up {}, then {}-cycle sample periods until converged, then drain), \
                      {} measured packets, {} flit-hops",
@@ -732,8 +812,7 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
             ));
         }
     }
-    out!("{}", render(&rows));
-    Ok(ExitCode::SUCCESS)
+    rows
 }
 
 /// One load of a sweep as a rank computed it: its CSV row and JSON, a refusal of the

@@ -115,7 +115,7 @@ impl Report {
 /// `podsim report`.
 pub fn report_cmd(a: &ReportArgs) -> Result<ExitCode, Failure> {
     if a.out.extension().and_then(|e| e.to_str()) != Some("html") {
-        return Err(crate::collective_cmd::flag_err(
+        return Err(crate::args::flag_err(
             "--out",
             format!("{}: expected a file name ending in .html", a.out.display()),
         ));

@@ -8,7 +8,7 @@ use podsim_tofu::frame::{self as tofu_frame, Frame, Pattern, RoutingHeader, Slic
 use serde_json::json;
 
 use crate::Failure;
-use crate::collective_cmd::flag_err;
+use crate::args::flag_err;
 
 /// The arguments of `podsim tofu`.
 #[derive(Args)]

@@ -14,7 +14,7 @@ use podsim_system::train::{
 use podsim_system::workload::ChipSpec;
 use serde_json::json;
 
-use crate::collective_cmd::flag_err;
+use crate::args::flag_err;
 use crate::{Failure, read};
 
 /// Built-in model names, for help and errors.

@@ -15,7 +15,7 @@ use podsim_units::{SimDuration, SimTime};
 use serde_json::json;
 
 use crate::Failure;
-use crate::collective_cmd::{flag_err, size};
+use crate::args::{flag_err, size};
 
 /// The arguments of `podsim dram`.
 #[derive(Args)]
@@ -345,39 +345,10 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
         )
         .map_err(|e| Failure::runtime(e.to_string()))?;
     }
-    let overlaps: Vec<serde_json::Value> = r
-        .overlaps
-        .iter()
-        .map(|&(a, b, (from, to))| json!({"banks": [a, b], "link": [[from.0, from.1], [to.0, to.1]]}))
-        .collect();
     if a.json {
         outln!(
             "{}",
-            json!({
-                "chip": a.chip,
-                "data_rate_transfers_per_s": rate,
-                "placement": a.placement,
-                "placement_chosen": r.placement.name(),
-                "harvested_rows": a.harvested_rows,
-                "vcs": a.vcs,
-                "outstanding": a.outstanding,
-                "block_bytes": block,
-                "page_bytes": page,
-                "bytes_per_reader": bytes,
-                "layout": a.layout,
-                "noc": a.noc,
-                "bytes": r.run.bytes,
-                "cycles": r.run.cycles,
-                "bandwidth_bytes_per_s": r.run.bandwidth_bytes_per_s,
-                "spec_bytes_per_s": r.spec_bytes_per_s,
-                "utilization": r.utilization,
-                "per_bank_bytes_per_s": r.run.per_bank_bytes_per_s,
-                "per_reader_bytes_per_s": r.run.per_reader_bytes_per_s,
-                "overlapping_routes": overlaps,
-                "max_link_utilization": r.run.max_link_utilization,
-                "reader_coordinates": r.readers.iter().map(|t| [t.0, t.1]).collect::<Vec<_>>(),
-                "efficiency": tt_study::CALIBRATED_EFFICIENCY,
-            })
+            podsim_report::to_json(&tt_study::DramOutput::new(&study, &r))
         );
         return Ok(ExitCode::SUCCESS);
     }

@@ -10,7 +10,7 @@ use podsim_report::{Trace, render};
 use podsim_system::workload::WorkloadResult;
 use serde_json::json;
 
-use crate::collective_cmd::flag_err;
+use crate::args::flag_err;
 use crate::{Failure, read};
 
 /// The arguments of `podsim workload`.
@@ -84,12 +84,7 @@ pub(crate) const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
 
 /// Run `podsim workload`.
 pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
-    if a.trace.is_none() && a.trace_limit != DEFAULT_TRACE_LIMIT {
-        return Err(flag_err(
-            "--trace-limit",
-            "only a --trace has events to limit; add --trace or drop the flag",
-        ));
-    }
+    crate::args::trace_limit_needs_trace(a.trace.is_some(), a.trace_limit)?;
     let file = a.file.display().to_string();
     let mut spec = podsim_config::parse_workload(&file, &read(&a.file)?)?;
     if let Some(system) = &a.system {
@@ -214,31 +209,16 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A workload's result as JSON (the keys of `podsim workload --json`).
+/// A workload's result as JSON (the keys of `podsim workload --json`): `WorkloadOutput`.
 pub(crate) fn result_json(
     spec: &podsim_system::workload::WorkloadSpec,
     r: &WorkloadResult,
     model: ModelKind,
     chips: u64,
 ) -> serde_json::Value {
-    let tasks: Vec<_> = r
-        .tasks
-        .iter()
-        .map(|t| json!({"name": t.name, "start_s": t.start_s, "end_s": t.end_s}))
-        .collect();
-    json!({
-        "workload": spec.name,
-        "machine": spec.system.name,
-        "chip": spec.chip.name,
-        "model": model.name(),
-        "chips": chips,
-        "time_s": r.time_s,
-        "compute_busy_s": r.compute_busy_s,
-        "communication_time_s": r.communication_time_s,
-        "exposed_communication_s": r.exposed_communication_s,
-        "critical_path": r.critical_path,
-        "tasks": tasks,
-    })
+    podsim_report::to_json(&podsim_system::workload::WorkloadOutput::new(
+        spec, r, model, chips,
+    ))
 }
 
 /// The summary rows of a workload run.

@@ -82,8 +82,9 @@ impl ModelKind {
     }
 }
 
-/// One measured collective, with the nccl-tests figures.
-#[derive(Debug, Clone, PartialEq)]
+/// One measured collective, with the nccl-tests figures. Serialized, its fields are the keys
+/// of [`CollectiveOutput`] (the link loads stay out).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Measurement {
     /// Ranks (every endpoint of the network).
     pub ranks: usize,
@@ -113,7 +114,71 @@ pub struct Measurement {
     pub transfers: usize,
     /// What each directed link carried, on models that route over links (the flow model;
     /// empty on the others).
+    #[serde(skip)]
     pub link_loads: Vec<podsim_net::LinkLoad>,
+}
+
+/// One collective as `podsim collective --json` prints it and Python's `podsim.collective`
+/// returns it (and, without the timing, as `podsim run --json` and `podsim import astra-sim`
+/// print a run): what was run, on what, and the [`Measurement`]'s keys. One struct, so the
+/// command and the bindings cannot drift; serialize it with `podsim_report::to_json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CollectiveOutput<'a> {
+    /// The collective's name.
+    pub kind: &'static str,
+    /// The algorithm's name.
+    pub algorithm: &'static str,
+    /// The network model's name.
+    pub model: &'static str,
+    /// The topology as given (a shorthand, a file, a system's name).
+    pub topology: &'a str,
+    /// What was measured.
+    #[serde(flatten)]
+    pub measurement: &'a Measurement,
+    /// The timing of the links and endpoints, where the caller resolved it.
+    #[serde(flatten)]
+    pub timing: Option<LinkTiming>,
+}
+
+impl<'a> CollectiveOutput<'a> {
+    /// `m`, a measurement of `kind` by `algorithm` on `model`, on `topology`; no timing keys.
+    pub fn new(
+        kind: Kind,
+        algorithm: Algorithm,
+        model: ModelKind,
+        topology: &'a str,
+        m: &'a Measurement,
+    ) -> CollectiveOutput<'a> {
+        CollectiveOutput {
+            kind: kind.name(),
+            algorithm: algorithm.name(),
+            model: model.name(),
+            topology,
+            measurement: m,
+            timing: None,
+        }
+    }
+
+    /// The same with the timing keys.
+    pub fn with_timing(self, timing: LinkTiming) -> CollectiveOutput<'a> {
+        CollectiveOutput {
+            timing: Some(timing),
+            ..self
+        }
+    }
+}
+
+/// The timing a collective ran with, as [`CollectiveOutput`]'s keys.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LinkTiming {
+    /// The per-hop link latency, seconds.
+    pub link_latency_s: f64,
+    /// Where it came from: `preset`, `machine file`, `--link-latency` or `default`.
+    pub link_latency_source: &'static str,
+    /// The endpoint setting, if the machine has any.
+    pub endpoint: Option<&'static str>,
+    /// What a one-way transfer pays outside the network, seconds (0 without a setting).
+    pub endpoint_overhead_s: f64,
 }
 
 /// What to measure.

@@ -70,6 +70,14 @@ pub enum Convention {
 }
 
 impl Convention {
+    /// Its name: `rtl` or `scalesim`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Convention::Rtl => "rtl",
+            Convention::ScaleSim => "scalesim",
+        }
+    }
+
     /// Parse `rtl` or `scalesim`.
     pub fn parse(s: &str) -> Option<Convention> {
         match s {
@@ -131,8 +139,8 @@ impl MemorySpec {
     };
 }
 
-/// What the tiling model reports.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What the tiling model reports. Serialized, its fields are the keys of [`GemmOutput`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct GemmReport {
     /// Total cycles: compute plus stalls.
     pub cycles: u64,
@@ -162,6 +170,43 @@ pub struct GemmReport {
     pub sram_writes: u64,
     /// DRAM traffic, bytes (reads of A and B, writes and spills of D).
     pub dram_bytes: u64,
+}
+
+/// A GEMM as `podsim gemm --json` prints it and Python's `podsim.gemm` returns it: the array,
+/// dataflow, convention and shape, and the [`GemmReport`]'s keys. One struct, so the command
+/// and the bindings cannot drift; serialize it with `podsim_report::to_json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GemmOutput {
+    /// The array, `ROWSxCOLS`.
+    pub array: String,
+    /// `os`, `ws` or `is`.
+    pub dataflow: String,
+    /// `rtl` or `scalesim`.
+    pub convention: &'static str,
+    /// Rows of A and D.
+    pub m: u64,
+    /// Columns of B and D.
+    pub n: u64,
+    /// The reduction.
+    pub k: u64,
+    /// What the model reported.
+    #[serde(flatten)]
+    pub report: GemmReport,
+}
+
+impl GemmOutput {
+    /// `report`, what the tiling model said of `spec`.
+    pub fn new(spec: &GemmSpec, report: GemmReport) -> GemmOutput {
+        GemmOutput {
+            array: format!("{}x{}", spec.rows, spec.cols),
+            dataflow: spec.dataflow.to_string(),
+            convention: spec.convention.name(),
+            m: spec.m,
+            n: spec.n,
+            k: spec.k,
+            report,
+        }
+    }
 }
 
 /// Evaluate the tiling model.

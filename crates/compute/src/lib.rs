@@ -15,7 +15,9 @@ pub mod lecture;
 pub mod mixed;
 pub mod stationary;
 
-pub use gemm::{Convention, Dataflow, GemmReport, GemmSpec, MemorySpec, gemm, simulate};
+pub use gemm::{
+    Convention, Dataflow, GemmOutput, GemmReport, GemmSpec, MemorySpec, gemm, simulate,
+};
 pub use lecture::{OsArray, TensorCore, Widths, run_os};
 
 /// Why a compute model refused its input.

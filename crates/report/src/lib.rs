@@ -9,15 +9,27 @@ mod roofline;
 mod table;
 mod trace;
 
-pub use metrics::{metrics_json, metrics_table};
+pub use metrics::{
+    DojoTopo, TenstorrentTopo, TofuTopo, TopoOutput, VirtualTorus, metrics_json, metrics_table,
+};
 pub use noc::{
-    NOC_CSV_HEADER, busbw_svg, noc_csv_row, noc_curve_svg, noc_result_from_csv, noc_result_json,
+    NOC_CSV_HEADER, NocLinkOutput, NocOutput, busbw_svg, noc_csv_row, noc_curve_svg,
+    noc_result_from_csv, noc_result_json,
 };
 pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
 };
 pub use table::render;
 pub use trace::{Trace, check_nesting};
+
+/// A command's typed result as the JSON value its `--json` prints and the Python bindings
+/// return: the struct's fields as keys, in the order a JSON object prints them (sorted, as
+/// `serde_json` keeps maps), nested structs as objects, numbers that are not finite as null.
+/// The CLI and `python/src/` both serialize through here, so their keys are the struct's.
+pub fn to_json(result: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(result)
+        .unwrap_or_else(|e| serde_json::Value::String(format!("cannot serialize the result: {e}")))
+}
 
 /// Why a report could not be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

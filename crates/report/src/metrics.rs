@@ -2,7 +2,9 @@
 
 use podsim_topology::{Metrics, Network, metrics};
 use podsim_units::Bandwidth;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 use crate::render;
 
@@ -26,8 +28,11 @@ fn bw(v: u128) -> String {
 }
 
 /// A count for JSON: exact when it fits 64 bits, else the nearest double.
-fn big(v: u128) -> Value {
-    u64::try_from(v).map_or_else(|_| json!(v as f64), |x| json!(x))
+fn big<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+    match u64::try_from(*v) {
+        Ok(x) => s.serialize_u64(x),
+        Err(_) => s.serialize_f64(*v as f64),
+    }
 }
 
 /// Round a rate for display (three significant figures are what papers print).
@@ -51,61 +56,187 @@ fn bw_f(v: f64) -> String {
     format!("{:.4} {name}", v / div)
 }
 
-/// The JSON object of `podsim topo --json` (keys documented in the README).
-pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
-    let link = net.link();
-    let by_kind: serde_json::Map<String, Value> = m
-        .links_by_kind
-        .iter()
-        .map(|(k, n)| (k.name().to_string(), json!(n)))
-        .collect();
-    let mut v = json!({
-        "topology": net.shorthand(),
-        "nodes": m.nodes,
-        "links": m.links,
-        "links_by_kind": by_kind,
-        "degree_max": m.degree_max,
-        "ports_per_node_max": m.degree_max,
-        "degree_min": m.degree_min,
-        "diameter": m.diameter,
-        "average_distance": m.average_distance,
-        "distance_method": m.distance_method.token(),
-        "bisection_links": m.bisection_links,
-        "bisection_bandwidth_bytes_per_s": big(m.bisection_bandwidth_bytes_per_s),
-        "bisection_method": m.bisection_method.token(),
-        "link_bandwidth_bytes_per_s": link.bandwidth.bytes_per_s(),
-        "link_latency_s": link.latency.as_secs_f64(),
-        "switches": m.switches,
-        "interfaces_per_node": m.interfaces,
-        "injection_bandwidth_bytes_per_s": m.injection_bandwidth_bytes_per_s,
-        "total_injection_bandwidth_bytes_per_s": big(m.total_injection_bandwidth_bytes_per_s),
-        "all_to_all_bytes_per_s_per_node": m.all_to_all_bytes_per_s_per_node,
-        "all_to_all_limited_by": m.all_to_all_limited_by,
-    });
-    if let Network::Tenstorrent(g) = net {
-        v["workers"] = json!(g.workers());
-        v["dram_banks"] = json!(g.dram_banks());
-        v["harvested_rows"] = json!(g.harvested_rows());
-        v["noc_clock_hz"] = json!(g.clock().as_hz());
-    }
-    if let Network::Dojo(d) = net {
-        v["dies"] = json!(d.dies());
-        v["routers"] = json!(d.routers());
-        v["sram_bytes"] = json!(d.sram().0);
-        v["dips"] = json!(d.dips());
-        v["hosts"] = json!(d.hosts());
-        v["dip_hbm_bytes"] = json!(u64::from(d.dips()) * podsim_topology::DIP_HBM.0);
-    }
-    if let Network::Tofu(tofu) = net {
-        v["generation"] = json!(tofu.generation().name());
-        v["link_bandwidth_arithmetic"] = json!(tofu.generation().link_arithmetic());
-        if let Some(vt) = tofu.virtual_torus() {
-            let vm = metrics(vt);
-            v["virtual_torus"] = json!(vt.shorthand());
-            v["virtual_bisection_bandwidth_bytes_per_s"] = big(vm.bisection_bandwidth_bytes_per_s);
+/// A topology's metrics as `podsim topo --json` prints them and Python's `podsim.machine`
+/// returns them (keys documented in the README): one struct, so the two cannot drift.
+/// Serialize it with [`crate::to_json`], which orders the keys as the command prints them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TopoOutput {
+    /// The topology's shorthand.
+    pub topology: String,
+    /// Nodes (endpoints and switches).
+    pub nodes: u64,
+    /// Bidirectional links.
+    pub links: u64,
+    /// Links of each kind, by the kind's name.
+    pub links_by_kind: BTreeMap<&'static str, u64>,
+    /// The most links at a node.
+    pub degree_max: u32,
+    /// The same figure, by the name papers give it.
+    pub ports_per_node_max: u32,
+    /// The fewest links at a node.
+    pub degree_min: u32,
+    /// Hops between the farthest two endpoints.
+    pub diameter: u64,
+    /// Mean hops between endpoints.
+    pub average_distance: f64,
+    /// How the distances were found.
+    pub distance_method: &'static str,
+    /// Links across the bisection.
+    pub bisection_links: u64,
+    /// Bandwidth across the bisection (exact up to 64 bits, else the nearest double).
+    #[serde(serialize_with = "big")]
+    pub bisection_bandwidth_bytes_per_s: u128,
+    /// How the bisection was found.
+    pub bisection_method: &'static str,
+    /// The link bandwidth each way.
+    pub link_bandwidth_bytes_per_s: u64,
+    /// The per-hop link latency, seconds.
+    pub link_latency_s: f64,
+    /// Switches.
+    pub switches: u64,
+    /// Network interfaces per endpoint.
+    pub interfaces_per_node: u32,
+    /// What one endpoint injects.
+    pub injection_bandwidth_bytes_per_s: u64,
+    /// What every endpoint together injects (as `bisection_bandwidth_bytes_per_s`).
+    #[serde(serialize_with = "big")]
+    pub total_injection_bandwidth_bytes_per_s: u128,
+    /// The all-to-all rate per endpoint.
+    pub all_to_all_bytes_per_s_per_node: f64,
+    /// What limits the all-to-all rate.
+    pub all_to_all_limited_by: &'static str,
+    /// A Tenstorrent grid's own figures.
+    #[serde(flatten)]
+    pub tenstorrent: Option<TenstorrentTopo>,
+    /// A DOJO system's own figures.
+    #[serde(flatten)]
+    pub dojo: Option<DojoTopo>,
+    /// A Tofu machine's own figures.
+    #[serde(flatten)]
+    pub tofu: Option<TofuTopo>,
+}
+
+/// The keys only a Tenstorrent grid has in [`TopoOutput`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TenstorrentTopo {
+    /// Worker tiles.
+    pub workers: usize,
+    /// DRAM banks.
+    pub dram_banks: usize,
+    /// Harvested worker rows.
+    pub harvested_rows: Vec<u32>,
+    /// The NoC's clock, hertz.
+    pub noc_clock_hz: u64,
+}
+
+/// The keys only a DOJO system has in [`TopoOutput`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DojoTopo {
+    /// Dies.
+    pub dies: u64,
+    /// Routers (nodes of the mesh).
+    pub routers: u64,
+    /// SRAM over every node, bytes.
+    pub sram_bytes: u64,
+    /// DOJO interface processors.
+    pub dips: u32,
+    /// Hosts.
+    pub hosts: u32,
+    /// HBM over every DIP, bytes.
+    pub dip_hbm_bytes: u64,
+}
+
+/// The keys only a Tofu machine has in [`TopoOutput`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TofuTopo {
+    /// Tofu, Tofu2 or TofuD.
+    pub generation: &'static str,
+    /// How the link bandwidth follows from the lanes.
+    pub link_bandwidth_arithmetic: String,
+    /// The virtual 3-D torus of a job's nodes, where there is one.
+    #[serde(flatten)]
+    pub virtual_torus: Option<VirtualTorus>,
+}
+
+/// A Tofu machine's virtual 3-D torus in [`TofuTopo`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VirtualTorus {
+    /// Its shorthand.
+    pub virtual_torus: String,
+    /// Its bisection bandwidth (as `bisection_bandwidth_bytes_per_s`).
+    #[serde(serialize_with = "big")]
+    pub virtual_bisection_bandwidth_bytes_per_s: u128,
+}
+
+impl TopoOutput {
+    /// The metrics `m` of `net`.
+    pub fn new(net: &Network, m: &Metrics) -> TopoOutput {
+        let link = net.link();
+        TopoOutput {
+            topology: net.shorthand(),
+            nodes: m.nodes,
+            links: m.links,
+            links_by_kind: m
+                .links_by_kind
+                .iter()
+                .map(|(k, n)| (k.name(), *n))
+                .collect(),
+            degree_max: m.degree_max,
+            ports_per_node_max: m.degree_max,
+            degree_min: m.degree_min,
+            diameter: m.diameter,
+            average_distance: m.average_distance,
+            distance_method: m.distance_method.token(),
+            bisection_links: m.bisection_links,
+            bisection_bandwidth_bytes_per_s: m.bisection_bandwidth_bytes_per_s,
+            bisection_method: m.bisection_method.token(),
+            link_bandwidth_bytes_per_s: link.bandwidth.bytes_per_s(),
+            link_latency_s: link.latency.as_secs_f64(),
+            switches: m.switches,
+            interfaces_per_node: m.interfaces,
+            injection_bandwidth_bytes_per_s: m.injection_bandwidth_bytes_per_s,
+            total_injection_bandwidth_bytes_per_s: m.total_injection_bandwidth_bytes_per_s,
+            all_to_all_bytes_per_s_per_node: m.all_to_all_bytes_per_s_per_node,
+            all_to_all_limited_by: m.all_to_all_limited_by,
+            tenstorrent: match net {
+                Network::Tenstorrent(g) => Some(TenstorrentTopo {
+                    workers: g.workers(),
+                    dram_banks: g.dram_banks(),
+                    harvested_rows: g.harvested_rows().to_vec(),
+                    noc_clock_hz: g.clock().as_hz(),
+                }),
+                _ => None,
+            },
+            dojo: match net {
+                Network::Dojo(d) => Some(DojoTopo {
+                    dies: d.dies(),
+                    routers: d.routers(),
+                    sram_bytes: d.sram().0,
+                    dips: d.dips(),
+                    hosts: d.hosts(),
+                    dip_hbm_bytes: u64::from(d.dips()) * podsim_topology::DIP_HBM.0,
+                }),
+                _ => None,
+            },
+            tofu: match net {
+                Network::Tofu(tofu) => Some(TofuTopo {
+                    generation: tofu.generation().name(),
+                    link_bandwidth_arithmetic: tofu.generation().link_arithmetic(),
+                    virtual_torus: tofu.virtual_torus().map(|vt| VirtualTorus {
+                        virtual_torus: vt.shorthand(),
+                        virtual_bisection_bandwidth_bytes_per_s: metrics(vt)
+                            .bisection_bandwidth_bytes_per_s,
+                    }),
+                }),
+                _ => None,
+            },
         }
     }
-    v
+}
+
+/// The JSON object of `podsim topo --json`: [`TopoOutput`] serialized.
+pub fn metrics_json(net: &Network, m: &Metrics) -> Value {
+    crate::to_json(&TopoOutput::new(net, m))
 }
 
 /// Rows of a side-by-side metrics table: one column per system.

@@ -4,35 +4,74 @@ use std::path::Path;
 
 use plotters::prelude::*;
 use podsim_noc::NocResult;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::ReportError;
 
-/// The result as JSON; with `links`, every network link's counters over the window they
-/// cover too (`r.window_cycles`: the measured cycles in the podsim mode, BookSim's
-/// measurement window in the booksim mode).
-pub fn noc_result_json(r: &NocResult, net: &podsim_topology::Network, links: bool) -> Value {
-    let window = r.window_cycles;
-    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-    if let Value::Object(m) = &mut v {
-        m.insert("topology".into(), Value::String(net.shorthand()));
-    }
-    if links && let Value::Object(m) = &mut v {
-        m.insert(
-            "links".into(),
-            Value::Array(
+/// One load at the packet level as `podsim noc --json` prints it and Python's `podsim.noc`
+/// returns it: the result's own keys, the topology, and with `links` every network link's
+/// counters over the window they cover (`r.window_cycles`: the measured cycles in the podsim
+/// mode, BookSim's measurement window in the booksim mode). One struct, so the two cannot
+/// drift; serialize it with [`crate::to_json`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NocOutput<'a> {
+    /// What the run measured.
+    #[serde(flatten)]
+    pub result: &'a NocResult,
+    /// The topology's shorthand.
+    pub topology: String,
+    /// Every link's counters, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<NocLinkOutput>>,
+    /// Whether a sweep kept this load from its CSV rather than running it (then the keys are
+    /// those the file holds); left out when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub resumed: bool,
+}
+
+/// One link's counters in [`NocOutput`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NocLinkOutput {
+    /// Upstream node.
+    pub from: u64,
+    /// Downstream node.
+    pub to: u64,
+    /// Flits it carried over the window.
+    pub flits: u64,
+    /// Flits per cycle of the window.
+    pub utilization: f64,
+    /// Cycles in which a flit waiting for it had no credit.
+    pub blocked_cycles: u64,
+}
+
+impl<'a> NocOutput<'a> {
+    /// The result `r` of a run on `net`, with every link's counters if `links`.
+    pub fn new(r: &'a NocResult, net: &podsim_topology::Network, links: bool) -> NocOutput<'a> {
+        let window = r.window_cycles.max(1) as f64;
+        NocOutput {
+            result: r,
+            topology: net.shorthand(),
+            links: links.then(|| {
                 r.links
                     .iter()
-                    .map(|l| {
-                        json!({"from": l.from.0, "to": l.to.0, "flits": l.flits,
-                               "utilization": l.flits as f64 / window.max(1) as f64,
-                               "blocked_cycles": l.blocked_cycles})
+                    .map(|l| NocLinkOutput {
+                        from: l.from.0,
+                        to: l.to.0,
+                        flits: l.flits,
+                        utilization: l.flits as f64 / window,
+                        blocked_cycles: l.blocked_cycles,
                     })
-                    .collect(),
-            ),
-        );
+                    .collect()
+            }),
+            resumed: false,
+        }
     }
-    v
+}
+
+/// The result as JSON: [`NocOutput`] serialized.
+pub fn noc_result_json(r: &NocResult, net: &podsim_topology::Network, links: bool) -> Value {
+    crate::to_json(&NocOutput::new(r, net, links))
 }
 
 /// The columns of a latency-throughput curve's CSV, one row per load.

@@ -251,6 +251,32 @@ pub struct Timing {
     pub endpoint: Option<crate::presets::Endpoint>,
 }
 
+impl Timing {
+    /// Where the link latency of `net` came from when no flag set it: `machine file` for a
+    /// machine file's graph, `preset` for a machine whose preset gives its links a latency,
+    /// `default` otherwise (the CLI says `--link-latency` when that flag set it).
+    pub fn latency_source(&self, net: &Network) -> &'static str {
+        if matches!(net, Network::Graph(_)) {
+            "machine file"
+        } else if self.link_latency > SimDuration::ZERO {
+            "preset"
+        } else {
+            "default"
+        }
+    }
+
+    /// This timing as a collective's output keys, its latency from `source` (see
+    /// [`Timing::latency_source`]).
+    pub fn output(&self, source: &'static str) -> podsim_collective::LinkTiming {
+        podsim_collective::LinkTiming {
+            link_latency_s: self.link_latency.as_secs_f64(),
+            link_latency_source: source,
+            endpoint: self.endpoint.map(|e| e.name),
+            endpoint_overhead_s: self.endpoint.map_or(0.0, |e| e.overhead.as_secs_f64()),
+        }
+    }
+}
+
 impl Models {
     /// The models of `net` with the endpoint setting `name` (`None`: the default); an error
     /// when `net` has no such setting.

@@ -414,7 +414,7 @@ pub enum WorkloadError {
 pub const RUN_BYTES: u128 = 160;
 
 /// When one task ran: from the first of its runs' starts to the last run's end.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TaskTiming {
     /// The task's name.
     pub name: String,
@@ -422,6 +422,59 @@ pub struct TaskTiming {
     pub start_s: f64,
     /// End, seconds.
     pub end_s: f64,
+}
+
+/// A workload run as `podsim workload --json` prints it (and `podsim run --json`, `podsim
+/// import chakra` a workload's run) and Python's `podsim.workload` returns it. One struct, so
+/// the command and the bindings cannot drift; serialize it with `podsim_report::to_json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorkloadOutput<'a> {
+    /// The workload's name.
+    pub workload: &'a str,
+    /// The machine's name.
+    pub machine: &'a str,
+    /// The chip's name.
+    pub chip: &'a str,
+    /// The network model's name.
+    pub model: &'static str,
+    /// The machine's chips (its network's endpoints).
+    pub chips: u64,
+    /// From time zero to the last task's end, seconds.
+    pub time_s: f64,
+    /// The busiest chip's compute time, seconds.
+    pub compute_busy_s: f64,
+    /// Time during which some communication task was running, seconds.
+    pub communication_time_s: f64,
+    /// Communication on the critical path, seconds.
+    pub exposed_communication_s: f64,
+    /// Task names along the critical path, first to last.
+    pub critical_path: &'a [String],
+    /// Each task's timing, in the workload's order.
+    pub tasks: &'a [TaskTiming],
+}
+
+impl<'a> WorkloadOutput<'a> {
+    /// `r`, the run of `spec` on `model` on a machine of `chips` chips.
+    pub fn new(
+        spec: &'a WorkloadSpec,
+        r: &'a WorkloadResult,
+        model: podsim_collective::ModelKind,
+        chips: u64,
+    ) -> WorkloadOutput<'a> {
+        WorkloadOutput {
+            workload: &spec.name,
+            machine: &spec.system.name,
+            chip: &spec.chip.name,
+            model: model.name(),
+            chips,
+            time_s: r.time_s,
+            compute_busy_s: r.compute_busy_s,
+            communication_time_s: r.communication_time_s,
+            exposed_communication_s: r.exposed_communication_s,
+            critical_path: &r.critical_path,
+            tasks: &r.tasks,
+        }
+    }
 }
 
 /// What a workload run measured.

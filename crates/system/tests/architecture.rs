@@ -53,7 +53,7 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "`podsim noc --packet-log`: the same run as `podsim noc`, keeping its packets; to be routed through machine.rs",
     ),
     (
-        "python/src/lib.rs",
+        "python/src/results.rs",
         "podsim_noc::run(",
         "the Python `noc` calls what `podsim noc` calls; to be routed through machine.rs",
     ),

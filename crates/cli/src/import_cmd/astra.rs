@@ -13,7 +13,8 @@ use podsim_report::render;
 use podsim_units::Bytes;
 use serde_json::{Value, json};
 
-use crate::collective_cmd::{flag_err, measurement_json, size};
+use crate::args::{flag_err, size};
+use crate::collective_cmd::measurement_json;
 use crate::{Failure, read};
 
 /// The arguments of `podsim import astra-sim`.

@@ -12,7 +12,7 @@ use podsim_system::workload::ChipSpec;
 use podsim_units::Bytes;
 use serde_json::json;
 
-use crate::collective_cmd::flag_err;
+use crate::args::flag_err;
 use crate::{Failure, MAX_INPUT_BYTES};
 
 /// The arguments of `podsim import chakra`.

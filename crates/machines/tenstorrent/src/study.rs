@@ -74,6 +74,13 @@ impl Vcs {
     /// Every choice, by name.
     pub const ALL: [(&'static str, Vcs); 2] =
         [("per-reader", Vcs::PerReader), ("shared", Vcs::Shared)];
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vcs::PerReader => "per-reader",
+            Vcs::Shared => "shared",
+        }
+    }
 }
 
 /// One run of the study.
@@ -163,6 +170,115 @@ pub struct StudyRun {
     pub utilization: f64,
     /// The placement the readers took (the one chosen, for [`Placement::Auto`]).
     pub placement: Placement,
+}
+
+/// A study as `podsim dram --json` prints it and Python's `podsim.dram` returns it: the
+/// settings, what the readers got and the routes that overlap. One struct, so the command and
+/// the bindings cannot drift; serialize it with `podsim_report::to_json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DramOutput<'a> {
+    /// `wormhole` or `grayskull`.
+    pub chip: &'static str,
+    /// Transfers per second of every bank.
+    pub data_rate_transfers_per_s: f64,
+    /// The placement asked for.
+    pub placement: &'static str,
+    /// The placement the readers took (the one chosen, for `auto`).
+    pub placement_chosen: &'static str,
+    /// Harvested worker rows.
+    pub harvested_rows: &'a [u32],
+    /// `per-reader` or `shared`.
+    pub vcs: &'static str,
+    /// Blocks in flight per reader.
+    pub outstanding: u64,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// Bytes per read request.
+    pub page_bytes: u64,
+    /// Bytes each reader reads.
+    pub bytes_per_reader: u64,
+    /// `sharded` or `interleaved`.
+    pub layout: &'static str,
+    /// The NoC: 0 or 1.
+    pub noc: u8,
+    /// Bytes read.
+    pub bytes: u64,
+    /// NoC cycles the run took.
+    pub cycles: u64,
+    /// Bytes per second over every reader.
+    pub bandwidth_bytes_per_s: f64,
+    /// Banks x data rate x 2 bytes.
+    pub spec_bytes_per_s: f64,
+    /// Bandwidth over the spec.
+    pub utilization: f64,
+    /// What each bank served, bytes per second.
+    pub per_bank_bytes_per_s: &'a [f64],
+    /// What each reader got, bytes per second.
+    pub per_reader_bytes_per_s: &'a [f64],
+    /// Pairs of banks whose data routes share a link, and the first such link.
+    pub overlapping_routes: Vec<OverlapOutput>,
+    /// The busiest link's share of its cycles.
+    pub max_link_utilization: f64,
+    /// Each bank's reader tile, `[x, y]`.
+    pub reader_coordinates: &'a [(u32, u32)],
+    /// The bank's sustained fraction of its raw rate.
+    pub efficiency: f64,
+}
+
+/// Two banks whose data routes share a link, in [`DramOutput`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OverlapOutput {
+    /// The banks.
+    pub banks: [usize; 2],
+    /// The first link both routes take, `[[x, y], [x, y]]`.
+    pub link: Link,
+}
+
+impl<'a> DramOutput<'a> {
+    /// `r`, what the study `s` measured.
+    pub fn new(s: &'a Study, r: &'a StudyRun) -> DramOutput<'a> {
+        DramOutput {
+            chip: match s.chip {
+                TtChip::Wormhole => "wormhole",
+                TtChip::Grayskull => "grayskull",
+            },
+            data_rate_transfers_per_s: s.data_rate,
+            placement: s.placement.name(),
+            placement_chosen: r.placement.name(),
+            harvested_rows: &s.harvested_rows,
+            vcs: s.vcs.name(),
+            outstanding: s.outstanding,
+            block_bytes: s.block_bytes,
+            page_bytes: s.page_bytes,
+            bytes_per_reader: s.bytes_per_reader,
+            layout: match s.layout {
+                Layout::Sharded => "sharded",
+                Layout::Interleaved => "interleaved",
+            },
+            noc: match s.noc {
+                Noc::Noc0 => 0,
+                Noc::Noc1 => 1,
+            },
+            bytes: r.run.bytes,
+            cycles: r.run.cycles,
+            bandwidth_bytes_per_s: r.run.bandwidth_bytes_per_s,
+            spec_bytes_per_s: r.spec_bytes_per_s,
+            utilization: r.utilization,
+            per_bank_bytes_per_s: &r.run.per_bank_bytes_per_s,
+            per_reader_bytes_per_s: &r.run.per_reader_bytes_per_s,
+            overlapping_routes: r
+                .overlaps
+                .iter()
+                .map(|&(a, b, link)| OverlapOutput {
+                    banks: [a, b],
+                    link,
+                })
+                .collect(),
+            max_link_utilization: r.run.max_link_utilization,
+            reader_coordinates: &r.readers,
+            efficiency: s.efficiency,
+        }
+    }
 }
 
 /// The lane each reader's requests take. Per reader: readers whose request routes (reader to

@@ -1,0 +1,40 @@
+//! Argument helpers every command shares: the error of a flag, sizes, and the checks of flags
+//! that have an effect only beside another.
+
+use podsim_units::Bytes;
+
+use crate::Failure;
+
+/// A usage error of `flag`: `<command line>: `--flag`: why`.
+pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
+    Failure::usage(format!("<command line>: `{flag}`: {why}"))
+}
+
+/// A size flag (`64 MiB`) in bytes, or an error naming the flag.
+pub(crate) fn size(flag: &str, s: &str) -> Result<u64, Failure> {
+    s.parse::<Bytes>()
+        .map(|b| b.0)
+        .map_err(|e| flag_err(flag, format!("{e}; expected a size such as \"64 MiB\"")))
+}
+
+/// `--trace-limit` without `--trace` would limit nothing: an error.
+pub(crate) fn trace_limit_needs_trace(trace: bool, limit: usize) -> Result<(), Failure> {
+    if !trace && limit != crate::workload_cmd::DEFAULT_TRACE_LIMIT {
+        return Err(flag_err(
+            "--trace-limit",
+            "only a --trace has events to limit; add --trace or drop the flag",
+        ));
+    }
+    Ok(())
+}
+
+/// `--no-resume` without `--sweep` would resume nothing: an error.
+pub(crate) fn no_resume_needs_sweep(sweep: bool, no_resume: bool) -> Result<(), Failure> {
+    if !sweep && no_resume {
+        return Err(flag_err(
+            "--no-resume",
+            "only a --sweep writes a CSV to resume; add --sweep or drop the flag",
+        ));
+    }
+    Ok(())
+}
