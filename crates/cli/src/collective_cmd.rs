@@ -160,9 +160,10 @@ pub struct CollectiveArgs {
     bytes: Option<String>,
     /// The algorithm [default: the kind's first: ring for all-reduce, reduce-scatter and
     /// all-gather; tree for broadcast and reduce; direct for all-to-all; dissemination for
-    /// barrier]. Others: bidirectional-ring, dimension, halving-doubling, double-binary-tree
-    /// (all-reduce);
-    /// ring (broadcast, pipelined chain); dimension (all-to-all).
+    /// barrier; on a machine file of several nodes, multi-ring for all-reduce]. Others:
+    /// bidirectional-ring, dimension, halving-doubling, double-binary-tree, multi-ring (one
+    /// ring per chip of a node, each crossing the nodes on its own rail, as NCCL's channels)
+    /// (all-reduce); ring (broadcast, pipelined chain); dimension (all-to-all).
     #[arg(long, value_name = "NAME")]
     algorithm: Option<String>,
     #[command(flatten)]
@@ -318,15 +319,15 @@ impl<'a> Job<'a> {
         let (kind, alg, _) =
             podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
                 .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
-        // On a machine file of several nodes the default is hierarchical where the kind has
-        // it: `dimension` runs inside each node first, then across the nodes on the rails.
+        // On a machine file of several nodes the default is NCCL's where the kind has it:
+        // `multi-ring`, one ring per chip of a node, each crossing the nodes on its own rails.
         let alg = match &r.net {
             podsim_topology::Network::Graph(g)
                 if a.algorithm.is_none()
                     && g.grid().len() > 1
-                    && kind.algorithms().contains(&Algorithm::DimensionWise) =>
+                    && kind.algorithms().contains(&Algorithm::MultiRing) =>
             {
-                Algorithm::DimensionWise
+                Algorithm::MultiRing
             }
             _ => alg,
         };

@@ -55,13 +55,17 @@ fn one_dgx_node_all_reduces_at_nvlink_data_rate() {
     close(j["bus_bandwidth_bytes_per_s"].as_f64().unwrap(), 240e9);
 }
 
+/// HDR's data rate per NIC: 25 GB/s x 4096 / (4096 + 26), the InfiniBand packet headers the
+/// file states.
+const HDR_DATA: f64 = 25e9 * 4096.0 / 4122.0;
+
 #[test]
 fn two_dgx_nodes_all_reduce_inside_then_across_on_the_rails() {
     // Hierarchical (dimension): reduce-scatter over the node's 8 GPUs (7 steps of S/8 at
     // 240 GB/s), all-reduce of each GPU's S/8 with the same GPU of the other node on its rail
-    // (2 steps of S/16 at the 25 GB/s HDR NIC, each crossing one 130 ns leaf switch), then
+    // (2 steps of S/16 at the HDR NIC's data rate, each crossing one 130 ns leaf switch), then
     // all-gather inside (7 steps of S/8):
-    //   t = 2 x 7/8 x S / 240e9 + 2 x 1/2 x (S/8) / 25e9 + 2 x 130 ns.
+    //   t = 2 x 7/8 x S / 240e9 + 2 x 1/2 x (S/8) / HDR_DATA + 2 x 130 ns.
     let j = json(&[
         "collective",
         "all-reduce",
@@ -71,13 +75,46 @@ fn two_dgx_nodes_all_reduce_inside_then_across_on_the_rails() {
         "2",
         "--bytes",
         "1 GiB",
+        "--algorithm",
+        "dimension",
         "--json",
     ]);
     assert_eq!(j["ranks"], 16);
     assert_eq!(j["algorithm"], "dimension");
-    let t = 2.0 * 7.0 / 8.0 * GIB / 240e9 + (GIB / 8.0) / 25e9 + 2.0 * 130e-9;
+    let t = 2.0 * 7.0 / 8.0 * GIB / 240e9 + (GIB / 8.0) / HDR_DATA + 2.0 * 130e-9;
     close(j["time_s"].as_f64().unwrap(), t);
     assert_eq!(j["link_latency_source"], "machine file");
+}
+
+#[test]
+fn several_dgx_nodes_all_reduce_on_rings_at_eight_nics() {
+    // The default on several nodes is multi-ring: 8 rings, one per GPU of a node, each on S/8
+    // and each crossing between two nodes on its own rail, so each NIC carries one ring. A
+    // ring of n ranks moves 2 (n - 1) steps of (S/8)/n, each bound by a NIC:
+    //   t = 2 (n - 1) (S / 8n) / HDR_DATA, so busbw = t^-1 S 2 (n - 1)/n = 8 HDR_DATA,
+    // whatever the number of nodes (the NVLink hops, 7 rings on 240 GB/s, are faster).
+    for nodes in ["2", "4"] {
+        let j = json(&[
+            "collective",
+            "all-reduce",
+            "--system",
+            "examples/machines/dgx-a100.toml",
+            "--nodes",
+            nodes,
+            "--bytes",
+            "1 GiB",
+            "--json",
+        ]);
+        assert_eq!(j["algorithm"], "multi-ring");
+        assert_eq!(j["verified"], true);
+        let busbw = j["bus_bandwidth_bytes_per_s"].as_f64().unwrap();
+        // Within 1%: the rings' steps wait on each other, which the closed form ignores.
+        assert!(
+            (busbw / (8.0 * HDR_DATA) - 1.0).abs() < 0.01,
+            "{nodes} nodes: {busbw} against {}",
+            8.0 * HDR_DATA
+        );
+    }
 }
 
 #[test]
@@ -208,11 +245,11 @@ fn a_training_step_runs_on_a_gpu_cluster() {
     );
     // 41 GiB of weights and as many of gradients do not fit in 80 GiB.
     assert_eq!(j["fits_in_memory"], false);
-    // The gradient sum, by hand: a ring over the 8 nodes of the data axis, on the rail (25 GB/s
-    // HDR, one 130 ns leaf a step, 14 steps), then over the node's 8 GPUs of model1 on NVLink
-    // (240 GB/s of data) with an eighth of the bytes.
+    // The gradient sum, by hand: a ring over the 8 nodes of the data axis, on the rail (HDR's
+    // data rate, one 130 ns leaf a step, 14 steps), then over the node's 8 GPUs of model1 on
+    // NVLink (240 GB/s of data) with an eighth of the bytes.
     let g = j["memory"]["gradients_bytes"].as_f64().unwrap();
-    let sync = 2.0 * 7.0 / 8.0 * g / 25e9 + 14.0 * 130e-9 + 2.0 * 7.0 / 8.0 * (g / 8.0) / 240e9;
+    let sync = 2.0 * 7.0 / 8.0 * g / HDR_DATA + 14.0 * 130e-9 + 2.0 * 7.0 / 8.0 * (g / 8.0) / 240e9;
     close(j["gradient_sync_s"].as_f64().unwrap(), sync);
 }
 

@@ -133,6 +133,7 @@ impl Kind {
                 Algorithm::DimensionWise,
                 Algorithm::HalvingDoubling,
                 Algorithm::DoubleBinaryTree,
+                Algorithm::MultiRing,
             ],
             Kind::ReduceScatter | Kind::AllGather => &[Algorithm::Ring],
             Kind::Broadcast => &[Algorithm::Tree, Algorithm::Ring],
@@ -180,6 +181,12 @@ pub enum Algorithm {
     /// second tree is the first with the ranks in reverse order, so a rank that is an inner
     /// node of one is (mostly) a leaf of the other (as NCCL's double binary tree).
     DoubleBinaryTree,
+    /// One ring per chip of a node (NCCL's channels), each on its share of the data, all at
+    /// once: ring c enters every node at one chip and leaves it from another, so that a node's
+    /// chips each send one ring across the nodes and receive one (on a rail-optimised machine,
+    /// each on its own NIC). The ranks fill `[chips a node, nodes]` (a machine file's grid; a
+    /// cube's first dimension is taken as the node).
+    MultiRing,
 }
 
 impl Algorithm {
@@ -194,6 +201,7 @@ impl Algorithm {
             Algorithm::Direct => "direct",
             Algorithm::Dissemination => "dissemination",
             Algorithm::DoubleBinaryTree => "double-binary-tree",
+            Algorithm::MultiRing => "multi-ring",
         }
     }
 }
@@ -297,6 +305,9 @@ pub fn transfers(r: &Request) -> u128 {
     match (r.kind, r.algorithm) {
         (Kind::AllReduce, Algorithm::Ring) => 2 * pairs,
         (Kind::AllReduce, Algorithm::BidirectionalRing) => 4 * pairs,
+        (Kind::AllReduce, Algorithm::MultiRing) => {
+            2 * pairs * u128::from(r.dims.first().copied().unwrap_or(1).max(1))
+        }
         (Kind::ReduceScatter | Kind::AllGather, _) | (Kind::AllToAll, Algorithm::Direct) => pairs,
         (Kind::AllReduce, Algorithm::DimensionWise) => 2 * n * dims_sum,
         (Kind::AllToAll, _) => n * dims_sum,
@@ -383,6 +394,7 @@ pub fn plan(r: &Request) -> Result<Plan, PlanError> {
             ring_phase(&mut p, r.bytes, 0, true, Combine::Copy, &vec![None; n], 0);
         }
         (Kind::AllReduce, Algorithm::DimensionWise) => dimension_all_reduce(&mut p, r)?,
+        (Kind::AllReduce, Algorithm::MultiRing) => multi_ring_all_reduce(&mut p, r)?,
         (Kind::AllReduce, Algorithm::HalvingDoubling) => halving_doubling(&mut p, r.bytes)?,
         (Kind::AllReduce, Algorithm::DoubleBinaryTree) => {
             // Chunks 0..n on tree A (ranks in order), n..2n on tree B (ranks reversed).
@@ -456,7 +468,24 @@ fn ring_phase(
     after: &[Option<usize>],
     o: usize,
 ) -> Vec<Option<usize>> {
-    let n = p.ranks;
+    let order: Vec<usize> = (0..p.ranks).collect();
+    ring_phase_through(p, bytes, base, &order, clockwise, combine, after, o)
+}
+
+/// [`ring_phase`] on a ring that visits the ranks in `order` (`order[i]` is the rank at ring
+/// position i); `after` and the result are indexed by rank.
+#[allow(clippy::too_many_arguments)]
+fn ring_phase_through(
+    p: &mut Plan,
+    bytes: u64,
+    base: u32,
+    order: &[usize],
+    clockwise: bool,
+    combine: Combine,
+    after: &[Option<usize>],
+    o: usize,
+) -> Vec<Option<usize>> {
+    let n = order.len();
     let mut recv_last: Vec<Option<usize>> = after.to_vec();
     for s in 0..n - 1 {
         let mut next = recv_last.clone();
@@ -466,10 +495,11 @@ fn ring_phase(
             } else {
                 ((i + n - 1) % n, (i + s + n - o) % n)
             };
-            let deps: Vec<usize> = recv_last[i].into_iter().collect();
+            let (from, to) = (order[i], order[to]);
+            let deps: Vec<usize> = recv_last[from].into_iter().collect();
             let c = base + chunk as u32;
             let op = p.op(
-                i,
+                from,
                 to,
                 share(bytes, n, chunk),
                 Chunks::Range(c, c + 1),
@@ -481,6 +511,65 @@ fn ring_phase(
         recv_last = next;
     }
     recv_last
+}
+
+/// The ring order of channel `c` of [`Algorithm::MultiRing`] over `nodes` nodes of `per`
+/// chips (rank = chip + per x node). Channel c enters even nodes at chip c and leaves them from
+/// chip c + 1, and enters odd nodes at chip c + 1 and leaves them from chip c (mod per), visiting
+/// the node's other chips in between; so the hop between two nodes joins the same chip of both
+/// (one rail), and over the channels every chip sends one ring out of its node and receives one.
+/// With an odd number of nodes the hop that closes the ring joins two rails.
+pub fn multi_ring_order(per: usize, nodes: usize, c: usize) -> Vec<usize> {
+    let mut order = Vec::with_capacity(per * nodes);
+    for k in 0..nodes {
+        let (enter, leave) = if k % 2 == 0 {
+            (c % per, (c + 1) % per)
+        } else {
+            ((c + 1) % per, c % per)
+        };
+        order.push(k * per + enter);
+        for d in 1..per {
+            let chip = (enter + d) % per;
+            if chip != leave {
+                order.push(k * per + chip);
+            }
+        }
+        if leave != enter {
+            order.push(k * per + leave);
+        }
+    }
+    order
+}
+
+/// [`Algorithm::MultiRing`]: per channel, a ring reduce-scatter then all-gather on its share
+/// of the bytes (channel c owns chunks c n .. (c + 1) n).
+fn multi_ring_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
+    let n = p.ranks;
+    let per = r.dims.first().copied().unwrap_or(0) as usize;
+    if per == 0 || !n.is_multiple_of(per) {
+        return Err(PlanError(format!(
+            "multi-ring needs the ranks in nodes of equal size (a machine file's grid, or a cube's first dimension); this network gives {:?}",
+            r.dims
+        )));
+    }
+    p.chunks = per * n;
+    for c in 0..per {
+        let order = multi_ring_order(per, n / per, c);
+        let bytes = share(r.bytes, per, c);
+        let base = (c * n) as u32;
+        let rs = ring_phase_through(
+            p,
+            bytes,
+            base,
+            &order,
+            true,
+            Combine::Sum,
+            &vec![None; n],
+            0,
+        );
+        ring_phase_through(p, bytes, base, &order, true, Combine::Copy, &rs, 1);
+    }
+    Ok(())
 }
 
 /// The stride and digit functions of rank numbers written in the mixed radix of `dims`

@@ -898,3 +898,37 @@ fn measure_streams_rings_with_the_general_figures() {
         assert_eq!(m.link_loads, podsim_net::NetworkModel::carried(&reference));
     }
 }
+
+#[test]
+fn multi_ring_channels_cross_nodes_on_one_rail_each() {
+    for (per, nodes) in [(8usize, 2usize), (8, 4), (4, 6), (2, 2), (1, 3)] {
+        let n = per * nodes;
+        // How many channels leave node k from chip j.
+        let mut out = vec![vec![0; per]; nodes];
+        for c in 0..per {
+            let order = crate::plan::multi_ring_order(per, nodes, c);
+            let mut seen = order.clone();
+            seen.sort_unstable();
+            assert_eq!(
+                seen,
+                (0..n).collect::<Vec<_>>(),
+                "{per}x{nodes} channel {c}"
+            );
+            for i in 0..n {
+                let (a, b) = (order[i], order[(i + 1) % n]);
+                if a / per != b / per {
+                    // With an even node count every crossing joins the same chip (one rail).
+                    assert_eq!(a % per, b % per, "{per}x{nodes} channel {c}: {a} -> {b}");
+                    out[a / per][a % per] += 1;
+                }
+            }
+        }
+        if nodes > 1 && per > 1 {
+            // Each chip sends exactly one channel out of its node.
+            assert!(
+                out.iter().flatten().all(|&k| k == 1),
+                "{per}x{nodes}: {out:?}"
+            );
+        }
+    }
+}
