@@ -60,12 +60,20 @@ pub(crate) const MACHINES: &[(&str, &str)] = &[
         include_str!("../../../examples/machines/dojo-tile.toml"),
     ),
     (
+        "examples/machines/ece327-systolic.toml",
+        include_str!("../../../examples/machines/ece327-systolic.toml"),
+    ),
+    (
         "examples/machines/fugaku.toml",
         include_str!("../../../examples/machines/fugaku.toml"),
     ),
     (
         "examples/machines/tpu-v4.toml",
         include_str!("../../../examples/machines/tpu-v4.toml"),
+    ),
+    (
+        "examples/machines/wormhole-n150.toml",
+        include_str!("../../../examples/machines/wormhole-n150.toml"),
     ),
 ];
 

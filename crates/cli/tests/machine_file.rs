@@ -174,6 +174,31 @@ fn a_machine_file_error_names_the_file_and_the_key() {
             "name = \"m\"\n[chip]\npreset = \"a100\"\n[[link]]\nname = \"ib\"\nbandwidth = \"25 GB/s\"\n[[tier]]\nname = \"t\"\nscope = \"machine\"\nfabric = \"switch\"\nlink = \"ib\"\n",
             "chip.memory",
         ),
+        (
+            "flops-twice.toml",
+            "name = \"m\"\n[chip]\nname = \"c\"\nmatrix_flops = \"1 TFLOP/s\"\nmatrix_unit = \"4x4\"\nclock = \"1 GHz\"\nmemory = \"1 GiB\"\nmemory_bandwidth = \"1 GB/s\"\n",
+            "chip.matrix_flops",
+        ),
+        (
+            "unit-no-clock.toml",
+            "name = \"m\"\n[chip]\nname = \"c\"\nmatrix_unit = \"4x4\"\nmemory = \"1 GiB\"\nmemory_bandwidth = \"1 GB/s\"\n",
+            "chip.clock",
+        ),
+        (
+            "unit-shape.toml",
+            "name = \"m\"\n[chip]\nname = \"c\"\nmatrix_unit = \"4x\"\nclock = \"1 GHz\"\nmemory = \"1 GiB\"\nmemory_bandwidth = \"1 GB/s\"\n",
+            "chip.matrix_unit",
+        ),
+        (
+            "one-chip.toml",
+            "name = \"m\"\n[chip]\nname = \"c\"\nmatrix_unit = \"4x4\"\nclock = \"1 GHz\"\nmemory = \"1 GiB\"\nmemory_bandwidth = \"1 GB/s\"\n",
+            "nothing to route",
+        ),
+        (
+            "no-tier.toml",
+            "name = \"m\"\nchips_per_node = 2\n[chip]\npreset = \"tpuv4\"\n",
+            "`tier`",
+        ),
     ];
     for (name, text, key) in cases {
         let path = dir.join(name);
@@ -294,6 +319,7 @@ fn the_seed_machine_files_give_their_presets_results() {
         ("examples/machines/tpu-v4.toml", "tpuv4:slice=4x4x8:twisted"),
         ("examples/machines/fugaku.toml", "tofu:fugaku"),
         ("examples/machines/dojo-tile.toml", "dojo:tile"),
+        ("examples/machines/wormhole-n150.toml", "wormhole:harvest=1"),
     ] {
         let a = unnamed(json(&["topo", file, "--json"]));
         let b = unnamed(json(&["topo", preset, "--json"]));

@@ -13,7 +13,10 @@
 //! [chip]
 //! preset = "a100"                    # a chip preset, or name + the three figures below
 //! name = "h100"
-//! matrix_flops = "989 TFLOP/s"       # peak dense BF16
+//! matrix_flops = "989 TFLOP/s"       # peak dense BF16; or the matrix units, which set it:
+//! matrix_unit = "16x16"              #   rows x columns of multiply-accumulate cells,
+//! matrix_units = 432                 #   how many (default 1),
+//! clock = "1.41 GHz"                 #   and their clock
 //! memory = "80 GiB"                  # capacity
 //! memory_bandwidth = "3.35 TB/s"
 //! source = "..."
@@ -42,9 +45,11 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use podsim_system::cluster::{Fabric, LinkClass, MachineChip, MachineSpec, Scope, Tier};
+use podsim_system::cluster::{
+    Fabric, LinkClass, MachineChip, MachineSpec, MatrixUnit, Scope, Tier,
+};
 use podsim_system::{SystemSpec, TopoSpec};
-use podsim_units::{Bandwidth, Bytes, FlopRate, SimDuration};
+use podsim_units::{Bandwidth, Bytes, FlopRate, Frequency, SimDuration};
 
 use crate::error::{ConfigError, from_toml, nearest};
 use crate::scenario::Ctx;
@@ -79,6 +84,12 @@ struct RawChip {
     name: Option<Spanned<String>>,
     #[serde(default)]
     matrix_flops: Option<Spanned<String>>,
+    #[serde(default)]
+    matrix_unit: Option<Spanned<String>>,
+    #[serde(default)]
+    matrix_units: Option<Spanned<i64>>,
+    #[serde(default)]
+    clock: Option<Spanned<String>>,
     #[serde(default)]
     memory: Option<Spanned<String>>,
     #[serde(default)]
@@ -256,11 +267,11 @@ pub fn parse_machine(
             line_rate,
         });
     }
-    if raw.tier.is_empty() {
+    if raw.tier.is_empty() && u64::from(chips_per_node) * u64::from(nodes) > 1 {
         return ctx.err(
             Some(raw.name.span()),
             "tier",
-            "a machine file needs at least one [[tier]] of network joining its chips",
+            "a machine file of more than one chip needs at least one [[tier]] of network joining them",
         );
     }
     let class = |v: &Spanned<String>, key: &str| -> Result<usize, ConfigError> {
@@ -498,6 +509,17 @@ pub fn machine_system(
     if let Some(preset) = m.preset() {
         return Ok(preset);
     }
+    if m.tiers.is_empty() {
+        return Err(ConfigError {
+            file: file.into(),
+            line: None,
+            key: "tier".into(),
+            why: format!(
+                "`{}` is one chip and no network (no [[tier]]): there is nothing to route; `podsim gemm --system` runs on its chip",
+                m.name
+            ),
+        });
+    }
     let link = m.link().ok_or_else(|| ConfigError {
         file: file.into(),
         line: None,
@@ -562,17 +584,36 @@ fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigErro
         (None, Some(p)) => p.name.to_string(),
         (None, None) => return Err(need("name")),
     };
-    let matrix_flops = match (&raw.matrix_flops, &preset) {
-        (Some(v), _) => v.get_ref().parse::<FlopRate>().or_else(|e| {
+    let unit = matrix_unit(ctx, raw)?;
+    let matrix_flops = match (&raw.matrix_flops, unit, &preset) {
+        (Some(v), Some(_), _) => {
+            return ctx.err(
+                Some(v.span()),
+                "chip.matrix_flops",
+                "give matrix_flops or matrix_unit with clock (which set it), not both",
+            );
+        }
+        (Some(v), None, _) => v.get_ref().parse::<FlopRate>().or_else(|e| {
             ctx.err(
                 Some(v.span()),
                 "chip.matrix_flops",
                 format!("{e}; expected a rate such as \"312 TFLOP/s\""),
             )
         })?,
-        (None, Some(p)) => FlopRate(p.peak_matrix_flops() as u64),
-        (None, None) => return Err(need("matrix_flops")),
+        (None, Some(u), _) => FlopRate(u.peak_flops() as u64),
+        (None, None, Some(p)) => FlopRate(p.peak_matrix_flops() as u64),
+        (None, None, None) => return Err(need("matrix_flops")),
     };
+    let unit = unit.or_else(|| {
+        preset.and_then(|p| {
+            Some(MatrixUnit {
+                rows: u32::try_from(p.unit.0).ok()?,
+                cols: u32::try_from(p.unit.1).ok()?,
+                count: u32::try_from(p.cores * p.units_per_core).ok()?,
+                clock: Frequency::from_hz(p.clock_hz)?,
+            })
+        })
+    });
     let memory_bandwidth = match (&raw.memory_bandwidth, &preset) {
         (Some(v), _) => v.get_ref().parse::<Bandwidth>().or_else(|e| {
             ctx.err(
@@ -615,8 +656,82 @@ fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigErro
         matrix_flops,
         memory,
         memory_bandwidth,
+        matrix_unit: unit,
         source: raw.source.clone().unwrap_or_default(),
     })
+}
+
+/// The chip's `matrix_unit` (\"RxC\"), `matrix_units` (how many, default 1) and `clock`, all
+/// three or none (`matrix_units` may be left out).
+fn matrix_unit(ctx: &Ctx<'_>, raw: &RawChip) -> Result<Option<MatrixUnit>, ConfigError> {
+    let (shape, clock) = match (&raw.matrix_unit, &raw.clock) {
+        (None, None) => {
+            if let Some(n) = &raw.matrix_units {
+                return ctx.err(
+                    Some(n.span()),
+                    "chip.matrix_units",
+                    "matrix_units counts the arrays of a matrix_unit; give matrix_unit and clock too",
+                );
+            }
+            return Ok(None);
+        }
+        (Some(u), Some(c)) => (u, c),
+        (Some(u), None) => {
+            return ctx.err(
+                Some(u.span()),
+                "chip.clock",
+                "a matrix_unit needs the clock it runs at, such as \"1.41 GHz\"",
+            );
+        }
+        (None, Some(c)) => {
+            return ctx.err(
+                Some(c.span()),
+                "chip.matrix_unit",
+                "clock sets the matrix units' rate; give matrix_unit (rows x columns, such as \"16x16\")",
+            );
+        }
+    };
+    let dims: Vec<Option<u32>> = shape
+        .get_ref()
+        .split('x')
+        .map(|d| d.trim().parse::<u32>().ok().filter(|&d| d > 0))
+        .collect();
+    let [Some(rows), Some(cols)] = dims[..] else {
+        return ctx.err(
+            Some(shape.span()),
+            "chip.matrix_unit",
+            format!(
+                "`{}` is not rows x columns of multiply-accumulate cells, such as \"16x16\"",
+                shape.get_ref()
+            ),
+        );
+    };
+    let clock = clock.get_ref().parse::<Frequency>().or_else(|e| {
+        ctx.err(
+            Some(clock.span()),
+            "chip.clock",
+            format!("{e}; expected a frequency such as \"1.41 GHz\""),
+        )
+    })?;
+    let count = match &raw.matrix_units {
+        None => 1,
+        Some(n) => match u32::try_from(*n.get_ref()) {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return ctx.err(
+                    Some(n.span()),
+                    "chip.matrix_units",
+                    format!("{} is not a positive whole number", n.get_ref()),
+                );
+            }
+        },
+    };
+    Ok(Some(MatrixUnit {
+        rows,
+        cols,
+        count,
+        clock,
+    }))
 }
 
 /// The system a preset shorthand names (a TPU v4 slice, Tofu, DOJO, Tenstorrent, a hybrid or

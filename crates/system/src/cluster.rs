@@ -42,8 +42,34 @@ pub struct MachineChip {
     pub memory: podsim_units::Bytes,
     /// Memory bandwidth.
     pub memory_bandwidth: podsim_units::Bandwidth,
+    /// Its matrix units, where the file or the preset states them.
+    pub matrix_unit: Option<MatrixUnit>,
     /// Where the figures come from.
     pub source: String,
+}
+
+/// A chip's matrix units: `count` arrays of `rows` x `cols` multiply-accumulate cells at
+/// `clock` (peak matrix FLOP/s = 2 x count x rows x cols x clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatrixUnit {
+    /// Rows of one array.
+    pub rows: u32,
+    /// Columns of one array.
+    pub cols: u32,
+    /// Arrays on the chip.
+    pub count: u32,
+    /// Their clock.
+    pub clock: podsim_units::Frequency,
+}
+
+impl MatrixUnit {
+    /// Peak matrix FLOP/s: two FLOPs per cell per cycle.
+    pub fn peak_flops(&self) -> f64 {
+        2.0 * f64::from(self.count)
+            * f64::from(self.rows)
+            * f64::from(self.cols)
+            * self.clock.as_hz() as f64
+    }
 }
 
 /// What joins the chips a tier covers.
@@ -176,6 +202,15 @@ impl MachineSpec {
     pub fn build(&self) -> Result<Network, TopologyError> {
         if let Some(preset) = self.preset() {
             return preset.build();
+        }
+        if self.tiers.is_empty() {
+            return Err(TopologyError {
+                key: "tier",
+                why: format!(
+                    "{} is one chip and no network (no [[tier]]): there is nothing to route; `podsim gemm --system` runs on its chip",
+                    self.name
+                ),
+            });
         }
         let chips = self.chips();
         if chips > MAX_MACHINE_CHIPS {
