@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use podsim_dojo::dojo_node;
-use podsim_report::render;
-use serde_json::json;
+use podsim_dojo::study::{self, StudyError};
 
+use crate::args::{flag_err, size};
+use crate::tofu_cmd::print;
 use crate::{Failure, read};
 
 /// The arguments of `podsim dojo`.
@@ -209,618 +209,131 @@ struct NodeArgs {
 /// Run `podsim dojo`.
 pub fn dojo_cmd(a: &DojoArgs) -> Result<ExitCode, Failure> {
     match &a.what {
-        DojoCommand::Node(n) => node_cmd(n),
+        DojoCommand::Node(n) => {
+            let file = n.kernel.display().to_string();
+            let k = podsim_config::parse_kernel(&file, &read(&n.kernel)?)?;
+            let r = study::node::node(&k).map_err(|e| Failure::usage(format!("{file}: {e}")))?;
+            print(n.json, &r, |r| r.text())
+        }
         DojoCommand::Barrier(b) => barrier_cmd(b),
         DojoCommand::Transfer(t) => transfer_cmd(t),
-        DojoCommand::Shortcuts(x) => shortcuts_cmd(x),
-        DojoCommand::Dma(x) => dma_cmd(x),
-        DojoCommand::Host(x) => host_cmd(x),
+        DojoCommand::Shortcuts(x) => {
+            let d = plane_with_dips(&x.topology)?;
+            let o = study::shortcuts::ShortcutOptions {
+                topology: &x.topology,
+                global_fraction: x.global_fraction,
+                bytes: size("--bytes", &x.bytes)?,
+                bytes_label: &x.bytes,
+            };
+            if x.json {
+                outln!(
+                    "{}",
+                    podsim_report::to_json(&study::shortcuts::shortcuts(&d, &o, !x.off)?)
+                );
+            } else {
+                out!("{}", study::shortcuts::compare(&d, &o, x.off)?.text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DojoCommand::Dma(x) => {
+            let d = plane_with_dips(&x.topology)?;
+            let r = study::dma::dma(
+                &d,
+                &study::dma::DmaOptions {
+                    to: &x.to,
+                    dip: x.dip,
+                    shape: &x.shape,
+                    stride: &x.stride,
+                    element_bytes: x.element_bytes,
+                    offset: x.offset,
+                    write: x.write,
+                    topology: &x.topology,
+                },
+            )?;
+            print(x.json, &r, |r| r.text())
+        }
+        DojoCommand::Host(x) => {
+            let d = plane_with_dips(&x.topology)?;
+            let r = study::dma::host(
+                &d,
+                &study::dma::HostOptions {
+                    bytes: size("--bytes", &x.bytes)?,
+                    bytes_label: &x.bytes,
+                    dips: x.dips,
+                    host: x.host,
+                    topology: &x.topology,
+                },
+            )?;
+            print(x.json, &r, |r| r.text())
+        }
     }
 }
 
-fn node_cmd(a: &NodeArgs) -> Result<ExitCode, Failure> {
-    let file = a.kernel.display().to_string();
-    let k = podsim_config::parse_kernel(&file, &read(&a.kernel)?)?;
-    let r = dojo_node::run(&k).map_err(|e| Failure::usage(format!("{file}: {e}")))?;
-    if a.json {
-        let util: serde_json::Map<String, serde_json::Value> = r
-            .utilization
-            .iter()
-            .map(|(s, u)| (s.name().to_string(), json!(u)))
-            .collect();
-        outln!(
-            "{}",
-            json!({
-                "kernel": k.name,
-                "cycles": r.cycles,
-                "binding_stage": r.binding.name(),
-                "utilization": util,
-                "instructions": r.instructions,
-                "ipc": r.ipc,
-                "flops": r.flops,
-                "time_s": r.time_s,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
+impl From<StudyError> for Failure {
+    fn from(e: StudyError) -> Self {
+        match e {
+            StudyError::Setting { key, why } => flag_err(&key, why),
+            e @ StudyError::File { .. } => Failure::usage(e.to_string()),
+            StudyError::Run(why) => Failure::runtime(why),
+        }
     }
-    let mut rows = vec![(
-        "stage".to_string(),
-        vec!["width".to_string(), "utilization".into()],
-    )];
-    for (s, u) in &r.utilization {
-        rows.push((
-            s.name().to_string(),
-            vec![
-                format!("{}/cycle", s.width()),
-                format!(
-                    "{:.1}%{}",
-                    u * 100.0,
-                    if *s == r.binding { "  <- binds" } else { "" }
-                ),
-            ],
-        ));
-    }
-    out!("{}", render(&rows));
-    outln!(
-        "{}: {} thread{}, {} instructions in {} cycles ({:.2} IPC, {:.3} us at 2 GHz), {} FLOPs ({:.1} per cycle of the node's {}); bound by {}",
-        k.name,
-        k.threads.len(),
-        if k.threads.len() == 1 { "" } else { "s" },
-        r.instructions,
-        r.cycles,
-        r.ipc,
-        r.time_s * 1e6,
-        r.flops,
-        r.flops as f64 / r.cycles as f64,
-        dojo_node::matmul_flops_per_cycle(),
-        r.binding.name()
-    );
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The DOJO mesh of `--topology` (`barrier`, `transfer`).
+fn mesh(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
+    let (spec, file) = crate::system_spec("--topology", topology, None, None, None, None)?;
+    Ok(study::mesh(topology, crate::build(&spec, &file)?)?)
+}
+
+/// A DOJO plane with its DIPs from `--topology` (`shortcuts`, `dma`, `host`).
+fn plane_with_dips(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
+    let shorthand = study::plane_shorthand(topology);
+    let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;
+    let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
+    Ok(study::plane(topology, net)?)
 }
 
 fn barrier_cmd(a: &BarrierArgs) -> Result<ExitCode, Failure> {
-    use podsim_dojo::barrier::{self as dojo_barrier, barriers, whole};
-    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
-    let net = crate::build(&spec, &file)?;
-    let podsim_topology::Network::Dojo(d) = net else {
-        return Err(crate::args::flag_err(
-            "--topology",
-            format!(
-                "`{}` is not a DOJO network (dojo:die, dojo:tile)",
-                a.topology
-            ),
-        ));
-    };
+    let d = mesh(&a.topology)?;
     let domains = match &a.domains {
-        Some(p) => {
-            let file = p.display().to_string();
-            podsim_config::parse_domains(&file, &read(p)?)?
-        }
-        None => vec![whole(&d, "all")],
+        Some(p) => Some(podsim_config::parse_domains(
+            &p.display().to_string(),
+            &read(p)?,
+        )?),
+        None => None,
     };
-    let mut runs = Vec::new();
-    for &k in &a.fan_in {
-        let r = barriers(&d, &domains, k).map_err(|e| match (&e, &a.domains) {
-            (dojo_barrier::BarrierTreeError::Memory { .. }, _) => {
-                Failure::runtime(format!("{}: {e}", a.topology))
-            }
-            (_, Some(p)) => Failure::usage(format!("{}: {e}", p.display())),
-            (_, None) => crate::args::flag_err("--fan-in", e),
-        })?;
-        runs.push((k, r));
-    }
-    let pick = |r: &dojo_barrier::DomainResult| {
-        if a.software {
-            r.software_latency_s
-        } else {
-            r.latency_s
-        }
+    let file = a.domains.as_ref().map(|p| p.display().to_string());
+    let o = study::barrier::BarrierOptions {
+        topology: &a.topology,
+        fan_in: &a.fan_in,
+        domains_file: file.as_deref(),
+        software: a.software,
     };
+    let r = study::barrier::barrier(&d, domains.as_deref(), &o)?;
     if a.json {
-        let objs: Vec<serde_json::Value> = runs
-            .iter()
-            .map(|(k, rs)| {
-                json!({
-                    "topology": a.topology,
-                    "fan_in": k,
-                    "software": a.software,
-                    "latency_s": rs.iter().map(pick).fold(0.0, f64::max),
-                    "domains": rs.iter().map(|r| json!({
-                        "name": r.name,
-                        "members": r.members,
-                        "depth": r.depth,
-                        "latency_s": r.latency_s,
-                        "software_latency_s": r.software_latency_s,
-                        "rounds": r.rounds,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        crate::one_or_many(objs);
-        return Ok(ExitCode::SUCCESS);
+        crate::one_or_many(r.runs.iter().map(podsim_report::to_json).collect());
+    } else {
+        out!("{}", r.text());
     }
-    let ns = |s: f64| format!("{:.1} ns", s * 1e9);
-    let mut rows = vec![(
-        "domain".to_string(),
-        vec![
-            "fan-in".to_string(),
-            "members".into(),
-            "depth".into(),
-            "tree".into(),
-            "software".into(),
-            "rounds".into(),
-        ],
-    )];
-    for (k, rs) in &runs {
-        for r in rs {
-            rows.push((
-                r.name.clone(),
-                vec![
-                    k.to_string(),
-                    r.members.to_string(),
-                    r.depth.to_string(),
-                    ns(r.latency_s),
-                    ns(r.software_latency_s),
-                    r.rounds.to_string(),
-                ],
-            ));
-        }
-    }
-    out!("{}", render(&rows));
-    outln!(
-        "{}: ARM up and GRANT down the tree, {} ns per router, the links' latencies along X-then-Y routes; software: dissemination, {} ns per round beyond the route (assumptions)",
-        a.topology,
-        dojo_barrier::ROUTER_NS,
-        dojo_barrier::SOFTWARE_ROUND_NS
-    );
     Ok(ExitCode::SUCCESS)
-}
-
-fn coords(flag: &str, s: &str) -> Result<(u32, u32), Failure> {
-    let bad = || {
-        crate::args::flag_err(
-            flag,
-            format!("`{s}`: expected x,y mesh coordinates such as 3,4"),
-        )
-    };
-    let (x, y) = s.split_once(',').ok_or_else(bad)?;
-    Ok((
-        x.trim().parse().map_err(|_| bad())?,
-        y.trim().parse().map_err(|_| bad())?,
-    ))
 }
 
 fn transfer_cmd(a: &TransferArgs) -> Result<ExitCode, Failure> {
-    use crate::args::flag_err;
-    use podsim_dojo::transfer::{Op, TransferSpec, transfer};
-    let op = Op::parse(&a.op).ok_or_else(|| {
-        flag_err(
-            "OP",
-            format!("`{}` is not push, pull, block or broadcast", a.op),
-        )
-    })?;
-    let from = coords("--from", &a.from)?;
-    let to = match (&a.to, op) {
-        (Some(_), Op::Broadcast) => {
-            return Err(flag_err(
-                "--to",
-                "a broadcast goes to every node of the source's die; drop --to",
-            ));
-        }
-        (None, Op::Broadcast) => from,
-        (Some(t), _) => coords("--to", t)?,
-        (None, _) => return Err(flag_err("--to", "push, pull and block need --to X,Y")),
-    };
-    let bytes = crate::args::size("--bytes", &a.bytes)?;
-    let (spec, file) = crate::system_spec("--topology", &a.topology, None, None, None, None)?;
-    let net = crate::build(&spec, &file)?;
-    let podsim_topology::Network::Dojo(d) = net else {
-        return Err(flag_err(
-            "--topology",
-            format!(
-                "`{}` is not a DOJO network (dojo:die, dojo:tile)",
-                a.topology
-            ),
-        ));
-    };
-    let failed_link = match &a.fail_link {
-        None => None,
-        Some(f) => {
-            let (p, q) = f.split_once('-').ok_or_else(|| {
-                flag_err(
-                    "--fail-link",
-                    format!("`{f}`: expected two neighbours x,y-x,y such as 3,5-4,5"),
-                )
-            })?;
-            Some((coords("--fail-link", p)?, coords("--fail-link", q)?))
-        }
-    };
-    let spec = TransferSpec {
-        op,
-        from,
-        to,
-        bytes,
-        retry: a.retry,
-        semaphore: a.semaphore,
-        seed: a.seed,
-        failed_link,
-    };
-    let flag_of = |e: &podsim_dojo::transfer::TransferError| match e {
-        podsim_dojo::transfer::TransferError::Semaphore(_) => "--semaphore",
-        podsim_dojo::transfer::TransferError::Retry(_) => "--retry",
-        podsim_dojo::transfer::TransferError::Empty
-        | podsim_dojo::transfer::TransferError::TooLarge(_) => "--bytes",
-        podsim_dojo::transfer::TransferError::FailedLink(_) => "--fail-link",
-        podsim_dojo::transfer::TransferError::Flow(_) => "--model",
-        _ => "--to",
-    };
-    match a.model.as_str() {
-        "packet" => {}
-        "flow" => {
-            let t = podsim_dojo::transfer::flow_time(&d, &spec)
-                .map_err(|e| flag_err(flag_of(&e), e))?;
-            let packets = bytes.div_ceil(podsim_dojo::transfer::PACKET_BYTES);
-            if a.json {
-                outln!(
-                    "{}",
-                    json!({
-                        "op": a.op,
-                        "model": "flow",
-                        "time_s": t,
-                        "packets": packets,
-                        "out_of_order_packets": null,
-                    })
-                );
-            } else {
-                outln!(
-                    "{} of {packets} packets' worth on the flow model of {}: {:.1} ns to the receiver's wake-up (one flow: no packets, no order)",
-                    a.op,
-                    a.topology,
-                    t * 1e9
-                );
-            }
-            return Ok(ExitCode::SUCCESS);
-        }
-        other => {
-            return Err(flag_err(
-                "--model",
-                format!("`{other}` is not packet or flow"),
-            ));
-        }
-    }
-    let r = transfer(&d, &spec).map_err(|e| match e {
-        podsim_dojo::transfer::TransferError::Memory { .. } => {
-            Failure::runtime(format!("<command line>: {e}"))
-        }
-        e => flag_err(flag_of(&e), e),
-    })?;
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "op": a.op,
-                "time_s": r.time_s,
-                "packets": r.packets,
-                "out_of_order_packets": r.out_of_order_packets,
-                "missed_by_last_packet_receiver": r.missed_by_last_packet_receiver,
-                "destinations": r.destinations,
-                "data_correct": r.data_correct,
-                "retries": r.retries,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let rows = vec![
-        (
-            "transfer".to_string(),
-            vec![format!(
-                "{} of {} packets (64 B) from ({}, {}) on {}{}",
-                a.op,
-                r.packets,
-                from.0,
-                from.1,
-                a.topology,
-                if op == Op::Broadcast {
-                    format!(" to {} nodes of its die", r.destinations)
-                } else {
-                    format!(" with ({}, {})", to.0, to.1)
-                }
-            )],
-        ),
-        (
-            "time".into(),
-            vec![format!(
-                "{:.1} ns to the receiver's wake-up on semaphore {}",
-                r.time_s * 1e9,
-                a.semaphore
-            )],
-        ),
-        (
-            "order".into(),
-            vec![format!(
-                "{} packets out of order, {} die-to-die retries",
-                r.out_of_order_packets, r.retries
-            )],
-        ),
-        (
-            "data".into(),
-            vec![format!(
-                "{} (read when the semaphore counted every packet); a receiver starting at the last-numbered packet would miss {}",
-                if r.data_correct { "correct" } else { "WRONG" },
-                r.missed_by_last_packet_receiver
-            )],
-        ),
-    ];
-    out!("{}", render(&rows));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// A DOJO plane with its DIPs from `--topology`: dojo:tile means one tile with its DIPs
-/// (dojo:system=1x1), dojo:plane a 5 x 5-tile plane (dojo:system=5x5).
-fn plane_with_dips(topology: &str) -> Result<podsim_topology::Dojo, Failure> {
-    let shorthand = match topology {
-        "dojo:tile" => "dojo:system=1x1",
-        t => t,
-    };
-    let spec = podsim_config::system_from_cli(shorthand, None, None, None)?;
-    let net = spec.build().map_err(|e| Failure::runtime(e.why))?;
-    let podsim_topology::Network::Dojo(d) = net else {
-        return Err(crate::args::flag_err(
-            "--topology",
-            format!("`{topology}` is not a DOJO network (dojo:tile, dojo:plane, dojo:system=RxC)"),
-        ));
-    };
-    Ok(d)
-}
-
-fn dma_cmd(a: &DmaArgs) -> Result<ExitCode, Failure> {
-    use crate::args::flag_err;
-    use podsim_dojo::dma::{Direction, DmaSpec, dma};
-    let d = plane_with_dips(&a.topology)?;
-    let node = coords("--to", &a.to)?;
-    if node.0 >= d.width() || node.1 >= d.height() {
-        return Err(flag_err(
-            "--to",
-            format!(
-                "{},{} is off the {}x{} mesh of {}",
-                node.0,
-                node.1,
-                d.width(),
-                d.height(),
-                a.topology
-            ),
-        ));
-    }
-    let dip = match a.dip {
-        Some(i) => i,
-        None => d.nearest_dip(d.router(node.0, node.1)).ok_or_else(|| {
-            flag_err(
-                "--topology",
-                format!(
-                    "{} has no DIPs (dojo:tile or dojo:system=RxC have them)",
-                    a.topology
-                ),
-            )
-        })?,
-    };
-    let strides = if a.stride.is_empty() {
-        let mut st = Vec::with_capacity(a.shape.len());
-        let mut ext = Some(a.element_bytes);
-        for &n in &a.shape {
-            st.push(ext.unwrap_or(u64::MAX));
-            ext = ext.and_then(|e| e.checked_mul(n));
-        }
-        st
-    } else {
-        a.stride.clone()
-    };
-    let spec = DmaSpec {
-        dip,
-        node,
-        element_bytes: a.element_bytes,
-        shape: a.shape.clone(),
-        strides,
-        offset: a.offset,
-        direction: if a.write {
-            Direction::Write
-        } else {
-            Direction::Read
+    let ends = study::transfer::Ends::parse(&a.op, &a.from, a.to.as_deref())?;
+    let bytes = size("--bytes", &a.bytes)?;
+    let d = mesh(&a.topology)?;
+    let r = study::transfer::transfer(
+        &d,
+        &ends,
+        &study::transfer::TransferOptions {
+            topology: &a.topology,
+            bytes,
+            retry: a.retry,
+            semaphore: a.semaphore,
+            seed: a.seed,
+            fail_link: a.fail_link.as_deref(),
+            model: &a.model,
         },
-    };
-    let r = dma(&d, &spec).map_err(|e| {
-        let flag = if e.0.starts_with("--") {
-            e.0.split([' ', ':'])
-                .next()
-                .unwrap_or("--shape")
-                .to_string()
-        } else if e.0.contains("DIP") && e.0.contains("HBM") {
-            "--offset".into()
-        } else {
-            "--shape".into()
-        };
-        let why = e.0.strip_prefix(&format!("{flag}: ")).unwrap_or(&e.0);
-        flag_err(&flag, why)
-    })?;
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "dip": dip,
-                "time_s": r.time_s,
-                "bytes": r.bytes,
-                "runs": r.runs,
-                "hbm_bursts": r.hbm_bursts,
-                "hbm_time_s": r.hbm_time_s,
-                "network_time_s": r.network_time_s,
-                "packets": r.packets,
-                "hbm_efficiency": r.hbm_efficiency,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let us = |s: f64| format!("{:.3} us", s * 1e6);
-    let rows = vec![
-        ("time".to_string(), vec![us(r.time_s)]),
-        ("bytes".into(), vec![r.bytes.to_string()]),
-        ("contiguous runs".into(), vec![r.runs.to_string()]),
-        (
-            "HBM".into(),
-            vec![format!(
-                "{} bursts of 64 B, {} ({:.0}% used)",
-                r.hbm_bursts,
-                us(r.hbm_time_s),
-                r.hbm_efficiency * 100.0
-            )],
-        ),
-        (
-            "network".into(),
-            vec![format!("{} packets, {}", r.packets, us(r.network_time_s))],
-        ),
-        (
-            "binds".into(),
-            vec![if r.hbm_time_s > r.network_time_s {
-                "HBM".to_string()
-            } else {
-                "network".into()
-            }],
-        ),
-    ];
-    out!("{}", render(&rows));
-    outln!(
-        "DIP {dip} {} node {},{} on {}",
-        if a.write { "<-" } else { "->" },
-        node.0,
-        node.1,
-        a.topology
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn host_cmd(a: &HostArgs) -> Result<ExitCode, Failure> {
-    use crate::args::flag_err;
-    let d = plane_with_dips(&a.topology)?;
-    let bytes = crate::args::size("--bytes", &a.bytes)?;
-    let r = podsim_dojo::dma::host_upload(&d, a.host, bytes, a.dips).map_err(|e| {
-        let flag = e.0.split(' ').next().unwrap_or("--bytes").to_string();
-        let flag = if flag.starts_with("--") {
-            flag
-        } else {
-            "--topology".into()
-        };
-        let why = e.0.strip_prefix(&format!("{flag} ")).unwrap_or(&e.0);
-        flag_err(&flag, why)
-    })?;
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "host": r.host,
-                "dips": r.dips,
-                "bytes": r.bytes,
-                "time_s": r.time_s,
-                "bandwidth_bytes_per_s": r.bandwidth_bytes_per_s,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let rows = vec![
-        (
-            "time".to_string(),
-            vec![format!("{:.3} ms", r.time_s * 1e3)],
-        ),
-        (
-            "bandwidth".into(),
-            vec![format!("{:.1} GB/s", r.bandwidth_bytes_per_s / 1e9)],
-        ),
-    ];
-    out!("{}", render(&rows));
-    outln!(
-        "host {} writes {} over {} DIPs' PCIe Gen4 x16 links on {}",
-        a.host,
-        a.bytes,
-        a.dips,
-        a.topology
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn shortcuts_cmd(a: &ShortcutArgs) -> Result<ExitCode, Failure> {
-    use crate::args::flag_err;
-    use podsim_dojo::shortcuts::{SHORTCUT_BEYOND_HOPS, mixed};
-    let d = plane_with_dips(&a.topology)?;
-    let bytes = crate::args::size("--bytes", &a.bytes)?;
-    let run = |on: bool| {
-        mixed(&d, a.global_fraction, on, bytes).map_err(|e| {
-            if e.contains("--memory-limit") {
-                return Failure::runtime(format!("<command line>: {e}"));
-            }
-            let flag = if e.contains("fraction") {
-                "--global-fraction"
-            } else if e.contains("DIPs") {
-                "--topology"
-            } else {
-                "--bytes"
-            };
-            flag_err(flag, e)
-        })
-    };
-    if a.json {
-        let r = run(!a.off)?;
-        outln!(
-            "{}",
-            json!({
-                "topology": a.topology,
-                "global_fraction": a.global_fraction,
-                "shortcuts": !a.off,
-                "local_throughput_bytes_per_s": r.local_throughput_bytes_per_s,
-                "global_latency_s": r.global_latency_s,
-                "max_link_utilization": r.max_link_utilization,
-                "local_last_s": r.local_last_s,
-                "local_transfers": r.local_transfers,
-                "global_transfers": r.global_transfers,
-                "shortcut_transfers": r.shortcut_transfers,
-                "global_mesh_links": r.global_mesh_links,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let modes: Vec<bool> = if a.off {
-        vec![false]
-    } else {
-        vec![false, true]
-    };
-    let mut rows = vec![(
-        "shortcuts".to_string(),
-        vec![
-            "local throughput".to_string(),
-            "last local".into(),
-            "global latency".into(),
-            "mesh links/global".into(),
-            "via DIPs".into(),
-            "max link".into(),
-        ],
-    )];
-    for on in modes {
-        let r = run(on)?;
-        rows.push((
-            if on { "on" } else { "off" }.to_string(),
-            vec![
-                format!("{:.1} TB/s", r.local_throughput_bytes_per_s / 1e12),
-                format!("{:.2} us", r.local_last_s * 1e6),
-                format!("{:.1} us", r.global_latency_s * 1e6),
-                format!("{:.1}", r.global_mesh_links),
-                format!("{}/{}", r.shortcut_transfers, r.global_transfers),
-                format!("{:.0}%", r.max_link_utilization * 100.0),
-            ],
-        ));
-    }
-    out!("{}", render(&rows));
-    outln!(
-        "{}: every router streams to its neighbour, one in {:.0} also across the plane, all at once (max-min fair rates; times are {} at a stream's rate plus its route's latency); shortcuts for routes over {} hops through the nearest DIP, the Ethernet switch and the DIP nearest the destination",
-        a.topology,
-        1.0 / a.global_fraction.max(f64::MIN_POSITIVE),
-        a.bytes,
-        SHORTCUT_BEYOND_HOPS
-    );
-    Ok(ExitCode::SUCCESS)
+    )?;
+    print(a.json, &r, |r| r.text())
 }

@@ -136,7 +136,7 @@ impl Tree {
 }
 
 /// One domain's barrier.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DomainResult {
     /// The domain.
     pub name: String,

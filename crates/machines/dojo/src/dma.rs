@@ -237,7 +237,7 @@ pub fn scatter(s: &DmaSpec, sram: &[u8], hbm: &mut [u8]) -> Result<(), DmaError>
 }
 
 /// What a DMA transfer measured.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DmaResult {
     /// From the descriptor's start to the last byte in place, seconds.
     pub time_s: f64,
@@ -337,7 +337,7 @@ pub fn dma(d: &Dojo, s: &DmaSpec) -> Result<DmaResult, DmaError> {
 }
 
 /// What a host upload measured.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct HostResult {
     /// The host.
     pub host: u32,

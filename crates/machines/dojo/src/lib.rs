@@ -13,6 +13,8 @@
 //! * [`workload`]: the workload's DOJO tasks, `dma` from the nearest DIP and hardware or
 //!   software `barrier`, as a [`podsim_system::workload::MachineTask`] the generic executor
 //!   runs.
+//! * [`study`]: `podsim dojo`'s subcommands as calls: settings in, a result out that
+//!   serializes to the command's JSON and renders its text.
 //! * [`dojo_node`]: the DOJO node's funnel pipeline as a throughput model
 //!   (`podsim_compute::dojo_node`, re-exported).
 //!
@@ -28,6 +30,7 @@
 pub mod barrier;
 pub mod dma;
 pub mod shortcuts;
+pub mod study;
 pub mod transfer;
 pub mod workload;
 

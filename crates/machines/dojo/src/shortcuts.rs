@@ -30,7 +30,7 @@ use podsim_units::{Bytes, SimTime};
 pub const SHORTCUT_BEYOND_HOPS: u64 = 38;
 
 /// What a mixed run measured.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MixResult {
     /// The local streams' throughput: the sum of their rates, bytes/s.
     pub local_throughput_bytes_per_s: f64,

@@ -162,7 +162,7 @@ impl Op {
 }
 
 /// What a transfer did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TransferResult {
     /// From the first packet (or request) leaving to the waiting thread's wake-up, s.
     pub time_s: f64,

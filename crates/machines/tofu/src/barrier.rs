@@ -192,7 +192,7 @@ pub struct Barrier {
 }
 
 /// What a barrier costs and uses.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BarrierResult {
     /// Points (BCHs) on a node.
     pub points: u32,

@@ -11,6 +11,8 @@
 //! * [`slicing`]: dynamic packet slicing on one TofuD link: real frames, bit errors, lane
 //!   faults, STAT-driven split/duplicate, go-back-N.
 //! * [`rdma`]: put, get and atomic latencies from Table III's components.
+//! * [`study`]: `podsim tofu`'s subcommands as calls: settings in, a result out that
+//!   serializes to the command's JSON and renders its text.
 //!
 //! Invariants: a Tofu barrier's BGs each wait on at most two BGs and signal at most two, and
 //! every point's end depends on every point's start (tested); a slicing run delivers each frame
@@ -22,3 +24,4 @@ pub mod frame;
 pub mod node;
 pub mod rdma;
 pub mod slicing;
+pub mod study;

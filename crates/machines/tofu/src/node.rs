@@ -164,7 +164,7 @@ pub struct ProcessRequest {
 }
 
 /// What a process got: (TNI, index on that TNI) pairs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Placement {
     /// Its CMG.
     pub cmg: u32,

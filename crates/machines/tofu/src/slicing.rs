@@ -145,7 +145,7 @@ pub enum SlicingError {
 }
 
 /// What a run did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SlicingResult {
     /// Mean time from a frame's first transmission to its delivery, s (`None` when no frame
     /// was delivered: there is no latency to average).
