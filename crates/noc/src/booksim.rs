@@ -64,7 +64,7 @@ use crate::NocError;
 use crate::config::{Allocator, ConfigError, RouterConfig};
 use crate::fabric::{ChannelKind, NocRouting};
 use crate::sim::{Delivered, LinkStat};
-use crate::traffic::{Destinations, MIN_WINDOW_CYCLES, NocResult, PacketLog, RunSpec};
+use crate::spec::{Destinations, MIN_WINDOW_CYCLES, NocResult, PacketLog, RunSpec};
 
 /// Warm-up periods (BookSim `warmup_periods`).
 const WARMUP_PERIODS: u32 = 3;
@@ -2858,7 +2858,7 @@ fn run_mode(
         .into());
     }
     let mut b = BookSim::new(net, cfg, spec)?;
-    crate::traffic::announce(net, spec);
+    crate::spec::announce(net, spec);
     b.fast &= !general;
     let stable = b.run(spec.cycles / u64::from(MAX_SAMPLES), &mut log)?;
     let s = &b.stats;

@@ -84,16 +84,18 @@ mod fabric;
 mod lean;
 mod model;
 mod sim;
+mod spec;
 mod traffic;
 
 pub use config::{Allocator, Arbitration, ConfigError, LinkCycles, RouterConfig, RouterMode};
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
 pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, MAX_PARTS, MIN_ROUTERS_TO_SPLIT, Noc};
-pub use traffic::{
+pub use spec::{
     MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, PacketLog, Pattern, RunSpec,
-    SATURATION_RATIO, check as check_pattern, parse_rates, run, run_logged, sweep,
+    SATURATION_RATIO, check as check_pattern, parse_rates,
 };
+pub use traffic::{run, run_logged, sweep};
 
 /// Why a packet-level run could not start or go on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -472,14 +472,14 @@ fn patterns_send_where_they_say() {
             .contains("uniform")
     );
     let odd = cube(&[3, 3], false);
-    assert!(traffic::check(&Pattern::BitReverse, &odd).is_err());
+    assert!(spec::check(&Pattern::BitReverse, &odd).is_err());
 }
 
 fn traffic_dests(
     p: &Pattern,
     net: &Network,
 ) -> impl FnMut(usize, &mut podsim_engine::SimRng) -> usize {
-    traffic::dests_for_tests(p, net)
+    spec::dests_for_tests(p, net)
 }
 
 #[test]
