@@ -9,26 +9,29 @@
 //! Architecture invariant: this is the only crate that knows the file formats; it turns text
 //! into typed specs and never builds or runs a model.
 
+mod ctx;
 mod error;
 mod kernel;
 mod machine;
 mod model;
 mod scenario;
 mod shorthand;
+mod system;
 mod validation;
 mod workload;
 
+pub use ctx::MachineFiles;
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use kernel::{parse_domains, parse_kernel};
 pub use machine::{FABRICS, is_machine_file, machine_system, parse_machine};
 pub use model::parse_model;
-pub use scenario::{
-    DEFAULT_LINK_BANDWIDTH, parse_scenario, parse_scenario_with, parse_system, system_from_cli,
-};
+pub use scenario::{parse_scenario, parse_scenario_with};
 pub use shorthand::{
-    SHORTHAND_HELP, SHORTHAND_KINDS, ShorthandError, parse_shorthand, parse_topology,
+    DEFAULT_LINK_BANDWIDTH, SHORTHAND_HELP, SHORTHAND_KINDS, ShorthandError, parse_shorthand,
+    parse_topology, system_from_cli,
 };
-pub use validation::{MachineFiles, parse_validation, parse_validation_with};
+pub use system::parse_system;
+pub use validation::{parse_validation, parse_validation_with};
 pub use workload::parse_workload;
 
 #[cfg(test)]

@@ -51,8 +51,8 @@ use podsim_system::cluster::{
 use podsim_system::{SystemSpec, TopoSpec};
 use podsim_units::{Bandwidth, Bytes, FlopRate, Frequency, SimDuration};
 
+use crate::ctx::Ctx;
 use crate::error::{ConfigError, from_toml, nearest};
-use crate::scenario::Ctx;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -254,7 +254,7 @@ pub fn parse_machine(
         };
         let kind = match &l.kind {
             None => podsim_topology::LinkKind::Electrical,
-            Some(v) => crate::scenario::kind(&ctx, v, &key("kind"))?,
+            Some(v) => crate::ctx::kind(&ctx, v, &key("kind"))?,
         };
         links.push(LinkClass {
             name: l.name.get_ref().clone(),

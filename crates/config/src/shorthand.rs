@@ -1,6 +1,10 @@
 //! Topology shorthands: `mesh:8x8`, `torus:4x4x8`, `torus:4x4x8:twisted`, `ring:16`,
 //! `kncube:24x18x16:wrap=tmt`.
 
+use podsim_system::SystemSpec;
+use podsim_topology::{LinkKind, LinkSpec};
+
+use crate::error::ConfigError;
 use podsim_system::{Shape, TofuSpec, TopoSpec};
 use podsim_topology::{DojoSpec, KAryNCube, TofuGeneration};
 
@@ -350,4 +354,156 @@ fn parse_sizes(sizes: &str, whole: &str) -> Result<Vec<u32>, String> {
             Ok(k)
         })
         .collect()
+}
+
+/// The link bandwidth `podsim topo` assumes for a mesh, torus or ring when none is given:
+/// a TPU v4 ICI link (tpu-v4-isca2023.txt, Table 4).
+pub const DEFAULT_LINK_BANDWIDTH: &str = "50 GB/s";
+
+/// A system from the command line: a topology shorthand and the optional values of
+/// `--link-bandwidth`, `--link-latency` and `--interfaces`. Errors name the flag.
+pub fn system_from_cli(
+    spec: &str,
+    link_bandwidth: Option<&str>,
+    link_latency: Option<&str>,
+    interfaces: Option<&str>,
+) -> Result<SystemSpec, ConfigError> {
+    let err = |key: &str, why: String| ConfigError {
+        file: "<command line>".into(),
+        line: None,
+        key: key.into(),
+        why,
+    };
+    let topology = parse_topology(spec).map_err(|e| err("SPEC", e.0))?;
+    let latency = match link_latency {
+        None => topology.preset_latency(),
+        Some(s) => s.parse().map_err(|e| {
+            err(
+                "--link-latency",
+                format!("{e}; expected a time such as \"100 ns\""),
+            )
+        })?,
+    };
+    let interfaces = match interfaces {
+        None => None,
+        Some(s) => match s.parse::<u32>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
+                return Err(err(
+                    "--interfaces",
+                    format!("`{s}` is not a positive whole number"),
+                ));
+            }
+        },
+    };
+    let preset = topology
+        .preset_bandwidth()
+        .map_err(|e| err("SPEC", e.why))?;
+    let bandwidth = match (&topology, link_bandwidth) {
+        (
+            TopoSpec::Tofu(_)
+            | TopoSpec::Dojo(_)
+            | TopoSpec::Grayskull
+            | TopoSpec::Wormhole { .. }
+            | TopoSpec::Hybrid { .. }
+            | TopoSpec::Machine(_)
+            | TopoSpec::TpuV4 { .. },
+            None,
+        ) => preset.ok_or_else(|| {
+            err(
+                "SPEC",
+                "this preset states no link bandwidth; give --link-bandwidth".into(),
+            )
+        })?,
+        (TopoSpec::Machine(_), Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a machine file sets its own link classes; drop the flag".to_string(),
+            ));
+        }
+        (TopoSpec::Hybrid { .. }, Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a hybrid has 400 Gb/s ICI and 200 Gb/s InfiniBand links; drop the flag"
+                    .to_string(),
+            ));
+        }
+        (TopoSpec::Grayskull | TopoSpec::Wormhole { .. }, Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a Tenstorrent grid has 32 B/cycle NoC links at its clock; drop the flag"
+                    .to_string(),
+            ));
+        }
+        (TopoSpec::Dojo(_), Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a DOJO system sets its link bandwidths per level from the seed; drop the flag"
+                    .to_string(),
+            ));
+        }
+        (TopoSpec::TpuV4 { .. }, Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                "a TPU v4 slice has 50 GB/s ICI links (Table 4); drop the flag".to_string(),
+            ));
+        }
+        (TopoSpec::Tofu(t), Some(_)) => {
+            return Err(err(
+                "--link-bandwidth",
+                format!(
+                    "{} sets its link bandwidth from lanes x rate x coding; drop the flag",
+                    t.generation
+                ),
+            ));
+        }
+        (TopoSpec::Cube(_) | TopoSpec::FatTree { .. }, b) => {
+            b.unwrap_or(DEFAULT_LINK_BANDWIDTH).parse().map_err(|e| {
+                err(
+                    "--link-bandwidth",
+                    format!("{e}; expected a bandwidth such as \"50 GB/s\""),
+                )
+            })?
+        }
+    };
+    if link_latency.is_some() {
+        let fixed = match &topology {
+            TopoSpec::Cube(_) | TopoSpec::FatTree { .. } | TopoSpec::Tofu(_) => None,
+            TopoSpec::TpuV4 { .. } => Some("a TPU v4 slice"),
+            TopoSpec::Hybrid { .. } => Some("a hybrid ICI/InfiniBand system"),
+            TopoSpec::Dojo(_) => Some("a DOJO system"),
+            TopoSpec::Machine(_) => Some("a machine file"),
+            TopoSpec::Grayskull | TopoSpec::Wormhole { .. } => Some("a Tenstorrent grid"),
+        };
+        if let Some(what) = fixed {
+            // The flag used to be accepted and silently ignored.
+            return Err(err(
+                "--link-latency",
+                format!(
+                    "{what} sets its own link latencies, which the flag would not change; drop the flag"
+                ),
+            ));
+        }
+    }
+    if let (false, Some(_)) = (matches!(topology, TopoSpec::Cube(_)), interfaces) {
+        // Presets (and a fat tree's one link per host) fix the interfaces per node.
+        return Err(err(
+                "--interfaces",
+                "this preset sets its own interfaces per node (Tofu TNIs, TPU v4 ICI links); drop the flag".into(),
+            ));
+    }
+    let spec = SystemSpec {
+        name: spec.to_string(),
+        topology,
+        link: LinkSpec {
+            kind: LinkKind::Electrical,
+            bandwidth,
+            latency,
+        },
+        blocks: None,
+        interfaces,
+    };
+    spec.build()
+        .map_err(|e| err("SPEC", format!("`{spec}`: {}", e.why, spec = spec.name)))?;
+    Ok(spec)
 }

@@ -32,8 +32,9 @@ use podsim_validation::{
     CaseClass, CaseCollective, CaseCompute, QUANTITIES, Quantity, ValidationCase,
 };
 
+use crate::ctx::{Ctx, MachineFiles};
 use crate::error::{ConfigError, from_toml, nearest};
-use crate::scenario::{Ctx, RawSystem};
+use crate::system::RawSystem;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -345,9 +346,6 @@ struct RawMachineRef {
     #[serde(default)]
     nodes: Option<u32>,
 }
-
-/// Machine files a validation file may name, by path: `(path) -> its text`.
-pub type MachineFiles<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The machine file `path` of `nodes` nodes as a system, found by `machines`.
 fn machine_ref(

@@ -76,8 +76,9 @@ use podsim_system::choices::{Kind, ModelKind, parse_names};
 use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload, WorkloadSpec};
 use podsim_units::{Bytes, Flops};
 
+use crate::ctx::Ctx;
 use crate::error::{ConfigError, from_toml};
-use crate::scenario::{Ctx, RawSystem};
+use crate::system::RawSystem;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
