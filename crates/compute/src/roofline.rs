@@ -89,11 +89,7 @@ impl RooflineOutput {
             .map(|c| (c.name, c.peak_matrix_flops(), c.memory_bytes_per_s as f64))
             .collect();
         if !roofs.iter().any(|r| r.0 == self.chip) {
-            roofs.push((
-                self.chip,
-                self.peak_flops,
-                self.memory_bytes_per_s as f64,
-            ));
+            roofs.push((self.chip, self.peak_flops, self.memory_bytes_per_s as f64));
         }
         roofs
     }
@@ -104,10 +100,7 @@ impl RooflineOutput {
         let mut rows = vec![
             row("chip", self.chip.to_string()),
             row("peak", format!("{:.1} TFLOP/s", self.peak_flops / 1e12)),
-            row(
-                "memory",
-                format!("{:.0} GB/s ({})", bw / 1e9, self.memory),
-            ),
+            row("memory", format!("{:.0} GB/s ({})", bw / 1e9, self.memory)),
             row(
                 "ridge point",
                 format!("{:.1} FLOP/B", self.ridge_flop_per_byte),
