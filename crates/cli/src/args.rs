@@ -86,3 +86,13 @@ impl From<podsim_tpu::outputs::RequestError> for Failure {
         }
     }
 }
+
+impl From<podsim_tenstorrent::request::RequestError> for Failure {
+    fn from(e: podsim_tenstorrent::request::RequestError) -> Self {
+        use podsim_tenstorrent::request::RequestError as E;
+        match e {
+            E::Input { flag, why } => flag_err(flag, why),
+            E::Run(why) => Failure::runtime(why),
+        }
+    }
+}
