@@ -65,3 +65,39 @@ pub fn parse_int8_matrix(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_int8_matrix;
+
+    #[test]
+    fn rows_of_int8_values_blank_lines_skipped() {
+        let m = parse_int8_matrix("a.csv", "1, -2\n\n127,-128\n", 2, 2);
+        assert_eq!(m, Ok(vec![1, -2, 127, -128]));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_line() {
+        let e = |text: &str| {
+            parse_int8_matrix("b.csv", text, 2, 2)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            e("1,2\n"),
+            "b.csv: expected 2 rows of 2 values, found 1 rows"
+        );
+        assert_eq!(
+            e("1,2\n3\n"),
+            "b.csv:2: expected 2 comma-separated values, found 1"
+        );
+        assert_eq!(
+            e("1,x\n3,4\n"),
+            "b.csv:1: value 2 `x` is not a whole number"
+        );
+        assert_eq!(
+            e("1,2\n3,300\n"),
+            "b.csv:2: value 2 is 300, outside int8 (-128 to 127)"
+        );
+    }
+}
