@@ -1,6 +1,8 @@
 //! Argument helpers every command shares: the error of a flag, sizes, and the checks of flags
 //! that have an effect only beside another.
 
+use std::process::ExitCode;
+
 use podsim_units::Bytes;
 
 use crate::Failure;
@@ -37,4 +39,60 @@ pub(crate) fn no_resume_needs_sweep(sweep: bool, no_resume: bool) -> Result<(), 
         ));
     }
     Ok(())
+}
+
+/// Print a result: one JSON object with `--json`, else its text.
+pub(crate) fn print<T: serde::Serialize>(
+    json: bool,
+    out: &T,
+    text: impl Fn(&T) -> String,
+) -> Result<ExitCode, Failure> {
+    if json {
+        outln!("{}", podsim_report::to_json(out));
+    } else {
+        out!("{}", text(out));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A refused input is a usage error naming its flag; a run that would exceed the memory
+/// limit, or that failed, a runtime error.
+impl From<podsim_compute::RequestError> for Failure {
+    fn from(e: podsim_compute::RequestError) -> Self {
+        use podsim_compute::RequestError as E;
+        match e {
+            E::Input { flag, why } => flag_err(flag, why),
+            E::Memory(why) => Failure::runtime(format!("<command line>: {why}")),
+        }
+    }
+}
+
+impl From<podsim_numerics::NumericsError> for Failure {
+    fn from(e: podsim_numerics::NumericsError) -> Self {
+        match e {
+            podsim_numerics::NumericsError::Input { flag, why } => flag_err(flag, why),
+            e => Failure::usage(format!("<command line>: {e}")),
+        }
+    }
+}
+
+impl From<podsim_tpu::outputs::RequestError> for Failure {
+    fn from(e: podsim_tpu::outputs::RequestError) -> Self {
+        use podsim_tpu::outputs::RequestError as E;
+        match e {
+            E::Input { flag, why } => flag_err(flag, why),
+            E::Memory(why) => Failure::runtime(format!("<command line>: {why}")),
+            E::Run(why) => Failure::runtime(why),
+        }
+    }
+}
+
+impl From<podsim_tenstorrent::request::RequestError> for Failure {
+    fn from(e: podsim_tenstorrent::request::RequestError) -> Self {
+        use podsim_tenstorrent::request::RequestError as E;
+        match e {
+            E::Input { flag, why } => flag_err(flag, why),
+            E::Run(why) => Failure::runtime(why),
+        }
+    }
 }

@@ -1,21 +1,17 @@
 //! `podsim dram` and `podsim matmul`: the Tenstorrent DRAM bandwidth study
-//! (tenstorrent-dram-bandwidth.txt) at the packet level.
+//! (tenstorrent-dram-bandwidth.txt) at the packet level, through
+//! `podsim_tenstorrent::request`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_report::render;
-use podsim_tenstorrent::dram::Layout;
-use podsim_tenstorrent::matmul::{self as tt_matmul, Dtype, In0, Matmul};
-use podsim_tenstorrent::placement::{Placement, Relocation};
-use podsim_tenstorrent::study::{self as tt_study, Study, Vcs};
-use podsim_topology::{Noc, TtChip};
-use podsim_units::{SimDuration, SimTime};
-use serde_json::json;
+use podsim_tenstorrent::matmul::MatmulOutput;
+use podsim_tenstorrent::request::{self as tt, DramRequest, MatmulRequest};
+use podsim_tenstorrent::study::{self as tt_study, DramOutput};
 
 use crate::Failure;
-use crate::args::{flag_err, size};
+use crate::args::print;
 
 /// The arguments of `podsim dram`.
 #[derive(Args)]
@@ -125,418 +121,52 @@ pub struct MatmulArgs {
     json: bool,
 }
 
-fn pick<T: Copy>(flag: &str, s: &str, all: &[(&str, T)]) -> Result<T, Failure> {
-    all.iter()
-        .find(|(n, _)| *n == s)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
-            flag_err(flag, format!("`{s}`: expected {}", names.join(", ")))
-        })
-}
-
-fn chip(s: &str) -> Result<TtChip, Failure> {
-    pick(
-        "--chip",
-        s,
-        &[
-            ("wormhole", TtChip::Wormhole),
-            ("grayskull", TtChip::Grayskull),
-        ],
-    )
-}
-
-/// "12 GT/s", "14GT/s", "7400 MT/s" in transfers per second.
-fn data_rate(s: &str) -> Result<f64, Failure> {
-    let t = s.trim();
-    let (num, scale) = if let Some(v) = t.strip_suffix("GT/s") {
-        (v, 1e9)
-    } else if let Some(v) = t.strip_suffix("MT/s") {
-        (v, 1e6)
-    } else {
-        return Err(flag_err(
-            "--data-rate",
-            format!("`{s}`: expected a rate such as \"12 GT/s\" or \"7400 MT/s\""),
-        ));
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 1e11 => Ok(v * scale),
-        _ => Err(flag_err(
-            "--data-rate",
-            format!("`{s}`: expected a positive rate up to 100 GT/s"),
-        )),
-    }
-}
-
 /// `podsim dram`.
 pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
-    let chip = chip(&a.chip)?;
-    let rate = match &a.data_rate {
-        Some(s) => data_rate(s)?,
-        None => tt_study::default_data_rate(chip),
-    };
-    let placement = pick("--placement", &a.placement, &Placement::ALL)?;
-    let relocation = match &a.relocation {
-        None => Relocation::Document,
-        Some(_)
-            if a.harvested_rows.is_empty()
-                || !matches!(placement, Placement::NextToBank | Placement::Auto) =>
-        {
-            return Err(flag_err(
-                "--relocation",
-                "only moves next-to-bank readers off harvested rows: give --harvested-rows and --placement next-to-bank",
-            ));
-        }
-        Some(s) => pick("--relocation", s, &Relocation::ALL)?,
-    };
-    let vcs = pick("--vcs", &a.vcs, &Vcs::ALL)?;
-    let layout = pick(
-        "--layout",
-        &a.layout,
-        &[
-            ("sharded", Layout::Sharded),
-            ("interleaved", Layout::Interleaved),
-        ],
-    )?;
-    let noc = match a.noc {
-        0 => Noc::Noc0,
-        1 => Noc::Noc1,
-        n => return Err(flag_err("--noc", format!("{n}: expected 0 or 1"))),
-    };
-    if a.outstanding == 0 || a.outstanding > 64 {
-        return Err(flag_err(
-            "--outstanding",
-            format!("{}: expected 1 to 64 blocks", a.outstanding),
-        ));
-    }
-    let block = size("--block", &a.block)?;
-    let bytes = size("--bytes", &a.bytes)?;
-    if block == 0 || block > 256 << 20 {
-        return Err(flag_err("--block", "expected 1 byte to 256 MiB"));
-    }
-    let page = size("--page", &a.page)?;
-    if page == 0 || page > podsim_tenstorrent::dram::MAX_BURST_BYTES {
-        return Err(flag_err(
-            "--page",
-            format!("{page} bytes: expected 1 byte to 8 KiB (one NoC packet)"),
-        ));
-    }
-    if page > block {
-        return Err(flag_err(
-            "--page",
-            format!("{page} bytes: larger than a block ({block} bytes); a page is part of a block"),
-        ));
-    }
-    if bytes < block || bytes > 256 << 20 || bytes / block > 1 << 20 {
-        return Err(flag_err(
-            "--bytes",
-            format!(
-                "{bytes} bytes in blocks of {block}: expected at least one block, at most 256 MiB and 1,048,576 blocks"
-            ),
-        ));
-    }
-    let requests = block.div_ceil(page).saturating_mul(bytes / block);
-    if requests > 1 << 18 {
-        return Err(flag_err(
-            "--page",
-            format!(
-                "{requests} read requests a reader ({bytes} bytes in blocks of {block} in pages of {page}): expected at most 262,144; use larger pages or fewer bytes"
-            ),
-        ));
-    }
-    let study = Study {
-        chip,
-        harvested_rows: a.harvested_rows.clone(),
-        data_rate: rate,
-        placement,
-        relocation,
-        vcs,
+    let study = DramRequest {
+        chip: &a.chip,
+        data_rate: a.data_rate.as_deref(),
+        placement: &a.placement,
+        relocation: a.relocation.as_deref(),
+        harvested_rows: &a.harvested_rows,
+        vcs: &a.vcs,
         outstanding: a.outstanding,
-        block_bytes: block,
-        page_bytes: page,
-        bytes_per_reader: bytes,
-        layout,
-        noc,
-        efficiency: tt_study::CALIBRATED_EFFICIENCY,
-    };
-    study.grid().map_err(|e| flag_err("--harvested-rows", e))?;
+        block: &a.block,
+        page: &a.page,
+        bytes: &a.bytes,
+        layout: &a.layout,
+        noc: a.noc,
+    }
+    .study()?;
     let r = tt_study::run(&study).map_err(Failure::runtime)?;
-    let clock = if chip == TtChip::Wormhole { 1e9 } else { 1.2e9 };
-    crate::progress::simulated(r.run.cycles as f64 / clock);
+    crate::progress::simulated(r.run.cycles as f64 / tt::noc_clock_hz(study.chip));
+    let out = DramOutput::new(&study, &r);
     if let Some(path) = &a.trace {
-        let mut t = podsim_report::Trace::new(a.trace_limit);
-        t.about("command", json!("dram"));
-        t.about("chip", json!(a.chip));
-        let ps = |c: u64| (c as f64 * 1e12 / clock).round() as u64;
-        for (i, &(x, y)) in r.readers.iter().enumerate() {
-            t.process(i as u64, format!("reader of bank {i} at ({x},{y})"));
-            t.thread(i as u64, 0, "blocks");
-        }
-        for &(reader, block, start, end) in &r.run.blocks {
-            t.complete(
-                reader as u64,
-                0,
-                &format!("block {block}"),
-                SimTime::from_ps(ps(start)),
-                SimDuration::from_ps(ps(end.saturating_sub(start))),
-                serde_json::Value::Null,
-            );
-        }
-        std::fs::write(path, t.to_json().to_string())
-            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
+        tt::write_trace(path, a.trace_limit, &study, &r).map_err(Failure::runtime)?;
     }
     if let Some(path) = &a.plot {
-        let bars: Vec<(String, f64)> = r
-            .run
-            .per_reader_bytes_per_s
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| (format!("D{i}"), v / 1e9))
-            .collect();
-        let bank = r.spec_bytes_per_s / r.readers.len().max(1) as f64 / 1e9;
-        podsim_report::bars_svg(
-            path,
-            &format!(
-                "{} {}, {}: {:.1} GB/s ({:.1}% of spec)",
-                a.chip,
-                a.placement,
-                a.layout,
-                r.run.bandwidth_bytes_per_s / 1e9,
-                r.utilization * 100.0
-            ),
-            "the reader of DRAM bank",
-            "bandwidth the reader gets (GB/s)",
-            &bars,
-            Some(("a bank's spec rate", bank)),
-            bank * 1.2,
-        )
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+        tt::bandwidth_svg(path, &out).map_err(Failure::runtime)?;
     }
     if let Some(path) = &a.heatmap {
-        let g = study.grid().map_err(Failure::runtime)?;
-        let links: Vec<podsim_report::HeatLink> = r
-            .run
-            .links
-            .iter()
-            .map(|&(from, to, flits)| (from, to, flits as f64 / r.run.cycles.max(1) as f64))
-            .collect();
-        let label = |x: u32, y: u32| -> String {
-            if let Some(b) = r.readers.iter().position(|&t| t == (x, y)) {
-                return format!("r{b}");
-            }
-            if let Some(b) = (0..g.dram_banks()).find(|&b| g.bank_tile(b) == Some((x, y))) {
-                return format!("D{b}");
-            }
-            match g.kind(x, y) {
-                Some(podsim_topology::TileKind::Harvested) => "H".into(),
-                _ => String::new(),
-            }
-        };
-        podsim_report::heatmap_svg(
-            path,
-            &format!(
-                "{} {}, NoC {}: link utilisation over {} cycles",
-                a.chip, a.placement, a.noc, r.run.cycles
-            ),
-            g.width(),
-            g.cube().dims()[1],
-            &links,
-            &|x, y| podsim_report::HeatTile::Plain(label(x, y)),
-        )
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+        tt::heatmap_svg(path, &study, &r).map_err(Failure::runtime)?;
     }
-    if a.json {
-        outln!(
-            "{}",
-            podsim_report::to_json(&tt_study::DramOutput::new(&study, &r))
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let gbs = |v: f64| format!("{:.1} GB/s", v / 1e9);
-    let mut rows = vec![(
-        "bank".to_string(),
-        vec![
-            "reader".to_string(),
-            "bank rate".into(),
-            "reader rate".into(),
-        ],
-    )];
-    for (i, t) in r.readers.iter().enumerate() {
-        rows.push((
-            i.to_string(),
-            vec![
-                format!("({},{})", t.0, t.1),
-                gbs(r.run.per_bank_bytes_per_s[i]),
-                gbs(r.run.per_reader_bytes_per_s[i]),
-            ],
-        ));
-    }
-    out!("{}", render(&rows));
-    outln!(
-        "{}: {} of the spec {} ({:.1}%), {} read in {} NoC cycles; busiest link {:.1}% busy",
-        a.chip,
-        gbs(r.run.bandwidth_bytes_per_s),
-        gbs(r.spec_bytes_per_s),
-        r.utilization * 100.0,
-        r.run.bytes,
-        r.run.cycles,
-        r.run.max_link_utilization * 100.0
-    );
-    if placement == Placement::Auto {
-        outln!(
-            "placement chosen: {} (the fastest of top-rows, columns and next-to-bank)",
-            r.placement.name()
-        );
-    }
-    if r.overlaps.is_empty() {
-        outln!("no two data routes share a link");
-    } else {
-        for &(a, b, (f, t)) in &r.overlaps {
-            outln!(
-                "banks {a} and {b}: data routes share ({},{})->({},{})",
-                f.0,
-                f.1,
-                t.0,
-                t.1
-            );
-        }
-    }
-    outln!(
-        "banks at {:.4} of their raw rate (calibrated once to the u-benchmark's 267 GB/s at 12 GT/s)",
-        tt_study::CALIBRATED_EFFICIENCY
-    );
-    Ok(ExitCode::SUCCESS)
+    print(a.json, &out, DramOutput::text)
 }
 
 /// `podsim matmul`.
 pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
-    if chip(&a.chip)? != TtChip::Wormhole {
-        return Err(flag_err(
-            "--chip",
-            "the DRAM-bound matmul is modelled on Wormhole's 12 banks only",
-        ));
+    let out = MatmulRequest {
+        chip: &a.chip,
+        m: a.m,
+        k: a.k,
+        n: a.n,
+        tile: &a.tile,
+        dtype: &a.dtype,
+        in0: &a.in0,
+        buffering: &a.buffering,
+        data_rate: a.data_rate.as_deref(),
     }
-    let tile_width = pick(
-        "--tile",
-        &a.tile,
-        &[("32x32", 32u64), ("32x16", 16), ("32x8", 8)],
-    )?;
-    let dtype = pick("--dtype", &a.dtype, &Dtype::ALL)?;
-    let in0 = pick(
-        "--in0",
-        &a.in0,
-        &[("multicast", In0::Multicast), ("unicast", In0::Unicast)],
-    )?;
-    let buffers = pick(
-        "--buffering",
-        &a.buffering,
-        &[("single", 1u64), ("double", 2)],
-    )?;
-    let rate = match &a.data_rate {
-        Some(s) => data_rate(s)?,
-        None => tt_study::default_data_rate(TtChip::Wormhole),
-    };
-    for (flag, v) in [("--m", a.m), ("--k", a.k), ("--n", a.n)] {
-        if v == 0 || v > 1 << 20 {
-            return Err(flag_err(flag, format!("{v}: expected 1 to 1,048,576")));
-        }
-    }
-    if !a.k.is_multiple_of(32) {
-        return Err(flag_err(
-            "--k",
-            format!("{}: expected a multiple of 32 (the tile height)", a.k),
-        ));
-    }
-    if a.m > 1024 {
-        return Err(flag_err(
-            "--m",
-            format!(
-                "{}: the DRAM-bound matmul takes a small in0, at most 1024 rows",
-                a.m
-            ),
-        ));
-    }
-    if a.k * a.n > 1 << 31 {
-        return Err(flag_err(
-            "--n",
-            "in1 of more than 2^31 elements does not fit a Wormhole's 12 GB",
-        ));
-    }
-    let mm = Matmul {
-        tile_width,
-        dtype,
-        in0,
-        buffers,
-        ..Matmul::new(a.m, a.k, a.n, rate)
-    };
-    let r = tt_matmul::run(&mm).map_err(Failure::runtime)?;
-    crate::progress::simulated(r.time_s);
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "chip": a.chip,
-                "m": a.m, "k": a.k, "n": a.n,
-                "tile": a.tile,
-                "dtype": a.dtype,
-                "in0": a.in0,
-                "buffering": a.buffering,
-                "data_rate_transfers_per_s": rate,
-                "time_s": r.time_s,
-                "dram_bandwidth_bytes_per_s": r.dram_bandwidth_bytes_per_s,
-                "utilization": r.utilization,
-                "compute_time_s": r.compute_time_s,
-                "imbalance": r.imbalance,
-                "tiles_per_bank": r.tiles_per_bank,
-                "block_rows": r.block_rows,
-                "in1_bytes": r.in1_bytes,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let rows = vec![
-        (
-            "time".to_string(),
-            vec![format!("{:.2} us", r.time_s * 1e6)],
-        ),
-        (
-            "DRAM bandwidth".into(),
-            vec![format!(
-                "{:.1} GB/s ({:.1}% of spec)",
-                r.dram_bandwidth_bytes_per_s / 1e9,
-                r.utilization * 100.0
-            )],
-        ),
-        (
-            "compute (busiest core)".into(),
-            vec![format!("{:.2} us", r.compute_time_s * 1e6)],
-        ),
-        (
-            "imbalance".into(),
-            vec![format!(
-                "{:.3} (tiles per bank {:?})",
-                r.imbalance, r.tiles_per_bank
-            )],
-        ),
-        (
-            "in1 read".into(),
-            vec![format!(
-                "{} bytes, blocks of {} rows",
-                r.in1_bytes, r.block_rows
-            )],
-        ),
-    ];
-    out!("{}", render(&rows));
-    outln!(
-        "{}x{} x {}x{} on a Wormhole: in1 ({}) sharded over 12 banks in 32x{} tiles, in0 {}, {} buffering",
-        a.m,
-        a.k,
-        a.k,
-        a.n,
-        a.dtype,
-        tile_width,
-        a.in0,
-        a.buffering
-    );
-    Ok(ExitCode::SUCCESS)
+    .run()?;
+    crate::progress::simulated(out.time_s);
+    print(a.json, &out, MatmulOutput::text)
 }

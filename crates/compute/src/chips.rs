@@ -19,8 +19,9 @@
 //!   22). Memory for the roofline: each node's SRAM loads 384 GB/s, from its ports
 //!   ([`crate::dojo_node::sram_load_bytes_per_s`]; 354 nodes: 135.9 TB/s).
 
-/// The system features of a TPU generation (tpu-v4-isca2023.txt Table 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The system features of a TPU generation (tpu-v4-isca2023.txt Table 4). Serialized, its
+/// fields are keys of `podsim roofline --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct TpuFeatures {
     /// HBM capacity, bytes (32 GiB on both).
     pub hbm_bytes: u64,

@@ -25,7 +25,9 @@
 
 use std::fmt;
 
-use crate::ComputeError;
+use podsim_units::Bytes;
+
+use crate::{ComputeError, RequestError};
 
 /// Which operand stays in the PEs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,6 +209,194 @@ impl GemmOutput {
             report,
         }
     }
+
+    /// The text `podsim gemm` prints.
+    pub fn text(&self) -> String {
+        use crate::table::row;
+        let r = &self.report;
+        crate::table::render(&[
+            row(
+                "gemm",
+                format!(
+                    "{}x{}x{} on {}, {}, {} cycles",
+                    self.m, self.n, self.k, self.array, self.dataflow, self.convention
+                ),
+            ),
+            row("cycles", r.cycles.to_string()),
+            row("  compute", r.compute_cycles.to_string()),
+            row("  stalls", r.stall_cycles.to_string()),
+            row(
+                "folds",
+                format!("{} ({} x {})", r.folds, r.row_folds, r.col_folds),
+            ),
+            row("MACs", r.macs.to_string()),
+            row("utilization", format!("{:.2}%", r.utilization * 100.0)),
+            row(
+                "mapping efficiency",
+                format!("{:.2}%", r.mapping_efficiency * 100.0),
+            ),
+            row(
+                "SRAM reads (A, B)",
+                format!("{} ({}, {})", r.sram_reads, r.sram_reads_a, r.sram_reads_b),
+            ),
+            row("SRAM writes", r.sram_writes.to_string()),
+            row("DRAM traffic", Bytes(r.dram_bytes).to_string()),
+        ])
+    }
+}
+
+/// A GEMM as a user asks for it (`podsim gemm`): the array as `RxC`, names, sizes as text.
+/// [`GemmRequest::run`] checks it (each refusal names its flag) and runs the tiling model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GemmRequest<'a> {
+    /// Array rows x columns, e.g. `32x32`.
+    pub array: &'a str,
+    /// `os`, `ws` or `is`.
+    pub dataflow: &'a str,
+    /// Rows of A and D.
+    pub m: u64,
+    /// Columns of B and D.
+    pub n: u64,
+    /// The reduction.
+    pub k: u64,
+    /// `rtl` or `scalesim`.
+    pub convention: &'a str,
+    /// Bytes per element of A and B.
+    pub input_bytes: u64,
+    /// Bytes per element of D.
+    pub output_bytes: u64,
+    /// Scratchpad per operand, a size such as `64 KiB`.
+    pub sram: &'a str,
+    /// DRAM bytes per cycle (unlimited if `None`).
+    pub dram_bytes_per_cycle: Option<f64>,
+}
+
+impl GemmRequest<'_> {
+    /// The model's input, or the flag whose value cannot be used.
+    pub fn spec(&self) -> Result<GemmSpec, RequestError> {
+        let (rows, cols) = parse_array(self.array)?;
+        let dataflow = Dataflow::parse(self.dataflow).ok_or_else(|| {
+            RequestError::input(
+                "--dataflow",
+                format!("`{}`: expected os, ws or is", self.dataflow),
+            )
+        })?;
+        let convention = Convention::parse(self.convention).ok_or_else(|| {
+            RequestError::input(
+                "--convention",
+                format!("`{}`: expected rtl or scalesim", self.convention),
+            )
+        })?;
+        let sram = self
+            .sram
+            .parse::<Bytes>()
+            .map_err(|e| {
+                RequestError::input("--sram", format!("{e}; expected a size such as \"64 KiB\""))
+            })?
+            .0;
+        for (flag, v) in [
+            ("--input-bytes", self.input_bytes),
+            ("--output-bytes", self.output_bytes),
+        ] {
+            if v > 16 {
+                return Err(RequestError::input(
+                    flag,
+                    format!("{v} bytes an element: expected 1 to 16 (int8 to fp128)"),
+                ));
+            }
+        }
+        // The array takes a row of A and a column of B (or a row of partial sums) every cycle
+        // from double-buffered scratchpads: one edge of the array, twice, is the least that
+        // works.
+        let edge = 2 * rows.max(cols) * self.input_bytes.max(self.output_bytes);
+        if sram < edge {
+            return Err(RequestError::input(
+                "--sram",
+                format!(
+                    "{} cannot feed a {rows}x{cols} array: each scratchpad needs at least {} \
+                     (one double-buffered edge of the array)",
+                    Bytes(sram),
+                    Bytes(edge)
+                ),
+            ));
+        }
+        if let Some(bw) = self.dram_bytes_per_cycle
+            && !(bw > 0.0 && bw.is_finite())
+        {
+            return Err(RequestError::input(
+                "--dram-bytes-per-cycle",
+                "expected a positive number of bytes per cycle",
+            ));
+        }
+        if self.input_bytes == 0 || self.output_bytes == 0 {
+            return Err(RequestError::input(
+                "--input-bytes/--output-bytes",
+                "an element has at least one byte",
+            ));
+        }
+        Ok(GemmSpec {
+            rows,
+            cols,
+            dataflow,
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            convention,
+            memory: MemorySpec {
+                input_bytes: self.input_bytes,
+                output_bytes: self.output_bytes,
+                sram_a: sram,
+                sram_b: sram,
+                sram_d: sram,
+                dram_bytes_per_cycle: self.dram_bytes_per_cycle,
+            },
+        })
+    }
+
+    /// Check the request and run the tiling model on it.
+    pub fn run(&self) -> Result<GemmOutput, RequestError> {
+        let spec = self.spec()?;
+        let r = gemm(&spec).map_err(|e| {
+            // Without the DRAM limit the counts fit: it is the stalls that overflow.
+            let stalls = spec.memory.dram_bytes_per_cycle.is_some()
+                && gemm(&GemmSpec {
+                    memory: MemorySpec {
+                        dram_bytes_per_cycle: None,
+                        ..spec.memory
+                    },
+                    ..spec
+                })
+                .is_ok();
+            if stalls {
+                RequestError::input(
+                    "--dram-bytes-per-cycle",
+                    format!("the DRAM stalls at this rate exceed 64 bits of cycles ({e})"),
+                )
+            } else {
+                RequestError::input("--m/--n/--k/--array", e)
+            }
+        })?;
+        Ok(GemmOutput::new(&spec, r))
+    }
+}
+
+/// `RxC` with both at least 1.
+fn parse_array(s: &str) -> Result<(u64, u64), RequestError> {
+    let bad = || {
+        RequestError::input(
+            "--array",
+            format!("`{s}`: expected ROWSxCOLS with both at least 1, such as 32x32"),
+        )
+    };
+    let (r, c) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (r, c) = (
+        r.trim().parse::<u64>().map_err(|_| bad())?,
+        c.trim().parse::<u64>().map_err(|_| bad())?,
+    );
+    if r == 0 || c == 0 {
+        return Err(bad());
+    }
+    Ok((r, c))
 }
 
 /// Evaluate the tiling model.

@@ -7,16 +7,23 @@
 //!   on the cycle-level arrays that the closed forms are tested against.
 //! - [`mixed`]: BF16/CFP8 products with FP32 accumulation in a documented order.
 //! - [`chips`]: compute presets (TPU v4, DOJO node and D1) and rooflines.
+//! - [`roofline`] and [`systolic`]: what `podsim roofline` and `podsim systolic` report, as
+//!   JSON (serde) and text; `podsim gemm`'s is [`GemmOutput`] with [`GemmRequest`].
+
+use std::fmt;
 
 pub mod chips;
 pub mod dojo_node;
 pub mod gemm;
 pub mod lecture;
 pub mod mixed;
+pub mod roofline;
 pub mod stationary;
+pub mod systolic;
+mod table;
 
 pub use gemm::{
-    Convention, Dataflow, GemmOutput, GemmReport, GemmSpec, MemorySpec, gemm, simulate,
+    Convention, Dataflow, GemmOutput, GemmReport, GemmRequest, GemmSpec, MemorySpec, gemm, simulate,
 };
 pub use lecture::{OsArray, TensorCore, Widths, run_os};
 
@@ -39,6 +46,33 @@ pub enum ComputeError {
     /// A count beyond 64 bits.
     #[error("the counts exceed 64 bits")]
     TooLarge,
+}
+
+/// Why a request in a user's terms (names, sizes, numbers as given on the command line) was
+/// refused before or instead of running a model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// An input out of range or not understood: the command-line flag (or argument) that gave
+    /// it, and why.
+    #[error("`{flag}`: {why}")]
+    Input {
+        /// The flag, e.g. `--sram`.
+        flag: &'static str,
+        /// What was wrong and what was expected.
+        why: String,
+    },
+    /// The run would need more memory than it may have.
+    #[error("{0}")]
+    Memory(String),
+}
+
+impl RequestError {
+    pub(crate) fn input(flag: &'static str, why: impl fmt::Display) -> RequestError {
+        RequestError::Input {
+            flag,
+            why: why.to_string(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 //! (`ValidationCase`), which those crates build and run. Model code never sees serde.
 //!
 //! Every error is a [`ConfigError`] naming the file, the line, the dotted key and what was
-//! expected; unknown keys are rejected with the nearest valid key suggested.
+//! expected; unknown keys are rejected with the nearest valid key suggested. The one CSV format,
+//! int8 matrices ([`parse_int8_matrix`]), names the file and line as a CSV reader does
+//! ([`MatrixError`]).
 //!
 //! Architecture invariant: this is the only crate that knows the file formats; it turns text
 //! into typed specs and never builds or runs a model.
@@ -13,6 +15,7 @@ mod ctx;
 mod error;
 mod kernel;
 mod machine;
+mod matrix;
 mod model;
 mod scenario;
 mod shorthand;
@@ -24,6 +27,7 @@ pub use ctx::MachineFiles;
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use kernel::{parse_domains, parse_kernel};
 pub use machine::{FABRICS, is_machine_file, machine_system, parse_machine};
+pub use matrix::{MatrixError, parse_int8_matrix};
 pub use model::parse_model;
 pub use scenario::{parse_scenario, parse_scenario_with};
 pub use shorthand::{

@@ -8,6 +8,9 @@
 //!   saturating or not; [`Format::decode`] gives the exact value of a code.
 //! - [`Int`]: two's-complement integers of 1 to 64 bits with wrap-around.
 //!
+//! - [`encoded`]: values encoded in a format as `podsim numerics` reports them, JSON (serde)
+//!   and text.
+//!
 //! Conversions from `f32` ([`Format::encode_f32`]) behave exactly as `ml_dtypes`' `astype`
 //! from float32 (numpy's for FP16, which keeps NaN payloads); the tests compare every 8-bit
 //! code and thousands of random values bit for bit with vectors from
@@ -25,6 +28,8 @@
 
 use rand::RngCore;
 use std::fmt;
+
+pub mod encoded;
 
 /// What a format's all-ones exponent means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +100,14 @@ pub enum NumericsError {
         /// The text.
         name: String,
         /// What was expected.
+        why: String,
+    },
+    /// A value given on the command line that cannot be used: the flag (or argument) and why.
+    #[error("`{flag}`: {why}")]
+    Input {
+        /// The flag, e.g. `--seed`.
+        flag: &'static str,
+        /// What was wrong and what was expected.
         why: String,
     },
 }

@@ -10,6 +10,8 @@
 //!   efficiency, the u-benchmark.
 //! * [`matmul`]: the DRAM-bound 1-D sharded matmul: compute gating the readers through
 //!   circular-buffer slots, in0 multicast or unicast, tiles.
+//! * [`request`]: the study and the matmul as `podsim dram` and `podsim matmul` ask for them,
+//!   checked by name and size; a study's drawings.
 //!
 //! Invariants: a DRAM reader never has more blocks in flight than its transaction IDs, nor
 //! issues a block its consumer has no slot for; a bank holds at most its queue's requests and
@@ -19,4 +21,5 @@
 pub mod dram;
 pub mod matmul;
 pub mod placement;
+pub mod request;
 pub mod study;

@@ -137,6 +137,127 @@ pub struct MatmulRun {
     pub in1_bytes: u64,
 }
 
+/// A matmul as `podsim matmul --json` prints it: the settings by name and what the run
+/// measured.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MatmulOutput {
+    /// `wormhole`.
+    pub chip: &'static str,
+    /// Rows of in0.
+    pub m: u64,
+    /// in0's columns and in1's rows.
+    pub k: u64,
+    /// in1's columns.
+    pub n: u64,
+    /// in1's tile, `32xW`.
+    pub tile: String,
+    /// in1's format.
+    pub dtype: &'static str,
+    /// `multicast` or `unicast`.
+    pub in0: &'static str,
+    /// `single` or `double`.
+    pub buffering: &'static str,
+    /// Transfers per second of every bank.
+    pub data_rate_transfers_per_s: f64,
+    /// From the first request to the last output shard home.
+    pub time_s: f64,
+    /// in1's bytes over the time.
+    pub dram_bandwidth_bytes_per_s: f64,
+    /// That over the spec bandwidth.
+    pub utilization: f64,
+    /// The busiest core's compute alone.
+    pub compute_time_s: f64,
+    /// The busiest core's share of in1 over the mean core's.
+    pub imbalance: f64,
+    /// in1's tiles per bank.
+    pub tiles_per_bank: Vec<u64>,
+    /// Rows of K per block.
+    pub block_rows: u64,
+    /// in1 bytes read.
+    pub in1_bytes: u64,
+    /// The tile's width (text only).
+    #[serde(skip)]
+    pub tile_width: u64,
+}
+
+impl MatmulOutput {
+    /// `r`, what the matmul `mm` measured.
+    pub fn new(mm: &Matmul, r: MatmulRun) -> MatmulOutput {
+        MatmulOutput {
+            chip: "wormhole",
+            m: mm.m,
+            k: mm.k,
+            n: mm.n,
+            tile: format!("32x{}", mm.tile_width),
+            dtype: Dtype::ALL
+                .iter()
+                .find(|(_, d)| *d == mm.dtype)
+                .map_or("", |(n, _)| n),
+            in0: match mm.in0 {
+                In0::Multicast => "multicast",
+                In0::Unicast => "unicast",
+            },
+            buffering: if mm.buffers == 1 { "single" } else { "double" },
+            data_rate_transfers_per_s: mm.data_rate,
+            time_s: r.time_s,
+            dram_bandwidth_bytes_per_s: r.dram_bandwidth_bytes_per_s,
+            utilization: r.utilization,
+            compute_time_s: r.compute_time_s,
+            imbalance: r.imbalance,
+            tiles_per_bank: r.tiles_per_bank,
+            block_rows: r.block_rows,
+            in1_bytes: r.in1_bytes,
+            tile_width: mm.tile_width,
+        }
+    }
+
+    /// The text `podsim matmul` prints.
+    pub fn text(&self) -> String {
+        let row = |k: &str, v: String| (k.to_string(), vec![v]);
+        let mut out = podsim_report::render(&[
+            row("time", format!("{:.2} us", self.time_s * 1e6)),
+            row(
+                "DRAM bandwidth",
+                format!(
+                    "{:.1} GB/s ({:.1}% of spec)",
+                    self.dram_bandwidth_bytes_per_s / 1e9,
+                    self.utilization * 100.0
+                ),
+            ),
+            row(
+                "compute (busiest core)",
+                format!("{:.2} us", self.compute_time_s * 1e6),
+            ),
+            row(
+                "imbalance",
+                format!(
+                    "{:.3} (tiles per bank {:?})",
+                    self.imbalance, self.tiles_per_bank
+                ),
+            ),
+            row(
+                "in1 read",
+                format!(
+                    "{} bytes, blocks of {} rows",
+                    self.in1_bytes, self.block_rows
+                ),
+            ),
+        ]);
+        out.push_str(&format!(
+            "{}x{} x {}x{} on a Wormhole: in1 ({}) sharded over 12 banks in 32x{} tiles, in0 {}, {} buffering\n",
+            self.m,
+            self.k,
+            self.k,
+            self.n,
+            self.dtype,
+            self.tile_width,
+            self.in0,
+            self.buffering
+        ));
+        out
+    }
+}
+
 /// The compute side of the matmul, as a gate on the readers.
 struct Compute {
     buffers: u64,

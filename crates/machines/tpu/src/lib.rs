@@ -9,6 +9,7 @@
 //!   Figs. 12-13.
 //! * [`schedule`]: Table 2's slice mix and a pod scheduler with host failures.
 //! * [`availability`]: a pod's goodput with OCS or static wiring, closed form and Monte Carlo.
+//! * [`outputs`]: what `podsim availability` and `podsim apps` report, JSON and text.
 //!
 //! Every network model it runs on comes from `podsim_system::machine` (collectives through
 //! `podsim_system::measure`, workloads on `podsim_system::machine::flow_model`), and it runs
@@ -24,4 +25,5 @@
 pub mod apps;
 pub mod availability;
 pub mod dlrm;
+pub mod outputs;
 pub mod schedule;
