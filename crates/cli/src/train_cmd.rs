@@ -8,10 +8,9 @@ use podsim_collective::ModelKind;
 use podsim_net::Packetization;
 use podsim_report::{Trace, render};
 use podsim_system::flow_model;
-use podsim_system::train::{
-    self, Config, Machine, Mapping, Parallel, Partition, Remat, StepReport, Transformer,
-};
 use podsim_system::workload::ChipSpec;
+use podsim_train as train;
+use podsim_train::{Config, Machine, Mapping, Parallel, Partition, Remat, StepReport, Transformer};
 use serde_json::json;
 
 use crate::args::flag_err;
