@@ -43,6 +43,7 @@ mod layer;
 mod machine;
 mod memory;
 mod model;
+mod output;
 mod parallel;
 mod search;
 mod step;
@@ -55,6 +56,9 @@ pub use flow::{flow_layer, layer_run};
 pub use machine::{CMEM_BYTES_PER_S, Machine};
 pub use memory::MemoryUse;
 pub use model::{MODEL_KEYS, Transformer};
+pub use output::{
+    MemoryOutput, SearchEntry, SearchOutput, StepFigures, StepOutput, run_search, run_step,
+};
 pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Split};
 pub use search::{
     FlowMemo, ModelFor, NoMemo, SearchResult, SliceShape, parallel_specs, search, search_with,

@@ -203,6 +203,33 @@ impl Machine {
         }
     }
 
+    /// Set CMEM as `--cmem` says: `on` (the default, where the chip has CMEM) or `off`; a chip
+    /// without CMEM takes neither. The error says why the setting does not apply.
+    pub fn set_cmem(&mut self, setting: Option<&str>) -> Result<(), String> {
+        self.cmem_on = match (setting, self.chip.cmem.is_some()) {
+            (None | Some("on"), true) => true,
+            (Some("off"), true) => false,
+            (Some("on" | "off"), false) => {
+                return Err(format!(
+                    "the {} chip has no CMEM, so the setting has no effect; drop the flag",
+                    self.chip.name
+                ));
+            }
+            (None, false) => false,
+            (Some(other), _) => return Err(format!("`{other}` is not on or off")),
+        };
+        Ok(())
+    }
+
+    /// CMEM as a step's output names it: `none` (the chip has none), `on` or `off`.
+    pub fn cmem_name(&self) -> &'static str {
+        match (self.chip.cmem.is_some(), self.cmem_on) {
+            (false, _) => "none",
+            (true, true) => "on",
+            (true, false) => "off",
+        }
+    }
+
     pub(crate) fn chips(&self) -> u64 {
         self.dims.iter().map(|&d| u64::from(d)).product()
     }
