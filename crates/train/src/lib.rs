@@ -36,6 +36,17 @@
 //! contention-free rings along each dimension the axis spans (a lower bound on what the flow
 //! model measures), the flow fidelity runs the layer as a workload on the slice's network with
 //! every group at once ([`podsim_system::workload::run`]).
+//!
+//! # Where each part lives
+//!
+//! `model` (the transformer and the built-in ones), `parallel` (partition spec, 1D/2D option,
+//! mapping, rematerialisation, [`Config`]), `machine` (the chip and slice figures, [`Machine`]),
+//! `memory` (the shard and the memory per chip), `layer` (where the axes lie and a layer's ops),
+//! `timer` (the closed-form time of an op), `step` (a step: [`Prepared`], [`analytic`],
+//! [`measured`], microbatch counts), `flow` (a layer as a workload on the network), `search`
+//! (Table 3's search), `case` (a validation case's step) and `output` (what `podsim train`
+//! prints: [`StepOutput`], [`SearchOutput`], with their text); every public item is named here
+//! at the crate's root.
 
 mod case;
 mod flow;
