@@ -12,6 +12,14 @@ pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
     Failure::usage(format!("<command line>: `{flag}`: {why}"))
 }
 
+/// The first flag of `flags` (given, flag) that was given, as a usage error saying `why`.
+pub(crate) fn none_given(flags: &[(bool, &str)], why: &str) -> Result<(), Failure> {
+    match flags.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(flag_err(flag, why)),
+        None => Ok(()),
+    }
+}
+
 /// A size flag (`64 MiB`) in bytes, or an error naming the flag.
 pub(crate) fn size(flag: &str, s: &str) -> Result<u64, Failure> {
     s.parse::<Bytes>()

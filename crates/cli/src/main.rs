@@ -472,7 +472,7 @@ enum Command {
     Train(train_cmd::TrainArgs),
     /// A DLRM training step (Fig. 8's model) on a TPU v4 or v3 slice: embedding lookups on the
     /// SparseCores or in host memory, their all-to-all on the flow model, the dense layers.
-    Dlrm(train_cmd::DlrmArgs),
+    Dlrm(apps_cmd::DlrmArgs),
     /// The TPU v4 paper's eight production applications (CNN0, CNN1, RNN0, RNN1, BERT0, BERT1,
     /// DLRM0, DLRM1, as public models of each kind) trained on a TPU v4 and a TPU v3 slice of
     /// the same chips: step times, v4 over v3 (Fig. 12), CMEM on over off (Fig. 13) and the
@@ -480,7 +480,7 @@ enum Command {
     Apps(apps_cmd::AppsArgs),
     /// Pack jobs of Table 2's slice mix onto a TPU v4 pod whose hosts fail (OCS: any free,
     /// healthy blocks form a slice): utilisation, waiting time, and the mix's shares.
-    Schedule(train_cmd::ScheduleArgs),
+    Schedule(apps_cmd::ScheduleArgs),
     /// The Tofu family's node and link: `put` and `rdma` break down Table III's latencies
     /// (Fig. 7); `barrier` wires and times the Tofu barrier (Table VI, Fig. 8); `slicing` runs
     /// dynamic packet slicing on a link with errors and lane faults; `frame` encodes and
@@ -733,9 +733,9 @@ fn dispatch(command: Command) -> Result<ExitCode, Failure> {
         Command::Noc(a) => noc_cmd::noc_cmd(&a),
         Command::Workload(a) => workload_cmd::workload_cmd(&a),
         Command::Train(a) => train_cmd::train_cmd(&a),
-        Command::Dlrm(a) => train_cmd::dlrm_cmd(&a),
+        Command::Dlrm(a) => apps_cmd::dlrm_cmd(&a),
         Command::Apps(a) => apps_cmd::apps_cmd(&a),
-        Command::Schedule(a) => train_cmd::schedule_cmd(&a),
+        Command::Schedule(a) => apps_cmd::schedule_cmd(&a),
         Command::Tofu(a) => tofu_cmd::tofu_cmd(&a),
         Command::Dojo(a) => dojo_cmd::dojo_cmd(&a),
         Command::Dram(a) => tt_cmd::dram_cmd(&a),

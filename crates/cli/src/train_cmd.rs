@@ -1,4 +1,5 @@
 //! `podsim train`: a transformer's training step on a TPU v4 slice, or the search of Table 3.
+//! The steps, the search and their text are `podsim-train`'s; here are the flags.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,16 +7,17 @@ use std::process::ExitCode;
 use clap::Args;
 use podsim_collective::ModelKind;
 use podsim_net::Packetization;
-use podsim_report::{Trace, render};
-use podsim_system::flow_model;
-use podsim_system::train::{
-    self, Config, Machine, Mapping, Parallel, Partition, Remat, StepReport, Transformer,
-};
+use podsim_report::{Trace, to_json};
 use podsim_system::workload::ChipSpec;
+use podsim_train::{
+    Config, Machine, Mapping, Parallel, Partition, Remat, StepOutput, TrainError, Transformer,
+};
 use serde_json::json;
 
-use crate::args::flag_err;
+use crate::args::{flag_err, none_given};
 use crate::{Failure, read};
+
+mod search;
 
 /// Built-in model names, for help and errors.
 const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3";
@@ -163,6 +165,14 @@ fn machine(
     Ok((spec, net, m))
 }
 
+/// A training error as the command reports it: the configuration's is a usage error.
+pub(super) fn failure(e: TrainError) -> Failure {
+    match e {
+        TrainError::Config(s) => Failure::usage(s),
+        other => Failure::runtime(other.to_string()),
+    }
+}
+
 /// Run `podsim train`.
 pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     let t = model_of(&a.model)?;
@@ -190,19 +200,18 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     };
     let chip = ChipSpec::preset("tpuv4").expect("tpuv4 is a chip preset");
     if a.search {
-        return search(a, &t, &chip, batch);
+        return search::search(a, &t, &chip, batch);
     }
-    for (given, flag) in [
-        (a.chips.is_some(), "--chips"),
-        (a.top != 5, "--top"),
-        (a.flow_survivors != 16, "--flow-survivors"),
-        (a.csv.is_some(), "--csv"),
-        (a.no_resume, "--no-resume"),
-    ] {
-        if given {
-            return Err(flag_err(flag, "only --search takes it"));
-        }
-    }
+    none_given(
+        &[
+            (a.chips.is_some(), "--chips"),
+            (a.top != 5, "--top"),
+            (a.flow_survivors != 16, "--flow-survivors"),
+            (a.csv.is_some(), "--csv"),
+            (a.no_resume, "--no-resume"),
+        ],
+        "only --search takes it",
+    )?;
     let system = a
         .system
         .as_deref()
@@ -226,29 +235,9 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         Some(s) => Mapping::parse(s).map_err(|e| flag_err("--mapping", e))?,
     };
     let (spec, net, mut m) = machine(system, a.nodes, chip)?;
-    m.cmem_on = match (a.cmem.as_deref(), m.chip.cmem.is_some()) {
-        (None | Some("on"), true) => true,
-        (Some("off"), true) => false,
-        (Some("on" | "off"), false) => {
-            return Err(flag_err(
-                "--cmem",
-                format!(
-                    "the {} chip has no CMEM, so the setting has no effect; drop the flag",
-                    m.chip.name
-                ),
-            ));
-        }
-        (None, false) => false,
-        (Some(other), _) => {
-            return Err(flag_err("--cmem", format!("`{other}` is not on or off")));
-        }
-    };
-    let cmem = match (m.chip.cmem.is_some(), m.cmem_on) {
-        (false, _) => "none",
-        (true, true) => "on",
-        (true, false) => "off",
-    };
-    let mut c = Config {
+    m.set_cmem(a.cmem.as_deref())
+        .map_err(|e| flag_err("--cmem", e))?;
+    let c = Config {
         parallel,
         partition,
         mapping,
@@ -256,29 +245,17 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         microbatches: a.microbatches.unwrap_or(1),
         remat,
     };
-    if a.microbatches.is_none() {
-        c = train::best_microbatches(&t, &m, &c).map_err(|e| Failure::usage(e.to_string()))?;
-    }
-    let r = match fidelity {
-        ModelKind::Flow => {
-            let mut mk = || flow_model(&net);
-            train::measured(&t, &m, &net, &c, &mut mk)
-        }
-        _ => train::analytic(&t, &m, &c),
-    }
-    .map_err(|e| match e {
-        train::TrainError::Config(s) => Failure::usage(s),
-        other => Failure::runtime(other.to_string()),
-    })?;
+    let r = podsim_train::run_step(&t, &m, &net, &c, a.microbatches.is_none(), fidelity)
+        .map_err(failure)?;
     if let Some(path) = &a.trace {
         let mut model = podsim_system::new_model(&net, fidelity, Packetization::NONE, false)
             .map_err(|e| Failure::runtime(e.to_string()))?;
-        let (w, run) = train::layer_run(&t, &m, &net, &c, model.as_mut())
+        let (w, run) = podsim_train::layer_run(&t, &m, &net, &r.config, model.as_mut())
             .map_err(|e| Failure::runtime(e.to_string()))?;
         let mut tr = Trace::new(crate::workload_cmd::DEFAULT_TRACE_LIMIT);
         tr.about("model", json!(t.name));
         tr.about("system", json!(spec.name));
-        tr.about("parallel", json!(c.parallel.to_string()));
+        tr.about("parallel", json!(r.config.parallel.to_string()));
         tr.about(
             "what",
             json!("one layer, forward and backward, one microbatch"),
@@ -287,533 +264,14 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         std::fs::write(path, tr.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
+    let out = StepOutput::new(&t, &spec.name, net.endpoints(), &m, &r);
     if a.json {
-        let mut j = step_json(&r);
-        j["model"] = json!(t.name);
-        j["system"] = json!(spec.name);
-        j["chips"] = json!(net.endpoints());
-        j["parameters"] = json!(t.params());
-        j["cmem"] = json!(cmem);
-        outln!("{j}");
+        outln!("{}", to_json(&out));
         return Ok(ExitCode::SUCCESS);
     }
-    outln!(
-        "{} ({:.1} B parameters) on {} ({} chips of {}), collectives: {}, CMEM {}",
-        t.name,
-        t.params() / 1e9,
-        spec.name,
-        net.endpoints(),
-        m.chip.name,
-        r.fidelity,
-        cmem
-    );
-    out!("{}", render(&step_rows(&r, m.hbm_bytes)));
+    out!("{}", out.text());
     if let Some(p) = &a.trace {
         outln!("trace written to {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn step_json(r: &StepReport) -> serde_json::Value {
-    let c = &r.config;
-    json!({
-        "parallel": c.parallel.to_string(),
-        "partition": c.partition.to_string(),
-        "mapping": c.mapping.to_string(),
-        "batch": c.batch,
-        "microbatches": c.microbatches,
-        "microbatch_seqs": r.microbatch_seqs,
-        "remat": c.remat.name(),
-        "fidelity": r.fidelity,
-        "step_time_s": r.step_time_s,
-        "throughput_seqs_per_s": r.throughput_seqs_per_s,
-        "mfu": r.mfu,
-        "hfu": r.hfu,
-        "memory_bytes_per_chip": r.memory.total(),
-        "memory": {
-            "weights_bytes": r.memory.weights,
-            "gradients_bytes": r.memory.gradients,
-            "optimizer_bytes": r.memory.optimizer,
-            "activations_bytes": r.memory.activations,
-            "workspace_bytes": r.memory.workspace,
-        },
-        "fits_in_memory": r.fits_in_memory,
-        "compute_time_s": r.compute_time_s,
-        "exposed_communication_s": r.exposed_communication_s,
-        "bubble_time_s": r.bubble_time_s,
-        "optimizer_time_s": r.optimizer_time_s,
-        "gradient_sync_s": r.gradient_sync_s,
-        "stage_forward_s": r.stage_times_s.0,
-        "stage_backward_s": r.stage_times_s.1,
-        "bound": r.bound(),
-    })
-}
-
-fn gib(b: f64) -> String {
-    format!("{:.2} GiB", b / (1u64 << 30) as f64)
-}
-
-fn step_rows(r: &StepReport, hbm: u64) -> Vec<(String, Vec<String>)> {
-    let c = &r.config;
-    let s = |x: f64| format!("{x:.3} s");
-    let m = &r.memory;
-    vec![
-        (
-            "partition".into(),
-            vec![format!(
-                "{} {}, mapping {}",
-                c.parallel, c.partition, c.mapping
-            )],
-        ),
-        (
-            "batch".into(),
-            vec![format!(
-                "{} sequences, {} microbatches of {} per data/model1 shard, remat {}",
-                c.batch,
-                c.microbatches,
-                r.microbatch_seqs,
-                c.remat.name()
-            )],
-        ),
-        ("step time".into(), vec![s(r.step_time_s)]),
-        (
-            "throughput".into(),
-            vec![format!("{:.2} seqs/s", r.throughput_seqs_per_s)],
-        ),
-        (
-            "MFU / HFU".into(),
-            vec![format!("{:.1}% / {:.1}%", r.mfu * 100.0, r.hfu * 100.0)],
-        ),
-        (
-            "compute".into(),
-            vec![format!(
-                "{} (optimizer {})",
-                s(r.compute_time_s),
-                s(r.optimizer_time_s)
-            )],
-        ),
-        (
-            "exposed communication".into(),
-            vec![format!(
-                "{} (gradient sum {} before overlap)",
-                s(r.exposed_communication_s),
-                s(r.gradient_sync_s)
-            )],
-        ),
-        ("pipeline bubble".into(), vec![s(r.bubble_time_s)]),
-        ("bound by".into(), vec![r.bound().into()]),
-        (
-            "memory per chip".into(),
-            vec![format!(
-                "{} of {} ({}): weights {}, gradients {}, optimizer {}, activations {}, workspace {}",
-                gib(m.total()),
-                gib(hbm as f64),
-                if r.fits_in_memory {
-                    "fits"
-                } else {
-                    "DOES NOT FIT"
-                },
-                gib(m.weights),
-                gib(m.gradients),
-                gib(m.optimizer),
-                gib(m.activations),
-                gib(m.workspace)
-            )],
-        ),
-    ]
-}
-
-fn search(
-    a: &TrainArgs,
-    t: &Transformer,
-    chip: &ChipSpec,
-    batch: u64,
-) -> Result<ExitCode, Failure> {
-    for (given, flag) in [
-        (a.system.is_some(), "--system"),
-        (a.parallel.is_some(), "--parallel"),
-        (a.partition.is_some(), "--partition"),
-        (a.mapping.is_some(), "--mapping"),
-        (a.microbatches.is_some(), "--microbatches"),
-        (a.trace.is_some(), "--trace"),
-        (a.remat != "full", "--remat"),
-        (a.model_fidelity != "flow", "--model-fidelity"),
-        (a.cmem.is_some(), "--cmem"),
-    ] {
-        if given {
-            return Err(flag_err(
-                flag,
-                "the search chooses it; drop the flag or drop --search",
-            ));
-        }
-    }
-    let chips = a
-        .chips
-        .ok_or_else(|| flag_err("--chips", "the search needs the slice's chips (e.g. 512)"))?;
-    if chips == 0 || chips > 4096 {
-        return Err(flag_err(
-            "--chips",
-            format!("{chips} is not between 64 and the pod's 4096"),
-        ));
-    }
-    if a.top == 0 {
-        return Err(flag_err("--top", "must be at least 1"));
-    }
-    if a.no_resume && a.csv.is_none() {
-        return Err(flag_err(
-            "--no-resume",
-            "only a --csv is resumed; add --csv or drop the flag",
-        ));
-    }
-    let mut memo: Box<dyn train::FlowMemo> = match &a.csv {
-        Some(path) => {
-            let mut context = crate::sweep_file::base_context();
-            context.extend([
-                ("model", t.name.clone()),
-                ("chips", chips.to_string()),
-                ("batch", batch.to_string()),
-                ("chip", chip.name.clone()),
-            ]);
-            podsim_engine::watch::note(format!(
-                "measured configurations are kept in {}; run the search again to resume",
-                path.display()
-            ));
-            let (file, kept) = crate::sweep_file::SweepFile::open(
-                path,
-                &context,
-                "configuration,forward_s,backward_s",
-                !a.no_resume,
-            )?;
-            Box::new(CsvMemo { file, kept })
-        }
-        None => Box::new(train::NoMemo),
-    };
-    let start = std::time::Instant::now();
-    let mut mk = flow_model;
-    let r = train::search_with(
-        t,
-        chip,
-        chips,
-        batch,
-        a.top,
-        a.flow_survivors,
-        &mut mk,
-        memo.as_mut(),
-    )
-    .map_err(|e| match e {
-        train::TrainError::Config(s) => Failure::usage(s),
-        other => Failure::runtime(other.to_string()),
-    })?;
-    let rate = r.configurations_evaluated as f64 / r.closed_form_s.max(1e-9);
-    if a.json {
-        let results: Vec<_> = r
-            .results
-            .iter()
-            .map(|(s, x)| {
-                let mut j = step_json(x);
-                j["system"] = json!(s.shorthand());
-                j
-            })
-            .collect();
-        outln!(
-            "{}",
-            json!({
-                "model": t.name,
-                "chips": chips,
-                "batch": batch,
-                "results": results,
-                "configurations_evaluated": r.configurations_evaluated,
-                "configurations_per_s": rate,
-                "pruned_by_bound": r.pruned,
-                "over_memory": r.over_memory,
-                "flow_evaluated": r.flow_evaluated,
-                "wall_time_s": start.elapsed().as_secs_f64(),
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    outln!(
-        "{} on {chips} TPU v4 chips, batch {batch}: {} configurations in closed form, {} skipped by the compute-only bound, {} over HBM; {} survivors on the flow model",
-        t.name,
-        r.configurations_evaluated,
-        r.pruned,
-        r.over_memory,
-        r.flow_evaluated
-    );
-    // The rate is the machine's, not the model's: on stderr, so that stdout is the same on
-    // every run.
-    eprintln!("note: {rate:.0} configurations a second in closed form on this machine");
-    let mut rows = vec![(
-        "#".to_string(),
-        vec![
-            "slice".into(),
-            "[P,D,M1,M2]".into(),
-            "act/weight".into(),
-            "mapping".into(),
-            "microbatches".into(),
-            "remat".into(),
-            "seqs/s".into(),
-            "MFU".into(),
-            "why (compute / exposed comm / bubble, s)".into(),
-        ],
-    )];
-    for (i, (s, x)) in r.results.iter().enumerate() {
-        let c = &x.config;
-        rows.push((
-            format!("{}", i + 1),
-            vec![
-                s.shorthand(),
-                c.parallel.to_string(),
-                c.partition.to_string(),
-                c.mapping.to_string(),
-                c.microbatches.to_string(),
-                c.remat.name().into(),
-                format!("{:.2}", x.throughput_seqs_per_s),
-                format!("{:.1}%", x.mfu * 100.0),
-                format!(
-                    "{:.2} / {:.2} / {:.2}: {}",
-                    x.compute_time_s,
-                    x.exposed_communication_s,
-                    x.bubble_time_s,
-                    x.bound()
-                ),
-            ],
-        ));
-    }
-    out!("{}", render(&rows));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The arguments of `podsim dlrm`.
-#[derive(Args)]
-pub struct DlrmArgs {
-    /// The slice: tpuv4:slice=AxBxC[:twisted] or tpuv3:AxB (a 2-D slice of TPU v3 chips, 4
-    /// links at 70 GB/s, a mesh along sides shorter than 32).
-    #[arg(long, value_name = "SPEC")]
-    system: String,
-    /// Where the embedding tables live: sparsecore (sharded over the chips' HBM, served by the
-    /// SparseCores) or host (CPU host memory, 4 TPU v4 or 8 TPU v3 chips per host).
-    #[arg(long, value_name = "WHERE", default_value = "sparsecore")]
-    embeddings: String,
-    /// Print one JSON object (keys: step_time_s, embedding_time_s, all_to_all_time_s,
-    /// dense_time_s, and more).
-    #[arg(long)]
-    json: bool,
-}
-
-/// Run `podsim dlrm`.
-pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
-    use podsim_tpu::dlrm;
-    let placement = dlrm::Placement::parse(&a.embeddings).ok_or_else(|| {
-        flag_err(
-            "--embeddings",
-            format!("`{}` is not sparsecore or host", a.embeddings),
-        )
-    })?;
-    let (net, generation) = dlrm::system(&a.system).map_err(|e| flag_err("--system", e))?;
-    let model = dlrm::Dlrm::fig8();
-    let r = dlrm::step(&model, &net, generation, placement).map_err(Failure::runtime)?;
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "model": model.name,
-                "system": a.system,
-                "chip": generation.chip.name,
-                "chips": r.chips,
-                "embeddings": a.embeddings,
-                "step_time_s": r.step_time_s,
-                "embedding_time_s": r.embedding_time_s,
-                "all_to_all_time_s": r.all_to_all_time_s,
-                "lookup_time_s": r.lookup_time_s,
-                "dense_time_s": r.dense_time_s,
-                "throughput_examples_per_s": r.throughput_examples_per_s,
-                "bisection_bandwidth_bytes_per_s": r.bisection_bytes_per_s,
-                "bound": if r.embedding_time_s >= r.dense_time_s { "embeddings" } else { "dense" },
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let ms = |s: f64| format!("{:.3} ms", s * 1e3);
-    outln!(
-        "{} on {} ({} chips of {}), embeddings on {}",
-        model.name,
-        a.system,
-        r.chips,
-        generation.chip.name,
-        a.embeddings
-    );
-    let rows = vec![
-        (
-            "model".to_string(),
-            vec![format!(
-                "{:.0}M dense weights, {} features into {} tables of width {}, valency {}, {} examples per chip",
-                model.dense_params / 1e6,
-                model.features,
-                model.tables,
-                model.dim,
-                model.valency,
-                model.batch_per_chip
-            )],
-        ),
-        ("step time".into(), vec![ms(r.step_time_s)]),
-        (
-            "  embeddings".into(),
-            vec![format!(
-                "{} (lookups and updates {}, all-to-all {})",
-                ms(r.embedding_time_s),
-                ms(r.lookup_time_s),
-                ms(r.all_to_all_time_s)
-            )],
-        ),
-        ("  dense".into(), vec![ms(r.dense_time_s)]),
-        (
-            "throughput".into(),
-            vec![format!("{:.0} examples/s", r.throughput_examples_per_s)],
-        ),
-        (
-            "bisection".into(),
-            vec![format!("{:.1} TB/s", r.bisection_bytes_per_s / 1e12)],
-        ),
-    ];
-    out!("{}", render(&rows));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The arguments of `podsim schedule`.
-#[derive(Args)]
-pub struct ScheduleArgs {
-    /// The slice mix: table2 (Table 2 of tpu-v4-isca2023.txt, each listed slice in proportion
-    /// to its share).
-    #[arg(long, value_name = "MIX")]
-    mix: String,
-    /// Simulated hours (at most 100,000).
-    #[arg(long, value_name = "H")]
-    hours: f64,
-    /// Fraction of time each CPU host is up (mean repair 2 h, an assumption).
-    #[arg(long, value_name = "A", default_value_t = 0.995)]
-    host_availability: f64,
-    /// Offered load: arriving chip-hours over the pod's chip-hours (jobs of mean 4 h, an
-    /// assumption).
-    #[arg(long, value_name = "L", default_value_t = 0.8)]
-    load: f64,
-    /// Seed of the arrival, size, length and host-failure streams.
-    #[arg(long, value_name = "S", default_value_t = 1)]
-    seed: u64,
-    /// Print one JSON object (keys: utilization, usable_fraction, mean_wait_hours and
-    /// mean_wait_large_hours (null when no such job started), arrived, started, completed, interrupted, waiting_at_end, shares).
-    #[arg(long)]
-    json: bool,
-}
-
-/// Run `podsim schedule`.
-pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
-    use podsim_tpu::schedule::{Mix, Schedule, run};
-    let mix = Mix::named(&a.mix)
-        .ok_or_else(|| flag_err("--mix", format!("`{}` is not a mix (mixes: table2)", a.mix)))?;
-    let s = Schedule {
-        hours: a.hours,
-        host_availability: a.host_availability,
-        load: a.load,
-        seed: a.seed,
-    };
-    let r = run(&mix, &s).map_err(|e| Failure::usage(format!("<command line>: {e}")))?;
-    let sh = mix.shares();
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "mix": mix.name,
-                "hours": a.hours,
-                "host_availability": a.host_availability,
-                "load": a.load,
-                "seed": a.seed,
-                "utilization": r.utilization,
-                "usable_fraction": r.usable_fraction,
-                "mean_wait_hours": r.mean_wait_hours,
-                "mean_wait_large_hours": r.mean_wait_large_hours,
-                "arrived": r.arrived,
-                "started": r.started,
-                "completed": r.completed,
-                "interrupted": r.interrupted,
-                "waiting_at_end": r.waiting_at_end,
-                "shares": {
-                    "below_block": sh.below_block,
-                    "twistable": sh.twistable,
-                    "twisted": sh.twisted,
-                    "twisted_of_block_or_more": sh.twisted_of_block_or_more,
-                },
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    outln!(
-        "slice mix {} on a TPU v4 pod (64 blocks of 4x4x4, OCS), {} hours, host availability {}, offered load {}, seed {}",
-        mix.name,
-        a.hours,
-        a.host_availability,
-        a.load,
-        a.seed
-    );
-    let pct = |x: f64| format!("{:.1}%", x * 100.0);
-    let rows = vec![
-        (
-            "shares (section 2.9)".to_string(),
-            vec![format!(
-                "{} below a 4^3 block, {} twistable, {} twisted, {} of block-or-larger slices twisted",
-                pct(sh.below_block),
-                pct(sh.twistable),
-                pct(sh.twisted),
-                pct(sh.twisted_of_block_or_more)
-            )],
-        ),
-        ("utilization".into(), vec![pct(r.utilization)]),
-        (
-            "usable blocks".into(),
-            vec![format!("{} of block-hours", pct(r.usable_fraction))],
-        ),
-        (
-            "mean wait".into(),
-            vec![match (r.mean_wait_hours, r.mean_wait_large_hours) {
-                (Some(all), Some(large)) => {
-                    format!("{all:.3} h ({large:.3} h for slices of a block or more)")
-                }
-                (Some(all), None) => {
-                    format!("{all:.3} h (no slice of a block or more started)")
-                }
-                (None, _) => format!(
-                    "- (no job started; {} waiting at the end)",
-                    r.waiting_at_end
-                ),
-            }],
-        ),
-        (
-            "jobs".into(),
-            vec![format!(
-                "{} arrived, {} started, {} completed, {} stopped by host failures, {} waiting at the end",
-                r.arrived, r.started, r.completed, r.interrupted, r.waiting_at_end
-            )],
-        ),
-    ];
-    out!("{}", render(&rows));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The search's flow-model layer times in a sweep CSV: one row per configuration measured,
-/// appended as it is done, reused when the search runs again.
-struct CsvMemo {
-    file: crate::sweep_file::SweepFile,
-    kept: std::collections::HashMap<String, Vec<String>>,
-}
-
-impl train::FlowMemo for CsvMemo {
-    fn get(&mut self, key: &str) -> Option<(f64, f64)> {
-        let f = self.kept.get(key)?;
-        Some((f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?))
-    }
-    fn put(&mut self, key: &str, (fwd, bwd): (f64, f64)) -> Result<(), String> {
-        self.file
-            .append(&format!("{key},{fwd},{bwd}"))
-            .map_err(|e| e.msg().to_string())
-    }
 }

@@ -23,22 +23,24 @@ const FLOORS: &[(&str, u32)] = &[
     // The packet level, collectives on any model.
     ("podsim-noc", 4),
     ("podsim-collective", 4),
-    // The machine floor (machines built at a fidelity, workloads, training steps) and the
-    // formatting of results.
+    // The machine floor (machines built at a fidelity, workloads) and the formatting of
+    // results.
     ("podsim-system", 5),
     ("podsim-report", 5),
+    // Training steps, on any machine the floor builds.
+    ("podsim-train", 6),
     // One crate per seed machine: none stands on another.
-    ("podsim-tofu", 6),
-    ("podsim-tenstorrent", 6),
-    ("podsim-dojo", 6),
-    ("podsim-tpu", 6),
+    ("podsim-tofu", 7),
+    ("podsim-tenstorrent", 7),
+    ("podsim-dojo", 7),
+    ("podsim-tpu", 7),
     // Above every machine: the validation cases, other tools' files.
-    ("podsim-validation", 7),
-    ("podsim-import", 7),
+    ("podsim-validation", 8),
+    ("podsim-import", 8),
     // podsim's own file formats.
-    ("podsim-config", 8),
+    ("podsim-config", 9),
     // The binary.
-    ("podsim", 9),
+    ("podsim", 10),
 ];
 
 #[test]

@@ -16,7 +16,7 @@
 
 use serde::Deserialize;
 
-use podsim_system::train::Transformer;
+use podsim_train::Transformer;
 
 use crate::error::{ConfigError, parse_toml};
 

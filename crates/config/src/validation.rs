@@ -396,8 +396,8 @@ fn train_case(
     raw: &Spanned<RawTrain>,
     key: &str,
     machines: MachineFiles<'_>,
-) -> Result<podsim_system::train::TrainCase, ConfigError> {
-    use podsim_system::train::{Mapping, Parallel, Partition, Remat, Transformer};
+) -> Result<podsim_train::TrainCase, ConfigError> {
+    use podsim_train::{Mapping, Parallel, Partition, Remat, Transformer};
     let span = Some(raw.span());
     let r = raw.get_ref();
     let k = |x: &str| format!("{key}.{x}");
@@ -478,7 +478,7 @@ fn train_case(
             );
         }
     };
-    Ok(podsim_system::train::TrainCase {
+    Ok(podsim_train::TrainCase {
         model,
         system,
         parallel,

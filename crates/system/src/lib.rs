@@ -17,7 +17,6 @@ pub mod presets;
 pub mod scenario;
 pub mod spec;
 pub mod tpu_v4;
-pub mod train;
 pub mod workload;
 
 pub use machine::{

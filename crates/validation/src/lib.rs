@@ -105,7 +105,7 @@ pub enum Quantity {
     /// A TPU v4 pod's goodput for `[case.availability]` (closed form of
     /// [`podsim_tpu::availability`]), a fraction held in thousandths.
     Goodput,
-    /// Training throughput of `[case.train]` ([`podsim_system::train`]), sequences per second
+    /// Training throughput of `[case.train]` ([`podsim_train`]), sequences per second
     /// held in thousandths.
     TrainThroughput,
     /// Throughput of `[case.train]` over that of `[case.train_baseline]`, held in thousandths.
@@ -395,7 +395,7 @@ impl Quantity {
             return Ok((base / t * 1000.0).round() as u64);
         }
         if matches!(self, Quantity::TrainThroughput | Quantity::TrainSpeedup) {
-            let step = |c: Option<&podsim_system::train::TrainCase>, what: &'static str| {
+            let step = |c: Option<&podsim_train::TrainCase>, what: &'static str| {
                 c.ok_or(QuantityError::Missing(what))?
                     .step()
                     .map(|r| r.throughput_seqs_per_s)
@@ -967,9 +967,9 @@ pub struct ValidationCase {
     /// The pod and slice of a `goodput` case (`[case.availability]`).
     pub availability: Option<podsim_tpu::availability::Availability>,
     /// The training step of a `train_throughput` or `train_speedup` case (`[case.train]`).
-    pub train: Option<podsim_system::train::TrainCase>,
+    pub train: Option<podsim_train::TrainCase>,
     /// The step a `train_speedup` case compares with (`[case.train_baseline]`).
-    pub train_baseline: Option<podsim_system::train::TrainCase>,
+    pub train_baseline: Option<podsim_train::TrainCase>,
     /// The DLRM step of a `dlrm_speedup` case (`[case.dlrm]`).
     pub dlrm: Option<podsim_tpu::dlrm::DlrmCase>,
     /// The step a `dlrm_speedup` case compares with (`[case.dlrm_baseline]`).

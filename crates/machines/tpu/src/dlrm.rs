@@ -329,7 +329,7 @@ pub fn system(spec: &str) -> Result<(Network, Generation), String> {
         let [a, b, c] = d[..] else {
             return Err(format!("`{spec}`: a TPU v4 slice has three sides"));
         };
-        let net = podsim_system::train::SliceShape {
+        let net = podsim_train::SliceShape {
             dims: [a, b, c],
             twisted,
         }

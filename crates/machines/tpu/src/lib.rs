@@ -1,6 +1,6 @@
 //! TPU v4's studies beyond its pod, which stays in `podsim-system` with every other preset
 //! network (`podsim_system::tpu_v4`: 64 blocks, 48 OCSes, slices), as do the ICI and CMEM
-//! presets and the training-step model every machine runs (`podsim_system::train`):
+//! presets; the training-step model every machine runs is `podsim-train`'s:
 //!
 //! * [`dlrm`]: deep learning recommendation models with SparseCore embeddings on TPU v4 and
 //!   v3 slices, or embeddings in the hosts' memory.

@@ -6,8 +6,8 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented functions
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use podsim_system::train::{Transformer, search};
 use podsim_system::workload::ChipSpec;
+use podsim_train::{Transformer, search};
 
 fn bench(c: &mut Criterion) {
     let t = Transformer::builtin("gpt3-175b").expect("built-in");

@@ -1,12 +1,12 @@
 //! Training steps: expected values from hand calculations (in the comments), Table 3
 //! (tpu-v4-isca2023.txt) and the flow model as a second fidelity.
 
-use podsim_system::train::{
+use podsim_system::workload::ChipSpec;
+use podsim_topology::Network;
+use podsim_train::{
     Config, Machine, Mapping, Parallel, Partition, Remat, SliceShape, Transformer, analytic,
     measured, search,
 };
-use podsim_system::workload::ChipSpec;
-use podsim_topology::Network;
 
 fn machine(dims: [u32; 3]) -> (Network, Machine) {
     let net = SliceShape {
@@ -104,10 +104,10 @@ fn a_tensor_axis_on_one_torus_ring_costs_the_bidirectional_ring() {
         "[1,64,1,8]",
         "1d/1d",
         Mapping([
-            podsim_system::train::Axis::Model2,
-            podsim_system::train::Axis::Data,
-            podsim_system::train::Axis::Model1,
-            podsim_system::train::Axis::Pipeline,
+            podsim_train::Axis::Model2,
+            podsim_train::Axis::Data,
+            podsim_train::Axis::Model1,
+            podsim_train::Axis::Pipeline,
         ]),
         64,
         1,
@@ -137,7 +137,7 @@ fn the_flow_model_never_times_a_step_below_the_closed_form() {
         let t = Transformer::builtin(model).unwrap();
         let (net, m) = machine(dims);
         let c = config(par, part, Mapping::DEFAULT, t.batch.unwrap(), 1);
-        let c = podsim_system::train::best_microbatches(&t, &m, &c).unwrap();
+        let c = podsim_train::best_microbatches(&t, &m, &c).unwrap();
         let a = analytic(&t, &m, &c).unwrap();
         let mut mk = || podsim_system::flow_model(&net);
         let f = measured(&t, &m, &net, &c, &mut mk).unwrap();
@@ -162,7 +162,7 @@ fn table3_ranks_the_better_configuration_first() {
             .into_iter()
             .filter_map(|map| {
                 let c = config(par, part, map, t.batch.unwrap(), 1);
-                let c = podsim_system::train::best_microbatches(&t, &m, &c).ok()?;
+                let c = podsim_train::best_microbatches(&t, &m, &c).ok()?;
                 analytic(&t, &m, &c).ok()
             })
             .map(|r| r.throughput_seqs_per_s)

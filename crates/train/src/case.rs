@@ -1,0 +1,88 @@
+//! A training step as a validation case names it.
+
+use crate::machine::Machine;
+use crate::{
+    Config, Mapping, Parallel, Partition, Remat, StepReport, TrainError, Transformer, analytic,
+    best_microbatches, cfg_err, measured,
+};
+
+/// A training step as a validation case names it (`[case.train]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainCase {
+    /// The model.
+    pub model: Transformer,
+    /// The slice.
+    pub system: podsim_system::SystemSpec,
+    /// The partition spec.
+    pub parallel: Parallel,
+    /// 1D/2D activation/weight.
+    pub partition: Partition,
+    /// The axis order (`None`: the best of all orders, closed form).
+    pub mapping: Option<Mapping>,
+    /// Global batch (`None`: the model's).
+    pub batch: Option<u64>,
+    /// Microbatches (`None`: the fastest that fits, closed form).
+    pub microbatches: Option<u64>,
+    /// Rematerialisation.
+    pub remat: Remat,
+    /// Timed on the flow model (else closed form).
+    pub flow: bool,
+}
+
+impl TrainCase {
+    /// The step it names.
+    pub fn step(&self) -> Result<StepReport, TrainError> {
+        let net = self
+            .system
+            .build()
+            .map_err(|e| cfg_err(format!("{}: {}", self.system.name, e.why)))?;
+        let m = Machine::for_system(&self.system, &net).map_err(cfg_err)?;
+        let batch = self
+            .batch
+            .or(self.model.batch)
+            .ok_or_else(|| cfg_err(format!("the model {} states no batch", self.model.name)))?;
+        let base = Config {
+            parallel: self.parallel,
+            partition: self.partition,
+            mapping: self.mapping.unwrap_or(Mapping::DEFAULT),
+            batch,
+            microbatches: self.microbatches.unwrap_or(1),
+            remat: self.remat,
+        };
+        let orders = match self.mapping {
+            Some(o) => vec![o],
+            None => Mapping::all(),
+        };
+        let mut best: Option<Config> = None;
+        let mut best_tp = 0.0;
+        let mut last_err = None;
+        for mapping in orders {
+            let mut c = Config { mapping, ..base };
+            if self.microbatches.is_none() {
+                match best_microbatches(&self.model, &m, &c) {
+                    Ok(x) => c = x,
+                    Err(e) => {
+                        last_err = Some(e);
+                        continue;
+                    }
+                }
+            }
+            match analytic(&self.model, &m, &c) {
+                Ok(r) if r.throughput_seqs_per_s > best_tp => {
+                    best_tp = r.throughput_seqs_per_s;
+                    best = Some(c);
+                }
+                Ok(_) => {}
+                Err(e) => last_err = Some(e),
+            }
+        }
+        let c =
+            best.ok_or_else(|| last_err.unwrap_or_else(|| cfg_err("no mapping fits".into())))?;
+        if self.flow {
+            let mut mk = || podsim_system::flow_model(&net);
+            measured(&self.model, &m, &net, &c, &mut mk)
+        } else {
+            analytic(&self.model, &m, &c)
+        }
+    }
+}

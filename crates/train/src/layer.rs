@@ -1,0 +1,336 @@
+//! One layer's work on every chip: where the axes lie on the slice and the ops of a layer's
+//! forward and backward pass.
+
+use podsim_collective::Kind;
+
+use crate::memory::Shard;
+use crate::{Axis, Config, ELEM, Machine, Remat, Split, TrainError, Transformer, cfg_err};
+
+/// How an axis lies on the slice: per dimension it spans, the factor it takes and the stride
+/// within that dimension.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Span {
+    /// Stride of the axis in chip ids.
+    pub(crate) stride: u64,
+    /// Size.
+    pub(crate) size: u64,
+    /// Per dimension: (factor, stride within the dimension); factor 1 where it does not span.
+    pub(crate) parts: [(u64, u64); 3],
+}
+
+/// Where the axes lie, and why not when they cannot.
+pub(crate) fn spans(m: &Machine, c: &Config) -> Result<[Span; 4], TrainError> {
+    let chips = m.chips();
+    if c.parallel.chips() != chips {
+        return Err(cfg_err(format!(
+            "the partition spec {} needs {} chips but the slice has {chips}",
+            c.parallel,
+            c.parallel.chips()
+        )));
+    }
+    let dim_lo: [u64; 3] = [
+        1,
+        u64::from(m.dims[0]),
+        u64::from(m.dims[0]) * u64::from(m.dims[1]),
+    ];
+    let mut out = [Span {
+        stride: 1,
+        size: 1,
+        parts: [(1, 1); 3],
+    }; 4];
+    let mut p = 1u64;
+    for a in c.mapping.0 {
+        let s = c.parallel.of(a);
+        if s == 1 {
+            // An axis of one chip lies nowhere (its default span).
+            continue;
+        }
+        let mut span = Span {
+            stride: p,
+            size: s,
+            parts: [(1, 1); 3],
+        };
+        for d in 0..3 {
+            let (lo, hi) = (dim_lo[d], dim_lo[d] * u64::from(m.dims[d]));
+            let (a_lo, a_hi) = (p.max(lo), (p * s).min(hi));
+            if a_lo >= a_hi {
+                continue;
+            }
+            if a_hi % a_lo != 0 || a_lo % lo != 0 {
+                return Err(cfg_err(format!(
+                    "axis {} of {s} (laid after {p} chips) does not split dimension {} of {} evenly",
+                    a.name(),
+                    ["x", "y", "z"][d],
+                    m.dims[d]
+                )));
+            }
+            span.parts[d] = (a_hi / a_lo, a_lo / lo);
+        }
+        out[a.index()] = span;
+        p *= s;
+    }
+    Ok(out)
+}
+
+/// One piece of a layer's work on every chip.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Op {
+    /// A GEMM on each chip, `count` times: m x k by k x n (`weight`: the k x n operand is the
+    /// layer's weight shard, which CMEM can hold).
+    Gemm {
+        name: &'static str,
+        m: u64,
+        n: u64,
+        k: u64,
+        count: u64,
+        weight: bool,
+    },
+    /// Memory-bound vector work: bytes per chip.
+    Memory { name: &'static str, bytes: f64 },
+    /// A collective over an axis (bytes: per-rank buffer, nccl-tests convention). Overlapped
+    /// ones run beside the layer's work (weight gathers prefetched, gradient scatters).
+    Coll {
+        name: &'static str,
+        axis: Axis,
+        kind: Kind,
+        bytes: f64,
+        overlapped: bool,
+    },
+}
+
+/// Per-chip work of one layer for one microbatch.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LayerOps {
+    pub(crate) forward: Vec<Op>,
+    pub(crate) backward: Vec<Op>,
+}
+
+/// A GEMM of the forward pass: name, m, n, k, count, whether its k x n operand is a weight.
+type Shape = (&'static str, u64, u64, u64, u64, bool);
+
+/// What a layer's passes are made of for one configuration.
+struct Pieces {
+    /// The activation split.
+    activation: Split,
+    /// The model2 (tensor) axis size.
+    y: u64,
+    /// Bytes of the layer's activations (tokens x d_model) on a chip.
+    act_bytes: f64,
+    norms: Op,
+    act_fn: Op,
+    softmax: Op,
+    gemms_fwd: [Shape; 6],
+    /// Whether weights are gathered over model1 (2D weights, model1 > 1).
+    weight_2d: bool,
+    /// Bytes of the layer's weight shard over model2.
+    w_bytes: f64,
+    remat: Remat,
+}
+
+impl Pieces {
+    fn new(t: &Transformer, c: &Config, sh: &Shard) -> Pieces {
+        let [_, _, x, y] = c.parallel.0;
+        let (e, dh) = (t.d_model, t.head_dim());
+        let tok = sh.tokens;
+        let heads_chip = t.heads.div_ceil(y);
+        let kv_chip = t.kv_heads.div_ceil(y);
+        let qkv_n = (heads_chip + 2 * kv_chip) * dh;
+        let o_k = heads_chip * dh;
+        let ff_in = t.d_ff.div_ceil(y) * (t.ffn_matrices - 1);
+        let ff_out_k = t.d_ff.div_ceil(y);
+        let act_bytes = tok as f64 * e as f64 * ELEM;
+        let a_split = match c.partition.activation {
+            Split::OneD => 1.0,
+            Split::TwoD => y as f64,
+        };
+        let s = t.sequence;
+        // Vector work: layer norms, residual adds (8 passes over the layer input shard), the
+        // activation function (2 passes over the hidden shard).
+        let norms = Op::Memory {
+            name: "layer norms and residuals",
+            bytes: 8.0 * act_bytes / a_split,
+        };
+        let act_fn = Op::Memory {
+            name: "activation function",
+            bytes: 2.0 * tok as f64 * ff_in as f64 * ELEM,
+        };
+        let softmax = Op::Memory {
+            name: "attention softmax",
+            bytes: 4.0 * (sh.seqs * heads_chip) as f64 * (s * s) as f64 * ELEM,
+        };
+        let gemms_fwd: [Shape; 6] = [
+            ("qkv projection", tok, qkv_n, e, 1, true),
+            ("attention scores", s, s, dh, sh.seqs * heads_chip, false),
+            ("attention values", s, dh, s, sh.seqs * heads_chip, false),
+            ("output projection", tok, e, o_k, 1, true),
+            ("feed-forward in", tok, ff_in, e, 1, true),
+            ("feed-forward out", tok, e, ff_out_k, 1, true),
+        ];
+        Pieces {
+            activation: c.partition.activation,
+            y,
+            act_bytes,
+            norms,
+            act_fn,
+            softmax,
+            gemms_fwd,
+            weight_2d: c.partition.weight == Split::TwoD && x > 1,
+            w_bytes: t.layer_params() / y as f64 * ELEM,
+            remat: c.remat,
+        }
+    }
+
+    /// The activation collective before a block.
+    fn block_in(&self, v: &mut Vec<Op>) {
+        if self.activation == Split::TwoD && self.y > 1 {
+            v.push(Op::Coll {
+                name: "gather activations (model2)",
+                axis: Axis::Model2,
+                kind: Kind::AllGather,
+                bytes: self.act_bytes,
+                overlapped: false,
+            });
+        }
+    }
+
+    /// The activation collective after a block.
+    fn block_out(&self, v: &mut Vec<Op>, bwd: bool) {
+        if self.y > 1 {
+            let (name, kind) = match (self.activation, bwd) {
+                (Split::OneD, _) => ("all-reduce activations (model2)", Kind::AllReduce),
+                (Split::TwoD, false) => ("scatter activations (model2)", Kind::ReduceScatter),
+                (Split::TwoD, true) => ("scatter gradients (model2)", Kind::ReduceScatter),
+            };
+            v.push(Op::Coll {
+                name,
+                axis: Axis::Model2,
+                kind,
+                bytes: self.act_bytes,
+                overlapped: false,
+            });
+        }
+    }
+
+    fn gemm(&self, i: usize) -> Op {
+        let (name, m, n, k, count, weight) = self.gemms_fwd[i];
+        Op::Gemm {
+            name,
+            m,
+            n,
+            k,
+            count,
+            weight,
+        }
+    }
+
+    /// The input gradient (m x k by k x n transposed: m, k, n) and the weight gradient (k x m
+    /// by m x n: k, n, m) of forward GEMM `i`.
+    fn grads(&self, v: &mut Vec<Op>, i: usize) {
+        let (name, m, n, k, count, weight) = self.gemms_fwd[i];
+        v.push(Op::Gemm {
+            name,
+            m,
+            n: k,
+            k: n,
+            count,
+            weight,
+        });
+        v.push(Op::Gemm {
+            name,
+            m: k,
+            n,
+            k: m,
+            count,
+            weight: false,
+        });
+    }
+
+    fn gather_weights(&self) -> Op {
+        Op::Coll {
+            name: "gather weights (model1)",
+            axis: Axis::Model1,
+            kind: Kind::AllGather,
+            bytes: self.w_bytes,
+            overlapped: true,
+        }
+    }
+
+    fn forward(&self) -> Vec<Op> {
+        let mut fwd = Vec::new();
+        if self.weight_2d {
+            fwd.push(self.gather_weights());
+        }
+        self.block_in(&mut fwd);
+        fwd.extend([
+            self.gemm(0),
+            self.gemm(1),
+            self.softmax.clone(),
+            self.gemm(2),
+            self.gemm(3),
+        ]);
+        self.block_out(&mut fwd, false);
+        fwd.push(self.norms.clone());
+        self.block_in(&mut fwd);
+        fwd.extend([self.gemm(4), self.act_fn.clone(), self.gemm(5)]);
+        self.block_out(&mut fwd, false);
+        fwd
+    }
+
+    /// Backward: the recomputed forward (remat), then per GEMM the input gradient and the
+    /// weight gradient, in reverse.
+    fn backward(&self, fwd: &[Op]) -> Vec<Op> {
+        let mut bwd = Vec::new();
+        if self.weight_2d {
+            bwd.push(self.gather_weights());
+        }
+        if self.remat == Remat::Full {
+            bwd.extend(
+                fwd.iter()
+                    .filter(|o| {
+                        !matches!(
+                            o,
+                            Op::Coll {
+                                overlapped: true,
+                                ..
+                            }
+                        )
+                    })
+                    .cloned(),
+            );
+        }
+        self.block_in(&mut bwd);
+        self.grads(&mut bwd, 5);
+        bwd.push(self.act_fn.clone());
+        bwd.push(self.act_fn.clone());
+        self.grads(&mut bwd, 4);
+        self.block_out(&mut bwd, true);
+        bwd.push(self.norms.clone());
+        bwd.push(self.norms.clone());
+        self.block_in(&mut bwd);
+        self.grads(&mut bwd, 3);
+        self.grads(&mut bwd, 2);
+        bwd.push(self.softmax.clone());
+        bwd.push(self.softmax.clone());
+        self.grads(&mut bwd, 1);
+        self.grads(&mut bwd, 0);
+        self.block_out(&mut bwd, true);
+        if self.weight_2d {
+            bwd.push(Op::Coll {
+                name: "scatter weight gradients (model1)",
+                axis: Axis::Model1,
+                kind: Kind::ReduceScatter,
+                bytes: self.w_bytes,
+                overlapped: true,
+            });
+        }
+        bwd
+    }
+}
+
+/// The layer's ops for this configuration.
+pub(crate) fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
+    let p = Pieces::new(t, c, sh);
+    let forward = p.forward();
+    let backward = p.backward(&forward);
+    LayerOps { forward, backward }
+}

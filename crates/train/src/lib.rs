@@ -1,0 +1,100 @@
+//! Transformer training steps on a TPU v4 slice (tpu-v4-isca2023.txt sections 2.7 and 4,
+//! Table 3): a model, a partition spec `[pipeline, data, model1, model2]` with the 1D/2D
+//! activation/weight partitioning option, a mapping of the four axes onto the slice's torus
+//! dimensions, and the step the combination makes.
+//!
+//! # podsim's reading of the partitioning (after GSPMD, Xu et al. 2021, Fig. 7)
+//!
+//! * `model2` (Y) is the tensor axis: attention heads and the feed-forward hidden dimension are
+//!   split over it (Megatron style). Activations between blocks are replicated over Y (1D
+//!   activation: an all-reduce over Y after each block, forward and backward) or split over Y
+//!   along d_model as well (2D activation: an all-gather over Y before each block and a
+//!   reduce-scatter after it; the same bytes, less memory and vector work per chip).
+//! * `model1` (X) splits the batch of the activations (each X shard computes its own tokens).
+//!   With 1D weights the weights are replicated over X and their gradients join the data
+//!   parallel sum at the end of the step; with 2D weights they are also split over X along
+//!   d_model and all-gathered over X before each layer's forward and backward (overlapped with
+//!   the previous layer's work), their gradients reduce-scattered over X.
+//! * `data` (D) replicates the model; gradients are summed over D (and X for 1D weights) once
+//!   per step, overlapped with the last microbatch's backward pass. Optimizer state (fp32
+//!   master weights, Adam's two moments) is split over every replica of a weight (weight-update
+//!   sharding, Xu et al. 2020).
+//! * `pipeline` (P) splits the layers into P stages; microbatches follow a 1F1B schedule (the
+//!   GPipe bubble of (P - 1) stage times; at most P microbatches of activations in flight).
+//!   Each chip sends its activation shard to its counterpart in the next stage.
+//! * Rematerialisation (`full`, the default): a layer keeps only its input and recomputes its
+//!   forward pass (with its collectives) before its backward pass.
+//!
+//! # The step
+//!
+//! Per layer and microbatch each chip runs the GEMMs of its shard on the chip's matrix units
+//! ([`podsim_system::workload::Arrays::gemm_time`]: the weight-stationary tiling model of
+//! `podsim-compute`), each no faster than its HBM traffic (operands and result read or
+//! written once), the attention score traffic (four passes over the scores, no fusion) and the
+//! layer norms, residuals and activation function as memory-bound vector work. Collectives run
+//! on the chips of their axis as the mapping places them: the closed form times them as
+//! contention-free rings along each dimension the axis spans (a lower bound on what the flow
+//! model measures), the flow fidelity runs the layer as a workload on the slice's network with
+//! every group at once ([`podsim_system::workload::run`]).
+//!
+//! # Where each part lives
+//!
+//! `model` (the transformer and the built-in ones), `parallel` (partition spec, 1D/2D option,
+//! mapping, rematerialisation, [`Config`]), `machine` (the chip and slice figures, [`Machine`]),
+//! `memory` (the shard and the memory per chip), `layer` (where the axes lie and a layer's ops),
+//! `timer` (the closed-form time of an op), `step` (a step: [`Prepared`], [`analytic`],
+//! [`measured`], microbatch counts), `flow` (a layer as a workload on the network), `search`
+//! (Table 3's search), `case` (a validation case's step) and `output` (what `podsim train`
+//! prints: [`StepOutput`], [`SearchOutput`], with their text); every public item is named here
+//! at the crate's root.
+
+mod case;
+mod flow;
+mod layer;
+mod machine;
+mod memory;
+mod model;
+mod output;
+mod parallel;
+mod search;
+mod step;
+mod timer;
+
+use podsim_units::SimDuration;
+
+pub use case::TrainCase;
+pub use flow::{flow_layer, layer_run};
+pub use machine::{CMEM_BYTES_PER_S, Machine};
+pub use memory::MemoryUse;
+pub use model::{MODEL_KEYS, Transformer};
+pub use output::{
+    MemoryOutput, SearchEntry, SearchOutput, StepFigures, StepOutput, run_search, run_step,
+};
+pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Split};
+pub use search::{
+    FlowMemo, ModelFor, NoMemo, SearchResult, SliceShape, parallel_specs, search, search_with,
+};
+pub use step::{Prepared, StepReport, analytic, best_microbatches, measured, microbatch_choices};
+
+/// Bytes per element of activations, weights and gradients (bf16).
+pub(crate) const ELEM: f64 = 2.0;
+
+/// Why a configuration cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrainError {
+    /// The configuration does not fit the model, the batch or the slice.
+    #[error("{0}")]
+    Config(String),
+    /// The flow-level run failed.
+    #[error("flow model: {0}")]
+    Flow(String),
+}
+
+pub(crate) fn cfg_err(s: String) -> TrainError {
+    TrainError::Config(s)
+}
+
+/// A duration in seconds as a [`SimDuration`] for reports (saturating).
+pub fn secs(s: f64) -> SimDuration {
+    SimDuration::from_ps((s * 1e12).clamp(0.0, u64::MAX as f64) as u64)
+}

@@ -1,0 +1,124 @@
+//! What a configuration keeps on each chip: the shard of the batch and the weights, and the
+//! memory they take.
+
+use crate::{Config, ELEM, Remat, Split, TrainError, Transformer, cfg_err};
+
+/// The figures of one configuration that the mapping does not change.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Shard {
+    /// Tokens per chip per microbatch.
+    pub(crate) tokens: u64,
+    /// Sequences per chip per microbatch.
+    pub(crate) seqs: u64,
+    /// Layers per stage (the largest stage).
+    pub(crate) layers_per_stage: u64,
+    /// Weights per chip (largest stage, with the embedding).
+    pub(crate) weights_per_chip: f64,
+    pub(crate) memory: MemoryUse,
+}
+
+/// Memory per chip, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MemoryUse {
+    /// bf16 weights.
+    pub weights: f64,
+    /// bf16 gradient accumulators.
+    pub gradients: f64,
+    /// fp32 master weights and Adam's two moments.
+    pub optimizer: f64,
+    /// Activations kept for the backward pass.
+    pub activations: f64,
+    /// The working set of one layer (gathered weights, its activations, attention scores).
+    pub workspace: f64,
+}
+
+impl MemoryUse {
+    /// The sum.
+    pub fn total(&self) -> f64 {
+        self.weights + self.gradients + self.optimizer + self.activations + self.workspace
+    }
+}
+
+pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
+    let [p, d, x, y] = c.parallel.0;
+    let replicas = d * x;
+    if !c.batch.is_multiple_of(replicas) {
+        return Err(cfg_err(format!(
+            "the batch of {} sequences does not split over data x model1 = {replicas}",
+            c.batch
+        )));
+    }
+    let per_shard = c.batch / replicas;
+    if c.microbatches == 0 || !per_shard.is_multiple_of(c.microbatches) {
+        return Err(cfg_err(format!(
+            "{per_shard} sequences per data/model1 shard do not split into {} microbatches",
+            c.microbatches
+        )));
+    }
+    if p > t.layers {
+        return Err(cfg_err(format!(
+            "{p} pipeline stages for {} layers",
+            t.layers
+        )));
+    }
+    if y > t.heads {
+        return Err(cfg_err(format!(
+            "model2 = {y} splits {} attention heads finer than one head",
+            t.heads
+        )));
+    }
+    let seqs = per_shard / c.microbatches;
+    let tokens = seqs * t.sequence;
+    let layers_per_stage = t.layers.div_ceil(p);
+    let emb = (t.vocabulary * t.d_model) as f64;
+    let stage_params = layers_per_stage as f64 * t.layer_params() + emb;
+    let w_split = match c.partition.weight {
+        Split::OneD => y,
+        Split::TwoD => y * x,
+    } as f64;
+    let weights_per_chip = stage_params / w_split;
+    // Replicas of each weight shard: data, and model1 when weights are not split over it.
+    let weight_replicas = match c.partition.weight {
+        Split::OneD => d * x,
+        Split::TwoD => d,
+    } as f64;
+    let a_split = match c.partition.activation {
+        Split::OneD => 1,
+        Split::TwoD => y,
+    } as f64;
+    let e = t.d_model as f64;
+    let layer_input = tokens as f64 * e * ELEM / a_split;
+    let in_flight = c.microbatches.min(p) as f64;
+    let heads_chip = t.heads.div_ceil(y) as f64;
+    let s = t.sequence as f64;
+    let scores = seqs as f64 * heads_chip * s * s * ELEM;
+    let f = t.d_ff as f64 * (t.ffn_matrices - 1) as f64 / y as f64;
+    // Activations of one layer that the backward pass reads: inputs of the six GEMMs, the
+    // attention probabilities and the feed-forward hidden activations.
+    let layer_acts = tokens as f64 * ELEM * (4.0 * e / a_split + 2.0 * f)
+        + scores
+        + tokens as f64 * ELEM * 3.0 * (t.heads * t.head_dim()) as f64 / y as f64;
+    let activations = match c.remat {
+        Remat::Full => in_flight * layers_per_stage as f64 * layer_input,
+        Remat::None => in_flight * layers_per_stage as f64 * layer_acts,
+    };
+    let gathered = match c.partition.weight {
+        Split::OneD => 0.0,
+        Split::TwoD => 2.0 * t.layer_params() / y as f64 * ELEM,
+    };
+    let workspace = layer_acts + gathered;
+    let memory = MemoryUse {
+        weights: weights_per_chip * ELEM,
+        gradients: weights_per_chip * ELEM,
+        optimizer: weights_per_chip * 12.0 / weight_replicas,
+        activations,
+        workspace,
+    };
+    Ok(Shard {
+        tokens,
+        seqs,
+        layers_per_stage,
+        weights_per_chip,
+        memory,
+    })
+}

@@ -1,0 +1,422 @@
+//! What `podsim train` runs and prints: a step of one configuration and the search, as typed
+//! results (`--json` serializes them through `podsim_report::to_json`) with their text.
+
+use podsim_collective::ModelKind;
+use podsim_report::render;
+use podsim_system::workload::ChipSpec;
+use podsim_topology::Network;
+use serde::Serialize;
+
+use crate::{
+    Config, FlowMemo, Machine, StepReport, TrainError, Transformer, analytic, best_microbatches,
+    measured, search_with,
+};
+
+/// Memory per chip in [`StepFigures`], bytes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryOutput {
+    /// bf16 weights.
+    pub weights_bytes: f64,
+    /// bf16 gradient accumulators.
+    pub gradients_bytes: f64,
+    /// fp32 master weights and Adam's two moments.
+    pub optimizer_bytes: f64,
+    /// Activations kept for the backward pass.
+    pub activations_bytes: f64,
+    /// The working set of one layer.
+    pub workspace_bytes: f64,
+}
+
+/// A step's configuration and figures, as a step and each result of a search print them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepFigures {
+    /// The partition spec, `[P,D,M1,M2]`.
+    pub parallel: String,
+    /// 1D/2D activation/weight.
+    pub partition: String,
+    /// Axes onto chips, fastest first.
+    pub mapping: String,
+    /// Global batch, sequences.
+    pub batch: u64,
+    /// Microbatches per step.
+    pub microbatches: u64,
+    /// Sequences per microbatch per data/model1 shard.
+    pub microbatch_seqs: u64,
+    /// Rematerialisation: `full` or `none`.
+    pub remat: &'static str,
+    /// Which fidelity timed the collectives: `analytic` or `flow`.
+    pub fidelity: &'static str,
+    /// Seconds per step.
+    pub step_time_s: f64,
+    /// Sequences per second.
+    pub throughput_seqs_per_s: f64,
+    /// Model FLOPs utilization.
+    pub mfu: f64,
+    /// Hardware FLOPs utilization.
+    pub hfu: f64,
+    /// Memory per chip, bytes.
+    pub memory_bytes_per_chip: f64,
+    /// Memory per chip by use.
+    pub memory: MemoryOutput,
+    /// Whether it fits in HBM.
+    pub fits_in_memory: bool,
+    /// Chip work on the critical path, seconds.
+    pub compute_time_s: f64,
+    /// Communication no overlap hid, seconds.
+    pub exposed_communication_s: f64,
+    /// The pipeline bubble, seconds.
+    pub bubble_time_s: f64,
+    /// The optimizer step, seconds.
+    pub optimizer_time_s: f64,
+    /// Gradient sum before overlap, seconds.
+    pub gradient_sync_s: f64,
+    /// Forward time of one microbatch on one stage, seconds.
+    pub stage_forward_s: f64,
+    /// Backward time of one microbatch on one stage, seconds.
+    pub stage_backward_s: f64,
+    /// What bounds the step ([`StepReport::bound`]).
+    pub bound: &'static str,
+}
+
+impl StepFigures {
+    /// The figures of `r`.
+    pub fn new(r: &StepReport) -> StepFigures {
+        let c = &r.config;
+        StepFigures {
+            parallel: c.parallel.to_string(),
+            partition: c.partition.to_string(),
+            mapping: c.mapping.to_string(),
+            batch: c.batch,
+            microbatches: c.microbatches,
+            microbatch_seqs: r.microbatch_seqs,
+            remat: c.remat.name(),
+            fidelity: r.fidelity,
+            step_time_s: r.step_time_s,
+            throughput_seqs_per_s: r.throughput_seqs_per_s,
+            mfu: r.mfu,
+            hfu: r.hfu,
+            memory_bytes_per_chip: r.memory.total(),
+            memory: MemoryOutput {
+                weights_bytes: r.memory.weights,
+                gradients_bytes: r.memory.gradients,
+                optimizer_bytes: r.memory.optimizer,
+                activations_bytes: r.memory.activations,
+                workspace_bytes: r.memory.workspace,
+            },
+            fits_in_memory: r.fits_in_memory,
+            compute_time_s: r.compute_time_s,
+            exposed_communication_s: r.exposed_communication_s,
+            bubble_time_s: r.bubble_time_s,
+            optimizer_time_s: r.optimizer_time_s,
+            gradient_sync_s: r.gradient_sync_s,
+            stage_forward_s: r.stage_times_s.0,
+            stage_backward_s: r.stage_times_s.1,
+            bound: r.bound(),
+        }
+    }
+
+    /// The rows of the step's table, the memory against `hbm` bytes of HBM.
+    fn rows(&self, hbm: u64) -> Vec<(String, Vec<String>)> {
+        let s = |x: f64| format!("{x:.3} s");
+        let m = &self.memory;
+        let total = self.memory_bytes_per_chip;
+        vec![
+            (
+                "partition".into(),
+                vec![format!(
+                    "{} {}, mapping {}",
+                    self.parallel, self.partition, self.mapping
+                )],
+            ),
+            (
+                "batch".into(),
+                vec![format!(
+                    "{} sequences, {} microbatches of {} per data/model1 shard, remat {}",
+                    self.batch, self.microbatches, self.microbatch_seqs, self.remat
+                )],
+            ),
+            ("step time".into(), vec![s(self.step_time_s)]),
+            (
+                "throughput".into(),
+                vec![format!("{:.2} seqs/s", self.throughput_seqs_per_s)],
+            ),
+            (
+                "MFU / HFU".into(),
+                vec![format!(
+                    "{:.1}% / {:.1}%",
+                    self.mfu * 100.0,
+                    self.hfu * 100.0
+                )],
+            ),
+            (
+                "compute".into(),
+                vec![format!(
+                    "{} (optimizer {})",
+                    s(self.compute_time_s),
+                    s(self.optimizer_time_s)
+                )],
+            ),
+            (
+                "exposed communication".into(),
+                vec![format!(
+                    "{} (gradient sum {} before overlap)",
+                    s(self.exposed_communication_s),
+                    s(self.gradient_sync_s)
+                )],
+            ),
+            ("pipeline bubble".into(), vec![s(self.bubble_time_s)]),
+            ("bound by".into(), vec![self.bound.into()]),
+            (
+                "memory per chip".into(),
+                vec![format!(
+                    "{} of {} ({}): weights {}, gradients {}, optimizer {}, activations {}, workspace {}",
+                    gib(total),
+                    gib(hbm as f64),
+                    if self.fits_in_memory {
+                        "fits"
+                    } else {
+                        "DOES NOT FIT"
+                    },
+                    gib(m.weights_bytes),
+                    gib(m.gradients_bytes),
+                    gib(m.optimizer_bytes),
+                    gib(m.activations_bytes),
+                    gib(m.workspace_bytes)
+                )],
+            ),
+        ]
+    }
+}
+
+fn gib(b: f64) -> String {
+    format!("{:.2} GiB", b / (1u64 << 30) as f64)
+}
+
+/// One step as `podsim train --json` prints it: the step's figures, the model, the system and
+/// the CMEM setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepOutput {
+    /// The configuration and what the step costs.
+    #[serde(flatten)]
+    pub step: StepFigures,
+    /// The model's name.
+    pub model: String,
+    /// The system's name.
+    pub system: String,
+    /// Chips of the system.
+    pub chips: u64,
+    /// The model's weights.
+    pub parameters: f64,
+    /// CMEM: `on`, `off` or `none` ([`Machine::cmem_name`]).
+    pub cmem: &'static str,
+    /// The chip's name (text only).
+    #[serde(skip)]
+    pub chip: String,
+    /// HBM per chip, bytes (text only).
+    #[serde(skip)]
+    pub hbm_bytes: u64,
+}
+
+impl StepOutput {
+    /// The step `r` of `t` on `m`, the system named `system` of `chips` chips.
+    pub fn new(
+        t: &Transformer,
+        system: &str,
+        chips: u64,
+        m: &Machine,
+        r: &StepReport,
+    ) -> StepOutput {
+        StepOutput {
+            step: StepFigures::new(r),
+            model: t.name.clone(),
+            system: system.into(),
+            chips,
+            parameters: t.params(),
+            cmem: m.cmem_name(),
+            chip: m.chip.name.clone(),
+            hbm_bytes: m.hbm_bytes,
+        }
+    }
+
+    /// The text `podsim train` prints: a line naming the model and system, then the table.
+    pub fn text(&self) -> String {
+        format!(
+            "{} ({:.1} B parameters) on {} ({} chips of {}), collectives: {}, CMEM {}\n{}",
+            self.model,
+            self.parameters / 1e9,
+            self.system,
+            self.chips,
+            self.chip,
+            self.step.fidelity,
+            self.cmem,
+            render(&self.step.rows(self.hbm_bytes))
+        )
+    }
+}
+
+/// The step of `c` for `t` on `m` (the network `net`): with the fastest microbatch count that
+/// fits (closed form) when `pick_microbatches`, its collectives timed on the flow model or in
+/// closed form as `fidelity` says.
+pub fn run_step(
+    t: &Transformer,
+    m: &Machine,
+    net: &Network,
+    c: &Config,
+    pick_microbatches: bool,
+    fidelity: ModelKind,
+) -> Result<StepReport, TrainError> {
+    let c = if pick_microbatches {
+        best_microbatches(t, m, c)?
+    } else {
+        *c
+    };
+    match fidelity {
+        ModelKind::Flow => {
+            let mut mk = || podsim_system::flow_model(net);
+            measured(t, m, net, &c, &mut mk)
+        }
+        _ => analytic(t, m, &c),
+    }
+}
+
+/// One configuration a search found, as `podsim train --search --json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchEntry {
+    /// The configuration and what its step costs.
+    #[serde(flatten)]
+    pub step: StepFigures,
+    /// The slice's shorthand.
+    pub system: String,
+}
+
+/// A search as `podsim train --search --json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchOutput {
+    /// The model's name.
+    pub model: String,
+    /// Chips searched over.
+    pub chips: u64,
+    /// Global batch, sequences.
+    pub batch: u64,
+    /// The best configurations, best first.
+    pub results: Vec<SearchEntry>,
+    /// Configurations evaluated in closed form.
+    pub configurations_evaluated: u64,
+    /// Configurations a second in the closed-form pass.
+    pub configurations_per_s: f64,
+    /// Configurations skipped by the compute-only bound.
+    pub pruned_by_bound: u64,
+    /// Configurations that do not fit in HBM.
+    pub over_memory: u64,
+    /// Survivors timed on the flow model.
+    pub flow_evaluated: u64,
+    /// Seconds the search took.
+    pub wall_time_s: f64,
+}
+
+impl SearchOutput {
+    /// The text `podsim train --search` prints: [`SearchOutput::summary`], then
+    /// [`SearchOutput::table`].
+    pub fn text(&self) -> String {
+        format!("{}\n{}", self.summary(), self.table())
+    }
+
+    /// A line of what was searched (without its newline).
+    pub fn summary(&self) -> String {
+        format!(
+            "{} on {} TPU v4 chips, batch {}: {} configurations in closed form, {} skipped by the compute-only bound, {} over HBM; {} survivors on the flow model",
+            self.model,
+            self.chips,
+            self.batch,
+            self.configurations_evaluated,
+            self.pruned_by_bound,
+            self.over_memory,
+            self.flow_evaluated,
+        )
+    }
+
+    /// The table of the best configurations.
+    pub fn table(&self) -> String {
+        let mut rows = vec![(
+            "#".to_string(),
+            vec![
+                "slice".into(),
+                "[P,D,M1,M2]".into(),
+                "act/weight".into(),
+                "mapping".into(),
+                "microbatches".into(),
+                "remat".into(),
+                "seqs/s".into(),
+                "MFU".into(),
+                "why (compute / exposed comm / bubble, s)".into(),
+            ],
+        )];
+        for (i, e) in self.results.iter().enumerate() {
+            let x = &e.step;
+            rows.push((
+                format!("{}", i + 1),
+                vec![
+                    e.system.clone(),
+                    x.parallel.clone(),
+                    x.partition.clone(),
+                    x.mapping.clone(),
+                    x.microbatches.to_string(),
+                    x.remat.into(),
+                    format!("{:.2}", x.throughput_seqs_per_s),
+                    format!("{:.1}%", x.mfu * 100.0),
+                    format!(
+                        "{:.2} / {:.2} / {:.2}: {}",
+                        x.compute_time_s, x.exposed_communication_s, x.bubble_time_s, x.bound
+                    ),
+                ],
+            ));
+        }
+        render(&rows)
+    }
+
+    /// The closed-form pass's rate, a note for stderr (it is the machine's, not the model's,
+    /// so stdout stays the same on every run).
+    pub fn rate_note(&self) -> String {
+        format!(
+            "note: {:.0} configurations a second in closed form on this machine",
+            self.configurations_per_s
+        )
+    }
+}
+
+/// [`search_with`] on the flow model, as `podsim train --search` runs it: the `top` best
+/// configurations of `t` on `chips` chips of `chip` at global batch `batch`, up to
+/// `flow_limit` survivors timed on the flow model, their layer times kept in `memo`.
+pub fn run_search(
+    t: &Transformer,
+    chip: &ChipSpec,
+    chips: u64,
+    batch: u64,
+    top: usize,
+    flow_limit: usize,
+    memo: &mut dyn FlowMemo,
+) -> Result<SearchOutput, TrainError> {
+    let start = std::time::Instant::now();
+    let mut mk = podsim_system::flow_model;
+    let r = search_with(t, chip, chips, batch, top, flow_limit, &mut mk, memo)?;
+    let results = r
+        .results
+        .iter()
+        .map(|(s, x)| SearchEntry {
+            step: StepFigures::new(x),
+            system: s.shorthand(),
+        })
+        .collect();
+    Ok(SearchOutput {
+        model: t.name.clone(),
+        chips,
+        batch,
+        results,
+        configurations_evaluated: r.configurations_evaluated,
+        configurations_per_s: r.configurations_evaluated as f64 / r.closed_form_s.max(1e-9),
+        pruned_by_bound: r.pruned,
+        over_memory: r.over_memory,
+        flow_evaluated: r.flow_evaluated,
+        wall_time_s: start.elapsed().as_secs_f64(),
+    })
+}

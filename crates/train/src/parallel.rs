@@ -1,0 +1,285 @@
+//! The parallel configuration: the partition spec, the 1D/2D option, the axis mapping and
+//! rematerialisation.
+
+use std::fmt;
+
+/// How activations or weights are split over the two model axes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Split {
+    /// Over one axis.
+    OneD,
+    /// Over both.
+    TwoD,
+}
+
+impl Split {
+    fn name(self) -> &'static str {
+        match self {
+            Split::OneD => "1D",
+            Split::TwoD => "2D",
+        }
+    }
+}
+
+/// Table 3's "1D/2D activation/weight partitioning" option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Partition {
+    /// How activations are split.
+    pub activation: Split,
+    /// How weights are split.
+    pub weight: Split,
+}
+
+impl Partition {
+    /// The four options.
+    pub const ALL: [Partition; 4] = [
+        Partition {
+            activation: Split::OneD,
+            weight: Split::OneD,
+        },
+        Partition {
+            activation: Split::OneD,
+            weight: Split::TwoD,
+        },
+        Partition {
+            activation: Split::TwoD,
+            weight: Split::OneD,
+        },
+        Partition {
+            activation: Split::TwoD,
+            weight: Split::TwoD,
+        },
+    ];
+
+    /// From `1d/2d` (activation/weight, either case).
+    pub fn parse(s: &str) -> Option<Partition> {
+        let (a, w) = s.split_once('/')?;
+        let one = |x: &str| match x.trim().to_ascii_lowercase().as_str() {
+            "1d" => Some(Split::OneD),
+            "2d" => Some(Split::TwoD),
+            _ => None,
+        };
+        Some(Partition {
+            activation: one(a)?,
+            weight: one(w)?,
+        })
+    }
+}
+
+impl fmt::Display for Partition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.activation.name(), self.weight.name())
+    }
+}
+
+/// The four parallel axes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Axis {
+    /// Pipeline stages.
+    Pipeline,
+    /// Data-parallel replicas.
+    Data,
+    /// Batch-split model axis (X).
+    Model1,
+    /// Tensor axis (Y).
+    Model2,
+}
+
+impl Axis {
+    /// All four, in Table 3's order.
+    pub const ALL: [Axis; 4] = [Axis::Pipeline, Axis::Data, Axis::Model1, Axis::Model2];
+    /// The name in `--parallel` and `--mapping`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Pipeline => "pipeline",
+            Axis::Data => "data",
+            Axis::Model1 => "model1",
+            Axis::Model2 => "model2",
+        }
+    }
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Table 3's partition spec `[pipeline, data, model1, model2]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Parallel(pub [u64; 4]);
+
+impl Parallel {
+    /// The size of `a`.
+    pub fn of(&self, a: Axis) -> u64 {
+        self.0[a.index()]
+    }
+    /// Chips it needs.
+    pub fn chips(&self) -> u64 {
+        self.0.iter().product()
+    }
+    /// From `pipeline=P,data=D,model1=M1,model2=M2` (every axis named once) or `[P,D,M1,M2]`.
+    pub fn parse(s: &str) -> Result<Parallel, String> {
+        let t = s.trim();
+        if let Some(inner) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+            let v: Vec<&str> = inner.split(',').map(str::trim).collect();
+            if v.len() != 4 {
+                return Err(format!("`{s}`: `[P, D, M1, M2]` takes four sizes"));
+            }
+            let mut out = [0u64; 4];
+            for (o, x) in out.iter_mut().zip(v) {
+                *o = x
+                    .parse()
+                    .map_err(|_| format!("`{x}` is not a whole number"))?;
+            }
+            return Parallel::checked(out);
+        }
+        let mut out = [0u64; 4];
+        let mut given = [false; 4];
+        for part in t.split(',') {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}`: expected AXIS=SIZE"))?;
+            let a = Axis::ALL
+                .into_iter()
+                .find(|a| a.name() == k.trim())
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` is not an axis (pipeline, data, model1, model2)",
+                        k.trim()
+                    )
+                })?;
+            if given[a.index()] {
+                return Err(format!("`{}` is given twice", a.name()));
+            }
+            given[a.index()] = true;
+            out[a.index()] = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{}` is not a whole number", v.trim()))?;
+        }
+        if let Some(a) = Axis::ALL.into_iter().find(|a| !given[a.index()]) {
+            return Err(format!(
+                "`{}` is missing (give all four: pipeline=P,data=D,model1=M1,model2=M2)",
+                a.name()
+            ));
+        }
+        Parallel::checked(out)
+    }
+
+    fn checked(v: [u64; 4]) -> Result<Parallel, String> {
+        if let Some(i) = v.iter().position(|&x| x == 0 || x > 1 << 20) {
+            return Err(format!(
+                "`{}` must be between 1 and 2^20, not {}",
+                Axis::ALL[i].name(),
+                v[i]
+            ));
+        }
+        Ok(Parallel(v))
+    }
+}
+
+impl fmt::Display for Parallel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [p, d, m1, m2] = self.0;
+        write!(f, "[{p},{d},{m1},{m2}]")
+    }
+}
+
+/// Which axes fill the slice's chips, fastest first: chip ids count x fastest, then y, then z,
+/// and the axes take them in this order, so the first axis lies along x (and spills onto y when
+/// it is longer than x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Mapping(pub [Axis; 4]);
+
+impl Mapping {
+    /// The default: the tensor axis fastest, then model1, data, pipeline.
+    pub const DEFAULT: Mapping = Mapping([Axis::Model2, Axis::Model1, Axis::Data, Axis::Pipeline]);
+
+    /// From `model2,model1,data,pipeline` (each axis once).
+    pub fn parse(s: &str) -> Result<Mapping, String> {
+        let v: Vec<&str> = s.split(',').map(str::trim).collect();
+        let mut out = Vec::new();
+        for x in &v {
+            let a = Axis::ALL
+                .into_iter()
+                .find(|a| a.name() == *x)
+                .ok_or_else(|| format!("`{x}` is not an axis (pipeline, data, model1, model2)"))?;
+            if out.contains(&a) {
+                return Err(format!("`{x}` is given twice"));
+            }
+            out.push(a);
+        }
+        if out.len() != 4 {
+            return Err(format!(
+                "`{s}`: name all four axes, fastest first (e.g. model2,model1,data,pipeline)"
+            ));
+        }
+        Ok(Mapping([out[0], out[1], out[2], out[3]]))
+    }
+
+    /// Every order.
+    pub fn all() -> Vec<Mapping> {
+        let mut out = Vec::new();
+        for a in Axis::ALL {
+            for b in Axis::ALL {
+                for c in Axis::ALL {
+                    for d in Axis::ALL {
+                        let v = [a, b, c, d];
+                        let distinct = (0..4).all(|i| (i + 1..4).all(|j| v[i] != v[j]));
+                        if distinct {
+                            out.push(Mapping(v));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Mapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|a| a.name()).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+/// Rematerialisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Remat {
+    /// Keep each layer's input, recompute the rest before the backward pass.
+    Full,
+    /// Keep every activation the backward pass needs.
+    None,
+}
+
+impl Remat {
+    /// The name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Remat::Full => "full",
+            Remat::None => "none",
+        }
+    }
+    /// From its name.
+    pub fn parse(s: &str) -> Option<Remat> {
+        [Remat::Full, Remat::None]
+            .into_iter()
+            .find(|r| r.name() == s)
+    }
+}
+
+/// One training configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// The partition spec.
+    pub parallel: Parallel,
+    /// 1D/2D activation/weight.
+    pub partition: Partition,
+    /// Axes onto chips.
+    pub mapping: Mapping,
+    /// Global batch, sequences.
+    pub batch: u64,
+    /// Microbatches per step (per pipeline).
+    pub microbatches: u64,
+    /// Rematerialisation.
+    pub remat: Remat,
+}

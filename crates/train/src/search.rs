@@ -1,0 +1,311 @@
+//! The search of Table 3: slice shapes, partition specs, options and mappings, in closed form
+//! and then on the flow model.
+
+use podsim_net::NetworkModel;
+use podsim_system::workload::ChipSpec;
+use podsim_topology::Network;
+
+use crate::layer::{Span, spans};
+use crate::{
+    Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, StepReport, TrainError,
+    Transformer, cfg_err, flow_layer, microbatch_choices,
+};
+
+/// A slice the OCS can build for a search: chips along x <= y <= z, each a multiple of 4
+/// (section 2.5), twisted or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SliceShape {
+    /// Chips along x, y, z.
+    pub dims: [u32; 3],
+    /// Whether the wraparound is twisted.
+    pub twisted: bool,
+}
+
+impl SliceShape {
+    /// Every slice of `chips` chips made of 4x4x4 blocks, twisted too where twistable
+    /// (k x k x 2k, k x 2k x 2k).
+    pub fn all(chips: u64) -> Vec<SliceShape> {
+        let mut out = Vec::new();
+        if !chips.is_multiple_of(64) {
+            return out;
+        }
+        let mut a = 4u64;
+        while a * a * a <= chips {
+            let mut b = a;
+            while a * b * b <= chips {
+                if chips.is_multiple_of(a * b) {
+                    let c = chips / (a * b);
+                    if c >= b && c.is_multiple_of(4) && c <= 1 << 16 {
+                        let dims = [a as u32, b as u32, c as u32];
+                        out.push(SliceShape {
+                            dims,
+                            twisted: false,
+                        });
+                        if (a == b && c == 2 * b) || (b == 2 * a && c == b) {
+                            out.push(SliceShape {
+                                dims,
+                                twisted: true,
+                            });
+                        }
+                    }
+                }
+                b += 4;
+            }
+            a += 4;
+        }
+        out
+    }
+
+    /// Its shorthand, `tpuv4:slice=AxBxC[:twisted]`.
+    pub fn shorthand(&self) -> String {
+        let [a, b, c] = self.dims;
+        format!(
+            "tpuv4:slice={a}x{b}x{c}{}",
+            if self.twisted { ":twisted" } else { "" }
+        )
+    }
+
+    /// Its network, built from blocks and OCS circuits in an empty pod.
+    pub fn network(&self) -> Result<Network, TrainError> {
+        let mut pod = podsim_system::tpu_v4::TpuPod::new();
+        let id = pod
+            .allocate(self.dims, self.twisted)
+            .map_err(|e| cfg_err(e.to_string()))?;
+        pod.slices()
+            .find(|s| s.id == id)
+            .map(|s| Network::Cube(s.topology.clone()))
+            .ok_or_else(|| cfg_err("the pod lost the slice it just made".into()))
+    }
+}
+
+/// Every partition spec `[P, D, M1, M2]` of `chips` chips that `t` and `batch` allow.
+pub fn parallel_specs(t: &Transformer, chips: u64, batch: u64) -> Vec<Parallel> {
+    let divisors = |n: u64| -> Vec<u64> { (1..=n).filter(|k| n.is_multiple_of(*k)).collect() };
+    let mut out = Vec::new();
+    for p in divisors(chips) {
+        if p > t.layers {
+            continue;
+        }
+        for d in divisors(chips / p) {
+            for x in divisors(chips / p / d) {
+                let y = chips / p / d / x;
+                if y > t.heads || !batch.is_multiple_of(d * x) {
+                    continue;
+                }
+                out.push(Parallel([p, d, x, y]));
+            }
+        }
+    }
+    out
+}
+
+/// Builds a fresh network model for a network (the flow model, for the search's survivors).
+pub type ModelFor<'a> = dyn FnMut(&Network) -> Result<Box<dyn NetworkModel>, String> + 'a;
+
+/// What a search found.
+#[derive(Debug, Clone)]
+pub struct SearchResult {
+    /// The best configurations, best first, each with its slice and its step (timed at the
+    /// fidelity the search ended with).
+    pub results: Vec<(SliceShape, StepReport)>,
+    /// Configurations evaluated in closed form.
+    pub configurations_evaluated: u64,
+    /// Configurations skipped by the compute-only bound before any mapping was tried.
+    pub pruned: u64,
+    /// Configurations that do not fit in HBM.
+    pub over_memory: u64,
+    /// Survivors timed on the flow model.
+    pub flow_evaluated: u64,
+    /// Seconds spent in the closed-form pass.
+    pub closed_form_s: f64,
+}
+
+/// Search slice shapes, partition specs, 1D/2D options, rematerialisation, microbatches and
+/// axis mappings for `t` on `chips` TPU v4 chips at global batch `batch`: every configuration
+/// in closed form, skipping those whose compute-only bound cannot beat the K-th best found,
+/// then the best (up to `flow_limit`, in closed-form order) on the flow model with
+/// `model_for`, until the closed-form figure of the next one (an upper bound on its flow
+/// throughput) cannot beat the K-th best measured.
+pub fn search(
+    t: &Transformer,
+    chip: &ChipSpec,
+    chips: u64,
+    batch: u64,
+    top: usize,
+    flow_limit: usize,
+    model_for: &mut ModelFor<'_>,
+) -> Result<SearchResult, TrainError> {
+    search_with(
+        t,
+        chip,
+        chips,
+        batch,
+        top,
+        flow_limit,
+        model_for,
+        &mut NoMemo,
+    )
+}
+
+/// Where a search keeps the layer times the flow model measured, so a search run again (after
+/// a kill, say) reuses them instead of measuring again: a key naming the slice and the
+/// configuration -> (forward, backward) seconds of one layer.
+pub trait FlowMemo {
+    /// The times kept for `key`, if any.
+    fn get(&mut self, key: &str) -> Option<(f64, f64)>;
+    /// Keep the times just measured for `key`.
+    fn put(&mut self, key: &str, times: (f64, f64)) -> Result<(), String>;
+}
+
+/// A [`FlowMemo`] that keeps nothing.
+pub struct NoMemo;
+
+impl FlowMemo for NoMemo {
+    fn get(&mut self, _: &str) -> Option<(f64, f64)> {
+        None
+    }
+    fn put(&mut self, _: &str, _: (f64, f64)) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// [`search`], with the flow pass's layer times kept in (and taken from) `memo`.
+#[allow(clippy::too_many_arguments)]
+pub fn search_with(
+    t: &Transformer,
+    chip: &ChipSpec,
+    chips: u64,
+    batch: u64,
+    top: usize,
+    flow_limit: usize,
+    model_for: &mut ModelFor<'_>,
+    memo: &mut dyn FlowMemo,
+) -> Result<SearchResult, TrainError> {
+    let top = top.max(1);
+    let shapes = SliceShape::all(chips);
+    if shapes.is_empty() {
+        return Err(cfg_err(format!(
+            "{chips} chips make no slice of 4x4x4 blocks (a multiple of 64 is needed)"
+        )));
+    }
+    let mut machines = Vec::new();
+    for s in &shapes {
+        let net = s.network()?;
+        let m = Machine::of(&net, chip.clone()).map_err(cfg_err)?;
+        machines.push((*s, net, m));
+    }
+    let specs = parallel_specs(t, chips, batch);
+    let start = std::time::Instant::now();
+    // Candidates kept: (throughput, shape index, report), best first; more than `top` so the
+    // flow pass has survivors to re-rank.
+    let keep = (top * 4).max(flow_limit);
+    let mut best: Vec<(f64, usize, StepReport)> = Vec::new();
+    let (mut evaluated, mut pruned, mut over) = (0u64, 0u64, 0u64);
+    let floor = |best: &Vec<(f64, usize, StepReport)>| {
+        if best.len() < keep {
+            0.0
+        } else {
+            best[best.len() - 1].0
+        }
+    };
+    let mappings = Mapping::all();
+    for remat in [Remat::Full, Remat::None] {
+        for partition in Partition::ALL {
+            for parallel in &specs {
+                let base = Config {
+                    parallel: *parallel,
+                    partition,
+                    mapping: Mapping::DEFAULT,
+                    batch,
+                    microbatches: 1,
+                    remat,
+                };
+                for mb in microbatch_choices(&base) {
+                    let c = Config {
+                        microbatches: mb,
+                        ..base
+                    };
+                    let Ok(prep) = Prepared::new(t, &machines[0].2, &c) else {
+                        continue;
+                    };
+                    let variants = (machines.len() * mappings.len()) as u64;
+                    if !prep.fits(&machines[0].2) {
+                        over += variants;
+                        continue;
+                    }
+                    if batch as f64 / prep.bound_s() <= floor(&best) {
+                        pruned += variants;
+                        continue;
+                    }
+                    for (si, (_, _, m)) in machines.iter().enumerate() {
+                        let mut seen: Vec<[Span; 4]> = Vec::new();
+                        for &mapping in &mappings {
+                            let cm = Config { mapping, ..c };
+                            let Ok(sp) = spans(m, &cm) else {
+                                continue;
+                            };
+                            // Mappings that place every axis alike are one configuration.
+                            if seen.contains(&sp) {
+                                continue;
+                            }
+                            seen.push(sp);
+                            evaluated += 1;
+                            let Ok(r) = prep.finish(t, m, mapping, None) else {
+                                continue;
+                            };
+                            let tp = r.throughput_seqs_per_s;
+                            if tp > floor(&best) {
+                                let at = best.partition_point(|b| b.0 >= tp);
+                                best.insert(at, (tp, si, r));
+                                best.truncate(keep);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let closed_form_s = start.elapsed().as_secs_f64();
+    // The flow pass, in closed-form order.
+    let mut measured: Vec<(f64, usize, StepReport)> = Vec::new();
+    let mut flow_evaluated = 0u64;
+    for (tp, si, r) in &best {
+        if flow_evaluated as usize >= flow_limit {
+            break;
+        }
+        if measured.len() >= top && *tp <= measured[top - 1].0 {
+            break;
+        }
+        let (shape, net, m) = &machines[*si];
+        // The key: the slice and every setting of the configuration (no commas, for CSV).
+        let key = format!("{} {:?}", shape.shorthand(), r.config).replace(',', ";");
+        let layer = match memo.get(&key) {
+            Some(times) => times,
+            None => {
+                let mut mk = || model_for(net);
+                let times = flow_layer(t, m, net, &r.config, &mut mk)?;
+                memo.put(&key, times).map_err(TrainError::Flow)?;
+                times
+            }
+        };
+        let prep = Prepared::new(t, m, &r.config)?;
+        let f = prep.finish(t, m, r.config.mapping, Some(layer))?;
+        flow_evaluated += 1;
+        let ftp = f.throughput_seqs_per_s;
+        let at = measured.partition_point(|b| b.0 >= ftp);
+        measured.insert(at, (ftp, *si, f));
+    }
+    let ranked = if flow_limit == 0 { best } else { measured };
+    Ok(SearchResult {
+        results: ranked
+            .into_iter()
+            .take(top)
+            .map(|(_, si, r)| (machines[si].0, r))
+            .collect(),
+        configurations_evaluated: evaluated,
+        pruned,
+        over_memory: over,
+        flow_evaluated,
+        closed_form_s,
+    })
+}

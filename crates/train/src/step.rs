@@ -1,0 +1,309 @@
+//! The step of a configuration: its chip work, exposed communication, bubble and memory.
+
+use podsim_collective::Kind;
+use podsim_net::NetworkModel;
+use podsim_topology::Network;
+
+use crate::layer::{LayerOps, Span, layer_ops, spans};
+use crate::memory::{MemoryUse, Shard, shard};
+use crate::timer::{Timer, cmem_holds};
+use crate::{
+    Axis, Config, ELEM, Machine, Mapping, Remat, Split, TrainError, Transformer, cfg_err,
+    flow_layer,
+};
+
+/// What a step costs and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepReport {
+    /// The configuration.
+    pub config: Config,
+    /// Seconds per step.
+    pub step_time_s: f64,
+    /// Sequences per second.
+    pub throughput_seqs_per_s: f64,
+    /// Model FLOPs (3 x forward, no recomputation) per second over the slice's peak.
+    pub mfu: f64,
+    /// Hardware FLOPs (with recomputation) per second over the slice's peak.
+    pub hfu: f64,
+    /// Memory per chip, bytes.
+    pub memory: MemoryUse,
+    /// Whether it fits in HBM.
+    pub fits_in_memory: bool,
+    /// Chip work on the step's critical path: microbatches x (forward + backward) of the
+    /// slowest stage and the optimizer step, seconds.
+    pub compute_time_s: f64,
+    /// Communication no overlap hid: model-axis collectives, pipeline sends and the exposed
+    /// part of the gradient sum, seconds.
+    pub exposed_communication_s: f64,
+    /// The pipeline bubble, seconds.
+    pub bubble_time_s: f64,
+    /// The optimizer step (part of the compute time), seconds.
+    pub optimizer_time_s: f64,
+    /// Gradient sum over data (and model1 for 1D weights), seconds, before overlap.
+    pub gradient_sync_s: f64,
+    /// Per microbatch and stage: forward, backward, seconds.
+    pub stage_times_s: (f64, f64),
+    /// Sequences per microbatch per data/model1 shard.
+    pub microbatch_seqs: u64,
+    /// Which fidelity timed the collectives.
+    pub fidelity: &'static str,
+}
+
+impl StepReport {
+    /// What bounds the step: the largest of compute, exposed communication and bubble.
+    pub fn bound(&self) -> &'static str {
+        let v = [
+            (self.compute_time_s, "compute"),
+            (self.exposed_communication_s, "exposed communication"),
+            (self.bubble_time_s, "pipeline bubble"),
+        ];
+        v.iter().fold(v[0], |a, &b| if b.0 > a.0 { b } else { a }).1
+    }
+}
+
+/// Model FLOPs and hardware FLOPs per sequence.
+fn flops_per_seq(t: &Transformer, remat: Remat) -> (f64, f64) {
+    let f = t.forward_flops_per_seq();
+    let model = 3.0 * f;
+    let layers_fwd = f - 2.0 * (t.sequence * t.d_model * t.vocabulary) as f64;
+    let hw = match remat {
+        Remat::Full => model + layers_fwd,
+        Remat::None => model,
+    };
+    (model, hw)
+}
+
+/// The part of a step that the slice shape and the mapping do not change: the shard, the
+/// layer's ops and the chip work they take.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    config: Config,
+    sh: Shard,
+    ops: LayerOps,
+    /// Chip work per layer: forward, backward.
+    work: (f64, f64),
+    /// The last stage's logits and loss: forward, backward.
+    head: (f64, f64),
+    flops: (f64, f64),
+}
+
+impl Prepared {
+    /// Chip work, shard and ops of `c` on `chip` (the mapping in `c` is not used).
+    pub fn new(t: &Transformer, chip: &Machine, c: &Config) -> Result<Prepared, TrainError> {
+        let sh = shard(t, c)?;
+        let ops = layer_ops(t, c, &sh);
+        let timer = Timer {
+            t,
+            m: chip,
+            cmem_weights: cmem_holds(t, chip, c),
+            spans: [Span {
+                stride: 1,
+                size: 1,
+                parts: [(1, 1); 3],
+            }; 4],
+        };
+        let (fw, _) = timer.pass(&ops.forward)?;
+        let (bw, _) = timer.pass(&ops.backward)?;
+        let y = c.parallel.of(Axis::Model2);
+        // The last stage's logits: tokens x d_model by d_model x vocabulary/model2, forward and
+        // the two backward GEMMs; the loss as four memory passes over the logits.
+        let v_chip = t.vocabulary.div_ceil(y);
+        let logits_f = timer.gemm(sh.tokens, v_chip, t.d_model, true)?;
+        let logits_b = timer.gemm(sh.tokens, t.d_model, v_chip, true)?
+            + timer.gemm(t.d_model, v_chip, sh.tokens, false)?;
+        let loss = timer.memory(4.0 * (sh.tokens * v_chip) as f64 * ELEM);
+        Ok(Prepared {
+            config: *c,
+            sh,
+            ops,
+            work: (fw, bw),
+            head: (logits_f + loss, logits_b + loss),
+            flops: flops_per_seq(t, c.remat),
+        })
+    }
+
+    /// Whether its memory fits the chip's HBM.
+    pub fn fits(&self, m: &Machine) -> bool {
+        self.sh.memory.total() <= m.hbm_bytes as f64
+    }
+
+    /// A lower bound on the step time whatever the slice and mapping: its chip work and the
+    /// bubble that work alone makes, seconds.
+    pub fn bound_s(&self) -> f64 {
+        let l = self.sh.layers_per_stage as f64;
+        let stage = l * (self.work.0 + self.work.1) + self.head.0 + self.head.1;
+        let p = self.config.parallel.of(Axis::Pipeline) as f64;
+        (self.config.microbatches as f64 + p - 1.0) * stage
+    }
+
+    /// The step on machine `m` with mapping `mapping`, the collectives in closed form, or as
+    /// measured per layer (forward, backward: seconds of exposed communication per layer and
+    /// microbatch, from [`flow_layer`]).
+    pub fn finish(
+        &self,
+        t: &Transformer,
+        m: &Machine,
+        mapping: Mapping,
+        measured: Option<(f64, f64)>,
+    ) -> Result<StepReport, TrainError> {
+        let c = Config {
+            mapping,
+            ..self.config
+        };
+        let spans = spans(m, &c)?;
+        let timer = Timer {
+            t,
+            m,
+            spans,
+            cmem_weights: cmem_holds(t, m, &c),
+        };
+        let (fc, bc) = match measured {
+            Some(v) => v,
+            None => (
+                timer.pass(&self.ops.forward)?.1,
+                timer.pass(&self.ops.backward)?.1,
+            ),
+        };
+        let sh = &self.sh;
+        let [p, d, x, y] = c.parallel.0;
+        let l = sh.layers_per_stage as f64;
+        let a_split = match c.partition.activation {
+            Split::OneD => 1.0,
+            Split::TwoD => y as f64,
+        };
+        // The pipeline send of the stage's output (and of its gradient back), over one link.
+        let send = if p > 1 {
+            let bytes = sh.tokens as f64 * t.d_model as f64 * ELEM / a_split;
+            bytes / m.link_bytes_per_s + m.step_latency_s
+        } else {
+            0.0
+        };
+        let work_f = l * self.work.0 + self.head.0;
+        let work_b = l * self.work.1 + self.head.1;
+        let comm_f = l * fc + send;
+        let comm_b = l * bc + send;
+        let (tf, tb) = (work_f + comm_f, work_b + comm_b);
+        let mb = c.microbatches as f64;
+        let bubble = (p - 1) as f64 * (tf + tb);
+        // Gradient sum over data (and model1 for 1D weights): a ring all-reduce of the bf16
+        // weight gradients (reduce-scatter and all-gather of the updated shard: the same
+        // bytes), overlapped with the last microbatch's backward pass over all layers but the
+        // first.
+        let grad_bytes = sh.weights_per_chip * ELEM;
+        let mut sync = timer.collective(Axis::Data, Kind::AllReduce, grad_bytes);
+        if c.partition.weight == Split::OneD {
+            sync += timer.collective(Axis::Model1, Kind::AllReduce, grad_bytes / d as f64);
+        }
+        let overlap = tb * (l - 1.0).max(0.0) / l.max(1.0);
+        let sync_exposed = (sync - overlap).max(0.0);
+        // Adam on the weight shard this chip updates: read the bf16 gradient, the fp32 weight
+        // and two moments, write them and the bf16 weight (2 + 12 + 12 + 2 bytes per weight).
+        let replicas = match c.partition.weight {
+            Split::OneD => d * x,
+            Split::TwoD => d,
+        } as f64;
+        let optimizer = timer.memory(sh.weights_per_chip * 28.0 / replicas);
+        let compute = mb * (work_f + work_b) + optimizer;
+        let exposed = mb * (comm_f + comm_b) + sync_exposed;
+        let step = compute + exposed + bubble;
+        let (model_flops, hw_flops) = self.flops;
+        let peak = m.chip.matrix.0 as f64 * m.chips() as f64;
+        let tput = c.batch as f64 / step;
+        let memory = sh.memory;
+        Ok(StepReport {
+            config: c,
+            step_time_s: step,
+            throughput_seqs_per_s: tput,
+            mfu: model_flops * tput / peak,
+            hfu: hw_flops * tput / peak,
+            memory,
+            fits_in_memory: memory.total() <= m.hbm_bytes as f64,
+            compute_time_s: compute,
+            exposed_communication_s: exposed,
+            bubble_time_s: bubble,
+            optimizer_time_s: optimizer,
+            gradient_sync_s: sync,
+            stage_times_s: (tf, tb),
+            microbatch_seqs: sh.seqs,
+            fidelity: if measured.is_some() {
+                "flow"
+            } else {
+                "analytic"
+            },
+        })
+    }
+}
+
+fn compose(
+    t: &Transformer,
+    m: &Machine,
+    c: &Config,
+    measured: Option<(f64, f64)>,
+) -> Result<StepReport, TrainError> {
+    spans(m, c)?;
+    Prepared::new(t, m, c)?.finish(t, m, c.mapping, measured)
+}
+
+/// The step of `c` with closed-form collectives.
+pub fn analytic(t: &Transformer, m: &Machine, c: &Config) -> Result<StepReport, TrainError> {
+    compose(t, m, c, None)
+}
+
+/// The step of `c` with its per-layer collectives measured on the network model `model_for`
+/// builds (the flow model for `--model-fidelity flow`).
+pub fn measured(
+    t: &Transformer,
+    m: &Machine,
+    net: &Network,
+    c: &Config,
+    model_for: &mut dyn FnMut() -> Result<Box<dyn NetworkModel>, String>,
+) -> Result<StepReport, TrainError> {
+    let layer = flow_layer(t, m, net, c, model_for)?;
+    compose(t, m, c, Some(layer))
+}
+
+/// Microbatch counts worth trying for `c`'s batch: the divisors of the sequences per shard,
+/// smallest first.
+pub fn microbatch_choices(c: &Config) -> Vec<u64> {
+    let [_, d, x, _] = c.parallel.0;
+    let replicas = d * x;
+    if replicas == 0 || !c.batch.is_multiple_of(replicas) {
+        return Vec::new();
+    }
+    let per = c.batch / replicas;
+    (1..=per).filter(|k| per.is_multiple_of(*k)).collect()
+}
+
+/// The fastest microbatch count for `c` that fits in memory (closed form), or the fastest of
+/// all when none fits.
+pub fn best_microbatches(t: &Transformer, m: &Machine, c: &Config) -> Result<Config, TrainError> {
+    let mut best: Option<(bool, f64, Config)> = None;
+    let mut last_err = None;
+    for k in microbatch_choices(c) {
+        let cand = Config {
+            microbatches: k,
+            ..*c
+        };
+        match analytic(t, m, &cand) {
+            Ok(r) => {
+                let key = (r.fits_in_memory, r.throughput_seqs_per_s);
+                let better = match &best {
+                    None => true,
+                    Some((f, tp, _)) => (key.0 && !f) || (key.0 == *f && key.1 > *tp),
+                };
+                if better {
+                    best = Some((key.0, key.1, cand));
+                }
+            }
+            Err(e) => last_err = Some(e),
+        }
+    }
+    best.map(|b| b.2).ok_or_else(|| {
+        last_err.unwrap_or_else(|| {
+            cfg_err(format!(
+                "the batch of {} does not split over data x model1",
+                c.batch
+            ))
+        })
+    })
+}
