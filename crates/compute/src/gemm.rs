@@ -212,9 +212,9 @@ impl GemmOutput {
 
     /// The text `podsim gemm` prints.
     pub fn text(&self) -> String {
-        use crate::table::row;
+        use podsim_units::table::row;
         let r = &self.report;
-        crate::table::render(&[
+        podsim_units::table::render(&[
             row(
                 "gemm",
                 format!(

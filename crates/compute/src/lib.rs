@@ -20,7 +20,6 @@ pub mod mixed;
 pub mod roofline;
 pub mod stationary;
 pub mod systolic;
-mod table;
 
 pub use gemm::{
     Convention, Dataflow, GemmOutput, GemmReport, GemmRequest, GemmSpec, MemorySpec, gemm, simulate,

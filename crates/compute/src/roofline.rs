@@ -3,7 +3,7 @@
 
 use crate::RequestError;
 use crate::chips::{CHIPS, Chip, TpuFeatures};
-use crate::table::{render, row};
+use podsim_units::table::{render, row};
 
 /// A roofline as `podsim roofline --json` prints it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -6,7 +6,6 @@
 mod metrics;
 mod noc;
 mod roofline;
-mod table;
 mod trace;
 
 pub use metrics::{
@@ -16,10 +15,10 @@ pub use noc::{
     NOC_CSV_HEADER, NocLinkOutput, NocOutput, busbw_svg, noc_csv_row, noc_curve_svg,
     noc_result_from_csv, noc_result_json,
 };
+pub use podsim_units::table::render;
 pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
 };
-pub use table::render;
 pub use trace::{Trace, check_nesting};
 
 /// A command's typed result as the JSON value its `--json` prints and the Python bindings

@@ -13,6 +13,7 @@
 //! Architecture invariant: this crate knows nothing about simulation, networks or file formats.
 
 mod quantity;
+pub mod table;
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};

@@ -1,4 +1,5 @@
-//! Text tables.
+//! Text tables: rows of a label and cells, aligned into columns (every table podsim prints,
+//! from the models' crates up to the report).
 
 /// Align rows into columns.
 pub fn render(rows: &[(String, Vec<String>)]) -> String {
@@ -35,6 +36,11 @@ pub fn render(rows: &[(String, Vec<String>)]) -> String {
     out
 }
 
+/// One row of a label and a single cell.
+pub fn row(label: &str, cell: String) -> (String, Vec<String>) {
+    (label.to_string(), vec![cell])
+}
+
 #[cfg(test)]
 mod tests {
     use super::render;
@@ -52,5 +58,15 @@ mod tests {
         // Label column 2 wide, two spaces, the 70,000-wide column, two spaces, the last cell.
         assert_eq!(lines[0].len(), 2 + 2 + 70_000 + 2 + 1);
         assert_eq!(lines[1], format!("cc  y{}  z", " ".repeat(69_999)));
+    }
+
+    #[test]
+    fn columns_align_two_spaces_past_the_widest_cell() {
+        let rows = [
+            super::row("a", "1".into()),
+            ("long label".to_string(), vec!["22".into(), "x".into()]),
+        ];
+        // Labels pad to 10 characters, the first column to 2; trailing spaces trimmed.
+        assert_eq!(render(&rows), "a           1\nlong label  22  x\n");
     }
 }
