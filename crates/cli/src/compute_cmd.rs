@@ -18,9 +18,15 @@ use crate::{Failure, read};
 /// The arguments of `podsim gemm`.
 #[derive(Args)]
 pub struct GemmArgs {
-    /// Array rows x columns, e.g. 32x32 or 128x128.
-    #[arg(long, value_name = "RxC")]
-    array: String,
+    /// Array rows x columns, e.g. 32x32 or 128x128 [required unless --system].
+    #[arg(long, value_name = "RxC", required_unless_present = "system")]
+    array: Option<String>,
+    /// A machine file whose chip is one matrix unit (`matrix_unit` and `clock`, as
+    /// examples/machines/ece327-systolic.toml): its array, and unless the flags say otherwise
+    /// its scratchpads (the chip's memory split over A, B and D) and its DRAM bytes per cycle
+    /// (the chip's memory bandwidth over its clock). Not with --array.
+    #[arg(long, value_name = "FILE", conflicts_with = "array")]
+    system: Option<PathBuf>,
     /// os (output-stationary), ws (weight-stationary) or is (input-stationary).
     #[arg(long, value_name = "DATAFLOW")]
     dataflow: String,
@@ -44,11 +50,11 @@ pub struct GemmArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 4)]
     output_bytes: u64,
     /// Scratchpad per operand (A, B and D each; double-buffered), a size of at least two edges
-    /// of the array's elements.
-    #[arg(long, value_name = "SIZE", default_value = "64 KiB")]
-    sram: String,
+    /// of the array's elements [default: 64 KiB, or a third of a --system chip's memory].
+    #[arg(long, value_name = "SIZE")]
+    sram: Option<String>,
     /// DRAM bytes per cycle; stalls are counted when traffic outruns compute [default:
-    /// unlimited].
+    /// unlimited, or a --system chip's memory bandwidth over its clock].
     #[arg(long, value_name = "BYTES")]
     dram_bytes_per_cycle: Option<f64>,
     /// Print one JSON object (keys: cycles, folds, macs, utilization, mapping_efficiency,
@@ -59,8 +65,23 @@ pub struct GemmArgs {
 
 /// Run `podsim gemm`.
 pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
+    let (array, sram, dram) = match &a.system {
+        None => (
+            a.array.clone().unwrap_or_default(),
+            a.sram.clone().unwrap_or_else(|| "64 KiB".into()),
+            a.dram_bytes_per_cycle,
+        ),
+        Some(path) => {
+            let (array, sram, dram) = one_unit(path)?;
+            (
+                array,
+                a.sram.clone().unwrap_or(sram),
+                a.dram_bytes_per_cycle.or(Some(dram)),
+            )
+        }
+    };
     let out = GemmRequest {
-        array: &a.array,
+        array: &array,
         dataflow: &a.dataflow,
         m: a.m,
         n: a.n,
@@ -68,11 +89,37 @@ pub fn gemm_cmd(a: &GemmArgs) -> Result<ExitCode, Failure> {
         convention: &a.convention,
         input_bytes: a.input_bytes,
         output_bytes: a.output_bytes,
-        sram: &a.sram,
-        dram_bytes_per_cycle: a.dram_bytes_per_cycle,
+        sram: &sram,
+        dram_bytes_per_cycle: dram,
     }
     .run()?;
     print(a.json, &out, GemmOutput::text)
+}
+
+/// The array (`RxC`), the scratchpad per operand (a third of the chip's memory) and the DRAM
+/// bytes per cycle (memory bandwidth over clock) of the machine file at `path`, whose chip must
+/// be one matrix unit.
+fn one_unit(path: &std::path::Path) -> Result<(String, String, f64), Failure> {
+    let file = path.display().to_string();
+    let m = podsim_config::parse_machine(&file, &read(path)?, None)?;
+    let why = match m.chip.matrix_unit {
+        Some(u) if u.count == 1 => {
+            return Ok((
+                format!("{}x{}", u.rows, u.cols),
+                format!("{} B", m.chip.memory.0 / 3),
+                m.chip.memory_bandwidth.bytes_per_s() as f64 / u.clock.as_hz() as f64,
+            ));
+        }
+        Some(u) => format!(
+            "chip `{}` has {} matrix units; `podsim gemm` times one array (a whole chip's GEMMs run in `podsim workload`)",
+            m.chip.name, u.count
+        ),
+        None => format!(
+            "chip `{}` states no matrix_unit and clock, which `podsim gemm` needs",
+            m.chip.name
+        ),
+    };
+    Err(Failure::usage(format!("{file}: `chip.matrix_unit`: {why}")))
 }
 
 /// The arguments of `podsim systolic`.

@@ -416,3 +416,47 @@ fn a_scenario_system_may_be_a_machine_file() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_lecture_machine_is_its_systolic_array() {
+    // examples/machines/ece327-systolic.toml: one 4x4 matrix unit at 1 GHz, 192 KiB of memory
+    // (three 64 KiB scratchpads) at 8 GB/s (8 bytes a cycle); the same run as the flags.
+    for dataflow in ["os", "ws", "is"] {
+        let common = ["--dataflow", dataflow, "--m", "10", "--n", "7", "--k", "9"];
+        let mut file = vec![
+            "gemm",
+            "--system",
+            "examples/machines/ece327-systolic.toml",
+            "--json",
+        ];
+        file.extend(common);
+        let mut flags = vec![
+            "gemm",
+            "--array",
+            "4x4",
+            "--sram",
+            "64 KiB",
+            "--dram-bytes-per-cycle",
+            "8",
+            "--json",
+        ];
+        flags.extend(common);
+        assert_eq!(json(&file), json(&flags), "{dataflow}");
+    }
+    // A chip of many matrix units is not one array.
+    let o = podsim(&[
+        "gemm",
+        "--system",
+        "examples/machines/dgx-a100.toml",
+        "--dataflow",
+        "os",
+        "--m",
+        "8",
+        "--n",
+        "8",
+        "--k",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("432 matrix units"));
+}
