@@ -6,12 +6,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_report::render;
-use podsim_tpu::outputs::AppsOutput;
-use serde_json::json;
+use podsim_tpu::outputs::{AppsOutput, DlrmOutput, ScheduleOutput};
 
 use crate::Failure;
-use crate::args::{flag_err, print};
+use crate::args::print;
 
 /// The arguments of `podsim apps`.
 #[derive(Args)]
@@ -64,81 +62,8 @@ pub struct DlrmArgs {
 
 /// Run `podsim dlrm`.
 pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
-    use podsim_tpu::dlrm;
-    let placement = dlrm::Placement::parse(&a.embeddings).ok_or_else(|| {
-        flag_err(
-            "--embeddings",
-            format!("`{}` is not sparsecore or host", a.embeddings),
-        )
-    })?;
-    let (net, generation) = dlrm::system(&a.system).map_err(|e| flag_err("--system", e))?;
-    let model = dlrm::Dlrm::fig8();
-    let r = dlrm::step(&model, &net, generation, placement).map_err(Failure::runtime)?;
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "model": model.name,
-                "system": a.system,
-                "chip": generation.chip.name,
-                "chips": r.chips,
-                "embeddings": a.embeddings,
-                "step_time_s": r.step_time_s,
-                "embedding_time_s": r.embedding_time_s,
-                "all_to_all_time_s": r.all_to_all_time_s,
-                "lookup_time_s": r.lookup_time_s,
-                "dense_time_s": r.dense_time_s,
-                "throughput_examples_per_s": r.throughput_examples_per_s,
-                "bisection_bandwidth_bytes_per_s": r.bisection_bytes_per_s,
-                "bound": if r.embedding_time_s >= r.dense_time_s { "embeddings" } else { "dense" },
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let ms = |s: f64| format!("{:.3} ms", s * 1e3);
-    outln!(
-        "{} on {} ({} chips of {}), embeddings on {}",
-        model.name,
-        a.system,
-        r.chips,
-        generation.chip.name,
-        a.embeddings
-    );
-    let rows = vec![
-        (
-            "model".to_string(),
-            vec![format!(
-                "{:.0}M dense weights, {} features into {} tables of width {}, valency {}, {} examples per chip",
-                model.dense_params / 1e6,
-                model.features,
-                model.tables,
-                model.dim,
-                model.valency,
-                model.batch_per_chip
-            )],
-        ),
-        ("step time".into(), vec![ms(r.step_time_s)]),
-        (
-            "  embeddings".into(),
-            vec![format!(
-                "{} (lookups and updates {}, all-to-all {})",
-                ms(r.embedding_time_s),
-                ms(r.lookup_time_s),
-                ms(r.all_to_all_time_s)
-            )],
-        ),
-        ("  dense".into(), vec![ms(r.dense_time_s)]),
-        (
-            "throughput".into(),
-            vec![format!("{:.0} examples/s", r.throughput_examples_per_s)],
-        ),
-        (
-            "bisection".into(),
-            vec![format!("{:.1} TB/s", r.bisection_bytes_per_s / 1e12)],
-        ),
-    ];
-    out!("{}", render(&rows));
-    Ok(ExitCode::SUCCESS)
+    let out = podsim_tpu::outputs::dlrm(&a.system, &a.embeddings)?;
+    print(a.json, &out, DlrmOutput::text)
 }
 
 /// The arguments of `podsim schedule`.
@@ -169,93 +94,12 @@ pub struct ScheduleArgs {
 
 /// Run `podsim schedule`.
 pub fn schedule_cmd(a: &ScheduleArgs) -> Result<ExitCode, Failure> {
-    use podsim_tpu::schedule::{Mix, Schedule, run};
-    let mix = Mix::named(&a.mix)
-        .ok_or_else(|| flag_err("--mix", format!("`{}` is not a mix (mixes: table2)", a.mix)))?;
-    let s = Schedule {
+    let asked = podsim_tpu::schedule::Schedule {
         hours: a.hours,
         host_availability: a.host_availability,
         load: a.load,
         seed: a.seed,
     };
-    let r = run(&mix, &s).map_err(|e| Failure::usage(format!("<command line>: {e}")))?;
-    let sh = mix.shares();
-    if a.json {
-        outln!(
-            "{}",
-            json!({
-                "mix": mix.name,
-                "hours": a.hours,
-                "host_availability": a.host_availability,
-                "load": a.load,
-                "seed": a.seed,
-                "utilization": r.utilization,
-                "usable_fraction": r.usable_fraction,
-                "mean_wait_hours": r.mean_wait_hours,
-                "mean_wait_large_hours": r.mean_wait_large_hours,
-                "arrived": r.arrived,
-                "started": r.started,
-                "completed": r.completed,
-                "interrupted": r.interrupted,
-                "waiting_at_end": r.waiting_at_end,
-                "shares": {
-                    "below_block": sh.below_block,
-                    "twistable": sh.twistable,
-                    "twisted": sh.twisted,
-                    "twisted_of_block_or_more": sh.twisted_of_block_or_more,
-                },
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    outln!(
-        "slice mix {} on a TPU v4 pod (64 blocks of 4x4x4, OCS), {} hours, host availability {}, offered load {}, seed {}",
-        mix.name,
-        a.hours,
-        a.host_availability,
-        a.load,
-        a.seed
-    );
-    let pct = |x: f64| format!("{:.1}%", x * 100.0);
-    let rows = vec![
-        (
-            "shares (section 2.9)".to_string(),
-            vec![format!(
-                "{} below a 4^3 block, {} twistable, {} twisted, {} of block-or-larger slices twisted",
-                pct(sh.below_block),
-                pct(sh.twistable),
-                pct(sh.twisted),
-                pct(sh.twisted_of_block_or_more)
-            )],
-        ),
-        ("utilization".into(), vec![pct(r.utilization)]),
-        (
-            "usable blocks".into(),
-            vec![format!("{} of block-hours", pct(r.usable_fraction))],
-        ),
-        (
-            "mean wait".into(),
-            vec![match (r.mean_wait_hours, r.mean_wait_large_hours) {
-                (Some(all), Some(large)) => {
-                    format!("{all:.3} h ({large:.3} h for slices of a block or more)")
-                }
-                (Some(all), None) => {
-                    format!("{all:.3} h (no slice of a block or more started)")
-                }
-                (None, _) => format!(
-                    "- (no job started; {} waiting at the end)",
-                    r.waiting_at_end
-                ),
-            }],
-        ),
-        (
-            "jobs".into(),
-            vec![format!(
-                "{} arrived, {} started, {} completed, {} stopped by host failures, {} waiting at the end",
-                r.arrived, r.started, r.completed, r.interrupted, r.waiting_at_end
-            )],
-        ),
-    ];
-    out!("{}", render(&rows));
-    Ok(ExitCode::SUCCESS)
+    let out = podsim_tpu::outputs::schedule(&a.mix, asked)?;
+    print(a.json, &out, ScheduleOutput::text)
 }

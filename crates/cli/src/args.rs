@@ -90,6 +90,7 @@ impl From<podsim_tpu::outputs::RequestError> for Failure {
         match e {
             E::Input { flag, why } => flag_err(flag, why),
             E::Memory(why) => Failure::runtime(format!("<command line>: {why}")),
+            E::Invalid(why) => Failure::usage(format!("<command line>: {why}")),
             E::Run(why) => Failure::runtime(why),
         }
     }

@@ -2518,7 +2518,8 @@ fn argument_errors_are_one_line() {
     let (code, e) = fails(&["gemm", "--m", "1"]);
     assert_eq!(code, 2, "{e}");
     assert!(
-        e.contains("required arguments were not provided: --array <RxC> --dataflow"),
+        e.contains("required arguments were not provided: --dataflow")
+            && e.contains("--array <RxC>"),
         "{e}"
     );
     let (code, e) = fails(&["frobnicate"]);

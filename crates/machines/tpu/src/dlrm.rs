@@ -177,7 +177,7 @@ pub fn tpuv3_slice(a: u32, b: u32) -> Result<Network, String> {
 }
 
 /// What a DLRM step costs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DlrmReport {
     /// Chips.
     pub chips: u64,
@@ -194,6 +194,7 @@ pub struct DlrmReport {
     /// Examples per second.
     pub throughput_examples_per_s: f64,
     /// Two-way bisection bandwidth of the slice, bytes/s.
+    #[serde(rename = "bisection_bandwidth_bytes_per_s")]
     pub bisection_bytes_per_s: f64,
 }
 

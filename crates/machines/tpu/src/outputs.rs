@@ -1,4 +1,4 @@
-//! What `podsim availability` and `podsim apps` report: requests in a user's terms checked
+//! What `podsim availability`, `podsim apps`, `podsim dlrm` and `podsim schedule` report: requests in a user's terms checked
 //! (each refusal naming its flag) and run, results as JSON (serde) and text, and Fig. 4's
 //! goodput curves as an SVG.
 
@@ -24,6 +24,9 @@ pub enum RequestError {
     /// The run would need more memory than it may have.
     #[error("{0}")]
     Memory(String),
+    /// A combination of inputs out of range, the message naming them.
+    #[error("{0}")]
+    Invalid(String),
     /// The model failed.
     #[error("{0}")]
     Run(String),
@@ -362,5 +365,184 @@ impl AppsOutput {
             out.push_str(&format!("  {}: {}\n", x.name, x.source));
         }
         out
+    }
+}
+
+/// What `podsim dlrm` prints: a DLRM step of Fig. 8's model on a slice.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DlrmOutput {
+    /// The model's name.
+    pub model: &'static str,
+    /// The slice as given.
+    pub system: String,
+    /// The chip preset.
+    pub chip: &'static str,
+    /// Where the embedding tables live, as given.
+    pub embeddings: String,
+    /// The step.
+    #[serde(flatten)]
+    pub step: crate::dlrm::DlrmReport,
+    /// Which part binds the step: `embeddings` or `dense`.
+    pub bound: &'static str,
+    /// The model, for the text.
+    #[serde(skip)]
+    pub dlrm: crate::dlrm::Dlrm,
+}
+
+/// A DLRM step of Fig. 8's model on `system` (`tpuv4:slice=...` or `tpuv3:AxB`), its
+/// embeddings on `embeddings` (`sparsecore` or `host`).
+pub fn dlrm(system: &str, embeddings: &str) -> Result<DlrmOutput, RequestError> {
+    use crate::dlrm;
+    let placement = dlrm::Placement::parse(embeddings).ok_or_else(|| {
+        input(
+            "--embeddings",
+            format!("`{embeddings}` is not sparsecore or host"),
+        )
+    })?;
+    let (net, generation) = dlrm::system(system).map_err(|e| input("--system", e))?;
+    let model = dlrm::Dlrm::fig8();
+    let step = dlrm::step(&model, &net, generation, placement).map_err(RequestError::Run)?;
+    Ok(DlrmOutput {
+        model: model.name,
+        system: system.to_string(),
+        chip: generation.chip.name,
+        embeddings: embeddings.to_string(),
+        bound: if step.embedding_time_s >= step.dense_time_s {
+            "embeddings"
+        } else {
+            "dense"
+        },
+        step,
+        dlrm: model,
+    })
+}
+
+impl DlrmOutput {
+    /// The text `podsim dlrm` prints.
+    pub fn text(&self) -> String {
+        let (m, r) = (&self.dlrm, &self.step);
+        let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+        let head = format!(
+            "{} on {} ({} chips of {}), embeddings on {}\n",
+            m.name, self.system, r.chips, self.chip, self.embeddings
+        );
+        let rows = vec![
+            (
+                "model".to_string(),
+                vec![format!(
+                    "{:.0}M dense weights, {} features into {} tables of width {}, valency {}, {} examples per chip",
+                    m.dense_params / 1e6,
+                    m.features,
+                    m.tables,
+                    m.dim,
+                    m.valency,
+                    m.batch_per_chip
+                )],
+            ),
+            ("step time".into(), vec![ms(r.step_time_s)]),
+            (
+                "  embeddings".into(),
+                vec![format!(
+                    "{} (lookups and updates {}, all-to-all {})",
+                    ms(r.embedding_time_s),
+                    ms(r.lookup_time_s),
+                    ms(r.all_to_all_time_s)
+                )],
+            ),
+            ("  dense".into(), vec![ms(r.dense_time_s)]),
+            (
+                "throughput".into(),
+                vec![format!("{:.0} examples/s", r.throughput_examples_per_s)],
+            ),
+            (
+                "bisection".into(),
+                vec![format!("{:.1} TB/s", r.bisection_bytes_per_s / 1e12)],
+            ),
+        ];
+        head + &render(&rows)
+    }
+}
+
+/// What `podsim schedule` prints: a slice mix scheduled on a TPU v4 pod.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScheduleOutput {
+    /// The mix's name.
+    pub mix: &'static str,
+    /// What was asked.
+    #[serde(flatten)]
+    pub asked: crate::schedule::Schedule,
+    /// What was measured.
+    #[serde(flatten)]
+    pub report: crate::schedule::ScheduleReport,
+    /// The mix's shares (section 2.9).
+    pub shares: crate::schedule::Shares,
+}
+
+/// The mix called `mix` (`table2`) scheduled as `asked` says.
+pub fn schedule(
+    mix: &str,
+    asked: crate::schedule::Schedule,
+) -> Result<ScheduleOutput, RequestError> {
+    use crate::schedule::{Mix, run};
+    let m = Mix::named(mix)
+        .ok_or_else(|| input("--mix", format!("`{mix}` is not a mix (mixes: table2)")))?;
+    let report = run(&m, &asked).map_err(|e| RequestError::Invalid(e.to_string()))?;
+    Ok(ScheduleOutput {
+        mix: m.name,
+        asked,
+        report,
+        shares: m.shares(),
+    })
+}
+
+impl ScheduleOutput {
+    /// The text `podsim schedule` prints.
+    pub fn text(&self) -> String {
+        let (a, r, sh) = (&self.asked, &self.report, &self.shares);
+        let head = format!(
+            "slice mix {} on a TPU v4 pod (64 blocks of 4x4x4, OCS), {} hours, host availability {}, offered load {}, seed {}\n",
+            self.mix, a.hours, a.host_availability, a.load, a.seed
+        );
+        let pct = |x: f64| format!("{:.1}%", x * 100.0);
+        let rows = vec![
+            (
+                "shares (section 2.9)".to_string(),
+                vec![format!(
+                    "{} below a 4^3 block, {} twistable, {} twisted, {} of block-or-larger slices twisted",
+                    pct(sh.below_block),
+                    pct(sh.twistable),
+                    pct(sh.twisted),
+                    pct(sh.twisted_of_block_or_more)
+                )],
+            ),
+            ("utilization".into(), vec![pct(r.utilization)]),
+            (
+                "usable blocks".into(),
+                vec![format!("{} of block-hours", pct(r.usable_fraction))],
+            ),
+            (
+                "mean wait".into(),
+                vec![match (r.mean_wait_hours, r.mean_wait_large_hours) {
+                    (Some(all), Some(large)) => {
+                        format!("{all:.3} h ({large:.3} h for slices of a block or more)")
+                    }
+                    (Some(all), None) => {
+                        format!("{all:.3} h (no slice of a block or more started)")
+                    }
+                    (None, _) => format!(
+                        "- (no job started; {} waiting at the end)",
+                        r.waiting_at_end
+                    ),
+                }],
+            ),
+            (
+                "jobs".into(),
+                vec![format!(
+                    "{} arrived, {} started, {} completed, {} stopped by host failures, {} waiting at the end",
+                    r.arrived, r.started, r.completed, r.interrupted, r.waiting_at_end
+                )],
+            ),
+        ];
+        head + &render(&rows)
     }
 }

@@ -70,7 +70,7 @@ pub struct Mix {
 }
 
 /// The shares the paper derives from a mix (section 2.9), as fractions.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Shares {
     /// Slices smaller than a 4^3 block.
     pub below_block: f64,
@@ -151,7 +151,7 @@ impl Mix {
 }
 
 /// What the scheduler is asked.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Schedule {
     /// Simulated hours.
     pub hours: f64,
@@ -164,7 +164,7 @@ pub struct Schedule {
 }
 
 /// What the scheduler measured.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ScheduleReport {
     /// Busy chip-hours over the pod's chip-hours.
     pub utilization: f64,
