@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_noc::{NocRouting, Pattern, RouterConfig, RunSpec};
+use podsim_noc::{NocRouting, RouterConfig, RunSpec};
 use serde_json::Value;
 
 use crate::args::flag_err;
@@ -184,16 +184,9 @@ impl<'a> NocJob<'a> {
         let (spec, file) =
             crate::system_spec("--topology", &a.topology, None, None, None, a.nodes)?;
         let net = build(&spec, &file)?;
-        podsim_noc::check_nodes(&net).map_err(|e| flag_err("--topology", e.why))?;
-        let routing = match &a.routing {
-            Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
-            None => NocRouting::default_for(&net),
-        };
-        // At most MAX_ROUTER_CYCLES: minutes, not hours (each run says its estimate as it
-        // starts).
-        podsim_noc::check_cycles(&net, a.cycles).map_err(|e| flag_err("--cycles", e.why))?;
-        let pattern = Pattern::parse(&a.traffic).map_err(|e| flag_err("--traffic", e.why))?;
-        podsim_noc::check_pattern(&pattern, &net).map_err(|e| flag_err("--traffic", e.why))?;
+        let (routing, pattern) =
+            podsim_noc::resolve_run(&net, a.routing.as_deref(), &a.traffic, a.cycles)
+                .map_err(|e| flag_err(&format!("--{}", e.key), e.why))?;
         let cfg = router_config(a)?;
         let base = RunSpec {
             seed: a.seed,

@@ -303,3 +303,27 @@ impl Micro {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_size_is_kept_and_resumed_with_its_reason() {
+        let failed = SweepFailure::new(1024, "too big,\nreally");
+        let fields = failed.fields();
+        assert_eq!(fields.len(), SWEEP_HEADER.split(',').count());
+        assert_eq!(fields[7], "too big;;really");
+        assert_eq!(
+            Resumed::from_fields(&fields),
+            Resumed::Failed {
+                bytes: Some(1024),
+                error: "too big;;really".into(),
+                resumed: true
+            }
+        );
+        let (rows, failures) = sweep_rows(&[1024], &[fields]);
+        assert_eq!(rows[1].1[0], "failed");
+        assert_eq!(failures, vec!["1 KiB: too big;;really".to_string()]);
+    }
+}

@@ -3,7 +3,7 @@
 
 use podsim_topology::Network;
 
-use crate::{Arbitration, ConfigError, LinkCycles, RouterConfig, RouterMode};
+use crate::{Arbitration, ConfigError, LinkCycles, NocRouting, Pattern, RouterConfig, RouterMode};
 
 /// Settings that replace a [`RouterConfig`]'s where given.
 #[derive(Debug, Clone, Copy, Default)]
@@ -113,4 +113,55 @@ pub fn check_cycles(net: &Network, cycles: u64) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// The routing and traffic of a run of `cycles` measured cycles on `net`, from their names
+/// (`routing`: the network's default when `None`), checked in turn: the network's nodes, the
+/// routing, the run's size, the pattern and whether `net` can carry it. An error is keyed by
+/// what is at fault: `topology`, `routing`, `cycles` or `traffic`.
+pub fn resolve_run(
+    net: &Network,
+    routing: Option<&str>,
+    traffic: &str,
+    cycles: u64,
+) -> Result<(NocRouting, Pattern), ConfigError> {
+    let keyed = |key: &'static str| move |e: ConfigError| ConfigError::new(key, e.why);
+    check_nodes(net)?;
+    let routing = match routing {
+        Some(r) => NocRouting::parse(r).map_err(keyed("routing"))?,
+        None => NocRouting::default_for(net),
+    };
+    check_cycles(net, cycles)?;
+    let pattern = Pattern::parse(traffic).map_err(keyed("traffic"))?;
+    crate::check_pattern(&pattern, net).map_err(keyed("traffic"))?;
+    Ok((routing, pattern))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_refused_with_the_key_at_fault() {
+        let link = podsim_topology::LinkSpec {
+            kind: podsim_topology::LinkKind::OnChip,
+            bandwidth: podsim_units::Bandwidth::from_gbps(16).unwrap(),
+            latency: podsim_units::SimDuration::from_ns(1),
+        };
+        let net = Network::Cube(
+            podsim_topology::KAryNCube::new(vec![4, 4], vec![false; 2], link).unwrap(),
+        );
+        let key = |r: Option<&str>, t: &str, c: u64| resolve_run(&net, r, t, c).unwrap_err().key;
+        assert_eq!(key(Some("nope"), "uniform", 100), "routing");
+        assert_eq!(key(None, "nope", 100), "traffic");
+        assert_eq!(key(None, "uniform", u64::MAX), "cycles");
+        assert!(resolve_run(&net, None, "uniform", 100).is_ok());
+        let mut cfg = RouterConfig::default();
+        let o = RouterOverrides {
+            router: Some("booksim"),
+            arbitration: Some("fcfs"),
+            ..Default::default()
+        };
+        assert_eq!(cfg.apply(&o).unwrap_err().key, "arbitration");
+    }
 }
