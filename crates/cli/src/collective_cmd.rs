@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_collective::{Algorithm, CollectiveOutput, Kind, Measurement, ModelKind, Setup};
+use podsim_collective::{Algorithm, CollectiveOutput, Kind, Measurement, ModelKind};
 use podsim_net::Packetization;
-use podsim_units::Bytes;
 use serde_json::json;
 
 use crate::args::{flag_err, size};
@@ -123,23 +122,7 @@ impl Resolved {
 
     /// The timing as table rows.
     fn rows(&self) -> Vec<(String, Vec<String>)> {
-        let t = &self.timing;
-        vec![
-            (
-                "link latency".into(),
-                vec![format!(
-                    "{} per hop ({})",
-                    t.link_latency, self.latency_source
-                )],
-            ),
-            (
-                "endpoint".into(),
-                vec![match t.endpoint {
-                    Some(e) => format!("{} per transfer ({}: {})", e.overhead, e.name, e.source),
-                    None => "no overhead".into(),
-                }],
-            ),
-        ]
+        self.timing.rows(self.latency_source)
     }
 }
 
@@ -209,44 +192,7 @@ pub struct CollectiveArgs {
     json: bool,
 }
 
-/// Add the transfers of one collective run to a trace: a process per sending rank (process id
-/// `pid_offset` + rank, named `label` rank), one thread (its network endpoint), a complete
-/// event per transfer from its send to its last byte's arrival.
-pub(crate) fn add_transfers(
-    t: &mut podsim_report::Trace,
-    log: &podsim_net::Recording,
-    pid_offset: u64,
-    label: &str,
-) {
-    for c in &log.kept {
-        let pid = pid_offset + c.src.0;
-        t.process(pid, format!("{label}rank {}", c.src.0));
-        t.thread(pid, 0, "network endpoint");
-        t.complete(
-            pid,
-            0,
-            &format!("to {}", c.dst.0),
-            c.start,
-            c.end - c.start,
-            json!({"dst": c.dst.0, "bytes": c.bytes.0, "op": c.tag}),
-        );
-    }
-    t.add_cut(log.cut);
-}
-
-/// The transfers of a collective run as a trace (see [`add_transfers`]).
-fn transfers_trace(
-    log: &podsim_net::Recording,
-    about: &[(&str, serde_json::Value)],
-    limit: usize,
-) -> podsim_report::Trace {
-    let mut t = podsim_report::Trace::new(limit);
-    for (k, v) in about {
-        t.about(*k, v.clone());
-    }
-    add_transfers(&mut t, log, 0, "");
-    t
-}
+pub(crate) use podsim_report::{add_transfers, busbw_points};
 
 /// The JSON object for one measurement ([`CollectiveOutput`] without the timing keys).
 pub fn measurement_json(
@@ -259,57 +205,16 @@ pub fn measurement_json(
     podsim_report::to_json(&CollectiveOutput::new(kind, alg, model, topology, m))
 }
 
-/// The points of a bus-bandwidth plot from a collective sweep's CSV rows (bytes, time,
-/// algbw, busbw, lower bound, ..., error): (bytes, busbw GB/s, the bound's busbw GB/s: busbw
-/// x time / lower bound), failed rows left out.
-pub(crate) fn busbw_points(rows: &[Vec<String>]) -> Vec<(f64, f64, Option<f64>)> {
-    rows.iter()
-        .filter(|f| f.len() == 8 && f[7].is_empty())
-        .filter_map(|f| {
-            let n = |i: usize| f[i].parse::<f64>().ok();
-            let (bytes, time, bus, bound) = (n(0)?, n(1)?, n(3)?, n(4)?);
-            let bound_bus = (bound > 0.0 && time > 0.0).then(|| bus * time / bound / 1e9);
-            Some((bytes, bus / 1e9, bound_bus))
-        })
-        .collect()
-}
-
 /// A flag's value as a sweep file's context records it.
 fn given(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "default".into())
-}
-
-/// A size a resumed sweep kept from its CSV, as JSON: the columns the file holds.
-fn resumed_json(f: &[String]) -> serde_json::Value {
-    let num = |i: usize| f[i].parse::<f64>().ok();
-    if !f[7].is_empty() {
-        return serde_json::json!({"bytes": f[0].parse::<u64>().ok(), "error": f[7], "resumed": true});
-    }
-    serde_json::json!({
-        "bytes": f[0].parse::<u64>().ok(),
-        "time_s": num(1),
-        "algorithm_bandwidth_bytes_per_s": num(2),
-        "bus_bandwidth_bytes_per_s": num(3),
-        "lower_bound_time_s": num(4),
-        "max_link_utilization": num(5),
-        "bytes_on_wire": f[6].parse::<u64>().ok(),
-        "resumed": true,
-    })
 }
 
 /// One collective's settings, resolved and checked from the command line: what every size
 /// runs with.
 struct Job<'a> {
     a: &'a CollectiveArgs,
-    net: &'a podsim_topology::Network,
-    kind: Kind,
-    alg: Algorithm,
-    model: ModelKind,
-    packets: Packetization,
-    /// Pipeline piece or DMA size (0: none).
-    chunk: u64,
-    /// The timing the runs take, as their output keys.
-    timing: podsim_collective::LinkTiming,
+    c: podsim_collective::CollectiveJob<'a>,
 }
 
 impl<'a> Job<'a> {
@@ -319,18 +224,12 @@ impl<'a> Job<'a> {
         let (kind, alg, _) =
             podsim_collective::parse_names(&a.kind, a.algorithm.as_deref(), &a.net.model)
                 .map_err(|e| flag_err("KIND/--algorithm/--model", e))?;
-        // On a machine file of several nodes the default is NCCL's where the kind has it:
-        // `multi-ring`, one ring per chip of a node, each crossing the nodes on its own rails.
-        let alg = match &r.net {
-            podsim_topology::Network::Graph(g)
-                if a.algorithm.is_none()
-                    && g.grid().len() > 1
-                    && kind.algorithms().contains(&Algorithm::MultiRing) =>
-            {
-                Algorithm::MultiRing
-            }
-            _ => alg,
-        };
+        let alg = podsim_collective::CollectiveJob::default_algorithm(
+            &r.net,
+            kind,
+            alg,
+            a.algorithm.is_some(),
+        );
         let chunk = a
             .chunk
             .as_deref()
@@ -338,83 +237,40 @@ impl<'a> Job<'a> {
             .transpose()?
             .unwrap_or(0);
         check_sizes(a, kind, alg)?;
-        Ok(Job {
-            a,
+        let c = podsim_collective::CollectiveJob {
             net: &r.net,
+            topology: &a.topology,
             kind,
-            alg,
+            algorithm: alg,
             model: r.model,
             packets: a.net.packets()?,
             chunk,
             timing: r.output(),
-        })
-    }
-
-    /// The setup of one size.
-    fn setup(&self, bytes: u64) -> Setup {
-        Setup {
-            kind: self.kind,
-            algorithm: self.alg,
-            bytes,
-            model: self.model,
-            packets: self.packets,
-            chunk: self.chunk,
-            ecmp: true,
             memory_limit: crate::memory_limit(),
-        }
+        };
+        Ok(Job { a, c })
     }
 
-    /// The ring broadcast pipelines at most 64 pieces a rank: a smaller --chunk would be
-    /// raised without a word, so it is refused with the least chunk that is taken as given.
+    /// The ring broadcast pipelines at most 64 pieces a rank: a smaller --chunk is refused.
     fn fits_pieces(&self, bytes: u64) -> Result<(), Failure> {
-        let (chunk, net) = (self.chunk, self.net);
-        if chunk == 0 || self.kind != Kind::Broadcast || self.alg != Algorithm::Ring {
-            return Ok(());
-        }
-        let most = net.endpoints().saturating_mul(64).max(1);
-        let pieces = bytes.div_ceil(chunk);
-        if pieces > most {
-            return Err(flag_err(
-                "--chunk",
-                format!(
-                    "{} cuts {} into {pieces} pieces; the ring broadcast pipelines at most {most} (64 a rank on {} ranks): give at least {}",
-                    podsim_units::Bytes(chunk),
-                    podsim_units::Bytes(bytes),
-                    net.endpoints(),
-                    podsim_units::Bytes(bytes.div_ceil(most))
-                ),
-            ));
-        }
-        Ok(())
+        self.c
+            .check_pieces(bytes)
+            .map_err(|e| flag_err("--chunk", e.to_string()))
     }
 
     /// Run one size with `models`.
     fn measure(&self, bytes: u64, models: &podsim_system::Models) -> Result<Measurement, Failure> {
-        podsim_system::measure_with(self.net, &self.setup(bytes), models).map_err(|e| {
+        self.c.measure(bytes, models).map_err(|e| {
             Failure::runtime(format!(
                 "<command line>: {} on {}: {e}",
-                self.kind, self.a.topology
+                self.c.kind, self.a.topology
             ))
         })
     }
 
     /// What --json prints of a run: the measurement with the timing it ran with.
     fn output(&self, m: &Measurement) -> serde_json::Value {
-        podsim_report::to_json(
-            &CollectiveOutput::new(self.kind, self.alg, self.model, &self.a.topology, m)
-                .with_timing(self.timing.clone()),
-        )
-    }
-
-    /// The heading of the collective: `all-reduce (ring) on torus:4x4 with the flow model`.
-    fn described(&self) -> String {
-        format!(
-            "{} ({}) on {} with the {} model",
-            self.kind,
-            self.alg.name(),
-            self.a.topology,
-            self.model.name()
-        )
+        podsim_report::to_json(&self.c.output(m))
     }
 }
 
@@ -515,29 +371,16 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-/// The columns of a collective sweep's CSV.
-const SWEEP_HEADER: &str = "bytes,time_s,algorithm_bandwidth_bytes_per_s,bus_bandwidth_bytes_per_s,lower_bound_time_s,max_link_utilization,bytes_on_wire,error";
-
 /// A sweep's sizes from `--sweep`, each once and each within the pieces a chunk allows.
 fn sweep_sizes(job: &Job, list: &str) -> Result<Vec<u64>, Failure> {
     let sizes: Vec<u64> = list
         .split(',')
         .map(|s| size("--sweep", s.trim()))
         .collect::<Result<_, _>>()?;
-    if let Some(i) = (1..sizes.len()).find(|&i| sizes[..i].contains(&sizes[i])) {
-        return Err(flag_err(
-            "--sweep",
-            format!(
-                "{} is given twice (points {} and {}): each size is one point",
-                podsim_units::Bytes(sizes[i]),
-                sizes[..i].iter().position(|&s| s == sizes[i]).unwrap_or(0) + 1,
-                i + 1
-            ),
-        ));
-    }
-    for &b in &sizes {
-        job.fits_pieces(b)?;
-    }
+    job.c.check_sweep(&sizes).map_err(|e| match e {
+        podsim_collective::SweepSizeError::Twice { .. } => flag_err("--sweep", e.to_string()),
+        podsim_collective::SweepSizeError::Pieces(p) => flag_err("--chunk", p.to_string()),
+    })?;
     Ok(sizes)
 }
 
@@ -546,9 +389,9 @@ fn sweep_context(job: &Job, r: &Resolved) -> Vec<(&'static str, String)> {
     let a = job.a;
     let mut context = crate::sweep_file::base_context();
     context.extend([
-        ("kind", job.kind.to_string()),
-        ("algorithm", job.alg.name().to_string()),
-        ("model", job.model.name().to_string()),
+        ("kind", job.c.kind.to_string()),
+        ("algorithm", job.c.algorithm.name().to_string()),
+        ("model", job.c.model.name().to_string()),
         ("topology", a.topology.clone()),
         ("link_latency", r.timing.link_latency.to_string()),
         ("endpoint", given(&a.net.endpoint)),
@@ -571,63 +414,11 @@ fn sweep_point(job: &Job, endpoint: &Option<String>, b: u64) -> SweepPoint {
         record: None,
     };
     match job.measure(b, &models) {
-        Ok(m) => (
-            vec![
-                b.to_string(),
-                m.time_s.to_string(),
-                m.algorithm_bandwidth_bytes_per_s.to_string(),
-                m.bus_bandwidth_bytes_per_s.to_string(),
-                m.lower_bound_time_s.to_string(),
-                m.max_link_utilization.to_string(),
-                m.bytes_on_wire.to_string(),
-                String::new(),
-            ],
-            job.output(&m),
-        ),
+        Ok(m) => (podsim_collective::sweep_fields(b, &m), job.output(&m)),
         Err(e) => {
-            let why = e.msg().replace([',', '\n'], ";");
-            let mut f = vec![b.to_string()];
-            f.extend(std::iter::repeat_n(String::new(), 6));
-            f.push(why.clone());
-            (f, serde_json::json!({"bytes": b, "error": why}))
+            let failed = podsim_collective::SweepFailure::new(b, e.msg());
+            (failed.fields(), podsim_report::to_json(&failed))
         }
-    }
-}
-
-/// How many sizes run at once: each rank runs its share of a batch on every core when the
-/// batch's simulations fit in the memory limit side by side, else one at a time. Each point
-/// runs within the whole limit either way, so the numbers (and whether a point's result is
-/// checked) do not depend on the thread count.
-fn sweep_batch(job: &Job, todo: &[u64], ranks: usize) -> usize {
-    let threads = rayon::current_num_threads().max(1);
-    let limit = u128::from(crate::memory_limit());
-    let footprint = |b: u64| {
-        let s = job.setup(b);
-        let n = job.net.endpoints() as u128;
-        let request = podsim_collective::Request {
-            kind: job.kind,
-            algorithm: job.alg,
-            bytes: if job.kind == Kind::Barrier { 0 } else { b },
-            ranks: n as usize,
-            dims: job.net.rank_grid(),
-            chunk: s.chunk,
-        };
-        // The model and plan, and the functional check's buffers (at most ranks^2 entries).
-        podsim_collective::memory_estimate(
-            job.net,
-            job.model,
-            podsim_collective::transfers(&request),
-        ) + n * n * u128::from(podsim_collective::CHECK_ENTRY_BYTES)
-    };
-    let side_by_side = || {
-        let mut per: Vec<u128> = todo.iter().map(|&b| footprint(b)).collect();
-        per.sort_unstable_by(|a, b| b.cmp(a));
-        per.iter().take(threads).sum::<u128>() <= limit
-    };
-    if threads > 1 && side_by_side() {
-        threads * ranks
-    } else {
-        ranks
     }
 }
 
@@ -652,7 +443,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
         Some(crate::sweep_file::SweepFile::open(
             &csv_path,
             &context,
-            SWEEP_HEADER,
+            podsim_collective::SWEEP_HEADER,
             !a.no_resume,
         )?)
     } else {
@@ -667,7 +458,10 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
     }))?;
     let endpoint = r.models.endpoint.clone();
     let mut fresh: HashMap<u64, SweepPoint> = HashMap::new();
-    for chunk in todo.chunks(sweep_batch(job, &todo, ranks)) {
+    let batch = job
+        .c
+        .batch(&todo, rayon::current_num_threads().max(1), ranks);
+    for chunk in todo.chunks(batch) {
         let got = crate::ranks::spread(chunk.len(), |mine| {
             use rayon::prelude::*;
             mine.par_iter()
@@ -698,23 +492,14 @@ fn print_sweep(
     csv_path: &std::path::Path,
 ) -> Result<ExitCode, Failure> {
     let a = job.a;
-    let mut rows = vec![(
-        "bytes".to_string(),
-        vec![
-            "time".into(),
-            "algbw".into(),
-            "busbw".into(),
-            "lower bound".into(),
-            "max link util".into(),
-        ],
-    )];
     let mut all = Vec::new();
-    let mut failures = Vec::new();
     let mut table: Vec<Vec<String>> = Vec::new();
     for &b in sizes {
         let fields: &Vec<String> = match (kept.get(&b.to_string()), fresh.get(&b)) {
             (Some(f), _) => {
-                all.push(resumed_json(f));
+                all.push(podsim_report::to_json(
+                    &podsim_collective::Resumed::from_fields(f),
+                ));
                 f
             }
             (None, Some((f, v))) => {
@@ -729,38 +514,17 @@ fn print_sweep(
             }
         };
         table.push(fields.clone());
-        let num = |i: usize| fields[i].parse::<f64>().unwrap_or(f64::NAN);
-        rows.push((
-            Bytes(b).to_string(),
-            if fields[7].is_empty() {
-                vec![
-                    format!("{:.6e} s", num(1)),
-                    gbps(num(2)),
-                    gbps(num(3)),
-                    format!("{:.6e} s", num(4)),
-                    format!("{:.3}", num(5)),
-                ]
-            } else {
-                failures.push(format!("{}: {}", Bytes(b), fields[7]));
-                ["failed", "-", "-", "-", "-"].map(String::from).to_vec()
-            },
-        ));
     }
+    let (rows, failures) = podsim_collective::sweep_rows(sizes, &table);
     if let Some(path) = &a.plot {
-        let title = format!(
-            "{} ({}) on {}, {} model",
-            job.kind,
-            job.alg.name(),
-            a.topology,
-            job.model.name()
-        );
+        let title = job.c.plot_title();
         podsim_report::busbw_svg(path, &title, &busbw_points(&table))
             .map_err(|e| Failure::runtime(e.to_string()))?;
     }
     if a.json {
         outln!("{}", serde_json::Value::Array(all));
     } else if failures.is_empty() {
-        outln!("{}", job.described());
+        outln!("{}", job.c.described());
         out!("{}", render(&rows));
         outln!("CSV written to {}", csv_path.display());
     } else {
@@ -786,7 +550,7 @@ fn one_size(
     log: &podsim_net::RecordingHandle,
     layout: Option<&crate::heatmap::Layout>,
 ) -> Result<ExitCode, Failure> {
-    let (a, kind, alg, model) = (job.a, job.kind, job.alg, job.model);
+    let (a, kind, alg, model) = (job.a, job.c.kind, job.c.algorithm, job.c.model);
     let bytes = match &a.bytes {
         Some(s) => size("--bytes", s)?,
         None if kind == Kind::Barrier => 0,
@@ -803,13 +567,7 @@ fn one_size(
     if let (Some(path), Some(layout)) = (&a.heatmap, layout) {
         crate::heatmap::draw(
             path,
-            &format!(
-                "{kind} ({}) of {} per rank on {}: link utilisation over {:.4e} s",
-                alg.name(),
-                Bytes(bytes),
-                a.topology,
-                m.time_s
-            ),
+            &job.c.heatmap_title(bytes, m.time_s),
             layout,
             &m.link_loads,
             m.time_s,
@@ -817,7 +575,7 @@ fn one_size(
         .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
     }
     if let Some(path) = &a.trace {
-        let t = transfers_trace(
+        let t = podsim_report::transfers_trace(
             &log.borrow(),
             &[
                 ("command", json!("collective")),
@@ -836,74 +594,10 @@ fn one_size(
     if a.json {
         outln!("{}", job.output(&m));
     } else {
-        out!("{}", render(&one_size_rows(job, r, &m)));
+        let out = CollectiveOutput::new(kind, alg, model, &a.topology, &m);
+        out!("{}", render(&out.rows(r.rows())));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The table of one size.
-fn one_size_rows(job: &Job, r: &Resolved, m: &Measurement) -> Vec<(String, Vec<String>)> {
-    let mut rows = vec![
-        (
-            "collective".to_string(),
-            vec![format!(
-                "{} ({}), {} model",
-                job.kind,
-                job.alg.name(),
-                job.model.name()
-            )],
-        ),
-        (
-            "topology".into(),
-            vec![format!("{} ({} ranks)", job.a.topology, m.ranks)],
-        ),
-        ("bytes per rank".into(), vec![Bytes(m.bytes).to_string()]),
-        (
-            "time".into(),
-            vec![if m.bound_applied {
-                format!(
-                    "{:.6e} s (the lower bound: the analytic model sees no contention and came in below it)",
-                    m.time_s
-                )
-            } else {
-                format!("{:.6e} s", m.time_s)
-            }],
-        ),
-        (
-            "algorithm bandwidth".into(),
-            vec![gbps(m.algorithm_bandwidth_bytes_per_s)],
-        ),
-        (
-            "bus bandwidth".into(),
-            vec![gbps(m.bus_bandwidth_bytes_per_s)],
-        ),
-        (
-            "lower bound".into(),
-            vec![format!("{:.6e} s", m.lower_bound_time_s)],
-        ),
-        (
-            "bytes on wire".into(),
-            vec![Bytes(m.bytes_on_wire).to_string()],
-        ),
-        (
-            "max link utilization".into(),
-            vec![format!("{:.3}", m.max_link_utilization)],
-        ),
-        (
-            "result".into(),
-            vec![match (&m.verified, &m.unverified_reason) {
-                (true, _) => "verified".into(),
-                (false, Some(why)) => format!("not verified: {why}"),
-                (false, None) => "not verified".into(),
-            }],
-        ),
-    ];
-    rows.splice(2..2, r.rows());
-    rows
-}
-
-fn gbps(v: f64) -> String {
-    format!("{:.3} GB/s", v / 1e9)
 }
 
 /// The arguments of `podsim microbench`.
@@ -932,22 +626,7 @@ pub struct MicroArgs {
 
 /// Run `podsim microbench`.
 pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
-    use podsim_collective::Micro;
-    let names: Vec<&str> = Micro::ALL.iter().map(|m| m.name()).collect();
-    let micro = Micro::ALL
-        .into_iter()
-        .find(|m| m.name() == a.name)
-        .ok_or_else(|| {
-            flag_err(
-                "NAME",
-                format!(
-                    "`{}` is not a microbenchmark; the nearest is `{}` (choose from: {})",
-                    a.name,
-                    podsim_units::nearest(&a.name, &names).unwrap_or(""),
-                    names.join(", ")
-                ),
-            )
-        })?;
+    let micro = podsim_collective::Micro::from_name(&a.name).map_err(|e| flag_err("NAME", e))?;
     let res = a.net.resolve(&a.topology)?;
     let (net, model) = (&res.net, res.model);
     let bytes = match &a.bytes {
@@ -971,35 +650,12 @@ pub fn microbench(a: &MicroArgs) -> Result<ExitCode, Failure> {
             a.topology
         ))
     })?;
+    let out =
+        podsim_collective::MicroOutput::new(micro, &a.topology, model, bytes, &r, res.output());
     if a.json {
-        let mut v = json!({"benchmark": micro.name(), "topology": a.topology, "model": model.name(), "bytes": bytes, "time_s": r.time_s, "throughput_bytes_per_s": r.throughput_bytes_per_s, "streams": r.streams});
-        if let (Some(o), serde_json::Value::Object(timing)) =
-            (v.as_object_mut(), podsim_report::to_json(&res.output()))
-        {
-            o.extend(timing);
-        }
-        outln!("{v}");
+        outln!("{}", podsim_report::to_json(&out));
     } else {
-        let mut rows = vec![
-            (
-                "benchmark".to_string(),
-                vec![format!("{} ({} model)", micro.name(), model.name())],
-            ),
-            ("topology".into(), vec![a.topology.clone()]),
-            ("bytes".into(), vec![Bytes(bytes).to_string()]),
-            ("streams".into(), vec![r.streams.to_string()]),
-            ("time".into(), vec![format!("{:.6e} s", r.time_s)]),
-            (
-                "throughput".into(),
-                vec![if micro == Micro::PutLatency {
-                    "-".into()
-                } else {
-                    gbps(r.throughput_bytes_per_s)
-                }],
-            ),
-        ];
-        rows.splice(2..2, res.rows());
-        out!("{}", render(&rows));
+        out!("{}", render(&out.rows(res.rows())));
     }
     Ok(ExitCode::SUCCESS)
 }

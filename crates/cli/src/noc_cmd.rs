@@ -5,12 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_noc::{Arbitration, LinkCycles, LinkStat, NocRouting, Pattern, RouterConfig, RunSpec};
+use podsim_noc::{NocRouting, RouterConfig, RunSpec};
 use serde_json::Value;
 
 use crate::args::flag_err;
 use crate::{Failure, build, read};
-use podsim_report::render;
 
 /// The arguments of `podsim noc`.
 #[derive(Args)]
@@ -122,64 +121,6 @@ pub struct NocArgs {
     json: bool,
 }
 
-/// A packet-level run as a trace: a process per source router with two threads (source queue,
-/// network), a complete event per packet phase, and a counter per network link.
-fn packets_trace(
-    log: &podsim_noc::PacketLog,
-    r: &podsim_noc::NocResult,
-    window: u64,
-    about: &[(&str, Value)],
-    limit: usize,
-) -> podsim_report::Trace {
-    use podsim_units::{SimDuration, SimTime};
-    let mut t = podsim_report::Trace::new(limit);
-    for (k, v) in about {
-        t.about(*k, v.clone());
-    }
-    t.about("cycle_ps", serde_json::json!(r.cycle_ps));
-    let at = |cycle: u64| SimTime::from_ps(cycle.saturating_mul(r.cycle_ps));
-    let span =
-        |a: u64, b: u64| SimDuration::from_ps(b.saturating_sub(a).saturating_mul(r.cycle_ps));
-    for d in &log.kept {
-        let pid = d.src.0;
-        t.process(pid, format!("router {pid}"));
-        t.thread(pid, 0, "source queue");
-        t.thread(pid, 1, "network");
-        let args = serde_json::json!({"dst": d.dst.0, "flits": d.flits, "hops": d.hops});
-        if d.injected > d.created {
-            t.complete(
-                pid,
-                0,
-                &format!("to {}", d.dst.0),
-                at(d.created),
-                span(d.created, d.injected),
-                args.clone(),
-            );
-        }
-        t.complete(
-            pid,
-            1,
-            &format!("to {}", d.dst.0),
-            at(d.injected),
-            span(d.injected, d.delivered + 1),
-            args,
-        );
-    }
-    t.add_cut(log.cut);
-    // Link utilisation over the window, as one counter sample per link at the window's start.
-    let links_pid = u64::MAX >> 12;
-    t.process(links_pid, "links (utilisation over the window)");
-    for l in &r.links {
-        t.counter(
-            links_pid,
-            &format!("link {} -> {}", l.from.0, l.to.0),
-            at(r.warmup_cycles),
-            &[("utilisation", l.flits as f64 / window.max(1) as f64)],
-        );
-    }
-    t
-}
-
 /// The router configuration: file, then flags.
 fn router_config(a: &NocArgs) -> Result<RouterConfig, Failure> {
     let (mut cfg, file) = match &a.config {
@@ -191,52 +132,16 @@ fn router_config(a: &NocArgs) -> Result<RouterConfig, Failure> {
         None => (RouterConfig::default(), "<command line>".to_string()),
     };
     cfg.memory_limit = crate::memory_limit();
-    if let Some(v) = a.packet_flits {
-        cfg.packet_flits = v;
-    }
-    if let Some(v) = a.vcs {
-        cfg.vcs = v;
-    }
-    if let Some(v) = a.buffer_flits {
-        cfg.buffer_flits = v;
-    }
-    if let Some(v) = a.pipeline_stages {
-        cfg.pipeline_stages = v;
-    }
-    if let Some(v) = a.link_cycles {
-        cfg.link_cycles = LinkCycles::all(v);
-    }
-    if let Some(m) = &a.router {
-        cfg.router = podsim_noc::RouterMode::parse(m).map_err(|e| flag_err("--router", e.why))?;
-    }
-    if let Some(s) = &a.arbitration {
-        cfg.arbitration = match s.as_str() {
-            "round-robin" => Arbitration::RoundRobin,
-            "fcfs" => Arbitration::Fcfs,
-            _ => {
-                return Err(flag_err(
-                    "--arbitration",
-                    format!("unknown arbitration `{s}`; expected round-robin or fcfs"),
-                ));
-            }
-        };
-    }
-    if cfg.router == podsim_noc::RouterMode::Booksim {
-        // BookSim's iq router takes its delays and allocators from its own settings (the
-        // title line prints them); these flags drive podsim's own router only.
-        for (given, flag) in [
-            (a.pipeline_stages.is_some(), "--pipeline-stages"),
-            (a.link_cycles.is_some(), "--link-cycles"),
-            (a.arbitration.is_some(), "--arbitration"),
-        ] {
-            if given {
-                return Err(flag_err(
-                    flag,
-                    "sets podsim's own router, which --router booksim does not run; drop the flag, or give it with --router podsim",
-                ));
-            }
-        }
-    }
+    cfg.apply(&podsim_noc::RouterOverrides {
+        packet_flits: a.packet_flits,
+        vcs: a.vcs,
+        buffer_flits: a.buffer_flits,
+        pipeline_stages: a.pipeline_stages,
+        link_cycles: a.link_cycles,
+        router: a.router.as_deref(),
+        arbitration: a.arbitration.as_deref(),
+    })
+    .map_err(|e| flag_err(&format!("--{}", e.key.replace('_', "-")), e.why))?;
     cfg.validate().map_err(|e| {
         let by_flag = a.config.is_none()
             || matches!(e.key.as_str(), "vcs" | "buffer_flits" | "packet_flits")
@@ -259,9 +164,6 @@ fn flag_given(a: &NocArgs, key: &str) -> bool {
     }
 }
 
-/// The most router-cycles (routers x `--cycles`) one run may take.
-const MAX_ROUTER_CYCLES: u128 = 10_000_000_000;
-
 /// A packet-level run's network and settings, resolved and checked from the command line.
 struct NocJob<'a> {
     a: &'a NocArgs,
@@ -282,35 +184,9 @@ impl<'a> NocJob<'a> {
         let (spec, file) =
             crate::system_spec("--topology", &a.topology, None, None, None, a.nodes)?;
         let net = build(&spec, &file)?;
-        if net.node_count() < 2 {
-            return Err(flag_err(
-                "--topology",
-                format!(
-                    "{} has {} node: traffic needs at least two",
-                    net.shorthand(),
-                    net.node_count()
-                ),
-            ));
-        }
-        let routing = match &a.routing {
-            Some(r) => NocRouting::parse(r).map_err(|e| flag_err("--routing", e.why))?,
-            None => NocRouting::default_for(&net),
-        };
-        // At most MAX_ROUTER_CYCLES: minutes, not hours (each run says its estimate as it
-        // starts).
-        let router_cycles = u128::from(net.node_count()) * u128::from(a.cycles);
-        if router_cycles > MAX_ROUTER_CYCLES {
-            return Err(flag_err(
-                "--cycles",
-                format!(
-                    "{} cycles on {} routers is {router_cycles} router-cycles, more than the {MAX_ROUTER_CYCLES} a run may take (about ten minutes on one core, with the drain); give fewer cycles",
-                    a.cycles,
-                    net.node_count()
-                ),
-            ));
-        }
-        let pattern = Pattern::parse(&a.traffic).map_err(|e| flag_err("--traffic", e.why))?;
-        podsim_noc::check_pattern(&pattern, &net).map_err(|e| flag_err("--traffic", e.why))?;
+        let (routing, pattern) =
+            podsim_noc::resolve_run(&net, a.routing.as_deref(), &a.traffic, a.cycles)
+                .map_err(|e| flag_err(&format!("--{}", e.key), e.why))?;
         let cfg = router_config(a)?;
         let base = RunSpec {
             seed: a.seed,
@@ -318,7 +194,7 @@ impl<'a> NocJob<'a> {
             ..RunSpec::new(pattern, a.rate.unwrap_or(0.0))
         };
         let booksim = cfg.router == podsim_noc::RouterMode::Booksim;
-        let title = title(a, &net, routing, &cfg, booksim);
+        let title = podsim_report::noc_title(&a.traffic, &net, routing, &cfg);
         Ok(NocJob {
             a,
             net,
@@ -345,46 +221,6 @@ fn noc_err(e: podsim_noc::NocError) -> Failure {
             flag_err(flag, c.why)
         }
         other => Failure::runtime(other.to_string()),
-    }
-}
-
-/// The heading of a run: traffic, network, routing and the routers' settings.
-fn title(
-    a: &NocArgs,
-    net: &podsim_topology::Network,
-    routing: NocRouting,
-    cfg: &RouterConfig,
-    booksim: bool,
-) -> String {
-    if booksim {
-        format!(
-            "{} on {}, {} routing; BookSim iq routers, {} VCs x {} flits, {}-flit packets, \
-             delays {}/{}/{}/{}+{} (route/VA/SA/crossbar), {} allocators",
-            a.traffic,
-            net.shorthand(),
-            routing.name(),
-            cfg.vcs,
-            cfg.buffer_flits,
-            cfg.packet_flits,
-            cfg.routing_delay,
-            cfg.vc_alloc_delay,
-            cfg.sw_alloc_delay,
-            cfg.st_prepare_delay,
-            cfg.st_final_delay,
-            cfg.allocator.name()
-        )
-    } else {
-        format!(
-            "{} on {}, {} routing; {} VCs x {} flits, {}-flit packets, {}-stage routers, {}",
-            a.traffic,
-            net.shorthand(),
-            routing.name(),
-            cfg.vcs,
-            cfg.buffer_flits,
-            cfg.packet_flits,
-            cfg.pipeline_stages,
-            cfg.arbitration.name()
-        )
     }
 }
 
@@ -526,11 +362,7 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
                     }
                     Some(NocPoint::Failed(e)) => {
                         // Recorded with its reason; the sweep goes on.
-                        let why = e.replace([',', '\n'], ";");
-                        let mut row = rate.to_string();
-                        row.push_str(&",".repeat(15));
-                        row.push(',');
-                        row.push_str(&why);
+                        let (row, why) = podsim_report::noc_failed_row(rate, &e);
                         file.append(&row)?;
                         failures.push(format!("{rate}: {why}"));
                         None
@@ -590,58 +422,15 @@ fn print_curve(
     podsim_report::noc_curve_svg(&svg_path, &job.title, &results)
         .map_err(|e| Failure::runtime(e.to_string()))?;
     if a.json {
-        let all: Vec<Value> = curve
-            .iter()
-            .map(|(r, fresh)| match fresh {
-                Some(v) => v.clone(),
-                None => podsim_report::to_json(&podsim_report::NocOutput {
-                    resumed: true,
-                    ..podsim_report::NocOutput::new(r, &job.net, a.links)
-                }),
-            })
-            .collect();
-        outln!("{}", Value::Array(all));
-    } else {
-        outln!("{}", job.title);
-        let mut rows = vec![(
-            "offered".to_string(),
-            [
-                "accepted",
-                "avg lat",
-                "p50",
-                "p99",
-                "max",
-                "queue",
-                "hops",
-                "saturated",
-            ]
-            .map(String::from)
-            .to_vec(),
-        )];
-        for (r, _) in curve {
-            rows.push((
-                format!("{:.3}", r.offered_flits_per_node_cycle),
-                vec![
-                    format!("{:.3}", r.accepted_flits_per_node_cycle),
-                    format!("{:.1}", r.average_latency_cycles),
-                    r.p50_latency_cycles.to_string(),
-                    r.p99_latency_cycles.to_string(),
-                    r.max_latency_cycles.to_string(),
-                    format!("{:.1}", r.average_queueing_cycles),
-                    format!("{:.2}", r.average_hops),
-                    if r.saturated { "yes" } else { "no" }.to_string(),
-                ],
-            ));
-        }
-        out!("{}", render(&rows));
         outln!(
-            "curve written to {} and {}",
-            csv_path.display(),
-            svg_path.display()
+            "{}",
+            podsim_report::noc_curve_json(curve, &job.net, a.links)
         );
-        for f in failures {
-            outln!("failed: {f}");
-        }
+    } else {
+        out!(
+            "{}",
+            podsim_report::noc_curve_text(&job.title, &results, csv_path, &svg_path, failures)
+        );
     }
     if !failures.is_empty() {
         return Err(Failure::runtime(format!(
@@ -662,14 +451,7 @@ fn one_load(job: &NocJob) -> Result<ExitCode, Failure> {
             "missing: give a load in flits per node per cycle, e.g. --rate 0.3 (or --sweep)",
         ));
     }
-    // The grid a heatmap lays the links on: (width, height, node -> (x, y)).
-    let grid: Option<(u32, u32)> = match net {
-        podsim_topology::Network::Cube(c) if c.dims().len() == 2 => {
-            Some((c.dims()[0], c.dims()[1]))
-        }
-        podsim_topology::Network::Tenstorrent(g) => Some((g.width(), g.cube().dims()[1])),
-        _ => None,
-    };
+    let grid = podsim_report::noc_grid(net);
     if a.heatmap.is_some() && grid.is_none() {
         return Err(flag_err(
             "--heatmap",
@@ -691,39 +473,14 @@ fn one_load(job: &NocJob) -> Result<ExitCode, Failure> {
         a.trace.is_some().then_some(&mut log),
     )
     .map_err(noc_err)?;
-    if let (Some(path), Some((w, h))) = (&a.heatmap, grid) {
-        let at =
-            |n: podsim_topology::NodeId| ((n.0 % u64::from(w)) as u32, (n.0 / u64::from(w)) as u32);
-        let links: Vec<podsim_report::HeatLink> = r
-            .links
-            .iter()
-            .filter(|l| l.kind == podsim_noc::ChannelKind::Link)
-            .map(|l| {
-                (
-                    at(l.from),
-                    at(l.to),
-                    l.flits as f64 / r.window_cycles.max(1) as f64,
-                )
-            })
-            .collect();
-        podsim_report::heatmap_svg(
-            path,
-            &format!(
-                "{}: link utilisation at {} flits/node/cycle",
-                job.title, job.base.rate
-            ),
-            w,
-            h,
-            &links,
-            &|_, _| podsim_report::HeatTile::Plain(String::new()),
-        )
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+    if let (Some(path), Some(grid)) = (&a.heatmap, grid) {
+        podsim_report::noc_heatmap_svg(path, &job.title, job.base.rate, &r, grid)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
     }
     if let Some(path) = &a.trace {
-        let t = packets_trace(
+        let t = podsim_report::noc_trace(
             &log,
             &r,
-            r.window_cycles,
             &[
                 ("command", serde_json::json!("noc")),
                 ("title", serde_json::json!(job.title)),
@@ -737,82 +494,11 @@ fn one_load(job: &NocJob) -> Result<ExitCode, Failure> {
         outln!("{}", podsim_report::noc_result_json(&r, net, a.links));
         return Ok(ExitCode::SUCCESS);
     }
-    outln!("{}", job.title);
-    out!("{}", render(&one_load_rows(job, &r)));
+    out!(
+        "{}",
+        podsim_report::noc_load_text(&job.title, &r, job.booksim, a.cycles, a.links)
+    );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The table of one load.
-fn one_load_rows(job: &NocJob, r: &podsim_noc::NocResult) -> Vec<(String, Vec<String>)> {
-    let a = job.a;
-    let row = |k: &str, v: String| (k.to_string(), vec![v]);
-    let mut rows = vec![
-        row(
-            "offered",
-            format!(
-                "{:.4} flits/node/cycle (generated {:.4})",
-                r.offered_flits_per_node_cycle, r.generated_flits_per_node_cycle
-            ),
-        ),
-        row(
-            "accepted",
-            format!("{:.4} flits/node/cycle", r.accepted_flits_per_node_cycle),
-        ),
-        row(
-            "latency",
-            format!(
-                "avg {:.2}, p50 {}, p99 {}, max {} cycles",
-                r.average_latency_cycles,
-                r.p50_latency_cycles,
-                r.p99_latency_cycles,
-                r.max_latency_cycles
-            ),
-        ),
-        row(
-            "  split",
-            format!(
-                "queueing {:.2} + network {:.2} cycles",
-                r.average_queueing_cycles, r.average_network_cycles
-            ),
-        ),
-        row("hops", format!("{:.3} average", r.average_hops)),
-        row("saturated", if r.saturated { "yes" } else { "no" }.into()),
-        row(
-            "cycles",
-            if job.booksim {
-                format!(
-                    "{} (warm-up {}, then {}-cycle sample periods until converged, then drain), \
-                     {} measured packets, {} flit-hops",
-                    r.simulated_cycles,
-                    r.warmup_cycles,
-                    a.cycles / 10,
-                    r.measured_packets,
-                    r.flit_hops
-                )
-            } else {
-                format!(
-                    "{} (warm-up {}, window {}, then drain), {} measured packets, {} flit-hops",
-                    r.simulated_cycles, r.warmup_cycles, a.cycles, r.measured_packets, r.flit_hops
-                )
-            },
-        ),
-    ];
-    if a.links {
-        let mut busiest: Vec<&LinkStat> = r.links.iter().collect();
-        busiest.sort_by_key(|l| std::cmp::Reverse((l.flits, l.channel)));
-        for l in busiest.iter().take(10) {
-            rows.push(row(
-                &format!("link {}->{}", l.from, l.to),
-                format!(
-                    "{} flits, utilisation {:.3}, blocked on credits {} cycles",
-                    l.flits,
-                    l.flits as f64 / r.window_cycles.max(1) as f64,
-                    l.blocked_cycles
-                ),
-            ));
-        }
-    }
-    rows
 }
 
 /// One load of a sweep as a rank computed it: its CSV row and JSON, a refusal of the

@@ -89,46 +89,16 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     let mut spec = podsim_config::parse_workload(&file, &read(&a.file)?)?;
     if let Some(system) = &a.system {
         let (machine, mfile) = crate::system_spec("--system", system, None, None, None, a.nodes)?;
-        let chip_name = match &machine.topology {
-            podsim_system::TopoSpec::Machine(m) => m.chip.name.clone(),
-            _ => {
-                return Err(flag_err(
-                    "--system",
-                    format!(
-                        "`{system}` is not a machine file (docs/machine-file.md); the workload file's [machine] names shorthands"
-                    ),
-                ));
-            }
-        };
-        spec.chip = podsim_system::workload::ChipSpec::preset(&chip_name).ok_or_else(|| {
-            flag_err(
-                "--system",
-                format!(
-                    "{mfile}: chip `{chip_name}` is not a chip preset; a workload times its tasks on a preset's rates and matrix units"
-                ),
-            )
-        })?;
-        spec.system = machine;
+        spec.on_machine(machine, system, &mfile)
+            .map_err(|e| flag_err("--system", e))?;
     } else if a.nodes.is_some() {
         return Err(flag_err(
             "--nodes",
             "sets the node count of a --system machine file; add --system or drop the flag",
         ));
     }
-    match a.cmem.as_deref() {
-        None => {}
-        Some("off") => spec.chip.cmem = None,
-        Some("on") if spec.chip.cmem.is_some() => {}
-        Some("on") => {
-            return Err(flag_err(
-                "--cmem",
-                format!(
-                    "on needs a chip with CMEM (tpuv4), and {} has none{}",
-                    spec.chip.name, " or the file turned it off"
-                ),
-            ));
-        }
-        Some(other) => return Err(flag_err("--cmem", format!("`{other}` is not on or off"))),
+    if let Some(setting) = &a.cmem {
+        spec.set_cmem(setting).map_err(|e| flag_err("--cmem", e))?;
     }
     let model = match &a.model {
         None => spec.model,
@@ -178,31 +148,15 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         std::fs::write(path, t.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
+    let out = podsim_system::workload::WorkloadOutput::new(&spec, &r, model, net.endpoints());
     if a.json {
-        outln!("{}", result_json(&spec, &r, model, net.endpoints()));
+        outln!("{}", podsim_report::to_json(&out));
         return Ok(ExitCode::SUCCESS);
     }
-    outln!(
-        "{} on {} ({} chips of {}), {} model",
-        spec.name,
-        spec.system.name,
-        net.endpoints(),
-        spec.chip.name,
-        model.name()
-    );
-    let mut rows = vec![(
-        "task".to_string(),
-        vec!["start".into(), "end".into(), "duration".into()],
-    )];
-    for t in &r.tasks {
-        rows.push((
-            t.name.clone(),
-            vec![ms(t.start_s), ms(t.end_s), ms(t.end_s - t.start_s)],
-        ));
-    }
-    out!("{}", render(&rows));
+    outln!("{}", out.heading());
+    out!("{}", render(&out.task_rows()));
     outln!();
-    out!("{}", render(&summary(&r)));
+    out!("{}", render(&r.summary_rows()));
     if let Some(p) = &a.trace {
         outln!("trace written to {}", p.display());
     }
@@ -223,17 +177,7 @@ pub(crate) fn result_json(
 
 /// The summary rows of a workload run.
 pub(crate) fn summary(r: &WorkloadResult) -> Vec<(String, Vec<String>)> {
-    vec![
-        ("time".to_string(), vec![ms(r.time_s)]),
-        ("compute (busiest chip)".into(), vec![ms(r.compute_busy_s)]),
-        ("communication".into(), vec![ms(r.communication_time_s)]),
-        ("  exposed".into(), vec![ms(r.exposed_communication_s)]),
-        ("critical path".into(), vec![r.critical_path.join(" -> ")]),
-    ]
-}
-
-fn ms(s: f64) -> String {
-    format!("{:.4} ms", s * 1e3)
+    r.summary_rows()
 }
 
 /// The run as a trace: a process per chip, a thread per resource.

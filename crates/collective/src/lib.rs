@@ -7,7 +7,9 @@
 //! (`send` and completions); they know ranks, not links.
 
 mod exec;
+mod job;
 mod microbench;
+mod output;
 mod plan;
 mod steps;
 
@@ -15,7 +17,11 @@ pub use exec::{
     CHECK_ENTRY_BYTES, Outcome, RunError, VERIFY_LIMIT, Verified, check_entries, entries, initial,
     run, run_checking, run_steps,
 };
+pub use job::{CollectiveJob, SweepSizeError, TooManyPieces};
 pub use microbench::{Micro, MicroResult, microbench};
+pub use output::{
+    MicroOutput, Resumed, Rows, SWEEP_HEADER, SweepFailure, sweep_fields, sweep_rows,
+};
 pub use plan::{
     Algorithm, Chunks, Combine, Kind, MAX_TRANSFERS, Op, Plan, PlanError, Request, check, plan,
     transfers,

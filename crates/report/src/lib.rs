@@ -3,17 +3,24 @@
 //! Architecture invariant: this crate never runs a model and never decides anything; it
 //! formats values it is given. Every figure it prints was computed elsewhere.
 
+mod collective;
 mod metrics;
 mod noc;
+mod noc_text;
 mod roofline;
 mod trace;
 
+pub use collective::{add_transfers, busbw_points, transfers_trace};
 pub use metrics::{
     DojoTopo, TenstorrentTopo, TofuTopo, TopoOutput, VirtualTorus, metrics_json, metrics_table,
 };
 pub use noc::{
     NOC_CSV_HEADER, NocLinkOutput, NocOutput, busbw_svg, noc_csv_row, noc_curve_svg,
     noc_result_from_csv, noc_result_json,
+};
+pub use noc_text::{
+    noc_curve_json, noc_curve_text, noc_failed_row, noc_grid, noc_heat_links, noc_heatmap_svg,
+    noc_load_text, noc_title, noc_trace,
 };
 pub use podsim_units::table::render;
 pub use roofline::{

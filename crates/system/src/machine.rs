@@ -265,6 +265,24 @@ impl Timing {
         }
     }
 
+    /// This timing as table rows (link latency, endpoint), its latency from `source` (see
+    /// [`Timing::latency_source`]).
+    pub fn rows(&self, source: &str) -> Vec<(String, Vec<String>)> {
+        vec![
+            (
+                "link latency".into(),
+                vec![format!("{} per hop ({source})", self.link_latency)],
+            ),
+            (
+                "endpoint".into(),
+                vec![match self.endpoint {
+                    Some(e) => format!("{} per transfer ({}: {})", e.overhead, e.name, e.source),
+                    None => "no overhead".into(),
+                }],
+            ),
+        ]
+    }
+
     /// This timing as a collective's output keys, its latency from `source` (see
     /// [`Timing::latency_source`]).
     pub fn output(&self, source: &'static str) -> podsim_collective::LinkTiming {

@@ -477,6 +477,56 @@ impl<'a> WorkloadOutput<'a> {
     }
 }
 
+impl WorkloadOutput<'_> {
+    /// The heading `podsim workload` prints: workload, machine, chips, chip and model.
+    pub fn heading(&self) -> String {
+        format!(
+            "{} on {} ({} chips of {}), {} model",
+            self.workload, self.machine, self.chips, self.chip, self.model
+        )
+    }
+
+    /// The table of tasks `podsim workload` prints: each task's start, end and duration.
+    pub fn task_rows(&self) -> Vec<(String, Vec<String>)> {
+        let mut rows = vec![(
+            "task".to_string(),
+            vec!["start".into(), "end".into(), "duration".into()],
+        )];
+        for t in self.tasks {
+            rows.push((
+                t.name.clone(),
+                vec![ms(t.start_s), ms(t.end_s), ms(t.end_s - t.start_s)],
+            ));
+        }
+        rows
+    }
+}
+
+/// Seconds as milliseconds, four decimals.
+fn ms(s: f64) -> String {
+    format!("{:.4} ms", s * 1e3)
+}
+
+impl WorkloadResult {
+    /// The summary rows of the run: time, the busiest chip's compute, communication, the
+    /// exposed part of it and the critical path.
+    pub fn summary_rows(&self) -> Vec<(String, Vec<String>)> {
+        vec![
+            ("time".to_string(), vec![ms(self.time_s)]),
+            (
+                "compute (busiest chip)".into(),
+                vec![ms(self.compute_busy_s)],
+            ),
+            ("communication".into(), vec![ms(self.communication_time_s)]),
+            ("  exposed".into(), vec![ms(self.exposed_communication_s)]),
+            (
+                "critical path".into(),
+                vec![self.critical_path.join(" -> ")],
+            ),
+        ]
+    }
+}
+
 /// What a workload run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadResult {
@@ -1436,4 +1486,47 @@ pub struct WorkloadSpec {
     pub chip: ChipSpec,
     /// The tasks.
     pub workload: Workload,
+}
+
+impl WorkloadSpec {
+    /// Run on `machine` (the machine file `file`, given as `given`) instead of the file's
+    /// [machine]: its network, and its chip on every endpoint, which must be a chip preset.
+    pub fn on_machine(
+        &mut self,
+        machine: crate::spec::SystemSpec,
+        given: &str,
+        file: &str,
+    ) -> Result<(), String> {
+        let chip_name = match &machine.topology {
+            crate::TopoSpec::Machine(m) => m.chip.name.clone(),
+            _ => {
+                return Err(format!(
+                    "`{given}` is not a machine file (docs/machine-file.md); the workload file's [machine] names shorthands"
+                ));
+            }
+        };
+        self.chip = ChipSpec::preset(&chip_name).ok_or_else(|| {
+            format!(
+                "{file}: chip `{chip_name}` is not a chip preset; a workload times its tasks on a preset's rates and matrix units"
+            )
+        })?;
+        self.system = machine;
+        Ok(())
+    }
+
+    /// Turn the chip's CMEM `on` or `off`: off drops it, on needs a chip that has it.
+    pub fn set_cmem(&mut self, setting: &str) -> Result<(), String> {
+        match setting {
+            "off" => self.chip.cmem = None,
+            "on" if self.chip.cmem.is_some() => {}
+            "on" => {
+                return Err(format!(
+                    "on needs a chip with CMEM (tpuv4), and {} has none{}",
+                    self.chip.name, " or the file turned it off"
+                ));
+            }
+            other => return Err(format!("`{other}` is not on or off")),
+        }
+        Ok(())
+    }
 }
