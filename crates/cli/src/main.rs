@@ -36,156 +36,12 @@ use podsim_config::{ConfigError, parse_scenario, parse_system};
 use podsim_system::scenario::RunResult;
 use podsim_system::{Scenario, SystemSpec};
 use podsim_topology::Network;
-use podsim_validation::ValidationCase;
 
 /// The built-in default scenario (also `examples/tpu-v4-twisted-all-to-all.toml`).
 const DEFAULT_SCENARIO: (&str, &str) = (
     "examples/tpu-v4-twisted-all-to-all.toml",
     include_str!("../../../examples/tpu-v4-twisted-all-to-all.toml"),
 );
-
-/// The machine files built into the binary (`examples/machines/`), which validation cases
-/// name by path (a test checks the directory and this list agree).
-pub(crate) const MACHINES: &[(&str, &str)] = &[
-    (
-        "examples/machines/dgx-a100.toml",
-        include_str!("../../../examples/machines/dgx-a100.toml"),
-    ),
-    (
-        "examples/machines/dgx-h100.toml",
-        include_str!("../../../examples/machines/dgx-h100.toml"),
-    ),
-    (
-        "examples/machines/dojo-tile.toml",
-        include_str!("../../../examples/machines/dojo-tile.toml"),
-    ),
-    (
-        "examples/machines/ece327-systolic.toml",
-        include_str!("../../../examples/machines/ece327-systolic.toml"),
-    ),
-    (
-        "examples/machines/fugaku.toml",
-        include_str!("../../../examples/machines/fugaku.toml"),
-    ),
-    (
-        "examples/machines/tpu-v4.toml",
-        include_str!("../../../examples/machines/tpu-v4.toml"),
-    ),
-    (
-        "examples/machines/wormhole-n150.toml",
-        include_str!("../../../examples/machines/wormhole-n150.toml"),
-    ),
-];
-
-/// A machine file a scenario in `dir` names: the file at that path from `dir`, else a
-/// built-in one (or a file) by that path.
-pub(crate) fn machine_file_near(dir: &Path, path: &str) -> Option<String> {
-    std::fs::read_to_string(dir.join(path))
-        .ok()
-        .or_else(|| machine_file(path))
-}
-
-/// A machine file by path: the built-in copy, else the file on disk.
-fn machine_file(path: &str) -> Option<String> {
-    MACHINES
-        .iter()
-        .find(|(p, _)| *p == path)
-        .map(|(_, t)| (*t).to_string())
-        .or_else(|| std::fs::read_to_string(path).ok())
-}
-
-/// The validation cases built into the binary: the files of `validation/`, sorted by name
-/// (a test checks the two agree).
-const VALIDATION: &[(&str, &str)] = &[
-    (
-        "validation/hybrid-ici-ib.toml",
-        include_str!("../../../validation/hybrid-ici-ib.toml"),
-    ),
-    (
-        "validation/bisection-scaling.toml",
-        include_str!("../../../validation/bisection-scaling.toml"),
-    ),
-    (
-        "validation/compute.toml",
-        include_str!("../../../validation/compute.toml"),
-    ),
-    (
-        "validation/tofud-frame.toml",
-        include_str!("../../../validation/tofud-frame.toml"),
-    ),
-    (
-        "validation/tofu-family-throughput.toml",
-        include_str!("../../../validation/tofu-family-throughput.toml"),
-    ),
-    (
-        "validation/tpu-v4-twisted-all-to-all.toml",
-        include_str!("../../../validation/tpu-v4-twisted-all-to-all.toml"),
-    ),
-    (
-        "validation/tenstorrent.toml",
-        include_str!("../../../validation/tenstorrent.toml"),
-    ),
-    (
-        "validation/tenstorrent-dram.toml",
-        include_str!("../../../validation/tenstorrent-dram.toml"),
-    ),
-    (
-        "validation/dojo.toml",
-        include_str!("../../../validation/dojo.toml"),
-    ),
-    (
-        "validation/bgq-sequoia.toml",
-        include_str!("../../../validation/bgq-sequoia.toml"),
-    ),
-    (
-        "validation/k-computer.toml",
-        include_str!("../../../validation/k-computer.toml"),
-    ),
-    (
-        "validation/tofu-family.toml",
-        include_str!("../../../validation/tofu-family.toml"),
-    ),
-    (
-        "validation/tofu-put-latency.toml",
-        include_str!("../../../validation/tofu-put-latency.toml"),
-    ),
-    (
-        "validation/rooflines.toml",
-        include_str!("../../../validation/rooflines.toml"),
-    ),
-    (
-        "validation/tpu-v4-availability.toml",
-        include_str!("../../../validation/tpu-v4-availability.toml"),
-    ),
-    (
-        "validation/tofu-resources.toml",
-        include_str!("../../../validation/tofu-resources.toml"),
-    ),
-    (
-        "validation/tofu-barrier.toml",
-        include_str!("../../../validation/tofu-barrier.toml"),
-    ),
-    (
-        "validation/tpu-v4-dlrm.toml",
-        include_str!("../../../validation/tpu-v4-dlrm.toml"),
-    ),
-    (
-        "validation/tpu-v4-table3.toml",
-        include_str!("../../../validation/tpu-v4-table3.toml"),
-    ),
-    (
-        "validation/tpu-v4-pod.toml",
-        include_str!("../../../validation/tpu-v4-pod.toml"),
-    ),
-    (
-        "validation/tpu-v4-v3-apps.toml",
-        include_str!("../../../validation/tpu-v4-v3-apps.toml"),
-    ),
-    (
-        "validation/gpu-clusters.toml",
-        include_str!("../../../validation/gpu-clusters.toml"),
-    ),
-];
 
 #[derive(Parser)]
 #[command(
@@ -1055,7 +911,7 @@ fn run(
             }
             let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
             podsim_config::parse_scenario_with(&p.display().to_string(), &text, &|m| {
-                machine_file_near(&dir, m)
+                podsim_config::machine_file_near(&dir, m)
             })?
         }
         None => default_scenario()?,
@@ -1279,7 +1135,6 @@ pub(crate) fn scenario_failure(e: podsim_system::scenario::ScenarioError) -> Fai
     }
 }
 
-/// One evaluated case: the podsim value, or why there is none.
 /// `podsim completions SHELL`.
 fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
     use clap::CommandFactory;
@@ -1322,15 +1177,6 @@ fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
-    c.evaluate().map_err(|e| match e {
-        podsim_validation::QuantityError::Topology(t) => {
-            Failure::usage(format!("{file}: `{}`: {}", t.key, t.why))
-        }
-        e => Failure::runtime(format!("{file}: case `{}`: {e}", c.figure)),
-    })
-}
-
 fn validate(
     dir: Option<&Path>,
     csv: Option<&Path>,
@@ -1343,11 +1189,107 @@ fn validate(
             "only a --csv is resumed; add --csv or drop the flag",
         ));
     }
+    let files = validation_files(dir)?;
+    // Every file parsed first (its errors in file order), then every case evaluated on all
+    // cores; the table and the first error are those of the serial run, in case order.
+    let mut cases = Vec::new();
+    for (file, text) in &files {
+        for c in podsim_config::parse_validation_with(file, text, &podsim_config::machine_file)? {
+            cases.push((file.as_str(), c));
+        }
+    }
+    let keys = podsim_validation::case_keys(cases.iter().map(|(f, _)| *f));
+    let mut sweep = match csv {
+        Some(path) => {
+            let mut context = sweep_file::base_context();
+            context.push((
+                "cases",
+                format!(
+                    "{} cases, fingerprint {:016x}",
+                    cases.len(),
+                    podsim_validation::fingerprint(&files)
+                ),
+            ));
+            Some(sweep_file::SweepFile::open(
+                path,
+                &context,
+                podsim_validation::CSV_HEADER,
+                !no_resume,
+            )?)
+        }
+        None => None,
+    };
+    let bar = progress::Progress::start("podsim validate", Some(cases.len() as u64));
+    // Cases run a batch at a time on every core; each batch lands in the CSV in case order.
+    let batch = rayon::current_num_threads().max(1);
+    let mut results: Vec<Result<Option<u64>, Failure>> = Vec::with_capacity(cases.len());
+    for (chunk, chunk_keys) in cases.chunks(batch).zip(keys.chunks(batch)) {
+        let kept = |i: usize| {
+            sweep
+                .as_ref()
+                .is_some_and(|(_, kept)| kept.contains_key(&chunk_keys[i]))
+        };
+        let got = podsim_validation::evaluate_batch(chunk, kept, || bar.inc());
+        for (g, key) in got.into_iter().zip(chunk_keys) {
+            let r = match g {
+                Some(r) => {
+                    let r = r.map_err(|e| {
+                        if e.is_usage() {
+                            Failure::usage(e.to_string())
+                        } else {
+                            Failure::runtime(e.to_string())
+                        }
+                    });
+                    if let Some((file, _)) = sweep.as_mut() {
+                        file.append(&podsim_validation::csv_row(
+                            key,
+                            r.as_ref().copied().map_err(Failure::msg),
+                        ))?;
+                    }
+                    r
+                }
+                None => {
+                    bar.inc();
+                    let f = sweep.as_ref().and_then(|(_, kept)| kept.get(key));
+                    match f.map(|f| f[1].as_str()) {
+                        Some(v) => podsim_validation::kept_value(v).ok_or_else(|| {
+                            Failure::usage(format!(
+                                "{}: case {key}: `{v}` is not a value; give --no-resume",
+                                csv.map(|p| p.display().to_string()).unwrap_or_default()
+                            ))
+                        }),
+                        None => Err(Failure::runtime(format!("case {key} neither kept nor run"))),
+                    }
+                }
+            };
+            results.push(r);
+        }
+    }
+    bar.finish();
+    let mut reports = Vec::with_capacity(cases.len());
+    for ((_, c), got) in cases.iter().zip(results) {
+        reports.push(podsim_validation::CaseReport::new(c, got?));
+    }
+    let report = podsim_validation::ValidationReport::new(reports);
+    if json {
+        outln!("{}", podsim_report::to_json(&report));
+    } else {
+        out!("{}", report.text());
+    }
+    Ok(if report.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The validation case files (name and text): those of `dir`, or the built-in ones, sorted.
+fn validation_files(dir: Option<&Path>) -> Result<Vec<(String, String)>, Failure> {
     let mut files: Vec<(String, String)> = Vec::new();
     match dir {
         None => {
             files.extend(
-                VALIDATION
+                podsim_validation::CASE_FILES
                     .iter()
                     .map(|(n, t)| (n.to_string(), t.to_string())),
             );
@@ -1373,152 +1315,7 @@ fn validate(
             }
         }
     }
-    // Every file parsed first (its errors in file order), then every case evaluated on all
-    // cores; the table and the first error are those of the serial run, in case order.
-    let mut cases = Vec::new();
-    for (file, text) in &files {
-        for c in podsim_config::parse_validation_with(file, text, &machine_file)? {
-            cases.push((file.as_str(), c));
-        }
-    }
-    // Each case's key in the CSV: its file and its place in it.
-    let mut keys = Vec::with_capacity(cases.len());
-    let mut place = std::collections::HashMap::new();
-    for (file, _) in &cases {
-        let k = place.entry(*file).or_insert(0usize);
-        keys.push(format!("{}#{k}", file.replace([',', '\n'], ";")));
-        *k += 1;
-    }
-    let mut sweep = match csv {
-        Some(path) => {
-            // The cases' text, fingerprinted (FNV-1a): a file from other cases is refused.
-            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-            for (name, text) in &files {
-                for b in name.bytes().chain(text.bytes()) {
-                    h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-                }
-            }
-            let mut context = sweep_file::base_context();
-            context.push((
-                "cases",
-                format!("{} cases, fingerprint {h:016x}", cases.len()),
-            ));
-            Some(sweep_file::SweepFile::open(
-                path,
-                &context,
-                "case,value,error",
-                !no_resume,
-            )?)
-        }
-        None => None,
-    };
-    let bar = progress::Progress::start("podsim validate", Some(cases.len() as u64));
-    // Cases run a batch at a time on every core; each batch lands in the CSV in case order.
-    let batch = rayon::current_num_threads().max(1);
-    let mut results: Vec<Result<Option<u64>, Failure>> = Vec::with_capacity(cases.len());
-    for (chunk, chunk_keys) in cases.chunks(batch).zip(keys.chunks(batch)) {
-        let got: Vec<Option<Result<Option<u64>, Failure>>> = {
-            use rayon::prelude::*;
-            chunk
-                .par_iter()
-                .zip(chunk_keys)
-                .map(|((file, c), key)| {
-                    if sweep
-                        .as_ref()
-                        .is_some_and(|(_, kept)| kept.contains_key(key))
-                    {
-                        return None;
-                    }
-                    let r = evaluate(c, file);
-                    bar.inc();
-                    Some(r)
-                })
-                .collect()
-        };
-        for (g, key) in got.into_iter().zip(chunk_keys) {
-            let r = match g {
-                Some(r) => {
-                    if let Some((file, _)) = sweep.as_mut() {
-                        let row = match &r {
-                            Ok(Some(v)) => format!("{key},{v},"),
-                            Ok(None) => format!("{key},-,"),
-                            Err(e) => format!("{key},,{}", e.msg().replace([',', '\n'], ";")),
-                        };
-                        file.append(&row)?;
-                    }
-                    r
-                }
-                None => {
-                    bar.inc();
-                    let f = sweep.as_ref().and_then(|(_, kept)| kept.get(key));
-                    match f.map(|f| f[1].as_str()) {
-                        Some("-") => Ok(None),
-                        Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
-                            Failure::usage(format!(
-                                "{}: case {key}: `{v}` is not a value; give --no-resume",
-                                csv.map(|p| p.display().to_string()).unwrap_or_default()
-                            ))
-                        }),
-                        None => Err(Failure::runtime(format!("case {key} neither kept nor run"))),
-                    }
-                }
-            };
-            results.push(r);
-        }
-    }
-    bar.finish();
-    let mut reports = Vec::with_capacity(cases.len());
-    for ((_, c), got) in cases.iter().zip(results) {
-        reports.push(podsim_validation::CaseReport::new(c, got?));
-    }
-    let summary = podsim_validation::Summary::of(&reports);
-    if json {
-        outln!(
-            "{}",
-            serde_json::json!({"cases": reports, "summary": summary})
-        );
-    } else {
-        let mut rows = vec![(
-            "figure".to_string(),
-            [
-                "class",
-                "source",
-                "published",
-                "podsim",
-                "tolerance",
-                "result",
-            ]
-            .map(String::from)
-            .to_vec(),
-        )];
-        for r in &reports {
-            let verdict = match r.result {
-                podsim_validation::Verdict::Pass => "pass".to_string(),
-                podsim_validation::Verdict::Fail => "FAIL".to_string(),
-                podsim_validation::Verdict::NotReproduced => {
-                    format!("NOT REPRODUCED: {}", r.reason.as_deref().unwrap_or(""))
-                }
-            };
-            rows.push((
-                r.figure.clone(),
-                vec![
-                    r.class.name().to_string(),
-                    r.source.clone(),
-                    r.published_text.clone(),
-                    r.podsim_text.clone(),
-                    r.tolerance_text.clone(),
-                    verdict,
-                ],
-            ));
-        }
-        out!("{}", podsim_report::render(&rows));
-        outln!("\n{}", summary.line());
-    }
-    Ok(if summary.failed() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(files)
 }
 
 #[cfg(test)]
@@ -1534,7 +1331,10 @@ mod tests {
             .filter(|p| p.ends_with(".toml"))
             .collect();
         on_disk.sort();
-        let mut built: Vec<String> = super::MACHINES.iter().map(|(p, _)| p.to_string()).collect();
+        let mut built: Vec<String> = podsim_config::MACHINES
+            .iter()
+            .map(|(p, _)| p.to_string())
+            .collect();
         built.sort();
         assert_eq!(built, on_disk);
     }

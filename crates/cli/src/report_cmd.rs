@@ -205,7 +205,7 @@ fn build(a: &ReportArgs, r: &mut Report) -> Result<String, Failure> {
                     .map(std::path::Path::to_path_buf)
                     .unwrap_or_default();
                 let s = podsim_config::parse_scenario_with(&name, &text, &|m| {
-                    crate::machine_file_near(&dir, m)
+                    podsim_config::machine_file_near(&dir, m)
                 })?;
                 title.get_or_insert_with(|| s.name.clone());
                 scenario_section(r, &s, a.trace_limit)?;

@@ -9,6 +9,7 @@
 //! Architecture invariant: this is the only crate that knows the file formats; it turns text
 //! into typed specs and never builds or runs a model.
 
+mod builtin;
 mod error;
 mod kernel;
 mod machine;
@@ -18,6 +19,7 @@ mod shorthand;
 mod validation;
 mod workload;
 
+pub use builtin::{MACHINES, machine_file, machine_file_near};
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use kernel::{parse_domains, parse_kernel};
 pub use machine::{FABRICS, is_machine_file, machine_system, parse_machine};
