@@ -3,12 +3,16 @@
 //! Architecture invariant: this crate never runs a model and never decides anything; it
 //! formats values it is given. Every figure it prints was computed elsewhere.
 
+mod html;
+pub mod link_heatmap;
 mod metrics;
 mod noc;
 mod roofline;
+mod scenario;
 mod table;
 mod trace;
 
+pub use html::{HtmlError, HtmlReport, esc};
 pub use metrics::{
     DojoTopo, TenstorrentTopo, TofuTopo, TopoOutput, VirtualTorus, metrics_json, metrics_table,
 };
@@ -19,6 +23,7 @@ pub use noc::{
 pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
 };
+pub use scenario::{CollectiveRun, CollectiveRunRow};
 pub use table::render;
 pub use trace::{Trace, check_nesting};
 
