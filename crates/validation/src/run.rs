@@ -118,7 +118,7 @@ pub enum CaseError {
         /// The case's figure.
         figure: String,
         /// Why.
-        error: QuantityError,
+        error: Box<QuantityError>,
     },
 }
 
@@ -140,7 +140,7 @@ pub fn evaluate(case: &ValidationCase, file: &str) -> Result<Option<u64>, CaseEr
         error => CaseError::Measure {
             file: file.to_string(),
             figure: case.figure.clone(),
-            error,
+            error: Box::new(error),
         },
     })
 }
