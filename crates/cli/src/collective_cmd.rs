@@ -192,7 +192,7 @@ pub struct CollectiveArgs {
     json: bool,
 }
 
-pub(crate) use podsim_report::{add_transfers, busbw_points};
+use podsim_report::busbw_points;
 
 /// The JSON object for one measurement ([`CollectiveOutput`] without the timing keys).
 pub fn measurement_json(
@@ -361,7 +361,10 @@ pub fn collective(a: &CollectiveArgs) -> Result<ExitCode, Failure> {
     }
     let r = r;
     let layout = match &a.heatmap {
-        Some(_) => Some(crate::heatmap::Layout::of(&r.net).map_err(|e| flag_err("--heatmap", e))?),
+        Some(_) => Some(
+            podsim_report::link_heatmap::Layout::of(&r.net)
+                .map_err(|e| flag_err("--heatmap", e))?,
+        ),
         None => None,
     };
     let job = Job::new(a, &r)?;
@@ -548,7 +551,7 @@ fn one_size(
     job: &Job,
     r: &Resolved,
     log: &podsim_net::RecordingHandle,
-    layout: Option<&crate::heatmap::Layout>,
+    layout: Option<&podsim_report::link_heatmap::Layout>,
 ) -> Result<ExitCode, Failure> {
     let (a, kind, alg, model) = (job.a, job.c.kind, job.c.algorithm, job.c.model);
     let bytes = match &a.bytes {
@@ -565,7 +568,7 @@ fn one_size(
     let m = job.measure(bytes, &r.models)?;
     crate::progress::simulated(m.time_s);
     if let (Some(path), Some(layout)) = (&a.heatmap, layout) {
-        crate::heatmap::draw(
+        podsim_report::link_heatmap::draw(
             path,
             &job.c.heatmap_title(bytes, m.time_s),
             layout,

@@ -16,176 +16,26 @@ mod args;
 mod collective_cmd;
 mod compute_cmd;
 mod dojo_cmd;
-mod heatmap;
 mod import_cmd;
 mod noc_cmd;
 mod progress;
 mod ranks;
 mod report_cmd;
+mod run_cmd;
 mod sweep_file;
 mod tofu_cmd;
 mod train_cmd;
 mod tt_cmd;
+mod validate_cmd;
 mod workload_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use podsim_config::{ConfigError, parse_scenario, parse_system};
-use podsim_system::scenario::RunResult;
-use podsim_system::{Scenario, SystemSpec};
+use podsim_config::{ConfigError, parse_system};
+use podsim_system::SystemSpec;
 use podsim_topology::Network;
-use podsim_validation::ValidationCase;
-
-/// The built-in default scenario (also `examples/tpu-v4-twisted-all-to-all.toml`).
-const DEFAULT_SCENARIO: (&str, &str) = (
-    "examples/tpu-v4-twisted-all-to-all.toml",
-    include_str!("../../../examples/tpu-v4-twisted-all-to-all.toml"),
-);
-
-/// The machine files built into the binary (`examples/machines/`), which validation cases
-/// name by path (a test checks the directory and this list agree).
-pub(crate) const MACHINES: &[(&str, &str)] = &[
-    (
-        "examples/machines/dgx-a100.toml",
-        include_str!("../../../examples/machines/dgx-a100.toml"),
-    ),
-    (
-        "examples/machines/dgx-h100.toml",
-        include_str!("../../../examples/machines/dgx-h100.toml"),
-    ),
-    (
-        "examples/machines/dojo-tile.toml",
-        include_str!("../../../examples/machines/dojo-tile.toml"),
-    ),
-    (
-        "examples/machines/ece327-systolic.toml",
-        include_str!("../../../examples/machines/ece327-systolic.toml"),
-    ),
-    (
-        "examples/machines/fugaku.toml",
-        include_str!("../../../examples/machines/fugaku.toml"),
-    ),
-    (
-        "examples/machines/tpu-v4.toml",
-        include_str!("../../../examples/machines/tpu-v4.toml"),
-    ),
-    (
-        "examples/machines/wormhole-n150.toml",
-        include_str!("../../../examples/machines/wormhole-n150.toml"),
-    ),
-];
-
-/// A machine file a scenario in `dir` names: the file at that path from `dir`, else a
-/// built-in one (or a file) by that path.
-pub(crate) fn machine_file_near(dir: &Path, path: &str) -> Option<String> {
-    std::fs::read_to_string(dir.join(path))
-        .ok()
-        .or_else(|| machine_file(path))
-}
-
-/// A machine file by path: the built-in copy, else the file on disk.
-fn machine_file(path: &str) -> Option<String> {
-    MACHINES
-        .iter()
-        .find(|(p, _)| *p == path)
-        .map(|(_, t)| (*t).to_string())
-        .or_else(|| std::fs::read_to_string(path).ok())
-}
-
-/// The validation cases built into the binary: the files of `validation/`, sorted by name
-/// (a test checks the two agree).
-const VALIDATION: &[(&str, &str)] = &[
-    (
-        "validation/hybrid-ici-ib.toml",
-        include_str!("../../../validation/hybrid-ici-ib.toml"),
-    ),
-    (
-        "validation/bisection-scaling.toml",
-        include_str!("../../../validation/bisection-scaling.toml"),
-    ),
-    (
-        "validation/compute.toml",
-        include_str!("../../../validation/compute.toml"),
-    ),
-    (
-        "validation/tofud-frame.toml",
-        include_str!("../../../validation/tofud-frame.toml"),
-    ),
-    (
-        "validation/tofu-family-throughput.toml",
-        include_str!("../../../validation/tofu-family-throughput.toml"),
-    ),
-    (
-        "validation/tpu-v4-twisted-all-to-all.toml",
-        include_str!("../../../validation/tpu-v4-twisted-all-to-all.toml"),
-    ),
-    (
-        "validation/tenstorrent.toml",
-        include_str!("../../../validation/tenstorrent.toml"),
-    ),
-    (
-        "validation/tenstorrent-dram.toml",
-        include_str!("../../../validation/tenstorrent-dram.toml"),
-    ),
-    (
-        "validation/dojo.toml",
-        include_str!("../../../validation/dojo.toml"),
-    ),
-    (
-        "validation/bgq-sequoia.toml",
-        include_str!("../../../validation/bgq-sequoia.toml"),
-    ),
-    (
-        "validation/k-computer.toml",
-        include_str!("../../../validation/k-computer.toml"),
-    ),
-    (
-        "validation/tofu-family.toml",
-        include_str!("../../../validation/tofu-family.toml"),
-    ),
-    (
-        "validation/tofu-put-latency.toml",
-        include_str!("../../../validation/tofu-put-latency.toml"),
-    ),
-    (
-        "validation/rooflines.toml",
-        include_str!("../../../validation/rooflines.toml"),
-    ),
-    (
-        "validation/tpu-v4-availability.toml",
-        include_str!("../../../validation/tpu-v4-availability.toml"),
-    ),
-    (
-        "validation/tofu-resources.toml",
-        include_str!("../../../validation/tofu-resources.toml"),
-    ),
-    (
-        "validation/tofu-barrier.toml",
-        include_str!("../../../validation/tofu-barrier.toml"),
-    ),
-    (
-        "validation/tpu-v4-dlrm.toml",
-        include_str!("../../../validation/tpu-v4-dlrm.toml"),
-    ),
-    (
-        "validation/tpu-v4-table3.toml",
-        include_str!("../../../validation/tpu-v4-table3.toml"),
-    ),
-    (
-        "validation/tpu-v4-pod.toml",
-        include_str!("../../../validation/tpu-v4-pod.toml"),
-    ),
-    (
-        "validation/tpu-v4-v3-apps.toml",
-        include_str!("../../../validation/tpu-v4-v3-apps.toml"),
-    ),
-    (
-        "validation/gpu-clusters.toml",
-        include_str!("../../../validation/gpu-clusters.toml"),
-    ),
-];
 
 #[derive(Parser)]
 #[command(
@@ -321,65 +171,6 @@ static MEMORY_LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 /// memory available when podsim started, else no limit.
 pub(crate) fn memory_limit() -> u64 {
     MEMORY_LIMIT.get().copied().unwrap_or(u64::MAX)
-}
-
-/// The default `--memory-limit`: the least of MemAvailable, three quarters of the process's
-/// address-space limit (`ulimit -v`: the rest is the program, its threads' stacks and the
-/// allocator's slack) and the memory limit of its cgroup (v2 `memory.max`, v1
-/// `memory.limit_in_bytes`); unlimited where none is known.
-fn default_memory_limit() -> u64 {
-    [
-        available_memory(),
-        address_space_limit(),
-        cgroup_memory_limit(),
-    ]
-    .into_iter()
-    .flatten()
-    .min()
-    .unwrap_or(u64::MAX)
-}
-
-/// Three quarters of the soft address-space limit from /proc/self/limits, bytes.
-fn address_space_limit() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
-    let soft: u64 = line
-        .trim_start_matches("Max address space")
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    Some(soft / 4 * 3)
-}
-
-/// The memory limit of the process's cgroup, bytes (cgroup v2, else v1).
-fn cgroup_memory_limit() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let read =
-        |path: String| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
-    for line in text.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let limit = if id == "0" && controllers.is_empty() {
-            read(format!("/sys/fs/cgroup{path}/memory.max"))
-        } else if controllers.split(',').any(|c| c == "memory") {
-            read(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"))
-        } else {
-            None
-        };
-        if limit.is_some() {
-            return limit;
-        }
-    }
-    None
-}
-
-/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
 }
 
 #[derive(Subcommand)]
@@ -624,6 +415,17 @@ impl From<ConfigError> for Failure {
     }
 }
 
+impl From<podsim_report::HtmlError> for Failure {
+    /// A report's input that is not one it takes is a usage error; a plot it could not draw a
+    /// runtime one.
+    fn from(e: podsim_report::HtmlError) -> Self {
+        match e {
+            podsim_report::HtmlError::Input { .. } => Failure::usage(e.to_string()),
+            podsim_report::HtmlError::Plot { .. } => Failure::runtime(e.to_string()),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(negative_values_last(std::env::args_os().collect())) {
         Ok(c) => c,
@@ -657,7 +459,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        None => default_memory_limit(),
+        None => podsim_system::machine::default_memory_limit(),
     };
     let _ = MEMORY_LIMIT.set(limit);
     if let Some(t) = cli.time_limit.as_deref() {
@@ -716,13 +518,13 @@ fn dispatch(command: Command) -> Result<ExitCode, Failure> {
             json,
             trace,
             trace_limit,
-        } => run(scenario.as_deref(), json, trace.as_deref(), trace_limit),
+        } => run_cmd::run(scenario.as_deref(), json, trace.as_deref(), trace_limit),
         Command::Validate {
             dir,
             csv,
             no_resume,
             json,
-        } => validate(dir.as_deref(), csv.as_deref(), no_resume, json),
+        } => validate_cmd::validate(dir.as_deref(), csv.as_deref(), no_resume, json),
         Command::Collective(a) => collective_cmd::collective(&a),
         Command::Microbench(a) => collective_cmd::microbench(&a),
         Command::Gemm(a) => compute_cmd::gemm_cmd(&a),
@@ -751,93 +553,6 @@ thread_local! {
     /// When set, what the commands print goes here instead of stdout (a scenario's command
     /// run inside `podsim run --json` or `podsim report`).
     static CAPTURE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// A scenario's command run, checked before anything runs: its arguments parse as podsim's
-/// command line (with `--json` added when `json` and the command takes it; the flag says
-/// whether it did), it is not a command that runs scenarios or prints help files, and it sets
-/// no global flag (those belong to the `podsim run` around it).
-pub(crate) fn scenario_command(
-    scenario: &Scenario,
-    index: usize,
-    args: &[String],
-    json: bool,
-) -> Result<(Command, bool), Failure> {
-    let key = format!("{}: `run[{index}].args`", scenario.file);
-    let parse = |extra: Option<&str>| {
-        Cli::try_parse_from(
-            std::iter::once("podsim")
-                .chain(args.iter().map(String::as_str))
-                .chain(extra),
-        )
-    };
-    let (cli, with_json) = match (json, parse(Some("--json"))) {
-        (true, Ok(c)) if !args.iter().any(|a| a == "--json") => (c, true),
-        _ => (
-            parse(None).map_err(|e| {
-                // clap's message without its usage lines, on one line.
-                let text = e.to_string();
-                let why: Vec<&str> = text
-                    .lines()
-                    .take_while(|l| !l.starts_with("Usage:"))
-                    .map(|l| l.trim().trim_start_matches("error: "))
-                    .filter(|l| !l.is_empty())
-                    .collect();
-                Failure::usage(format!("{key}: {}", why.join(" ")))
-            })?,
-            false,
-        ),
-    };
-    if cli.memory_limit.is_some() || cli.time_limit.is_some() || cli.quiet {
-        return Err(Failure::usage(format!(
-            "{key}: --memory-limit, --time-limit and --quiet apply to the whole `podsim run`; give them there"
-        )));
-    }
-    if matches!(
-        cli.command,
-        Command::Run { .. }
-            | Command::Report(_)
-            | Command::Completions { .. }
-            | Command::Man { .. }
-    ) {
-        return Err(Failure::usage(format!(
-            "{key}: `{}` cannot run inside a scenario (a scenario runs commands that simulate)",
-            command_name(&cli.command)
-        )));
-    }
-    Ok((cli.command, with_json))
-}
-
-/// Run a scenario's checked command from the scenario file's directory; with `capture`, what
-/// it prints is returned instead of printed.
-pub(crate) fn exec_command(
-    scenario: &Scenario,
-    command: Command,
-    capture: bool,
-) -> Result<Option<String>, Failure> {
-    let dir = Path::new(&scenario.file)
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty() && d.is_dir());
-    let back = std::env::current_dir().ok();
-    if let Some(d) = dir {
-        std::env::set_current_dir(d)
-            .map_err(|e| Failure::runtime(format!("{}: cannot enter: {e}", d.display())))?;
-    }
-    if capture {
-        CAPTURE.with(|c| *c.borrow_mut() = Some(String::new()));
-    }
-    let result = dispatch(command);
-    let out = if capture {
-        CAPTURE.with(|c| c.borrow_mut().take())
-    } else {
-        None
-    };
-    if let (Some(_), Some(b)) = (dir, back) {
-        std::env::set_current_dir(&b)
-            .map_err(|e| Failure::runtime(format!("{}: cannot return: {e}", b.display())))?;
-    }
-    result?;
-    Ok(out)
 }
 
 /// `podsim numerics --format bf16 -inf`: clap reads `-inf` as the short flags `-i -n -f` (it
@@ -1033,243 +748,6 @@ fn topo(
     Ok(ExitCode::SUCCESS)
 }
 
-fn run(
-    file: Option<&Path>,
-    json: bool,
-    trace: Option<&Path>,
-    trace_limit: usize,
-) -> Result<ExitCode, Failure> {
-    args::trace_limit_needs_trace(trace.is_some(), trace_limit)?;
-    let mut t = podsim_report::Trace::new(trace_limit);
-    // Each traced run's ranks get their own block of process ids.
-    let mut traced_runs = 0u64;
-    let scenario: Scenario = match file {
-        Some(p) => {
-            let text = read(p)?;
-            // A workload file (it has a [machine] table) runs as `podsim workload` would.
-            if text
-                .parse::<toml::Table>()
-                .is_ok_and(|t| t.contains_key("machine"))
-            {
-                return workload_cmd::run_file(p, json, trace, trace_limit);
-            }
-            let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
-            podsim_config::parse_scenario_with(&p.display().to_string(), &text, &|m| {
-                machine_file_near(&dir, m)
-            })?
-        }
-        None => default_scenario()?,
-    };
-    // Command runs are checked before anything runs.
-    let mut commands = std::collections::HashMap::new();
-    for (i, r) in scenario.runs.iter().enumerate() {
-        if let podsim_system::RunSpec::Command { args } = r {
-            commands.insert(i, scenario_command(&scenario, i, args, json)?);
-        }
-    }
-    let mut out = Vec::new();
-    if !json {
-        outln!("{}", scenario.name);
-        if !scenario.description.is_empty() {
-            outln!("{}", scenario.description.trim());
-        }
-    }
-    for (i, r) in scenario.runs.iter().enumerate() {
-        if let Some((command, with_json)) = commands.remove(&i) {
-            let line = match r {
-                podsim_system::RunSpec::Command { args } => format!("podsim {}", args.join(" ")),
-                _ => String::new(),
-            };
-            if json {
-                let text = exec_command(&scenario, command, true)?.unwrap_or_default();
-                out.push(match serde_json::from_str::<serde_json::Value>(&text) {
-                    Ok(v) if with_json => serde_json::json!({"command": line, "result": v}),
-                    _ => serde_json::json!({"command": line, "output": text}),
-                });
-            } else {
-                outln!();
-                outln!("$ {line}");
-                exec_command(&scenario, command, false)?;
-            }
-            continue;
-        }
-        let result = podsim_system::scenario::run_one(
-            &scenario,
-            r,
-            memory_limit(),
-            trace.is_some().then_some(trace_limit),
-        )
-        .map_err(scenario_failure)?;
-        if trace.is_some() {
-            add_result_trace(&mut t, &scenario, &result, &mut traced_runs);
-        }
-        if json {
-            out.extend(result_json(&scenario, &result));
-        } else {
-            outln!();
-            out!("{}", result_text(&scenario, &result));
-        }
-    }
-    if let Some(path) = trace {
-        t.about("command", serde_json::json!("run"));
-        t.about("scenario", serde_json::json!(scenario.file));
-        std::fs::write(path, t.to_json().to_string())
-            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
-    }
-    if json {
-        outln!("{}", serde_json::Value::Array(out));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The built-in default scenario.
-pub(crate) fn default_scenario() -> Result<Scenario, Failure> {
-    Ok(parse_scenario(DEFAULT_SCENARIO.0, DEFAULT_SCENARIO.1)?)
-}
-
-/// Add what one run of a scenario recorded to a trace, its ranks under their own block of
-/// process ids (`traced_runs` counts the blocks used).
-pub(crate) fn add_result_trace(
-    t: &mut podsim_report::Trace,
-    scenario: &Scenario,
-    result: &RunResult,
-    traced_runs: &mut u64,
-) {
-    match result {
-        RunResult::Workload { spec, net, result } => {
-            workload_cmd::add_workload(
-                t,
-                &spec.workload,
-                result,
-                net.endpoints(),
-                *traced_runs << 32,
-                &format!("{}: ", spec.name),
-            );
-            *traced_runs += 1;
-        }
-        RunResult::Metrics(_) | RunResult::Command { .. } => {}
-        RunResult::Collective { setup, results, .. } => {
-            for (i, _, rec) in results {
-                if let Some(rec) = rec {
-                    let s = &scenario.systems[*i];
-                    collective_cmd::add_transfers(
-                        t,
-                        rec,
-                        *traced_runs << 32,
-                        &format!("{} ({}): ", s.name, setup.kind),
-                    );
-                    *traced_runs += 1;
-                }
-            }
-        }
-    }
-}
-
-/// One run of a scenario as `podsim run --json` prints it: an object per system.
-pub(crate) fn result_json(scenario: &Scenario, result: &RunResult) -> Vec<serde_json::Value> {
-    match result {
-        // Run by the CLI itself (see `exec_command`), never handed here.
-        RunResult::Command { .. } => Vec::new(),
-        RunResult::Workload { spec, net, result } => vec![workload_cmd::result_json(
-            spec,
-            result,
-            spec.model,
-            net.endpoints(),
-        )],
-        RunResult::Metrics(systems) => systems
-            .iter()
-            .map(|(name, net, m)| {
-                let mut v = podsim_report::metrics_json(net, m);
-                v["system"] = serde_json::Value::String(name.to_string());
-                v
-            })
-            .collect(),
-        RunResult::Collective {
-            setup,
-            results,
-            baseline_time_s,
-        } => results
-            .iter()
-            .map(|(i, m, _)| {
-                let mut v = collective_cmd::measurement_json(
-                    setup.kind,
-                    setup.algorithm,
-                    setup.model,
-                    &scenario.systems[*i].name,
-                    m,
-                );
-                if let Some(b) = baseline_time_s {
-                    v["speedup_vs_baseline"] = serde_json::json!(b / m.time_s);
-                }
-                v
-            })
-            .collect(),
-    }
-}
-
-/// One run of a scenario as `podsim run` prints it: a heading line and a table.
-pub(crate) fn result_text(scenario: &Scenario, result: &RunResult) -> String {
-    match result {
-        // Run by the CLI itself (see `exec_command`), never handed here.
-        RunResult::Command { args } => format!("podsim {}\n", args.join(" ")),
-        RunResult::Workload { spec, net, result } => format!(
-            "workload {} on {} ({} chips of {}), {} model\n{}",
-            spec.name,
-            spec.system.name,
-            net.endpoints(),
-            spec.chip.name,
-            spec.model.name(),
-            podsim_report::render(&workload_cmd::summary(result))
-        ),
-        RunResult::Metrics(systems) => {
-            let names: Vec<String> = systems.iter().map(|(n, _, _)| n.to_string()).collect();
-            let built: Vec<_> = systems
-                .iter()
-                .map(|(_, net, m)| (net.clone(), m.clone()))
-                .collect();
-            podsim_report::metrics_table(&names, &built)
-        }
-        RunResult::Collective {
-            setup,
-            results,
-            baseline_time_s,
-        } => {
-            let mut rows = vec![(
-                "system".to_string(),
-                vec![
-                    "ranks".into(),
-                    "time".into(),
-                    "algbw".into(),
-                    "busbw".into(),
-                    "lower bound".into(),
-                    "vs baseline".into(),
-                ],
-            )];
-            for (i, m, _) in results {
-                rows.push((
-                    scenario.systems[*i].name.clone(),
-                    vec![
-                        m.ranks.to_string(),
-                        format!("{:.4} ms", m.time_s * 1e3),
-                        format!("{:.2} GB/s", m.algorithm_bandwidth_bytes_per_s / 1e9),
-                        format!("{:.2} GB/s", m.bus_bandwidth_bytes_per_s / 1e9),
-                        format!("{:.4} ms", m.lower_bound_time_s * 1e3),
-                        baseline_time_s.map_or("-".into(), |b| format!("{:.3}x", b / m.time_s)),
-                    ],
-                ));
-            }
-            format!(
-                "{} ({}), {} per rank, {} model\n{}",
-                setup.kind,
-                setup.algorithm.name(),
-                podsim_units::Bytes(setup.bytes),
-                setup.model.name(),
-                podsim_report::render(&rows)
-            )
-        }
-    }
-}
-
 /// A scenario's failure as the CLI reports it: a system that cannot be built is a usage error,
 /// a run that could not finish a runtime one.
 pub(crate) fn scenario_failure(e: podsim_system::scenario::ScenarioError) -> Failure {
@@ -1279,7 +757,6 @@ pub(crate) fn scenario_failure(e: podsim_system::scenario::ScenarioError) -> Fai
     }
 }
 
-/// One evaluated case: the podsim value, or why there is none.
 /// `podsim completions SHELL`.
 fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
     use clap::CommandFactory;
@@ -1322,205 +799,6 @@ fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn evaluate(c: &ValidationCase, file: &str) -> Result<Option<u64>, Failure> {
-    c.evaluate().map_err(|e| match e {
-        podsim_validation::QuantityError::Topology(t) => {
-            Failure::usage(format!("{file}: `{}`: {}", t.key, t.why))
-        }
-        e => Failure::runtime(format!("{file}: case `{}`: {e}", c.figure)),
-    })
-}
-
-fn validate(
-    dir: Option<&Path>,
-    csv: Option<&Path>,
-    no_resume: bool,
-    json: bool,
-) -> Result<ExitCode, Failure> {
-    if csv.is_none() && no_resume {
-        return Err(args::flag_err(
-            "--no-resume",
-            "only a --csv is resumed; add --csv or drop the flag",
-        ));
-    }
-    let mut files: Vec<(String, String)> = Vec::new();
-    match dir {
-        None => {
-            files.extend(
-                VALIDATION
-                    .iter()
-                    .map(|(n, t)| (n.to_string(), t.to_string())),
-            );
-            files.sort();
-        }
-        Some(d) => {
-            let entries = std::fs::read_dir(d).map_err(|e| {
-                Failure::usage(format!("{}: cannot read directory: {e}", d.display()))
-            })?;
-            let mut paths: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                .collect();
-            paths.sort();
-            if paths.is_empty() {
-                return Err(Failure::usage(format!(
-                    "{}: no validation cases (no .toml file) in this directory",
-                    d.display()
-                )));
-            }
-            for p in paths {
-                files.push((p.display().to_string(), read(&p)?));
-            }
-        }
-    }
-    // Every file parsed first (its errors in file order), then every case evaluated on all
-    // cores; the table and the first error are those of the serial run, in case order.
-    let mut cases = Vec::new();
-    for (file, text) in &files {
-        for c in podsim_config::parse_validation_with(file, text, &machine_file)? {
-            cases.push((file.as_str(), c));
-        }
-    }
-    // Each case's key in the CSV: its file and its place in it.
-    let mut keys = Vec::with_capacity(cases.len());
-    let mut place = std::collections::HashMap::new();
-    for (file, _) in &cases {
-        let k = place.entry(*file).or_insert(0usize);
-        keys.push(format!("{}#{k}", file.replace([',', '\n'], ";")));
-        *k += 1;
-    }
-    let mut sweep = match csv {
-        Some(path) => {
-            // The cases' text, fingerprinted (FNV-1a): a file from other cases is refused.
-            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-            for (name, text) in &files {
-                for b in name.bytes().chain(text.bytes()) {
-                    h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-                }
-            }
-            let mut context = sweep_file::base_context();
-            context.push((
-                "cases",
-                format!("{} cases, fingerprint {h:016x}", cases.len()),
-            ));
-            Some(sweep_file::SweepFile::open(
-                path,
-                &context,
-                "case,value,error",
-                !no_resume,
-            )?)
-        }
-        None => None,
-    };
-    let bar = progress::Progress::start("podsim validate", Some(cases.len() as u64));
-    // Cases run a batch at a time on every core; each batch lands in the CSV in case order.
-    let batch = rayon::current_num_threads().max(1);
-    let mut results: Vec<Result<Option<u64>, Failure>> = Vec::with_capacity(cases.len());
-    for (chunk, chunk_keys) in cases.chunks(batch).zip(keys.chunks(batch)) {
-        let got: Vec<Option<Result<Option<u64>, Failure>>> = {
-            use rayon::prelude::*;
-            chunk
-                .par_iter()
-                .zip(chunk_keys)
-                .map(|((file, c), key)| {
-                    if sweep
-                        .as_ref()
-                        .is_some_and(|(_, kept)| kept.contains_key(key))
-                    {
-                        return None;
-                    }
-                    let r = evaluate(c, file);
-                    bar.inc();
-                    Some(r)
-                })
-                .collect()
-        };
-        for (g, key) in got.into_iter().zip(chunk_keys) {
-            let r = match g {
-                Some(r) => {
-                    if let Some((file, _)) = sweep.as_mut() {
-                        let row = match &r {
-                            Ok(Some(v)) => format!("{key},{v},"),
-                            Ok(None) => format!("{key},-,"),
-                            Err(e) => format!("{key},,{}", e.msg().replace([',', '\n'], ";")),
-                        };
-                        file.append(&row)?;
-                    }
-                    r
-                }
-                None => {
-                    bar.inc();
-                    let f = sweep.as_ref().and_then(|(_, kept)| kept.get(key));
-                    match f.map(|f| f[1].as_str()) {
-                        Some("-") => Ok(None),
-                        Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
-                            Failure::usage(format!(
-                                "{}: case {key}: `{v}` is not a value; give --no-resume",
-                                csv.map(|p| p.display().to_string()).unwrap_or_default()
-                            ))
-                        }),
-                        None => Err(Failure::runtime(format!("case {key} neither kept nor run"))),
-                    }
-                }
-            };
-            results.push(r);
-        }
-    }
-    bar.finish();
-    let mut reports = Vec::with_capacity(cases.len());
-    for ((_, c), got) in cases.iter().zip(results) {
-        reports.push(podsim_validation::CaseReport::new(c, got?));
-    }
-    let summary = podsim_validation::Summary::of(&reports);
-    if json {
-        outln!(
-            "{}",
-            serde_json::json!({"cases": reports, "summary": summary})
-        );
-    } else {
-        let mut rows = vec![(
-            "figure".to_string(),
-            [
-                "class",
-                "source",
-                "published",
-                "podsim",
-                "tolerance",
-                "result",
-            ]
-            .map(String::from)
-            .to_vec(),
-        )];
-        for r in &reports {
-            let verdict = match r.result {
-                podsim_validation::Verdict::Pass => "pass".to_string(),
-                podsim_validation::Verdict::Fail => "FAIL".to_string(),
-                podsim_validation::Verdict::NotReproduced => {
-                    format!("NOT REPRODUCED: {}", r.reason.as_deref().unwrap_or(""))
-                }
-            };
-            rows.push((
-                r.figure.clone(),
-                vec![
-                    r.class.name().to_string(),
-                    r.source.clone(),
-                    r.published_text.clone(),
-                    r.podsim_text.clone(),
-                    r.tolerance_text.clone(),
-                    verdict,
-                ],
-            ));
-        }
-        out!("{}", podsim_report::render(&rows));
-        outln!("\n{}", summary.line());
-    }
-    Ok(if summary.failed() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
 #[cfg(test)]
 mod tests {
     /// The machine files built into the binary are those of `examples/machines/`.
@@ -1534,7 +812,10 @@ mod tests {
             .filter(|p| p.ends_with(".toml"))
             .collect();
         on_disk.sort();
-        let mut built: Vec<String> = super::MACHINES.iter().map(|(p, _)| p.to_string()).collect();
+        let mut built: Vec<String> = podsim_config::MACHINES
+            .iter()
+            .map(|(p, _)| p.to_string())
+            .collect();
         built.sort();
         assert_eq!(built, on_disk);
     }

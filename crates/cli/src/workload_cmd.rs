@@ -124,14 +124,15 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
             .system
             .build()
             .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))?;
-        crate::heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
+        podsim_report::link_heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
     }
     let (net, r) =
         podsim_system::scenario::run_workload(&spec, model).map_err(crate::scenario_failure)?;
     crate::progress::simulated(r.time_s);
     if let Some(path) = &a.heatmap {
-        let layout = crate::heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
-        crate::heatmap::draw(
+        let layout =
+            podsim_report::link_heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
+        podsim_report::link_heatmap::draw(
             path,
             &format!(
                 "{} on {}: link utilisation over {:.4e} s",

@@ -11,6 +11,7 @@
 //! Architecture invariant: this is the only crate that knows the file formats; it turns text
 //! into typed specs and never builds or runs a model.
 
+mod builtin;
 mod ctx;
 mod error;
 mod kernel;
@@ -23,6 +24,7 @@ mod system;
 mod validation;
 mod workload;
 
+pub use builtin::{MACHINES, machine_file, machine_file_near};
 pub use ctx::MachineFiles;
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use kernel::{parse_domains, parse_kernel};

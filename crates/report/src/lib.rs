@@ -4,13 +4,17 @@
 //! formats values it is given. Every figure it prints was computed elsewhere.
 
 mod collective;
+mod html;
+pub mod link_heatmap;
 mod metrics;
 mod noc;
 mod noc_text;
 mod roofline;
+mod scenario;
 mod trace;
 
 pub use collective::{add_transfers, busbw_points, transfers_trace};
+pub use html::{HtmlError, HtmlReport, esc};
 pub use metrics::{
     DojoTopo, TenstorrentTopo, TofuTopo, TopoOutput, VirtualTorus, metrics_json, metrics_table,
 };
@@ -26,6 +30,7 @@ pub use podsim_units::table::render;
 pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
 };
+pub use scenario::{CollectiveRun, CollectiveRunRow};
 pub use trace::{Trace, check_nesting};
 
 /// A command's typed result as the JSON value its `--json` prints and the Python bindings

@@ -58,6 +58,65 @@ pub fn memory_limit() -> u64 {
     MEMORY_LIMIT.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The default `--memory-limit`: the least of MemAvailable, three quarters of the process's
+/// address-space limit (`ulimit -v`: the rest is the program, its threads' stacks and the
+/// allocator's slack) and the memory limit of its cgroup (v2 `memory.max`, v1
+/// `memory.limit_in_bytes`); unlimited where none is known.
+pub fn default_memory_limit() -> u64 {
+    [
+        available_memory(),
+        address_space_limit(),
+        cgroup_memory_limit(),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .unwrap_or(u64::MAX)
+}
+
+/// Three quarters of the soft address-space limit from /proc/self/limits, bytes.
+fn address_space_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+    let soft: u64 = line
+        .trim_start_matches("Max address space")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(soft / 4 * 3)
+}
+
+/// The memory limit of the process's cgroup, bytes (cgroup v2, else v1).
+fn cgroup_memory_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read =
+        |path: String| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let limit = if id == "0" && controllers.is_empty() {
+            read(format!("/sys/fs/cgroup{path}/memory.max"))
+        } else if controllers.split(',').any(|c| c == "memory") {
+            read(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"))
+        } else {
+            None
+        };
+        if limit.is_some() {
+            return limit;
+        }
+    }
+    None
+}
+
+/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// Bytes a model's link tables and per-link state take on `net` before any transfer: about
 /// 128 bytes a directed link (the link table's target and spec, the flow model's load, share,
 /// list of the flows on it and bookkeeping; measured: `microbench put-latency` on

@@ -15,6 +15,12 @@ use podsim_units::{Bandwidth, Bytes};
 use podsim_system::machine::{measure, microbench};
 use podsim_system::spec::SystemSpec;
 
+mod run;
+pub use run::{
+    CASE_FILES, CSV_HEADER, CaseError, ValidationReport, case_keys, csv_row, evaluate,
+    evaluate_batch, fingerprint, kept_value,
+};
+
 /// Why a case's quantity could not be measured.
 #[derive(Debug, thiserror::Error)]
 pub enum QuantityError {

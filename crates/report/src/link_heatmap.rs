@@ -8,15 +8,28 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::{HeatLink, HeatTile, ReportError};
 use podsim_net::LinkLoad;
-use podsim_report::{HeatLink, HeatTile};
 use podsim_topology::{KAryNCube, Network, NodeId};
+
+/// Why a network has no heatmap layout.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// A Tofu network without a virtual 3-D torus (its shorthand).
+    #[error("draws a Tofu network on its virtual 3-D torus; {0} has none")]
+    NoVirtualTorus(String),
+    /// A network of another shape (its shorthand).
+    #[error(
+        "draws rings, 2-D and 3-D meshes and tori (ring:N, mesh:XxY, torus:XxYxZ, tpuv4 slices, twisted or not) and Tofu networks (on their virtual 3-D torus); {0} is not one"
+    )]
+    NotDrawn(String),
+}
 
 /// Slices of a 3-D torus drawn side by side before the next row of slices.
 const SLICES_PER_ROW: u32 = 4;
 
 /// Where a network's nodes go on the drawing.
-pub(crate) struct Layout<'a> {
+pub struct Layout<'a> {
     cube: &'a KAryNCube,
     /// A Tofu network, drawn on its virtual 3-D torus (each node where its virtual
     /// coordinates put it).
@@ -25,7 +38,7 @@ pub(crate) struct Layout<'a> {
 
 impl<'a> Layout<'a> {
     /// The layout of `net`, or why it has none (what the heatmap can draw).
-    pub(crate) fn of(net: &'a Network) -> Result<Self, String> {
+    pub fn of(net: &'a Network) -> Result<Self, LayoutError> {
         match net {
             Network::Cube(c) if (1..=3).contains(&c.dims().len()) => Ok(Layout {
                 cube: c,
@@ -36,17 +49,9 @@ impl<'a> Layout<'a> {
                     cube: v,
                     tofu: Some(t),
                 }),
-                _ => Err(format!(
-                    "draws a Tofu network on its virtual 3-D torus; {} has none",
-                    net.shorthand()
-                )),
+                _ => Err(LayoutError::NoVirtualTorus(net.shorthand())),
             },
-            _ => Err(format!(
-                "draws rings, 2-D and 3-D meshes and tori (ring:N, mesh:XxY, torus:XxYxZ, \
-                 tpuv4 slices, twisted or not) and Tofu networks (on their virtual 3-D torus); \
-                 {} is not one",
-                net.shorthand()
-            )),
+            _ => Err(LayoutError::NotDrawn(net.shorthand())),
         }
     }
 
@@ -105,7 +110,7 @@ impl<'a> Layout<'a> {
 
 /// Each directed link's utilisation over `time_s`, parallel links between one pair of nodes
 /// taken together: (from, to, carried / (bandwidth x time)).
-pub(crate) fn utilisation(loads: &[LinkLoad], time_s: f64) -> Vec<(NodeId, NodeId, f64)> {
+pub fn utilisation(loads: &[LinkLoad], time_s: f64) -> Vec<(NodeId, NodeId, f64)> {
     let mut pairs: BTreeMap<(u64, u64), (f64, f64)> = BTreeMap::new();
     for l in loads {
         let e = pairs.entry((l.from.0, l.to.0)).or_default();
@@ -126,13 +131,13 @@ pub(crate) fn utilisation(loads: &[LinkLoad], time_s: f64) -> Vec<(NodeId, NodeI
 }
 
 /// Draw the heatmap of a run that took `time_s` on `layout`'s network to `path`.
-pub(crate) fn draw(
+pub fn draw(
     path: &Path,
     title: &str,
     layout: &Layout,
     loads: &[LinkLoad],
     time_s: f64,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let (_, _, dz) = layout.dims();
     let mut links: Vec<HeatLink> = Vec::new();
     // Per node (x, y, z): the busiest of its links to another slice.
@@ -164,7 +169,7 @@ pub(crate) fn draw(
     } else {
         title.to_string()
     };
-    podsim_report::heatmap_svg(path, &title, w, h, &links, &tile).map_err(|e| e.to_string())
+    crate::heatmap_svg(path, &title, w, h, &links, &tile)
 }
 
 #[cfg(test)]
