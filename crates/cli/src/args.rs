@@ -65,28 +65,9 @@ pub(crate) fn print<T: serde::Serialize>(
 
 /// A refused input is a usage error naming its flag; a run that would exceed the memory
 /// limit, or that failed, a runtime error.
-impl From<podsim_compute::RequestError> for Failure {
-    fn from(e: podsim_compute::RequestError) -> Self {
-        use podsim_compute::RequestError as E;
-        match e {
-            E::Input { flag, why } => flag_err(flag, why),
-            E::Memory(why) => Failure::runtime(format!("<command line>: {why}")),
-        }
-    }
-}
-
-impl From<podsim_numerics::NumericsError> for Failure {
-    fn from(e: podsim_numerics::NumericsError) -> Self {
-        match e {
-            podsim_numerics::NumericsError::Input { flag, why } => flag_err(flag, why),
-            e => Failure::usage(format!("<command line>: {e}")),
-        }
-    }
-}
-
-impl From<podsim_tpu::outputs::RequestError> for Failure {
-    fn from(e: podsim_tpu::outputs::RequestError) -> Self {
-        use podsim_tpu::outputs::RequestError as E;
+impl From<podsim_units::RequestError> for Failure {
+    fn from(e: podsim_units::RequestError) -> Self {
+        use podsim_units::RequestError as E;
         match e {
             E::Input { flag, why } => flag_err(flag, why),
             E::Memory(why) => Failure::runtime(format!("<command line>: {why}")),
@@ -96,12 +77,11 @@ impl From<podsim_tpu::outputs::RequestError> for Failure {
     }
 }
 
-impl From<podsim_tenstorrent::request::RequestError> for Failure {
-    fn from(e: podsim_tenstorrent::request::RequestError) -> Self {
-        use podsim_tenstorrent::request::RequestError as E;
+impl From<podsim_numerics::NumericsError> for Failure {
+    fn from(e: podsim_numerics::NumericsError) -> Self {
         match e {
-            E::Input { flag, why } => flag_err(flag, why),
-            E::Run(why) => Failure::runtime(why),
+            podsim_numerics::NumericsError::Input { flag, why } => flag_err(flag, why),
+            e => Failure::usage(format!("<command line>: {e}")),
         }
     }
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use podsim_dojo::study::{self, StudyError};
 
+use crate::args::print;
 use crate::args::{flag_err, size};
-use crate::tofu_cmd::print;
 use crate::{Failure, read};
 
 /// The arguments of `podsim dojo`.

@@ -3,11 +3,10 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use podsim_tofu::study::{self, StudyError, barrier, put::Row};
-use serde::Serialize;
+use podsim_tofu::study::{self, barrier, put::Row};
 
 use crate::Failure;
-use crate::args::flag_err;
+use crate::args::print;
 
 /// The arguments of `podsim tofu`.
 #[derive(Args)]
@@ -242,29 +241,6 @@ pub fn tofu_cmd(a: &TofuArgs) -> Result<ExitCode, Failure> {
             print(n.json, &r, |r| r.text())
         }
     }
-}
-
-impl From<StudyError> for Failure {
-    fn from(e: StudyError) -> Self {
-        match e {
-            StudyError::Setting { key, why } => flag_err(key, why),
-            StudyError::Run(why) => Failure::runtime(why),
-        }
-    }
-}
-
-/// A result as one JSON object (`--json`) or as its text.
-pub(crate) fn print<T: Serialize>(
-    json: bool,
-    r: &T,
-    text: impl FnOnce(&T) -> String,
-) -> Result<ExitCode, Failure> {
-    if json {
-        outln!("{}", podsim_report::to_json(r));
-    } else {
-        out!("{}", text(r));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The Table III row of `tofu put` and `tofu rdma`, and the small network of its generation

@@ -10,8 +10,6 @@
 //! - [`roofline`] and [`systolic`]: what `podsim roofline` and `podsim systolic` report, as
 //!   JSON (serde) and text; `podsim gemm`'s is [`GemmOutput`] with [`GemmRequest`].
 
-use std::fmt;
-
 pub mod chips;
 pub mod dojo_node;
 pub mod gemm;
@@ -47,32 +45,7 @@ pub enum ComputeError {
     TooLarge,
 }
 
-/// Why a request in a user's terms (names, sizes, numbers as given on the command line) was
-/// refused before or instead of running a model.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RequestError {
-    /// An input out of range or not understood: the command-line flag (or argument) that gave
-    /// it, and why.
-    #[error("`{flag}`: {why}")]
-    Input {
-        /// The flag, e.g. `--sram`.
-        flag: &'static str,
-        /// What was wrong and what was expected.
-        why: String,
-    },
-    /// The run would need more memory than it may have.
-    #[error("{0}")]
-    Memory(String),
-}
-
-impl RequestError {
-    pub(crate) fn input(flag: &'static str, why: impl fmt::Display) -> RequestError {
-        RequestError::Input {
-            flag,
-            why: why.to_string(),
-        }
-    }
-}
+pub use podsim_units::RequestError;
 
 #[cfg(test)]
 mod tests;

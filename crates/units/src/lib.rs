@@ -13,7 +13,10 @@
 //! Architecture invariant: this crate knows nothing about simulation, networks or file formats.
 
 mod quantity;
+mod request;
 pub mod table;
+
+pub use request::RequestError;
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};

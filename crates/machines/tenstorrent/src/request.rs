@@ -14,27 +14,10 @@ use crate::matmul::{self as tt_matmul, Dtype, In0, Matmul, MatmulOutput};
 use crate::placement::{Placement, Relocation};
 use crate::study::{self as tt_study, DramOutput, Study, StudyRun, Vcs};
 
-/// Why a request was refused or its run failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RequestError {
-    /// An input out of range or not understood: the command-line flag that gave it, and why.
-    #[error("`{flag}`: {why}")]
-    Input {
-        /// The flag, e.g. `--page`.
-        flag: &'static str,
-        /// What was wrong and what was expected.
-        why: String,
-    },
-    /// The model failed.
-    #[error("{0}")]
-    Run(String),
-}
+pub use podsim_units::RequestError;
 
 fn input(flag: &'static str, why: impl std::fmt::Display) -> RequestError {
-    RequestError::Input {
-        flag,
-        why: why.to_string(),
-    }
+    RequestError::input(flag, why)
 }
 
 /// The value named `s` in `all`, or an error listing the names.

@@ -10,33 +10,10 @@ use podsim_units::Bytes;
 use crate::apps::{self, App};
 use crate::availability::{Availability, AvailabilityError};
 
-/// Why a request was refused or its run failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RequestError {
-    /// An input out of range or not understood: the command-line flag that gave it, and why.
-    #[error("`{flag}`: {why}")]
-    Input {
-        /// The flag, e.g. `--chips`.
-        flag: &'static str,
-        /// What was wrong and what was expected.
-        why: String,
-    },
-    /// The run would need more memory than it may have.
-    #[error("{0}")]
-    Memory(String),
-    /// A combination of inputs out of range, the message naming them.
-    #[error("{0}")]
-    Invalid(String),
-    /// The model failed.
-    #[error("{0}")]
-    Run(String),
-}
+pub use podsim_units::RequestError;
 
 fn input(flag: &'static str, why: impl std::fmt::Display) -> RequestError {
-    RequestError::Input {
-        flag,
-        why: why.to_string(),
-    }
+    RequestError::input(flag, why)
 }
 
 /// The most Monte Carlo trials [`availability`] runs: 10^7 pods of 1,024 hosts is about 20 s;

@@ -8,7 +8,7 @@
 //! * [`slicing`]: dynamic packet slicing on one link.
 //! * [`node`]: processes placed on a node's CQs and BCHs.
 //!
-//! Errors name the command-line option a bad value came from ([`StudyError::Setting`]), as the
+//! Errors name the command-line option a bad value came from ([`StudyError::Input`]), as the
 //! models' own errors do ([`crate::slicing::SlicingError`]).
 
 pub mod barrier;
@@ -17,28 +17,14 @@ pub mod node;
 pub mod put;
 pub mod slicing;
 
-/// Why a study cannot run.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StudyError {
-    /// A setting the study cannot take: the option it came from and why.
-    #[error("`{key}`: {why}")]
-    Setting {
-        /// The option, as `podsim tofu` names it (`--points`).
-        key: &'static str,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// The run failed (a model's error, a memory limit).
-    #[error("{0}")]
-    Run(String),
-}
+/// Why a study was refused or failed: a setting the study cannot take
+/// ([`RequestError::Input`], naming the option it came from) or a run that failed
+/// ([`RequestError::Run`]).
+pub type StudyError = podsim_units::RequestError;
 
-/// A [`StudyError::Setting`] of `key`.
+/// A setting of `key` the study cannot take.
 pub(crate) fn setting(key: &'static str, why: impl std::fmt::Display) -> StudyError {
-    StudyError::Setting {
-        key,
-        why: why.to_string(),
-    }
+    StudyError::input(key, why)
 }
 
 /// `0.123 us` from seconds.

@@ -73,7 +73,7 @@ pub fn slicing(o: &SlicingOptions<'_>) -> Result<SlicingOutput, StudyError> {
         seed: o.seed,
     };
     let result = tofu_slicing::run(&run).map_err(|e| match e {
-        tofu_slicing::SlicingError::Setting { key, why } => StudyError::Setting { key, why },
+        tofu_slicing::SlicingError::Setting { key, why } => StudyError::Input { flag: key, why },
     })?;
     Ok(SlicingOutput {
         mode: mode.name(),
