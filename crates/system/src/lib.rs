@@ -23,7 +23,8 @@ pub use machine::{
     MachineError, Models, Timing, dojo_flow_model, flow_model, measure, measure_with, microbench,
     new_model, new_model_at,
 };
-pub use spec::{RUN_KINDS, RunSpec, Scenario, Shape, SystemSpec, TofuSpec, TopoSpec};
+pub use scenario::{RUN_KINDS, RunSpec, Scenario};
+pub use spec::{Shape, SystemSpec, TofuSpec, TopoSpec};
 
 /// The closed choices of the floors below, as the layers above name them (`podsim-config`
 /// parses text into these without depending on the model crates).

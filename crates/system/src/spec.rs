@@ -2,7 +2,6 @@
 //! names, once validated (`podsim-config` turns text into these), and building the network of
 //! a system. No parsing here and no serde: the specs are plain values.
 
-use podsim_collective::Setup;
 use podsim_topology::{
     Blocks, Dojo, DojoSpec, FatTree, Hybrid, KAryNCube, LinkSpec, Network, Tofu, TofuGeneration,
     TopologyError, TtGrid,
@@ -228,55 +227,4 @@ impl SystemSpec {
             pod.circuits().map(|(a, _, _)| a.ocs).collect();
         Some(ocses.len() as u64)
     }
-}
-
-/// An analysis to run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunSpec {
-    /// Topology metrics of the listed systems (indices into [`Scenario::systems`]).
-    Metrics {
-        /// Which systems, in order.
-        systems: Vec<usize>,
-    },
-    /// A collective on each listed system, optionally compared with one of them.
-    Collective {
-        /// Which systems, in order.
-        systems: Vec<usize>,
-        /// What to run.
-        setup: Setup,
-        /// The system the others' speed is compared with.
-        baseline: Option<usize>,
-    },
-    /// A workload file, on its own machine.
-    Workload {
-        /// The workload, read from its file.
-        spec: Box<crate::workload::WorkloadSpec>,
-    },
-    /// A podsim command line (`podsim ARGS...`: noc, gemm, dram, train, ...), run as if typed,
-    /// from the scenario file's directory; the command-line tool checks and runs it.
-    Command {
-        /// The arguments after `podsim`.
-        args: Vec<String>,
-    },
-}
-
-/// The analyses a `[[run]]` may name.
-pub const RUN_KINDS: [&str; 4] = ["metrics", "collective", "workload", "command"];
-
-/// A validated scenario.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scenario {
-    /// The file it came from.
-    pub file: String,
-    /// Its title.
-    pub name: String,
-    /// What it shows.
-    pub description: String,
-    /// The master random seed (0: no analysis a scenario runs is random, and a `seed` key is
-    /// refused).
-    pub seed: u64,
-    /// The systems described.
-    pub systems: Vec<SystemSpec>,
-    /// What to run on them.
-    pub runs: Vec<RunSpec>,
 }
