@@ -50,6 +50,8 @@ pub struct Chip {
     pub units_per_core: u64,
     /// Rows x columns of MACs per matrix unit.
     pub unit: (u64, u64),
+    /// How the matrix units share one product.
+    pub tiling: Tiling,
     /// Clock, Hz.
     pub clock_hz: u64,
     /// FP32 FLOPs per cycle per core outside the matrix units (0 when unknown).
@@ -64,6 +66,29 @@ pub struct Chip {
     pub tpu: Option<TpuFeatures>,
 }
 
+/// How a chip's matrix units share one product (`podsim_system::workload::Arrays::gemm_time`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tiling {
+    /// The units split the product's columns, each streaming every row of the left operand:
+    /// a TPU TensorCore's MXUs, fed the same rows by one vector unit (and DOJO's, which the
+    /// node's one pipeline feeds).
+    Columns,
+    /// Each unit takes a tile of rows and columns, the grid of tiles that finishes first: a
+    /// GPU's streaming multiprocessors, each computing its own tiles of the output.
+    Grid,
+}
+
+impl Tiling {
+    /// The name a machine file gives (`columns`, `grid`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tiling::Columns => "columns",
+            Tiling::Grid => "grid",
+        }
+    }
+}
+
 /// The presets.
 pub const CHIPS: [Chip; 5] = [
     Chip {
@@ -71,6 +96,7 @@ pub const CHIPS: [Chip; 5] = [
         cores: 2,
         units_per_core: 4,
         unit: (128, 128),
+        tiling: Tiling::Columns,
         clock_hz: 1_050_000_000,
         fp32_flops_per_core_cycle: 0,
         memory_bytes_per_s: 1_200_000_000_000,
@@ -91,6 +117,7 @@ pub const CHIPS: [Chip; 5] = [
         cores: 2,
         units_per_core: 2,
         unit: (128, 128),
+        tiling: Tiling::Columns,
         clock_hz: 940_000_000,
         fp32_flops_per_core_cycle: 0,
         memory_bytes_per_s: 900_000_000_000,
@@ -111,6 +138,7 @@ pub const CHIPS: [Chip; 5] = [
         cores: 108,
         units_per_core: 4,
         unit: (16, 16),
+        tiling: Tiling::Grid,
         clock_hz: 1_410_000_000,
         fp32_flops_per_core_cycle: 128,
         memory_bytes_per_s: 2_039_000_000_000,
@@ -123,6 +151,7 @@ pub const CHIPS: [Chip; 5] = [
         cores: 1,
         units_per_core: crate::dojo_node::MATMUL_UNITS,
         unit: (crate::dojo_node::MATMUL_DIM, crate::dojo_node::MATMUL_DIM),
+        tiling: Tiling::Columns,
         clock_hz: crate::dojo_node::CLOCK_HZ,
         fp32_flops_per_core_cycle: crate::dojo_node::SIMD_FP32_FLOPS_PER_CYCLE,
         memory_bytes_per_s: crate::dojo_node::sram_load_bytes_per_s(),
@@ -135,6 +164,7 @@ pub const CHIPS: [Chip; 5] = [
         cores: 354,
         units_per_core: crate::dojo_node::MATMUL_UNITS,
         unit: (crate::dojo_node::MATMUL_DIM, crate::dojo_node::MATMUL_DIM),
+        tiling: Tiling::Columns,
         clock_hz: crate::dojo_node::CLOCK_HZ,
         fp32_flops_per_core_cycle: crate::dojo_node::SIMD_FP32_FLOPS_PER_CYCLE,
         memory_bytes_per_s: 354 * crate::dojo_node::sram_load_bytes_per_s(),

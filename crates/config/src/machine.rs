@@ -16,7 +16,8 @@
 //! matrix_flops = "989 TFLOP/s"       # peak dense BF16; or the matrix units, which set it:
 //! matrix_unit = "16x16"              #   rows x columns of multiply-accumulate cells,
 //! matrix_units = 432                 #   how many (default 1),
-//! clock = "1.41 GHz"                 #   and their clock
+//! clock = "1.41 GHz"                 #   and their clock;
+//! tiling = "grid"                    #   grid (default) or columns: how the arrays share a product
 //! memory = "80 GiB"                  # capacity
 //! memory_bandwidth = "3.35 TB/s"
 //! source = "..."
@@ -49,6 +50,7 @@ use podsim_system::cluster::{
     Fabric, LinkClass, MachineChip, MachineSpec, MatrixUnit, Scope, Tier,
 };
 use podsim_system::{SystemSpec, TopoSpec};
+use podsim_system::choices::Tiling;
 use podsim_units::{Bandwidth, Bytes, FlopRate, Frequency, SimDuration};
 
 use crate::ctx::Ctx;
@@ -90,6 +92,8 @@ struct RawChip {
     matrix_units: Option<Spanned<i64>>,
     #[serde(default)]
     clock: Option<Spanned<String>>,
+    #[serde(default)]
+    tiling: Option<Spanned<String>>,
     #[serde(default)]
     memory: Option<Spanned<String>>,
     #[serde(default)]
@@ -611,6 +615,7 @@ fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigErro
                 cols: u32::try_from(p.unit.1).ok()?,
                 count: u32::try_from(p.cores * p.units_per_core).ok()?,
                 clock: Frequency::from_hz(p.clock_hz)?,
+                tiling: p.tiling,
             })
         })
     });
@@ -666,6 +671,13 @@ fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigErro
 fn matrix_unit(ctx: &Ctx<'_>, raw: &RawChip) -> Result<Option<MatrixUnit>, ConfigError> {
     let (shape, clock) = match (&raw.matrix_unit, &raw.clock) {
         (None, None) => {
+            if let Some(t) = &raw.tiling {
+                return ctx.err(
+                    Some(t.span()),
+                    "chip.tiling",
+                    "tiling says how a matrix_unit's arrays share a product; give matrix_unit and clock too",
+                );
+            }
             if let Some(n) = &raw.matrix_units {
                 return ctx.err(
                     Some(n.span()),
@@ -726,11 +738,23 @@ fn matrix_unit(ctx: &Ctx<'_>, raw: &RawChip) -> Result<Option<MatrixUnit>, Confi
             }
         },
     };
+    let tiling = match raw.tiling.as_ref().map(|t| (t, t.get_ref().as_str())) {
+        None | Some((_, "grid")) => Tiling::Grid,
+        Some((_, "columns")) => Tiling::Columns,
+        Some((t, other)) => {
+            return ctx.err(
+                Some(t.span()),
+                "chip.tiling",
+                format!("`{other}`: expected grid (each unit a tile of rows and columns, as a GPU's SMs) or columns (the units split the columns, as a TPU's MXUs)"),
+            );
+        }
+    };
     Ok(Some(MatrixUnit {
         rows,
         cols,
         count,
         clock,
+        tiling,
     }))
 }
 

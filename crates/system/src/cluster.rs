@@ -60,6 +60,8 @@ pub struct MatrixUnit {
     pub count: u32,
     /// Their clock.
     pub clock: podsim_units::Frequency,
+    /// How they share one product.
+    pub tiling: podsim_compute::chips::Tiling,
 }
 
 impl MatrixUnit {

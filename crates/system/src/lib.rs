@@ -30,7 +30,7 @@ pub use spec::{Shape, SystemSpec, TofuSpec, TopoSpec};
 /// parses text into these without depending on the model crates).
 pub mod choices {
     pub use podsim_collective::{Algorithm, Kind, Micro, ModelKind, Setup, parse_names};
-    pub use podsim_compute::chips::{CHIPS, Chip};
+    pub use podsim_compute::chips::{CHIPS, Chip, Tiling};
     pub use podsim_net::Packetization;
 }
 

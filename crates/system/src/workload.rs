@@ -72,11 +72,15 @@ pub struct Arrays {
     pub clock_hz: u64,
     /// Input formats the units take (`bf16`, `int8`, `cfp8`).
     pub formats: Vec<String>,
+    /// How the units share one product.
+    pub tiling: podsim_compute::chips::Tiling,
 }
 
 impl Arrays {
-    /// The time of an `m` x `k` by `k` x `n` product in `format` on this chip: the columns of
-    /// the result split evenly over the units, each a weight-stationary array timed by
+    /// The time of an `m` x `k` by `k` x `n` product in `format` on this chip: the result split
+    /// over the units as the chip's [`Tiling`](podsim_compute::chips::Tiling) says (its columns
+    /// evenly, or the grid of row and column tiles that finishes first), each unit a
+    /// weight-stationary array timed by
     /// [`podsim_compute::gemm::gemm`] (podsim's RTL-exact convention, scratchpads that hold the
     /// working set, no DRAM stalls: the `memory` tasks carry the HBM traffic), at the clock.
     pub fn gemm_time(&self, m: u64, n: u64, k: u64, format: &str) -> Result<SimDuration, String> {
@@ -92,26 +96,38 @@ impl Arrays {
             "bf16" | "fp16" => 2,
             _ => 1,
         };
-        let per_unit = n.div_ceil(self.units.max(1));
-        let spec = podsim_compute::gemm::GemmSpec {
-            rows: self.shape.0,
-            cols: self.shape.1,
-            dataflow: podsim_compute::gemm::Dataflow::Ws,
-            m,
-            n: per_unit,
-            k,
-            convention: podsim_compute::gemm::Convention::Rtl,
-            memory: podsim_compute::gemm::MemorySpec {
-                input_bytes,
-                output_bytes: 4,
-                sram_a: u64::MAX / 4,
-                sram_b: u64::MAX / 4,
-                sram_d: u64::MAX / 4,
-                dram_bytes_per_cycle: None,
-            },
+        let units = self.units.max(1);
+        // Rows of the result per unit: all of them (columns), or each divisor of the units
+        // that leaves every grid row a row of the result (grid).
+        let row_splits: Vec<u64> = match self.tiling {
+            podsim_compute::chips::Tiling::Columns => vec![1],
+            podsim_compute::chips::Tiling::Grid => (1..=units)
+                .filter(|d| units % d == 0 && *d <= m.max(1))
+                .collect(),
         };
-        let r = podsim_compute::gemm::gemm(&spec).map_err(|e| e.to_string())?;
-        let ps = (r.cycles as f64 * 1e12 / self.clock_hz as f64).ceil();
+        let mut cycles = u64::MAX;
+        for um in row_splits {
+            let spec = podsim_compute::gemm::GemmSpec {
+                rows: self.shape.0,
+                cols: self.shape.1,
+                dataflow: podsim_compute::gemm::Dataflow::Ws,
+                m: m.div_ceil(um),
+                n: n.div_ceil(units / um),
+                k,
+                convention: podsim_compute::gemm::Convention::Rtl,
+                memory: podsim_compute::gemm::MemorySpec {
+                    input_bytes,
+                    output_bytes: 4,
+                    sram_a: u64::MAX / 4,
+                    sram_b: u64::MAX / 4,
+                    sram_d: u64::MAX / 4,
+                    dram_bytes_per_cycle: None,
+                },
+            };
+            let r = podsim_compute::gemm::gemm(&spec).map_err(|e| e.to_string())?;
+            cycles = cycles.min(r.cycles);
+        }
+        let ps = (cycles as f64 * 1e12 / self.clock_hz as f64).ceil();
         if !(ps.is_finite() && ps < u64::MAX as f64) {
             return Err("the product takes longer than 64-bit picoseconds hold".into());
         }
@@ -139,6 +155,7 @@ impl ChipSpec {
                 units: c.cores * c.units_per_core,
                 shape: c.unit,
                 clock_hz: c.clock_hz,
+                tiling: c.tiling,
                 formats: c
                     .matrix_formats
                     .split(',')
@@ -156,6 +173,36 @@ impl ChipSpec {
                 c.memory,
                 Bandwidth::from_bytes_per_s(c.memory_bytes_per_s)?
             ),
+        })
+    }
+
+    /// A machine file's chip: the preset of its name, else the chip its figures and matrix
+    /// units describe (units taking BF16, as the file's `matrix_flops` counts them; no vector
+    /// rate or on-chip memory level, which the file does not state).
+    pub fn of_machine(c: &crate::cluster::MachineChip) -> Result<ChipSpec, String> {
+        if let Some(p) = ChipSpec::preset(&c.name) {
+            return Ok(p);
+        }
+        let u = c.matrix_unit.ok_or_else(|| {
+            format!(
+                "chip `{}` is neither a chip preset nor described by its matrix units (matrix_unit, matrix_units and clock: docs/machine-file.md), which time its GEMMs",
+                c.name
+            )
+        })?;
+        Ok(ChipSpec {
+            name: c.name.clone(),
+            matrix: c.matrix_flops,
+            vector: None,
+            memory: c.memory_bandwidth,
+            cmem: None,
+            arrays: Arrays {
+                units: u64::from(u.count),
+                shape: (u64::from(u.rows), u64::from(u.cols)),
+                clock_hz: u.clock.as_hz(),
+                formats: vec!["bf16".to_string()],
+                tiling: u.tiling,
+            },
+            source: c.source.clone(),
         })
     }
 
@@ -1497,19 +1544,16 @@ impl WorkloadSpec {
         given: &str,
         file: &str,
     ) -> Result<(), String> {
-        let chip_name = match &machine.topology {
-            crate::TopoSpec::Machine(m) => m.chip.name.clone(),
+        self.chip = match &machine.topology {
+            crate::TopoSpec::Machine(m) => {
+                ChipSpec::of_machine(&m.chip).map_err(|e| format!("{file}: {e}"))?
+            }
             _ => {
                 return Err(format!(
                     "`{given}` is not a machine file (docs/machine-file.md); the workload file's [machine] names shorthands"
                 ));
             }
         };
-        self.chip = ChipSpec::preset(&chip_name).ok_or_else(|| {
-            format!(
-                "{file}: chip `{chip_name}` is not a chip preset; a workload times its tasks on a preset's rates and matrix units"
-            )
-        })?;
         self.system = machine;
         Ok(())
     }

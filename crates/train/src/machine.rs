@@ -182,17 +182,13 @@ impl Machine {
     }
 
     /// The machine a step runs on for `spec`, built as `net`: a machine file's own chip (a
-    /// chip preset, whose matrix units time the GEMMs) with the file's memory per chip, or
+    /// chip preset, or the matrix units the file states, which time the GEMMs) with the file's
+    /// memory per chip, or
     /// TPU v4 chips on a slice, mesh or torus.
     pub fn for_system(spec: &podsim_system::SystemSpec, net: &Network) -> Result<Machine, String> {
         match &spec.topology {
             podsim_system::TopoSpec::Machine(mf) => {
-                let chip = ChipSpec::preset(&mf.chip.name).ok_or_else(|| {
-                    format!(
-                        "chip `{}` is not a chip preset; a training step times its GEMMs on a preset's matrix units (tpuv4, tpuv3, a100)",
-                        mf.chip.name
-                    )
-                })?;
+                let chip = ChipSpec::of_machine(&mf.chip)?;
                 Machine::of_machine(net, chip, mf.chip.memory.0)
             }
             _ => {
