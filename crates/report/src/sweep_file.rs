@@ -34,6 +34,7 @@ fn write_failed(path: &Path) -> impl Fn(std::io::Error) -> SweepFileError + '_ {
 }
 
 /// An open sweep file.
+#[derive(Debug)]
 pub struct SweepFile {
     path: PathBuf,
     file: std::fs::File,
