@@ -194,17 +194,6 @@ pub struct CollectiveArgs {
 
 use podsim_report::busbw_points;
 
-/// The JSON object for one measurement ([`CollectiveOutput`] without the timing keys).
-pub fn measurement_json(
-    kind: Kind,
-    alg: Algorithm,
-    model: ModelKind,
-    topology: &str,
-    m: &Measurement,
-) -> serde_json::Value {
-    podsim_report::to_json(&CollectiveOutput::new(kind, alg, model, topology, m))
-}
-
 /// A flag's value as a sweep file's context records it.
 fn given(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "default".into())
@@ -390,7 +379,7 @@ fn sweep_sizes(job: &Job, list: &str) -> Result<Vec<u64>, Failure> {
 /// What a sweep's CSV records of its settings: a file of other settings is not resumed.
 fn sweep_context(job: &Job, r: &Resolved) -> Vec<(&'static str, String)> {
     let a = job.a;
-    let mut context = crate::sweep_file::base_context();
+    let mut context = podsim_report::sweep_file::base_context();
     context.extend([
         ("kind", job.c.kind.to_string()),
         ("algorithm", job.c.algorithm.name().to_string()),
@@ -443,7 +432,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
         csv_path.display()
     ));
     let mut opened = if rank == 0 {
-        Some(crate::sweep_file::SweepFile::open(
+        Some(podsim_report::sweep_file::SweepFile::open(
             &csv_path,
             &context,
             podsim_collective::SWEEP_HEADER,

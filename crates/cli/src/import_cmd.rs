@@ -10,8 +10,6 @@ use podsim_compute::gemm;
 use podsim_import::booksim::BooksimImport;
 use podsim_import::scalesim::{self, ScalesimConfig};
 use podsim_import::{ErrorKind, ImportError};
-use podsim_report::render;
-use serde_json::json;
 
 use crate::{Failure, read};
 
@@ -115,61 +113,10 @@ fn scalesim(a: &ScalesimArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::usage(format!("{tfile}: layer `{}`: {e}", l.name)))?;
         results.push((l, r));
     }
-    let total: u64 = results.iter().map(|r| r.1.cycles).sum();
-    let (rows, cols, dataflow) = (cfg.rows, cfg.cols, cfg.dataflow);
     if a.json {
-        outln!(
-            "{}",
-            json!({
-                "run_name": cfg.run_name,
-                "array": format!("{rows}x{cols}"),
-                "dataflow": dataflow.to_string(),
-                "layers": results.iter().map(|(l, r)| json!({
-                    "layer": l.name, "m": l.m, "n": l.n, "k": l.k, "cycles": r.cycles,
-                    "compute_cycles": r.compute_cycles, "stall_cycles": r.stall_cycles,
-                    "utilization": r.utilization, "mapping_efficiency": r.mapping_efficiency,
-                })).collect::<Vec<_>>(),
-                "total_cycles": total,
-                "not_honoured": cfg.not_honoured,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut rows_out = vec![(
-        "layer".to_string(),
-        ["M", "N", "K", "cycles", "utilization", "mapping"]
-            .map(String::from)
-            .to_vec(),
-    )];
-    for (l, r) in &results {
-        rows_out.push((
-            l.name.clone(),
-            vec![
-                l.m.to_string(),
-                l.n.to_string(),
-                l.k.to_string(),
-                r.cycles.to_string(),
-                format!("{:.2}%", r.utilization * 100.0),
-                format!("{:.2}%", r.mapping_efficiency * 100.0),
-            ],
-        ));
-    }
-    out!("{}", render(&rows_out));
-    outln!(
-        "{}: {rows}x{cols} {dataflow}, SCALE-Sim's cycle convention, {} bandwidth: {total} cycles in all",
-        if cfg.run_name.is_empty() {
-            file.as_str()
-        } else {
-            cfg.run_name.as_str()
-        },
-        if cfg.memory.dram_bytes_per_cycle.is_some() {
-            "USER"
-        } else {
-            "CALC (no stalls)"
-        }
-    );
-    for n in &cfg.not_honoured {
-        outln!("not honoured: {n}");
+        outln!("{}", cfg.run_json(&results));
+    } else {
+        out!("{}", cfg.run_text(&results));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -187,22 +134,9 @@ fn booksim(a: &BooksimArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", p.display())))?;
     }
     if a.json {
-        outln!(
-            "{}",
-            json!({
-                "topology": b.topology, "routing": "dor", "traffic": b.traffic, "rate": b.rate,
-                "seed": b.seed, "router": toml::from_str::<serde_json::Value>(&b.router_toml).unwrap_or_default(),
-                "command": command, "not_honoured": b.not_honoured,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if a.out.is_none() {
-        out!("{}", b.router_toml);
-    }
-    outln!("# run it: {command}");
-    for n in &b.not_honoured {
-        outln!("# not honoured: {n}");
+        outln!("{}", b.json(&command));
+    } else {
+        out!("{}", b.text(&command, a.out.is_some()));
     }
     Ok(ExitCode::SUCCESS)
 }

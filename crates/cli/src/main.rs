@@ -22,7 +22,6 @@ mod progress;
 mod ranks;
 mod report_cmd;
 mod run_cmd;
-mod sweep_file;
 mod tofu_cmd;
 mod train_cmd;
 mod tt_cmd;
@@ -422,6 +421,19 @@ impl From<podsim_report::HtmlError> for Failure {
         match e {
             podsim_report::HtmlError::Input { .. } => Failure::usage(e.to_string()),
             podsim_report::HtmlError::Plot { .. } => Failure::runtime(e.to_string()),
+        }
+    }
+}
+
+impl From<podsim_report::sweep_file::SweepFileError> for Failure {
+    /// A file the sweep may not keep or overwrite is a usage error; one it cannot write a
+    /// runtime one.
+    fn from(e: podsim_report::sweep_file::SweepFileError) -> Self {
+        match e {
+            podsim_report::sweep_file::SweepFileError::Refused(_) => Failure::usage(e.to_string()),
+            podsim_report::sweep_file::SweepFileError::Write { .. } => {
+                Failure::runtime(e.to_string())
+            }
         }
     }
 }

@@ -269,7 +269,7 @@ fn sweep(job: &NocJob, s: &str) -> Result<ExitCode, Failure> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("noc-sweep.csv"));
     let rates = podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?;
-    let mut context = crate::sweep_file::base_context();
+    let mut context = podsim_report::sweep_file::base_context();
     context.extend([
         ("topology", a.topology.clone()),
         ("routing", job.routing.name().to_string()),
@@ -290,7 +290,7 @@ fn sweep(job: &NocJob, s: &str) -> Result<ExitCode, Failure> {
     // which loads it holds already.
     let (rank, _) = crate::ranks::place();
     let mut opened = if rank == 0 {
-        Some(crate::sweep_file::SweepFile::open(
+        Some(podsim_report::sweep_file::SweepFile::open(
             &csv_path,
             &context,
             &header,
@@ -309,7 +309,7 @@ fn sweep(job: &NocJob, s: &str) -> Result<ExitCode, Failure> {
 
 /// A sweep's file, open on rank 0, with the rows it kept by load.
 type Opened = Option<(
-    crate::sweep_file::SweepFile,
+    podsim_report::sweep_file::SweepFile,
     std::collections::HashMap<String, Vec<String>>,
 )>;
 

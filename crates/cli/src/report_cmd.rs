@@ -52,7 +52,10 @@ pub fn report_cmd(a: &ReportArgs) -> Result<ExitCode, Failure> {
     let title = result?;
     let context = vec![
         vec!["podsim".to_string(), env!("CARGO_PKG_VERSION").to_string()],
-        vec!["command".to_string(), crate::sweep_file::command_line()],
+        vec![
+            "command".to_string(),
+            podsim_report::sweep_file::command_line(),
+        ],
         vec![
             "results".to_string(),
             if a.results.is_empty() {

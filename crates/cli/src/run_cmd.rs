@@ -246,11 +246,13 @@ pub(crate) fn result_json(scenario: &Scenario, result: &RunResult) -> Vec<serde_
     match result {
         // Run by the CLI itself (see `exec_command`), never handed here.
         RunResult::Command { .. } => Vec::new(),
-        RunResult::Workload { spec, net, result } => vec![workload_cmd::result_json(
-            spec,
-            result,
-            spec.model,
-            net.endpoints(),
+        RunResult::Workload { spec, net, result } => vec![podsim_report::to_json(
+            &podsim_system::workload::WorkloadOutput::new(
+                spec,
+                result,
+                spec.model,
+                net.endpoints(),
+            ),
         )],
         RunResult::Metrics(systems) => systems
             .iter()
@@ -302,7 +304,7 @@ pub(crate) fn result_text(scenario: &Scenario, result: &RunResult) -> String {
             net.endpoints(),
             spec.chip.name,
             spec.model.name(),
-            podsim_report::render(&workload_cmd::summary(result))
+            podsim_report::render(&result.summary_rows())
         ),
         RunResult::Metrics(systems) => {
             let names: Vec<String> = systems.iter().map(|(n, _, _)| n.to_string()).collect();

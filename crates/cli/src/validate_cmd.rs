@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::{Failure, args, progress, read, sweep_file};
+use crate::{Failure, args, progress, read};
+use podsim_report::sweep_file;
 
 /// `podsim validate`.
 pub(crate) fn validate(

@@ -164,23 +164,6 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A workload's result as JSON (the keys of `podsim workload --json`): `WorkloadOutput`.
-pub(crate) fn result_json(
-    spec: &podsim_system::workload::WorkloadSpec,
-    r: &WorkloadResult,
-    model: ModelKind,
-    chips: u64,
-) -> serde_json::Value {
-    podsim_report::to_json(&podsim_system::workload::WorkloadOutput::new(
-        spec, r, model, chips,
-    ))
-}
-
-/// The summary rows of a workload run.
-pub(crate) fn summary(r: &WorkloadResult) -> Vec<(String, Vec<String>)> {
-    r.summary_rows()
-}
-
 /// The run as a trace: a process per chip, a thread per resource.
 fn trace(
     spec: &podsim_system::workload::WorkloadSpec,

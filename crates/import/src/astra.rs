@@ -784,6 +784,117 @@ impl SystemConfig {
     }
 }
 
+/// An ASTRA-sim import as podsim ran it: the system file, the collective and its
+/// measurement, handed back by the caller that ran it.
+#[derive(Debug, Clone)]
+pub struct AstraRun<'a> {
+    /// The podsim system file (TOML).
+    pub system_toml: &'a str,
+    /// Where the system file is (what the command's `--topology` names).
+    pub system_ref: &'a str,
+    /// podsim's topology shorthand for the network.
+    pub topology: &'a str,
+    /// The collective.
+    pub kind: podsim_collective::Kind,
+    /// Its algorithm.
+    pub algorithm: Algorithm,
+    /// The model that ran it.
+    pub model: podsim_collective::ModelKind,
+    /// Each rank's buffer in bytes.
+    pub bytes: u64,
+    /// The run.
+    pub measurement: &'a podsim_collective::Measurement,
+    /// Every key podsim does not honour.
+    pub not_honoured: &'a [String],
+}
+
+impl AstraRun<'_> {
+    /// The `podsim collective` command that runs the same collective on the system file.
+    pub fn command(&self) -> String {
+        format!(
+            "podsim collective {} --topology {} --bytes \"{}\" --algorithm {} --model {}",
+            self.kind.name(),
+            self.system_ref,
+            podsim_units::Bytes(self.bytes),
+            self.algorithm.name(),
+            self.model.name()
+        )
+    }
+
+    /// The import as `podsim import astra-sim --json` prints it.
+    pub fn json(&self) -> Value {
+        let run = podsim_collective::CollectiveOutput::new(
+            self.kind,
+            self.algorithm,
+            self.model,
+            self.system_ref,
+            self.measurement,
+        );
+        serde_json::json!({
+            "system": toml::from_str::<Value>(self.system_toml).unwrap_or_default(),
+            "command": self.command(),
+            "run": serde_json::to_value(&run).unwrap_or_else(|e| Value::String(format!("cannot serialize the result: {e}"))),
+            "not_honoured": self.not_honoured,
+        })
+    }
+
+    /// The import as `podsim import astra-sim` prints it: the system file (unless
+    /// `system_written` elsewhere), the command, the run's summary and a line per key podsim
+    /// does not honour, as TOML comments.
+    pub fn text(&self, system_written: bool) -> String {
+        let m = self.measurement;
+        let mut out = String::new();
+        if !system_written {
+            out.push_str(self.system_toml);
+        }
+        out.push_str(&format!("# run it: {}\n", self.command()));
+        let rows = vec![
+            (
+                "# collective".to_string(),
+                vec![format!(
+                    "{} ({}), {} model",
+                    self.kind,
+                    self.algorithm.name(),
+                    self.model.name()
+                )],
+            ),
+            (
+                "# ranks".into(),
+                vec![format!("{} on {}", m.ranks, self.topology)],
+            ),
+            (
+                "# bytes per rank".into(),
+                vec![podsim_units::Bytes(m.bytes).to_string()],
+            ),
+            ("# time".into(), vec![format!("{:.6e} s", m.time_s)]),
+            (
+                "# bus bandwidth".into(),
+                vec![format!("{:.3} GB/s", m.bus_bandwidth_bytes_per_s / 1e9)],
+            ),
+            (
+                "# lower bound".into(),
+                vec![format!("{:.6e} s", m.lower_bound_time_s)],
+            ),
+            (
+                "# result".into(),
+                vec![
+                    if m.verified {
+                        "verified"
+                    } else {
+                        "not verified"
+                    }
+                    .to_string(),
+                ],
+            ),
+        ];
+        out.push_str(&podsim_units::table::render(&rows));
+        for n in self.not_honoured {
+            out.push_str(&format!("# not honoured: {n}\n"));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -257,6 +257,31 @@ impl BooksimImport {
             self.file, self.router_toml
         )
     }
+
+    /// The import as `podsim import booksim --json` prints it, with the `podsim noc`
+    /// `command` that runs it.
+    pub fn json(&self, command: &str) -> serde_json::Value {
+        serde_json::json!({
+            "topology": self.topology, "routing": "dor", "traffic": self.traffic, "rate": self.rate,
+            "seed": self.seed, "router": toml::from_str::<serde_json::Value>(&self.router_toml).unwrap_or_default(),
+            "command": command, "not_honoured": self.not_honoured,
+        })
+    }
+
+    /// The import as `podsim import booksim` prints it: the router's TOML (unless
+    /// `router_written` elsewhere), the `podsim noc` `command` and a line per key podsim does
+    /// not honour, as TOML comments.
+    pub fn text(&self, command: &str, router_written: bool) -> String {
+        let mut out = String::new();
+        if !router_written {
+            out.push_str(&self.router_toml);
+        }
+        out.push_str(&format!("# run it: {command}\n"));
+        for n in &self.not_honoured {
+            out.push_str(&format!("# not honoured: {n}\n"));
+        }
+        out
+    }
 }
 
 #[cfg(test)]

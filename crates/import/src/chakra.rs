@@ -868,6 +868,84 @@ fn order(tasks: Vec<Task>, traces: &[RankTrace]) -> Result<Vec<Task>> {
     Ok(out)
 }
 
+/// A Chakra import as podsim ran it: the workload file and its run, handed back by the caller
+/// that ran it.
+#[derive(Debug, Clone)]
+pub struct ChakraRun<'a> {
+    /// The trace's ranks.
+    pub ranks: u64,
+    /// The machine, as the user named it.
+    pub machine: &'a str,
+    /// The workload file (TOML).
+    pub workload_toml: &'a str,
+    /// Where the workload file is (what the command names).
+    pub workload_ref: &'a str,
+    /// The workload as podsim read it back.
+    pub spec: &'a podsim_system::workload::WorkloadSpec,
+    /// Its run.
+    pub result: &'a podsim_system::workload::WorkloadResult,
+    /// The model that ran it.
+    pub model: podsim_collective::ModelKind,
+    /// The machine's chips.
+    pub chips: u64,
+    /// Every attribute podsim does not honour.
+    pub not_honoured: &'a [String],
+}
+
+impl ChakraRun<'_> {
+    /// The `podsim workload` command that runs the workload file.
+    pub fn command(&self) -> String {
+        format!("podsim workload {}", self.workload_ref)
+    }
+
+    /// The import as `podsim import chakra --json` prints it.
+    pub fn json(&self) -> serde_json::Value {
+        let run = podsim_system::workload::WorkloadOutput::new(
+            self.spec,
+            self.result,
+            self.model,
+            self.chips,
+        );
+        serde_json::json!({
+            "ranks": self.ranks,
+            "machine": self.machine,
+            "workload": self.workload_toml,
+            "command": self.command(),
+            "run": serde_json::to_value(&run).unwrap_or_else(|e| serde_json::Value::String(format!("cannot serialize the result: {e}"))),
+            "not_honoured": self.not_honoured,
+        })
+    }
+
+    /// The import as `podsim import chakra` prints it: the workload file (unless
+    /// `workload_written` elsewhere), the command, the run's summary and a line per attribute
+    /// podsim does not honour, as TOML comments.
+    pub fn text(&self, workload_written: bool) -> String {
+        let mut out = String::new();
+        if !workload_written {
+            out.push_str(self.workload_toml);
+        }
+        out.push_str(&format!("# run it: {}\n", self.command()));
+        let mut rows = vec![(
+            "# machine".to_string(),
+            vec![format!(
+                "{} ({} chips of {}), {} model",
+                self.machine,
+                self.chips,
+                self.spec.chip.name,
+                self.model.name()
+            )],
+        )];
+        for (k, v) in self.result.summary_rows() {
+            rows.push((format!("# {k}"), v));
+        }
+        out.push_str(&podsim_units::table::render(&rows));
+        for n in self.not_honoured {
+            out.push_str(&format!("# not honoured: {n}\n"));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

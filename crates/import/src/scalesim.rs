@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use podsim_compute::{Convention, Dataflow, GemmSpec, MemorySpec};
+use podsim_compute::{Convention, Dataflow, GemmReport, GemmSpec, MemorySpec};
+use podsim_units::table::render;
+use serde_json::json;
 
 use crate::{ImportError, Result};
 
@@ -314,6 +316,73 @@ pub fn topology(file: &str, text: &str) -> Result<Vec<Layer>> {
         ));
     }
     Ok(out)
+}
+
+/// The layers of a SCALE-Sim topology as podsim ran them: each layer with its GEMM's report.
+pub type LayerRuns<'a> = [(&'a Layer, GemmReport)];
+
+impl ScalesimConfig {
+    /// The run of `results` (each layer of the topology with the GEMM podsim ran for it) as
+    /// `podsim import scalesim --json` prints it.
+    pub fn run_json(&self, results: &LayerRuns<'_>) -> serde_json::Value {
+        let total: u64 = results.iter().map(|r| r.1.cycles).sum();
+        json!({
+            "run_name": self.run_name,
+            "array": format!("{}x{}", self.rows, self.cols),
+            "dataflow": self.dataflow.to_string(),
+            "layers": results.iter().map(|(l, r)| json!({
+                "layer": l.name, "m": l.m, "n": l.n, "k": l.k, "cycles": r.cycles,
+                "compute_cycles": r.compute_cycles, "stall_cycles": r.stall_cycles,
+                "utilization": r.utilization, "mapping_efficiency": r.mapping_efficiency,
+            })).collect::<Vec<_>>(),
+            "total_cycles": total,
+            "not_honoured": self.not_honoured,
+        })
+    }
+
+    /// The run of `results` as `podsim import scalesim` prints it: a table of the layers, a
+    /// line with the total and a line per key podsim does not honour.
+    pub fn run_text(&self, results: &LayerRuns<'_>) -> String {
+        let total: u64 = results.iter().map(|r| r.1.cycles).sum();
+        let (rows, cols, dataflow) = (self.rows, self.cols, self.dataflow);
+        let mut rows_out = vec![(
+            "layer".to_string(),
+            ["M", "N", "K", "cycles", "utilization", "mapping"]
+                .map(String::from)
+                .to_vec(),
+        )];
+        for (l, r) in results {
+            rows_out.push((
+                l.name.clone(),
+                vec![
+                    l.m.to_string(),
+                    l.n.to_string(),
+                    l.k.to_string(),
+                    r.cycles.to_string(),
+                    format!("{:.2}%", r.utilization * 100.0),
+                    format!("{:.2}%", r.mapping_efficiency * 100.0),
+                ],
+            ));
+        }
+        let mut out = render(&rows_out);
+        out.push_str(&format!(
+            "{}: {rows}x{cols} {dataflow}, SCALE-Sim's cycle convention, {} bandwidth: {total} cycles in all\n",
+            if self.run_name.is_empty() {
+                self.file.as_str()
+            } else {
+                self.run_name.as_str()
+            },
+            if self.memory.dram_bytes_per_cycle.is_some() {
+                "USER"
+            } else {
+                "CALC (no stalls)"
+            }
+        ));
+        for n in &self.not_honoured {
+            out.push_str(&format!("not honoured: {n}\n"));
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod noc;
 mod noc_text;
 mod roofline;
 mod scenario;
+pub mod sweep_file;
 mod trace;
 
 pub use collective::{add_transfers, busbw_points, transfers_trace};

@@ -8,13 +8,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use podsim_collective::{Kind, Setup};
-use podsim_import::astra::{Mapped, Network, SystemConfig};
-use podsim_report::render;
-use podsim_units::Bytes;
-use serde_json::{Value, json};
+use podsim_import::astra::{AstraRun, Mapped, Network, SystemConfig};
 
 use crate::args::{flag_err, size};
-use crate::collective_cmd::measurement_json;
 use crate::{Failure, read};
 
 /// The arguments of `podsim import astra-sim`.
@@ -99,67 +95,25 @@ pub fn astra(a: &AstraArgs) -> Result<ExitCode, Failure> {
         .out
         .as_ref()
         .map_or("SYSTEM.toml".to_string(), |p| p.display().to_string());
-    let command = format!(
-        "podsim collective {} --topology {system_ref} --bytes \"{}\" --algorithm {} --model {}",
-        kind.name(),
-        Bytes(bytes),
-        alg.name(),
-        model.name()
-    );
     if let Some(p) = &a.out {
         std::fs::write(p, &toml_text)
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", p.display())))?;
     }
+    let run = AstraRun {
+        system_toml: &toml_text,
+        system_ref: &system_ref,
+        topology: &mapped.topology,
+        kind,
+        algorithm: alg,
+        model,
+        bytes,
+        measurement: &m,
+        not_honoured: &not_honoured,
+    };
     if a.json {
-        outln!(
-            "{}",
-            json!({
-                "system": toml::from_str::<Value>(&toml_text).unwrap_or_default(),
-                "command": command,
-                "run": measurement_json(kind, alg, model, &system_ref, &m),
-                "not_honoured": not_honoured,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if a.out.is_none() {
-        out!("{toml_text}");
-    }
-    outln!("# run it: {command}");
-    let rows = vec![
-        (
-            "# collective".to_string(),
-            vec![format!("{kind} ({}), {} model", alg.name(), model.name())],
-        ),
-        (
-            "# ranks".into(),
-            vec![format!("{} on {}", m.ranks, mapped.topology)],
-        ),
-        ("# bytes per rank".into(), vec![Bytes(m.bytes).to_string()]),
-        ("# time".into(), vec![format!("{:.6e} s", m.time_s)]),
-        (
-            "# bus bandwidth".into(),
-            vec![format!("{:.3} GB/s", m.bus_bandwidth_bytes_per_s / 1e9)],
-        ),
-        (
-            "# lower bound".into(),
-            vec![format!("{:.6e} s", m.lower_bound_time_s)],
-        ),
-        (
-            "# result".into(),
-            vec![
-                if m.verified {
-                    "verified"
-                } else {
-                    "not verified"
-                }
-                .to_string(),
-            ],
-        ),
-    ];
-    out!("{}", render(&rows));
-    for n in &not_honoured {
-        outln!("# not honoured: {n}");
+        outln!("{}", run.json());
+    } else {
+        out!("{}", run.text(a.out.is_some()));
     }
     Ok(ExitCode::SUCCESS)
 }

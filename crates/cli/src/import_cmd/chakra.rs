@@ -5,12 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use podsim_import::chakra::{self, RankTrace, Workload};
-use podsim_report::render;
+use podsim_import::chakra::{self, ChakraRun, RankTrace, Workload};
 use podsim_system::TopoSpec;
 use podsim_system::workload::ChipSpec;
 use podsim_units::Bytes;
-use serde_json::json;
 
 use crate::args::flag_err;
 use crate::{Failure, MAX_INPUT_BYTES};
@@ -109,45 +107,25 @@ pub fn chakra(a: &ChakraArgs) -> Result<ExitCode, Failure> {
     let spec = podsim_config::parse_workload(&label, &text)?;
     let (net, r) =
         podsim_system::scenario::run_workload(&spec, model).map_err(crate::scenario_failure)?;
-    let command = format!("podsim workload {label}");
     if let Some(p) = &a.out {
         std::fs::write(p, &text)
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", p.display())))?;
     }
-    let not_honoured = &workload.not_honoured;
+    let run = ChakraRun {
+        ranks: n_ranks,
+        machine: &machine_label,
+        workload_toml: &text,
+        workload_ref: &label,
+        spec: &spec,
+        result: &r,
+        model,
+        chips: net.endpoints(),
+        not_honoured: &workload.not_honoured,
+    };
     if a.json {
-        outln!(
-            "{}",
-            json!({
-                "ranks": n_ranks,
-                "machine": machine_label,
-                "workload": text,
-                "command": command,
-                "run": crate::workload_cmd::result_json(&spec, &r, model, net.endpoints()),
-                "not_honoured": not_honoured,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if a.out.is_none() {
-        out!("{text}");
-    }
-    outln!("# run it: {command}");
-    let mut rows = vec![(
-        "# machine".to_string(),
-        vec![format!(
-            "{machine_label} ({} chips of {}), {} model",
-            net.endpoints(),
-            spec.chip.name,
-            model.name()
-        )],
-    )];
-    for (k, v) in crate::workload_cmd::summary(&r) {
-        rows.push((format!("# {k}"), v));
-    }
-    out!("{}", render(&rows));
-    for n in not_honoured {
-        outln!("# not honoured: {n}");
+        outln!("{}", run.json());
+    } else {
+        out!("{}", run.text(a.out.is_some()));
     }
     Ok(ExitCode::SUCCESS)
 }

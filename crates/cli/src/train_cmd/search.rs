@@ -52,7 +52,7 @@ pub(super) fn search(
     }
     let mut memo: Box<dyn FlowMemo> = match &a.csv {
         Some(path) => {
-            let mut context = crate::sweep_file::base_context();
+            let mut context = podsim_report::sweep_file::base_context();
             context.extend([
                 ("model", t.name.clone()),
                 ("chips", chips.to_string()),
@@ -63,7 +63,7 @@ pub(super) fn search(
                 "measured configurations are kept in {}; run the search again to resume",
                 path.display()
             ));
-            let (file, kept) = crate::sweep_file::SweepFile::open(
+            let (file, kept) = podsim_report::sweep_file::SweepFile::open(
                 path,
                 &context,
                 "configuration,forward_s,backward_s",
@@ -98,7 +98,7 @@ pub(super) fn search(
 /// The search's flow-model layer times in a sweep CSV: one row per configuration measured,
 /// appended as it is done, reused when the search runs again.
 struct CsvMemo {
-    file: crate::sweep_file::SweepFile,
+    file: podsim_report::sweep_file::SweepFile,
     kept: std::collections::HashMap<String, Vec<String>>,
 }
 
@@ -110,6 +110,6 @@ impl FlowMemo for CsvMemo {
     fn put(&mut self, key: &str, (fwd, bwd): (f64, f64)) -> Result<(), String> {
         self.file
             .append(&format!("{key},{fwd},{bwd}"))
-            .map_err(|e| e.msg().to_string())
+            .map_err(|e| e.to_string())
     }
 }

@@ -9,10 +9,33 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::Failure;
+/// Why a sweep file could not be opened or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepFileError {
+    /// The file there is not one this sweep may keep or overwrite (bad input: the user picks
+    /// another file or starts over).
+    #[error("{0}")]
+    Refused(String),
+    /// The file could not be written.
+    #[error("{path}: cannot write: {why}")]
+    Write {
+        /// The file, as shown.
+        path: String,
+        /// What the system said.
+        why: String,
+    },
+}
+
+fn write_failed(path: &Path) -> impl Fn(std::io::Error) -> SweepFileError + '_ {
+    move |e| SweepFileError::Write {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    }
+}
 
 /// An open sweep file.
-pub(crate) struct SweepFile {
+#[derive(Debug)]
+pub struct SweepFile {
     path: PathBuf,
     file: std::fs::File,
 }
@@ -34,12 +57,12 @@ impl SweepFile {
     /// (keyed by their first column); otherwise the file starts over. A file there from
     /// different settings is an error unless `resume` is off. When the last column is `error`,
     /// rows that record a failure are dropped, so those points run again.
-    pub(crate) fn open(
+    pub fn open(
         path: &Path,
         context: &[(&str, String)],
         header: &str,
         resume: bool,
-    ) -> Result<(SweepFile, HashMap<String, Vec<String>>), Failure> {
+    ) -> Result<(SweepFile, HashMap<String, Vec<String>>), SweepFileError> {
         let shown = path.display();
         let mut kept = HashMap::new();
         let mut keep_text = None;
@@ -49,7 +72,7 @@ impl SweepFile {
             && !bytes.is_empty()
             && !bytes.starts_with(b"# podsim: ")
         {
-            return Err(Failure::usage(format!(
+            return Err(SweepFileError::Refused(format!(
                 "{shown}: not a CSV podsim wrote (it does not open with `# podsim: `); podsim does not overwrite it: give another --csv, or remove the file"
             )));
         }
@@ -76,14 +99,14 @@ impl SweepFile {
                 }
                 let was = old.iter().find(|(ok, _)| ok == k).map(|(_, v)| v.as_str());
                 if was != Some(v.as_str()) {
-                    return Err(Failure::usage(format!(
+                    return Err(SweepFileError::Refused(format!(
                         "{shown}: written by a different sweep ({k}: {} there, {v} now); give another --csv or --no-resume to start it over",
                         was.unwrap_or("missing")
                     )));
                 }
             }
             if old_header.as_deref() != Some(header) {
-                return Err(Failure::usage(format!(
+                return Err(SweepFileError::Refused(format!(
                     "{shown}: its columns are not this sweep's; give another --csv or --no-resume to start it over"
                 )));
             }
@@ -117,12 +140,11 @@ impl SweepFile {
             keep_text = Some(good);
         }
         let start = keep_text.unwrap_or_else(|| format!("{}{header}\n", context_lines(context)));
-        std::fs::write(path, start)
-            .map_err(|e| Failure::runtime(format!("{shown}: cannot write: {e}")))?;
+        std::fs::write(path, start).map_err(write_failed(path))?;
         let file = std::fs::OpenOptions::new()
             .append(true)
             .open(path)
-            .map_err(|e| Failure::runtime(format!("{shown}: cannot write: {e}")))?;
+            .map_err(write_failed(path))?;
         Ok((
             SweepFile {
                 path: path.to_path_buf(),
@@ -133,15 +155,15 @@ impl SweepFile {
     }
 
     /// Append one finished point's row and flush it to the file.
-    pub(crate) fn append(&mut self, row: &str) -> Result<(), Failure> {
+    pub fn append(&mut self, row: &str) -> Result<(), SweepFileError> {
         writeln!(self.file, "{row}")
             .and_then(|()| self.file.flush())
-            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", self.path.display())))
+            .map_err(write_failed(&self.path))
     }
 }
 
 /// The context every sweep file starts with: podsim's version and the command line.
-pub(crate) fn base_context() -> Vec<(&'static str, String)> {
+pub fn base_context() -> Vec<(&'static str, String)> {
     vec![
         ("podsim", env!("CARGO_PKG_VERSION").to_string()),
         ("command", command_line()),
@@ -151,7 +173,7 @@ pub(crate) fn base_context() -> Vec<(&'static str, String)> {
 /// The command line as typed, `podsim` and its arguments joined by spaces. An argument that is
 /// not valid UTF-8 (a path on Unix may be any bytes) keeps its valid parts and shows each
 /// other byte as `\xNN`, so two different command lines never read the same.
-pub(crate) fn command_line() -> String {
+pub fn command_line() -> String {
     std::iter::once("podsim".to_string())
         .chain(std::env::args_os().skip(1).map(|a| escape(&a)))
         .collect::<Vec<_>>()
@@ -172,4 +194,41 @@ fn escape(arg: &std::ffi::OsStr) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_file_keeps_its_whole_rows_and_refuses_other_settings() {
+        let dir = std::env::temp_dir().join(format!("podsim-sweep-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.csv");
+        let ctx = vec![("podsim", "1".to_string()), ("bytes", "8".to_string())];
+        let (mut f, kept) = SweepFile::open(&path, &ctx, "key,value,error", true).unwrap();
+        assert!(kept.is_empty());
+        f.append("a,1,").unwrap();
+        f.append("b,,failed").unwrap();
+        drop(f);
+        // A row cut by a kill is dropped, a failed one runs again.
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("c,3");
+        std::fs::write(&path, text).unwrap();
+        let (_, kept) = SweepFile::open(&path, &ctx, "key,value,error", true).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept["a"], ["a", "1", ""]);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# podsim: 1\n# bytes: 8\nkey,value,error\na,1,\n"
+        );
+        let other = vec![("podsim", "1".to_string()), ("bytes", "16".to_string())];
+        let e = SweepFile::open(&path, &other, "key,value,error", true).unwrap_err();
+        assert!(matches!(e, SweepFileError::Refused(_)), "{e}");
+        assert!(e.to_string().contains("(bytes: 8 there, 16 now)"), "{e}");
+        std::fs::write(&path, "x,y\n").unwrap();
+        let e = SweepFile::open(&path, &ctx, "key,value,error", false).unwrap_err();
+        assert!(e.to_string().contains("not a CSV podsim wrote"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
