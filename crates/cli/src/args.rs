@@ -8,6 +8,9 @@ use podsim_units::Bytes;
 use crate::Failure;
 
 /// A usage error of `flag`: `<command line>: `--flag`: why`.
+/// The events a trace keeps unless `--trace-limit` says otherwise.
+pub(crate) const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
+
 pub(crate) fn flag_err(flag: &str, why: impl std::fmt::Display) -> Failure {
     Failure::usage(format!("<command line>: `{flag}`: {why}"))
 }
@@ -29,7 +32,7 @@ pub(crate) fn size(flag: &str, s: &str) -> Result<u64, Failure> {
 
 /// `--trace-limit` without `--trace` would limit nothing: an error.
 pub(crate) fn trace_limit_needs_trace(trace: bool, limit: usize) -> Result<(), Failure> {
-    if !trace && limit != crate::workload_cmd::DEFAULT_TRACE_LIMIT {
+    if !trace && limit != DEFAULT_TRACE_LIMIT {
         return Err(flag_err(
             "--trace-limit",
             "only a --trace has events to limit; add --trace or drop the flag",

@@ -177,7 +177,7 @@ pub struct CollectiveArgs {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// The most events the trace keeps; the file says how many were cut.
-    #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
     /// Draw the topology's links coloured by how busy each was over the collective (SVG;
     /// bytes carried over bandwidth x time): rings, 2-D grids, 3-D tori as z slices with each

@@ -221,7 +221,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
         /// The most events the trace keeps; the file says how many were cut.
-        #[arg(long, value_name = "N", default_value_t = workload_cmd::DEFAULT_TRACE_LIMIT)]
+        #[arg(long, value_name = "N", default_value_t = args::DEFAULT_TRACE_LIMIT)]
         trace_limit: usize,
     },
     /// Run a collective on a topology and report its time, algorithm and bus bandwidth

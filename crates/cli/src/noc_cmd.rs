@@ -112,7 +112,7 @@ pub struct NocArgs {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// The most events the trace keeps; the file says how many were cut.
-    #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
     /// Print JSON (keys: offered_flits_per_node_cycle, accepted_flits_per_node_cycle,
     /// average_latency_cycles, p99_latency_cycles, average_hops, saturated, simulated_cycles,

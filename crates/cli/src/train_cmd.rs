@@ -35,8 +35,9 @@ pub struct TrainArgs {
     #[arg(long, value_name = "NAME|FILE")]
     model: String,
     /// The slice: tpuv4:slice=AxBxC[:twisted], or any mesh or torus shorthand of 1 to 3
-    /// dimensions, of TPU v4 chips; or a machine file of a chip preset (a100:
-    /// examples/machines/dgx-a100.toml, docs/machine-file.md) (not with --search).
+    /// dimensions, of TPU v4 chips; or a machine file whose chip is a preset or states its
+    /// matrix units (examples/machines/dgx-a100.toml, dgx-h100.toml; docs/machine-file.md)
+    /// (not with --search).
     #[arg(long, value_name = "SPEC", required_unless_present = "search")]
     system: Option<String>,
     /// How many nodes the machine file's machine has [default: the file's `nodes`].
@@ -129,7 +130,7 @@ fn model_of(spec: &str) -> Result<Transformer, Failure> {
 
 /// The system `--system` names, its network and the machine a step runs on: a TPU slice or
 /// mesh/torus shorthand of `tpuv4` chips, or a machine file (`--nodes` nodes) of its own chip,
-/// which must be a chip preset (the step times GEMMs on the preset's matrix units).
+/// a preset or one the file describes by its matrix units, which time the step's GEMMs.
 fn machine(
     system: &str,
     nodes: Option<u32>,
@@ -252,7 +253,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(e.to_string()))?;
         let (w, run) = podsim_train::layer_run(&t, &m, &net, &r.config, model.as_mut())
             .map_err(|e| Failure::runtime(e.to_string()))?;
-        let mut tr = Trace::new(crate::workload_cmd::DEFAULT_TRACE_LIMIT);
+        let mut tr = Trace::new(crate::args::DEFAULT_TRACE_LIMIT);
         tr.about("model", json!(t.name));
         tr.about("system", json!(spec.name));
         tr.about("parallel", json!(r.config.parallel.to_string()));

@@ -70,7 +70,7 @@ pub struct DramArgs {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// The most events the trace keeps.
-    #[arg(long, value_name = "N", default_value_t = crate::workload_cmd::DEFAULT_TRACE_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
     /// Draw the grid's NoC links coloured by how busy each was over the run (SVG): banks
     /// D0.., readers r0.., harvested tiles H.

@@ -30,7 +30,8 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
     /// Run on this machine file instead of the file's [machine] (its network, and its chip on
-    /// every endpoint, which must be a chip preset: docs/machine-file.md).
+    /// every endpoint, a chip preset or one the file describes by its matrix units:
+    /// docs/machine-file.md).
     #[arg(long, value_name = "FILE")]
     system: Option<String>,
     /// How many nodes the machine file's machine has (with --system) [default: the file's
@@ -46,7 +47,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "ON|OFF")]
     cmem: Option<String>,
     /// The most events the trace keeps; the file says how many were cut.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_TRACE_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_TRACE_LIMIT)]
     trace_limit: usize,
     /// Draw the machine's links coloured by how busy each was over the whole run (SVG; bytes
     /// carried over bandwidth x the run's time): rings, 2-D grids, 3-D tori as z slices with
@@ -78,9 +79,6 @@ pub fn run_file(
         json,
     })
 }
-
-/// The events a trace keeps unless `--trace-limit` says otherwise.
-pub(crate) const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
 
 /// Run `podsim workload`.
 pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {

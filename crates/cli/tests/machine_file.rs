@@ -295,12 +295,32 @@ fn train_on_a_gpu_refuses_settings_it_cannot_honour() {
     let o = podsim(&args);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no CMEM"));
-    // The H100 file's chip is not a preset whose matrix units the GEMM model knows.
+    // A chip that states its peak but not its matrix units, which time the GEMMs.
+    let dir = std::env::temp_dir().join(format!("podsim-peak-only-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("peak-only.toml");
+    std::fs::write(
+        &file,
+        "name = \"m\"\nchips_per_node = 8\n[chip]\nname = \"c\"\nmatrix_flops = \"100 TFLOP/s\"\nmemory = \"80 GiB\"\nmemory_bandwidth = \"2 TB/s\"\n[[link]]\nname = \"l\"\nbandwidth = \"100 GB/s\"\n[[tier]]\nname = \"t\"\nscope = \"node\"\nfabric = \"switch\"\nlink = \"l\"\n",
+    )
+    .unwrap();
+    let mut args = base.to_vec();
+    args[4] = file.to_str().unwrap();
+    let o = podsim(&args);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("neither a chip preset nor described by its matrix units"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The H100 file's chip is described by its tensor cores: a step runs.
     let mut args = base.to_vec();
     args[4] = "examples/machines/dgx-h100.toml";
-    let o = podsim(&args);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a chip preset"));
+    args.push("--json");
+    let j = json(&args);
+    assert_eq!(j["chips"], 8);
 }
 
 /// `v` without the keys that name the system (its file or its name).

@@ -46,11 +46,11 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use podsim_system::choices::Tiling;
 use podsim_system::cluster::{
     Fabric, LinkClass, MachineChip, MachineSpec, MatrixUnit, Scope, Tier,
 };
 use podsim_system::{SystemSpec, TopoSpec};
-use podsim_system::choices::Tiling;
 use podsim_units::{Bandwidth, Bytes, FlopRate, Frequency, SimDuration};
 
 use crate::ctx::Ctx;
