@@ -102,7 +102,7 @@ impl Arrays {
         let row_splits: Vec<u64> = match self.tiling {
             podsim_compute::chips::Tiling::Columns => vec![1],
             podsim_compute::chips::Tiling::Grid => (1..=units)
-                .filter(|d| units % d == 0 && *d <= m.max(1))
+                .filter(|d| units.is_multiple_of(*d) && *d <= m.max(1))
                 .collect(),
         };
         let mut cycles = u64::MAX;
