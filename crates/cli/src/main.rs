@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use podsim_config::{ConfigError, parse_system};
+use podsim_config::ConfigError;
 use podsim_system::SystemSpec;
 use podsim_topology::Network;
 
@@ -91,33 +91,6 @@ fn one_line(text: &str) -> String {
     out
 }
 
-/// A wall-clock time: a positive number and `ms`, `s`, `min` or `h` (a bare number is seconds).
-fn parse_wall_time(text: &str) -> Result<std::time::Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    if number.is_empty() {
-        return Err("expected a time such as \"30 s\" or \"10 min\"".into());
-    }
-    let scale = match unit.trim() {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "min" => 60.0,
-        "h" => 3600.0,
-        u => return Err(format!("unknown unit `{u}`; expected ms, s, min or h")),
-    };
-    let v: f64 = number
-        .parse()
-        .map_err(|_| "expected a time such as \"30 s\" or \"10 min\"".to_string())?;
-    let secs = v * scale;
-    if !(secs > 0.0 && secs <= 1e9) {
-        return Err("expected a time above zero and at most 10^9 s".into());
-    }
-    Ok(std::time::Duration::from_secs_f64(secs))
-}
-
 /// Stop the process `after` the given wall time, saying how far the run got
 /// ([`podsim_engine::watch`]) and that nothing more is printed; exit 124 as timeout(1) does.
 /// Finished sweep points are already in their CSV (each row is written as its point ends),
@@ -136,31 +109,6 @@ fn stop_after(after: std::time::Duration, label: String) {
         );
         std::process::exit(124);
     });
-}
-
-/// Note on stderr, before a run starts, when its estimated wall time passes 10 s: `work` says
-/// what is counted, `seconds` is the estimate on one core.
-pub(crate) fn announce_long_run(work: &str, seconds: f64) {
-    // The same note once (a sweep's loads each announce the same run).
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    if seconds > 10.0 {
-        if let Ok(mut said) = SAID.lock() {
-            if said.iter().any(|s| s == work) {
-                return;
-            }
-            said.push(work.to_string());
-        }
-        let t = if seconds < 120.0 {
-            format!("{seconds:.0} s")
-        } else if seconds < 7200.0 {
-            format!("{:.0} min", seconds / 60.0)
-        } else {
-            format!("{:.1} h", seconds / 3600.0)
-        };
-        eprintln!(
-            "note: {work}: about {t} on one core (estimated); --time-limit stops it at a time you choose"
-        );
-    }
 }
 
 /// The memory limit of this run, in bytes (set once in `main`).
@@ -475,7 +423,7 @@ fn main() -> ExitCode {
     };
     let _ = MEMORY_LIMIT.set(limit);
     if let Some(t) = cli.time_limit.as_deref() {
-        match parse_wall_time(t) {
+        match podsim_engine::watch::parse_wall_time(t) {
             Ok(d) => stop_after(d, t.trim().to_string()),
             Err(why) => {
                 eprintln!("error: <command line>: `--time-limit`: `{t}`: {why}");
@@ -486,7 +434,7 @@ fn main() -> ExitCode {
     // Every network model is built under the same limit (podsim_system::machine).
     podsim_system::machine::set_memory_limit(limit);
     progress::set_quiet(cli.quiet);
-    podsim_engine::watch::set_announcer(announce_long_run);
+    podsim_engine::watch::set_announcer(podsim_engine::watch::announce_on_stderr);
     // A spinner for every command but those that count their own steps.
     let spinner = match &cli.command {
         Command::Validate { .. } | Command::Completions { .. } | Command::Man { .. } => None,
@@ -639,11 +587,6 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments) {
     }
 }
 
-/// The largest input file podsim reads: scenario, workload, validation, topology, router and
-/// matrix files are text of a few kilobytes; anything past this is not one (`/dev/zero`).
-pub(crate) const MAX_INPUT_BYTES: u64 = 16 << 20;
-
-/// Read a text input file of at most [`MAX_INPUT_BYTES`].
 /// Print one JSON object, or an array when a list of settings gave several.
 pub(crate) fn one_or_many(mut objs: Vec<serde_json::Value>) {
     if objs.len() == 1 {
@@ -653,21 +596,9 @@ pub(crate) fn one_or_many(mut objs: Vec<serde_json::Value>) {
     }
 }
 
+/// Read a text input file (at most [`podsim_config::MAX_INPUT_BYTES`]).
 pub(crate) fn read(path: &Path) -> Result<String, Failure> {
-    use std::io::Read;
-    let fail = |why: String| Failure::usage(format!("{}: cannot read: {why}", path.display()));
-    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(fail(format!(
-            "larger than the {} an input file may have",
-            podsim_units::Bytes(MAX_INPUT_BYTES)
-        )));
-    }
-    String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))
+    podsim_config::read_input(path).map_err(|e| Failure::usage(e.to_string()))
 }
 
 pub(crate) fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
@@ -675,11 +606,8 @@ pub(crate) fn build(spec: &SystemSpec, file: &str) -> Result<Network, Failure> {
         .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))
 }
 
-/// The system a `--topology` (or `topo`'s SPEC) names: a machine file (chips, nodes, link
-/// classes and tiers; `nodes` from `--nodes` replaces its node count), a system TOML file (the
-/// keys of a scenario's [[system]]), each of which states its own links, or a shorthand or
-/// preset with the link flags; with the file name errors should cite. A bad shorthand's error
-/// names `flag`.
+/// The system a `--topology` (or `topo`'s SPEC) names ([`podsim_config::system_arg`]), with
+/// the file its errors cite; a shorthand's note goes to stderr.
 pub(crate) fn system_spec(
     flag: &str,
     spec: &str,
@@ -688,55 +616,13 @@ pub(crate) fn system_spec(
     interfaces: Option<&str>,
     nodes: Option<u32>,
 ) -> Result<(SystemSpec, String), Failure> {
-    let path = Path::new(spec);
-    if path.is_file() {
-        let given = [
-            ("--link-bandwidth", link_bandwidth),
-            ("--link-latency", link_latency),
-            ("--interfaces", interfaces),
-        ];
-        if let Some((flag, _)) = given.iter().find(|(_, v)| v.is_some()) {
-            return Err(args::flag_err(
-                flag,
-                format!("{spec} is a file, which states its own links; set the value there"),
-            ));
-        }
-        let text = read(path)?;
-        if podsim_config::is_machine_file(&text) {
-            return Ok((
-                podsim_config::machine_system(spec, &text, nodes)?,
-                spec.to_string(),
-            ));
-        }
-        if nodes.is_some() {
-            return Err(args::flag_err(
-                "--nodes",
-                format!(
-                    "{spec} is a system file, not a machine file ([chip] and [[tier]]s), so it has no nodes to count; drop the flag"
-                ),
-            ));
-        }
-        return Ok((parse_system(spec, &text)?, spec.to_string()));
-    }
-    if nodes.is_some() {
-        return Err(args::flag_err(
-            "--nodes",
-            format!(
-                "`{spec}` is a shorthand; --nodes sets the node count of a machine file (such as examples/machines/dgx-a100.toml)"
-            ),
-        ));
-    }
-    let system = podsim_config::system_from_cli(spec, link_bandwidth, link_latency, interfaces)
-        .map_err(|mut e| {
-            if e.key == "SPEC" {
-                e.key = flag.into();
-            }
-            Failure::from(e)
-        })?;
-    if let Some(note) = system.topology.note() {
+    let got =
+        podsim_config::system_arg(flag, spec, link_bandwidth, link_latency, interfaces, nodes)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+    if let Some(note) = got.note {
         eprintln!("note: {note}");
     }
-    Ok((system, "<command line>".to_string()))
+    Ok((got.spec, got.file))
 }
 
 fn topo(

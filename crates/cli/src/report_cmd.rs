@@ -156,8 +156,8 @@ fn scenario_section(r: &mut HtmlReport, s: &Scenario, trace_limit: usize) -> Res
         let result =
             podsim_system::scenario::run_one(s, run, crate::memory_limit(), Some(trace_limit))
                 .map_err(crate::scenario_failure)?;
-        crate::run_cmd::add_result_trace(&mut t, s, &result, &mut traced);
-        let text = crate::run_cmd::result_text(s, &result);
+        podsim_report::add_result_trace(&mut t, s, &result, &mut traced);
+        let text = podsim_report::result_text(s, &result);
         let (heading, table) = text.split_once('\n').unwrap_or(("", &text));
         if !heading.is_empty() {
             r.heading(heading);

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use podsim_config::parse_scenario;
 use podsim_system::Scenario;
-use podsim_system::scenario::RunResult;
 
 use crate::{
     Cli, Command, Failure, args, command_name, dispatch, memory_limit, read, scenario_failure,
@@ -177,13 +176,13 @@ pub(crate) fn run(
         )
         .map_err(scenario_failure)?;
         if trace.is_some() {
-            add_result_trace(&mut t, &scenario, &result, &mut traced_runs);
+            podsim_report::add_result_trace(&mut t, &scenario, &result, &mut traced_runs);
         }
         if json {
-            out.extend(result_json(&scenario, &result));
+            out.extend(podsim_report::result_json(&scenario, &result));
         } else {
             outln!();
-            out!("{}", result_text(&scenario, &result));
+            out!("{}", podsim_report::result_text(&scenario, &result));
         }
     }
     if let Some(path) = trace {
@@ -201,123 +200,4 @@ pub(crate) fn run(
 /// The built-in default scenario.
 pub(crate) fn default_scenario() -> Result<Scenario, Failure> {
     Ok(parse_scenario(DEFAULT_SCENARIO.0, DEFAULT_SCENARIO.1)?)
-}
-
-/// Add what one run of a scenario recorded to a trace, its ranks under their own block of
-/// process ids (`traced_runs` counts the blocks used).
-pub(crate) fn add_result_trace(
-    t: &mut podsim_report::Trace,
-    scenario: &Scenario,
-    result: &RunResult,
-    traced_runs: &mut u64,
-) {
-    match result {
-        RunResult::Workload { spec, net, result } => {
-            workload_cmd::add_workload(
-                t,
-                &spec.workload,
-                result,
-                net.endpoints(),
-                *traced_runs << 32,
-                &format!("{}: ", spec.name),
-            );
-            *traced_runs += 1;
-        }
-        RunResult::Metrics(_) | RunResult::Command { .. } => {}
-        RunResult::Collective { setup, results, .. } => {
-            for (i, _, rec) in results {
-                if let Some(rec) = rec {
-                    let s = &scenario.systems[*i];
-                    podsim_report::add_transfers(
-                        t,
-                        rec,
-                        *traced_runs << 32,
-                        &format!("{} ({}): ", s.name, setup.kind),
-                    );
-                    *traced_runs += 1;
-                }
-            }
-        }
-    }
-}
-
-/// One run of a scenario as `podsim run --json` prints it: an object per system.
-pub(crate) fn result_json(scenario: &Scenario, result: &RunResult) -> Vec<serde_json::Value> {
-    match result {
-        // Run by the CLI itself (see `exec_command`), never handed here.
-        RunResult::Command { .. } => Vec::new(),
-        RunResult::Workload { spec, net, result } => vec![podsim_report::to_json(
-            &podsim_system::workload::WorkloadOutput::new(
-                spec,
-                result,
-                spec.model,
-                net.endpoints(),
-            ),
-        )],
-        RunResult::Metrics(systems) => systems
-            .iter()
-            .map(|(name, net, m)| {
-                let mut v = podsim_report::metrics_json(net, m);
-                v["system"] = serde_json::Value::String(name.to_string());
-                v
-            })
-            .collect(),
-        RunResult::Collective {
-            setup,
-            results,
-            baseline_time_s,
-        } => collective_run(scenario, setup, results, *baseline_time_s)
-            .rows
-            .iter()
-            .map(podsim_report::to_json)
-            .collect(),
-    }
-}
-
-/// A collective run of a scenario on its systems, for its table and JSON.
-fn collective_run<'a>(
-    scenario: &'a Scenario,
-    setup: &'a podsim_collective::Setup,
-    results: &'a [(
-        usize,
-        podsim_collective::Measurement,
-        Option<podsim_net::Recording>,
-    )],
-    baseline_time_s: Option<f64>,
-) -> podsim_report::CollectiveRun<'a> {
-    let systems: Vec<(&str, &podsim_collective::Measurement)> = results
-        .iter()
-        .map(|(i, m, _)| (scenario.systems[*i].name.as_str(), m))
-        .collect();
-    podsim_report::CollectiveRun::new(setup, &systems, baseline_time_s)
-}
-
-/// One run of a scenario as `podsim run` prints it: a heading line and a table.
-pub(crate) fn result_text(scenario: &Scenario, result: &RunResult) -> String {
-    match result {
-        // Run by the CLI itself (see `exec_command`), never handed here.
-        RunResult::Command { args } => format!("podsim {}\n", args.join(" ")),
-        RunResult::Workload { spec, net, result } => format!(
-            "workload {} on {} ({} chips of {}), {} model\n{}",
-            spec.name,
-            spec.system.name,
-            net.endpoints(),
-            spec.chip.name,
-            spec.model.name(),
-            podsim_report::render(&result.summary_rows())
-        ),
-        RunResult::Metrics(systems) => {
-            let names: Vec<String> = systems.iter().map(|(n, _, _)| n.to_string()).collect();
-            let built: Vec<_> = systems
-                .iter()
-                .map(|(_, net, m)| (net.clone(), m.clone()))
-                .collect();
-            podsim_report::metrics_table(&names, &built)
-        }
-        RunResult::Collective {
-            setup,
-            results,
-            baseline_time_s,
-        } => collective_run(scenario, setup, results, *baseline_time_s).text(),
-    }
 }

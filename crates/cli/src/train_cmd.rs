@@ -261,7 +261,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
             "what",
             json!("one layer, forward and backward, one microbatch"),
         );
-        crate::workload_cmd::add_workload(&mut tr, &w, &run, net.endpoints(), 0, "");
+        podsim_report::add_workload(&mut tr, &w, &run, net.endpoints(), 0, "");
         std::fs::write(path, tr.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }

@@ -23,24 +23,24 @@ const FLOORS: &[(&str, u32)] = &[
     // The packet level, collectives on any model.
     ("podsim-noc", 4),
     ("podsim-collective", 4),
-    // The machine floor (machines built at a fidelity, workloads) and the formatting of
-    // results.
+    // The machine floor: machines built at a fidelity, workloads, scenarios.
     ("podsim-system", 5),
-    ("podsim-report", 5),
+    // The formatting of results (tables, JSON, CSV, SVG, traces), the system's included.
+    ("podsim-report", 6),
     // Training steps, on any machine the floor builds.
-    ("podsim-train", 6),
+    ("podsim-train", 7),
     // One crate per seed machine: none stands on another.
-    ("podsim-tofu", 7),
-    ("podsim-tenstorrent", 7),
-    ("podsim-dojo", 7),
-    ("podsim-tpu", 7),
+    ("podsim-tofu", 8),
+    ("podsim-tenstorrent", 8),
+    ("podsim-dojo", 8),
+    ("podsim-tpu", 8),
     // Above every machine: the validation cases, other tools' files.
-    ("podsim-validation", 8),
-    ("podsim-import", 8),
+    ("podsim-validation", 9),
+    ("podsim-import", 9),
     // podsim's own file formats.
-    ("podsim-config", 9),
+    ("podsim-config", 10),
     // The binary.
-    ("podsim", 10),
+    ("podsim", 11),
 ];
 
 #[test]

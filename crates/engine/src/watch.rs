@@ -95,3 +95,55 @@ pub fn summary() -> String {
 fn fmt_s(s: f64) -> String {
     format!("{s:.6e}")
 }
+
+/// A wall-clock time: a positive number and `ms`, `s`, `min` or `h` (a bare number is seconds).
+pub fn parse_wall_time(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        return Err("expected a time such as \"30 s\" or \"10 min\"".into());
+    }
+    let scale = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "min" => 60.0,
+        "h" => 3600.0,
+        u => return Err(format!("unknown unit `{u}`; expected ms, s, min or h")),
+    };
+    let v: f64 = number
+        .parse()
+        .map_err(|_| "expected a time such as \"30 s\" or \"10 min\"".to_string())?;
+    let secs = v * scale;
+    if !(secs > 0.0 && secs <= 1e9) {
+        return Err("expected a time above zero and at most 10^9 s".into());
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// An announcer for [`set_announcer`]: a note on stderr, before a run starts, when its estimated wall time passes 10 s: `work` says
+/// what is counted, `seconds` is the estimate on one core.
+pub fn announce_on_stderr(work: &str, seconds: f64) {
+    // The same note once (a sweep's loads each announce the same run).
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    if seconds > 10.0 {
+        if let Ok(mut said) = SAID.lock() {
+            if said.iter().any(|s| s == work) {
+                return;
+            }
+            said.push(work.to_string());
+        }
+        let t = if seconds < 120.0 {
+            format!("{seconds:.0} s")
+        } else if seconds < 7200.0 {
+            format!("{:.0} min", seconds / 60.0)
+        } else {
+            format!("{:.1} h", seconds / 3600.0)
+        };
+        eprintln!(
+            "note: {work}: about {t} on one core (estimated); --time-limit stops it at a time you choose"
+        );
+    }
+}

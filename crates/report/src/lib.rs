@@ -13,6 +13,7 @@ mod roofline;
 mod scenario;
 pub mod sweep_file;
 mod trace;
+mod workload;
 
 pub use collective::{add_transfers, busbw_points, transfers_trace};
 pub use html::{HtmlError, HtmlReport, esc};
@@ -31,8 +32,9 @@ pub use podsim_units::table::render;
 pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
 };
-pub use scenario::{CollectiveRun, CollectiveRunRow};
+pub use scenario::{CollectiveRun, CollectiveRunRow, add_result_trace, result_json, result_text};
 pub use trace::{Trace, check_nesting};
+pub use workload::add_workload;
 
 /// A command's typed result as the JSON value its `--json` prints and the Python bindings
 /// return: the struct's fields as keys, in the order a JSON object prints them (sorted, as

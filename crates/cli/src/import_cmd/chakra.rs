@@ -10,8 +10,9 @@ use podsim_system::TopoSpec;
 use podsim_system::workload::ChipSpec;
 use podsim_units::Bytes;
 
+use crate::Failure;
 use crate::args::flag_err;
-use crate::{Failure, MAX_INPUT_BYTES};
+use podsim_config::MAX_INPUT_BYTES;
 
 /// The arguments of `podsim import chakra`.
 #[derive(Args)]

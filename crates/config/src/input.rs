@@ -1,0 +1,145 @@
+//! What a command line names: an input file read as text, and the system a `--topology` (or
+//! `topo`'s SPEC) gives, a file or a shorthand.
+
+use std::path::Path;
+
+use podsim_system::SystemSpec;
+
+use crate::ConfigError;
+
+/// The largest input file podsim reads: scenario, workload, validation, topology, router and
+/// matrix files are text of a few kilobytes; anything past this is not one (`/dev/zero`).
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// An input file podsim could not read as text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: cannot read: {why}")]
+pub struct ReadError {
+    /// The file as it was named.
+    pub path: String,
+    /// Why it could not be read.
+    pub why: String,
+}
+
+/// Read a text input file of at most [`MAX_INPUT_BYTES`].
+pub fn read_input(path: &Path) -> Result<String, ReadError> {
+    use std::io::Read;
+    let fail = |why: String| ReadError {
+        path: path.display().to_string(),
+        why,
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(fail(format!(
+            "larger than the {} an input file may have",
+            podsim_units::Bytes(MAX_INPUT_BYTES)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))
+}
+
+/// Why the system a command line names could not be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SystemArgError {
+    /// Its file could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// Its file, shorthand or flags are not a system.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// The system a command line names, with the file its errors cite.
+#[derive(Debug, Clone)]
+pub struct SystemArg {
+    /// The system.
+    pub spec: SystemSpec,
+    /// The file it came from (`<command line>` for a shorthand).
+    pub file: String,
+    /// A note on the shorthand's reading, for stderr (a preset's stated assumption).
+    pub note: Option<String>,
+}
+
+/// A usage error of the command line's `flag`.
+fn flag_err(flag: &str, why: String) -> ConfigError {
+    ConfigError {
+        file: "<command line>".into(),
+        line: None,
+        key: flag.into(),
+        why,
+    }
+}
+
+/// The system `spec` names on a command line: a machine file (chips, nodes, link classes and
+/// tiers; `nodes` from `--nodes` replaces its node count), a system TOML file (the keys of a
+/// scenario's [[system]]), each of which states its own links, or a shorthand or preset with
+/// the link flags. A bad shorthand's error names `flag`.
+pub fn system_arg(
+    flag: &str,
+    spec: &str,
+    link_bandwidth: Option<&str>,
+    link_latency: Option<&str>,
+    interfaces: Option<&str>,
+    nodes: Option<u32>,
+) -> Result<SystemArg, SystemArgError> {
+    let path = Path::new(spec);
+    if path.is_file() {
+        let given = [
+            ("--link-bandwidth", link_bandwidth),
+            ("--link-latency", link_latency),
+            ("--interfaces", interfaces),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, v)| v.is_some()) {
+            return Err(flag_err(
+                flag,
+                format!("{spec} is a file, which states its own links; set the value there"),
+            )
+            .into());
+        }
+        let text = read_input(path)?;
+        let system = if crate::is_machine_file(&text) {
+            crate::machine_system(spec, &text, nodes)?
+        } else if nodes.is_some() {
+            return Err(flag_err(
+                "--nodes",
+                format!(
+                    "{spec} is a system file, not a machine file ([chip] and [[tier]]s), so it has no nodes to count; drop the flag"
+                ),
+            )
+            .into());
+        } else {
+            crate::parse_system(spec, &text)?
+        };
+        return Ok(SystemArg {
+            spec: system,
+            file: spec.to_string(),
+            note: None,
+        });
+    }
+    if nodes.is_some() {
+        return Err(flag_err(
+            "--nodes",
+            format!(
+                "`{spec}` is a shorthand; --nodes sets the node count of a machine file (such as examples/machines/dgx-a100.toml)"
+            ),
+        )
+        .into());
+    }
+    let system = crate::system_from_cli(spec, link_bandwidth, link_latency, interfaces).map_err(
+        |mut e| {
+            if e.key == "SPEC" {
+                e.key = flag.into();
+            }
+            e
+        },
+    )?;
+    Ok(SystemArg {
+        note: system.topology.note(),
+        spec: system,
+        file: "<command line>".to_string(),
+    })
+}
