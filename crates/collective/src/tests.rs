@@ -600,7 +600,8 @@ fn streaming_matches_general(
         Err(e) => Err(e.to_string()),
     };
     let mut fast = FlowModel::new(net.clone(), p, false);
-    let mut reference = FlowModel::new(net.clone(), p, false).flow_by_flow();
+    let mut reference =
+        FlowModel::new(net.clone(), p, false).with_mode(podsim_net::FlowMode::FlowByFlow);
     let a = run_steps(steps, kind, &mut fast, &nodes(n), 0.0, VERIFY_LIMIT);
     let b = run_checking(plan, kind, &mut reference, &nodes(n), 0.0, VERIFY_LIMIT);
     let ok = a.is_ok();
@@ -888,7 +889,8 @@ fn measure_streams_rings_with_the_general_figures() {
         };
         let m = measure(&net, &s).unwrap();
         let p = plan(&request(kind, alg, s.bytes, &[4, 4, 4])).unwrap();
-        let mut reference = FlowModel::new(net.clone(), Packetization::NONE, false).flow_by_flow();
+        let mut reference = FlowModel::new(net.clone(), Packetization::NONE, false)
+            .with_mode(podsim_net::FlowMode::FlowByFlow);
         let out = run(&p, kind, &mut reference, &nodes(64), 0.0).unwrap();
         assert_eq!(m.time_s, out.time.as_secs_f64());
         assert_eq!(m.bytes_on_wire, out.report.bytes_on_wire);

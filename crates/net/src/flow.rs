@@ -42,8 +42,9 @@
 //! draining flows on one link turns the groups back into flows, in the order they were sent,
 //! and the model carries on flow by flow (their links are searched at the next
 //! recomputation, which gives each the rate it had); it goes back to groups whenever nothing
-//! is in flight. [`FlowModel::flow_by_flow`] keeps it
-//! flow by flow throughout (the reference the grouped mode is tested against).
+//! is in flight. [`FlowMode`] chooses: [`FlowMode::Grouped`] (the default) does all this,
+//! [`FlowMode::FlowByFlow`] ([`FlowModel::with_mode`]) keeps every transfer a flow throughout
+//! (the reference the grouped mode is tested against).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -442,9 +443,10 @@ pub struct FlowModel {
     route_cache_links: usize,
     // The id of the next transfer (`transfers` holds the flow-by-flow mode's only).
     next_id: u64,
-    // Whether the model runs in grouped mode now, whether it may, and that mode's state.
-    grouped: bool,
-    may_group: bool,
+    // The mode the model was given, the mode it computes in now (flow by flow whenever the
+    // groups were turned back into flows) and the grouped mode's state.
+    mode: FlowMode,
+    now_in: FlowMode,
     g: Grouped,
     scratch_route: Vec<LinkId>,
     // Per source node: the destination of its lane and the lane, and the lanes' links.
@@ -453,6 +455,18 @@ pub struct FlowModel {
     // Transfers sent in grouped mode, and times the groups were turned back into flows.
     pub(crate) grouped_sends: u64,
     pub(crate) ungroupings: u64,
+}
+
+/// How a [`FlowModel`] computes; both give the same times (tested).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlowMode {
+    /// Transfers of the same route that share no link are held as groups, one flow each,
+    /// turned back into flows when two would drain over one link and regrouped when nothing
+    /// is in flight (the module docs); finished flows are dropped. The default.
+    #[default]
+    Grouped,
+    /// Every transfer a flow throughout, every flow kept: the reference, and slower.
+    FlowByFlow,
 }
 
 /// The most links the flow model keeps in cached routes (8 bytes each).
@@ -578,8 +592,8 @@ impl FlowModel {
             route_cache: PairMap::default(),
             route_cache_links: 0,
             next_id: 0,
-            grouped: true,
-            may_group: true,
+            mode: FlowMode::Grouped,
+            now_in: FlowMode::Grouped,
             g: Grouped {
                 busy: vec![false; n_links],
                 ..Grouped::default()
@@ -592,13 +606,20 @@ impl FlowModel {
         }
     }
 
-    /// The same model, computing flow by flow throughout (never in grouped mode, see the
-    /// module docs) and keeping every flow it was given: the reference the grouped mode and
-    /// the dropping of finished flows are checked against, and otherwise slower.
-    pub fn flow_by_flow(mut self) -> Self {
-        self.materialise();
-        self.may_group = false;
+    /// The same model computing in `mode`. [`FlowMode::FlowByFlow`] never groups (see the
+    /// module docs) and keeps every flow it was given: the reference the grouped mode and the
+    /// dropping of finished flows are checked against, and otherwise slower.
+    pub fn with_mode(mut self, mode: FlowMode) -> Self {
+        if mode == FlowMode::FlowByFlow {
+            self.materialise();
+        }
+        self.mode = mode;
         self
+    }
+
+    /// The mode the model was given.
+    pub fn mode(&self) -> FlowMode {
+        self.mode
     }
 
     /// On a DOJO plane, route with the die routing tables' Z-plane shortcut policy `s`
@@ -1325,10 +1346,10 @@ impl FlowModel {
     /// Leave grouped mode: every group's transfers become flows with exactly the state the
     /// flow-by-flow computation would have given them, in the order they were sent.
     fn materialise(&mut self) {
-        if !self.grouped {
+        if self.now_in == FlowMode::FlowByFlow {
             return;
         }
-        self.grouped = false;
+        self.now_in = FlowMode::FlowByFlow;
         self.ungroupings += 1;
         let mut items: Vec<(Completion, Unpacked)> = Vec::new();
         for g in std::mem::take(&mut self.g.groups) {
@@ -1392,7 +1413,7 @@ impl FlowModel {
     fn compact(&mut self) {
         let live = self.active.len() + self.arrivals.len();
         // The reference keeps everything, as it always did.
-        if !self.may_group || self.flows.len() < 2 * live + 4096 {
+        if self.mode == FlowMode::FlowByFlow || self.flows.len() < 2 * live + 4096 {
             return;
         }
         let mut keep = vec![false; self.flows.len()];
@@ -1443,7 +1464,11 @@ impl FlowModel {
     /// Back to grouped mode when nothing is in flight (and the model may group): the
     /// flow-by-flow state is empty, so is the grouped one.
     fn regroup_if_idle(&mut self) {
-        if self.grouped || !self.may_group || !self.active.is_empty() || !self.arrivals.is_empty() {
+        if self.now_in == FlowMode::Grouped
+            || self.mode == FlowMode::FlowByFlow
+            || !self.active.is_empty()
+            || !self.arrivals.is_empty()
+        {
             return;
         }
         self.flows.clear();
@@ -1453,7 +1478,7 @@ impl FlowModel {
         self.nodes.clear();
         self.free_nodes.clear();
         self.seeds.clear();
-        self.grouped = true;
+        self.now_in = FlowMode::Grouped;
     }
 }
 
@@ -1468,7 +1493,7 @@ impl NetworkModel for FlowModel {
     ) -> Result<TransferId, NetError> {
         check_send(self.now, self.lanes.len() as u64, at, src, dst)?;
         self.regroup_if_idle();
-        if self.grouped {
+        if self.now_in == FlowMode::Grouped {
             let Some(lane) = self.lane(src, dst) else {
                 return Err(NetError::NoRoute(src, dst));
             };
@@ -1560,7 +1585,7 @@ impl NetworkModel for FlowModel {
     }
 
     fn next_completion(&mut self) -> Option<SimTime> {
-        if self.grouped {
+        if self.now_in == FlowMode::Grouped {
             let arrival = self.g.arrivals.first_key_value().map(|(&t, _)| t);
             return match (arrival, self.g_next_drain()) {
                 (Some(a), Some(d)) => Some(a.min(d)),
@@ -1585,7 +1610,7 @@ impl NetworkModel for FlowModel {
     fn advance_into(&mut self, until: SimTime, all: &mut Vec<Completion>) {
         let from = all.len();
         let out = all;
-        if self.grouped {
+        if self.now_in == FlowMode::Grouped {
             loop {
                 let arrival = self.g.arrivals.first_key_value().map(|(&t, _)| t);
                 match (self.g_next_drain(), arrival) {

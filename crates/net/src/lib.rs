@@ -20,7 +20,7 @@ mod flow;
 mod graph;
 
 pub use analytic::AnalyticModel;
-pub use flow::FlowModel;
+pub use flow::{FlowMode, FlowModel};
 pub use graph::{LinkId, LinkTable, paths};
 
 use podsim_topology::NodeId;

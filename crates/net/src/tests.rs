@@ -295,7 +295,7 @@ fn grouped_flows_match_flow_by_flow_on_a_ring_step_pattern() {
         }
     }
     let mut a = FlowModel::new(net.clone(), p, false);
-    let mut b = FlowModel::new(net, p, false).flow_by_flow();
+    let mut b = FlowModel::new(net, p, false).with_mode(crate::FlowMode::FlowByFlow);
     agree(&mut a, &mut b, sends);
     // 64 neighbour sends in groups; the crossing transfer and those in flight with it turned
     // back into flows once.
@@ -328,7 +328,7 @@ proptest! {
             })
             .collect();
         let mut a = FlowModel::new(net.clone(), p, ecmp);
-        let mut b = FlowModel::new(net, p, ecmp).flow_by_flow();
+        let mut b = FlowModel::new(net, p, ecmp).with_mode(crate::FlowMode::FlowByFlow);
         agree(&mut a, &mut b, sends);
     }
 }
@@ -346,8 +346,8 @@ proptest! {
         let p = Packetization { payload: 4096, header: 64 };
         let sends: Vec<(u64, u64, u64, u64)> =
             sends.into_iter().map(|(s, d, b, t)| (s, d, b, t * 3_000_000)).collect();
-        let mut a = FlowModel::new(net.clone(), p, ecmp).flow_by_flow();
-        let mut b = FlowModel::new(net, p, ecmp).flow_by_flow();
+        let mut a = FlowModel::new(net.clone(), p, ecmp).with_mode(crate::FlowMode::FlowByFlow);
+        let mut b = FlowModel::new(net, p, ecmp).with_mode(crate::FlowMode::FlowByFlow);
         b.lazy_heap = true;
         agree(&mut a, &mut b, sends);
     }
@@ -364,8 +364,10 @@ fn the_link_heap_fills_an_all_to_all_as_the_heap_of_every_share() {
             }
         }
     }
-    let mut a = FlowModel::new(net.clone(), Packetization::NONE, false).flow_by_flow();
-    let mut b = FlowModel::new(net, Packetization::NONE, false).flow_by_flow();
+    let mut a = FlowModel::new(net.clone(), Packetization::NONE, false)
+        .with_mode(crate::FlowMode::FlowByFlow);
+    let mut b =
+        FlowModel::new(net, Packetization::NONE, false).with_mode(crate::FlowMode::FlowByFlow);
     b.lazy_heap = true;
     agree(&mut a, &mut b, sends);
 }
@@ -556,7 +558,7 @@ fn drifting_ring_rates_are_max_min_at_every_event() {
         header: 64,
     };
     let mut a = FlowModel::new(net.clone(), p, false);
-    let mut b = FlowModel::new(net, p, false).flow_by_flow();
+    let mut b = FlowModel::new(net, p, false).with_mode(crate::FlowMode::FlowByFlow);
     let most = drifting_ring(n, 2 * (n - 1), &mut a, &mut b);
     // The drift put flows together on links (the flow-by-flow mode was exercised).
     assert!(most >= 2, "{most}");
@@ -576,7 +578,7 @@ proptest! {
         let mut sends: Vec<(u64, u64, u64, u64)> =
             sends.into_iter().map(|(s, d, b, t)| (s, d, b, t * 1_500_000)).collect();
         sends.sort_by_key(|s| s.3);
-        let mut m = FlowModel::new(net, p, ecmp).flow_by_flow();
+        let mut m = FlowModel::new(net, p, ecmp).with_mode(crate::FlowMode::FlowByFlow);
         let mut next = 0;
         loop {
             rates_are_max_min(&mut m);
