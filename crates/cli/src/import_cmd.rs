@@ -63,6 +63,12 @@ struct BooksimArgs {
     /// Write podsim's router configuration (TOML) here instead of printing it.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// The router it targets: booksim (BookSim 2's router stage by stage, with the file's
+    /// delays, credit delay, allocators, iterations and sampling, so the run reproduces
+    /// BookSim's latencies) or podsim (podsim's own router, faster: the delays fold into its
+    /// pipeline stages and its allocators are separable input-first).
+    #[arg(long, value_name = "MODE", default_value = "booksim", value_parser = ["booksim", "podsim"])]
+    router: String,
     /// Print one JSON object (keys: topology, routing, traffic, rate, seed, router, command,
     /// not_honoured).
     #[arg(long)]
@@ -123,7 +129,9 @@ fn scalesim(a: &ScalesimArgs) -> Result<ExitCode, Failure> {
 
 fn booksim(a: &BooksimArgs) -> Result<ExitCode, Failure> {
     let file = a.config.display().to_string();
-    let b = BooksimImport::parse(&file, &read(&a.config)?)?;
+    let mode = podsim_noc::RouterMode::parse(&a.router)
+        .map_err(|e| crate::args::flag_err("--router", e.why))?;
+    let b = BooksimImport::parse(&file, &read(&a.config)?, mode)?;
     let config_ref = a
         .out
         .as_ref()

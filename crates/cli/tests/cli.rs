@@ -1782,25 +1782,38 @@ fn scalesim_imports_run_their_layers_as_gemms() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `podsim import booksim`: the BookSim 2 configuration examples/booksim/mesh88.cfg imports to
-/// the router of examples/booksim/podsim-router.toml (written by hand from BookSim's manual):
-/// the same `podsim noc` run, to the byte. A packet rate is turned into flits; a topology
-/// podsim cannot import is refused.
+/// `podsim import booksim`: the BookSim 2 configuration examples/booksim/mesh88.cfg imports,
+/// with `--router podsim`, to the router of examples/booksim/podsim-router.toml (written by
+/// hand from BookSim's manual): the same `podsim noc` run, to the byte; by default to the
+/// BookSim router mode with the file's own delays and allocators. A packet rate is turned into
+/// flits; a topology podsim cannot import is refused.
 #[test]
 fn booksim_configs_import_to_the_same_router() {
     let dir = std::env::temp_dir().join(format!("podsim-booksim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("r.toml");
-    let v = json(&[
-        "import",
-        "booksim",
-        "examples/booksim/mesh88.cfg",
-        "--out",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
+    let import = |router: &str| {
+        json(&[
+            "import",
+            "booksim",
+            "examples/booksim/mesh88.cfg",
+            "--router",
+            router,
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    let v = import("booksim");
     assert_eq!(v["topology"], "mesh:8x8");
     assert_eq!(v["rate"], 0.3);
+    // mesh88.cfg: lookahead routing, a credit delay of 1, separable input-first allocators.
+    assert_eq!(v["router"]["router"], "booksim");
+    assert_eq!(v["router"]["routing_delay"], 0);
+    assert_eq!(v["router"]["credit_delay"], 1);
+    assert_eq!(v["router"]["allocator"], "separable-input-first");
+    assert_eq!(v["not_honoured"], serde_json::json!([]));
+    let v = import("podsim");
     assert_eq!(v["router"]["pipeline_stages"], 3);
     let run = |config: &str| {
         podsim(&[

@@ -34,13 +34,13 @@ fn texts(real: &str, alphabet: &str, seed: u64, n: usize) -> Vec<String> {
 fn booksim_configs_never_panic() {
     let real = example("examples/booksim/mesh88.cfg");
     for t in texts(&real, "=;/ \nkn0123456789.meshtorusx_", 7, 2000) {
-        if let Err(e) = BooksimImport::parse("f.cfg", &t) {
+        if let Err(e) = BooksimImport::parse("f.cfg", &t, podsim_noc::RouterMode::Booksim) {
             assert!(e.to_string().starts_with("f.cfg"), "{e}");
         }
     }
     // Delays whose sum passes 2^64 saturate rather than overflow.
     let huge = "routing_delay = 18446744073709551615; vc_alloc_delay = 5;";
-    let _ = BooksimImport::parse("h.cfg", huge);
+    let _ = BooksimImport::parse("h.cfg", huge, podsim_noc::RouterMode::Podsim);
 }
 
 #[test]
