@@ -57,21 +57,25 @@ fn parse_errors_name_what_is_wrong() {
     assert!(
         Parallel::parse("[1,2,3]")
             .unwrap_err()
+            .to_string()
             .contains("four sizes")
     );
     assert!(
         Parallel::parse("pipe=1,data=1,model1=1,model2=1")
             .unwrap_err()
+            .to_string()
             .contains("not an axis")
     );
     assert!(
         Parallel::parse("pipeline=0,data=1,model1=1,model2=1")
             .unwrap_err()
+            .to_string()
             .contains("between 1 and")
     );
     assert!(
         Mapping::parse("data,data,model1,model2")
             .unwrap_err()
+            .to_string()
             .contains("twice")
     );
     assert_eq!(Mapping::all().len(), 24);
