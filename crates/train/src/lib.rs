@@ -44,9 +44,9 @@
 //! `memory` (the shard and the memory per chip), `layer` (where the axes lie and a layer's ops),
 //! `timer` (the closed-form time of an op), `step` (a step: [`Prepared`], [`analytic`],
 //! [`measured`], microbatch counts), `flow` (a layer as a workload on the network), `search`
-//! (Table 3's search), `case` (a validation case's step) and `output` (what `podsim train`
-//! prints: [`StepOutput`], [`SearchOutput`], with their text); every public item is named here
-//! at the crate's root.
+//! (Table 3's search), `case` (a validation case's step), `output` (what `podsim train`
+//! prints: [`StepOutput`], [`SearchOutput`], with their text) and `error` (why any of them
+//! failed: [`TrainError`]); every public item is named here at the crate's root.
 
 mod case;
 mod error;

@@ -559,4 +559,15 @@ mod tests {
         assert_eq!(page(2048, 12), 4 * 2048);
         assert_eq!(page(272, 7), 7 * 272);
     }
+
+    #[test]
+    fn refusals_name_the_value() {
+        let mm = Matmul {
+            tile_width: 12,
+            ..Matmul::new(32, 64, 64, 12e9)
+        };
+        let e = run(&mm).unwrap_err();
+        assert!(matches!(e, TtError::TileWidth(12)));
+        assert_eq!(e.to_string(), "tile width 12: expected 32, 16 or 8");
+    }
 }

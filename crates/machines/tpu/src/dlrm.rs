@@ -500,7 +500,12 @@ mod tests {
             panic!("a cube");
         };
         assert_eq!(c.wrap(), &[false, true]);
-        assert!(system("tpuv3:64x64").is_err());
+        let e = system("tpuv3:64x64").unwrap_err();
+        assert!(matches!(e, DlrmError::V3Size { a: 64, b: 64 }));
+        assert_eq!(
+            e.to_string(),
+            "a TPU v3 slice is at most 32 x 32 chips, not 64x64"
+        );
         assert!(system("torus:8x8").is_err());
     }
 }
