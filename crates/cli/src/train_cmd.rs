@@ -168,9 +168,10 @@ fn machine(
 
 /// A training error as the command reports it: the configuration's is a usage error.
 pub(super) fn failure(e: TrainError) -> Failure {
-    match e {
-        TrainError::Config(s) => Failure::usage(s),
-        other => Failure::runtime(other.to_string()),
+    if e.is_input() {
+        Failure::usage(e.to_string())
+    } else {
+        Failure::runtime(e.to_string())
     }
 }
 

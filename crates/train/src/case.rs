@@ -3,7 +3,7 @@
 use crate::machine::Machine;
 use crate::{
     Config, Mapping, Parallel, Partition, Remat, StepReport, TrainError, Transformer, analytic,
-    best_microbatches, cfg_err, measured,
+    best_microbatches, measured,
 };
 
 /// A training step as a validation case names it (`[case.train]`).
@@ -32,15 +32,17 @@ pub struct TrainCase {
 impl TrainCase {
     /// The step it names.
     pub fn step(&self) -> Result<StepReport, TrainError> {
-        let net = self
-            .system
-            .build()
-            .map_err(|e| cfg_err(format!("{}: {}", self.system.name, e.why)))?;
-        let m = Machine::for_system(&self.system, &net).map_err(cfg_err)?;
+        let net = self.system.build().map_err(|e| TrainError::Build {
+            system: self.system.name.clone(),
+            why: e.why,
+        })?;
+        let m = Machine::for_system(&self.system, &net)?;
         let batch = self
             .batch
             .or(self.model.batch)
-            .ok_or_else(|| cfg_err(format!("the model {} states no batch", self.model.name)))?;
+            .ok_or_else(|| TrainError::NoBatch {
+                model: self.model.name.clone(),
+            })?;
         let base = Config {
             parallel: self.parallel,
             partition: self.partition,
@@ -76,8 +78,7 @@ impl TrainCase {
                 Err(e) => last_err = Some(e),
             }
         }
-        let c =
-            best.ok_or_else(|| last_err.unwrap_or_else(|| cfg_err("no mapping fits".into())))?;
+        let c = best.ok_or_else(|| last_err.unwrap_or(TrainError::NoMappingFits))?;
         if self.flow {
             let mut mk = || podsim_system::flow_model(&net);
             measured(&self.model, &m, &net, &c, &mut mk)

@@ -153,8 +153,7 @@ pub fn layer_run(
     model: &mut dyn NetworkModel,
 ) -> Result<(Workload, podsim_system::workload::WorkloadResult), TrainError> {
     let (w, _) = layer_workload(t, m, c)?;
-    let r = podsim_system::workload::run(&w, net, &m.chip, model)
-        .map_err(|e| TrainError::Flow(e.to_string()))?;
+    let r = podsim_system::workload::run(&w, net, &m.chip, model)?;
     Ok((w, r))
 }
 
@@ -177,7 +176,7 @@ pub fn flow_layer(
         let mut model = model_for().map_err(TrainError::Flow)?;
         podsim_system::workload::run(wl, net, &m.chip, model.as_mut())
             .map(|r| r.exposed_communication_s)
-            .map_err(|e| TrainError::Flow(e.to_string()))
+            .map_err(TrainError::Workload)
     };
     let f = run(&fwd)?;
     let all = run(&w)?;

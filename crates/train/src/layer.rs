@@ -4,7 +4,7 @@
 use podsim_collective::Kind;
 
 use crate::memory::Shard;
-use crate::{Axis, Config, ELEM, Machine, Remat, Split, TrainError, Transformer, cfg_err};
+use crate::{Axis, Config, ELEM, Machine, Remat, Split, TrainError, Transformer};
 
 /// How an axis lies on the slice: per dimension it spans, the factor it takes and the stride
 /// within that dimension.
@@ -22,11 +22,11 @@ pub(crate) struct Span {
 pub(crate) fn spans(m: &Machine, c: &Config) -> Result<[Span; 4], TrainError> {
     let chips = m.chips();
     if c.parallel.chips() != chips {
-        return Err(cfg_err(format!(
-            "the partition spec {} needs {} chips but the slice has {chips}",
-            c.parallel,
-            c.parallel.chips()
-        )));
+        return Err(TrainError::ChipCount {
+            parallel: c.parallel,
+            needs: c.parallel.chips(),
+            chips,
+        });
     }
     let dim_lo: [u64; 3] = [
         1,
@@ -57,12 +57,13 @@ pub(crate) fn spans(m: &Machine, c: &Config) -> Result<[Span; 4], TrainError> {
                 continue;
             }
             if a_hi % a_lo != 0 || a_lo % lo != 0 {
-                return Err(cfg_err(format!(
-                    "axis {} of {s} (laid after {p} chips) does not split dimension {} of {} evenly",
-                    a.name(),
-                    ["x", "y", "z"][d],
-                    m.dims[d]
-                )));
+                return Err(TrainError::Uneven {
+                    axis: a.name(),
+                    size: s,
+                    after: p,
+                    dim: ["x", "y", "z"][d],
+                    length: m.dims[d],
+                });
             }
             span.parts[d] = (a_hi / a_lo, a_lo / lo);
         }

@@ -44,11 +44,12 @@
 //! `memory` (the shard and the memory per chip), `layer` (where the axes lie and a layer's ops),
 //! `timer` (the closed-form time of an op), `step` (a step: [`Prepared`], [`analytic`],
 //! [`measured`], microbatch counts), `flow` (a layer as a workload on the network), `search`
-//! (Table 3's search), `case` (a validation case's step) and `output` (what `podsim train`
-//! prints: [`StepOutput`], [`SearchOutput`], with their text); every public item is named here
-//! at the crate's root.
+//! (Table 3's search), `case` (a validation case's step), `output` (what `podsim train`
+//! prints: [`StepOutput`], [`SearchOutput`], with their text) and `error` (why any of them
+//! failed: [`TrainError`]); every public item is named here at the crate's root.
 
 mod case;
+mod error;
 mod flow;
 mod layer;
 mod machine;
@@ -63,6 +64,7 @@ mod timer;
 use podsim_units::SimDuration;
 
 pub use case::TrainCase;
+pub use error::TrainError;
 pub use flow::{flow_layer, layer_run};
 pub use machine::{CMEM_BYTES_PER_S, Machine};
 pub use memory::MemoryUse;
@@ -78,21 +80,6 @@ pub use step::{Prepared, StepReport, analytic, best_microbatches, measured, micr
 
 /// Bytes per element of activations, weights and gradients (bf16).
 pub(crate) const ELEM: f64 = 2.0;
-
-/// Why a configuration cannot run.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TrainError {
-    /// The configuration does not fit the model, the batch or the slice.
-    #[error("{0}")]
-    Config(String),
-    /// The flow-level run failed.
-    #[error("flow model: {0}")]
-    Flow(String),
-}
-
-pub(crate) fn cfg_err(s: String) -> TrainError {
-    TrainError::Config(s)
-}
 
 /// A duration in seconds as a [`SimDuration`] for reports (saturating).
 pub fn secs(s: f64) -> SimDuration {

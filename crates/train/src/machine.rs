@@ -3,6 +3,8 @@
 use podsim_system::workload::ChipSpec;
 use podsim_topology::Network;
 
+use crate::TrainError;
+
 /// The chip and slice figures a step uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
@@ -44,29 +46,22 @@ pub use podsim_system::presets::CMEM_BYTES_PER_S;
 impl Machine {
     /// The machine of a k-ary n-cube network of `chip`s (2-D or 3-D), TPUs whose HBM
     /// capacity Table 4 gives.
-    pub fn of(net: &Network, chip: ChipSpec) -> Result<Machine, String> {
+    pub fn of(net: &Network, chip: ChipSpec) -> Result<Machine, TrainError> {
         let hbm_bytes = podsim_compute::chips::Chip::preset(&chip.name)
             .and_then(|c| c.tpu)
             .map(|t| t.hbm_bytes)
-            .ok_or_else(|| {
-                format!(
-                    "training steps run on TPU chips (tpuv4, tpuv3), not {}",
-                    chip.name
-                )
+            .ok_or_else(|| TrainError::NotTpu {
+                chip: chip.name.clone(),
             })?;
-        let c = net.cube().ok_or_else(|| {
-            format!(
-                "training steps map axes onto torus dimensions, and {} is not a mesh or torus",
-                net.shorthand()
-            )
+        let c = net.cube().ok_or_else(|| TrainError::NotCube {
+            network: net.shorthand(),
         })?;
         let d = c.dims();
         if d.is_empty() || d.len() > 3 {
-            return Err(format!(
-                "{} has {} dimensions; training steps take 1 to 3",
-                net.shorthand(),
-                d.len()
-            ));
+            return Err(TrainError::Dimensions {
+                network: net.shorthand(),
+                dims: d.len(),
+            });
         }
         let mut dims = [1u32; 3];
         let mut wrap = [false; 3];
@@ -75,8 +70,7 @@ impl Machine {
             wrap[i] = c.wrap()[i];
         }
         let link = net.link();
-        let endpoint = podsim_system::presets::endpoint(net, None)
-            .map_err(|e| e.to_string())?
+        let endpoint = podsim_system::presets::endpoint(net, None)?
             .map(|e| e.overhead.as_secs_f64())
             .unwrap_or(0.0);
         let (beta, alpha) = (
@@ -104,20 +98,22 @@ impl Machine {
     /// nodes) as the dimensions, each switched, at the rate and latency of the route from
     /// chip 0 to the next chip along it (the slowest link and the links' latencies on the way,
     /// plus the endpoint overhead).
-    pub fn of_machine(net: &Network, chip: ChipSpec, hbm_bytes: u64) -> Result<Machine, String> {
+    pub fn of_machine(
+        net: &Network,
+        chip: ChipSpec,
+        hbm_bytes: u64,
+    ) -> Result<Machine, TrainError> {
         let Network::Graph(g) = net else {
-            return Err(format!(
-                "{} is not a machine file's network",
-                net.shorthand()
-            ));
+            return Err(TrainError::NotMachineFile {
+                network: net.shorthand(),
+            });
         };
         let grid = g.grid();
         if grid.is_empty() || grid.len() > 3 {
-            return Err(format!(
-                "{} has a rank grid of {} dimensions; training steps take 1 to 3",
-                g.label(),
-                grid.len()
-            ));
+            return Err(TrainError::RankGrid {
+                machine: g.label().to_string(),
+                dims: grid.len(),
+            });
         }
         let endpoint = g.endpoint_overhead().as_secs_f64();
         let (mut dims, mut rate, mut latency) = ([1u32; 3], [0.0f64; 3], [0.0f64; 3]);
@@ -129,8 +125,9 @@ impl Machine {
                     .paths(podsim_topology::NodeId(0), podsim_topology::NodeId(stride))
                     .into_iter()
                     .next()
-                    .ok_or_else(|| {
-                        format!("{}: chip 0 has no route to chip {stride}", g.label())
+                    .ok_or_else(|| TrainError::NoRoute {
+                        machine: g.label().to_string(),
+                        chip: stride,
                     })?;
                 let (mut at, mut slowest, mut flight) = (podsim_topology::NodeId(0), f64::MAX, 0.0);
                 for next in route {
@@ -139,7 +136,9 @@ impl Machine {
                         .into_iter()
                         .find(|(v, _)| *v == next)
                         .map(|(_, s)| s)
-                        .ok_or_else(|| format!("{}: a route left its links", g.label()))?;
+                        .ok_or_else(|| TrainError::RouteOffLinks {
+                            machine: g.label().to_string(),
+                        })?;
                     slowest = slowest.min(spec.bandwidth.bytes_per_s() as f64);
                     flight += spec.latency.as_secs_f64();
                     at = next;
@@ -185,15 +184,18 @@ impl Machine {
     /// chip preset, or the matrix units the file states, which time the GEMMs) with the file's
     /// memory per chip, or
     /// TPU v4 chips on a slice, mesh or torus.
-    pub fn for_system(spec: &podsim_system::SystemSpec, net: &Network) -> Result<Machine, String> {
+    pub fn for_system(
+        spec: &podsim_system::SystemSpec,
+        net: &Network,
+    ) -> Result<Machine, TrainError> {
         match &spec.topology {
             podsim_system::TopoSpec::Machine(mf) => {
-                let chip = ChipSpec::of_machine(&mf.chip)?;
+                let chip = ChipSpec::of_machine(&mf.chip).map_err(TrainError::Chip)?;
                 Machine::of_machine(net, chip, mf.chip.memory.0)
             }
             _ => {
-                let chip = ChipSpec::preset("tpuv4")
-                    .ok_or_else(|| "tpuv4 is missing from the chip presets".to_string())?;
+                let chip =
+                    ChipSpec::preset("tpuv4").ok_or(TrainError::MissingPreset { chip: "tpuv4" })?;
                 Machine::of(net, chip)
             }
         }
@@ -201,18 +203,21 @@ impl Machine {
 
     /// Set CMEM as `--cmem` says: `on` (the default, where the chip has CMEM) or `off`; a chip
     /// without CMEM takes neither. The error says why the setting does not apply.
-    pub fn set_cmem(&mut self, setting: Option<&str>) -> Result<(), String> {
+    pub fn set_cmem(&mut self, setting: Option<&str>) -> Result<(), TrainError> {
         self.cmem_on = match (setting, self.chip.cmem.is_some()) {
             (None | Some("on"), true) => true,
             (Some("off"), true) => false,
             (Some("on" | "off"), false) => {
-                return Err(format!(
-                    "the {} chip has no CMEM, so the setting has no effect; drop the flag",
-                    self.chip.name
-                ));
+                return Err(TrainError::NoCmem {
+                    chip: self.chip.name.clone(),
+                });
             }
             (None, false) => false,
-            (Some(other), _) => return Err(format!("`{other}` is not on or off")),
+            (Some(other), _) => {
+                return Err(TrainError::CmemSetting {
+                    setting: other.to_string(),
+                });
+            }
         };
         Ok(())
     }

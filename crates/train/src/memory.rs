@@ -1,7 +1,7 @@
 //! What a configuration keeps on each chip: the shard of the batch and the weights, and the
 //! memory they take.
 
-use crate::{Config, ELEM, Remat, Split, TrainError, Transformer, cfg_err};
+use crate::{Config, ELEM, Remat, Split, TrainError, Transformer};
 
 /// The figures of one configuration that the mapping does not change.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,29 +43,29 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
     let [p, d, x, y] = c.parallel.0;
     let replicas = d * x;
     if !c.batch.is_multiple_of(replicas) {
-        return Err(cfg_err(format!(
-            "the batch of {} sequences does not split over data x model1 = {replicas}",
-            c.batch
-        )));
+        return Err(TrainError::BatchSplit {
+            batch: c.batch,
+            replicas,
+        });
     }
     let per_shard = c.batch / replicas;
     if c.microbatches == 0 || !per_shard.is_multiple_of(c.microbatches) {
-        return Err(cfg_err(format!(
-            "{per_shard} sequences per data/model1 shard do not split into {} microbatches",
-            c.microbatches
-        )));
+        return Err(TrainError::MicrobatchSplit {
+            per_shard,
+            microbatches: c.microbatches,
+        });
     }
     if p > t.layers {
-        return Err(cfg_err(format!(
-            "{p} pipeline stages for {} layers",
-            t.layers
-        )));
+        return Err(TrainError::Stages {
+            stages: p,
+            layers: t.layers,
+        });
     }
     if y > t.heads {
-        return Err(cfg_err(format!(
-            "model2 = {y} splits {} attention heads finer than one head",
-            t.heads
-        )));
+        return Err(TrainError::Heads {
+            model2: y,
+            heads: t.heads,
+        });
     }
     let seqs = per_shard / c.microbatches;
     let tokens = seqs * t.sequence;

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::TrainError;
+
 /// How activations or weights are split over the two model axes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Split {
@@ -116,18 +118,20 @@ impl Parallel {
         self.0.iter().product()
     }
     /// From `pipeline=P,data=D,model1=M1,model2=M2` (every axis named once) or `[P,D,M1,M2]`.
-    pub fn parse(s: &str) -> Result<Parallel, String> {
+    pub fn parse(s: &str) -> Result<Parallel, TrainError> {
         let t = s.trim();
         if let Some(inner) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
             let v: Vec<&str> = inner.split(',').map(str::trim).collect();
             if v.len() != 4 {
-                return Err(format!("`{s}`: `[P, D, M1, M2]` takes four sizes"));
+                return Err(TrainError::ParallelSizes {
+                    spec: s.to_string(),
+                });
             }
             let mut out = [0u64; 4];
             for (o, x) in out.iter_mut().zip(v) {
-                *o = x
-                    .parse()
-                    .map_err(|_| format!("`{x}` is not a whole number"))?;
+                *o = x.parse().map_err(|_| TrainError::NotWholeNumber {
+                    value: x.to_string(),
+                })?;
             }
             return Parallel::checked(out);
         }
@@ -136,41 +140,37 @@ impl Parallel {
         for part in t.split(',') {
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| format!("`{part}`: expected AXIS=SIZE"))?;
+                .ok_or_else(|| TrainError::ExpectedAxisSize {
+                    part: part.to_string(),
+                })?;
             let a = Axis::ALL
                 .into_iter()
                 .find(|a| a.name() == k.trim())
-                .ok_or_else(|| {
-                    format!(
-                        "`{}` is not an axis (pipeline, data, model1, model2)",
-                        k.trim()
-                    )
+                .ok_or_else(|| TrainError::NotAxis {
+                    name: k.trim().to_string(),
                 })?;
             if given[a.index()] {
-                return Err(format!("`{}` is given twice", a.name()));
+                return Err(TrainError::AxisTwice {
+                    axis: a.name().to_string(),
+                });
             }
             given[a.index()] = true;
-            out[a.index()] = v
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{}` is not a whole number", v.trim()))?;
+            out[a.index()] = v.trim().parse().map_err(|_| TrainError::NotWholeNumber {
+                value: v.trim().to_string(),
+            })?;
         }
         if let Some(a) = Axis::ALL.into_iter().find(|a| !given[a.index()]) {
-            return Err(format!(
-                "`{}` is missing (give all four: pipeline=P,data=D,model1=M1,model2=M2)",
-                a.name()
-            ));
+            return Err(TrainError::AxisMissing { axis: a.name() });
         }
         Parallel::checked(out)
     }
 
-    fn checked(v: [u64; 4]) -> Result<Parallel, String> {
+    fn checked(v: [u64; 4]) -> Result<Parallel, TrainError> {
         if let Some(i) = v.iter().position(|&x| x == 0 || x > 1 << 20) {
-            return Err(format!(
-                "`{}` must be between 1 and 2^20, not {}",
-                Axis::ALL[i].name(),
-                v[i]
-            ));
+            return Err(TrainError::AxisSize {
+                axis: Axis::ALL[i].name(),
+                size: v[i],
+            });
         }
         Ok(Parallel(v))
     }
@@ -194,23 +194,27 @@ impl Mapping {
     pub const DEFAULT: Mapping = Mapping([Axis::Model2, Axis::Model1, Axis::Data, Axis::Pipeline]);
 
     /// From `model2,model1,data,pipeline` (each axis once).
-    pub fn parse(s: &str) -> Result<Mapping, String> {
+    pub fn parse(s: &str) -> Result<Mapping, TrainError> {
         let v: Vec<&str> = s.split(',').map(str::trim).collect();
         let mut out = Vec::new();
         for x in &v {
             let a = Axis::ALL
                 .into_iter()
                 .find(|a| a.name() == *x)
-                .ok_or_else(|| format!("`{x}` is not an axis (pipeline, data, model1, model2)"))?;
+                .ok_or_else(|| TrainError::NotAxis {
+                    name: x.to_string(),
+                })?;
             if out.contains(&a) {
-                return Err(format!("`{x}` is given twice"));
+                return Err(TrainError::AxisTwice {
+                    axis: x.to_string(),
+                });
             }
             out.push(a);
         }
         if out.len() != 4 {
-            return Err(format!(
-                "`{s}`: name all four axes, fastest first (e.g. model2,model1,data,pipeline)"
-            ));
+            return Err(TrainError::MappingAxes {
+                mapping: s.to_string(),
+            });
         }
         Ok(Mapping([out[0], out[1], out[2], out[3]]))
     }

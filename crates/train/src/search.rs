@@ -2,13 +2,14 @@
 //! and then on the flow model.
 
 use podsim_net::NetworkModel;
+use podsim_report::sweep_file::SweepFileError;
 use podsim_system::workload::ChipSpec;
 use podsim_topology::Network;
 
 use crate::layer::{Span, spans};
 use crate::{
     Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, StepReport, TrainError,
-    Transformer, cfg_err, flow_layer, microbatch_choices,
+    Transformer, flow_layer, microbatch_choices,
 };
 
 /// A slice the OCS can build for a search: chips along x <= y <= z, each a multiple of 4
@@ -68,13 +69,11 @@ impl SliceShape {
     /// Its network, built from blocks and OCS circuits in an empty pod.
     pub fn network(&self) -> Result<Network, TrainError> {
         let mut pod = podsim_system::tpu_v4::TpuPod::new();
-        let id = pod
-            .allocate(self.dims, self.twisted)
-            .map_err(|e| cfg_err(e.to_string()))?;
+        let id = pod.allocate(self.dims, self.twisted)?;
         pod.slices()
             .find(|s| s.id == id)
             .map(|s| Network::Cube(s.topology.clone()))
-            .ok_or_else(|| cfg_err("the pod lost the slice it just made".into()))
+            .ok_or(TrainError::SliceLost)
     }
 }
 
@@ -153,8 +152,8 @@ pub fn search(
 pub trait FlowMemo {
     /// The times kept for `key`, if any.
     fn get(&mut self, key: &str) -> Option<(f64, f64)>;
-    /// Keep the times just measured for `key`.
-    fn put(&mut self, key: &str, times: (f64, f64)) -> Result<(), String>;
+    /// Keep the times just measured for `key`; the error says why they could not be kept.
+    fn put(&mut self, key: &str, times: (f64, f64)) -> Result<(), SweepFileError>;
 }
 
 /// A [`FlowMemo`] that keeps nothing.
@@ -164,7 +163,7 @@ impl FlowMemo for NoMemo {
     fn get(&mut self, _: &str) -> Option<(f64, f64)> {
         None
     }
-    fn put(&mut self, _: &str, _: (f64, f64)) -> Result<(), String> {
+    fn put(&mut self, _: &str, _: (f64, f64)) -> Result<(), SweepFileError> {
         Ok(())
     }
 }
@@ -184,14 +183,12 @@ pub fn search_with(
     let top = top.max(1);
     let shapes = SliceShape::all(chips);
     if shapes.is_empty() {
-        return Err(cfg_err(format!(
-            "{chips} chips make no slice of 4x4x4 blocks (a multiple of 64 is needed)"
-        )));
+        return Err(TrainError::NoSlice { chips });
     }
     let mut machines = Vec::new();
     for s in &shapes {
         let net = s.network()?;
-        let m = Machine::of(&net, chip.clone()).map_err(cfg_err)?;
+        let m = Machine::of(&net, chip.clone())?;
         machines.push((*s, net, m));
     }
     let specs = parallel_specs(t, chips, batch);
@@ -284,7 +281,7 @@ pub fn search_with(
             None => {
                 let mut mk = || model_for(net);
                 let times = flow_layer(t, m, net, &r.config, &mut mk)?;
-                memo.put(&key, times).map_err(TrainError::Flow)?;
+                memo.put(&key, times)?;
                 times
             }
         };

@@ -8,8 +8,7 @@ use crate::layer::{LayerOps, Span, layer_ops, spans};
 use crate::memory::{MemoryUse, Shard, shard};
 use crate::timer::{Timer, cmem_holds};
 use crate::{
-    Axis, Config, ELEM, Machine, Mapping, Remat, Split, TrainError, Transformer, cfg_err,
-    flow_layer,
+    Axis, Config, ELEM, Machine, Mapping, Remat, Split, TrainError, Transformer, flow_layer,
 };
 
 /// What a step costs and why.
@@ -298,12 +297,6 @@ pub fn best_microbatches(t: &Transformer, m: &Machine, c: &Config) -> Result<Con
             Err(e) => last_err = Some(e),
         }
     }
-    best.map(|b| b.2).ok_or_else(|| {
-        last_err.unwrap_or_else(|| {
-            cfg_err(format!(
-                "the batch of {} does not split over data x model1",
-                c.batch
-            ))
-        })
-    })
+    best.map(|b| b.2)
+        .ok_or_else(|| last_err.unwrap_or(TrainError::NoMicrobatches { batch: c.batch }))
 }

@@ -3,7 +3,7 @@
 use podsim_collective::Kind;
 
 use crate::layer::{Op, Span};
-use crate::{Axis, Config, ELEM, Machine, TrainError, Transformer, cfg_err};
+use crate::{Axis, Config, ELEM, Machine, TrainError, Transformer};
 
 /// The time of `op` on one chip, and whether it is communication.
 pub(crate) struct Timer<'a> {
@@ -30,7 +30,7 @@ impl Timer<'_> {
             .chip
             .arrays
             .gemm_time(m, n, k, &self.t.format)
-            .map_err(cfg_err)?
+            .map_err(TrainError::Gemm)?
             .as_secs_f64();
         let hbm = self.m.chip.memory.bytes_per_s() as f64;
         let streamed = (m * k + m * n) as f64 * ELEM;

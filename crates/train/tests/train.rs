@@ -4,8 +4,8 @@
 use podsim_system::workload::ChipSpec;
 use podsim_topology::Network;
 use podsim_train::{
-    Config, Machine, Mapping, Parallel, Partition, Remat, SliceShape, Transformer, analytic,
-    measured, search,
+    Config, Machine, Mapping, Parallel, Partition, Remat, SliceShape, TrainError, Transformer,
+    analytic, measured, search,
 };
 
 fn machine(dims: [u32; 3]) -> (Network, Machine) {
@@ -57,21 +57,25 @@ fn parse_errors_name_what_is_wrong() {
     assert!(
         Parallel::parse("[1,2,3]")
             .unwrap_err()
+            .to_string()
             .contains("four sizes")
     );
     assert!(
         Parallel::parse("pipe=1,data=1,model1=1,model2=1")
             .unwrap_err()
+            .to_string()
             .contains("not an axis")
     );
     assert!(
         Parallel::parse("pipeline=0,data=1,model1=1,model2=1")
             .unwrap_err()
+            .to_string()
             .contains("between 1 and")
     );
     assert!(
         Mapping::parse("data,data,model1,model2")
             .unwrap_err()
+            .to_string()
             .contains("twice")
     );
     assert_eq!(Mapping::all().len(), 24);
@@ -196,4 +200,29 @@ fn the_search_finds_at_least_the_papers_best() {
     let found = r.results[0].1.throughput_seqs_per_s;
     assert!(found >= paper * (1.0 - 1e-9), "{found} < {paper}");
     assert!(r.results.iter().all(|(_, x)| x.fits_in_memory));
+}
+
+#[test]
+fn errors_name_what_was_wrong_and_keep_their_messages() {
+    let e = Parallel::parse("[1,2,3]").unwrap_err();
+    assert_eq!(
+        e,
+        TrainError::ParallelSizes {
+            spec: "[1,2,3]".into()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "`[1,2,3]`: `[P, D, M1, M2]` takes four sizes"
+    );
+    assert_eq!(
+        Mapping::parse("data,data,model1,model2").unwrap_err(),
+        TrainError::AxisTwice {
+            axis: "data".into()
+        }
+    );
+    let (_, mut m) = machine([4, 4, 4]);
+    let e = m.set_cmem(Some("maybe")).unwrap_err();
+    assert_eq!(e.to_string(), "`maybe` is not on or off");
+    assert!(e.is_input());
 }

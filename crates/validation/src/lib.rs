@@ -323,7 +323,8 @@ impl Quantity {
                     harvested_rows: c.harvested_rows.clone(),
                     ..podsim_tenstorrent::study::Study::u_benchmark(c.data_rate)
                 };
-                let r = podsim_tenstorrent::study::run(&study).map_err(QuantityError::Invalid)?;
+                let r = podsim_tenstorrent::study::run(&study)
+                    .map_err(|e| QuantityError::Invalid(e.to_string()))?;
                 return Ok((r.utilization * 1000.0).round() as u64);
             }
             let bw = match (self, c.matmul) {
@@ -334,7 +335,7 @@ impl Quantity {
                         ..podsim_tenstorrent::study::Study::u_benchmark(c.data_rate)
                     };
                     podsim_tenstorrent::study::run(&study)
-                        .map_err(QuantityError::Invalid)?
+                        .map_err(|e| QuantityError::Invalid(e.to_string()))?
                         .run
                         .bandwidth_bytes_per_s
                 }
@@ -344,7 +345,7 @@ impl Quantity {
                         ..podsim_tenstorrent::matmul::Matmul::new(m, k, n, c.data_rate)
                     };
                     podsim_tenstorrent::matmul::run(&mm)
-                        .map_err(QuantityError::Invalid)?
+                        .map_err(|e| QuantityError::Invalid(e.to_string()))?
                         .dram_bandwidth_bytes_per_s
                 }
                 (_, None) => {
@@ -391,7 +392,7 @@ impl Quantity {
             let time = |c: Option<&podsim_tpu::dlrm::DlrmCase>, what: &'static str| {
                 c.ok_or(QuantityError::Missing(what))?
                     .time_s()
-                    .map_err(QuantityError::Invalid)
+                    .map_err(|e| QuantityError::Invalid(e.to_string()))
             };
             let t = time(case.dlrm.as_ref(), "dlrm_speedup needs [case.dlrm]")?;
             let base = time(

@@ -107,9 +107,11 @@ impl FlowMemo for CsvMemo {
         let f = self.kept.get(key)?;
         Some((f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?))
     }
-    fn put(&mut self, key: &str, (fwd, bwd): (f64, f64)) -> Result<(), String> {
-        self.file
-            .append(&format!("{key},{fwd},{bwd}"))
-            .map_err(|e| e.to_string())
+    fn put(
+        &mut self,
+        key: &str,
+        (fwd, bwd): (f64, f64),
+    ) -> Result<(), podsim_report::sweep_file::SweepFileError> {
+        self.file.append(&format!("{key},{fwd},{bwd}"))
     }
 }

@@ -18,7 +18,8 @@
 //! * Requests and data take one NoC (`noc0` or `noc1` routing of the packet level), one NIU
 //!   per tile; a reader's requests may be held to one VC lane, data takes any free VC.
 
-use podsim_noc::{Noc, NocRouting, RouterConfig};
+use crate::TtError;
+use podsim_noc::{Noc, NocError, NocRouting, RouterConfig};
 use podsim_topology::{Network, TtGrid};
 
 /// The largest read one request asks for, bytes (tt-metal `NOC_MAX_BURST_SIZE`, Wormhole).
@@ -153,7 +154,7 @@ pub fn run(
     readers: &[Reader],
     dram: &DramConfig,
     rc: &RouterConfig,
-) -> Result<DramRun, String> {
+) -> Result<DramRun, TtError> {
     run_gated(grid, routing, readers, dram, rc, &mut Free)
 }
 
@@ -165,29 +166,29 @@ pub fn run_gated(
     dram: &DramConfig,
     rc: &RouterConfig,
     gate: &mut dyn Gate,
-) -> Result<DramRun, String> {
+) -> Result<DramRun, TtError> {
     if !(dram.efficiency > 0.0 && dram.efficiency <= 1.0) {
-        return Err(format!("efficiency {}: expected (0, 1]", dram.efficiency));
+        return Err(TtError::Efficiency(dram.efficiency));
     }
     if !(dram.data_rate > 0.0 && dram.data_rate.is_finite()) {
-        return Err("the data rate must be positive".into());
+        return Err(TtError::DataRate);
     }
     let clock = grid.clock().as_hz() as f64;
     // Bytes a bank delivers per NoC cycle.
     let rate = dram.data_rate * 2.0 * dram.efficiency / clock;
     // One NIU per tile: the NoC in use.
-    let net = Network::Tenstorrent(grid.one_noc().map_err(|e| e.to_string())?);
-    let mut noc = Noc::new(&net, routing, rc).map_err(|e| e.to_string())?;
+    let net = Network::Tenstorrent(grid.one_noc()?);
+    let mut noc = Noc::new(&net, routing, rc)?;
     let banks = grid.dram_banks();
     let mut bank_tiles = Vec::with_capacity(banks);
     let mut bank_at = std::collections::HashMap::new();
     for b in 0..banks {
-        let (x, y) = grid.bank_tile(b).ok_or("bank without a tile")?;
+        let (x, y) = grid.bank_tile(b).ok_or(TtError::BankTile)?;
         bank_tiles.push(grid.tile(x, y).0 as usize);
         bank_at.insert(grid.tile(x, y).0 as usize, b);
     }
     if dram.queue_requests == 0 {
-        return Err("a bank must take at least one request at a time".into());
+        return Err(TtError::Queue);
     }
     for &t in &bank_tiles {
         noc.hold_credits(t);
@@ -198,38 +199,33 @@ pub fn run_gated(
         vec![Default::default(); banks];
     let mut taken: Vec<std::collections::VecDeque<f64>> = vec![Default::default(); banks];
     if readers.len() >= 1 << 16 {
-        return Err("at most 65,535 readers".into());
+        return Err(TtError::Readers);
     }
     for r in readers {
         if r.bank >= banks {
-            return Err(format!(
-                "bank {}: the grid has banks 0 to {}",
-                r.bank,
-                banks - 1
-            ));
+            return Err(TtError::Bank {
+                bank: r.bank,
+                last: banks - 1,
+            });
         }
         if grid.kind(r.tile.0, r.tile.1) != Some(podsim_topology::TileKind::Worker) {
-            return Err(format!(
-                "reader tile {},{} is not a working Tensix core of {}",
-                r.tile.0,
-                r.tile.1,
-                grid.label()
-            ));
+            return Err(TtError::ReaderTile {
+                x: r.tile.0,
+                y: r.tile.1,
+                grid: grid.label().to_string(),
+            });
         }
         if !(1..=MAX_BURST_BYTES).contains(&r.page_bytes) {
-            return Err(format!(
-                "a page of {} bytes: expected 1 to {MAX_BURST_BYTES} (one NoC packet)",
-                r.page_bytes
-            ));
+            return Err(TtError::Page {
+                bytes: r.page_bytes,
+                max: MAX_BURST_BYTES,
+            });
         }
         if r.outstanding == 0 || r.block_bytes == 0 || r.blocks == 0 {
-            return Err("a reader needs blocks, bytes and at least one outstanding block".into());
+            return Err(TtError::EmptyReader);
         }
         if r.blocks >= 1 << 24 {
-            return Err(format!(
-                "{} blocks: at most 16,777,215 per reader",
-                r.blocks
-            ));
+            return Err(TtError::Blocks(r.blocks));
         }
     }
     let n = readers.len();
@@ -256,7 +252,7 @@ pub fn run_gated(
     while completed < total_blocks {
         let now = noc.now();
         if now > limit {
-            return Err("the readers did not finish".into());
+            return Err(TtError::Unfinished);
         }
         // Readers issue while they may.
         let mut issued_now = false;
@@ -283,8 +279,7 @@ pub fn run_gated(
                     match r.lane {
                         Some(l) => noc.inject_lane(src, dst, 1, t, l),
                         None => noc.inject(src, dst, 1, t),
-                    }
-                    .map_err(|e| e.to_string())?;
+                    }?;
                     b -= chunk;
                 }
                 left[i].push_back(r.block_bytes);
@@ -325,8 +320,7 @@ pub fn run_gated(
                     tile_of(&readers[p.reader]),
                     flits,
                     p.tag | (1 << 23),
-                )
-                .map_err(|e| e.to_string())?;
+                )?;
             }
         }
         // Nothing moving and nothing to start: jump to the next bank read or gate change.
@@ -351,12 +345,12 @@ pub fn run_gated(
                     continue;
                 }
                 None => {
-                    return Err("the readers stalled: nothing in flight, nothing to start".into());
+                    return Err(TtError::Stalled);
                 }
                 Some(_) => {}
             }
         }
-        noc.step().map_err(|e| e.to_string())?;
+        noc.step().map_err(NocError::Sim)?;
         noc.take_delivered(&mut delivered);
         for d in delivered.drain(..) {
             let (reader, block, data, bytes) = untag(d.tag);
@@ -367,7 +361,7 @@ pub fn run_gated(
                     .checked_sub(done[reader])
                     .and_then(|k| left[reader].get_mut(k as usize))
                 else {
-                    return Err("data for no block".into());
+                    return Err(TtError::NoBlock);
                 };
                 *slot -= bytes.min(*slot);
                 while left[reader].front() == Some(&0) {
@@ -380,7 +374,7 @@ pub fn run_gated(
                 }
             } else {
                 let Some(&bank) = bank_at.get(&(d.dst.0 as usize)) else {
-                    return Err("a request reached no bank".into());
+                    return Err(TtError::NoBank);
                 };
                 waiting[bank].push_back((d.tag, reader, bytes));
             }

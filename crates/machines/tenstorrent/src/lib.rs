@@ -10,6 +10,7 @@
 //!   efficiency, the u-benchmark.
 //! * [`matmul`]: the DRAM-bound 1-D sharded matmul: compute gating the readers through
 //!   circular-buffer slots, in0 multicast or unicast, tiles.
+//! * [`TtError`]: why any of them failed.
 //! * [`request`]: the study and the matmul as `podsim dram` and `podsim matmul` ask for them,
 //!   checked by name and size; a study's drawings.
 //!
@@ -19,7 +20,10 @@
 //! one- and two-row Wormhole harvest (property test).
 
 pub mod dram;
+mod error;
 pub mod matmul;
 pub mod placement;
 pub mod request;
 pub mod study;
+
+pub use error::TtError;

@@ -23,6 +23,7 @@
 //! * The output (M x n_i in BF16) goes back to the top rows at 32 B a cycle after the last
 //!   block's compute.
 
+use crate::TtError;
 use podsim_topology::Noc;
 
 use crate::dram::{self as tt_dram, DramConfig, Gate, Layout, Reader, shard_tiles};
@@ -369,24 +370,18 @@ pub fn page(tile_bytes: u64, tiles: u64) -> u64 {
 }
 
 /// Run a matmul on a full Wormhole.
-pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
+pub fn run(mm: &Matmul) -> Result<MatmulRun, TtError> {
     if ![32, 16, 8].contains(&mm.tile_width) {
-        return Err(format!(
-            "tile width {}: expected 32, 16 or 8",
-            mm.tile_width
-        ));
+        return Err(TtError::TileWidth(mm.tile_width));
     }
     if mm.m == 0 || mm.k == 0 || mm.n == 0 {
-        return Err("m, k and n must be positive".into());
+        return Err(TtError::Dimensions);
     }
     if !mm.k.is_multiple_of(32) {
-        return Err(format!(
-            "k = {}: expected a multiple of 32 (the tile height)",
-            mm.k
-        ));
+        return Err(TtError::TileHeight(mm.k));
     }
     if !(1..=2).contains(&mm.buffers) {
-        return Err("buffers: expected 1 (single) or 2 (double)".into());
+        return Err(TtError::Buffers);
     }
     let study = tt_study::Study {
         data_rate: mm.data_rate,
@@ -408,7 +403,7 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
         .unwrap_or(32);
     let blocks = mm.k / kb;
     if blocks >= 1 << 24 {
-        return Err(format!("k = {}: too many blocks", mm.k));
+        return Err(TtError::KBlocks(mm.k));
     }
     let placed = tt_placement::next_to_bank(&g, Noc::Noc0, Relocation::Document)?;
     let rc = tt_study::tt_router();
@@ -472,7 +467,7 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, String> {
         })
         .collect();
     if gate.end.iter().any(|e| e.len() as u64 != blocks) {
-        return Err("the compute kernels did not finish".into());
+        return Err(TtError::ComputeUnfinished);
     }
     let slowest = finish.iter().copied().max().unwrap_or(1).max(1);
     let time_s = slowest as f64 / clock;
@@ -563,5 +558,16 @@ mod tests {
         assert_eq!(page(1088, 128), 4 * 1088);
         assert_eq!(page(2048, 12), 4 * 2048);
         assert_eq!(page(272, 7), 7 * 272);
+    }
+
+    #[test]
+    fn refusals_name_the_value() {
+        let mm = Matmul {
+            tile_width: 12,
+            ..Matmul::new(32, 64, 64, 12e9)
+        };
+        let e = run(&mm).unwrap_err();
+        assert!(matches!(e, TtError::TileWidth(12)));
+        assert_eq!(e.to_string(), "tile width 12: expected 32, 16 or 8");
     }
 }

@@ -16,6 +16,7 @@
 //! every route apart for every one- and two-row harvest of a Wormhole (tested over all of
 //! them).
 
+use crate::TtError;
 use std::collections::HashSet;
 
 use podsim_topology::{Noc, TileKind, TtGrid};
@@ -96,7 +97,7 @@ fn worker(g: &TtGrid, t: (u32, u32)) -> bool {
 }
 
 /// One reader tile per bank, in bank order.
-pub fn place(g: &TtGrid, p: Placement, noc: Noc) -> Result<Vec<(u32, u32)>, String> {
+pub fn place(g: &TtGrid, p: Placement, noc: Noc) -> Result<Vec<(u32, u32)>, TtError> {
     let banks = g.dram_banks();
     let (w, h) = (g.width(), g.cube().dims()[1]);
     let workers: Vec<(u32, u32)> = (0..h)
@@ -121,11 +122,11 @@ pub fn place(g: &TtGrid, p: Placement, noc: Noc) -> Result<Vec<(u32, u32)>, Stri
         }
     };
     if out.len() < banks {
-        return Err(format!(
-            "{} has room for {} readers this way, not {banks}",
-            g.label(),
-            out.len()
-        ));
+        return Err(TtError::NoRoom {
+            grid: g.label().to_string(),
+            room: out.len(),
+            banks,
+        });
     }
     Ok(out)
 }
@@ -161,7 +162,7 @@ impl Relocation {
 /// south of it (Grayskull's banks sit in rows without workers); on NoC 1 (north, then west)
 /// west, else north. The relocation mirrors with the NoC: on NoC 0 it shifts east and moves up
 /// (the document's "to the right and ... upwards"), on NoC 1 west and down.
-pub fn next_to_bank(g: &TtGrid, noc: Noc, rule: Relocation) -> Result<Vec<(u32, u32)>, String> {
+pub fn next_to_bank(g: &TtGrid, noc: Noc, rule: Relocation) -> Result<Vec<(u32, u32)>, TtError> {
     let banks = g.dram_banks();
     let (w, h) = (g.width(), g.cube().dims()[1]);
     if rule == Relocation::Logical && !g.harvested_rows().is_empty() {
@@ -179,7 +180,7 @@ pub fn next_to_bank(g: &TtGrid, noc: Noc, rule: Relocation) -> Result<Vec<(u32, 
     // Banks with a working neighbour one hop downstream take it first.
     let mut relocate = Vec::new();
     for (b, r) in readers.iter_mut().enumerate() {
-        let (x, y) = g.bank_tile(b).ok_or("a bank without a tile")?;
+        let (x, y) = g.bank_tile(b).ok_or(TtError::PlacedBankTile)?;
         let t = [(step(x, s, w), y), (x, step(y, s, h))]
             .into_iter()
             .find(|&t| worker(g, t) && !used.contains(&t));
@@ -195,7 +196,7 @@ pub fn next_to_bank(g: &TtGrid, noc: Noc, rule: Relocation) -> Result<Vec<(u32, 
     // The half a tile is in: left or right of the grid's middle.
     let half = |x: u32| x >= w / 2;
     for b in relocate {
-        let bank = g.bank_tile(b).ok_or("a bank without a tile")?;
+        let bank = g.bank_tile(b).ok_or(TtError::PlacedBankTile)?;
         let hops = |t: (u32, u32)| data_links(g, noc, bank, t).len();
         let nearest = |used: &HashSet<(u32, u32)>| {
             (0..h)
@@ -245,10 +246,10 @@ pub fn next_to_bank(g: &TtGrid, noc: Noc, rule: Relocation) -> Result<Vec<(u32, 
             }
         };
         let Some(t) = pick else {
-            return Err(format!(
-                "no working core of {} takes bank {b}'s reader without overlapping another route",
-                g.label()
-            ));
+            return Err(TtError::Overlap {
+                grid: g.label().to_string(),
+                bank: b,
+            });
         };
         used.insert(t);
         links.extend(data_links(g, noc, bank, t));
@@ -258,7 +259,7 @@ pub fn next_to_bank(g: &TtGrid, noc: Noc, rule: Relocation) -> Result<Vec<(u32, 
 }
 
 /// [`Relocation::Logical`]: every reader at the full grid's placement in logical rows.
-fn logical(g: &TtGrid, noc: Noc) -> Result<Vec<(u32, u32)>, String> {
+fn logical(g: &TtGrid, noc: Noc) -> Result<Vec<(u32, u32)>, TtError> {
     let full = g.unharvested();
     let placed = next_to_bank(&full, noc, Relocation::Document)?;
     let rows = |g: &TtGrid| -> Vec<u32> {
@@ -270,7 +271,7 @@ fn logical(g: &TtGrid, noc: Noc) -> Result<Vec<(u32, u32)>, String> {
     let mut used = HashSet::new();
     let mut out = Vec::with_capacity(placed.len());
     for (b, &(x, y)) in placed.iter().enumerate() {
-        let bank = g.bank_tile(b).ok_or("a bank without a tile")?;
+        let bank = g.bank_tile(b).ok_or(TtError::PlacedBankTile)?;
         let t = full_rows
             .iter()
             .position(|&r| r == y)
@@ -283,7 +284,10 @@ fn logical(g: &TtGrid, noc: Noc) -> Result<Vec<(u32, u32)>, String> {
                     .filter(|&t| worker(g, t) && !used.contains(&t))
                     .min_by_key(|&t| (data_links(g, noc, bank, t).len(), t.1, t.0))
             })
-            .ok_or_else(|| format!("{} has no free working core for bank {b}", g.label()))?;
+            .ok_or_else(|| TtError::NoFreeCore {
+                grid: g.label().to_string(),
+                bank: b,
+            })?;
         used.insert(t);
         out.push(t);
     }

@@ -4,6 +4,7 @@
 //! (serde) and text; a study's drawings (a Chrome trace, the banks' bandwidth, the NoC's
 //! links).
 
+use crate::TtError;
 use std::path::Path;
 
 use podsim_topology::{Noc, TileKind, TtChip};
@@ -212,7 +213,7 @@ pub fn noc_clock_hz(chip: TtChip) -> f64 {
 
 /// Write a Chrome trace-event JSON file of `r` at `path`, at most `limit` events: a process per
 /// reader, each block from its requests to its last byte.
-pub fn write_trace(path: &Path, limit: usize, s: &Study, r: &StudyRun) -> Result<(), String> {
+pub fn write_trace(path: &Path, limit: usize, s: &Study, r: &StudyRun) -> Result<(), TtError> {
     let clock = noc_clock_hz(s.chip);
     let mut t = podsim_report::Trace::new(limit);
     t.about("command", serde_json::json!("dram"));
@@ -232,12 +233,14 @@ pub fn write_trace(path: &Path, limit: usize, s: &Study, r: &StudyRun) -> Result
             serde_json::Value::Null,
         );
     }
-    std::fs::write(path, t.to_json().to_string())
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    std::fs::write(path, t.to_json().to_string()).map_err(|source| TtError::Write {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// Draw the bandwidth each bank's reader got as bars against a bank's spec rate (SVG).
-pub fn bandwidth_svg(path: &Path, out: &DramOutput<'_>) -> Result<(), String> {
+pub fn bandwidth_svg(path: &Path, out: &DramOutput<'_>) -> Result<(), TtError> {
     let bars: Vec<(String, f64)> = (out.per_reader_bytes_per_s.iter().enumerate())
         .map(|(i, &v)| (format!("D{i}"), v / 1e9))
         .collect();
@@ -257,13 +260,13 @@ pub fn bandwidth_svg(path: &Path, out: &DramOutput<'_>) -> Result<(), String> {
         &bars,
         Some(("a bank's spec rate", bank)),
         bank * 1.2,
-    )
-    .map_err(|e| e.to_string())
+    )?;
+    Ok(())
 }
 
 /// Draw the grid's NoC links coloured by how busy each was over the run (SVG): banks D0..,
 /// readers r0.., harvested tiles H.
-pub fn heatmap_svg(path: &Path, s: &Study, r: &StudyRun) -> Result<(), String> {
+pub fn heatmap_svg(path: &Path, s: &Study, r: &StudyRun) -> Result<(), TtError> {
     let g = s.grid()?;
     let links: Vec<podsim_report::HeatLink> = (r.run.links.iter())
         .map(|&(from, to, flits)| (from, to, flits as f64 / r.run.cycles.max(1) as f64))
@@ -291,8 +294,8 @@ pub fn heatmap_svg(path: &Path, s: &Study, r: &StudyRun) -> Result<(), String> {
         g.cube().dims()[1],
         &links,
         &|x, y| podsim_report::HeatTile::Plain(label(x, y)),
-    )
-    .map_err(|e| e.to_string())
+    )?;
+    Ok(())
 }
 
 /// A DRAM-bound matmul as `podsim matmul` asks for it.
@@ -380,7 +383,7 @@ impl MatmulRequest<'_> {
     /// Check the request and run the matmul.
     pub fn run(&self) -> Result<MatmulOutput, RequestError> {
         let mm = self.matmul()?;
-        let r = tt_matmul::run(&mm).map_err(RequestError::Run)?;
+        let r = tt_matmul::run(&mm).map_err(|e| RequestError::Run(e.to_string()))?;
         Ok(MatmulOutput::new(&mm, r))
     }
 }

@@ -20,6 +20,7 @@
 //! * Efficiency: the one calibrated parameter, [`CALIBRATED_EFFICIENCY`], fitted once to the
 //!   document's u-benchmark at 12 GT/s (267 GB/s; validation/tenstorrent-dram.toml).
 
+use crate::TtError;
 use podsim_noc::{NocRouting, RouterConfig};
 use podsim_topology::{Noc, TtChip, TtGrid};
 
@@ -140,13 +141,12 @@ impl Study {
     }
 
     /// The grid this study runs on.
-    pub fn grid(&self) -> Result<TtGrid, String> {
+    pub fn grid(&self) -> Result<TtGrid, TtError> {
         let g = match self.chip {
-            TtChip::Wormhole => TtGrid::wormhole(0).map_err(|e| e.to_string())?,
+            TtChip::Wormhole => TtGrid::wormhole(0)?,
             TtChip::Grayskull => TtGrid::grayskull(),
         };
-        g.with_harvested_rows(&self.harvested_rows)
-            .map_err(|e| e.to_string())
+        Ok(g.with_harvested_rows(&self.harvested_rows)?)
     }
 
     /// The spec bandwidth: banks x data rate x 2 bytes.
@@ -379,7 +379,7 @@ pub fn lanes(
 /// Run a study. With [`Placement::Auto`], the study runs with each placement and the one with
 /// the most bandwidth is kept (the first of equals, in the order top rows, columns, next to
 /// bank).
-pub fn run(s: &Study) -> Result<StudyRun, String> {
+pub fn run(s: &Study) -> Result<StudyRun, TtError> {
     if s.placement == Placement::Auto {
         let mut best: Option<StudyRun> = None;
         for p in [
@@ -398,7 +398,7 @@ pub fn run(s: &Study) -> Result<StudyRun, String> {
                 best = Some(r);
             }
         }
-        return best.ok_or_else(|| "no placement ran".to_string());
+        return best.ok_or(TtError::NoPlacement);
     }
     let g = s.grid()?;
     let tiles = match s.placement {
@@ -408,10 +408,10 @@ pub fn run(s: &Study) -> Result<StudyRun, String> {
         p => tt_placement::place(&g, p, s.noc)?,
     };
     if s.block_bytes == 0 || s.bytes_per_reader < s.block_bytes {
-        return Err(format!(
-            "{} bytes a reader in blocks of {}: expected at least one whole block",
-            s.bytes_per_reader, s.block_bytes
-        ));
+        return Err(TtError::WholeBlock {
+            bytes: s.bytes_per_reader,
+            block: s.block_bytes,
+        });
     }
     let rc = tt_router();
     let lanes = lanes(&g, s.noc, &tiles, s.vcs, &rc);

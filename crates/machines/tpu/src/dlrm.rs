@@ -28,10 +28,10 @@
 //! DRAM rate shared by its chips (4 TPU v4 per host, Table 4), and the pooled vectors travel
 //! between hosts over the data-center network instead of ICI.
 
-use podsim_collective::{Algorithm, Kind, ModelKind, Setup};
+use podsim_collective::{Algorithm, CollectiveError, Kind, ModelKind, Setup};
 use podsim_compute::chips::{Chip, TpuFeatures};
 use podsim_net::Packetization;
-use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
+use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network, TopologyError};
 use podsim_units::Bandwidth;
 
 /// Where the embedding tables live.
@@ -147,6 +147,90 @@ pub const SC_PEER_OVERHEAD_S: f64 = 1e-6;
 /// 512-byte row as eight cache lines; the peak makes the host's time, and so the loss of
 /// placing embeddings there, a lower bound).
 pub const HOST_DRAM_BYTES_PER_S: f64 = 256e9;
+/// Why a DLRM step, or the slice it runs on, cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum DlrmError {
+    /// A TPU v3 slice side of 0 or more than 32 chips.
+    #[error("a TPU v3 slice is at most 32 x 32 chips, not {a}x{b}")]
+    V3Size {
+        /// Chips along the first side.
+        a: u32,
+        /// Chips along the second.
+        b: u32,
+    },
+    /// The TPU v3 slice's torus does not build (the topology's reason).
+    #[error("{}", .0.why)]
+    Topology(#[source] TopologyError),
+    /// A collective could not be timed on the slice.
+    #[error(transparent)]
+    Collective(#[from] CollectiveError),
+    /// The embedding tables do not fit the HBM left after the dense model.
+    #[error(
+        "the embedding tables with their optimizer state need {gb_per_chip:.1} GB per chip on {chips} chips, more than 3/4 of the 32 GiB of HBM"
+    )]
+    Capacity {
+        /// Bytes per chip the tables and their optimizer state need, GB.
+        gb_per_chip: f64,
+        /// Chips.
+        chips: u64,
+    },
+    /// The generation's chip is not a chip preset.
+    #[error("no chip preset `{chip}`")]
+    NoChipPreset {
+        /// The chip's name.
+        chip: &'static str,
+    },
+    /// The chip's matrix units cannot run the dense GEMMs (the system crate's message).
+    #[error("{0}")]
+    Gemm(String),
+    /// A network that is neither a 3-D nor a 2-D slice.
+    #[error("{network} is neither a TPU v4 slice (3-D) nor a TPU v3 slice (2-D)")]
+    Generation {
+        /// The network's shorthand.
+        network: String,
+    },
+    /// A `tpuv3:` spec whose sides are not whole numbers.
+    #[error("`{spec}`: expected tpuv3:AxB")]
+    V3Spec {
+        /// The spec as given.
+        spec: String,
+    },
+    /// A `tpuv3:` spec without two sides.
+    #[error("`{spec}`: a TPU v3 slice has two sides, tpuv3:AxB")]
+    V3Sides {
+        /// The spec as given.
+        spec: String,
+    },
+    /// A `tpuv4:slice=` spec whose sides are not whole numbers.
+    #[error("`{spec}`: expected tpuv4:slice=AxBxC[:twisted]")]
+    V4Spec {
+        /// The spec as given.
+        spec: String,
+    },
+    /// A `tpuv4:slice=` spec without three sides.
+    #[error("`{spec}`: a TPU v4 slice has three sides")]
+    V4Sides {
+        /// The spec as given.
+        spec: String,
+    },
+    /// The pod cannot make the TPU v4 slice.
+    #[error(transparent)]
+    Slice(#[from] podsim_train::TrainError),
+    /// A spec that names no TPU slice.
+    #[error("`{spec}` is not a TPU slice: tpuv4:slice=AxBxC[:twisted] or tpuv3:AxB")]
+    NotTpu {
+        /// The spec as given.
+        spec: String,
+    },
+}
+
+/// The message, for callers that report errors as text.
+impl From<DlrmError> for String {
+    fn from(e: DlrmError) -> String {
+        e.to_string()
+    }
+}
+
 /// A host's data-center network bandwidth each way: an assumption, 100 Gb/s.
 pub const HOST_NIC_BYTES_PER_S: f64 = 12.5e9;
 /// Bytes per embedding weight (fp32).
@@ -159,11 +243,9 @@ const ELEM_ACT: f64 = 2.0;
 /// side of 32 (an assumption: the v3 pod's 32 x 32 torus closes only across the full pod, so
 /// smaller slices are meshes along their shorter sides), with the ICI hop latency assumption
 /// of TPU v4.
-pub fn tpuv3_slice(a: u32, b: u32) -> Result<Network, String> {
+pub fn tpuv3_slice(a: u32, b: u32) -> Result<Network, DlrmError> {
     if a == 0 || b == 0 || a > 32 || b > 32 {
-        return Err(format!(
-            "a TPU v3 slice is at most 32 x 32 chips, not {a}x{b}"
-        ));
+        return Err(DlrmError::V3Size { a, b });
     }
     let link = LinkSpec {
         kind: LinkKind::Electrical,
@@ -173,7 +255,7 @@ pub fn tpuv3_slice(a: u32, b: u32) -> Result<Network, String> {
     };
     KAryNCube::new(vec![a, b], vec![a == 32, b == 32], link)
         .map(Network::Cube)
-        .map_err(|e| e.why)
+        .map_err(DlrmError::Topology)
 }
 
 /// What a DLRM step costs.
@@ -199,7 +281,12 @@ pub struct DlrmReport {
 }
 
 /// Time one collective on the slice's flow model.
-fn collective(net: &Network, kind: Kind, algorithm: Algorithm, bytes: f64) -> Result<f64, String> {
+fn collective(
+    net: &Network,
+    kind: Kind,
+    algorithm: Algorithm,
+    bytes: f64,
+) -> Result<f64, DlrmError> {
     let setup = Setup {
         kind,
         algorithm,
@@ -210,9 +297,7 @@ fn collective(net: &Network, kind: Kind, algorithm: Algorithm, bytes: f64) -> Re
         ecmp: false,
         memory_limit: podsim_system::machine::memory_limit(),
     };
-    podsim_system::measure(net, &setup)
-        .map(|m| m.time_s)
-        .map_err(|e| e.to_string())
+    Ok(podsim_system::measure(net, &setup)?.time_s)
 }
 
 /// One training step of `model` on `net` (a TPU v4 or v3 slice) of generation `generation`.
@@ -221,7 +306,7 @@ pub fn step(
     net: &Network,
     generation: Generation,
     placement: Placement,
-) -> Result<DlrmReport, String> {
+) -> Result<DlrmReport, DlrmError> {
     let chips = net.endpoints();
     let n = chips as f64;
     let b = model.batch_per_chip as f64;
@@ -231,10 +316,10 @@ pub fn step(
     // Capacity: the tables must fit in the HBM left after the dense model (with SparseCore).
     let bytes_per_chip = model.embedding_params() * ELEM_EMB * 3.0 / n;
     if placement == Placement::SparseCore && bytes_per_chip > 0.75 * (32u64 << 30) as f64 {
-        return Err(format!(
-            "the embedding tables with their optimizer state need {:.1} GB per chip on {chips} chips, more than 3/4 of the 32 GiB of HBM",
-            bytes_per_chip / 1e9
-        ));
+        return Err(DlrmError::Capacity {
+            gb_per_chip: bytes_per_chip / 1e9,
+            chips,
+        });
     }
     let (lookup, all_to_all) = match placement {
         Placement::SparseCore => {
@@ -261,14 +346,18 @@ pub fn step(
     };
     let embedding = lookup + all_to_all;
     // Dense: forward and backward GEMMs of the square layers on the chip's matrix units.
-    let chip = podsim_system::workload::ChipSpec::preset(generation.chip.name)
-        .ok_or_else(|| format!("no chip preset `{}`", generation.chip.name))?;
+    let chip = podsim_system::workload::ChipSpec::preset(generation.chip.name).ok_or(
+        DlrmError::NoChipPreset {
+            chip: generation.chip.name,
+        },
+    )?;
     let width = (model.dense_params / model.dense_layers as f64)
         .sqrt()
         .round() as u64;
     let g = chip
         .arrays
-        .gemm_time(model.batch_per_chip, width, width, "bf16")?
+        .gemm_time(model.batch_per_chip, width, width, "bf16")
+        .map_err(DlrmError::Gemm)?
         .as_secs_f64();
     let dense_compute = 3.0 * model.dense_layers as f64 * g;
     let allreduce = collective(
@@ -293,27 +382,30 @@ pub fn step(
 }
 
 /// The generation a network is: TPU v3 for a 2-D slice, v4 for a 3-D one.
-pub fn generation_of(net: &Network) -> Result<Generation, String> {
+pub fn generation_of(net: &Network) -> Result<Generation, DlrmError> {
     match net.cube().map(|c| c.dims().len()) {
         Some(3) => Ok(Generation::tpu_v4()),
         Some(2) => Ok(Generation::tpu_v3()),
-        _ => Err(format!(
-            "{} is neither a TPU v4 slice (3-D) nor a TPU v3 slice (2-D)",
-            net.shorthand()
-        )),
+        _ => Err(DlrmError::Generation {
+            network: net.shorthand(),
+        }),
     }
 }
 
 /// The slice a `--system` names: `tpuv4:slice=AxBxC[:twisted]` or `tpuv3:AxB`.
-pub fn system(spec: &str) -> Result<(Network, Generation), String> {
+pub fn system(spec: &str) -> Result<(Network, Generation), DlrmError> {
     if let Some(rest) = spec.strip_prefix("tpuv3:") {
         let d: Vec<u32> = rest
             .split('x')
             .map(|x| x.trim().parse::<u32>())
             .collect::<Result<_, _>>()
-            .map_err(|_| format!("`{spec}`: expected tpuv3:AxB"))?;
+            .map_err(|_| DlrmError::V3Spec {
+                spec: spec.to_string(),
+            })?;
         let [a, b] = d[..] else {
-            return Err(format!("`{spec}`: a TPU v3 slice has two sides, tpuv3:AxB"));
+            return Err(DlrmError::V3Sides {
+                spec: spec.to_string(),
+            });
         };
         return Ok((tpuv3_slice(a, b)?, Generation::tpu_v3()));
     }
@@ -326,21 +418,24 @@ pub fn system(spec: &str) -> Result<(Network, Generation), String> {
             .split('x')
             .map(|x| x.trim().parse::<u32>())
             .collect::<Result<_, _>>()
-            .map_err(|_| format!("`{spec}`: expected tpuv4:slice=AxBxC[:twisted]"))?;
+            .map_err(|_| DlrmError::V4Spec {
+                spec: spec.to_string(),
+            })?;
         let [a, b, c] = d[..] else {
-            return Err(format!("`{spec}`: a TPU v4 slice has three sides"));
+            return Err(DlrmError::V4Sides {
+                spec: spec.to_string(),
+            });
         };
         let net = podsim_train::SliceShape {
             dims: [a, b, c],
             twisted,
         }
-        .network()
-        .map_err(|e| e.to_string())?;
+        .network()?;
         return Ok((net, Generation::tpu_v4()));
     }
-    Err(format!(
-        "`{spec}` is not a TPU slice: tpuv4:slice=AxBxC[:twisted] or tpuv3:AxB"
-    ))
+    Err(DlrmError::NotTpu {
+        spec: spec.to_string(),
+    })
 }
 
 /// A DLRM step as a validation case names it (`[case.dlrm]`).
@@ -356,7 +451,7 @@ pub struct DlrmCase {
 
 impl DlrmCase {
     /// The time the case compares: the embedding part or the whole step, seconds.
-    pub fn time_s(&self) -> Result<f64, String> {
+    pub fn time_s(&self) -> Result<f64, DlrmError> {
         let r = self.step()?;
         Ok(if self.embedding_only {
             r.embedding_time_s
@@ -366,7 +461,7 @@ impl DlrmCase {
     }
 
     /// The step of Fig. 8's model on the case's slice.
-    pub fn step(&self) -> Result<DlrmReport, String> {
+    pub fn step(&self) -> Result<DlrmReport, DlrmError> {
         let (net, generation) = system(&self.system)?;
         let placement = if self.host {
             Placement::Host
@@ -405,7 +500,12 @@ mod tests {
             panic!("a cube");
         };
         assert_eq!(c.wrap(), &[false, true]);
-        assert!(system("tpuv3:64x64").is_err());
+        let e = system("tpuv3:64x64").unwrap_err();
+        assert!(matches!(e, DlrmError::V3Size { a: 64, b: 64 }));
+        assert_eq!(
+            e.to_string(),
+            "a TPU v3 slice is at most 32 x 32 chips, not 64x64"
+        );
         assert!(system("torus:8x8").is_err());
     }
 }

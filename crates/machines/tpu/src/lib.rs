@@ -27,3 +27,5 @@ pub mod availability;
 pub mod dlrm;
 pub mod outputs;
 pub mod schedule;
+
+pub use dlrm::DlrmError;

@@ -378,7 +378,8 @@ pub fn dlrm(system: &str, embeddings: &str) -> Result<DlrmOutput, RequestError> 
     })?;
     let (net, generation) = dlrm::system(system).map_err(|e| input("--system", e))?;
     let model = dlrm::Dlrm::fig8();
-    let step = dlrm::step(&model, &net, generation, placement).map_err(RequestError::Run)?;
+    let step = dlrm::step(&model, &net, generation, placement)
+        .map_err(|e| RequestError::Run(e.to_string()))?;
     Ok(DlrmOutput {
         model: model.name,
         system: system.to_string(),
