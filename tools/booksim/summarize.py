@@ -19,6 +19,9 @@ VARIANTS = ["mesh8x8_p1_sif", "mesh8x8_p4_sif", "torus8x8_p1_sif", "torus8x8_p4_
 for _v in VARIANTS:
     _b, _, _s = _v.rpartition("_")
     TITLE[_v] = TITLE[_b] + (", separable input-first allocators" if _s == "sif" else ", routing_delay = 0")
+# examples/booksim/mesh88.cfg, which `podsim import booksim` is shown on
+VARIANTS.append("mesh8x8_p1_sif_rd0_cd1")
+TITLE["mesh8x8_p1_sif_rd0_cd1"] = TITLE["mesh8x8_p1"] + ", separable input-first, routing_delay = 0, credit_delay = 1 (examples/booksim/mesh88.cfg)"
 
 
 def read_csv(path):

@@ -53,7 +53,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "A/W")]
     partition: Option<String>,
     /// The order in which the axes fill the slice's chips, fastest first (chip ids count x,
-    /// then y, then z), e.g. model2,model1,data,pipeline [default: that order].
+    /// then y, then z), e.g. model2,model1,data,pipeline [default: the fastest of the 24
+    /// orders in closed form, as the validation cases take it; the output says so].
     #[arg(long, value_name = "AXES")]
     mapping: Option<String>,
     /// Global batch, sequences [default: the model's own; the file's `batch` key].
@@ -247,8 +248,11 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         microbatches: a.microbatches.unwrap_or(1),
         remat,
     };
-    let r = podsim_train::run_step(&t, &m, &net, &c, a.microbatches.is_none(), fidelity)
-        .map_err(failure)?;
+    let pick = podsim_train::Choose {
+        mapping: a.mapping.is_none(),
+        microbatches: a.microbatches.is_none(),
+    };
+    let r = podsim_train::run_step(&t, &m, &net, &c, pick, fidelity).map_err(failure)?;
     if let Some(path) = &a.trace {
         let mut model = podsim_system::new_model(&net, fidelity, Packetization::NONE, false)
             .map_err(|e| Failure::runtime(e.to_string()))?;
@@ -266,7 +270,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         std::fs::write(path, tr.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
-    let out = StepOutput::new(&t, &spec.name, net.endpoints(), &m, &r);
+    let out = StepOutput::new(&t, &spec.name, net.endpoints(), &m, &r, pick.mapping);
     if a.json {
         outln!("{}", to_json(&out));
         return Ok(ExitCode::SUCCESS);

@@ -2103,3 +2103,140 @@ fn noc_booksim_router_mode() {
     assert!(!tree.status.success());
     assert!(String::from_utf8_lossy(&tree.stderr).contains("k-ary n-cube"));
 }
+
+/// Issue 39, item 9: `podsim train` without `--mapping` takes the fastest of the 24 axis orders
+/// in closed form, as the validation cases do, and says so: on Table 3's best GPT-3
+/// configuration (tpu-v4-isca2023.txt, Table 3: 4x8x16, [16,4,1,8], 1D/1D) it gives the same
+/// throughput as that validation case, run here by `podsim validate` on a directory holding
+/// only it.
+#[test]
+fn train_without_a_mapping_matches_its_validation_case() {
+    let dir = std::env::temp_dir().join(format!("podsim-train-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("gpt3.toml"),
+        "[[case]]\nfigure = \"GPT-3 best\"\nsource = \"tpu-v4-isca2023.txt, Table 3\"\nclass = \"prediction\"\nquantity = \"train_throughput\"\npublished = \"25.0\"\ntolerance = \"2.5\"\ntolerance_reason = \"three figures\"\n[case.train]\nmodel = \"gpt3-175b\"\nsystem = \"tpuv4:slice=4x8x16\"\nparallel = \"[16,4,1,8]\"\npartition = \"1d/1d\"\n",
+    )
+    .unwrap();
+    let v = json(&["validate", "--dir", dir.to_str().unwrap(), "--json"]);
+    let case = v["cases"][0]["podsim"].as_f64().unwrap();
+    let t = json(&[
+        "train",
+        "--model",
+        "gpt3-175b",
+        "--system",
+        "tpuv4:slice=4x8x16",
+        "--parallel",
+        "[16,4,1,8]",
+        "--partition",
+        "1d/1d",
+        "--json",
+    ]);
+    assert_eq!(t["mapping_chosen"], true);
+    // validate prints its values to three decimals.
+    let tp = t["throughput_seqs_per_s"].as_f64().unwrap();
+    assert_eq!(format!("{tp:.3}"), format!("{case:.3}"), "{tp} vs {case}");
+    let text = podsim(&[
+        "train",
+        "--model",
+        "gpt3-175b",
+        "--system",
+        "tpuv4:slice=4x8x16",
+        "--parallel",
+        "[16,4,1,8]",
+        "--partition",
+        "1d/1d",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("the fastest of the 24 axis orders"),
+        "{text:?}"
+    );
+    // A mapping given is taken as given.
+    let given = json(&[
+        "train",
+        "--model",
+        "gpt3-175b",
+        "--system",
+        "tpuv4:slice=4x8x16",
+        "--parallel",
+        "[16,4,1,8]",
+        "--partition",
+        "1d/1d",
+        "--mapping",
+        "pipeline,data,model1,model2",
+        "--json",
+    ]);
+    assert_eq!(given["mapping_chosen"], false);
+    assert_eq!(given["mapping"], "pipeline,data,model1,model2");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 39, item 8: `podsim import booksim examples/booksim/mesh88.cfg` targets the BookSim
+/// router mode, and the run it prints reproduces BookSim 2's own curve of that configuration
+/// (tools/booksim/curves/mesh8x8_p1_sif_rd0_cd1.csv, made by BookSim at commit 28f43299 from
+/// tools/booksim/configs/mesh8x8_p1_sif_rd0_cd1.cfg, mesh88.cfg with its comments) within the
+/// BookSim mode's stated agreement (tools/booksim/README.md): latency within 5% below 80% of
+/// saturation, saturation throughput within 3%.
+#[test]
+fn an_imported_booksim_configuration_reproduces_booksims_curve() {
+    let dir = std::env::temp_dir().join(format!("podsim-booksim-curve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("r.toml");
+    let v = json(&[
+        "import",
+        "booksim",
+        "examples/booksim/mesh88.cfg",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let command: Vec<String> = v["command"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    let csv = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tools/booksim/curves/mesh8x8_p1_sif_rd0_cd1.csv"
+    ))
+    .unwrap();
+    // injection_rate, packet_latency_avg, ..., accepted_flit_rate (column 4), saturated.
+    let rows: Vec<Vec<String>> = csv
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("injection_rate"))
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let booksim = |rate: &str| rows.iter().find(|r| r[0] == rate).unwrap().clone();
+    // BookSim's saturation throughput: the most accepted before its runs turn unstable.
+    let saturation = rows
+        .iter()
+        .filter(|r| r[5] == "false")
+        .map(|r| r[4].parse::<f64>().unwrap())
+        .fold(0.0, f64::max);
+    let run = |rate: &str| {
+        let mut args: Vec<&str> = command.iter().map(String::as_str).collect();
+        let i = args.iter().position(|a| *a == "--rate").unwrap();
+        args[i + 1] = rate;
+        args.push("--json");
+        json(&args)
+    };
+    // 0.1 to 0.3: below 80% of saturation (0.8 x 0.42 = 0.34).
+    for rate in ["0.100", "0.200", "0.300"] {
+        let want: f64 = booksim(rate)[1].parse().unwrap();
+        let got = run(rate)["average_latency_cycles"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 0.05 * want,
+            "{rate}: podsim {got} vs BookSim {want}"
+        );
+    }
+    let accepted = run("0.500")["accepted_flits_per_node_cycle"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (accepted - saturation).abs() <= 0.03 * saturation,
+        "saturation: podsim {accepted} vs BookSim {saturation}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

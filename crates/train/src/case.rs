@@ -3,7 +3,7 @@
 use crate::machine::Machine;
 use crate::{
     Config, Mapping, Parallel, Partition, Remat, StepReport, TrainError, Transformer, analytic,
-    best_microbatches, measured,
+    measured,
 };
 
 /// A training step as a validation case names it (`[case.train]`).
@@ -51,34 +51,15 @@ impl TrainCase {
             microbatches: self.microbatches.unwrap_or(1),
             remat: self.remat,
         };
-        let orders = match self.mapping {
-            Some(o) => vec![o],
-            None => Mapping::all(),
-        };
-        let mut best: Option<Config> = None;
-        let mut best_tp = 0.0;
-        let mut last_err = None;
-        for mapping in orders {
-            let mut c = Config { mapping, ..base };
-            if self.microbatches.is_none() {
-                match best_microbatches(&self.model, &m, &c) {
-                    Ok(x) => c = x,
-                    Err(e) => {
-                        last_err = Some(e);
-                        continue;
-                    }
-                }
-            }
-            match analytic(&self.model, &m, &c) {
-                Ok(r) if r.throughput_seqs_per_s > best_tp => {
-                    best_tp = r.throughput_seqs_per_s;
-                    best = Some(c);
-                }
-                Ok(_) => {}
-                Err(e) => last_err = Some(e),
-            }
-        }
-        let c = best.ok_or_else(|| last_err.unwrap_or(TrainError::NoMappingFits))?;
+        let c = crate::choose(
+            &self.model,
+            &m,
+            &base,
+            crate::Choose {
+                mapping: self.mapping.is_none(),
+                microbatches: self.microbatches.is_none(),
+            },
+        )?;
         if self.flow {
             let mut mk = || podsim_system::flow_model(&net);
             measured(&self.model, &m, &net, &c, &mut mk)

@@ -70,7 +70,8 @@ pub use machine::{CMEM_BYTES_PER_S, Machine};
 pub use memory::MemoryUse;
 pub use model::{MODEL_KEYS, Transformer};
 pub use output::{
-    MemoryOutput, SearchEntry, SearchOutput, StepFigures, StepOutput, run_search, run_step,
+    Choose, MemoryOutput, SearchEntry, SearchOutput, StepFigures, StepOutput, choose, run_search,
+    run_step,
 };
 pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Split};
 pub use search::{

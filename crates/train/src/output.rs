@@ -8,8 +8,8 @@ use podsim_topology::Network;
 use serde::Serialize;
 
 use crate::{
-    Config, FlowMemo, Machine, StepReport, TrainError, Transformer, analytic, best_microbatches,
-    measured, search_with,
+    Config, FlowMemo, Machine, Mapping, StepReport, TrainError, Transformer, analytic,
+    best_microbatches, measured, search_with,
 };
 
 /// Memory per chip in [`StepFigures`], bytes.
@@ -209,6 +209,9 @@ pub struct StepOutput {
     pub parameters: f64,
     /// CMEM: `on`, `off` or `none` ([`Machine::cmem_name`]).
     pub cmem: &'static str,
+    /// Whether podsim chose the mapping (the fastest of all axis orders, closed form) rather
+    /// than the command line.
+    pub mapping_chosen: bool,
     /// The chip's name (text only).
     #[serde(skip)]
     pub chip: String,
@@ -225,8 +228,10 @@ impl StepOutput {
         chips: u64,
         m: &Machine,
         r: &StepReport,
+        mapping_chosen: bool,
     ) -> StepOutput {
         StepOutput {
+            mapping_chosen,
             step: StepFigures::new(r),
             model: t.name.clone(),
             system: system.into(),
@@ -240,6 +245,10 @@ impl StepOutput {
 
     /// The text `podsim train` prints: a line naming the model and system, then the table.
     pub fn text(&self) -> String {
+        let mut rows = self.step.rows(self.hbm_bytes);
+        if self.mapping_chosen {
+            rows[0].1[0].push_str(" (the fastest of the 24 axis orders, closed form)");
+        }
         format!(
             "{} ({:.1} B parameters) on {} ({} chips of {}), collectives: {}, CMEM {}\n{}",
             self.model,
@@ -249,27 +258,74 @@ impl StepOutput {
             self.chip,
             self.step.fidelity,
             self.cmem,
-            render(&self.step.rows(self.hbm_bytes))
+            render(&rows)
         )
     }
 }
 
-/// The step of `c` for `t` on `m` (the network `net`): with the fastest microbatch count that
-/// fits (closed form) when `pick_microbatches`, its collectives timed on the flow model or in
-/// closed form as `fidelity` says.
+/// What a step's configuration leaves to podsim, each chosen in closed form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Choose {
+    /// The axis order: the fastest of all 24 (section 2.7 of the TPU v4 paper gives none).
+    pub mapping: bool,
+    /// The microbatch count: the fastest that fits in HBM.
+    pub microbatches: bool,
+}
+
+/// `base` with what `pick` leaves open chosen in closed form: each axis order in turn (or
+/// `base`'s alone) with its fastest microbatch count that fits (or `base`'s), the fastest
+/// of them by the analytic step; among equally fast orders, `base`'s, else the first.
+pub fn choose(
+    t: &Transformer,
+    m: &Machine,
+    base: &Config,
+    pick: Choose,
+) -> Result<Config, TrainError> {
+    if !pick.mapping {
+        return if pick.microbatches {
+            best_microbatches(t, m, base)
+        } else {
+            Ok(*base)
+        };
+    }
+    let mut best: Option<Config> = None;
+    let mut best_tp = 0.0;
+    let mut last_err = None;
+    let others = Mapping::all().into_iter().filter(|o| *o != base.mapping);
+    for mapping in std::iter::once(base.mapping).chain(others) {
+        let mut c = Config { mapping, ..*base };
+        if pick.microbatches {
+            match best_microbatches(t, m, &c) {
+                Ok(x) => c = x,
+                Err(e) => {
+                    last_err = Some(e);
+                    continue;
+                }
+            }
+        }
+        match analytic(t, m, &c) {
+            Ok(r) if r.throughput_seqs_per_s > best_tp => {
+                best_tp = r.throughput_seqs_per_s;
+                best = Some(c);
+            }
+            Ok(_) => {}
+            Err(e) => last_err = Some(e),
+        }
+    }
+    best.ok_or_else(|| last_err.unwrap_or(TrainError::NoMappingFits))
+}
+
+/// The step of `base` for `t` on `m` (the network `net`), with what `pick` leaves open chosen
+/// in closed form ([`choose`]), its collectives timed on the flow model or in closed form.
 pub fn run_step(
     t: &Transformer,
     m: &Machine,
     net: &Network,
-    c: &Config,
-    pick_microbatches: bool,
+    base: &Config,
+    pick: Choose,
     fidelity: ModelKind,
 ) -> Result<StepReport, TrainError> {
-    let c = if pick_microbatches {
-        best_microbatches(t, m, c)?
-    } else {
-        *c
-    };
+    let c = choose(t, m, base, pick)?;
     match fidelity {
         ModelKind::Flow => {
             let mut mk = || podsim_system::flow_model(net);
