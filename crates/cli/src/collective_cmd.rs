@@ -449,6 +449,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
             .collect::<Vec<u64>>()
     }))?;
     let endpoint = r.models.endpoint.clone();
+    crate::progress::count(todo.len() as u64);
     let mut fresh: HashMap<u64, SweepPoint> = HashMap::new();
     let batch = job
         .c
@@ -457,7 +458,11 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
         let got = crate::ranks::spread(chunk.len(), |mine| {
             use rayon::prelude::*;
             mine.par_iter()
-                .map(|&i| sweep_point(job, &endpoint, chunk[i]))
+                .map(|&i| {
+                    let point = sweep_point(job, &endpoint, chunk[i]);
+                    crate::progress::tick();
+                    point
+                })
                 .collect()
         })?;
         if let (Some(got), Some((file, _))) = (got, opened.as_mut()) {

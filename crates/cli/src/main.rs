@@ -577,8 +577,11 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments) {
     if captured {
         return;
     }
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+    let written = progress::suspend(|| {
+        let mut out = std::io::stdout().lock();
+        out.write_fmt(args).and_then(|()| out.flush())
+    });
+    if let Err(e) = written {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }

@@ -330,6 +330,13 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
             (rates, kept.keys().cloned().collect())
         }))?;
     let batch = rayon::current_num_threads().max(1) * ranks;
+    // Points to run: the loads not kept (the sweep may stop earlier, at saturation).
+    crate::progress::count(
+        rates
+            .iter()
+            .filter(|r| !kept_rates.contains(&r.to_string()))
+            .count() as u64,
+    );
     let mut curve: Vec<(podsim_noc::NocResult, Option<Value>)> = Vec::new();
     let mut failures = Vec::new();
     for chunk in rates.chunks(batch) {
@@ -338,7 +345,11 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
             mine.par_iter()
                 .map(|&i| {
                     let rate = chunk[i];
-                    (!kept_rates.contains(&rate.to_string())).then(|| sweep_point(job, rate))
+                    (!kept_rates.contains(&rate.to_string())).then(|| {
+                        let point = sweep_point(job, rate);
+                        crate::progress::tick();
+                        point
+                    })
                 })
                 .collect()
         })?;

@@ -1,7 +1,9 @@
 //! Progress on stderr for runs longer than a second: a bar when the work has a count (cases,
-//! sweep points), a spinner with the elapsed time otherwise, and a last line with the wall time
-//! (and the simulated time, where the run has one). Nothing is drawn when stderr is not a
-//! terminal or with `--quiet`, so piped and scripted output is unchanged.
+//! sweep points: done of total and the time left), a spinner with the elapsed time otherwise,
+//! and a last line with the wall time (and the simulated time, where the run has one). What
+//! the command prints on stdout is written with the bar cleared (it is drawn again below), so
+//! no frame is left in the output. Nothing is drawn when stderr is not a terminal or with
+//! `--quiet`, so piped and scripted output is unchanged.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +12,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+/// The bar of the run in progress, for [`count`], [`tick`] and [`suspend`].
+static ACTIVE: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
 static SIMULATED: std::sync::Mutex<Option<f64>> = std::sync::Mutex::new(None);
 
 /// The simulated time of the run in progress, seconds, for the last line.
@@ -52,6 +56,9 @@ impl Progress {
             ),
         };
         bar.set_message(label.to_string());
+        if let Ok(mut a) = ACTIVE.lock() {
+            *a = Some(bar.clone());
+        }
         if on {
             // Shown only once the run has lasted a second: short runs print nothing.
             let b = bar.clone();
@@ -81,6 +88,9 @@ impl Progress {
     pub(crate) fn finish(self) {
         let simulated = SIMULATED.lock().ok().and_then(|s| *s);
         let wall = self.started.elapsed();
+        if let Ok(mut a) = ACTIVE.lock() {
+            *a = None;
+        }
         self.bar.finish_and_clear();
         if self.on && wall >= SHOW_AFTER {
             let sim = simulated
@@ -96,5 +106,41 @@ impl Progress {
                 wall.as_secs_f64()
             );
         }
+    }
+}
+
+/// The run in progress has `total` points to go (a sweep's sizes or loads not kept from its
+/// file): its spinner becomes a bar of points done, with the time left.
+pub(crate) fn count(total: u64) {
+    if let Ok(a) = ACTIVE.lock()
+        && let Some(bar) = a.as_ref()
+    {
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:20}] {pos}/{len} points, {elapsed} so far, ~{eta} left",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_position(0);
+        bar.set_length(total);
+    }
+}
+
+/// One point of the run in progress done (thread-safe).
+pub(crate) fn tick() {
+    if let Ok(a) = ACTIVE.lock()
+        && let Some(bar) = a.as_ref()
+    {
+        bar.inc(1);
+    }
+}
+
+/// Run `f` (a write to stdout) with the bar cleared, then draw it again.
+pub(crate) fn suspend<R>(f: impl FnOnce() -> R) -> R {
+    let bar = ACTIVE.lock().ok().and_then(|a| a.clone());
+    match bar {
+        Some(b) => b.suspend(f),
+        None => f(),
     }
 }

@@ -1164,6 +1164,51 @@ fn progress_shows_on_a_terminal_only() {
     assert!(o.status.success() && o.stderr.is_empty());
 }
 
+/// Issue 39, item 7: on a terminal a sweep shows its points done of the total and the time
+/// left, and what it prints on stdout starts on a cleared line (no frame of the bar before
+/// it).
+#[test]
+fn a_sweep_shows_points_and_time_left_and_prints_on_a_clear_line() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` to give podsim a terminal");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("podsim-sweep-tty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = env!("CARGO_BIN_EXE_podsim");
+    let o = Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{bin} noc --topology mesh:16x16 --sweep 0.05:0.15:0.05 --cycles 40000 --csv {0}/s.csv --svg {0}/s.svg",
+                dir.display()
+            ),
+            "/dev/null",
+        ])
+        .output()
+        .expect("script runs");
+    let shown = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        shown.contains("points, ") && shown.contains(" left"),
+        "{shown}"
+    );
+    // The curve's heading: what follows the last clear or carriage return on its line is the
+    // heading itself.
+    let line = shown
+        .split('\n')
+        .find(|l| l.contains("uniform on mesh:16x16"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    // (a terminal ends its lines with \r\n.)
+    let tail = line
+        .trim_end_matches('\r')
+        .rsplit(['\r', '\u{1b}'])
+        .next()
+        .unwrap_or("");
+    let tail = tail.trim_start_matches("[2K");
+    assert!(tail.starts_with("uniform on mesh:16x16"), "{line:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--heatmap` draws a 2-D grid's links coloured by utilisation for `dram` and `noc` (one
 /// load), and is refused where there is no 2-D grid to draw or no single run.
 #[test]
