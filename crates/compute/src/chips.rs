@@ -52,6 +52,8 @@ pub struct Chip {
     pub unit: (u64, u64),
     /// How the matrix units share one product.
     pub tiling: Tiling,
+    /// How a matrix unit gets its next weight tile ([`crate::gemm::WeightLoad`]).
+    pub weight_load: crate::gemm::WeightLoad,
     /// Clock, Hz.
     pub clock_hz: u64,
     /// FP32 FLOPs per cycle per core outside the matrix units (0 when unknown).
@@ -97,6 +99,14 @@ pub const CHIPS: [Chip; 5] = [
         units_per_core: 4,
         unit: (128, 128),
         tiling: Tiling::Columns,
+        // The MXUs double-buffer their weight tile: TPU v1's matrix unit "holds one 64 KiB
+        // tile of weights plus one for double-buffering (to hide the 256 cycles it takes to
+        // shift a tile in)" (Jouppi et al., ISCA 2017, section 2). TPU v2/v3 keep its
+        // weight-stationary design ("stationary RHS", Norrie and Patil, Hot Chips 2020, "Google's
+        // Training Chips Revealed: TPUv2 and TPUv3") and TPU v4's MXUs are v3's (tpu-v4-
+        // isca2023.txt section 2: "Like TPU v3, each TPU v4 contains two TensorCores"); that
+        // they keep v1's second weight buffer is podsim's assumption, stated here.
+        weight_load: crate::gemm::WeightLoad::DoubleBuffered,
         clock_hz: 1_050_000_000,
         fp32_flops_per_core_cycle: 0,
         memory_bytes_per_s: 1_200_000_000_000,
@@ -118,6 +128,14 @@ pub const CHIPS: [Chip; 5] = [
         units_per_core: 2,
         unit: (128, 128),
         tiling: Tiling::Columns,
+        // The MXUs double-buffer their weight tile: TPU v1's matrix unit "holds one 64 KiB
+        // tile of weights plus one for double-buffering (to hide the 256 cycles it takes to
+        // shift a tile in)" (Jouppi et al., ISCA 2017, section 2). TPU v2/v3 keep its
+        // weight-stationary design ("stationary RHS", Norrie and Patil, Hot Chips 2020, "Google's
+        // Training Chips Revealed: TPUv2 and TPUv3") and TPU v4's MXUs are v3's (tpu-v4-
+        // isca2023.txt section 2: "Like TPU v3, each TPU v4 contains two TensorCores"); that
+        // they keep v1's second weight buffer is podsim's assumption, stated here.
+        weight_load: crate::gemm::WeightLoad::DoubleBuffered,
         clock_hz: 940_000_000,
         fp32_flops_per_core_cycle: 0,
         memory_bytes_per_s: 900_000_000_000,
@@ -139,6 +157,9 @@ pub const CHIPS: [Chip; 5] = [
         units_per_core: 4,
         unit: (16, 16),
         tiling: Tiling::Grid,
+        // Not modelled for the tensor cores: each fold loads its tile, as the tiling model's
+        // serial default.
+        weight_load: crate::gemm::WeightLoad::Serial,
         clock_hz: 1_410_000_000,
         fp32_flops_per_core_cycle: 128,
         memory_bytes_per_s: 2_039_000_000_000,
@@ -152,6 +173,8 @@ pub const CHIPS: [Chip; 5] = [
         units_per_core: crate::dojo_node::MATMUL_UNITS,
         unit: (crate::dojo_node::MATMUL_DIM, crate::dojo_node::MATMUL_DIM),
         tiling: Tiling::Columns,
+        // The paper does not say: each fold loads its tile (the serial default).
+        weight_load: crate::gemm::WeightLoad::Serial,
         clock_hz: crate::dojo_node::CLOCK_HZ,
         fp32_flops_per_core_cycle: crate::dojo_node::SIMD_FP32_FLOPS_PER_CYCLE,
         memory_bytes_per_s: crate::dojo_node::sram_load_bytes_per_s(),
@@ -165,6 +188,8 @@ pub const CHIPS: [Chip; 5] = [
         units_per_core: crate::dojo_node::MATMUL_UNITS,
         unit: (crate::dojo_node::MATMUL_DIM, crate::dojo_node::MATMUL_DIM),
         tiling: Tiling::Columns,
+        // The paper does not say: each fold loads its tile (the serial default).
+        weight_load: crate::gemm::WeightLoad::Serial,
         clock_hz: crate::dojo_node::CLOCK_HZ,
         fp32_flops_per_core_cycle: crate::dojo_node::SIMD_FP32_FLOPS_PER_CYCLE,
         memory_bytes_per_s: 354 * crate::dojo_node::sram_load_bytes_per_s(),

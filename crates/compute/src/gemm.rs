@@ -399,8 +399,47 @@ fn parse_array(s: &str) -> Result<(u64, u64), RequestError> {
     Ok((r, c))
 }
 
-/// Evaluate the tiling model.
+/// How a weight- or input-stationary array gets its next stationary tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightLoad {
+    /// The tile is shifted in (R cycles) only once the previous fold has drained: every fold
+    /// takes 2R + T + Scf cycles (the `rtl` convention). The lecture's ECE 327 arrays and the
+    /// register-level arrays of this crate work this way.
+    #[default]
+    Serial,
+    /// The array holds a second tile: the next fold's tile is shifted in while the current
+    /// fold streams, and its rows follow the current fold's without waiting for the drain.
+    /// TPU v1 (Jouppi et al., ISCA 2017, "In-Datacenter Performance Analysis of a Tensor
+    /// Processing Unit", section 2): "The matrix unit holds one 64 KiB tile of weights plus
+    /// one for double-buffering (to hide the 256 cycles it takes to shift a tile in)".
+    /// In the `rtl` convention a product of f folds takes
+    /// R + (f - 1) x max(T, R) + (T + R + Scf_last) cycles: the first tile's load, one
+    /// fold every max(T, R) cycles after it (a fold streams its T rows while the next tile
+    /// shifts in), and the last fold's rows, its R rows of partial sums and its Scf columns.
+    /// With one fold it is the serial 2R + T + Scf.
+    DoubleBuffered,
+}
+
+impl WeightLoad {
+    /// The name a report gives (`serial`, `double-buffered`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightLoad::Serial => "serial",
+            WeightLoad::DoubleBuffered => "double-buffered",
+        }
+    }
+}
+
+/// Evaluate the tiling model (stationary tiles loaded serially, [`WeightLoad::Serial`]).
 pub fn gemm(spec: &GemmSpec) -> Result<GemmReport, ComputeError> {
+    gemm_loaded(spec, WeightLoad::Serial)
+}
+
+/// Evaluate the tiling model with stationary tiles loaded as `load` says. Only the `rtl`
+/// convention times [`WeightLoad::DoubleBuffered`] (SCALE-Sim has no such array); the
+/// output-stationary dataflow has no stationary tile, so `load` does not change it.
+pub fn gemm_loaded(spec: &GemmSpec, load: WeightLoad) -> Result<GemmReport, ComputeError> {
     let GemmSpec {
         rows: r,
         cols: c,
@@ -428,7 +467,20 @@ pub fn gemm(spec: &GemmSpec) -> Result<GemmReport, ComputeError> {
         (Convention::Rtl, Dataflow::Os) => big(u128::from(sr) * u128::from(cf)
             + u128::from(sc) * u128::from(rf)
             + u128::from(t) * f)?,
+        (Convention::Rtl, _) if load == WeightLoad::DoubleBuffered => {
+            // The last fold is in the last column fold (column folds outer).
+            let scf_last = u128::from(sc - (cf - 1) * c);
+            let t = u128::from(t);
+            big(w + (f - 1) * t.max(w) + t + w + scf_last)?
+        }
         (Convention::Rtl, _) => big((2 * w + u128::from(t)) * f + u128::from(sc) * u128::from(rf))?,
+        (Convention::ScaleSim, Dataflow::Ws | Dataflow::Is)
+            if load == WeightLoad::DoubleBuffered =>
+        {
+            return Err(ComputeError::Shape(
+                "double-buffered stationary tiles are timed in the rtl convention only".into(),
+            ));
+        }
         (Convention::ScaleSim, Dataflow::Os) => {
             big(f * u128::from(t + r + c - 2))?.saturating_sub(1)
         }

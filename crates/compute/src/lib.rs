@@ -20,7 +20,8 @@ pub mod stationary;
 pub mod systolic;
 
 pub use gemm::{
-    Convention, Dataflow, GemmOutput, GemmReport, GemmRequest, GemmSpec, MemorySpec, gemm, simulate,
+    Convention, Dataflow, GemmOutput, GemmReport, GemmRequest, GemmSpec, MemorySpec, WeightLoad,
+    gemm, gemm_loaded, simulate,
 };
 pub use lecture::{OsArray, TensorCore, Widths, run_os};
 

@@ -318,3 +318,58 @@ fn tpu_presets_carry_table4s_system_features() {
     );
     assert!(crate::chips::Chip::preset("a100").unwrap().tpu.is_none());
 }
+
+#[test]
+fn double_buffered_weights_hide_the_tile_load_by_hand() {
+    use crate::gemm::{WeightLoad, gemm_loaded};
+    // ws on a 4x4 array, K = N = 8: 2 row folds x 2 column folds = 4 folds, R = 4, the last
+    // fold 4 columns wide.
+    let spec = |m| GemmSpec {
+        rows: 4,
+        cols: 4,
+        dataflow: Dataflow::Ws,
+        m,
+        n: 8,
+        k: 8,
+        convention: Convention::Rtl,
+        memory: MemorySpec::DEFAULT,
+    };
+    let cycles = |m, load| gemm_loaded(&spec(m), load).unwrap().cycles;
+    // T = M = 2 rows, fewer than R: serial, 4 x (2R + T) + Scf summed over folds
+    // = 4 x (8 + 2) + 4 x 4 = 56; double-buffered, the first load (4), a fold every max(T, R)
+    // = 4 cycles after it (3 x 4), the last fold's rows, partial sums and columns
+    // (2 + 4 + 4): 4 + 12 + 10 = 26.
+    assert_eq!(cycles(2, WeightLoad::Serial), 56);
+    assert_eq!(cycles(2, WeightLoad::DoubleBuffered), 26);
+    // T = 10 rows, more than R: the loads hide behind the rows, a fold every 10 cycles:
+    // 4 + 3 x 10 + (10 + 4 + 4) = 52 against 4 x 18 + 16 = 88.
+    assert_eq!(cycles(10, WeightLoad::Serial), 88);
+    assert_eq!(cycles(10, WeightLoad::DoubleBuffered), 52);
+    // One fold: nothing to overlap, the serial 2R + T + Scf = 8 + 3 + 4 = 15 either way.
+    let one = GemmSpec {
+        m: 3,
+        n: 4,
+        k: 4,
+        ..spec(3)
+    };
+    for load in [WeightLoad::Serial, WeightLoad::DoubleBuffered] {
+        assert_eq!(gemm_loaded(&one, load).unwrap().cycles, 15);
+    }
+    // The serial load is what `gemm` and the register-level arrays take.
+    assert_eq!(gemm(&spec(2)).unwrap().cycles, 56);
+    // Output-stationary has no stationary tile: unchanged (4 folds x (4 + 4 + 8) = 64).
+    let os = GemmSpec {
+        dataflow: Dataflow::Os,
+        ..spec(8)
+    };
+    assert_eq!(
+        gemm_loaded(&os, WeightLoad::DoubleBuffered).unwrap().cycles,
+        64
+    );
+    // SCALE-Sim has no double-buffered array: refused, not guessed.
+    let ss = GemmSpec {
+        convention: Convention::ScaleSim,
+        ..spec(2)
+    };
+    assert!(gemm_loaded(&ss, WeightLoad::DoubleBuffered).is_err());
+}

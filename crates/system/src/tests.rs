@@ -246,6 +246,7 @@ fn a_grid_of_tiles_is_never_slower_than_columns_and_equal_on_one_row() {
         clock_hz: 1_000_000_000,
         formats: vec!["bf16".into()],
         tiling,
+        weight_load: podsim_compute::gemm::WeightLoad::Serial,
     };
     let (cols, grid) = (arrays(Tiling::Columns), arrays(Tiling::Grid));
     for (m, n, k) in [

@@ -74,6 +74,9 @@ pub struct Arrays {
     pub formats: Vec<String>,
     /// How the units share one product.
     pub tiling: podsim_compute::chips::Tiling,
+    /// How a unit gets its next weight tile: serially, or double-buffered as a TPU's MXUs
+    /// (`podsim_compute::gemm::WeightLoad`).
+    pub weight_load: podsim_compute::gemm::WeightLoad,
 }
 
 impl Arrays {
@@ -81,7 +84,9 @@ impl Arrays {
     /// over the units as the chip's [`Tiling`](podsim_compute::chips::Tiling) says (its columns
     /// evenly, or the grid of row and column tiles that finishes first), each unit a
     /// weight-stationary array timed by
-    /// [`podsim_compute::gemm::gemm`] (podsim's RTL-exact convention, scratchpads that hold the
+    /// [`podsim_compute::gemm::gemm_loaded`] with the units' weight load (podsim's RTL-exact
+    /// convention; the next weight tile shifted in after a fold drains, or while it streams on
+    /// a double-buffered unit such as a TPU's MXU), scratchpads that hold the
     /// working set, no DRAM stalls: the `memory` tasks carry the HBM traffic), at the clock.
     pub fn gemm_time(&self, m: u64, n: u64, k: u64, format: &str) -> Result<SimDuration, String> {
         if !self.formats.iter().any(|f| f == format) {
@@ -124,7 +129,8 @@ impl Arrays {
                     dram_bytes_per_cycle: None,
                 },
             };
-            let r = podsim_compute::gemm::gemm(&spec).map_err(|e| e.to_string())?;
+            let r = podsim_compute::gemm::gemm_loaded(&spec, self.weight_load)
+                .map_err(|e| e.to_string())?;
             cycles = cycles.min(r.cycles);
         }
         let ps = (cycles as f64 * 1e12 / self.clock_hz as f64).ceil();
@@ -156,6 +162,7 @@ impl ChipSpec {
                 shape: c.unit,
                 clock_hz: c.clock_hz,
                 tiling: c.tiling,
+                weight_load: c.weight_load,
                 formats: c
                     .matrix_formats
                     .split(',')
@@ -201,6 +208,9 @@ impl ChipSpec {
                 clock_hz: u.clock.as_hz(),
                 formats: vec!["bf16".to_string()],
                 tiling: u.tiling,
+                // A machine file does not say how its units load weights: serially, the
+                // tiling model's default.
+                weight_load: podsim_compute::gemm::WeightLoad::Serial,
             },
             source: c.source.clone(),
         })

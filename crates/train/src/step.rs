@@ -158,10 +158,7 @@ impl Prepared {
         };
         let (fc, bc) = match measured {
             Some(v) => v,
-            None => (
-                timer.pass(&self.ops.forward)?.1,
-                timer.pass(&self.ops.backward)?.1,
-            ),
+            None => timer.layer(&self.ops.forward, &self.ops.backward)?,
         };
         let sh = &self.sh;
         let [p, d, x, y] = c.parallel.0;

@@ -18,8 +18,10 @@
 //! slice's flow model:
 //!
 //! * each GEMM is a compute task on the chip's matrix units timed by [`gemm_time`] (the
-//!   weight-stationary tiling model of `podsim-compute`: 8 MXUs on v4, 4 on v3, at their clocks;
-//!   the product split over the units along rows or columns, whichever is faster), beside
+//!   weight-stationary tiling model of `podsim-compute`: 8 MXUs on v4, 4 on v3, at their clocks,
+//!   each double-buffering its weight tile so the next tile shifts in while the current one
+//!   computes, `podsim_compute::gemm::WeightLoad::DoubleBuffered`; the product split over the
+//!   units along rows or columns, whichever is faster), beside
 //!   `memory` tasks for its
 //!   traffic: activations in and out from HBM (1200 vs 900 GB/s), the weight from HBM or, on
 //!   TPU v4 with CMEM on, from CMEM when the weights it is reused with fit in CMEM's 128 MiB
@@ -30,7 +32,12 @@
 //!   A layer takes the longer of its GEMM and its traffic (they run on different resources);
 //!   the next layer waits for both.
 //! * vector work is memory-bound: its bytes stream from HBM (the VPU's ALUs are not the limit
-//!   for these element-wise passes; podsim's TPU presets state no VPU rate).
+//!   for these element-wise passes; podsim's TPU presets state no VPU rate). A convolution's
+//!   batch norm and activation are fused into the kernels around it as XLA fuses them, leaving
+//!   the batch statistics' passes ([`BATCH_NORM_PASSES`]: 1 pass over the output forward, 4
+//!   backward); the LSTMs' gate functions, the softmaxes, BERT's layer norms and GELUs stay
+//!   passes of their own (read and write forward, twice that backward), an assumption not
+//!   revisited here.
 //! * backward: per GEMM, the input gradient (reading the weight again) and the weight gradient;
 //!   a recurrence's weight gradient is one GEMM over all its timesteps after the loop.
 //! * gradient all-reduce: the bf16 gradients are summed over all chips (dimension-wise
@@ -95,13 +102,18 @@ pub enum Op {
         /// GEMMs are the working set its timesteps reuse.
         stack: u32,
     },
-    /// Element-wise work: bytes through HBM in the forward pass, per timestep (`steps` of
-    /// them); the backward pass moves twice as many.
+    /// Element-wise work: bytes through HBM in the forward and the backward pass, per
+    /// timestep (`steps` of them).
     Vector {
         /// What it is.
         name: String,
         /// Bytes per forward pass (per timestep).
         bytes: u64,
+        /// Bytes per backward pass (per timestep): twice the forward bytes for a pass that
+        /// reads its input and writes its output (the backward reads the incoming gradient and
+        /// the saved input and writes the outgoing gradient), less where fusion saves passes
+        /// (`conv`).
+        backward_bytes: u64,
         /// Timesteps (1 outside a recurrence).
         steps: u64,
     },
@@ -121,9 +133,13 @@ impl Op {
         }
     }
     fn vector(name: impl Into<String>, bytes: u64) -> Op {
+        Op::fused(name, bytes, 2 * bytes)
+    }
+    fn fused(name: impl Into<String>, bytes: u64, backward_bytes: u64) -> Op {
         Op::Vector {
             name: name.into(),
             bytes,
+            backward_bytes,
             steps: 1,
         }
     }
@@ -193,15 +209,45 @@ pub const APP_NAMES: [&str; 8] = [
     "CNN0", "CNN1", "RNN0", "RNN1", "BERT0", "BERT1", "DLRM0", "DLRM1",
 ];
 
-/// A convolution as an im2col GEMM with its batch norm and ReLU: `b` images of `hw` x `hw`
-/// outputs, `cin` -> `cout` channels, a `kk` x `kk` kernel. Batch norm and ReLU read and write
-/// the output twice (4 passes).
+/// Passes over a convolution's output map that its batch norm and activation cost beyond the
+/// convolution's own traffic (which reads its input map and writes its output once), forward
+/// and backward, when XLA fuses the element-wise work into the kernels around it.
+///
+/// XLA fuses element-wise operations into the kernels that produce or consume their operands:
+/// "Fusion is XLA's single most important optimization ... this fused operation does not write
+/// out the intermediate values ... to memory; instead it 'streams' the results of these
+/// intermediate computations directly to their users" (the XLA overview, openxla.org/xla and
+/// tensorflow.org/xla; its architecture page: XLA "fuses pipelined operations to reduce memory
+/// overhead"). What fusion cannot remove is a reduction over the whole batch: training batch
+/// norm normalizes with the mean and variance of the mini-batch (Ioffe and Szegedy 2015,
+/// Algorithm 1), so no output element can be normalized before the convolution has written
+/// its whole map, and its backward needs the sums of the gradient and of the gradient times
+/// the normalized input over the batch (their section 3) before any input gradient. The fused
+/// kernels' traffic (podsim's reading of those two sources; that a reduction is not fused
+/// into the convolution's own output is podsim's assumption, on the slow side):
+///
+/// * forward, 1 pass: the statistics read the written map once; the normalization and the
+///   activation are applied as the next kernel reads the map (the bytes it reads anyway).
+/// * backward, 4 passes: the two sums read the incoming gradient and the saved map (2); each
+///   of the convolution's two backward GEMMs (input gradient, weight gradient) forms the
+///   batch norm's and activation's input gradient as it reads the incoming gradient, reading
+///   the saved map beside it (1 each).
+///
+/// Unfused (what podsim assumed before), the statistics read the map, the normalization reads
+/// and writes it and the activation reads and writes it again: 4 passes forward, 8 backward.
+pub const BATCH_NORM_PASSES: (u64, u64) = (1, 4);
+
+/// A convolution as an im2col GEMM with its batch norm and activation: `b` images of `hw` x
+/// `hw` outputs, `cin` -> `cout` channels, a `kk` x `kk` kernel; the batch norm and the
+/// activation fused around it ([`BATCH_NORM_PASSES`]).
 fn conv(ops: &mut Vec<Op>, name: &str, b: u64, hw: u64, cin: u64, cout: u64, kk: u64) {
     let m = b * hw * hw;
+    let map = m * cout * ELEM;
     ops.push(Op::gemm(name, m, cout, cin * kk * kk));
-    ops.push(Op::vector(
+    ops.push(Op::fused(
         format!("{name} batch norm, activation"),
-        4 * m * cout * ELEM,
+        BATCH_NORM_PASSES.0 * map,
+        BATCH_NORM_PASSES.1 * map,
     ));
 }
 
@@ -248,11 +294,13 @@ fn resnet50(b: u64) -> DenseModel {
                     1,
                 );
             }
-            // The residual add: read two maps, write one.
-            ops.push(Op::vector(
-                format!("{n} residual"),
-                3 * b * out_hw * out_hw * cout * ELEM,
-            ));
+            // The residual add with the expansion's batch-norm normalization and the ReLU fused
+            // into it: read the two maps, write the sum once (two kernels read it, the next
+            // block's first convolution and its shortcut, so it is written, not recomputed).
+            // Backward: add the two incoming gradients and apply the ReLU's mask (read the
+            // two and the saved sum, write one: 4 passes).
+            let map = b * out_hw * out_hw * cout * ELEM;
+            ops.push(Op::fused(format!("{n} residual"), 3 * map, 4 * map));
             cin = cout;
             hw = out_hw;
         }
@@ -268,7 +316,8 @@ fn resnet50(b: u64) -> DenseModel {
 /// EfficientNet-B0 (Tan and Le 2019, Table 1): MBConv blocks (1x1 expansion, depthwise k x k,
 /// 1x1 projection), squeeze-and-excitation left out (under 1% of the FLOPs). Depthwise
 /// convolutions do not map onto the matrix units: they are vector work (read the input map and
-/// write the output, 4 passes with batch norm and the activation).
+/// write the output, with batch norm and the activation fused as for a convolution,
+/// [`BATCH_NORM_PASSES`]).
 fn efficientnet_b0(b: u64) -> DenseModel {
     let mut ops = Vec::new();
     conv(&mut ops, "stem 3x3", b, 112, 3, 32, 3);
@@ -293,11 +342,16 @@ fn efficientnet_b0(b: u64) -> DenseModel {
             if e > 1 {
                 conv(&mut ops, &format!("{n} expand"), b, hw, cin, mid, 1);
             }
-            // Depthwise k x k: read the (k^2-reused) input, write the output, batch norm and
-            // the activation as for a convolution.
-            ops.push(Op::vector(
+            // Depthwise k x k: read the (k^2-reused) input, write the output, and the batch
+            // norm's statistics read it (1 pass). Backward, one kernel for both gradients:
+            // read the saved input and write its gradient (2 input maps), the batch norm's
+            // sums read the incoming gradient and the saved output (2 output maps), and the
+            // kernel reads both again to form the gradient it convolves (2 more).
+            let (map_in, map_out) = (b * hw * hw * mid * ELEM, b * out_hw * out_hw * mid * ELEM);
+            ops.push(Op::fused(
                 format!("{n} depthwise {k}x{k}"),
-                b * (hw * hw + 5 * out_hw * out_hw) * mid * ELEM,
+                map_in + (1 + BATCH_NORM_PASSES.0) * map_out,
+                2 * map_in + BATCH_NORM_PASSES.1 * map_out,
             ));
             conv(&mut ops, &format!("{n} project"), b, out_hw, mid, c, 1);
             cin = c;
@@ -347,6 +401,7 @@ fn lstm(
     ops.push(Op::Vector {
         name: format!("{name} gates"),
         bytes: 3 * b * 4 * h * ELEM,
+        backward_bytes: 2 * 3 * b * 4 * h * ELEM,
         steps,
     });
 }
@@ -377,9 +432,11 @@ fn gnmt(b: u64) -> DenseModel {
     }
     // Attention per decoder step: scores and context over the 50 encoder outputs of each
     // sequence (read twice), and the softmax.
+    let attention = 2 * b * t * h * ELEM + 4 * b * t * ELEM;
     ops.push(Op::Vector {
         name: "attention".into(),
-        bytes: 2 * b * t * h * ELEM + 4 * b * t * ELEM,
+        bytes: attention,
+        backward_bytes: 2 * attention,
         steps: t,
     });
     ops.push(Op::gemm("softmax projection", b * t, vocab, h));
@@ -693,7 +750,9 @@ pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
                     count * steps,
                 )?
             }
-            Op::Vector { name, bytes, steps } => {
+            Op::Vector {
+                name, bytes, steps, ..
+            } => {
                 vec![push(
                     &mut w,
                     format!("forward {name}"),
@@ -755,11 +814,16 @@ pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
                     bucket += k * n * ELEM;
                 }
             }
-            Op::Vector { name, bytes, steps } => {
+            Op::Vector {
+                name,
+                backward_bytes,
+                steps,
+                ..
+            } => {
                 prev = vec![push(
                     &mut w,
                     format!("backward {name}"),
-                    mem(2 * bytes, None),
+                    mem(*backward_bytes, None),
                     &prev,
                     *steps,
                 )?];
@@ -1048,6 +1112,58 @@ mod tests {
         let chip = ChipSpec::preset("tpuv4").unwrap();
         let t = gemm_time(&chip, 1024, 64, 128).unwrap();
         assert_eq!(t.as_ps(), (448.0e12_f64 / 1.05e9).ceil() as u64);
+    }
+
+    #[test]
+    fn double_buffered_mxus_time_the_recurrent_gemm_by_hand() {
+        // RNN1's recurrent GEMM per timestep: 20 rows (the batch) by 1500 x 6000 (4 gates of
+        // 1500) on TPU v4's 8 MXUs of 128 x 128 at 1.05 GHz. Columns split 8 ways: 750 per
+        // unit, 6 column folds x 12 row folds (1500 / 128) = 72 folds of T = 20 rows.
+        // Double-buffered (Jouppi et al. 2017: the next tile shifts in while the current one
+        // computes), a fold every max(T, R) = 128 cycles: 128 + 71 x 128 + (20 + 128 + 110,
+        // the last fold's rows, partial sums and 750 - 5 x 128 = 110 columns) = 9,474 cycles.
+        // Split over rows instead (2 groups of 10 rows, 1500 columns each: 12 x 12 = 144
+        // folds) takes 128 + 143 x 128 + 10 + 128 + 92 = 18,662: the columns win. Serially the
+        // 72 folds would take 72 x (256 + 20) + 750 x 12 = 28,872 cycles.
+        let chip = ChipSpec::preset("tpuv4").unwrap();
+        let t = gemm_time(&chip, 20, 6000, 1500).unwrap();
+        assert_eq!(t.as_ps(), (9_474.0e12_f64 / 1.05e9).ceil() as u64);
+        // The weights it streams, 1500 x 6000 x 2 B = 18 MB, take 15 us from HBM at 1.2 TB/s:
+        // with the load hidden the 9.0 us of the arrays no longer bind, the weight stream does.
+        assert!(t.as_secs_f64() < 18e6 / 1.2e12);
+    }
+
+    #[test]
+    fn fused_batch_norm_costs_one_pass_forward_and_four_backward() {
+        // A 3x3 convolution of 64 -> 64 channels on one 56 x 56 image: its output map is
+        // 56 x 56 x 64 x 2 B = 401,408 B. Fused (BATCH_NORM_PASSES' sources): the batch
+        // statistics read it once forward (401,408 B), the backward sums and the two backward
+        // GEMMs' reads of the saved map take 4 passes (1,605,632 B); unfused it was 4 and 8
+        // passes (1,605,632 and 3,211,264 B).
+        let mut ops = Vec::new();
+        conv(&mut ops, "c", 1, 56, 64, 64, 3);
+        match &ops[1] {
+            Op::Vector {
+                bytes,
+                backward_bytes,
+                ..
+            } => assert_eq!((*bytes, *backward_bytes), (401_408, 1_605_632)),
+            o => panic!("{o:?}"),
+        }
+        // The step moves them through HBM: 1 GB forward and 4 GB backward take 5 GB at
+        // 1200 GB/s on TPU v4 = 4.1667 ms.
+        let app = App {
+            name: "test",
+            model: "one fused pass",
+            batch_per_chip: 1,
+            source: "a test",
+            shape: Shape::Dense(DenseModel {
+                ops: vec![Op::fused("bn", 1_000_000_000, 4_000_000_000)],
+                optimizer_bytes_per_weight: 0,
+            }),
+        };
+        let r = compare(64, true, &[app]).unwrap();
+        assert!((r.apps[0].v4.step_time_s - 5e9 / 1.2e12).abs() < 1e-9);
     }
 
     #[test]
