@@ -171,8 +171,10 @@ fn mismatch(expected: &[&str], actual: &[&str]) -> Option<(usize, usize)> {
 fn readme_blocks_are_real_output() {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
     let cases = cases(&readme);
+    // The front door's tour (the long one is in docs/, checked below): a parse that finds
+    // fewer has lost blocks.
     assert!(
-        cases.len() >= 20,
+        cases.len() >= 15,
         "only {} commands found in README.md",
         cases.len()
     );
