@@ -195,7 +195,26 @@ pub fn noc_curve_svg(path: &Path, title: &str, curve: &[NocResult]) -> Result<()
             ))
             .legend(|(x, y)| Circle::new((x + 10, y), 5, RED.stroke_width(3)));
     }
-    crate::legend(&mut chart, SeriesLabelPosition::UpperLeft, path)?;
+    let (x1, y0) = (xmax.max(0.01), ymin.max(0.5));
+    let norm = |value: &dyn Fn(&NocResult) -> f64| -> Vec<(f64, f64)> {
+        curve
+            .iter()
+            .map(|r| {
+                (
+                    crate::unit(r.offered_flits_per_node_cycle, 0.0, x1, false),
+                    crate::unit(value(r), y0, ymax, true),
+                )
+            })
+            .collect()
+    };
+    let corner = crate::free_corner(
+        &[norm(&lat), norm(&p99)],
+        2 + usize::from(curve.iter().any(|r| r.saturated)),
+        36,
+        (800.0, 440.0),
+        SeriesLabelPosition::UpperLeft,
+    );
+    crate::legend(&mut chart, corner, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -258,18 +277,61 @@ pub fn busbw_svg(
     chart
         .draw_series(bus.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))
         .map_err(|e| fail(&e))?;
+    // The value each point sits at, above it (a log axis labels few values).
+    chart
+        .draw_series(bus.iter().map(|&(x, y)| {
+            EmptyElement::at((x, y))
+                + Text::new(
+                    format!("{y:.1}"),
+                    (-12, -20),
+                    ("sans-serif", 13).into_font(),
+                )
+        }))
+        .map_err(|e| fail(&e))?;
     let bound: Vec<(f64, f64)> = points
         .iter()
         .filter_map(|p| Some((p.0, p.2.filter(|b| *b > 0.0)?)))
         .collect();
-    if !bound.is_empty() {
+    if let Some(&(x, y)) = bound.last() {
         chart
-            .draw_series(DashedLineSeries::new(bound, 8, 6, BLACK.stroke_width(1)))
+            .draw_series(DashedLineSeries::new(
+                bound.clone(),
+                8,
+                6,
+                BLACK.stroke_width(1),
+            ))
             .map_err(|e| fail(&e))?
             .label("the physical bound")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+            .legend(|(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (7, 0)], BLACK)
+                    + PathElement::new(vec![(12, 0), (20, 0)], BLACK)
+            });
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((x, y))
+                    + Text::new(
+                        format!("{y:.1}"),
+                        (-30, -20),
+                        ("sans-serif", 13).into_font(),
+                    ),
+            ))
+            .map_err(|e| fail(&e))?;
     }
-    crate::legend(&mut chart, SeriesLabelPosition::LowerRight, path)?;
+    let (x0, x1, y0, y1) = (xmin / 1.5, xmax * 1.5, ymin.max(1e-6), ymax);
+    let norm = |l: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        l.iter()
+            .map(|&(x, y)| (crate::unit(x, x0, x1, true), crate::unit(y, y0, y1, true)))
+            .collect()
+    };
+    let corner = crate::free_corner(
+        &[norm(&bus), norm(&bound)],
+        1 + usize::from(!bound.is_empty()),
+        18,
+        (800.0, 440.0),
+        SeriesLabelPosition::LowerRight,
+    );
+    crate::legend(&mut chart, corner, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }

@@ -31,6 +31,8 @@ pub fn roofline_svg(path: &Path, roofs: &[Roof], mark: Option<f64>) -> Result<()
     let mut chart = ChartBuilder::on(&root)
         .caption("Roofline", ("sans-serif", 24))
         .margin(16)
+        // Room for the last tick's label, centred on the axis's end.
+        .margin_right(40)
         .x_label_area_size(50)
         .y_label_area_size(80)
         .build_cartesian_2d((xmin..xmax).log_scale(), (ymin..ymax).log_scale())
@@ -77,7 +79,29 @@ pub fn roofline_svg(path: &Path, roofs: &[Roof], mark: Option<f64>) -> Result<()
             ))
             .map_err(|e| fail(&e))?;
     }
-    crate::legend(&mut chart, SeriesLabelPosition::LowerRight, path)?;
+    let lines: Vec<Vec<(f64, f64)>> = roofs
+        .iter()
+        .map(|r| {
+            let ridge = r.peak / r.bandwidth;
+            [(xmin, xmin * r.bandwidth), (ridge, r.peak), (xmax, r.peak)]
+                .iter()
+                .map(|&(x, y)| {
+                    (
+                        crate::unit(x, xmin, xmax, true),
+                        crate::unit(y, ymin, ymax, true),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let corner = crate::free_corner(
+        &lines,
+        roofs.len(),
+        roofs.iter().map(|r| r.name.len() + 42).max().unwrap_or(0),
+        (780.0, 440.0),
+        SeriesLabelPosition::LowerRight,
+    );
+    crate::legend(&mut chart, corner, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -113,6 +137,7 @@ pub fn lines_svg(
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(16)
+        .margin_right(40)
         .x_label_area_size(50)
         .y_label_area_size(70)
         .build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax)
@@ -140,7 +165,28 @@ pub fn lines_svg(
             .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
             .map_err(|e| fail(&e))?;
     }
-    crate::legend(&mut chart, SeriesLabelPosition::LowerLeft, path)?;
+    let lines: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .map(|&(x, y)| {
+                    (
+                        crate::unit(x, xmin, xmax, true),
+                        crate::unit(y, 0.0, ymax, false),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let corner = crate::free_corner(
+        &lines,
+        series.len(),
+        series.iter().map(|s| s.name.len()).max().unwrap_or(0),
+        (780.0, 440.0),
+        SeriesLabelPosition::LowerLeft,
+    );
+    crate::legend(&mut chart, corner, path)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -202,8 +248,29 @@ pub fn bars_svg(
             ))
             .map_err(|e| fail(&e))?
             .label(name)
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
-        crate::legend(&mut chart, SeriesLabelPosition::LowerRight, path)?;
+            .legend(|(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (7, 0)], RED.stroke_width(2))
+                    + PathElement::new(vec![(12, 0), (20, 0)], RED.stroke_width(2))
+            });
+        let u = |v: f64| crate::unit(v, 0.0, ymax, false);
+        let mut lines: Vec<Vec<(f64, f64)>> = bars
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let (l, r) = ((i as f64 + 0.15) / n, (i as f64 + 0.85) / n);
+                vec![(l, 0.0), (l, u(b.1)), (r, u(b.1)), (r, 0.0)]
+            })
+            .collect();
+        lines.push(vec![(0.0, u(y)), (1.0, u(y))]);
+        let corner = crate::free_corner(
+            &lines,
+            1,
+            name.len(),
+            (800.0, 400.0),
+            SeriesLabelPosition::LowerRight,
+        );
+        crate::legend(&mut chart, corner, path)?;
     }
     root.present().map_err(|e| fail(&e))?;
     Ok(())
