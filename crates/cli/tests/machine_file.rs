@@ -243,7 +243,9 @@ fn the_packet_level_routes_through_the_switches() {
 
 #[test]
 fn a_training_step_runs_on_a_gpu_cluster() {
-    // The command: GPT-3 175B on 64 DGX A100 nodes, [8,8,8,1], closed form.
+    // The command: GPT-3 175B on 64 DGX A100 nodes, [8,8,8,1], closed form, with the
+    // axes in the order the hand calculation below takes (model1 inside a node, then data
+    // across nodes; without --mapping podsim takes the fastest order, which differs).
     let j = json(&[
         "train",
         "--model",
@@ -254,6 +256,8 @@ fn a_training_step_runs_on_a_gpu_cluster() {
         "64",
         "--parallel",
         "pipeline=8,data=8,model1=8,model2=1",
+        "--mapping",
+        "model2,model1,data,pipeline",
         "--model-fidelity",
         "analytic",
         "--json",
