@@ -64,33 +64,6 @@ struct Cli {
     quiet: bool,
 }
 
-/// The argument parser's error in one line, as podsim's other errors are: the message (with
-/// the list of missing arguments run together), its tips, and the usage.
-fn one_line(text: &str) -> String {
-    let mut message = Vec::new();
-    let mut tips = Vec::new();
-    let mut usage = None;
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if let Some(u) = line.strip_prefix("Usage: ") {
-            usage = Some(u.to_string());
-        } else if line.starts_with("tip:") {
-            tips.push(line.to_string());
-        } else if line.starts_with("For more information") {
-        } else if usage.is_none() {
-            message.push(line.to_string());
-        }
-    }
-    let mut out = message.join(" ");
-    for t in tips {
-        out.push_str("; ");
-        out.push_str(&t);
-    }
-    if let Some(u) = usage {
-        out.push_str(&format!(" (usage: {u}; more with --help)"));
-    }
-    out
-}
-
 /// Stop the process `after` the given wall time, saying how far the run got
 /// ([`podsim_engine::watch`]) and that nothing more is printed; exit 124 as timeout(1) does.
 /// Finished sweep points are already in their CSV (each row is written as its point ends),
@@ -387,7 +360,9 @@ impl From<podsim_report::sweep_file::SweepFileError> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse_from(negative_values_last(std::env::args_os().collect())) {
+    let cli = match Cli::try_parse_from(podsim_config::negative_values_last(
+        std::env::args_os().collect(),
+    )) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -399,7 +374,7 @@ fn main() -> ExitCode {
             ) {
                 e.exit();
             }
-            eprintln!("{}", one_line(&e.render().to_string()));
+            eprintln!("{}", podsim_config::one_line(&e.render().to_string()));
             return ExitCode::from(2);
         }
     };
@@ -513,54 +488,6 @@ thread_local! {
     /// When set, what the commands print goes here instead of stdout (a scenario's command
     /// run inside `podsim run --json` or `podsim report`).
     static CAPTURE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// `podsim numerics --format bf16 -inf`: clap reads `-inf` as the short flags `-i -n -f` (it
-/// takes only digits after a `-` for a negative number). When a `numerics` value is `-inf`,
-/// `-infinity` or `-nan`, the values are moved after a `--`, in their order, so that every
-/// value is read as a value; other command lines are left as they are.
-fn negative_values_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let is_special = |a: &std::ffi::OsString| {
-        a.to_str().is_some_and(|s| {
-            matches!(
-                s.to_ascii_lowercase().as_str(),
-                "-inf" | "-infinity" | "-nan"
-            )
-        })
-    };
-    if args.get(1).and_then(|a| a.to_str()) != Some("numerics")
-        || !args.iter().any(is_special)
-        || args.iter().any(|a| a == "--")
-    {
-        return args;
-    }
-    // The numerics flags that take a value (`--format bf16` or `--format=bf16`).
-    const VALUED: [&str; 3] = ["--format", "--rounding", "--seed"];
-    let (mut flags, mut values) = (args[..2].to_vec(), Vec::new());
-    let mut i = 2;
-    while i < args.len() {
-        let a = &args[i];
-        let s = a.to_str().unwrap_or("");
-        if VALUED.contains(&s) {
-            flags.push(a.clone());
-            if let Some(v) = args.get(i + 1) {
-                flags.push(v.clone());
-            }
-            i += 2;
-            continue;
-        }
-        if s.starts_with("--")
-            || (s.starts_with('-') && !is_special(a) && s.parse::<f64>().is_err())
-        {
-            flags.push(a.clone());
-        } else {
-            values.push(a.clone());
-        }
-        i += 1;
-    }
-    flags.push("--".into());
-    flags.extend(values);
-    flags
 }
 
 /// Write to stdout. A reader that has gone away (`podsim run | head -1`) ends the program with

@@ -1,5 +1,6 @@
-//! What a command line names: an input file read as text, and the system a `--topology` (or
-//! `topo`'s SPEC) gives, a file or a shorthand.
+//! What a command line names: an input file read as text, the system a `--topology` (or
+//! `topo`'s SPEC) gives, a file or a shorthand; and the command line's own text (values that
+//! look like flags, the parser's errors on one line).
 
 use std::path::Path;
 
@@ -142,4 +143,79 @@ pub fn system_arg(
         spec: system,
         file: "<command line>".to_string(),
     })
+}
+
+/// `podsim numerics --format bf16 -inf`: clap reads `-inf` as the short flags `-i -n -f` (it
+/// takes only digits after a `-` for a negative number). When a `numerics` value is `-inf`,
+/// `-infinity` or `-nan`, the values are moved after a `--`, in their order, so that every
+/// value is read as a value; other command lines are left as they are.
+pub fn negative_values_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let is_special = |a: &std::ffi::OsString| {
+        a.to_str().is_some_and(|s| {
+            matches!(
+                s.to_ascii_lowercase().as_str(),
+                "-inf" | "-infinity" | "-nan"
+            )
+        })
+    };
+    if args.get(1).and_then(|a| a.to_str()) != Some("numerics")
+        || !args.iter().any(is_special)
+        || args.iter().any(|a| a == "--")
+    {
+        return args;
+    }
+    // The numerics flags that take a value (`--format bf16` or `--format=bf16`).
+    const VALUED: [&str; 3] = ["--format", "--rounding", "--seed"];
+    let (mut flags, mut values) = (args[..2].to_vec(), Vec::new());
+    let mut i = 2;
+    while i < args.len() {
+        let a = &args[i];
+        let s = a.to_str().unwrap_or("");
+        if VALUED.contains(&s) {
+            flags.push(a.clone());
+            if let Some(v) = args.get(i + 1) {
+                flags.push(v.clone());
+            }
+            i += 2;
+            continue;
+        }
+        if s.starts_with("--")
+            || (s.starts_with('-') && !is_special(a) && s.parse::<f64>().is_err())
+        {
+            flags.push(a.clone());
+        } else {
+            values.push(a.clone());
+        }
+        i += 1;
+    }
+    flags.push("--".into());
+    flags.extend(values);
+    flags
+}
+
+/// The argument parser's error in one line, as podsim's other errors are: the message (with
+/// the list of missing arguments run together), its tips, and the usage.
+pub fn one_line(text: &str) -> String {
+    let mut message = Vec::new();
+    let mut tips = Vec::new();
+    let mut usage = None;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u.to_string());
+        } else if line.starts_with("tip:") {
+            tips.push(line.to_string());
+        } else if line.starts_with("For more information") {
+        } else if usage.is_none() {
+            message.push(line.to_string());
+        }
+    }
+    let mut out = message.join(" ");
+    for t in tips {
+        out.push_str("; ");
+        out.push_str(&t);
+    }
+    if let Some(u) = usage {
+        out.push_str(&format!(" (usage: {u}; more with --help)"));
+    }
+    out
 }

@@ -28,7 +28,10 @@ mod workload;
 pub use builtin::{MACHINES, machine_file, machine_file_near};
 pub use ctx::MachineFiles;
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
-pub use input::{MAX_INPUT_BYTES, ReadError, SystemArg, SystemArgError, read_input, system_arg};
+pub use input::{
+    MAX_INPUT_BYTES, ReadError, SystemArg, SystemArgError, negative_values_last, one_line,
+    read_input, system_arg,
+};
 pub use kernel::{parse_domains, parse_kernel};
 pub use machine::{FABRICS, is_machine_file, machine_system, parse_machine};
 pub use matrix::{MatrixError, parse_int8_matrix};
