@@ -22,8 +22,8 @@ pub struct ReadError {
     pub why: String,
 }
 
-/// Read a text input file of at most [`MAX_INPUT_BYTES`].
-pub fn read_input(path: &Path) -> Result<String, ReadError> {
+/// Read an input file of at most [`MAX_INPUT_BYTES`] (a Chakra trace is binary).
+pub fn read_input_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
     let fail = |why: String| ReadError {
         path: path.display().to_string(),
@@ -40,7 +40,15 @@ pub fn read_input(path: &Path) -> Result<String, ReadError> {
             podsim_units::Bytes(MAX_INPUT_BYTES)
         )));
     }
-    String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))
+    Ok(bytes)
+}
+
+/// Read a text input file of at most [`MAX_INPUT_BYTES`].
+pub fn read_input(path: &Path) -> Result<String, ReadError> {
+    String::from_utf8(read_input_bytes(path)?).map_err(|_| ReadError {
+        path: path.display().to_string(),
+        why: "not UTF-8 text".into(),
+    })
 }
 
 /// Why the system a command line names could not be had.

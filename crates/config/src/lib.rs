@@ -30,7 +30,7 @@ pub use ctx::MachineFiles;
 pub use error::{ConfigError, edit_distance, nearest, parse_toml};
 pub use input::{
     MAX_INPUT_BYTES, ReadError, SystemArg, SystemArgError, negative_values_last, one_line,
-    read_input, system_arg,
+    read_input, read_input_bytes, system_arg,
 };
 pub use kernel::{parse_domains, parse_kernel};
 pub use machine::{FABRICS, is_machine_file, machine_system, parse_machine};

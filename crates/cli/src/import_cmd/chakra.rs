@@ -8,11 +8,9 @@ use clap::Args;
 use podsim_import::chakra::{self, ChakraRun, RankTrace, Workload};
 use podsim_system::TopoSpec;
 use podsim_system::workload::ChipSpec;
-use podsim_units::Bytes;
 
 use crate::Failure;
 use crate::args::flag_err;
-use podsim_config::MAX_INPUT_BYTES;
 
 /// The arguments of `podsim import chakra`.
 #[derive(Args)]
@@ -45,20 +43,7 @@ pub struct ChakraArgs {
 }
 
 fn read_bytes(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
-    use std::io::Read;
-    let fail = |why: String| Failure::usage(format!("{}: cannot read: {why}", path.display()));
-    let f = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut bytes = Vec::new();
-    f.take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(fail(format!(
-            "larger than the {} an input file may have",
-            Bytes(MAX_INPUT_BYTES)
-        )));
-    }
-    Ok(bytes)
+    podsim_config::read_input_bytes(path).map_err(|e| Failure::usage(e.to_string()))
 }
 
 /// `podsim import chakra`.
