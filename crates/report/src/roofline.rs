@@ -360,8 +360,8 @@ pub fn heatmap_svg(
             if !name.is_empty() {
                 root.draw(&Text::new(
                     name,
-                    (cx - 12, cy - 5),
-                    ("sans-serif", 10).into_font(),
+                    (cx - 13, cy - 6),
+                    ("sans-serif", 12).into_font(),
                 ))
                 .map_err(|e| fail(&e))?;
             }
@@ -401,8 +401,14 @@ pub fn heatmap_svg(
                 .map_err(|e| fail(&e))?;
         }
     }
-    // The colour scale.
+    // The colour scale, titled.
     let sx = left * 2 + w * cell;
+    root.draw(&Text::new(
+        "link busy",
+        (sx - 8, top - 20),
+        ("sans-serif", 13).into_font(),
+    ))
+    .map_err(|e| fail(&e))?;
     for i in 0..100 {
         let u = 1.0 - f64::from(i) / 99.0;
         let y = top + i * (h * cell - 20) / 100;
