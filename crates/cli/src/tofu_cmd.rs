@@ -54,7 +54,7 @@ enum TofuCommand {
 #[derive(Args)]
 struct NodeArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(long, value_name = "GEN")]
+    #[arg(value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]), long, value_name = "GEN")]
     generation: String,
     /// Processes on the node.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -78,7 +78,7 @@ struct NodeArgs {
 #[derive(Args)]
 struct RdmaArgs {
     /// put, get or atomic (Tofu2 and TofuD).
-    #[arg(long, value_name = "OP")]
+    #[arg(value_parser = crate::args::listed(["put", "get", "atomic"]), long, value_name = "OP")]
     op: String,
     #[command(flatten)]
     row: RowArgs,
@@ -101,7 +101,7 @@ struct SlicingArgs {
     lane_recover_at: Option<String>,
     /// auto (TofuD: split while STAT is good, duplicate otherwise), split, duplicate, or
     /// degrade (Tofu2's link degradation: one lane for ever after the first error).
-    #[arg(long, value_name = "MODE", default_value = "auto")]
+    #[arg(value_parser = crate::args::listed(["auto", "split", "duplicate", "degrade"]), long, value_name = "MODE", default_value = "auto")]
     mode: String,
     /// Frames to send, back to back.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
@@ -123,7 +123,7 @@ struct SlicingArgs {
 #[derive(Args)]
 struct BarrierArgs {
     /// tofud (the paper measures the barrier's components on TofuD only).
-    #[arg(long, value_name = "GEN", default_value = "tofud")]
+    #[arg(value_parser = crate::args::listed(["tofud"]), long, value_name = "GEN", default_value = "tofud")]
     generation: String,
     /// Start-and-end points (processes) per node; a comma list prints one row each (Table
     /// VI: 1,4,8,16,48).
@@ -132,7 +132,7 @@ struct BarrierArgs {
     /// test: the paper's test programs (several BCHs per TNI past six points, Table VI);
     /// mpi: the rule section V.E recommends (one BCH per process from different TNIs up to
     /// six; past six, six groups each sharing a BCH through memory).
-    #[arg(long, value_name = "RULE", default_value = "test")]
+    #[arg(value_parser = crate::args::listed(["test", "mpi"]), long, value_name = "RULE", default_value = "test")]
     allocation: String,
     /// A TofuD machine to run the barrier across, e.g. tofu:fugaku or tofud:4x4x4 (every node
     /// carries the same points).
@@ -141,7 +141,7 @@ struct BarrierArgs {
     /// Run a one-element all-reduce through the BGs instead of a bare barrier: sum, max, min,
     /// and, or (integers), fsum, fmax, fmin (floating point). Point p gives (p + 1)(e + 1) in
     /// element e; a sum keeps the groups a power of two (no point counted twice). One node.
-    #[arg(long, value_name = "OP")]
+    #[arg(value_parser = crate::args::listed(["sum", "max", "min", "and", "or", "fsum", "fmax", "fmin"]), long, value_name = "OP")]
     allreduce: Option<String>,
     /// Elements of the all-reduce: up to 8 integers or 3 floating point numbers per BG
     /// (section IV.D).
@@ -162,12 +162,12 @@ struct BarrierArgs {
 #[derive(Args)]
 struct RowArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(long, value_name = "GEN")]
+    #[arg(value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]), long, value_name = "GEN")]
     generation: String,
     /// The Table III setting: tofu: direct-descriptor or descriptor-on-memory; tofu2:
     /// cache-injection-on or cache-injection-off; tofud: near-cmg or far-cmg [default: the
     /// first of each].
-    #[arg(long, value_name = "NAME")]
+    #[arg(value_parser = crate::args::listed(["direct-descriptor", "descriptor-on-memory", "cache-injection-on", "cache-injection-off", "near-cmg", "far-cmg"]), long, value_name = "NAME")]
     setting: Option<String>,
     /// TofuD: both processes on far CMGs (the same as --setting far-cmg).
     #[arg(long)]

@@ -30,10 +30,10 @@ pub struct ChakraArgs {
     topology: Option<PathBuf>,
     /// The chip: tpuv4, tpuv3, a100, dojo-node or d1 [default: the machine's own chip, else
     /// tpuv4].
-    #[arg(long, value_name = "CHIP")]
+    #[arg(value_parser = crate::args::listed(["tpuv4", "tpuv3", "a100", "dojo-node", "d1"]), long, value_name = "CHIP")]
     chip: Option<String>,
     /// analytic, flow or packet, as `podsim workload --model`.
-    #[arg(long, value_name = "MODEL", default_value = "flow")]
+    #[arg(value_parser = crate::args::listed(["analytic", "flow", "packet"]), long, value_name = "MODEL", default_value = "flow")]
     model: String,
     /// Write the workload (TOML, what `podsim workload` reads) here instead of printing it.
     #[arg(long, value_name = "FILE")]
