@@ -18,7 +18,12 @@ use podsim_report::render;
 pub struct NetArgs {
     /// analytic (alpha-beta, contention-free), flow (max-min fair, congestion-aware) or packet
     /// (cycle-level routers with virtual channels and credits; slow on large networks).
-    #[arg(value_parser = crate::args::listed(["analytic", "flow", "packet"]), long, value_name = "MODEL", default_value = "flow")]
+    #[arg(
+        long,
+        value_name = "MODEL",
+        default_value = "flow",
+        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+    )]
     model: String,
     /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
     #[arg(long, value_name = "BW", allow_hyphen_values = true)]
@@ -148,7 +153,14 @@ pub struct CollectiveArgs {
     /// bidirectional-ring, dimension, halving-doubling, double-binary-tree, multi-ring (one
     /// ring per chip of a node, each crossing the nodes on its own rail, as NCCL's channels)
     /// (all-reduce); ring (broadcast, pipelined chain); dimension (all-to-all).
-    #[arg(value_parser = crate::args::listed(["ring", "bidirectional-ring", "dimension", "halving-doubling", "double-binary-tree", "multi-ring", "tree", "direct", "dissemination"]), long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = crate::args::listed([
+            "ring", "bidirectional-ring", "dimension", "halving-doubling", "double-binary-tree",
+            "multi-ring", "tree", "direct", "dissemination",
+        ]),
+    )]
     algorithm: Option<String>,
     #[command(flatten)]
     net: NetArgs,

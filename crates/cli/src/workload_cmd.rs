@@ -27,7 +27,11 @@ pub struct WorkloadArgs {
     /// examples/workload-*.toml and examples/dojo/tile-step.toml.
     file: PathBuf,
     /// analytic, flow or packet [default: the file's `model`, else flow].
-    #[arg(value_parser = crate::args::listed(["analytic", "flow", "packet"]), long, value_name = "MODEL")]
+    #[arg(
+        long,
+        value_name = "MODEL",
+        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+    )]
     model: Option<String>,
     /// Run on this machine file instead of the file's [machine] (its network, and its chip on
     /// every endpoint, a chip preset or one the file describes by its matrix units:

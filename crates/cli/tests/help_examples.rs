@@ -603,3 +603,130 @@ fn closed_choices_list_their_values_and_refuse_others_in_one_line() {
         );
     }
 }
+
+/// Every value `[possible values: ...]` lists is one the command takes: each runs beside a
+/// command that takes all of its flag's values.
+#[test]
+fn every_listed_value_runs() {
+    let train: &[&str] = &[
+        "train",
+        "--model",
+        "gpt3-175b",
+        "--system",
+        "tpuv4:slice=8x8x8",
+        "--parallel",
+        "[8,1,8,8]",
+    ];
+    let noc: &[&str] = &[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--rate",
+        "0.1",
+        "--cycles",
+        "1000",
+    ];
+    let matmul: &[&str] = &["matmul", "--m", "32", "--k", "64", "--n", "64"];
+    let gemm: &[&str] = &["gemm", "--array", "4x4", "--m", "8", "--n", "8", "--k", "8"];
+    // (the words of the command whose help lists the values, its other arguments, the flag)
+    let cases: &[(&[&str], &[&str], &str)] = &[
+        (&["noc"], noc, "--traffic"),
+        (&["noc"], noc, "--arbitration"),
+        (&["noc"], noc, "--router"),
+        (
+            &["collective"],
+            &[
+                "collective",
+                "all-reduce",
+                "--topology",
+                "ring:4",
+                "--bytes",
+                "1 MiB",
+            ],
+            "--model",
+        ),
+        (&["gemm"], gemm, "--dataflow"),
+        (
+            &["gemm"],
+            &[gemm, &["--dataflow", "os"]].concat(),
+            "--convention",
+        ),
+        (&["train"], train, "--remat"),
+        (&["train"], train, "--partition"),
+        (&["train"], train, "--model-fidelity"),
+        (&["train"], train, "--cmem"),
+        (&["numerics"], &["numerics", "1.5"], "--format"),
+        (&["dram"], &["dram"], "--chip"),
+        (&["dram"], &["dram"], "--placement"),
+        (&["dram"], &["dram"], "--layout"),
+        (&["dram"], &["dram"], "--vcs"),
+        (&["matmul"], matmul, "--tile"),
+        (&["matmul"], matmul, "--dtype"),
+        (&["matmul"], matmul, "--in0"),
+        (&["matmul"], matmul, "--buffering"),
+        (&["tofu", "put"], &["tofu", "put"], "--generation"),
+        (
+            &["tofu", "rdma"],
+            &["tofu", "rdma", "--generation", "tofud"],
+            "--op",
+        ),
+        (
+            &["tofu", "slicing"],
+            &["tofu", "slicing", "--ber", "1e-6"],
+            "--mode",
+        ),
+        (
+            &["tofu", "barrier"],
+            &["tofu", "barrier", "--points", "4"],
+            "--allocation",
+        ),
+        (
+            &["tofu", "barrier"],
+            &["tofu", "barrier", "--points", "4"],
+            "--allreduce",
+        ),
+        (
+            &["dojo", "transfer"],
+            &[
+                "dojo", "transfer", "push", "--from", "0,0", "--to", "1,1", "--bytes", "64KiB",
+            ],
+            "--model",
+        ),
+        (&["roofline"], &["roofline"], "--chip"),
+        (&["apps"], &["apps", "--chips", "64"], "--cmem"),
+        (
+            &["dlrm"],
+            &["dlrm", "--system", "tpuv4:slice=4x4x8"],
+            "--embeddings",
+        ),
+        (
+            &["workload"],
+            &["workload", "examples/workload-data-parallel.toml"],
+            "--cmem",
+        ),
+    ];
+    let mut failures = Vec::new();
+    let dir = scratch("listed");
+    for (command, other, flag) in cases {
+        let text = help(command);
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{flag} ")))
+            .unwrap_or_else(|| panic!("{flag} in `podsim {} --help`", command.join(" ")));
+        let values = line
+            .split("[possible values: ")
+            .nth(1)
+            .and_then(|v| v.split(']').next())
+            .unwrap_or_else(|| panic!("{flag} lists no possible values: {line}"));
+        for v in values.split(", ") {
+            let mut run: Vec<String> = other.iter().map(|s| s.to_string()).collect();
+            run.push(flag.to_string());
+            run.push(v.to_string());
+            if let Err(e) = runs(&dir, &run) {
+                failures.push(e);
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
