@@ -679,12 +679,8 @@ fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
 /// `podsim man [--out DIR]`.
 fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
     use clap::CommandFactory;
-    let render = |c: &clap::Command| -> Result<Vec<u8>, Failure> {
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(c.clone())
-            .render(&mut buf)
-            .map_err(|e| Failure::runtime(format!("cannot render the man page: {e}")))?;
-        Ok(buf)
+    let render = |c: &clap::Command| {
+        man_page(c).map_err(|e| Failure::runtime(format!("cannot render the man page: {e}")))
     };
     let Some(dir) = out else {
         out!(
@@ -704,6 +700,79 @@ fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
     }
     outln!("{} man pages written to {}", pages.len(), dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// One command's man page (roff): clap_mangen's sections, with the help's EXAMPLES section
+/// (`examples.rs`) as an EXAMPLES section of the page, each command on a line of its own.
+fn man_page(c: &clap::Command) -> std::io::Result<Vec<u8>> {
+    let examples = c.get_after_help().map(|s| s.to_string());
+    let c = c.clone().after_help(None::<&str>);
+    let man = clap_mangen::Man::new(c.clone());
+    type Section = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
+    let mut sections: Vec<Section> = vec![
+        clap_mangen::Man::render_title,
+        clap_mangen::Man::render_name_section,
+        clap_mangen::Man::render_synopsis_section,
+        clap_mangen::Man::render_description_section,
+    ];
+    if c.get_arguments().any(|a| !a.is_hide_set()) {
+        sections.push(clap_mangen::Man::render_options_section);
+    }
+    if c.get_subcommands().any(|s| !s.is_hide_set()) {
+        sections.push(clap_mangen::Man::render_subcommands_section);
+    }
+    // `topo`'s list of shorthands and presets.
+    if c.get_after_long_help().is_some() {
+        sections.push(clap_mangen::Man::render_extra_section);
+    }
+    // Each section starts with the page's preamble (the `Aq` string); the page keeps the first.
+    let add = |page: &mut String, section: Section| -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        section(&man, &mut buf)?;
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        let body = if page.is_empty() {
+            text.as_str()
+        } else {
+            text.splitn(3, '\n').nth(2).unwrap_or("")
+        };
+        page.push_str(body);
+        Ok(())
+    };
+    let mut page = String::new();
+    for section in sections {
+        add(&mut page, section)?;
+    }
+    if let Some(text) = examples {
+        page.push_str(&roff_examples(&text));
+    }
+    if c.get_version().is_some() {
+        add(&mut page, clap_mangen::Man::render_version_section)?;
+    }
+    Ok(page.into_bytes())
+}
+
+/// An EXAMPLES section in roff from the help's (`# what it does` lines, then `$ podsim ...`
+/// lines): each description a paragraph, each command indented and unfilled.
+fn roff_examples(text: &str) -> String {
+    let escape = |s: &str| {
+        let s = s.replace('\\', "\\e").replace('-', "\\-");
+        if s.starts_with(['.', '\'']) {
+            format!("\\&{s}")
+        } else {
+            s
+        }
+    };
+    let mut out = String::from(".SH EXAMPLES\n");
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(what) = line.strip_prefix("# ") {
+            out.push_str(&format!(".PP\n{}\n", escape(what)));
+        } else if line.starts_with("$ ") {
+            out.push_str(&format!(".RS 4\n.nf\n{}\n.fi\n.RE\n", escape(line)));
+        } else if line != "Examples:" {
+            out.push_str(&format!(".PP\n{}\n", escape(line)));
+        }
+    }
+    out
 }
 
 /// A command as its man page shows it: without the `help` subcommand (each page refers to

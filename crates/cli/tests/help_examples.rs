@@ -424,6 +424,17 @@ fn man_out_writes_every_page_referred_to() {
             );
         }
     }
+    // A page's EXAMPLES are those of the command's help, a command to a line, and the page's
+    // preamble is written once.
+    let page = std::fs::read_to_string(dir.join("podsim-dojo.1")).unwrap();
+    assert!(
+        page.contains("\n.SH EXAMPLES\n")
+            && page.contains(
+                "\n.nf\n$ podsim dojo node \\-\\-kernel examples/dojo/matmul.toml\n.fi\n"
+            ),
+        "{page}"
+    );
+    assert_eq!(page.matches(".ds Aq").count(), 2, "{page}");
     std::fs::remove_dir_all(&dir).ok();
     assert!(pages > 40, "{pages} pages");
 }
