@@ -48,7 +48,7 @@ fn noc(topology: &str, rate: f64, traffic: &str, cycles: u64, seed: u64) -> PyRe
 /// in the command's order: `podsim gemm --array A --dataflow D --m M --n N --k K`.
 #[pyfunction]
 fn gemm(array: &str, dataflow: &str, m: u64, n: u64, k: u64) -> PyResult<String> {
-    json(results::gemm(m, n, k, array, dataflow))
+    json(results::gemm(array, dataflow, m, n, k))
 }
 
 /// A workload file run on its machine: the keys of `podsim workload FILE --json` (step time,
@@ -57,8 +57,18 @@ fn gemm(array: &str, dataflow: &str, m: u64, n: u64, k: u64) -> PyResult<String>
 #[pyo3(signature = (path, model=None))]
 fn workload(path: &str, model: Option<&str>) -> PyResult<String> {
     // A file that is missing or cannot be read is an OSError, as `open(path)` raises, with
-    // the errno, the reason and the file name.
-    if let Err(e) = std::fs::File::open(path) {
+    // the errno, the reason and the file name; a directory is an IsADirectoryError.
+    let opened = std::fs::File::open(path).and_then(|f| f.metadata());
+    if let Ok(m) = &opened
+        && m.is_dir()
+    {
+        return Err(PyIsADirectoryError::new_err((
+            21, // EISDIR
+            "Is a directory",
+            path.to_string(),
+        )));
+    }
+    if let Err(e) = opened {
         let errno = e.raw_os_error().unwrap_or(0);
         let reason = e.to_string();
         let reason = reason
@@ -70,7 +80,6 @@ fn workload(path: &str, model: Option<&str>) -> PyResult<String> {
         return Err(match e.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
             std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(args),
-            std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(args),
             _ => PyOSError::new_err(args),
         });
     }

@@ -76,6 +76,13 @@ def main():
         assert e.filename == str(missing) and "no-such-workload.toml" in str(e), e
     else:
         raise AssertionError("a missing workload file should raise FileNotFoundError")
+    # A directory is not a workload file: IsADirectoryError, as open() would raise.
+    try:
+        podsim.workload(ROOT / "examples")
+    except IsADirectoryError as e:
+        assert e.filename == str(ROOT / "examples"), e
+    else:
+        raise AssertionError("a directory should raise IsADirectoryError")
     # A workload file that is there but wrong is still a ValueError naming the file.
     try:
         podsim.workload(ROOT / "examples" / "machines" / "dgx-a100.toml")
