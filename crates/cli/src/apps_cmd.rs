@@ -87,7 +87,7 @@ pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
 pub struct ScheduleArgs {
     /// The slice mix: table2 (Table 2 of tpu-v4-isca2023.txt, each listed slice in proportion
     /// to its share).
-    #[arg(value_parser = crate::args::listed(["table2"]), long, value_name = "MIX")]
+    #[arg(long, value_name = "MIX", value_parser = crate::args::listed(["table2"]))]
     mix: String,
     /// Simulated hours (at most 100,000).
     #[arg(long, value_name = "H")]

@@ -28,7 +28,7 @@ pub struct GemmArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "array")]
     system: Option<PathBuf>,
     /// os (output-stationary), ws (weight-stationary) or is (input-stationary).
-    #[arg(value_parser = crate::args::listed(["os", "ws", "is"]), long, value_name = "DATAFLOW")]
+    #[arg(long, value_name = "DATAFLOW", value_parser = crate::args::listed(["os", "ws", "is"]))]
     dataflow: String,
     /// Rows of A and D.
     #[arg(long)]

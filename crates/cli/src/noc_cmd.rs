@@ -62,7 +62,7 @@ pub struct NocArgs {
     #[arg(long, value_name = "L")]
     link_cycles: Option<u32>,
     /// Allocator arbitration: round-robin or fcfs (oldest first) [default: round-robin].
-    #[arg(value_parser = crate::args::listed(["round-robin", "fcfs"]), long, value_name = "ARB")]
+    #[arg(long, value_name = "ARB", value_parser = crate::args::listed(["round-robin", "fcfs"]))]
     arbitration: Option<String>,
     /// Router model: podsim (podsim's own input-queued router: --pipeline-stages,
     /// --link-cycles, --arbitration) or booksim (BookSim 2's iq router stage by stage: route

@@ -54,7 +54,7 @@ enum TofuCommand {
 #[derive(Args)]
 struct NodeArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]), long, value_name = "GEN")]
+    #[arg(long, value_name = "GEN", value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]))]
     generation: String,
     /// Processes on the node.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -78,7 +78,7 @@ struct NodeArgs {
 #[derive(Args)]
 struct RdmaArgs {
     /// put, get or atomic (Tofu2 and TofuD).
-    #[arg(value_parser = crate::args::listed(["put", "get", "atomic"]), long, value_name = "OP")]
+    #[arg(long, value_name = "OP", value_parser = crate::args::listed(["put", "get", "atomic"]))]
     op: String,
     #[command(flatten)]
     row: RowArgs,
@@ -183,7 +183,7 @@ struct BarrierArgs {
 #[derive(Args)]
 struct RowArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]), long, value_name = "GEN")]
+    #[arg(long, value_name = "GEN", value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]))]
     generation: String,
     /// The Table III setting: tofu: direct-descriptor or descriptor-on-memory; tofu2:
     /// cache-injection-on or cache-injection-off; tofud: near-cmg or far-cmg [default: the

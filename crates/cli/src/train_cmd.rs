@@ -78,7 +78,7 @@ pub struct TrainArgs {
     /// CMEM (TPU v4's 128 MiB on-chip memory): on, a layer's weight shard that fits in half of
     /// it is read at CMEM bandwidth (4.8 TB/s, an assumption) instead of HBM; off, as Fig. 13's
     /// "CMEM off" [default: on; a chip without CMEM has none to turn on or off].
-    #[arg(value_parser = crate::args::listed(["on", "off"]), long, value_name = "ON|OFF")]
+    #[arg(long, value_name = "ON|OFF", value_parser = crate::args::listed(["on", "off"]))]
     cmem: Option<String>,
     /// How collectives are timed: analytic (closed form, contention-free rings) or flow (the
     /// layer runs as a workload on the slice's flow model, every group at once).

@@ -43,7 +43,7 @@ pub struct DramArgs {
     /// then to a row with no reader, no overlapping route) or logical (the full grid's
     /// placement in logical rows, as harvest-unaware software would). Only with
     /// --harvested-rows and next-to-bank.
-    #[arg(value_parser = crate::args::listed(["document", "logical"]), long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", value_parser = crate::args::listed(["document", "logical"]))]
     relocation: Option<String>,
     /// Harvested worker rows, NoC y coordinates, e.g. 5 (N150: one) or 2,8 (N300: two)
     /// [default: none].

@@ -48,7 +48,7 @@ pub struct WorkloadArgs {
     trace: Option<PathBuf>,
     /// Turn TPU v4's CMEM off (memory tasks with a working_set then stream from HBM), as
     /// Fig. 13's "CMEM off" [default: the file's machine.cmem, else on].
-    #[arg(value_parser = crate::args::listed(["on", "off"]), long, value_name = "ON|OFF")]
+    #[arg(long, value_name = "ON|OFF", value_parser = crate::args::listed(["on", "off"]))]
     cmem: Option<String>,
     /// The most events the trace keeps; the file says how many were cut.
     #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_TRACE_LIMIT)]
