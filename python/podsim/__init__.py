@@ -1,8 +1,9 @@
 """podsim from Python.
 
 Each function runs the same model as the `podsim` command of the same name and returns its
-result as a dict (the keys of that command's `--json`). Errors raise ValueError with the
-message the command would print.
+result as a dict (the keys of that command's `--json`), its arguments in the order of the
+command's. Errors raise ValueError with the message the command would print; a file that
+cannot be read raises the OSError `open` would (FileNotFoundError for a missing one).
 
     >>> import podsim
     >>> podsim.collective("all-reduce", "torus:4x4x4", "64 MiB")["time_s"]
@@ -30,13 +31,21 @@ def noc(topology, rate, traffic="uniform", cycles=10000, seed=1):
     return _json.loads(_podsim.noc(topology, float(rate), traffic, int(cycles), int(seed)))
 
 
-def gemm(m, n, k, array="128x128", dataflow="os"):
-    """A GEMM tiled onto a systolic array (as `podsim gemm --json`), podsim's RTL-exact cycles."""
-    return _json.loads(_podsim.gemm(int(m), int(n), int(k), array, dataflow))
+def gemm(array, dataflow, m, n, k):
+    """A GEMM tiled onto a systolic array (as `podsim gemm --array A --dataflow D --m M --n N
+    --k K --json`, the arguments in that order), podsim's RTL-exact cycles."""
+    if not isinstance(array, str) or not isinstance(dataflow, str):
+        raise TypeError(
+            "gemm(array, dataflow, m, n, k), as `podsim gemm --array A --dataflow D --m M --n N "
+            "--k K`: array is ROWSxCOLS such as \"32x32\", dataflow os, ws or is; got "
+            f"array={array!r}, dataflow={dataflow!r}"
+        )
+    return _json.loads(_podsim.gemm(array, dataflow, int(m), int(n), int(k)))
 
 
 def workload(path, model=None):
-    """A workload file run on its machine (as `podsim workload FILE --json`)."""
+    """A workload file run on its machine (as `podsim workload FILE --json`); a missing file
+    raises FileNotFoundError."""
     return _json.loads(_podsim.workload(str(path), model))
 
 

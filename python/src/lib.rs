@@ -2,9 +2,12 @@
 //! `podsim` command of the same name runs and returns its result as a JSON string, which the
 //! `podsim` package turns into a dict. The result is the command's own typed struct,
 //! serialized as its `--json` is (`results.rs`), so the dict has the command's keys. Bad input
-//! raises ValueError with the message the command would print.
+//! raises ValueError with the message the command would print; a file that cannot be read
+//! raises the OSError Python's own `open` would (FileNotFoundError for a missing one).
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError,
+};
 use pyo3::prelude::*;
 
 mod results;
@@ -41,10 +44,11 @@ fn noc(topology: &str, rate: f64, traffic: &str, cycles: u64, seed: u64) -> PyRe
 }
 
 /// A GEMM tiled onto a systolic array in podsim's RTL-exact convention (int8 in, int32 out,
-/// 64 KiB scratchpads, unlimited DRAM): the keys of `podsim gemm --json`.
+/// 64 KiB scratchpads, unlimited DRAM): the keys of `podsim gemm --json`. The arguments come
+/// in the command's order: `podsim gemm --array A --dataflow D --m M --n N --k K`.
 #[pyfunction]
-fn gemm(m: u64, n: u64, k: u64, array: &str, dataflow: &str) -> PyResult<String> {
-    json(results::gemm(m, n, k, array, dataflow))
+fn gemm(array: &str, dataflow: &str, m: u64, n: u64, k: u64) -> PyResult<String> {
+    json(results::gemm(array, dataflow, m, n, k))
 }
 
 /// A workload file run on its machine: the keys of `podsim workload FILE --json` (step time,
@@ -52,6 +56,33 @@ fn gemm(m: u64, n: u64, k: u64, array: &str, dataflow: &str) -> PyResult<String>
 #[pyfunction]
 #[pyo3(signature = (path, model=None))]
 fn workload(path: &str, model: Option<&str>) -> PyResult<String> {
+    // A file that is missing or cannot be read is an OSError, as `open(path)` raises, with
+    // the errno, the reason and the file name; a directory is an IsADirectoryError.
+    let opened = std::fs::File::open(path).and_then(|f| f.metadata());
+    if let Ok(m) = &opened
+        && m.is_dir()
+    {
+        return Err(PyIsADirectoryError::new_err((
+            21, // EISDIR
+            "Is a directory",
+            path.to_string(),
+        )));
+    }
+    if let Err(e) = opened {
+        let errno = e.raw_os_error().unwrap_or(0);
+        let reason = e.to_string();
+        let reason = reason
+            .split(" (os error")
+            .next()
+            .unwrap_or(&reason)
+            .to_string();
+        let args = (errno, reason, path.to_string());
+        return Err(match e.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(args),
+            _ => PyOSError::new_err(args),
+        });
+    }
     json(results::workload(path, model))
 }
 

@@ -87,7 +87,7 @@ pub fn noc(topology: &str, rate: f64, traffic: &str, cycles: u64, seed: u64) -> 
 /// A GEMM tiled onto a systolic array in podsim's RTL-exact convention (int8 in, int32 out,
 /// 64 KiB scratchpads, unlimited DRAM): `podsim gemm --array A --dataflow D --m M --n N --k K
 /// --json`.
-pub fn gemm(m: u64, n: u64, k: u64, array: &str, dataflow: &str) -> Outcome {
+pub fn gemm(array: &str, dataflow: &str, m: u64, n: u64, k: u64) -> Outcome {
     use podsim_compute::{Convention, Dataflow, GemmOutput, GemmSpec, MemorySpec};
     let shape = || format!("array `{array}`: expected ROWSxCOLS such as 32x32");
     let (r, c) = array.split_once(['x', 'X']).ok_or_else(shape)?;

@@ -43,9 +43,23 @@ def main():
     n = podsim.noc("mesh:4x4", 0.1, cycles=2000)
     assert abs(n["accepted_flits_per_node_cycle"] - 0.1) < 0.02 and not n["saturated"], n
     # A 32x32 output-stationary array on a 32x32x32 GEMM: one fold of 32^3 MACs.
-    g = podsim.gemm(32, 32, 32, array="32x32", dataflow="os")
+    g = podsim.gemm("32x32", "os", 32, 32, 32)
     assert g["macs"] == 32 ** 3 and g["folds"] == 1, g
     assert g["convention"] == "rtl" and g["stall_cycles"] == 0 and g["row_folds"] == 1, g
+    # The arguments in the command's order (`podsim gemm --array 32x16 --dataflow ws --m 100
+    # --n 60 --k 40`), by position or by name, give the same GEMM.
+    by_position = podsim.gemm("32x16", "ws", 100, 60, 40)
+    by_name = podsim.gemm(k=40, n=60, m=100, dataflow="ws", array="32x16")
+    assert by_position == by_name and by_position["macs"] == 100 * 60 * 40, by_position
+    assert by_position["array"] == "32x16", by_position
+    assert by_position["dataflow"] == "ws" and by_position["m"] == 100, by_position
+    # The old order (m, n, k first) is refused, naming the new one, not run as another GEMM.
+    try:
+        podsim.gemm(32, 32, 32, "32x32", "os")
+    except TypeError as e:
+        assert "gemm(array, dataflow, m, n, k)" in str(e), e
+    else:
+        raise AssertionError("gemm with m, n, k first should raise TypeError")
     # A workload file runs on its machine.
     w = podsim.workload(ROOT / "examples" / "workload-data-parallel.toml")
     assert w["time_s"] > 0 and w["tasks"], w
@@ -54,6 +68,28 @@ def main():
     d = podsim.dram()
     assert abs(d["bandwidth_bytes_per_s"] - 267e9) < 0.5e9, d
     assert d["chip"] == "wormhole" and d["placement"] == "next-to-bank" and d["noc"] == 0, d
+    # A missing workload file raises FileNotFoundError, as open() would, naming the file.
+    missing = ROOT / "examples" / "no-such-workload.toml"
+    try:
+        podsim.workload(missing)
+    except FileNotFoundError as e:
+        assert e.filename == str(missing) and "no-such-workload.toml" in str(e), e
+    else:
+        raise AssertionError("a missing workload file should raise FileNotFoundError")
+    # A directory is not a workload file: IsADirectoryError, as open() would raise.
+    try:
+        podsim.workload(ROOT / "examples")
+    except IsADirectoryError as e:
+        assert e.filename == str(ROOT / "examples"), e
+    else:
+        raise AssertionError("a directory should raise IsADirectoryError")
+    # A workload file that is there but wrong is still a ValueError naming the file.
+    try:
+        podsim.workload(ROOT / "examples" / "machines" / "dgx-a100.toml")
+    except ValueError as e:
+        assert "dgx-a100.toml" in str(e), e
+    else:
+        raise AssertionError("a machine file is not a workload file")
     # Bad input raises ValueError naming what is wrong.
     try:
         podsim.collective("all-reduce", "torus:4x", "1 MiB")

@@ -21,11 +21,22 @@ pub struct AppsArgs {
     chips: u64,
     /// CMEM (TPU v4's 128 MiB on-chip memory) for the v4 column: on or off, as Fig. 13 turns
     /// it off. The CMEM column is always on over off.
-    #[arg(long, value_name = "ON|OFF", default_value = "on")]
+    #[arg(
+        long,
+        value_name = "ON|OFF",
+        default_value = "on",
+        value_parser = crate::args::listed(["on", "off"]),
+    )]
     cmem: String,
     /// Only this application: CNN0, CNN1, RNN0, RNN1, BERT0, BERT1, DLRM0 or DLRM1 (any case)
     /// [default: all eight and their geometric mean].
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = crate::args::listed([
+            "CNN0", "CNN1", "RNN0", "RNN1", "BERT0", "BERT1", "DLRM0", "DLRM1",
+        ]),
+    )]
     app: Option<String>,
     /// Print one JSON object: chips, v4_system, v3_system, cmem, apps (each with name, model,
     /// batch_per_chip, weights, v4_step_time_s, v4_cmem_on_step_time_s,
@@ -52,7 +63,12 @@ pub struct DlrmArgs {
     system: String,
     /// Where the embedding tables live: sparsecore (sharded over the chips' HBM, served by the
     /// SparseCores) or host (CPU host memory, 4 TPU v4 or 8 TPU v3 chips per host).
-    #[arg(long, value_name = "WHERE", default_value = "sparsecore")]
+    #[arg(
+        long,
+        value_name = "WHERE",
+        default_value = "sparsecore",
+        value_parser = crate::args::listed(["sparsecore", "host"]),
+    )]
     embeddings: String,
     /// Print one JSON object (keys: step_time_s, embedding_time_s, all_to_all_time_s,
     /// dense_time_s, and more).
@@ -71,7 +87,7 @@ pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
 pub struct ScheduleArgs {
     /// The slice mix: table2 (Table 2 of tpu-v4-isca2023.txt, each listed slice in proportion
     /// to its share).
-    #[arg(long, value_name = "MIX")]
+    #[arg(long, value_name = "MIX", value_parser = crate::args::listed(["table2"]))]
     mix: String,
     /// Simulated hours (at most 100,000).
     #[arg(long, value_name = "H")]

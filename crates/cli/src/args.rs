@@ -88,3 +88,38 @@ impl From<podsim_numerics::NumericsError> for Failure {
         }
     }
 }
+
+/// The values of a flag with a closed set of names, for `--help`'s `[possible values: ...]`
+/// and the shell completions ([`listed`]).
+#[derive(Clone)]
+pub(crate) struct Listed(Vec<&'static str>);
+
+/// A flag's value parser that names its choices: `--help` shows them as `[possible values:
+/// ...]` and `podsim completions` offers them. The value is taken as typed and checked where
+/// the command reads it, which gives the one-line error naming the flag, the nearest choice
+/// and the whole list, and which also takes the forms a list cannot hold (`--traffic
+/// hotspot:3@0.2`, `--format cfp8:e4:bias=7`).
+pub(crate) fn listed(names: impl IntoIterator<Item = &'static str>) -> Listed {
+    Listed(names.into_iter().collect())
+}
+
+impl clap::builder::TypedValueParser for Listed {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
+}

@@ -18,7 +18,12 @@ use podsim_report::render;
 pub struct NetArgs {
     /// analytic (alpha-beta, contention-free), flow (max-min fair, congestion-aware) or packet
     /// (cycle-level routers with virtual channels and credits; slow on large networks).
-    #[arg(long, value_name = "MODEL", default_value = "flow")]
+    #[arg(
+        long,
+        value_name = "MODEL",
+        default_value = "flow",
+        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+    )]
     model: String,
     /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
     #[arg(long, value_name = "BW", allow_hyphen_values = true)]
@@ -130,6 +135,7 @@ impl Resolved {
 #[derive(Args)]
 pub struct CollectiveArgs {
     /// all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or barrier.
+    #[arg(value_parser = crate::args::listed(podsim_collective::Kind::ALL.map(|k| k.name())))]
     kind: String,
     /// The topology, as for `podsim topo` (e.g. torus:4x4x8, tpuv4:slice=4x4x8:twisted; every
     /// shorthand and preset: `podsim topo --help`), a system TOML file (the keys of a
@@ -147,7 +153,14 @@ pub struct CollectiveArgs {
     /// bidirectional-ring, dimension, halving-doubling, double-binary-tree, multi-ring (one
     /// ring per chip of a node, each crossing the nodes on its own rail, as NCCL's channels)
     /// (all-reduce); ring (broadcast, pipelined chain); dimension (all-to-all).
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = crate::args::listed([
+            "ring", "bidirectional-ring", "dimension", "halving-doubling", "double-binary-tree",
+            "multi-ring", "tree", "direct", "dissemination",
+        ]),
+    )]
     algorithm: Option<String>,
     #[command(flatten)]
     net: NetArgs,
@@ -603,6 +616,7 @@ pub struct MicroArgs {
     /// put-latency (one-way put between neighbours), put-throughput (one large put),
     /// injection (puts to as many neighbours as the node has interfaces, at once) or
     /// all-to-all (throughput per endpoint).
+    #[arg(value_parser = crate::args::listed(podsim_collective::Micro::ALL.map(|m| m.name())))]
     name: String,
     /// The topology, as for `podsim topo`: a shorthand or preset (every one: `podsim topo
     /// --help`), a system TOML file (the keys of a scenario's [[system]]) or a machine file

@@ -28,7 +28,7 @@ pub struct GemmArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "array")]
     system: Option<PathBuf>,
     /// os (output-stationary), ws (weight-stationary) or is (input-stationary).
-    #[arg(long, value_name = "DATAFLOW")]
+    #[arg(long, value_name = "DATAFLOW", value_parser = crate::args::listed(["os", "ws", "is"]))]
     dataflow: String,
     /// Rows of A and D.
     #[arg(long)]
@@ -41,7 +41,12 @@ pub struct GemmArgs {
     k: u64,
     /// rtl (exact against podsim's register-level arrays) or scalesim (SCALE-Sim v3's "Total
     /// Cycles").
-    #[arg(long, value_name = "NAME", default_value = "rtl")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "rtl",
+        value_parser = crate::args::listed(["rtl", "scalesim"]),
+    )]
     convention: String,
     /// Bytes per element of A and B (1: int8).
     #[arg(long, value_name = "BYTES", default_value_t = 1)]
@@ -173,10 +178,22 @@ pub fn systolic_cmd(a: &SystolicArgs) -> Result<ExitCode, Failure> {
 pub struct NumericsArgs {
     /// The format: fp32, bf16, fp16, e4m3, e5m2, cfp8:e4:bias=B, cfp8:e5:bias=B or
     /// cfp16:bias=B (B from 0 to 63).
-    #[arg(long, value_name = "FMT")]
+    #[arg(
+        long,
+        value_name = "FMT",
+        value_parser = crate::args::listed([
+            "fp32", "bf16", "fp16", "e4m3", "e5m2", "cfp8:e4:bias=7", "cfp8:e5:bias=15",
+            "cfp16:bias=31",
+        ]),
+    )]
     format: String,
     /// nearest (ties to even) or stochastic (needs --seed).
-    #[arg(long, value_name = "MODE", default_value = "nearest")]
+    #[arg(
+        long,
+        value_name = "MODE",
+        default_value = "nearest",
+        value_parser = crate::args::listed(["nearest", "stochastic"]),
+    )]
     rounding: String,
     /// Seed of the stochastic rounding's generator (xoshiro256++).
     #[arg(long, value_name = "S")]
@@ -206,7 +223,11 @@ pub fn numerics_cmd(a: &NumericsArgs) -> Result<ExitCode, Failure> {
 pub struct RooflineArgs {
     /// The chip preset: tpuv4, tpuv3, a100, dojo-node or d1 (peaks and bandwidths with their
     /// sources in crates/compute/src/chips.rs).
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = crate::args::listed(["tpuv4", "tpuv3", "a100", "dojo-node", "d1"]),
+    )]
     chip: String,
     /// An operational intensity, FLOPs per byte of memory traffic: also print the attainable
     /// FLOP/s there.

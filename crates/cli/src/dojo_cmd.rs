@@ -129,7 +129,10 @@ struct ShortcutArgs {
 struct TransferArgs {
     /// push, pull (a request per packet), block (one pull, the block pushed back) or
     /// broadcast (to every node of the source's die).
-    #[arg(value_name = "OP")]
+    #[arg(
+        value_name = "OP",
+        value_parser = crate::args::listed(["push", "pull", "block", "broadcast"]),
+    )]
     op: String,
     /// The source (push, broadcast) or the puller (pull, block), as x,y on the mesh.
     #[arg(long, value_name = "X,Y")]
@@ -157,7 +160,12 @@ struct TransferArgs {
     fail_link: Option<String>,
     /// packet (64-byte packets, link by link: order, retries, failed links) or flow (one
     /// max-min fair flow: the time only; out_of_order_packets is null).
-    #[arg(long, value_name = "MODEL", default_value = "packet")]
+    #[arg(
+        long,
+        value_name = "MODEL",
+        default_value = "packet",
+        value_parser = crate::args::listed(["packet", "flow"]),
+    )]
     model: String,
     /// Print one JSON object (keys: op, time_s, packets, out_of_order_packets,
     /// missed_by_last_packet_receiver, destinations, data_correct, retries; with --model flow:

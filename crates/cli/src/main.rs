@@ -16,6 +16,7 @@ mod args;
 mod collective_cmd;
 mod compute_cmd;
 mod dojo_cmd;
+mod examples;
 mod import_cmd;
 mod noc_cmd;
 mod progress;
@@ -127,6 +128,7 @@ enum Command {
     /// Run a scenario file and print its report; with no file, the built-in default scenario:
     /// TPU v4 4x4x8 and 4x8x8 slices, regular vs twisted torus, all-to-all on the flow model,
     /// side by side with the gain (the paper's Figure 6 experiment).
+    #[command(after_help = examples::RUN)]
     Run {
         /// The scenario file (TOML: [[system]]s and [[run]]s with what = "metrics",
         /// "collective" or "workload" with file = a workload file), or a workload file (one
@@ -147,12 +149,14 @@ enum Command {
     },
     /// Run a collective on a topology and report its time, algorithm and bus bandwidth
     /// (nccl-tests conventions) and the physical lower bound; the result is checked.
+    #[command(after_help = examples::COLLECTIVE)]
     Collective(collective_cmd::CollectiveArgs),
     /// Communication microbenchmarks: put latency and throughput between neighbours, injection
     /// rate with all of a node's interfaces busy, all-to-all throughput per endpoint.
     Microbench(collective_cmd::MicroArgs),
     /// Tile a GEMM onto a systolic array: cycles, folds, utilisation, mapping efficiency,
     /// SRAM and DRAM traffic, in podsim's RTL-exact convention or SCALE-Sim's.
+    #[command(after_help = examples::GEMM)]
     Gemm(compute_cmd::GemmArgs),
     /// A chip's roofline: peak FLOP/s, memory bandwidth, the ridge point and the attainable
     /// FLOP/s at an operational intensity; --plot draws TPU v4, TPU v3 and A100 (Fig. 16).
@@ -170,16 +174,19 @@ enum Command {
     /// with one pipeline stage and round-robin arbitration runs on a faster engine (in parts
     /// too where every channel takes the same cycles). The output is the same on any thread
     /// count.
+    #[command(after_help = examples::NOC)]
     Noc(noc_cmd::NocArgs),
     /// Run a workload on a machine: a DAG of compute, memory, collective and send tasks on its
     /// chips, communication contending on the links at the chosen fidelity; prints each task's
     /// span, the compute and communication time, what overlap did not hide, and the critical
     /// path.
+    #[command(after_help = examples::WORKLOAD)]
     Workload(workload_cmd::WorkloadArgs),
     /// A transformer's training step on a TPU v4 slice (Table 3's partition spec [pipeline,
     /// data, model1, model2] with 1D/2D activation/weight partitioning, mapped onto the torus):
     /// throughput, MFU, memory per chip, and where the time goes; or --search for the best
     /// slice and partitioning.
+    #[command(after_help = examples::TRAIN)]
     Train(train_cmd::TrainArgs),
     /// A DLRM training step (Fig. 8's model) on a TPU v4 or v3 slice: embedding lookups on the
     /// SparseCores or in host memory, their all-to-all on the flow model, the dense layers.
@@ -197,18 +204,21 @@ enum Command {
     /// dynamic packet slicing on a link with errors and lane faults; `frame` encodes and
     /// decodes TofuD's routing header (Figs. 4-6); `node` places processes on a node's CQs and
     /// BCHs (Table II).
+    #[command(after_help = examples::TOFU)]
     Tofu(tofu_cmd::TofuArgs),
     /// The DOJO node and its mechanisms (dojo-microarchitecture.txt): `node` runs a kernel
     /// through the node's funnel pipeline (Table 1); `barrier` builds and times hardware
     /// barrier trees; `transfer` moves a push, pull, block or broadcast packet by packet;
     /// `shortcuts` sends far streams through the Z-plane; `dma` runs an interface processor's
     /// DMA descriptor; `host` writes from a host into its DIPs' HBM.
+    #[command(after_help = examples::DOJO)]
     Dojo(dojo_cmd::DojoArgs),
     /// Tenstorrent DRAM bandwidth at the packet level (tenstorrent-dram-bandwidth.txt): one
     /// reader kernel per bank with transaction-ID barriers, placed on the top rows, the
     /// columns or next to the banks (relocated around harvested rows), per-reader or shared
     /// VCs, sharded or interleaved tensors, NoC 0 or 1; bandwidth, utilisation, per bank,
     /// overlapping routes, busiest link.
+    #[command(after_help = examples::DRAM)]
     Dram(tt_cmd::DramArgs),
     /// The DRAM-bound 1-D sharded matmul on a Wormhole: in1 width-sharded over the 12 banks and
     /// read next to them at the packet level, in0 multicast or unicast, single or double
@@ -234,7 +244,8 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// Print podsim's man page (roff; `podsim man | man -l -`), or with --out write podsim.1 and
-    /// one page per command (podsim-dram.1, ...) into a directory.
+    /// one page per command and subcommand (podsim-dram.1, podsim-dojo-node.1, ...) into a
+    /// directory.
     Man {
         /// Write the pages into this directory (created if missing) instead of printing the
         /// top-level page.
@@ -246,6 +257,7 @@ enum Command {
     /// parameter was fitted to this figure or the value is typed in; prediction: computed from
     /// lower-level mechanisms with nothing fitted to it), ending with a summary by class; exits
     /// non-zero if any case, of any class, differs by more than its tolerance.
+    #[command(after_help = examples::VALIDATE)]
     Validate {
         /// Read the cases from this directory instead of the set built into the binary
         /// [default: the built-in copy of validation/].
@@ -597,34 +609,117 @@ fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
 /// `podsim man [--out DIR]`.
 fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
     use clap::CommandFactory;
-    let cmd = Cli::command();
-    let render = |c: clap::Command| -> Result<Vec<u8>, Failure> {
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(c)
-            .render(&mut buf)
-            .map_err(|e| Failure::runtime(format!("cannot render the man page: {e}")))?;
-        Ok(buf)
+    let render = |c: &clap::Command| {
+        man_page(c).map_err(|e| Failure::runtime(format!("cannot render the man page: {e}")))
     };
     let Some(dir) = out else {
-        out!("{}", String::from_utf8_lossy(&render(cmd)?));
+        out!(
+            "{}",
+            String::from_utf8_lossy(&render(&man_command(Cli::command()))?)
+        );
         return Ok(ExitCode::SUCCESS);
     };
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::runtime(format!("{}: cannot create: {e}", dir.display())))?;
-    let write = |name: &str, page: Vec<u8>| {
+    let mut pages = Vec::new();
+    man_pages(Cli::command(), "podsim", &mut pages);
+    for (name, cmd) in &pages {
         let path = dir.join(format!("{name}.1"));
-        std::fs::write(&path, page)
-            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))
-    };
-    let mut written = 1;
-    for sub in cmd.get_subcommands() {
-        let name = format!("podsim-{}", sub.get_name());
-        write(&name, render(sub.clone().name(name.clone()))?)?;
-        written += 1;
+        std::fs::write(&path, render(cmd)?)
+            .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
-    write("podsim", render(cmd.clone())?)?;
-    outln!("{written} man pages written to {}", dir.display());
+    outln!("{} man pages written to {}", pages.len(), dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// One command's man page (roff): clap_mangen's sections, with the help's EXAMPLES section
+/// (`examples.rs`) as an EXAMPLES section of the page, each command on a line of its own.
+fn man_page(c: &clap::Command) -> std::io::Result<Vec<u8>> {
+    let examples = c.get_after_help().map(|s| s.to_string());
+    let c = c.clone().after_help(None::<&str>);
+    let man = clap_mangen::Man::new(c.clone());
+    type Section = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
+    let mut sections: Vec<Section> = vec![
+        clap_mangen::Man::render_title,
+        clap_mangen::Man::render_name_section,
+        clap_mangen::Man::render_synopsis_section,
+        clap_mangen::Man::render_description_section,
+    ];
+    if c.get_arguments().any(|a| !a.is_hide_set()) {
+        sections.push(clap_mangen::Man::render_options_section);
+    }
+    if c.get_subcommands().any(|s| !s.is_hide_set()) {
+        sections.push(clap_mangen::Man::render_subcommands_section);
+    }
+    // `topo`'s list of shorthands and presets.
+    if c.get_after_long_help().is_some() {
+        sections.push(clap_mangen::Man::render_extra_section);
+    }
+    // Each section starts with the page's preamble (the `Aq` string); the page keeps the first.
+    let add = |page: &mut String, section: Section| -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        section(&man, &mut buf)?;
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        let body = if page.is_empty() {
+            text.as_str()
+        } else {
+            text.splitn(3, '\n').nth(2).unwrap_or("")
+        };
+        page.push_str(body);
+        Ok(())
+    };
+    let mut page = String::new();
+    for section in sections {
+        add(&mut page, section)?;
+    }
+    if let Some(text) = examples {
+        page.push_str(&roff_examples(&text));
+    }
+    if c.get_version().is_some() {
+        add(&mut page, clap_mangen::Man::render_version_section)?;
+    }
+    Ok(page.into_bytes())
+}
+
+/// An EXAMPLES section in roff from the help's (`# what it does` lines, then `$ podsim ...`
+/// lines): each description a paragraph, each command indented and unfilled.
+fn roff_examples(text: &str) -> String {
+    let escape = |s: &str| {
+        let s = s.replace('\\', "\\e").replace('-', "\\-");
+        if s.starts_with(['.', '\'']) {
+            format!("\\&{s}")
+        } else {
+            s
+        }
+    };
+    let mut out = String::from(".SH EXAMPLES\n");
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(what) = line.strip_prefix("# ") {
+            out.push_str(&format!(".PP\n{}\n", escape(what)));
+        } else if line.starts_with("$ ") {
+            out.push_str(&format!(".RS 4\n.nf\n{}\n.fi\n.RE\n", escape(line)));
+        } else if line != "Examples:" {
+            out.push_str(&format!(".PP\n{}\n", escape(line)));
+        }
+    }
+    out
+}
+
+/// A command as its man page shows it: without the `help` subcommand (each page refers to
+/// its subcommands' pages, and `help` has none), with podsim's version in the footer.
+fn man_command(cmd: clap::Command) -> clap::Command {
+    cmd.disable_help_subcommand(true)
+        .version(env!("CARGO_PKG_VERSION"))
+}
+
+/// Every page `podsim man --out` writes, `name` first then its subcommands' (`podsim-dojo`,
+/// `podsim-dojo-node`, ...) at every depth: the pages a page's SUBCOMMANDS section refers to.
+fn man_pages(cmd: clap::Command, name: &str, pages: &mut Vec<(String, clap::Command)>) {
+    let cmd = man_command(cmd.name(name.to_string()));
+    pages.push((name.to_string(), cmd.clone()));
+    for sub in cmd.get_subcommands() {
+        man_pages(sub.clone(), &format!("{name}-{}", sub.get_name()), pages);
+    }
 }
 
 #[cfg(test)]

@@ -25,11 +25,23 @@ pub struct NocArgs {
     /// dor (dimension order with dateline classes), minimal (twisted tori too), noc0 / noc1
     /// (Tenstorrent grids) or table (the network's route tables; fat trees, DOJO)
     /// [default: dor on cubes, noc0 on Tenstorrent grids, table otherwise].
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = crate::args::listed(podsim_noc::NocRouting::ALL.map(|(n, _)| n)),
+    )]
     routing: Option<String>,
     /// uniform, transpose, bitcomp, bitrev, shuffle, tornado, neighbor,
     /// hotspot[:N,N...][@FRACTION] (default node 0 at 0.1) or all-to-all.
-    #[arg(long, value_name = "PATTERN", default_value = "uniform")]
+    #[arg(
+        long,
+        value_name = "PATTERN",
+        default_value = "uniform",
+        value_parser = crate::args::listed([
+            "uniform", "transpose", "bitcomp", "bitrev", "shuffle", "tornado", "neighbor",
+            "hotspot", "all-to-all",
+        ]),
+    )]
     traffic: String,
     /// Offered load, flits per node per cycle (required unless --sweep).
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
@@ -50,7 +62,7 @@ pub struct NocArgs {
     #[arg(long, value_name = "L")]
     link_cycles: Option<u32>,
     /// Allocator arbitration: round-robin or fcfs (oldest first) [default: round-robin].
-    #[arg(long, value_name = "ARB")]
+    #[arg(long, value_name = "ARB", value_parser = crate::args::listed(["round-robin", "fcfs"]))]
     arbitration: Option<String>,
     /// Router model: podsim (podsim's own input-queued router: --pipeline-stages,
     /// --link-cycles, --arbitration) or booksim (BookSim 2's iq router stage by stage: route
@@ -61,7 +73,11 @@ pub struct NocArgs {
     /// n-cubes with dor routing). Its delays are keys of the --config file: routing_delay,
     /// vc_alloc_delay, sw_alloc_delay, st_prepare_delay, st_final_delay, credit_delay,
     /// channel_latency, allocator, alloc_iters [default: podsim, or the --config file's].
-    #[arg(long, value_name = "MODE")]
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_parser = crate::args::listed(podsim_noc::RouterMode::ALL.map(|(n, _)| n)),
+    )]
     router: Option<String>,
     /// Router configuration file (TOML keys of the router model; see
     /// examples/booksim/podsim-router.toml); flags given here override it.

@@ -54,7 +54,7 @@ enum TofuCommand {
 #[derive(Args)]
 struct NodeArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(long, value_name = "GEN")]
+    #[arg(long, value_name = "GEN", value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]))]
     generation: String,
     /// Processes on the node.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -78,7 +78,7 @@ struct NodeArgs {
 #[derive(Args)]
 struct RdmaArgs {
     /// put, get or atomic (Tofu2 and TofuD).
-    #[arg(long, value_name = "OP")]
+    #[arg(long, value_name = "OP", value_parser = crate::args::listed(["put", "get", "atomic"]))]
     op: String,
     #[command(flatten)]
     row: RowArgs,
@@ -101,7 +101,12 @@ struct SlicingArgs {
     lane_recover_at: Option<String>,
     /// auto (TofuD: split while STAT is good, duplicate otherwise), split, duplicate, or
     /// degrade (Tofu2's link degradation: one lane for ever after the first error).
-    #[arg(long, value_name = "MODE", default_value = "auto")]
+    #[arg(
+        long,
+        value_name = "MODE",
+        default_value = "auto",
+        value_parser = crate::args::listed(["auto", "split", "duplicate", "degrade"]),
+    )]
     mode: String,
     /// Frames to send, back to back.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
@@ -123,7 +128,12 @@ struct SlicingArgs {
 #[derive(Args)]
 struct BarrierArgs {
     /// tofud (the paper measures the barrier's components on TofuD only).
-    #[arg(long, value_name = "GEN", default_value = "tofud")]
+    #[arg(
+        long,
+        value_name = "GEN",
+        default_value = "tofud",
+        value_parser = crate::args::listed(["tofud"]),
+    )]
     generation: String,
     /// Start-and-end points (processes) per node; a comma list prints one row each (Table
     /// VI: 1,4,8,16,48).
@@ -132,7 +142,12 @@ struct BarrierArgs {
     /// test: the paper's test programs (several BCHs per TNI past six points, Table VI);
     /// mpi: the rule section V.E recommends (one BCH per process from different TNIs up to
     /// six; past six, six groups each sharing a BCH through memory).
-    #[arg(long, value_name = "RULE", default_value = "test")]
+    #[arg(
+        long,
+        value_name = "RULE",
+        default_value = "test",
+        value_parser = crate::args::listed(["test", "mpi"]),
+    )]
     allocation: String,
     /// A TofuD machine to run the barrier across, e.g. tofu:fugaku or tofud:4x4x4 (every node
     /// carries the same points).
@@ -141,7 +156,13 @@ struct BarrierArgs {
     /// Run a one-element all-reduce through the BGs instead of a bare barrier: sum, max, min,
     /// and, or (integers), fsum, fmax, fmin (floating point). Point p gives (p + 1)(e + 1) in
     /// element e; a sum keeps the groups a power of two (no point counted twice). One node.
-    #[arg(long, value_name = "OP")]
+    #[arg(
+        long,
+        value_name = "OP",
+        value_parser = crate::args::listed([
+            "sum", "max", "min", "and", "or", "fsum", "fmax", "fmin",
+        ]),
+    )]
     allreduce: Option<String>,
     /// Elements of the all-reduce: up to 8 integers or 3 floating point numbers per BG
     /// (section IV.D).
@@ -162,12 +183,19 @@ struct BarrierArgs {
 #[derive(Args)]
 struct RowArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(long, value_name = "GEN")]
+    #[arg(long, value_name = "GEN", value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]))]
     generation: String,
     /// The Table III setting: tofu: direct-descriptor or descriptor-on-memory; tofu2:
     /// cache-injection-on or cache-injection-off; tofud: near-cmg or far-cmg [default: the
     /// first of each].
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = crate::args::listed([
+            "direct-descriptor", "descriptor-on-memory", "cache-injection-on",
+            "cache-injection-off", "near-cmg", "far-cmg",
+        ]),
+    )]
     setting: Option<String>,
     /// TofuD: both processes on far CMGs (the same as --setting far-cmg).
     #[arg(long)]

@@ -17,7 +17,12 @@ use crate::args::print;
 #[derive(Args)]
 pub struct DramArgs {
     /// wormhole (12 banks, 1 GHz NoC) or grayskull (8 banks, 1.2 GHz).
-    #[arg(long, value_name = "CHIP", default_value = "wormhole")]
+    #[arg(
+        long,
+        value_name = "CHIP",
+        default_value = "wormhole",
+        value_parser = crate::args::listed(["wormhole", "grayskull"]),
+    )]
     chip: String,
     /// Transfers per second of every GDDR6 bank, e.g. "12 GT/s", "14 GT/s", "7400 MT/s"
     /// [default: 12 GT/s on Wormhole (288 GB/s over 12 banks), 7.4 GT/s on Grayskull
@@ -27,13 +32,18 @@ pub struct DramArgs {
     /// Where the readers go, one per bank: top-rows, columns (the leftmost and rightmost
     /// worker columns), next-to-bank (one hop downstream of the bank on the NoC in use) or auto
     /// (runs the three and keeps the fastest; the output names it).
-    #[arg(long, value_name = "WHERE", default_value = "next-to-bank")]
+    #[arg(
+        long,
+        value_name = "WHERE",
+        default_value = "next-to-bank",
+        value_parser = crate::args::listed(["top-rows", "columns", "next-to-bank", "auto"]),
+    )]
     placement: String,
     /// How next-to-bank readers displaced by harvested rows move: document (shift along,
     /// then to a row with no reader, no overlapping route) or logical (the full grid's
     /// placement in logical rows, as harvest-unaware software would). Only with
     /// --harvested-rows and next-to-bank.
-    #[arg(long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", value_parser = crate::args::listed(["document", "logical"]))]
     relocation: Option<String>,
     /// Harvested worker rows, NoC y coordinates, e.g. 5 (N150: one) or 2,8 (N300: two)
     /// [default: none].
@@ -41,7 +51,12 @@ pub struct DramArgs {
     harvested_rows: Vec<u32>,
     /// Request virtual channels: per-reader (each reader of a row on its own VC, served
     /// round-robin) or shared (one VC, first come first served).
-    #[arg(long, value_name = "VCS", default_value = "per-reader")]
+    #[arg(
+        long,
+        value_name = "VCS",
+        default_value = "per-reader",
+        value_parser = crate::args::listed(["per-reader", "shared"]),
+    )]
     vcs: String,
     /// Blocks in flight per reader, each with its transaction ID (1: a barrier on every
     /// block; 2: the document's scheme).
@@ -60,7 +75,12 @@ pub struct DramArgs {
     bytes: String,
     /// sharded (each reader's shard in its own bank) or interleaved (pages round-robin over
     /// every bank).
-    #[arg(long, value_name = "LAYOUT", default_value = "sharded")]
+    #[arg(
+        long,
+        value_name = "LAYOUT",
+        default_value = "sharded",
+        value_parser = crate::args::listed(["sharded", "interleaved"]),
+    )]
     layout: String,
     /// The NoC requests and data take: 0 (east, then south) or 1 (north, then west).
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -89,7 +109,12 @@ pub struct DramArgs {
 #[derive(Args)]
 pub struct MatmulArgs {
     /// wormhole (the document's matmul runs on its 12 banks).
-    #[arg(long, value_name = "CHIP", default_value = "wormhole")]
+    #[arg(
+        long,
+        value_name = "CHIP",
+        default_value = "wormhole",
+        value_parser = crate::args::listed(["wormhole"]),
+    )]
     chip: String,
     /// Rows of in0 (padded to 32; decode: the batch).
     #[arg(long, value_name = "M")]
@@ -101,16 +126,36 @@ pub struct MatmulArgs {
     #[arg(long, value_name = "N")]
     n: u64,
     /// in1's tile: 32x32, 32x16 or 32x8 (narrower tiles pad less and balance the banks).
-    #[arg(long, value_name = "TILE", default_value = "32x32")]
+    #[arg(
+        long,
+        value_name = "TILE",
+        default_value = "32x32",
+        value_parser = crate::args::listed(["32x32", "32x16", "32x8"]),
+    )]
     tile: String,
     /// in1's format: bf16, bfp8 (1088 B per 1024 elements) or bfp4 (576 B).
-    #[arg(long, value_name = "DTYPE", default_value = "bfp8")]
+    #[arg(
+        long,
+        value_name = "DTYPE",
+        default_value = "bfp8",
+        value_parser = crate::args::listed(["bf16", "bfp8", "bfp4"]),
+    )]
     dtype: String,
     /// How in0 reaches the compute cores: multicast or unicast (one core after another).
-    #[arg(long, value_name = "HOW", default_value = "multicast")]
+    #[arg(
+        long,
+        value_name = "HOW",
+        default_value = "multicast",
+        value_parser = crate::args::listed(["multicast", "unicast"]),
+    )]
     in0: String,
     /// single or double buffering of in0 and in1.
-    #[arg(long, value_name = "B", default_value = "double")]
+    #[arg(
+        long,
+        value_name = "B",
+        default_value = "double",
+        value_parser = crate::args::listed(["single", "double"]),
+    )]
     buffering: String,
     /// Transfers per second of every bank [default: 12 GT/s].
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]

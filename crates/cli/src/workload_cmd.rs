@@ -27,7 +27,11 @@ pub struct WorkloadArgs {
     /// examples/workload-*.toml and examples/dojo/tile-step.toml.
     file: PathBuf,
     /// analytic, flow or packet [default: the file's `model`, else flow].
-    #[arg(long, value_name = "MODEL")]
+    #[arg(
+        long,
+        value_name = "MODEL",
+        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+    )]
     model: Option<String>,
     /// Run on this machine file instead of the file's [machine] (its network, and its chip on
     /// every endpoint, a chip preset or one the file describes by its matrix units:
@@ -44,7 +48,7 @@ pub struct WorkloadArgs {
     trace: Option<PathBuf>,
     /// Turn TPU v4's CMEM off (memory tasks with a working_set then stream from HBM), as
     /// Fig. 13's "CMEM off" [default: the file's machine.cmem, else on].
-    #[arg(long, value_name = "ON|OFF")]
+    #[arg(long, value_name = "ON|OFF", value_parser = crate::args::listed(["on", "off"]))]
     cmem: Option<String>,
     /// The most events the trace keeps; the file says how many were cut.
     #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_TRACE_LIMIT)]

@@ -177,7 +177,7 @@ fn noc_has_the_keys_of_noc() {
 fn gemm_has_the_keys_of_gemm() {
     for dataflow in ["os", "ws", "is"] {
         same(
-            python::gemm(100, 60, 40, "32x16", dataflow),
+            python::gemm("32x16", dataflow, 100, 60, 40),
             &[
                 "gemm",
                 "--array",

@@ -28,13 +28,25 @@ pub struct AstraArgs {
     /// collective's first podsim algorithm, as `podsim collective`].
     system: Option<PathBuf>,
     /// The collective to run: all-reduce, reduce-scatter, all-gather or all-to-all.
-    #[arg(long, value_name = "KIND", default_value = "all-reduce")]
+    #[arg(
+        long,
+        value_name = "KIND",
+        default_value = "all-reduce",
+        value_parser = crate::args::listed([
+            "all-reduce", "reduce-scatter", "all-gather", "all-to-all",
+        ]),
+    )]
     collective: String,
     /// Each rank's buffer, as `podsim collective --bytes`.
     #[arg(long, value_name = "SIZE", default_value = "64 MiB")]
     size: String,
     /// analytic, flow or packet, as `podsim collective --model`.
-    #[arg(long, value_name = "MODEL", default_value = "flow")]
+    #[arg(
+        long,
+        value_name = "MODEL",
+        default_value = "flow",
+        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+    )]
     model: String,
     /// Write the podsim system file (TOML, what `--topology FILE` reads) here instead of
     /// printing it.

@@ -28,10 +28,19 @@ pub struct ChakraArgs {
     topology: Option<PathBuf>,
     /// The chip: tpuv4, tpuv3, a100, dojo-node or d1 [default: the machine's own chip, else
     /// tpuv4].
-    #[arg(long, value_name = "CHIP")]
+    #[arg(
+        long,
+        value_name = "CHIP",
+        value_parser = crate::args::listed(["tpuv4", "tpuv3", "a100", "dojo-node", "d1"]),
+    )]
     chip: Option<String>,
     /// analytic, flow or packet, as `podsim workload --model`.
-    #[arg(long, value_name = "MODEL", default_value = "flow")]
+    #[arg(
+        long,
+        value_name = "MODEL",
+        default_value = "flow",
+        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+    )]
     model: String,
     /// Write the workload (TOML, what `podsim workload` reads) here instead of printing it.
     #[arg(long, value_name = "FILE")]
