@@ -9,7 +9,7 @@ use clap::Args;
 use podsim_tpu::outputs::{AppsOutput, DlrmOutput, ScheduleOutput};
 
 use crate::Failure;
-use crate::args::print;
+use crate::args::{listed, print};
 
 /// The arguments of `podsim apps`.
 #[derive(Args)]
@@ -21,19 +21,14 @@ pub struct AppsArgs {
     chips: u64,
     /// CMEM (TPU v4's 128 MiB on-chip memory) for the v4 column: on or off, as Fig. 13 turns
     /// it off. The CMEM column is always on over off.
-    #[arg(
-        long,
-        value_name = "ON|OFF",
-        default_value = "on",
-        value_parser = crate::args::listed(["on", "off"]),
-    )]
+    #[arg(long, value_name = "ON|OFF", default_value = "on", value_parser = listed(["on", "off"]))]
     cmem: String,
     /// Only this application: CNN0, CNN1, RNN0, RNN1, BERT0, BERT1, DLRM0 or DLRM1 (any case)
     /// [default: all eight and their geometric mean].
     #[arg(
         long,
         value_name = "NAME",
-        value_parser = crate::args::listed([
+        value_parser = listed([
             "CNN0", "CNN1", "RNN0", "RNN1", "BERT0", "BERT1", "DLRM0", "DLRM1",
         ]),
     )]
@@ -67,7 +62,7 @@ pub struct DlrmArgs {
         long,
         value_name = "WHERE",
         default_value = "sparsecore",
-        value_parser = crate::args::listed(["sparsecore", "host"]),
+        value_parser = listed(["sparsecore", "host"]),
     )]
     embeddings: String,
     /// Print one JSON object (keys: step_time_s, embedding_time_s, all_to_all_time_s,
@@ -87,7 +82,7 @@ pub fn dlrm_cmd(a: &DlrmArgs) -> Result<ExitCode, Failure> {
 pub struct ScheduleArgs {
     /// The slice mix: table2 (Table 2 of tpu-v4-isca2023.txt, each listed slice in proportion
     /// to its share).
-    #[arg(long, value_name = "MIX", value_parser = crate::args::listed(["table2"]))]
+    #[arg(long, value_name = "MIX", value_parser = listed(["table2"]))]
     mix: String,
     /// Simulated hours (at most 100,000).
     #[arg(long, value_name = "H")]

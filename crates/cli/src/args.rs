@@ -123,3 +123,10 @@ impl clap::builder::TypedValueParser for Listed {
         ))
     }
 }
+
+/// A sweep that could not be spread over the ranks is a runtime failure.
+impl From<podsim_engine::ranks::RanksError> for Failure {
+    fn from(e: podsim_engine::ranks::RanksError) -> Self {
+        Failure::runtime(e.0)
+    }
+}

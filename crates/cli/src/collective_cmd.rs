@@ -9,7 +9,7 @@ use podsim_collective::{Algorithm, CollectiveOutput, Kind, Measurement, ModelKin
 use podsim_net::Packetization;
 use serde_json::json;
 
-use crate::args::{flag_err, size};
+use crate::args::{flag_err, listed, size};
 use crate::{Failure, build};
 use podsim_report::render;
 
@@ -22,7 +22,7 @@ pub struct NetArgs {
         long,
         value_name = "MODEL",
         default_value = "flow",
-        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+        value_parser = listed(["analytic", "flow", "packet"]),
     )]
     model: String,
     /// Link bandwidth each way for meshes, tori, rings and fat trees [default: 50 GB/s].
@@ -135,7 +135,7 @@ impl Resolved {
 #[derive(Args)]
 pub struct CollectiveArgs {
     /// all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or barrier.
-    #[arg(value_parser = crate::args::listed(podsim_collective::Kind::ALL.map(|k| k.name())))]
+    #[arg(value_parser = listed(podsim_collective::Kind::ALL.map(|k| k.name())))]
     kind: String,
     /// The topology, as for `podsim topo` (e.g. torus:4x4x8, tpuv4:slice=4x4x8:twisted; every
     /// shorthand and preset: `podsim topo --help`), a system TOML file (the keys of a
@@ -156,7 +156,7 @@ pub struct CollectiveArgs {
     #[arg(
         long,
         value_name = "NAME",
-        value_parser = crate::args::listed([
+        value_parser = listed([
             "ring", "bidirectional-ring", "dimension", "halving-doubling", "double-binary-tree",
             "multi-ring", "tree", "direct", "dissemination",
         ]),
@@ -439,7 +439,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
     let context = sweep_context(job, r);
     // Rank 0 (the only process, without MPI) keeps the file; the sizes it does not hold
     // yet run a batch at a time, one per rank, and land in the file in size order.
-    let (rank, ranks) = crate::ranks::place();
+    let (rank, ranks) = podsim_engine::ranks::place();
     podsim_engine::watch::note(format!(
         "finished sizes are kept in {}; run the sweep again to resume",
         csv_path.display()
@@ -454,7 +454,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
     } else {
         None
     };
-    let todo: Vec<u64> = crate::ranks::share(opened.as_ref().map(|(_, kept)| {
+    let todo: Vec<u64> = podsim_engine::ranks::share(opened.as_ref().map(|(_, kept)| {
         sizes
             .iter()
             .copied()
@@ -462,18 +462,18 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
             .collect::<Vec<u64>>()
     }))?;
     let endpoint = r.models.endpoint.clone();
-    crate::progress::count(todo.len() as u64);
+    podsim_report::progress::count(todo.len() as u64);
     let mut fresh: HashMap<u64, SweepPoint> = HashMap::new();
     let batch = job
         .c
         .batch(&todo, rayon::current_num_threads().max(1), ranks);
     for chunk in todo.chunks(batch) {
-        let got = crate::ranks::spread(chunk.len(), |mine| {
+        let got = podsim_engine::ranks::spread(chunk.len(), |mine| {
             use rayon::prelude::*;
             mine.par_iter()
                 .map(|&i| {
                     let point = sweep_point(job, &endpoint, chunk[i]);
-                    crate::progress::tick();
+                    podsim_report::progress::tick();
                     point
                 })
                 .collect()
@@ -573,7 +573,7 @@ fn one_size(
     };
     job.fits_pieces(bytes)?;
     let m = job.measure(bytes, &r.models)?;
-    crate::progress::simulated(m.time_s);
+    podsim_report::progress::simulated(m.time_s);
     if let (Some(path), Some(layout)) = (&a.heatmap, layout) {
         podsim_report::link_heatmap::draw(
             path,
@@ -616,7 +616,7 @@ pub struct MicroArgs {
     /// put-latency (one-way put between neighbours), put-throughput (one large put),
     /// injection (puts to as many neighbours as the node has interfaces, at once) or
     /// all-to-all (throughput per endpoint).
-    #[arg(value_parser = crate::args::listed(podsim_collective::Micro::ALL.map(|m| m.name())))]
+    #[arg(value_parser = listed(podsim_collective::Micro::ALL.map(|m| m.name())))]
     name: String,
     /// The topology, as for `podsim topo`: a shorthand or preset (every one: `podsim topo
     /// --help`), a system TOML file (the keys of a scenario's [[system]]) or a machine file

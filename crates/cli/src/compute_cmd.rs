@@ -12,7 +12,7 @@ use podsim_numerics::encoded::NumericsOutput;
 use podsim_tpu::availability::Availability;
 use podsim_tpu::outputs::AvailabilityOutput;
 
-use crate::args::print;
+use crate::args::{listed, print};
 use crate::{Failure, read};
 
 /// The arguments of `podsim gemm`.
@@ -28,7 +28,7 @@ pub struct GemmArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "array")]
     system: Option<PathBuf>,
     /// os (output-stationary), ws (weight-stationary) or is (input-stationary).
-    #[arg(long, value_name = "DATAFLOW", value_parser = crate::args::listed(["os", "ws", "is"]))]
+    #[arg(long, value_name = "DATAFLOW", value_parser = listed(["os", "ws", "is"]))]
     dataflow: String,
     /// Rows of A and D.
     #[arg(long)]
@@ -45,7 +45,7 @@ pub struct GemmArgs {
         long,
         value_name = "NAME",
         default_value = "rtl",
-        value_parser = crate::args::listed(["rtl", "scalesim"]),
+        value_parser = listed(["rtl", "scalesim"]),
     )]
     convention: String,
     /// Bytes per element of A and B (1: int8).
@@ -181,7 +181,7 @@ pub struct NumericsArgs {
     #[arg(
         long,
         value_name = "FMT",
-        value_parser = crate::args::listed([
+        value_parser = listed([
             "fp32", "bf16", "fp16", "e4m3", "e5m2", "cfp8:e4:bias=7", "cfp8:e5:bias=15",
             "cfp16:bias=31",
         ]),
@@ -192,7 +192,7 @@ pub struct NumericsArgs {
         long,
         value_name = "MODE",
         default_value = "nearest",
-        value_parser = crate::args::listed(["nearest", "stochastic"]),
+        value_parser = listed(["nearest", "stochastic"]),
     )]
     rounding: String,
     /// Seed of the stochastic rounding's generator (xoshiro256++).
@@ -226,7 +226,7 @@ pub struct RooflineArgs {
     #[arg(
         long,
         value_name = "NAME",
-        value_parser = crate::args::listed(["tpuv4", "tpuv3", "a100", "dojo-node", "d1"]),
+        value_parser = listed(["tpuv4", "tpuv3", "a100", "dojo-node", "d1"]),
     )]
     chip: String,
     /// An operational intensity, FLOPs per byte of memory traffic: also print the attainable

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use podsim_dojo::study::{self, StudyError};
 
 use crate::args::print;
-use crate::args::{flag_err, size};
+use crate::args::{flag_err, listed, size};
 use crate::{Failure, read};
 
 /// The arguments of `podsim dojo`.
@@ -129,10 +129,7 @@ struct ShortcutArgs {
 struct TransferArgs {
     /// push, pull (a request per packet), block (one pull, the block pushed back) or
     /// broadcast (to every node of the source's die).
-    #[arg(
-        value_name = "OP",
-        value_parser = crate::args::listed(["push", "pull", "block", "broadcast"]),
-    )]
+    #[arg(value_name = "OP", value_parser = listed(["push", "pull", "block", "broadcast"]))]
     op: String,
     /// The source (push, broadcast) or the puller (pull, block), as x,y on the mesh.
     #[arg(long, value_name = "X,Y")]
@@ -164,7 +161,7 @@ struct TransferArgs {
         long,
         value_name = "MODEL",
         default_value = "packet",
-        value_parser = crate::args::listed(["packet", "flow"]),
+        value_parser = listed(["packet", "flow"]),
     )]
     model: String,
     /// Print one JSON object (keys: op, time_s, packets, out_of_order_packets,

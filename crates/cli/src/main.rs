@@ -19,8 +19,6 @@ mod dojo_cmd;
 mod examples;
 mod import_cmd;
 mod noc_cmd;
-mod progress;
-mod ranks;
 mod report_cmd;
 mod run_cmd;
 mod tofu_cmd;
@@ -391,7 +389,7 @@ fn main() -> ExitCode {
         }
     };
     // Under mpirun (with the `mpi` feature) MPI stays up until main returns.
-    let _mpi = ranks::init();
+    let _mpi = podsim_engine::ranks::init();
     let limit = match cli.memory_limit.as_deref() {
         Some(s) => match s.parse::<podsim_units::Bytes>() {
             Ok(b) if b.0 > 0 => b.0,
@@ -420,12 +418,12 @@ fn main() -> ExitCode {
     }
     // Every network model is built under the same limit (podsim_system::machine).
     podsim_system::machine::set_memory_limit(limit);
-    progress::set_quiet(cli.quiet);
+    podsim_report::progress::set_quiet(cli.quiet);
     podsim_engine::watch::set_announcer(podsim_engine::watch::announce_on_stderr);
     // A spinner for every command but those that count their own steps.
     let spinner = match &cli.command {
         Command::Validate { .. } | Command::Completions { .. } | Command::Man { .. } => None,
-        c => Some(progress::Progress::start(
+        c => Some(podsim_report::progress::Progress::start(
             &format!("podsim {}", command_name(c)),
             None,
         )),
@@ -516,7 +514,7 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments) {
     if captured {
         return;
     }
-    let written = progress::suspend(|| {
+    let written = podsim_report::progress::suspend(|| {
         let mut out = std::io::stdout().lock();
         out.write_fmt(args).and_then(|()| out.flush())
     });
@@ -673,36 +671,12 @@ fn man_page(c: &clap::Command) -> std::io::Result<Vec<u8>> {
         add(&mut page, section)?;
     }
     if let Some(text) = examples {
-        page.push_str(&roff_examples(&text));
+        page.push_str(&podsim_report::roff_examples(&text));
     }
     if c.get_version().is_some() {
         add(&mut page, clap_mangen::Man::render_version_section)?;
     }
     Ok(page.into_bytes())
-}
-
-/// An EXAMPLES section in roff from the help's (`# what it does` lines, then `$ podsim ...`
-/// lines): each description a paragraph, each command indented and unfilled.
-fn roff_examples(text: &str) -> String {
-    let escape = |s: &str| {
-        let s = s.replace('\\', "\\e").replace('-', "\\-");
-        if s.starts_with(['.', '\'']) {
-            format!("\\&{s}")
-        } else {
-            s
-        }
-    };
-    let mut out = String::from(".SH EXAMPLES\n");
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if let Some(what) = line.strip_prefix("# ") {
-            out.push_str(&format!(".PP\n{}\n", escape(what)));
-        } else if line.starts_with("$ ") {
-            out.push_str(&format!(".RS 4\n.nf\n{}\n.fi\n.RE\n", escape(line)));
-        } else if line != "Examples:" {
-            out.push_str(&format!(".PP\n{}\n", escape(line)));
-        }
-    }
-    out
 }
 
 /// A command as its man page shows it: without the `help` subcommand (each page refers to

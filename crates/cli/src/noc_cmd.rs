@@ -8,7 +8,7 @@ use clap::Args;
 use podsim_noc::{NocRouting, RouterConfig, RunSpec};
 use serde_json::Value;
 
-use crate::args::flag_err;
+use crate::args::{flag_err, listed};
 use crate::{Failure, build, read};
 
 /// The arguments of `podsim noc`.
@@ -28,7 +28,7 @@ pub struct NocArgs {
     #[arg(
         long,
         value_name = "NAME",
-        value_parser = crate::args::listed(podsim_noc::NocRouting::ALL.map(|(n, _)| n)),
+        value_parser = listed(podsim_noc::NocRouting::ALL.map(|(n, _)| n)),
     )]
     routing: Option<String>,
     /// uniform, transpose, bitcomp, bitrev, shuffle, tornado, neighbor,
@@ -37,7 +37,7 @@ pub struct NocArgs {
         long,
         value_name = "PATTERN",
         default_value = "uniform",
-        value_parser = crate::args::listed([
+        value_parser = listed([
             "uniform", "transpose", "bitcomp", "bitrev", "shuffle", "tornado", "neighbor",
             "hotspot", "all-to-all",
         ]),
@@ -62,7 +62,7 @@ pub struct NocArgs {
     #[arg(long, value_name = "L")]
     link_cycles: Option<u32>,
     /// Allocator arbitration: round-robin or fcfs (oldest first) [default: round-robin].
-    #[arg(long, value_name = "ARB", value_parser = crate::args::listed(["round-robin", "fcfs"]))]
+    #[arg(long, value_name = "ARB", value_parser = listed(["round-robin", "fcfs"]))]
     arbitration: Option<String>,
     /// Router model: podsim (podsim's own input-queued router: --pipeline-stages,
     /// --link-cycles, --arbitration) or booksim (BookSim 2's iq router stage by stage: route
@@ -76,7 +76,7 @@ pub struct NocArgs {
     #[arg(
         long,
         value_name = "MODE",
-        value_parser = crate::args::listed(podsim_noc::RouterMode::ALL.map(|(n, _)| n)),
+        value_parser = listed(podsim_noc::RouterMode::ALL.map(|(n, _)| n)),
     )]
     router: Option<String>,
     /// Router configuration file (TOML keys of the router model; see
@@ -304,7 +304,7 @@ fn sweep(job: &NocJob, s: &str) -> Result<ExitCode, Failure> {
     ));
     // Rank 0 (the only process, without MPI) keeps the file and tells the other ranks
     // which loads it holds already.
-    let (rank, _) = crate::ranks::place();
+    let (rank, _) = podsim_engine::ranks::place();
     let mut opened = if rank == 0 {
         Some(podsim_report::sweep_file::SweepFile::open(
             &csv_path,
@@ -333,9 +333,9 @@ type Opened = Option<(
 /// lands in the file, in load order, as its batch ends; the sweep stops at the first
 /// saturated load (a kept one included, as it did the first time).
 fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve, Failure> {
-    let (rank, ranks) = crate::ranks::place();
+    let (rank, ranks) = podsim_engine::ranks::place();
     let (rates, kept_rates): (Vec<f64>, std::collections::HashSet<String>) =
-        crate::ranks::share(opened.as_ref().map(|(_, kept)| {
+        podsim_engine::ranks::share(opened.as_ref().map(|(_, kept)| {
             let rates = match rates.iter().position(|r| {
                 kept.get(&r.to_string())
                     .is_some_and(|f| f.get(10).map(String::as_str) == Some("true"))
@@ -347,7 +347,7 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
         }))?;
     let batch = rayon::current_num_threads().max(1) * ranks;
     // Points to run: the loads not kept (the sweep may stop earlier, at saturation).
-    crate::progress::count(
+    podsim_report::progress::count(
         rates
             .iter()
             .filter(|r| !kept_rates.contains(&r.to_string()))
@@ -356,19 +356,20 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
     let mut curve: Vec<(podsim_noc::NocResult, Option<Value>)> = Vec::new();
     let mut failures = Vec::new();
     for chunk in rates.chunks(batch) {
-        let fresh: Option<Vec<Option<NocPoint>>> = crate::ranks::spread(chunk.len(), |mine| {
-            use rayon::prelude::*;
-            mine.par_iter()
-                .map(|&i| {
-                    let rate = chunk[i];
-                    (!kept_rates.contains(&rate.to_string())).then(|| {
-                        let point = sweep_point(job, rate);
-                        crate::progress::tick();
-                        point
+        let fresh: Option<Vec<Option<NocPoint>>> =
+            podsim_engine::ranks::spread(chunk.len(), |mine| {
+                use rayon::prelude::*;
+                mine.par_iter()
+                    .map(|&i| {
+                        let rate = chunk[i];
+                        (!kept_rates.contains(&rate.to_string())).then(|| {
+                            let point = sweep_point(job, rate);
+                            podsim_report::progress::tick();
+                            point
+                        })
                     })
-                })
-                .collect()
-        })?;
+                    .collect()
+            })?;
         let mut stop = false;
         if let (Some(fresh), Some((file, kept))) = (fresh, opened.as_mut()) {
             for (&rate, got) in chunk.iter().zip(fresh) {
@@ -405,7 +406,7 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
                 }
             }
         }
-        if crate::ranks::share((rank == 0).then_some(stop))? {
+        if podsim_engine::ranks::share((rank == 0).then_some(stop))? {
             break;
         }
     }

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use podsim_tofu::study::{self, barrier, put::Row};
 
 use crate::Failure;
-use crate::args::print;
+use crate::args::{listed, print};
 
 /// The arguments of `podsim tofu`.
 #[derive(Args)]
@@ -54,7 +54,7 @@ enum TofuCommand {
 #[derive(Args)]
 struct NodeArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(long, value_name = "GEN", value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]))]
+    #[arg(long, value_name = "GEN", value_parser = listed(["tofu", "tofu2", "tofud"]))]
     generation: String,
     /// Processes on the node.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -78,7 +78,7 @@ struct NodeArgs {
 #[derive(Args)]
 struct RdmaArgs {
     /// put, get or atomic (Tofu2 and TofuD).
-    #[arg(long, value_name = "OP", value_parser = crate::args::listed(["put", "get", "atomic"]))]
+    #[arg(long, value_name = "OP", value_parser = listed(["put", "get", "atomic"]))]
     op: String,
     #[command(flatten)]
     row: RowArgs,
@@ -105,7 +105,7 @@ struct SlicingArgs {
         long,
         value_name = "MODE",
         default_value = "auto",
-        value_parser = crate::args::listed(["auto", "split", "duplicate", "degrade"]),
+        value_parser = listed(["auto", "split", "duplicate", "degrade"]),
     )]
     mode: String,
     /// Frames to send, back to back.
@@ -128,12 +128,7 @@ struct SlicingArgs {
 #[derive(Args)]
 struct BarrierArgs {
     /// tofud (the paper measures the barrier's components on TofuD only).
-    #[arg(
-        long,
-        value_name = "GEN",
-        default_value = "tofud",
-        value_parser = crate::args::listed(["tofud"]),
-    )]
+    #[arg(long, value_name = "GEN", default_value = "tofud", value_parser = listed(["tofud"]))]
     generation: String,
     /// Start-and-end points (processes) per node; a comma list prints one row each (Table
     /// VI: 1,4,8,16,48).
@@ -146,7 +141,7 @@ struct BarrierArgs {
         long,
         value_name = "RULE",
         default_value = "test",
-        value_parser = crate::args::listed(["test", "mpi"]),
+        value_parser = listed(["test", "mpi"]),
     )]
     allocation: String,
     /// A TofuD machine to run the barrier across, e.g. tofu:fugaku or tofud:4x4x4 (every node
@@ -159,7 +154,7 @@ struct BarrierArgs {
     #[arg(
         long,
         value_name = "OP",
-        value_parser = crate::args::listed([
+        value_parser = listed([
             "sum", "max", "min", "and", "or", "fsum", "fmax", "fmin",
         ]),
     )]
@@ -183,7 +178,7 @@ struct BarrierArgs {
 #[derive(Args)]
 struct RowArgs {
     /// tofu (the K computer's), tofu2 or tofud.
-    #[arg(long, value_name = "GEN", value_parser = crate::args::listed(["tofu", "tofu2", "tofud"]))]
+    #[arg(long, value_name = "GEN", value_parser = listed(["tofu", "tofu2", "tofud"]))]
     generation: String,
     /// The Table III setting: tofu: direct-descriptor or descriptor-on-memory; tofu2:
     /// cache-injection-on or cache-injection-off; tofud: near-cmg or far-cmg [default: the
@@ -191,7 +186,7 @@ struct RowArgs {
     #[arg(
         long,
         value_name = "NAME",
-        value_parser = crate::args::listed([
+        value_parser = listed([
             "direct-descriptor", "descriptor-on-memory", "cache-injection-on",
             "cache-injection-off", "near-cmg", "far-cmg",
         ]),

@@ -14,7 +14,7 @@ use podsim_train::{
 };
 use serde_json::json;
 
-use crate::args::{flag_err, none_given};
+use crate::args::{flag_err, listed, none_given};
 use crate::{Failure, read};
 
 mod search;
@@ -50,11 +50,7 @@ pub struct TrainArgs {
     #[arg(long, value_name = "SPEC", required_unless_present = "search")]
     parallel: Option<String>,
     /// Activation/weight partitioning, 1d or 2d each (Table 3's option) [default: 1d/1d].
-    #[arg(
-        long,
-        value_name = "A/W",
-        value_parser = crate::args::listed(["1d/1d", "1d/2d", "2d/1d", "2d/2d"]),
-    )]
+    #[arg(long, value_name = "A/W", value_parser = listed(["1d/1d", "1d/2d", "2d/1d", "2d/2d"]))]
     partition: Option<String>,
     /// The order in which the axes fill the slice's chips, fastest first (chip ids count x,
     /// then y, then z), e.g. model2,model1,data,pipeline [default: the fastest of the 24
@@ -72,13 +68,13 @@ pub struct TrainArgs {
         long,
         value_name = "MODE",
         default_value = "full",
-        value_parser = crate::args::listed(["full", "none"]),
+        value_parser = listed(["full", "none"]),
     )]
     remat: String,
     /// CMEM (TPU v4's 128 MiB on-chip memory): on, a layer's weight shard that fits in half of
     /// it is read at CMEM bandwidth (4.8 TB/s, an assumption) instead of HBM; off, as Fig. 13's
     /// "CMEM off" [default: on; a chip without CMEM has none to turn on or off].
-    #[arg(long, value_name = "ON|OFF", value_parser = crate::args::listed(["on", "off"]))]
+    #[arg(long, value_name = "ON|OFF", value_parser = listed(["on", "off"]))]
     cmem: Option<String>,
     /// How collectives are timed: analytic (closed form, contention-free rings) or flow (the
     /// layer runs as a workload on the slice's flow model, every group at once).
@@ -86,7 +82,7 @@ pub struct TrainArgs {
         long,
         value_name = "FIDELITY",
         default_value = "flow",
-        value_parser = crate::args::listed(["analytic", "flow"]),
+        value_parser = listed(["analytic", "flow"]),
     )]
     model_fidelity: String,
     /// Write a Chrome trace-event JSON file of one layer's forward and backward pass for one

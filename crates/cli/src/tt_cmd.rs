@@ -11,7 +11,7 @@ use podsim_tenstorrent::request::{self as tt, DramRequest, MatmulRequest};
 use podsim_tenstorrent::study::{self as tt_study, DramOutput};
 
 use crate::Failure;
-use crate::args::print;
+use crate::args::{listed, print};
 
 /// The arguments of `podsim dram`.
 #[derive(Args)]
@@ -21,7 +21,7 @@ pub struct DramArgs {
         long,
         value_name = "CHIP",
         default_value = "wormhole",
-        value_parser = crate::args::listed(["wormhole", "grayskull"]),
+        value_parser = listed(["wormhole", "grayskull"]),
     )]
     chip: String,
     /// Transfers per second of every GDDR6 bank, e.g. "12 GT/s", "14 GT/s", "7400 MT/s"
@@ -36,14 +36,14 @@ pub struct DramArgs {
         long,
         value_name = "WHERE",
         default_value = "next-to-bank",
-        value_parser = crate::args::listed(["top-rows", "columns", "next-to-bank", "auto"]),
+        value_parser = listed(["top-rows", "columns", "next-to-bank", "auto"]),
     )]
     placement: String,
     /// How next-to-bank readers displaced by harvested rows move: document (shift along,
     /// then to a row with no reader, no overlapping route) or logical (the full grid's
     /// placement in logical rows, as harvest-unaware software would). Only with
     /// --harvested-rows and next-to-bank.
-    #[arg(long, value_name = "RULE", value_parser = crate::args::listed(["document", "logical"]))]
+    #[arg(long, value_name = "RULE", value_parser = listed(["document", "logical"]))]
     relocation: Option<String>,
     /// Harvested worker rows, NoC y coordinates, e.g. 5 (N150: one) or 2,8 (N300: two)
     /// [default: none].
@@ -55,7 +55,7 @@ pub struct DramArgs {
         long,
         value_name = "VCS",
         default_value = "per-reader",
-        value_parser = crate::args::listed(["per-reader", "shared"]),
+        value_parser = listed(["per-reader", "shared"]),
     )]
     vcs: String,
     /// Blocks in flight per reader, each with its transaction ID (1: a barrier on every
@@ -79,7 +79,7 @@ pub struct DramArgs {
         long,
         value_name = "LAYOUT",
         default_value = "sharded",
-        value_parser = crate::args::listed(["sharded", "interleaved"]),
+        value_parser = listed(["sharded", "interleaved"]),
     )]
     layout: String,
     /// The NoC requests and data take: 0 (east, then south) or 1 (north, then west).
@@ -113,7 +113,7 @@ pub struct MatmulArgs {
         long,
         value_name = "CHIP",
         default_value = "wormhole",
-        value_parser = crate::args::listed(["wormhole"]),
+        value_parser = listed(["wormhole"]),
     )]
     chip: String,
     /// Rows of in0 (padded to 32; decode: the batch).
@@ -130,7 +130,7 @@ pub struct MatmulArgs {
         long,
         value_name = "TILE",
         default_value = "32x32",
-        value_parser = crate::args::listed(["32x32", "32x16", "32x8"]),
+        value_parser = listed(["32x32", "32x16", "32x8"]),
     )]
     tile: String,
     /// in1's format: bf16, bfp8 (1088 B per 1024 elements) or bfp4 (576 B).
@@ -138,7 +138,7 @@ pub struct MatmulArgs {
         long,
         value_name = "DTYPE",
         default_value = "bfp8",
-        value_parser = crate::args::listed(["bf16", "bfp8", "bfp4"]),
+        value_parser = listed(["bf16", "bfp8", "bfp4"]),
     )]
     dtype: String,
     /// How in0 reaches the compute cores: multicast or unicast (one core after another).
@@ -146,7 +146,7 @@ pub struct MatmulArgs {
         long,
         value_name = "HOW",
         default_value = "multicast",
-        value_parser = crate::args::listed(["multicast", "unicast"]),
+        value_parser = listed(["multicast", "unicast"]),
     )]
     in0: String,
     /// single or double buffering of in0 and in1.
@@ -154,7 +154,7 @@ pub struct MatmulArgs {
         long,
         value_name = "B",
         default_value = "double",
-        value_parser = crate::args::listed(["single", "double"]),
+        value_parser = listed(["single", "double"]),
     )]
     buffering: String,
     /// Transfers per second of every bank [default: 12 GT/s].
@@ -184,7 +184,7 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     }
     .study()?;
     let r = tt_study::run(&study).map_err(Failure::runtime)?;
-    crate::progress::simulated(r.run.cycles as f64 / tt::noc_clock_hz(study.chip));
+    podsim_report::progress::simulated(r.run.cycles as f64 / tt::noc_clock_hz(study.chip));
     let out = DramOutput::new(&study, &r);
     if let Some(path) = &a.trace {
         tt::write_trace(path, a.trace_limit, &study, &r).map_err(Failure::runtime)?;
@@ -212,6 +212,6 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
         data_rate: a.data_rate.as_deref(),
     }
     .run()?;
-    crate::progress::simulated(out.time_s);
+    podsim_report::progress::simulated(out.time_s);
     print(a.json, &out, MatmulOutput::text)
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::{Failure, args, progress, read};
+use crate::{Failure, args, read};
 use podsim_report::sweep_file;
 
 /// `podsim validate`.
@@ -51,7 +51,7 @@ pub(crate) fn validate(
         }
         None => None,
     };
-    let bar = progress::Progress::start("podsim validate", Some(cases.len() as u64));
+    let bar = podsim_report::progress::Progress::start("podsim validate", Some(cases.len() as u64));
     // Cases run a batch at a time on every core; each batch lands in the CSV in case order.
     let batch = rayon::current_num_threads().max(1);
     let mut results: Vec<Result<Option<u64>, Failure>> = Vec::with_capacity(cases.len());

@@ -10,7 +10,7 @@ use podsim_report::{Trace, render};
 use podsim_system::workload::WorkloadResult;
 use serde_json::json;
 
-use crate::args::flag_err;
+use crate::args::{flag_err, listed};
 use crate::{Failure, read};
 
 /// The arguments of `podsim workload`.
@@ -27,11 +27,7 @@ pub struct WorkloadArgs {
     /// examples/workload-*.toml and examples/dojo/tile-step.toml.
     file: PathBuf,
     /// analytic, flow or packet [default: the file's `model`, else flow].
-    #[arg(
-        long,
-        value_name = "MODEL",
-        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
-    )]
+    #[arg(long, value_name = "MODEL", value_parser = listed(["analytic", "flow", "packet"]))]
     model: Option<String>,
     /// Run on this machine file instead of the file's [machine] (its network, and its chip on
     /// every endpoint, a chip preset or one the file describes by its matrix units:
@@ -48,7 +44,7 @@ pub struct WorkloadArgs {
     trace: Option<PathBuf>,
     /// Turn TPU v4's CMEM off (memory tasks with a working_set then stream from HBM), as
     /// Fig. 13's "CMEM off" [default: the file's machine.cmem, else on].
-    #[arg(long, value_name = "ON|OFF", value_parser = crate::args::listed(["on", "off"]))]
+    #[arg(long, value_name = "ON|OFF", value_parser = listed(["on", "off"]))]
     cmem: Option<String>,
     /// The most events the trace keeps; the file says how many were cut.
     #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_TRACE_LIMIT)]
@@ -130,7 +126,7 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     }
     let (net, r) =
         podsim_system::scenario::run_workload(&spec, model).map_err(crate::scenario_failure)?;
-    crate::progress::simulated(r.time_s);
+    podsim_report::progress::simulated(r.time_s);
     if let Some(path) = &a.heatmap {
         let layout =
             podsim_report::link_heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;

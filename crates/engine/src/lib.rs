@@ -24,6 +24,7 @@
 
 mod error;
 mod queue;
+pub mod ranks;
 mod rng;
 mod stats;
 pub mod watch;

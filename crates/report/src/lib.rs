@@ -9,6 +9,7 @@ pub mod link_heatmap;
 mod metrics;
 mod noc;
 mod noc_text;
+pub mod progress;
 mod roofline;
 mod scenario;
 pub mod sweep_file;
@@ -56,6 +57,30 @@ pub enum ReportError {
         /// What the plotting library said.
         why: String,
     },
+}
+
+/// An EXAMPLES section in roff from the help's (`# what it does` lines, then `$ podsim ...`
+/// lines): each description a paragraph, each command indented and unfilled.
+pub fn roff_examples(text: &str) -> String {
+    let escape = |s: &str| {
+        let s = s.replace('\\', "\\e").replace('-', "\\-");
+        if s.starts_with(['.', '\'']) {
+            format!("\\&{s}")
+        } else {
+            s
+        }
+    };
+    let mut out = String::from(".SH EXAMPLES\n");
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(what) = line.strip_prefix("# ") {
+            out.push_str(&format!(".PP\n{}\n", escape(what)));
+        } else if line.starts_with("$ ") {
+            out.push_str(&format!(".RS 4\n.nf\n{}\n.fi\n.RE\n", escape(line)));
+        } else if line != "Examples:" {
+            out.push_str(&format!(".PP\n{}\n", escape(line)));
+        }
+    }
+    out
 }
 
 /// The error for a plot of `path` that the plotting library refused, for `map_err`.

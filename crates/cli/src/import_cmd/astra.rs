@@ -10,7 +10,7 @@ use clap::Args;
 use podsim_collective::{Kind, Setup};
 use podsim_import::astra::{AstraRun, Mapped, Network, SystemConfig};
 
-use crate::args::{flag_err, size};
+use crate::args::{flag_err, listed, size};
 use crate::{Failure, read};
 
 /// The arguments of `podsim import astra-sim`.
@@ -32,7 +32,7 @@ pub struct AstraArgs {
         long,
         value_name = "KIND",
         default_value = "all-reduce",
-        value_parser = crate::args::listed([
+        value_parser = listed([
             "all-reduce", "reduce-scatter", "all-gather", "all-to-all",
         ]),
     )]
@@ -45,7 +45,7 @@ pub struct AstraArgs {
         long,
         value_name = "MODEL",
         default_value = "flow",
-        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+        value_parser = listed(["analytic", "flow", "packet"]),
     )]
     model: String,
     /// Write the podsim system file (TOML, what `--topology FILE` reads) here instead of

@@ -10,7 +10,7 @@ use podsim_system::TopoSpec;
 use podsim_system::workload::ChipSpec;
 
 use crate::Failure;
-use crate::args::flag_err;
+use crate::args::{flag_err, listed};
 
 /// The arguments of `podsim import chakra`.
 #[derive(Args)]
@@ -31,7 +31,7 @@ pub struct ChakraArgs {
     #[arg(
         long,
         value_name = "CHIP",
-        value_parser = crate::args::listed(["tpuv4", "tpuv3", "a100", "dojo-node", "d1"]),
+        value_parser = listed(["tpuv4", "tpuv3", "a100", "dojo-node", "d1"]),
     )]
     chip: Option<String>,
     /// analytic, flow or packet, as `podsim workload --model`.
@@ -39,7 +39,7 @@ pub struct ChakraArgs {
         long,
         value_name = "MODEL",
         default_value = "flow",
-        value_parser = crate::args::listed(["analytic", "flow", "packet"]),
+        value_parser = listed(["analytic", "flow", "packet"]),
     )]
     model: String,
     /// Write the workload (TOML, what `podsim workload` reads) here instead of printing it.

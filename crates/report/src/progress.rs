@@ -17,7 +17,7 @@ static ACTIVE: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(Non
 static SIMULATED: std::sync::Mutex<Option<f64>> = std::sync::Mutex::new(None);
 
 /// The simulated time of the run in progress, seconds, for the last line.
-pub(crate) fn simulated(seconds: f64) {
+pub fn simulated(seconds: f64) {
     if let Ok(mut s) = SIMULATED.lock() {
         *s = Some(seconds);
     }
@@ -27,12 +27,12 @@ pub(crate) fn simulated(seconds: f64) {
 const SHOW_AFTER: Duration = Duration::from_secs(1);
 
 /// Silence progress for the whole process (`--quiet`).
-pub(crate) fn set_quiet(quiet: bool) {
+pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
 }
 
 /// One run's progress.
-pub(crate) struct Progress {
+pub struct Progress {
     bar: ProgressBar,
     label: String,
     started: Instant,
@@ -41,7 +41,7 @@ pub(crate) struct Progress {
 
 impl Progress {
     /// Progress for `label`, with `len` steps if the work has a count.
-    pub(crate) fn start(label: &str, len: Option<u64>) -> Progress {
+    pub fn start(label: &str, len: Option<u64>) -> Progress {
         let on = !QUIET.load(Ordering::Relaxed) && std::io::stderr().is_terminal();
         let bar = match len {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::hidden())
@@ -79,13 +79,13 @@ impl Progress {
     }
 
     /// One step done (thread-safe: steps may finish on any core).
-    pub(crate) fn inc(&self) {
+    pub fn inc(&self) {
         self.bar.inc(1);
     }
 
     /// The run is over: clear the bar and, if it was shown, say how long it took (and the
     /// simulated time the command reported with [`simulated`], if any).
-    pub(crate) fn finish(self) {
+    pub fn finish(self) {
         let simulated = SIMULATED.lock().ok().and_then(|s| *s);
         let wall = self.started.elapsed();
         if let Ok(mut a) = ACTIVE.lock() {
@@ -111,7 +111,7 @@ impl Progress {
 
 /// The run in progress has `total` points to go (a sweep's sizes or loads not kept from its
 /// file): its spinner becomes a bar of points done, with the time left.
-pub(crate) fn count(total: u64) {
+pub fn count(total: u64) {
     if let Ok(a) = ACTIVE.lock()
         && let Some(bar) = a.as_ref()
     {
@@ -128,7 +128,7 @@ pub(crate) fn count(total: u64) {
 }
 
 /// One point of the run in progress done (thread-safe).
-pub(crate) fn tick() {
+pub fn tick() {
     if let Ok(a) = ACTIVE.lock()
         && let Some(bar) = a.as_ref()
     {
@@ -137,7 +137,7 @@ pub(crate) fn tick() {
 }
 
 /// Run `f` (a write to stdout) with the bar cleared, then draw it again.
-pub(crate) fn suspend<R>(f: impl FnOnce() -> R) -> R {
+pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
     let bar = ACTIVE.lock().ok().and_then(|a| a.clone());
     match bar {
         Some(b) => b.suspend(f),

@@ -9,16 +9,19 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::Failure;
+/// Why spreading a run over the ranks failed (encoding, or a rank that sent too little).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RanksError(pub String);
 
 /// What keeps MPI up while podsim runs (finalized when dropped, at the end of `main`).
-pub(crate) struct Guard {
+pub struct Guard {
     #[cfg(feature = "mpi")]
     _universe: mpi::environment::Universe,
 }
 
 /// Start MPI if this process was started by an MPI launcher (and the `mpi` feature is on).
-pub(crate) fn init() -> Option<Guard> {
+pub fn init() -> Option<Guard> {
     #[cfg(feature = "mpi")]
     {
         let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
@@ -32,7 +35,7 @@ pub(crate) fn init() -> Option<Guard> {
 }
 
 /// This process's rank and the number of ranks: (0, 1) without MPI.
-pub(crate) fn place() -> (usize, usize) {
+pub fn place() -> (usize, usize) {
     #[cfg(feature = "mpi")]
     {
         use mpi::traits::Communicator;
@@ -44,20 +47,20 @@ pub(crate) fn place() -> (usize, usize) {
     (0, 1)
 }
 
-fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, Failure> {
-    serde_json::to_vec(v).map_err(|e| Failure::runtime(format!("MPI: cannot encode: {e}")))
+fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, RanksError> {
+    serde_json::to_vec(v).map_err(|e| RanksError(format!("MPI: cannot encode: {e}")))
 }
 
 #[cfg(feature = "mpi")]
-fn decode<T: DeserializeOwned>(b: &[u8]) -> Result<T, Failure> {
-    serde_json::from_slice(b).map_err(|e| Failure::runtime(format!("MPI: cannot decode: {e}")))
+fn decode<T: DeserializeOwned>(b: &[u8]) -> Result<T, RanksError> {
+    serde_json::from_slice(b).map_err(|e| RanksError(format!("MPI: cannot decode: {e}")))
 }
 
 /// Rank 0's value on every rank: rank 0 passes `Some`, the others `None` and get rank 0's.
-pub(crate) fn share<T: Serialize + DeserializeOwned>(v: Option<T>) -> Result<T, Failure> {
+pub fn share<T: Serialize + DeserializeOwned>(v: Option<T>) -> Result<T, RanksError> {
     let (rank, size) = place();
     if size == 1 {
-        return v.ok_or_else(|| Failure::runtime("MPI: rank 0 shared nothing".to_string()));
+        return v.ok_or_else(|| RanksError("MPI: rank 0 shared nothing".to_string()));
     }
     #[cfg(feature = "mpi")]
     {
@@ -77,7 +80,7 @@ pub(crate) fn share<T: Serialize + DeserializeOwned>(v: Option<T>) -> Result<T, 
     #[allow(unreachable_code)]
     {
         let _ = rank;
-        Err(Failure::runtime(
+        Err(RanksError(
             "MPI: more than one rank without MPI".to_string(),
         ))
     }
@@ -86,10 +89,10 @@ pub(crate) fn share<T: Serialize + DeserializeOwned>(v: Option<T>) -> Result<T, 
 /// The results of `n` points, point i computed on rank i mod size by `local` (given the
 /// indices this rank owns, ascending; it returns their results in that order): on rank 0 all
 /// `n` in point order, on the others `None`.
-pub(crate) fn spread<T: Serialize + DeserializeOwned>(
+pub fn spread<T: Serialize + DeserializeOwned>(
     n: usize,
     local: impl FnOnce(&[usize]) -> Vec<T>,
-) -> Result<Option<Vec<T>>, Failure> {
+) -> Result<Option<Vec<T>>, RanksError> {
     let (rank, size) = place();
     let mine: Vec<usize> = (rank..n).step_by(size).collect();
     let got = local(&mine);
@@ -115,9 +118,9 @@ pub(crate) fn spread<T: Serialize + DeserializeOwned>(
         }
         let mut all = Vec::with_capacity(n);
         for i in 0..n {
-            let v = per_rank[i % size].next().ok_or_else(|| {
-                Failure::runtime(format!("MPI: rank {} sent too few points", i % size))
-            })?;
+            let v = per_rank[i % size]
+                .next()
+                .ok_or_else(|| RanksError(format!("MPI: rank {} sent too few points", i % size)))?;
             all.push(v);
         }
         return Ok(Some(all));
@@ -125,7 +128,7 @@ pub(crate) fn spread<T: Serialize + DeserializeOwned>(
     #[allow(unreachable_code)]
     {
         let _ = bytes;
-        Err(Failure::runtime(
+        Err(RanksError(
             "MPI: more than one rank without MPI".to_string(),
         ))
     }
