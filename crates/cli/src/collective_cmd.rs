@@ -151,14 +151,15 @@ pub struct CollectiveArgs {
     /// all-gather; tree for broadcast and reduce; direct for all-to-all; dissemination for
     /// barrier; on a machine file of several nodes, multi-ring for all-reduce]. Others:
     /// bidirectional-ring, dimension, halving-doubling, double-binary-tree, multi-ring (one
-    /// ring per chip of a node, each crossing the nodes on its own rail, as NCCL's channels)
-    /// (all-reduce); ring (broadcast, pipelined chain); dimension (all-to-all).
+    /// ring per chip of a node, each crossing the nodes on its own rail, as NCCL's channels),
+    /// all-dimensions (a share per dimension and direction of a mesh or torus, every link at
+    /// once, as TPU v4) (all-reduce); ring (broadcast, pipelined chain); dimension (all-to-all).
     #[arg(
         long,
         value_name = "NAME",
         value_parser = listed([
             "ring", "bidirectional-ring", "dimension", "halving-doubling", "double-binary-tree",
-            "multi-ring", "tree", "direct", "dissemination",
+            "multi-ring", "all-dimensions", "tree", "direct", "dissemination",
         ]),
     )]
     algorithm: Option<String>,

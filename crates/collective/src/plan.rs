@@ -134,6 +134,7 @@ impl Kind {
                 Algorithm::HalvingDoubling,
                 Algorithm::DoubleBinaryTree,
                 Algorithm::MultiRing,
+                Algorithm::AllDimensions,
             ],
             Kind::ReduceScatter | Kind::AllGather => &[Algorithm::Ring],
             Kind::Broadcast => &[Algorithm::Tree, Algorithm::Ring],
@@ -187,6 +188,15 @@ pub enum Algorithm {
     /// each on its own NIC). The ranks fill `[chips a node, nodes]` (a machine file's grid; a
     /// cube's first dimension is taken as the node).
     MultiRing,
+    /// Every dimension of a mesh or torus at once, in both directions (TPU v4's all-reduce,
+    /// which the ISCA 2023 paper says is limited by injection bandwidth, section 3.4): the
+    /// buffer splits into one share per (dimension, direction); share (i, +/-) reduce-scatters
+    /// along dimension i, then i + 1, ... (rings all running in its direction), and
+    /// all-gathers back in the reverse order, every share at once, so that in each phase the
+    /// shares hold different dimensions and every link direction carries one of them. On a
+    /// torus of equal sides k (n = k^D) it takes (n - 1)/n x bytes / (D x link bandwidth),
+    /// the injection bound.
+    AllDimensions,
 }
 
 impl Algorithm {
@@ -202,6 +212,7 @@ impl Algorithm {
             Algorithm::Dissemination => "dissemination",
             Algorithm::DoubleBinaryTree => "double-binary-tree",
             Algorithm::MultiRing => "multi-ring",
+            Algorithm::AllDimensions => "all-dimensions",
         }
     }
 }
@@ -310,6 +321,10 @@ pub fn transfers(r: &Request) -> u128 {
         }
         (Kind::ReduceScatter | Kind::AllGather, _) | (Kind::AllToAll, Algorithm::Direct) => pairs,
         (Kind::AllReduce, Algorithm::DimensionWise) => 2 * n * dims_sum,
+        (Kind::AllReduce, Algorithm::AllDimensions) => {
+            let live = r.dims.iter().filter(|&&k| k > 1).count() as u128;
+            4 * live * n * dims_sum
+        }
         (Kind::AllToAll, _) => n * dims_sum,
         (Kind::Broadcast, Algorithm::Ring) => {
             n * (n * 64).min(r.bytes.div_ceil(r.chunk.max(1)).max(1) as u128)
@@ -394,6 +409,7 @@ pub fn plan(r: &Request) -> Result<Plan, PlanError> {
             ring_phase(&mut p, r.bytes, 0, true, Combine::Copy, &vec![None; n], 0);
         }
         (Kind::AllReduce, Algorithm::DimensionWise) => dimension_all_reduce(&mut p, r)?,
+        (Kind::AllReduce, Algorithm::AllDimensions) => all_dimensions_all_reduce(&mut p, r)?,
         (Kind::AllReduce, Algorithm::MultiRing) => multi_ring_all_reduce(&mut p, r)?,
         (Kind::AllReduce, Algorithm::HalvingDoubling) => halving_doubling(&mut p, r.bytes)?,
         (Kind::AllReduce, Algorithm::DoubleBinaryTree) => {
@@ -597,17 +613,52 @@ fn mixed_radix(
 
 /// Dimension-by-dimension all-reduce on a mesh or torus of `r.dims`: reduce-scatter along
 /// each line of dimension 0, then 1, ... on the part each rank owns, then all-gather back in
-/// reverse order. Chunk j (mixed radix like the ranks) ends at the rank whose coordinates
-/// equal j's digits.
+/// reverse order (see [`dimension_share`]).
 fn dimension_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
+    let order: Vec<usize> = (0..r.dims.len()).filter(|&d| r.dims[d] > 1).collect();
+    dimension_share(p, &r.dims, r.bytes, 0, &order, true)
+}
+
+/// [`Algorithm::AllDimensions`]: with L dimensions of more than one rank, 2L shares of the
+/// bytes, share 2i + s (s = 0 plus, 1 minus) taking the dimensions in the order i, i + 1, ...
+/// (mod L) with its rings in direction s, on chunks (2i + s) n .. (2i + s + 1) n. The shares
+/// depend on nothing of each other's, so they all run at once.
+fn all_dimensions_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
     let n = p.ranks;
-    let dims = &r.dims;
+    let live: Vec<usize> = (0..r.dims.len()).filter(|&d| r.dims[d] > 1).collect();
+    let shares = 2 * live.len();
+    p.chunks = shares * n;
+    for i in 0..live.len() {
+        let order: Vec<usize> = live[i..].iter().chain(&live[..i]).copied().collect();
+        for (s, plus) in [true, false].into_iter().enumerate() {
+            let q = 2 * i + s;
+            let bytes = share(r.bytes, shares, q);
+            dimension_share(p, &r.dims, bytes, (q * n) as u32, &order, plus)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reduce-scatter `bytes` (chunks `base .. base + n`) along the lines of each dimension of
+/// `order` in turn, on the part each rank owns, then all-gather back in the reverse order;
+/// every ring runs towards larger coordinates (`plus`) or smaller. Chunk base + j ends
+/// reduced at the rank whose coordinates are j's digits (mixed radix like the ranks) less one
+/// (`plus`), or plus one. Each rank's sends wait for what it last received in this share and
+/// follow its previous send of the share (program order); nothing waits on other shares.
+fn dimension_share(
+    p: &mut Plan,
+    dims: &[u32],
+    bytes: u64,
+    base: u32,
+    order: &[usize],
+    plus: bool,
+) -> Result<(), PlanError> {
+    let n = p.ranks;
     let (stride, digit) = mixed_radix(dims, n)?;
     // Per rank, the last op it received (dependencies chain through) and the last it sent
     // (program order).
     let mut last: Vec<Option<usize>> = vec![None; n];
     let mut sent: Vec<Option<usize>> = vec![None; n];
-    let order: Vec<usize> = (0..dims.len()).filter(|&d| dims[d] > 1).collect();
     let phases: Vec<(usize, Combine)> = order
         .iter()
         .map(|&d| (d, Combine::Sum))
@@ -616,42 +667,53 @@ fn dimension_all_reduce(p: &mut Plan, r: &Request) -> Result<(), PlanError> {
     for (pi, &(d, combine)) in phases.iter().enumerate() {
         let k = dims[d] as usize;
         // Dimensions already reduce-scattered when this phase runs (their digit is fixed).
-        let fixed: Vec<usize> = if combine == Combine::Sum {
-            order.iter().copied().take_while(|&x| x != d).collect()
+        let fixed: &[usize] = if combine == Combine::Sum {
+            &order[..pi]
         } else {
-            let rs_done = order.len();
-            let ag_done = pi - rs_done;
-            order
-                .iter()
-                .copied()
-                .take(order.len() - ag_done - 1)
-                .collect()
-        };
-        // After reduce-scattering dimension e a rank owns the chunks whose digit e is one past
-        // its own coordinate (the ring schedule of `ring_phase`).
-        let owns = |rank: usize, chunk: usize| {
-            fixed
-                .iter()
-                .all(|&e| digit(chunk, e) == (digit(rank, e) + 1) % dims[e] as usize)
+            let ag_done = pi - order.len();
+            &order[..order.len() - ag_done - 1]
         };
         for s in 0..k - 1 {
             let mut next = last.clone();
             for rank in 0..n {
                 let c = digit(rank, d);
-                let to = rank - c * stride(d) + ((c + 1) % k) * stride(d);
                 // Ring step as in `ring_phase`, on the digit of dimension d.
-                let want = if combine == Combine::Sum {
-                    (c + k - s) % k
-                } else {
-                    (c + 1 + k - s) % k
+                let (to_c, want) = match (plus, combine == Combine::Sum) {
+                    (true, true) => ((c + 1) % k, (c + k - s) % k),
+                    (true, false) => ((c + 1) % k, (c + 1 + k - s) % k),
+                    (false, true) => ((c + k - 1) % k, (c + s) % k),
+                    (false, false) => ((c + k - 1) % k, (c + s + k - 1) % k),
                 };
-                let moves: Vec<u32> = (0..n)
-                    .filter(|&j| owns(rank, j) && digit(j, d) == want)
-                    .map(|j| j as u32)
-                    .collect();
-                let bytes: u64 = moves.iter().map(|&j| share(r.bytes, n, j as usize)).sum();
+                let to = rank - c * stride(d) + to_c * stride(d);
+                // After reduce-scattering dimension e a rank owns the chunks whose digit e is
+                // one past its own coordinate in the ring's direction; digit d is `want`, the
+                // others are free.
+                let mut moves: Vec<u32> = vec![0];
+                for e in 0..dims.len() {
+                    let ke = dims[e] as usize;
+                    let allowed: Vec<usize> = if e == d {
+                        vec![want]
+                    } else if fixed.contains(&e) {
+                        let ce = digit(rank, e);
+                        vec![if plus {
+                            (ce + 1) % ke
+                        } else {
+                            (ce + ke - 1) % ke
+                        }]
+                    } else {
+                        (0..ke).collect()
+                    };
+                    let st = stride(e) as u32;
+                    moves = moves
+                        .iter()
+                        .flat_map(|&v| allowed.iter().map(move |&a| v + a as u32 * st))
+                        .collect();
+                }
+                moves.sort_unstable();
+                let b: u64 = moves.iter().map(|&j| share(bytes, n, j as usize)).sum();
+                moves.iter_mut().for_each(|j| *j += base);
                 let deps: Vec<usize> = last[rank].into_iter().collect();
-                let o = p.op(rank, to, bytes, Chunks::List(moves), combine, deps);
+                let o = p.op(rank, to, b, Chunks::List(moves), combine, deps);
                 p.ops[o].after = sent[rank].replace(o);
                 next[to] = Some(o);
             }

@@ -934,3 +934,85 @@ fn multi_ring_channels_cross_nodes_on_one_rail_each() {
         }
     }
 }
+
+#[test]
+fn all_dimensions_reaches_the_injection_bound_on_an_even_torus() {
+    // torus:4x4x4 (n = 64, D = 3) of 50 GB/s links with 100 ns of latency, 64 MiB a rank, on
+    // the flow model. All-dimensions cuts the buffer into 2D = 6 shares of B/6; each share
+    // reduce-scatters along its three dimensions in turn, in ring steps of one hop: in its
+    // j-th dimension (j = 0, 1, 2) each of the k - 1 = 3 steps carries 1/4 of what reached
+    // that dimension, B/6 / 4^(j+1), then the all-gather moves the same amounts back. The
+    // shares run together, and in each phase they hold the 6 link directions one each (share
+    // (i, +/-) is on dimension i + phase), so none waits on another:
+    //   T = 2 sum_j 3 (alpha + B / (6 4^(j+1) beta))
+    //     = 18 alpha + (B / (3 beta)) (3/4 + 3/16 + 3/64) = 18 alpha + (63/64) B / (3 beta)
+    //     = 18 x 100 ns + (63/64) x 67,108,864 / (3 x 50e9) s = 1.8 us + 440.40 us = 442.20 us.
+    // The injection bound is the same bandwidth term: 2 (n-1)/n B over 6 links of beta,
+    // (63/64) B / (3 beta) = 440.40 us. Dimension-wise sends over one link direction at a time,
+    //   18 alpha + 2 (63/64) B / beta = 1.8 us + 2642.0 us = 2643.8 us (6x the bandwidth term),
+    // and a bidirectional ring over the 64 ranks uses 2 of the 6 link directions, half of
+    // the unidirectional ring's 2 (63/64) B / beta: about 1321 us plus its latency and the
+    // ring's closing hop, which crosses the torus.
+    let (alpha, beta, b) = (100e-9, 50e9, 64u64 << 20);
+    let net = torus(&[4, 4, 4], 50, 100);
+    let time = |alg: Algorithm| {
+        let s = Setup {
+            algorithm: alg,
+            ..setup(Kind::AllReduce, b, ModelKind::Flow)
+        };
+        let m = measure(&net, &s).unwrap();
+        assert!(m.verified, "{}", alg.name());
+        (m.time_s, m.lower_bound_time_s)
+    };
+    let bf = b as f64;
+    let closed = 18.0 * alpha + 63.0 / 64.0 * bf / (3.0 * beta);
+    let (t, bound) = time(Algorithm::AllDimensions);
+    assert!((t - closed).abs() < 1e-3 * closed, "{t} against {closed}");
+    assert!(
+        (bound - 63.0 / 64.0 * bf / (3.0 * beta)).abs() < 1e-9 * bound,
+        "{bound}"
+    );
+    assert!(t >= bound);
+    let (dim, _) = time(Algorithm::DimensionWise);
+    let dim_closed = 18.0 * alpha + 2.0 * 63.0 / 64.0 * bf / beta;
+    assert!((dim - dim_closed).abs() < 1e-3 * dim_closed, "{dim}");
+    assert!(dim / t > 5.9, "{dim} against {t}");
+    let (bidi, _) = time(Algorithm::BidirectionalRing);
+    assert!(bidi / t > 2.9, "{bidi} against {t}");
+    let (ring, _) = time(Algorithm::Ring);
+    assert!(ring > bidi, "{ring} against {bidi}");
+}
+
+#[test]
+fn all_dimensions_splits_the_buffer_into_a_share_per_dimension_and_direction() {
+    // 3 x 5 torus, 2 dimensions: 4 shares, each sending 2 (n - 1) transfers' worth of ring
+    // steps per rank over its own chunks (4 n chunks in all), and the shares independent: no
+    // op waits on another share's.
+    let r = request(Kind::AllReduce, Algorithm::AllDimensions, 1000, &[3, 5]);
+    let p = plan(&r).unwrap();
+    let n = 15;
+    assert_eq!(p.chunks, 4 * n);
+    // Per share: (2 + 4) ring steps each way, n sends a step.
+    assert_eq!(p.ops.len(), 4 * 2 * (2 + 4) * n);
+    assert!(p.ops.len() as u128 <= transfers(&r));
+    let share_of = |o: &Op| o.chunks.iter().next().unwrap() as usize / n;
+    for o in &p.ops {
+        assert!(o.chunks.iter().all(|c| c as usize / n == share_of(o)));
+        for &d in o.deps.iter().chain(&o.after) {
+            assert_eq!(share_of(&p.ops[d]), share_of(o));
+        }
+    }
+    // Each share's first ops run along its first dimension, in its direction: share 0 (+)
+    // and 1 (-) on dimension 0 (stride 1), shares 2 and 3 on dimension 1 (stride 3).
+    for (q, step) in [(0, 1), (1, 2), (2, 3), (3, 12)] {
+        let first = p.ops.iter().find(|o| share_of(o) == q).unwrap();
+        assert_eq!(first.src, 0);
+        assert_eq!(first.dst, step, "share {q}");
+    }
+    // The bytes: every share reduce-scatters and all-gathers its 250 bytes, 2 (n-1)/n of it.
+    let sent: u64 = p.ops.iter().filter(|o| o.src == 0).map(|o| o.bytes).sum();
+    assert!(
+        (sent as f64 - 2.0 * 14.0 / 15.0 * 1000.0).abs() < 16.0,
+        "{sent}"
+    );
+}
