@@ -125,8 +125,8 @@ impl clap::builder::TypedValueParser for Listed {
 }
 
 /// A sweep that could not be spread over the ranks is a runtime failure.
-impl From<podsim_engine::ranks::RanksError> for Failure {
-    fn from(e: podsim_engine::ranks::RanksError) -> Self {
+impl From<podsim_ranks::RanksError> for Failure {
+    fn from(e: podsim_ranks::RanksError) -> Self {
         Failure::runtime(e.0)
     }
 }

@@ -440,7 +440,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
     let context = sweep_context(job, r);
     // Rank 0 (the only process, without MPI) keeps the file; the sizes it does not hold
     // yet run a batch at a time, one per rank, and land in the file in size order.
-    let (rank, ranks) = podsim_engine::ranks::place();
+    let (rank, ranks) = podsim_ranks::place();
     podsim_engine::watch::note(format!(
         "finished sizes are kept in {}; run the sweep again to resume",
         csv_path.display()
@@ -455,7 +455,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
     } else {
         None
     };
-    let todo: Vec<u64> = podsim_engine::ranks::share(opened.as_ref().map(|(_, kept)| {
+    let todo: Vec<u64> = podsim_ranks::share(opened.as_ref().map(|(_, kept)| {
         sizes
             .iter()
             .copied()
@@ -469,7 +469,7 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
         .c
         .batch(&todo, rayon::current_num_threads().max(1), ranks);
     for chunk in todo.chunks(batch) {
-        let got = podsim_engine::ranks::spread(chunk.len(), |mine| {
+        let got = podsim_ranks::spread(chunk.len(), |mine| {
             use rayon::prelude::*;
             mine.par_iter()
                 .map(|&i| {

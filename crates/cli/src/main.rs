@@ -389,7 +389,7 @@ fn main() -> ExitCode {
         }
     };
     // Under mpirun (with the `mpi` feature) MPI stays up until main returns.
-    let _mpi = podsim_engine::ranks::init();
+    let _mpi = podsim_ranks::init();
     let limit = match cli.memory_limit.as_deref() {
         Some(s) => match s.parse::<podsim_units::Bytes>() {
             Ok(b) if b.0 > 0 => b.0,

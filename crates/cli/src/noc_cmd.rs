@@ -304,7 +304,7 @@ fn sweep(job: &NocJob, s: &str) -> Result<ExitCode, Failure> {
     ));
     // Rank 0 (the only process, without MPI) keeps the file and tells the other ranks
     // which loads it holds already.
-    let (rank, _) = podsim_engine::ranks::place();
+    let (rank, _) = podsim_ranks::place();
     let mut opened = if rank == 0 {
         Some(podsim_report::sweep_file::SweepFile::open(
             &csv_path,
@@ -333,9 +333,9 @@ type Opened = Option<(
 /// lands in the file, in load order, as its batch ends; the sweep stops at the first
 /// saturated load (a kept one included, as it did the first time).
 fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve, Failure> {
-    let (rank, ranks) = podsim_engine::ranks::place();
+    let (rank, ranks) = podsim_ranks::place();
     let (rates, kept_rates): (Vec<f64>, std::collections::HashSet<String>) =
-        podsim_engine::ranks::share(opened.as_ref().map(|(_, kept)| {
+        podsim_ranks::share(opened.as_ref().map(|(_, kept)| {
             let rates = match rates.iter().position(|r| {
                 kept.get(&r.to_string())
                     .is_some_and(|f| f.get(10).map(String::as_str) == Some("true"))
@@ -356,20 +356,19 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
     let mut curve: Vec<(podsim_noc::NocResult, Option<Value>)> = Vec::new();
     let mut failures = Vec::new();
     for chunk in rates.chunks(batch) {
-        let fresh: Option<Vec<Option<NocPoint>>> =
-            podsim_engine::ranks::spread(chunk.len(), |mine| {
-                use rayon::prelude::*;
-                mine.par_iter()
-                    .map(|&i| {
-                        let rate = chunk[i];
-                        (!kept_rates.contains(&rate.to_string())).then(|| {
-                            let point = sweep_point(job, rate);
-                            podsim_report::progress::tick();
-                            point
-                        })
+        let fresh: Option<Vec<Option<NocPoint>>> = podsim_ranks::spread(chunk.len(), |mine| {
+            use rayon::prelude::*;
+            mine.par_iter()
+                .map(|&i| {
+                    let rate = chunk[i];
+                    (!kept_rates.contains(&rate.to_string())).then(|| {
+                        let point = sweep_point(job, rate);
+                        podsim_report::progress::tick();
+                        point
                     })
-                    .collect()
-            })?;
+                })
+                .collect()
+        })?;
         let mut stop = false;
         if let (Some(fresh), Some((file, kept))) = (fresh, opened.as_mut()) {
             for (&rate, got) in chunk.iter().zip(fresh) {
@@ -406,7 +405,7 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
                 }
             }
         }
-        if podsim_engine::ranks::share((rank == 0).then_some(stop))? {
+        if podsim_ranks::share((rank == 0).then_some(stop))? {
             break;
         }
     }

@@ -24,7 +24,6 @@
 
 mod error;
 mod queue;
-pub mod ranks;
 mod rng;
 mod stats;
 pub mod watch;
