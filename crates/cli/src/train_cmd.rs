@@ -35,7 +35,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "NAME|FILE")]
     model: String,
     /// The slice: tpuv4:slice=AxBxC[:twisted], or any mesh or torus shorthand of 1 to 3
-    /// dimensions, of TPU v4 chips; or a machine file whose chip is a preset or states its
+    /// dimensions, of TPU v4 chips; tpuv3:AxB, a 2-D slice of TPU v3 chips (a torus where a
+    /// side is 32, Table 4); or a machine file whose chip is a preset or states its
     /// matrix units (examples/machines/dgx-a100.toml, dgx-h100.toml; docs/machine-file.md)
     /// (not with --search).
     #[arg(long, value_name = "SPEC", required_unless_present = "search")]
@@ -119,6 +120,18 @@ pub struct TrainArgs {
     /// configurations_per_s.
     #[arg(long)]
     json: bool,
+    /// Add the step's energy: joules over the slice with their breakdown (compute, memory,
+    /// network, idle), mean power per chip and model FLOP/s per watt (JSON: energy_j,
+    /// average_power_w, energy_breakdown_j, perf_per_watt). Each chip draws Table 4's idle power
+    /// for the whole step, plus energy per matrix FLOP (fitted to Table 4's mean power),
+    /// per HBM and CMEM byte and per byte per link (crates/system/src/energy.rs names each
+    /// source); TPU v4 and v3 chips only (not with --search)
+    #[arg(long)]
+    energy: bool,
+    /// Draw the step's energy by component (compute, memory, network, idle), joules per chip
+    /// stacked in one bar, to this SVG file (with --energy)
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 fn model_of(spec: &str) -> Result<Transformer, Failure> {
@@ -139,14 +152,14 @@ fn model_of(spec: &str) -> Result<Transformer, Failure> {
     ))
 }
 
-/// The system `--system` names, its network and the machine a step runs on: a TPU slice or
-/// mesh/torus shorthand of `tpuv4` chips, or a machine file (`--nodes` nodes) of its own chip,
+/// The system `--system` names (its name), its network and the machine a step runs on: a TPU
+/// v4 slice or mesh/torus shorthand of `tpuv4` chips, a TPU v3 slice, or a machine file (`--nodes` nodes) of its own chip,
 /// a preset or one the file describes by its matrix units, which time the step's GEMMs.
 fn machine(
     system: &str,
     nodes: Option<u32>,
     tpu: ChipSpec,
-) -> Result<(podsim_system::SystemSpec, podsim_topology::Network, Machine), Failure> {
+) -> Result<(String, podsim_topology::Network, Machine), Failure> {
     let path = std::path::Path::new(system);
     if path.is_file() {
         let (spec, file) = crate::system_spec("--system", system, None, None, None, nodes)?;
@@ -161,7 +174,7 @@ fn machine(
         let net = crate::build(&spec, &file)?;
         let m = Machine::for_system(&spec, &net)
             .map_err(|e| flag_err("--system", format!("{file}: {e}")))?;
-        return Ok((spec, net, m));
+        return Ok((spec.name, net, m));
     }
     if nodes.is_some() {
         return Err(flag_err(
@@ -169,12 +182,19 @@ fn machine(
             format!("`{system}` is a slice; --nodes sets the node count of a machine file"),
         ));
     }
+    if system.starts_with("tpuv3:") {
+        let (net, _) =
+            podsim_tpu::dlrm::system(system).map_err(|e| flag_err("--system", e.to_string()))?;
+        let chip = ChipSpec::preset("tpuv3").expect("tpuv3 is a chip preset");
+        let m = Machine::of(&net, chip).map_err(|e| flag_err("--system", e))?;
+        return Ok((system.to_string(), net, m));
+    }
     let spec = podsim_config::system_from_cli(system, None, None, None)?;
     let net = spec
         .build()
         .map_err(|e| flag_err("--system", e.to_string()))?;
     let m = Machine::of(&net, tpu).map_err(|e| flag_err("--system", e))?;
-    Ok((spec, net, m))
+    Ok((spec.name, net, m))
 }
 
 /// A training error as the command reports it: the configuration's is a usage error.
@@ -247,7 +267,28 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         None => Mapping::DEFAULT,
         Some(s) => Mapping::parse(s).map_err(|e| flag_err("--mapping", e))?,
     };
-    let (spec, net, mut m) = machine(system, a.nodes, chip)?;
+    if a.plot.is_some() && !a.energy {
+        return Err(flag_err(
+            "--plot",
+            "draws the step's energy by component; add --energy",
+        ));
+    }
+    let (name, net, mut m) = machine(system, a.nodes, chip)?;
+    let power = if a.energy {
+        Some(
+            podsim_system::energy::ChipPower::preset(&m.chip.name).ok_or_else(|| {
+                flag_err(
+                    "--energy",
+                    format!(
+                        "the chip `{}` has no power figures in podsim (TPU v4 and v3 have: Table 4)",
+                        m.chip.name
+                    ),
+                )
+            })?,
+        )
+    } else {
+        None
+    };
     m.set_cmem(a.cmem.as_deref())
         .map_err(|e| flag_err("--cmem", e))?;
     let c = Config {
@@ -270,7 +311,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::runtime(e.to_string()))?;
         let mut tr = Trace::new(crate::args::DEFAULT_TRACE_LIMIT);
         tr.about("model", json!(t.name));
-        tr.about("system", json!(spec.name));
+        tr.about("system", json!(name));
         tr.about("parallel", json!(r.config.parallel.to_string()));
         tr.about(
             "what",
@@ -280,7 +321,25 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         std::fs::write(path, tr.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
-    let out = StepOutput::new(&t, &spec.name, net.endpoints(), &m, &r, pick.mapping);
+    let mut out = StepOutput::new(&t, &name, net.endpoints(), &m, &r, pick.mapping);
+    if let Some(p) = &power {
+        out = out.with_energy(&t, &r, p);
+    }
+    if let (Some(path), Some(e)) = (&a.plot, &out.energy) {
+        let per_chip = 1.0 / net.endpoints() as f64;
+        let b = &e.energy_breakdown_j;
+        podsim_report::stacked_bars_svg(
+            path,
+            &format!("{} on {}: energy of one step", t.name, name),
+            "joules per chip",
+            &["compute", "memory", "network", "idle"],
+            &[(
+                format!("{:.1} W per chip", e.average_power_w),
+                b.parts().iter().map(|(_, j)| j * per_chip).collect(),
+            )],
+        )
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
     if a.json {
         outln!("{}", to_json(&out));
         return Ok(ExitCode::SUCCESS);
@@ -288,6 +347,9 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     out!("{}", out.text());
     if let Some(p) = &a.trace {
         outln!("trace written to {}", p.display());
+    }
+    if let Some(p) = &a.plot {
+        outln!("plot written to {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
 }

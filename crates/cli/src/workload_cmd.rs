@@ -58,6 +58,13 @@ pub struct WorkloadArgs {
     /// exposed_communication_s, critical_path, tasks with name, start_s, end_s).
     #[arg(long)]
     json: bool,
+    /// Add the run's energy: joules over the machine with their breakdown (compute, memory,
+    /// network, idle) and mean power per chip (JSON: energy_j, average_power_w,
+    /// energy_breakdown_j). Each chip draws its idle power for the whole run, plus energy per
+    /// matrix FLOP, per HBM and CMEM byte and per byte per link the flow model carried
+    /// (crates/system/src/energy.rs names each source); TPU v4 and v3 chips, flow model
+    #[arg(long)]
+    energy: bool,
 }
 
 /// Run the workload file `file` with its own model, as `podsim run FILE` does.
@@ -77,6 +84,7 @@ pub fn run_file(
         trace_limit,
         heatmap: None,
         json,
+        energy: false,
     })
 }
 
@@ -124,6 +132,31 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::usage(format!("{file}: `{}`: {}", e.key, e.why)))?;
         podsim_report::link_heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
     }
+    let power = if a.energy {
+        if model != podsim_collective::ModelKind::Flow {
+            return Err(flag_err(
+                "--energy",
+                format!(
+                    "the energy of the links comes from the flow model's link loads; the {} \
+                     model does not report them: add --model flow",
+                    model.name()
+                ),
+            ));
+        }
+        Some(
+            podsim_system::energy::ChipPower::preset(&spec.chip.name).ok_or_else(|| {
+                flag_err(
+                    "--energy",
+                    format!(
+                        "the chip `{}` has no power figures in podsim (TPU v4 and v3 have: Table 4)",
+                        spec.chip.name
+                    ),
+                )
+            })?,
+        )
+    } else {
+        None
+    };
     let (net, r) =
         podsim_system::scenario::run_workload(&spec, model).map_err(crate::scenario_failure)?;
     podsim_report::progress::simulated(r.time_s);
@@ -147,7 +180,10 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         std::fs::write(path, t.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
-    let out = podsim_system::workload::WorkloadOutput::new(&spec, &r, model, net.endpoints());
+    let mut out = podsim_system::workload::WorkloadOutput::new(&spec, &r, model, net.endpoints());
+    if let Some(p) = &power {
+        out = out.with_energy(&r, p);
+    }
     if a.json {
         outln!("{}", podsim_report::to_json(&out));
         return Ok(ExitCode::SUCCESS);
@@ -156,6 +192,10 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     out!("{}", render(&out.task_rows()));
     outln!();
     out!("{}", render(&r.summary_rows()));
+    if let Some(e) = &out.energy {
+        outln!();
+        out!("{}", render(&e.rows()));
+    }
     if let Some(p) = &a.trace {
         outln!("trace written to {}", p.display());
     }

@@ -2285,3 +2285,109 @@ fn an_imported_booksim_configuration_reproduces_booksims_curve() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 37: `--energy` on `train` and `workload`: the keys, conservation, and the settings
+/// it cannot honour refused.
+#[test]
+fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
+    let step = [
+        "train",
+        "--model",
+        "gpt3-1.3b",
+        "--system",
+        "tpuv4:slice=4x4x4",
+        "--parallel",
+        "[1,8,1,8]",
+        "--energy",
+        "--json",
+    ];
+    let v = json(&step);
+    let total = v["energy_j"].as_f64().unwrap();
+    let b = &v["energy_breakdown_j"];
+    let parts: f64 = ["compute", "memory", "network", "idle"]
+        .iter()
+        .map(|k| b[k].as_f64().unwrap())
+        .sum();
+    assert!((parts - total).abs() <= 1e-9 * total, "{parts} vs {total}");
+    // Idle: Table 4's 90 W on each of the 64 chips for the whole step.
+    let step_s = v["step_time_s"].as_f64().unwrap();
+    let idle = b["idle"].as_f64().unwrap();
+    assert!((idle - 90.0 * 64.0 * step_s).abs() <= 1e-9 * idle);
+    // Mean power per chip: the total over 64 chips and the step.
+    let w = v["average_power_w"].as_f64().unwrap();
+    assert!((w - total / (64.0 * step_s)).abs() <= 1e-9 * w);
+    assert!(v["perf_per_watt"].as_f64().unwrap() > 0.0);
+    // Without --energy the keys are absent.
+    let plain = json(
+        &step[..step.len() - 2]
+            .iter()
+            .chain(&["--json"])
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    assert!(plain.get("energy_j").is_none());
+    // The same configuration on TPU v3 (8x8): idle 123 W a chip.
+    let mut v3 = step;
+    v3[4] = "tpuv3:8x8";
+    let v = json(&v3);
+    let idle3 = v["energy_breakdown_j"]["idle"].as_f64().unwrap();
+    assert!((idle3 - 123.0 * 64.0 * v["step_time_s"].as_f64().unwrap()).abs() <= 1e-9 * idle3);
+    // A workload's energy: the same keys, idle over its chips and time.
+    let v = json(&[
+        "workload",
+        "examples/workload-data-parallel.toml",
+        "--energy",
+        "--json",
+    ]);
+    let idle = v["energy_breakdown_j"]["idle"].as_f64().unwrap();
+    assert!((idle - 90.0 * 64.0 * v["time_s"].as_f64().unwrap()).abs() <= 1e-9 * idle);
+    expect_error(
+        &[
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--system",
+            "tpuv4:slice=4x4x4",
+            "--parallel",
+            "[1,8,1,8]",
+            "--plot",
+            "x.svg",
+        ],
+        &["--plot", "add --energy"],
+    );
+    expect_error(
+        &[
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--search",
+            "--chips",
+            "64",
+            "--energy",
+        ],
+        &["--energy", "reports no energy"],
+    );
+    expect_error(
+        &[
+            "workload",
+            "examples/workload-data-parallel.toml",
+            "--model",
+            "analytic",
+            "--energy",
+        ],
+        &["--energy", "add --model flow"],
+    );
+    expect_error(
+        &[
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--system",
+            "examples/machines/dgx-a100.toml",
+            "--parallel",
+            "[1,2,1,8]",
+            "--energy",
+        ],
+        &["--energy", "no power figures"],
+    );
+}

@@ -284,11 +284,18 @@ cmem = "off"
         ("cmem = \"off\"", "cmem = \"maybe\"", "not on or off"),
         ("cmem = \"off\"", "chips = 100", "64, 128, 256, 512 or 1024"),
         ("app_speedup", "app_cmem_gain", "compares CMEM on with off"),
+        ("app_speedup", "dlrm_speedup", "only an app_* case"),
         (
             "app_speedup",
-            "dlrm_speedup",
-            "only an app_speedup or app_cmem_gain",
+            "app_cmem_perf_per_watt_gain",
+            "compares CMEM on with off",
         ),
+        (
+            "cmem = \"off\"",
+            "chip = \"tpuv4\"",
+            "only an app_power case",
+        ),
+        ("app_speedup", "app_power", "an app_power case needs chip"),
         (
             "[case.app]\napp = \"rnn1\"\ncmem = \"off\"\n",
             "",
@@ -296,6 +303,27 @@ cmem = "off"
         ),
     ] {
         let e = parse_validation("v.toml", &text.replace(from, to)).unwrap_err();
+        assert!(e.why.contains(why), "{from} -> {to}: {e}");
+    }
+    // An app_power case names its chip and statistic, each from its list.
+    let power = text
+        .replace("app_speedup", "app_power")
+        .replace("\"3.3x\"", "\"170 W\"")
+        .replace("cmem = \"off\"", "chip = \"tpuv3\"\nstatistic = \"max\"");
+    let cases = parse_validation("v.toml", &power).unwrap();
+    assert_eq!(cases[0].published, 170_000);
+    let app = cases[0].app.as_ref().unwrap();
+    assert_eq!(
+        app.power,
+        Some((true, podsim_tpu::apps::PowerStatistic::Max))
+    );
+    for (from, to, why) in [
+        ("\"tpuv3\"", "\"tpuv5\"", "not tpuv4 or tpuv3"),
+        ("\"max\"", "\"median\"", "not min, mean or max"),
+        ("statistic = \"max\"", "", "needs chip"),
+        ("\"170 W\"", "\"many\"", "not watts"),
+    ] {
+        let e = parse_validation("v.toml", &power.replace(from, to)).unwrap_err();
         assert!(e.why.contains(why), "{from} -> {to}: {e}");
     }
 }

@@ -105,6 +105,12 @@ struct RawApp {
     chips: Option<u64>,
     #[serde(default)]
     cmem: Option<String>,
+    /// `app_power`: the chip, tpuv4 or tpuv3.
+    #[serde(default)]
+    chip: Option<String>,
+    /// `app_power`: min, mean or max over the applications.
+    #[serde(default)]
+    statistic: Option<String>,
 }
 
 fn app_case(
@@ -113,7 +119,7 @@ fn app_case(
     q: Quantity,
     key: &str,
 ) -> Result<podsim_tpu::apps::AppCase, ConfigError> {
-    use podsim_tpu::apps::{APP_NAMES, App, AppCase, slices};
+    use podsim_tpu::apps::{APP_NAMES, App, AppCase, PowerStatistic, slices};
     let r = raw.get_ref();
     let sp = Some(raw.span());
     let app = if r.app.eq_ignore_ascii_case("all") {
@@ -139,15 +145,15 @@ fn app_case(
         return ctx.err(sp, &format!("{key}.chips"), e);
     }
     let cmem = match (r.cmem.as_deref(), q) {
-        (None, _) | (Some("on"), Quantity::AppSpeedup) => true,
-        (Some("off"), Quantity::AppSpeedup) => false,
-        (Some(_), Quantity::AppCmemGain) => {
+        (Some(_), Quantity::AppCmemGain | Quantity::AppCmemPerfPerWattGain) => {
             return ctx.err(
                 sp,
                 &format!("{key}.cmem"),
-                "an app_cmem_gain case compares CMEM on with off; drop the key",
+                "an app_cmem_gain or app_cmem_perf_per_watt_gain case compares CMEM on with off; drop the key",
             );
         }
+        (None, _) | (Some("on"), _) => true,
+        (Some("off"), _) => false,
         (Some(x), _) => {
             return ctx.err(
                 sp,
@@ -156,7 +162,56 @@ fn app_case(
             );
         }
     };
-    Ok(AppCase { app, chips, cmem })
+    let power = match (q, r.chip.as_deref(), r.statistic.as_deref()) {
+        (Quantity::AppPower, Some(chip), Some(stat)) => {
+            let v3 = match chip {
+                "tpuv4" => false,
+                "tpuv3" => true,
+                other => {
+                    return ctx.err(
+                        sp,
+                        &format!("{key}.chip"),
+                        format!("`{other}` is not tpuv4 or tpuv3"),
+                    );
+                }
+            };
+            let Some(stat) = PowerStatistic::parse(stat) else {
+                return ctx.err(
+                    sp,
+                    &format!("{key}.statistic"),
+                    format!("`{stat}` is not min, mean or max"),
+                );
+            };
+            Some((v3, stat))
+        }
+        (Quantity::AppPower, chip, _) => {
+            let missing = if chip.is_none() { "chip" } else { "statistic" };
+            return ctx.err(
+                sp,
+                &format!("{key}.{missing}"),
+                "an app_power case needs chip = \"tpuv4\" or \"tpuv3\" and statistic = \"min\", \"mean\" or \"max\"",
+            );
+        }
+        (_, Some(_), _) | (_, _, Some(_)) => {
+            let extra = if r.chip.is_some() {
+                "chip"
+            } else {
+                "statistic"
+            };
+            return ctx.err(
+                sp,
+                &format!("{key}.{extra}"),
+                "only an app_power case reads chip and statistic; drop the key",
+            );
+        }
+        _ => None,
+    };
+    Ok(AppCase {
+        app,
+        chips,
+        cmem,
+        power,
+    })
 }
 
 /// `[case.tenstorrent]` as written.
@@ -622,6 +677,17 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             ),
         };
     }
+    if q == Quantity::AppPower {
+        // Watts such as "170 W", held in milliwatts.
+        return match s.trim().trim_end_matches('W').trim().parse::<f64>() {
+            Ok(r) if r >= 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
+            _ => ctx.err(
+                Some(v.span()),
+                key,
+                format!("`{s}` is not watts such as \"170 W\""),
+            ),
+        };
+    }
     if q == Quantity::TrainThroughput {
         // Sequences per second such as "21.0", held in thousandths.
         return match s.trim().trim_end_matches("seqs/s").trim().parse::<f64>() {
@@ -642,6 +708,8 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             | Quantity::BisectionRatio
             | Quantity::AppSpeedup
             | Quantity::AppCmemGain
+            | Quantity::AppPerfPerWattGain
+            | Quantity::AppCmemPerfPerWattGain
     ) {
         // A ratio such as "1.63", held in thousandths.
         return match s.trim().trim_end_matches('x').parse::<f64>() {
@@ -874,21 +942,21 @@ pub fn parse_validation_with(
                 }
                 (None, false) => None,
             };
-            let is_app = matches!(q, Quantity::AppSpeedup | Quantity::AppCmemGain);
+            let is_app = q.is_app();
             let app = match (&c.app, is_app) {
                 (Some(a), true) => Some(app_case(&ctx, a, q, &key("app"))?),
                 (Some(a), false) => {
                     return ctx.err(
                         Some(a.span()),
                         &key("app"),
-                        "only an app_speedup or app_cmem_gain case reads [case.app]; drop it",
+                        "only an app_* case (app_speedup, app_cmem_gain, app_perf_per_watt_gain, app_cmem_perf_per_watt_gain, app_power) reads [case.app]; drop it",
                     );
                 }
                 (None, true) => {
                     return ctx.err(
                         Some(c.quantity.span()),
                         &key("app"),
-                        "an app_speedup or app_cmem_gain case needs [case.app] with app = \"CNN0\" (or another, or \"all\")",
+                        "an app_* case needs [case.app] with app = \"CNN0\" (or another, or \"all\")",
                     );
                 }
                 (None, false) => None,

@@ -32,6 +32,7 @@ pub use noc_text::{
 pub use podsim_units::table::render;
 pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
+    stacked_bars_svg,
 };
 pub use scenario::{CollectiveRun, CollectiveRunRow, add_result_trace, result_json, result_text};
 pub use trace::{Trace, check_nesting};

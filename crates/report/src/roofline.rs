@@ -433,3 +433,71 @@ pub fn heatmap_svg(
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
+
+/// Draw `bars` to `path` as an SVG of stacked bars: each bar a label and one value per part
+/// (in `parts`' order, bottom first), the parts coloured alike across bars and named in the
+/// legend, y from 0 to a tenth above the tallest bar.
+pub fn stacked_bars_svg(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    parts: &[&str],
+    bars: &[(String, Vec<f64>)],
+) -> Result<(), ReportError> {
+    let fail = crate::draw_failed(path);
+    let n = bars.len().max(1) as f64;
+    let top = bars
+        .iter()
+        .map(|b| b.1.iter().sum::<f64>())
+        .fold(0.0, f64::max);
+    let ymax = if top > 0.0 { top * 1.1 } else { 1.0 };
+    let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..n, 0.0..ymax)
+        .map_err(|e| fail(&e))?;
+    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_desc(y_desc)
+        .x_labels(bars.len() * 2 + 1)
+        .x_label_formatter(&|v| {
+            let i = (v - 0.5).round();
+            if (v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let palette = [BLUE, RED, GREEN, RGBColor(150, 150, 150), MAGENTA, CYAN];
+    for (p, name) in parts.iter().enumerate() {
+        let colour = palette[p % palette.len()];
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let below: f64 = b.1.iter().take(p).sum();
+                let v = b.1.get(p).copied().unwrap_or(0.0);
+                let x = i as f64;
+                Rectangle::new(
+                    [(x + 0.25, below), (x + 0.75, below + v)],
+                    colour.mix(0.75).filled(),
+                )
+            }))
+            .map_err(|e| fail(&e))?
+            .label(*name)
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.mix(0.75).filled())
+            });
+    }
+    crate::legend(&mut chart, SeriesLabelPosition::UpperRight, path)?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}

@@ -12,6 +12,7 @@
 //! graphs from `podsim-topology`.
 
 pub mod cluster;
+pub mod energy;
 pub mod machine;
 pub mod presets;
 pub mod scenario;

@@ -508,6 +508,9 @@ pub struct WorkloadOutput<'a> {
     pub critical_path: &'a [String],
     /// Each task's timing, in the workload's order.
     pub tasks: &'a [TaskTiming],
+    /// The run's energy (`--energy`): `energy_j`, `average_power_w`, `energy_breakdown_j`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::energy::EnergyOutput>,
 }
 
 impl<'a> WorkloadOutput<'a> {
@@ -530,7 +533,19 @@ impl<'a> WorkloadOutput<'a> {
             exposed_communication_s: r.exposed_communication_s,
             critical_path: &r.critical_path,
             tasks: &r.tasks,
+            energy: None,
         }
+    }
+
+    /// `self` with the run's energy on chips of `power`, from what the run did
+    /// ([`WorkloadResult::activity`]).
+    pub fn with_energy(
+        mut self,
+        r: &WorkloadResult,
+        power: &crate::energy::ChipPower,
+    ) -> WorkloadOutput<'a> {
+        self.energy = Some(crate::energy::EnergyOutput::new(power, &r.activity, None));
+        self
     }
 }
 
@@ -608,6 +623,10 @@ pub struct WorkloadResult {
     /// What each directed link carried over the run, on models that route over links (the
     /// flow model; empty on the others).
     pub link_loads: Vec<podsim_net::LinkLoad>,
+    /// What the chips did over the run (matrix FLOPs, memory bytes, bytes times links on
+    /// models that report link loads), for [`crate::energy`]. Repeated runs count each time;
+    /// a task on some chips counts on those chips only.
+    pub activity: crate::energy::Activity,
 }
 
 /// A resource a chip spends time on.
@@ -1017,6 +1036,10 @@ pub fn run(
         intervals: Vec::new(),
         done_runs: 0,
         now: SimTime::ZERO,
+        activity: crate::energy::Activity {
+            chips,
+            ..Default::default()
+        },
     };
     for (i, t) in w.tasks.iter().enumerate() {
         ex.first_run.push(ex.runs.len());
@@ -1050,6 +1073,7 @@ pub fn run(
     }
     let mut r = ex.result();
     r.link_loads = model.carried();
+    r.activity.link_bytes = r.link_loads.iter().map(|l| l.wire_bytes).sum();
     Ok(r)
 }
 
@@ -1074,6 +1098,8 @@ struct Exec<'a> {
     intervals: Vec<Interval>,
     done_runs: usize,
     now: SimTime,
+    /// What the chips did (FLOPs, memory bytes), for the energy model.
+    activity: crate::energy::Activity,
 }
 
 impl Exec<'_> {
@@ -1109,6 +1135,9 @@ impl Exec<'_> {
                 };
                 let d = self.duration(task, flops.0 as f64, peak as f64 * efficiency)?;
                 let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                if *unit == Unit::Matrix {
+                    self.activity.matrix_flops += flops.0 as f64 * chips.len() as f64;
+                }
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
                     self.enqueue(c, res, r, d);
@@ -1124,18 +1153,26 @@ impl Exec<'_> {
                         why,
                     })?;
                 let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                self.activity.matrix_flops +=
+                    2.0 * *m as f64 * *n as f64 * *k as f64 * chips.len() as f64;
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
                     self.enqueue(c, Resource::Matrix, r, d);
                 }
             }
             Work::Memory { bytes, working_set } => {
-                let rate = match (working_set, self.chip.cmem) {
-                    (Some(ws), Some(c)) if ws.0 <= c.bytes => c.bandwidth,
-                    _ => self.chip.memory,
+                let (rate, onchip) = match (working_set, self.chip.cmem) {
+                    (Some(ws), Some(c)) if ws.0 <= c.bytes => (c.bandwidth, true),
+                    _ => (self.chip.memory, false),
                 };
                 let d = self.duration(task, bytes.0 as f64, rate.bytes_per_s() as f64)?;
                 let chips = chips_of(&t.group, self.chips).unwrap_or_default();
+                let moved = bytes.0 as f64 * chips.len() as f64;
+                if onchip {
+                    self.activity.onchip_bytes += moved;
+                } else {
+                    self.activity.hbm_bytes += moved;
+                }
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
                     self.enqueue(c, Resource::Memory, r, d);
@@ -1509,6 +1546,10 @@ impl Exec<'_> {
             tasks,
             intervals: self.intervals,
             link_loads: Vec::new(),
+            activity: crate::energy::Activity {
+                seconds: secs(end),
+                ..self.activity
+            },
         }
     }
 }

@@ -218,6 +218,10 @@ pub struct StepOutput {
     /// HBM per chip, bytes (text only).
     #[serde(skip)]
     pub hbm_bytes: u64,
+    /// The step's energy (`--energy`): `energy_j`, `average_power_w`, `energy_breakdown_j`
+    /// and `perf_per_watt` (model FLOP/s per watt of the whole slice).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<podsim_system::energy::EnergyOutput>,
 }
 
 impl StepOutput {
@@ -240,7 +244,25 @@ impl StepOutput {
             cmem: m.cmem_name(),
             chip: m.chip.name.clone(),
             hbm_bytes: m.hbm_bytes,
+            energy: None,
         }
+    }
+
+    /// `self` with the step's energy on chips of `power` (`--energy`); its performance per
+    /// watt is model FLOP/s per watt (model FLOPs per joule).
+    pub fn with_energy(
+        mut self,
+        t: &Transformer,
+        r: &StepReport,
+        power: &podsim_system::energy::ChipPower,
+    ) -> StepOutput {
+        let model_flops_per_s = 3.0 * t.forward_flops_per_seq() * r.throughput_seqs_per_s;
+        self.energy = Some(podsim_system::energy::EnergyOutput::new(
+            power,
+            &r.activity,
+            Some((model_flops_per_s, "model FLOP/s per W")),
+        ));
+        self
     }
 
     /// The text `podsim train` prints: a line naming the model and system, then the table.
@@ -248,6 +270,9 @@ impl StepOutput {
         let mut rows = self.step.rows(self.hbm_bytes);
         if self.mapping_chosen {
             rows[0].1[0].push_str(" (the fastest of the 24 axis orders, closed form)");
+        }
+        if let Some(e) = &self.energy {
+            rows.extend(e.rows());
         }
         format!(
             "{} ({:.1} B parameters) on {} ({} chips of {}), collectives: {}, CMEM {}\n{}",

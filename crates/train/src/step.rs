@@ -4,7 +4,7 @@ use podsim_collective::Kind;
 use podsim_net::NetworkModel;
 use podsim_topology::Network;
 
-use crate::layer::{LayerOps, Span, layer_ops, spans};
+use crate::layer::{LayerOps, Op, Span, layer_ops, spans};
 use crate::memory::{MemoryUse, Shard, shard};
 use crate::timer::{Timer, cmem_holds};
 use crate::{
@@ -46,6 +46,9 @@ pub struct StepReport {
     pub microbatch_seqs: u64,
     /// Which fidelity timed the collectives.
     pub fidelity: &'static str,
+    /// What the slice's chips did in the step, for the energy model
+    /// ([`podsim_system::energy`]): see [`Prepared::finish`].
+    pub activity: podsim_system::energy::Activity,
 }
 
 impl StepReport {
@@ -161,16 +164,12 @@ impl Prepared {
             None => timer.layer(&self.ops.forward, &self.ops.backward)?,
         };
         let sh = &self.sh;
-        let [p, d, x, y] = c.parallel.0;
+        let [p, d, x, _] = c.parallel.0;
         let l = sh.layers_per_stage as f64;
-        let a_split = match c.partition.activation {
-            Split::OneD => 1.0,
-            Split::TwoD => y as f64,
-        };
         // The pipeline send of the stage's output (and of its gradient back), over one link.
+        let send_bytes = send_bytes_of(t, sh, &c);
         let send = if p > 1 {
-            let bytes = sh.tokens as f64 * t.d_model as f64 * ELEM / a_split;
-            bytes / m.link_bytes_per_s + m.step_latency_s
+            send_bytes / m.link_bytes_per_s + m.step_latency_s
         } else {
             0.0
         };
@@ -206,6 +205,7 @@ impl Prepared {
         let peak = m.chip.matrix.0 as f64 * m.chips() as f64;
         let tput = c.batch as f64 / step;
         let memory = sh.memory;
+        let activity = self.activity(t, m, &c, &timer, step, send_bytes);
         Ok(StepReport {
             config: c,
             step_time_s: step,
@@ -226,7 +226,116 @@ impl Prepared {
             } else {
                 "analytic"
             },
+            activity,
         })
+    }
+
+    /// What every chip does in a step of `seconds`, summed over the slice: the hardware FLOPs;
+    /// each layer's traffic as the timer moves it (a GEMM's operands and result from HBM, its
+    /// weight from CMEM where the layer's weights are held there; the vector passes), for
+    /// every layer of the stage and every microbatch, the last stage's logits and loss shared
+    /// over the stages, and the optimizer's pass; each collective's bytes on the wire (a ring:
+    /// (f - 1)/f of the buffer per rank for a gather or a scatter, twice that for an
+    /// all-reduce, each byte to a neighbour one link away; groups strided over a dimension
+    /// cross more links, which this does not count), the gradient sum and the pipeline sends.
+    fn activity(
+        &self,
+        t: &Transformer,
+        m: &Machine,
+        c: &Config,
+        timer: &Timer<'_>,
+        seconds: f64,
+        send_bytes: f64,
+    ) -> podsim_system::energy::Activity {
+        let sh = &self.sh;
+        let [p, d, x, y] = c.parallel.0;
+        let chips = m.chips();
+        let n = chips as f64;
+        let (mut hbm, mut onchip, mut link) = (0.0, 0.0, 0.0);
+        let size = |a: Axis| timer.spans[a.index()].size as f64;
+        let mut ops = |list: &[Op], k: f64| {
+            for o in list {
+                match *o {
+                    Op::Gemm {
+                        m: rows,
+                        n: cols,
+                        k: inner,
+                        count,
+                        weight,
+                        ..
+                    } => {
+                        let count = count as f64;
+                        let streamed = (rows * inner + rows * cols) as f64 * ELEM * count;
+                        let w = (inner * cols) as f64 * ELEM * count;
+                        hbm += k * streamed;
+                        if weight && timer.cmem_weights {
+                            onchip += k * w;
+                        } else {
+                            hbm += k * w;
+                        }
+                    }
+                    Op::Memory { bytes, .. } => hbm += k * bytes,
+                    Op::Coll {
+                        axis, kind, bytes, ..
+                    } => link += k * ring_wire_bytes(kind, size(axis), bytes),
+                }
+            }
+        };
+        let runs = sh.layers_per_stage as f64 * c.microbatches as f64;
+        ops(&self.ops.forward, runs);
+        ops(&self.ops.backward, runs);
+        // The last stage's logits (three GEMMs of tokens x d_model x vocabulary/model2) and
+        // loss (four passes over the logits), on one stage in p.
+        let v_chip = t.vocabulary.div_ceil(y) as f64;
+        let tok = sh.tokens as f64;
+        let e = t.d_model as f64;
+        let head = 3.0 * (tok * e + tok * v_chip + e * v_chip) * ELEM + 4.0 * tok * v_chip * ELEM;
+        hbm += head * c.microbatches as f64 / p as f64;
+        let replicas = match c.partition.weight {
+            Split::OneD => d * x,
+            Split::TwoD => d,
+        } as f64;
+        hbm += sh.weights_per_chip * 28.0 / replicas;
+        let grad_bytes = sh.weights_per_chip * ELEM;
+        link += ring_wire_bytes(Kind::AllReduce, d as f64, grad_bytes);
+        if c.partition.weight == Split::OneD {
+            link += ring_wire_bytes(Kind::AllReduce, x as f64, grad_bytes / d as f64);
+        }
+        // Every stage but the last sends its output forward and every one but the first its
+        // gradient back, per microbatch.
+        link += 2.0 * send_bytes * c.microbatches as f64 * (p - 1) as f64 / p as f64;
+        let hw_flops = self.flops.1 * c.batch as f64;
+        podsim_system::energy::Activity {
+            chips,
+            seconds,
+            matrix_flops: hw_flops,
+            hbm_bytes: hbm * n,
+            onchip_bytes: onchip * n,
+            link_bytes: link * n,
+        }
+    }
+}
+
+/// The bytes a pipeline stage sends per microbatch (its output activations).
+fn send_bytes_of(t: &Transformer, sh: &Shard, c: &Config) -> f64 {
+    let y = c.parallel.of(Axis::Model2) as f64;
+    let a_split = match c.partition.activation {
+        Split::OneD => 1.0,
+        Split::TwoD => y,
+    };
+    sh.tokens as f64 * t.d_model as f64 * ELEM / a_split
+}
+
+/// The bytes a rank puts on the wire in a ring collective of `kind` over `f` ranks with a
+/// per-rank buffer of `bytes` (nccl-tests' convention).
+fn ring_wire_bytes(kind: Kind, f: f64, bytes: f64) -> f64 {
+    if f <= 1.0 {
+        return 0.0;
+    }
+    let share = (f - 1.0) / f * bytes;
+    match kind {
+        Kind::AllReduce => 2.0 * share,
+        _ => share,
     }
 }
 

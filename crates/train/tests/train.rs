@@ -226,3 +226,47 @@ fn errors_name_what_was_wrong_and_keep_their_messages() {
     assert_eq!(e.to_string(), "`maybe` is not on or off");
     assert!(e.is_input());
 }
+
+#[test]
+fn a_steps_energy_counts_its_collectives_bytes_and_its_idle_power() {
+    // The configuration of the test above: one GPT-3 layer, model2 = 8 along x of an 8x8x8
+    // torus, 64-way data parallel, 1D/1D. Bytes each chip puts on the wire, by hand: 6
+    // all-reduces per layer of 50,331,648 bytes over the 8-chip model2 ring, 2 x 7/8 of each
+    // (88,080,384 bytes), and the gradient sum over the 64 data replicas, 2 x 63/64 of the
+    // gradients (as many bytes as the bf16 weights the step reports per chip). model1 = 1 and
+    // pipeline = 1 add nothing.
+    let mut t = Transformer::builtin("gpt3-175b").unwrap();
+    t.layers = 1;
+    let (_, m) = machine([8, 8, 8]);
+    let c = config(
+        "[1,64,1,8]",
+        "1d/1d",
+        Mapping([
+            podsim_train::Axis::Model2,
+            podsim_train::Axis::Data,
+            podsim_train::Axis::Model1,
+            podsim_train::Axis::Pipeline,
+        ]),
+        64,
+        1,
+    );
+    let r = analytic(&t, &m, &c).unwrap();
+    let a = r.activity;
+    let per_chip = 6.0 * 2.0 * 7.0 / 8.0 * 50_331_648.0 + 2.0 * 63.0 / 64.0 * r.memory.weights;
+    assert_eq!(a.chips, 512);
+    assert!((a.link_bytes - 512.0 * per_chip).abs() <= 1e-9 * a.link_bytes);
+    // The matrix FLOPs are the hardware FLOPs HFU counts: HFU x peak x step x chips.
+    let peak = m.chip.matrix.0 as f64;
+    let hw = r.hfu * peak * r.step_time_s * 512.0;
+    assert!((a.matrix_flops - hw).abs() <= 1e-9 * hw);
+    // Energy: the breakdown sums to the total, and each chip draws Table 4's 90 W idle power
+    // for the whole step.
+    let p = podsim_system::energy::ChipPower::preset("tpuv4").unwrap();
+    let e = p.energy(&a);
+    let b = e.energy_breakdown_j;
+    assert!((b.total() - e.energy_j).abs() <= 1e-9 * e.energy_j);
+    assert!((b.idle - 90.0 * r.step_time_s * 512.0).abs() <= 1e-9 * b.idle);
+    // A busy chip draws more than idle and less than idle plus its matrix units at peak.
+    let ceiling = 90.0 + peak * p.matrix_pj_per_flop * 1e-12 + 1200e9 * p.hbm_pj_per_byte * 1e-12;
+    assert!(e.average_power_w > 90.0 && e.average_power_w < ceiling);
+}

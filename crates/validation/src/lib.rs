@@ -161,6 +161,16 @@ pub enum Quantity {
     /// TPU v4 step time with CMEM off over CMEM on for `[case.app]` (geometric mean when it
     /// names no application), held in thousandths.
     AppCmemGain,
+    /// TPU v4's performance per watt over TPU v3's for `[case.app]`: the ratio of the steps'
+    /// energies, v3 over v4 ([`podsim_system::energy`]; geometric mean when it names no
+    /// application), held in thousandths.
+    AppPerfPerWattGain,
+    /// TPU v4's performance per watt with CMEM on over off for `[case.app]`, held in
+    /// thousandths.
+    AppCmemPerfPerWattGain,
+    /// The min, mean or max over the applications of each one's mean chip power on `[case.app]`'s
+    /// chip (`chip`, `statistic`), held in milliwatts.
+    AppPower,
 }
 
 /// A Tenstorrent case: `[case.tenstorrent]`.
@@ -177,7 +187,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 46] = [
+pub const QUANTITIES: [&str; 49] = [
     "nodes",
     "links",
     "degree_max",
@@ -224,9 +234,24 @@ pub const QUANTITIES: [&str; 46] = [
     "matmul_dram_bandwidth",
     "app_speedup",
     "app_cmem_gain",
+    "app_perf_per_watt_gain",
+    "app_cmem_perf_per_watt_gain",
+    "app_power",
 ];
 
 impl Quantity {
+    /// Whether the quantity is measured on `[case.app]`'s applications.
+    pub fn is_app(self) -> bool {
+        matches!(
+            self,
+            Quantity::AppSpeedup
+                | Quantity::AppCmemGain
+                | Quantity::AppPerfPerWattGain
+                | Quantity::AppCmemPerfPerWattGain
+                | Quantity::AppPower
+        )
+    }
+
     /// The quantity a case names (see [`QUANTITIES`]).
     pub fn from_name(s: &str) -> Option<Self> {
         Some(match s {
@@ -276,6 +301,9 @@ impl Quantity {
             "matmul_dram_bandwidth" => Quantity::MatmulDramBandwidth,
             "app_speedup" => Quantity::AppSpeedup,
             "app_cmem_gain" => Quantity::AppCmemGain,
+            "app_perf_per_watt_gain" => Quantity::AppPerfPerWattGain,
+            "app_cmem_perf_per_watt_gain" => Quantity::AppCmemPerfPerWattGain,
+            "app_power" => Quantity::AppPower,
             _ => return None,
         })
     }
@@ -304,6 +332,9 @@ impl Quantity {
                 | Quantity::MatmulDramBandwidth
                 | Quantity::AppSpeedup
                 | Quantity::AppCmemGain
+                | Quantity::AppPerfPerWattGain
+                | Quantity::AppCmemPerfPerWattGain
+                | Quantity::AppPower
         )
     }
 
@@ -376,14 +407,16 @@ impl Quantity {
             ))?;
             return Ok(u64::from(resource.count(generation)));
         }
-        if matches!(self, Quantity::AppSpeedup | Quantity::AppCmemGain) {
+        if self.is_app() {
             let c = case.app.as_ref().ok_or(QuantityError::Missing(
                 "an application case needs [case.app]",
             ))?;
-            let v = if self == Quantity::AppSpeedup {
-                c.speedup()
-            } else {
-                c.cmem_gain()
+            let v = match self {
+                Quantity::AppSpeedup => c.speedup(),
+                Quantity::AppCmemGain => c.cmem_gain(),
+                Quantity::AppPerfPerWattGain => c.perf_per_watt_gain(),
+                Quantity::AppCmemPerfPerWattGain => c.cmem_perf_per_watt_gain(),
+                _ => c.power_w(),
             }
             .map_err(QuantityError::Invalid)?;
             return Ok((v * 1000.0).round() as u64);
@@ -682,7 +715,10 @@ impl Quantity {
             | Quantity::DramUtilization
             | Quantity::MatmulDramBandwidth
             | Quantity::AppSpeedup
-            | Quantity::AppCmemGain => return self.measure_compute(case),
+            | Quantity::AppCmemGain
+            | Quantity::AppPerfPerWattGain
+            | Quantity::AppCmemPerfPerWattGain
+            | Quantity::AppPower => return self.measure_compute(case),
             Quantity::PutThroughput | Quantity::InjectionRate => {
                 let micro = if self == Quantity::PutThroughput {
                     Micro::PutThroughput
@@ -768,7 +804,10 @@ impl Quantity {
             | Quantity::DlrmSpeedup
             | Quantity::BisectionRatio
             | Quantity::AppSpeedup
-            | Quantity::AppCmemGain => ("x", 1000.0),
+            | Quantity::AppCmemGain
+            | Quantity::AppPerfPerWattGain
+            | Quantity::AppCmemPerfPerWattGain => ("x", 1000.0),
+            Quantity::AppPower => ("W", 1000.0),
             Quantity::Goodput | Quantity::DramUtilization => ("fraction", 1000.0),
             Quantity::TrainThroughput => ("seqs/s", 1000.0),
             Quantity::RidgePoint => ("FLOP/B", 1000.0),
@@ -829,8 +868,12 @@ impl Quantity {
                 | Quantity::BisectionRatio
                 | Quantity::AppSpeedup
                 | Quantity::AppCmemGain
+                | Quantity::AppPerfPerWattGain
+                | Quantity::AppCmemPerfPerWattGain
         ) {
             format!("{:.3}x", v as f64 / 1000.0)
+        } else if self == Quantity::AppPower {
+            format!("{:.1} W", v as f64 / 1000.0)
         } else if matches!(self, Quantity::Goodput | Quantity::DramUtilization) {
             format!("{:.1}%", v as f64 / 10.0)
         } else if self == Quantity::TrainThroughput {

@@ -92,6 +92,10 @@ pub const CASE_FILES: &[(&str, &str)] = &[
         include_str!("../../../validation/tpu-v4-v3-apps.toml"),
     ),
     (
+        "validation/tpu-v4-energy.toml",
+        include_str!("../../../validation/tpu-v4-energy.toml"),
+    ),
+    (
         "validation/gpu-clusters.toml",
         include_str!("../../../validation/gpu-clusters.toml"),
     ),

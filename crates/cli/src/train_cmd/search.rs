@@ -32,6 +32,10 @@ pub(super) fn search(
         ],
         "the search chooses it; drop the flag or drop --search",
     )?;
+    none_given(
+        &[(a.energy, "--energy"), (a.plot.is_some(), "--plot")],
+        "a search ranks by throughput and reports no energy; run the step it finds with --energy",
+    )?;
     let chips = a
         .chips
         .ok_or_else(|| flag_err("--chips", "the search needs the slice's chips (e.g. 512)"))?;

@@ -63,11 +63,15 @@
 //! where twistable (Table 2: 4x4x8_T and 4x8x8_T are the most used 128- and 256-chip slices,
 //! 8x8x16_T the most used 1K one). TPU v3: the most square a x b slice ([`crate::dlrm::tpuv3_slice`]).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use podsim_collective::{Algorithm, Kind};
 use podsim_topology::Network;
 use podsim_units::{Bytes, Flops, SimDuration};
 
 use crate::dlrm::{Dlrm, Generation, Placement};
+use podsim_system::energy::{Activity, ChipPower, Energy};
 use podsim_system::workload::{ChipSpec, Group, Task, Unit, Work, Workload};
 
 /// Bytes per element of activations, weights and gradients (bf16).
@@ -862,6 +866,16 @@ pub struct StepTime {
     /// dense model's step; a DLRM's two all-to-alls when its sparse part binds the step, `None`
     /// when its dense part does (dlrm.rs does not separate the dense all-reduce from the GEMMs).
     pub exposed_communication_s: Option<f64>,
+    /// What the slice's chips did in the step (every chip's share: the dense models' work on
+    /// chip 0 stands for all of them), for the energy model.
+    pub activity: Activity,
+}
+
+impl StepTime {
+    /// The step's energy on chips of `power`.
+    pub fn energy(&self, power: &ChipPower) -> Energy {
+        power.energy(&self.activity)
+    }
 }
 
 /// The chip of a slice: TPU v4 (CMEM on or off) or v3.
@@ -888,6 +902,7 @@ pub fn step(
             Ok(StepTime {
                 step_time_s: r.step_time_s,
                 exposed_communication_s: exposed,
+                activity: r.activity,
             })
         }
         Shape::Dense(d) => {
@@ -896,9 +911,20 @@ pub fn step(
             let mut model = podsim_system::machine::flow_model(net)?;
             let r = podsim_system::workload::run(&w, net, &chip, model.as_mut())
                 .map_err(|e| format!("{}: {e}", app.name))?;
+            // Chip 0's compute and memory stand for every chip's; the links carried every
+            // chip's collectives.
+            let n = net.endpoints();
+            let a = r.activity;
+            let activity = Activity {
+                chips: n,
+                seconds: r.time_s,
+                link_bytes: a.link_bytes,
+                ..a.times(n as f64)
+            };
             Ok(StepTime {
                 step_time_s: r.time_s,
                 exposed_communication_s: Some(r.exposed_communication_s),
+                activity,
             })
         }
     }
@@ -934,6 +960,24 @@ impl AppResult {
     pub fn cmem_gain(&self) -> f64 {
         self.v4_cmem_off.step_time_s / self.v4_cmem_on.step_time_s
     }
+    /// TPU v4's performance per watt over TPU v3's (Fig. 13): the same work per step on both,
+    /// so the ratio of the steps' energies, v3 over v4 (CMEM as the v4 column has it).
+    pub fn perf_per_watt_gain(&self) -> Result<f64, String> {
+        let (v4, v3) = powers()?;
+        Ok(self.v3.energy(&v3).energy_j / self.v4.energy(&v4).energy_j)
+    }
+    /// CMEM on over off in performance per watt on TPU v4 (section 7.5): the energy of a step
+    /// with CMEM off over with it on.
+    pub fn cmem_perf_per_watt_gain(&self) -> Result<f64, String> {
+        let (v4, _) = powers()?;
+        Ok(self.v4_cmem_off.energy(&v4).energy_j / self.v4_cmem_on.energy(&v4).energy_j)
+    }
+}
+
+/// TPU v4's and v3's power figures ([`podsim_system::energy::TPU_POWER`]).
+pub fn powers() -> Result<(ChipPower, ChipPower), String> {
+    let get = |n: &str| ChipPower::preset(n).ok_or_else(|| format!("no power figures for `{n}`"));
+    Ok((get("tpuv4")?, get("tpuv3")?))
 }
 
 /// The comparison on one chip count.
@@ -970,6 +1014,72 @@ impl AppsReport {
     pub fn geomean_cmem_gain(&self) -> f64 {
         geomean(self.apps.iter().map(AppResult::cmem_gain))
     }
+    /// Geometric mean of TPU v4's performance per watt over TPU v3's (Fig. 13's "2.7x").
+    pub fn geomean_perf_per_watt_gain(&self) -> Result<f64, String> {
+        let v = self
+            .apps
+            .iter()
+            .map(AppResult::perf_per_watt_gain)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(geomean(v))
+    }
+    /// Geometric mean of CMEM on over off in performance per watt (section 7.5's "1.24x").
+    pub fn geomean_cmem_perf_per_watt_gain(&self) -> Result<f64, String> {
+        let v = self
+            .apps
+            .iter()
+            .map(AppResult::cmem_perf_per_watt_gain)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(geomean(v))
+    }
+    /// Each application's mean chip power on TPU v4 (the v4 column) or v3, watts.
+    pub fn powers_w(&self, v3: bool) -> Result<Vec<f64>, String> {
+        let (p4, p3) = powers()?;
+        Ok(self
+            .apps
+            .iter()
+            .map(|a| {
+                if v3 {
+                    a.v3.energy(&p3).average_power_w
+                } else {
+                    a.v4.energy(&p4).average_power_w
+                }
+            })
+            .collect())
+    }
+}
+
+/// `a` on both slices (CMEM on and off on v4), the v4 column with CMEM `cmem`.
+fn one(a: &App, v4: &Network, v3: &Network, cmem: bool) -> Result<AppResult, String> {
+    let on = step(a, v4, Generation::tpu_v4(), true)?;
+    let off = step(a, v4, Generation::tpu_v4(), false)?;
+    let old = step(a, v3, Generation::tpu_v3(), false)?;
+    Ok(AppResult {
+        name: a.name,
+        model: a.model,
+        batch_per_chip: a.batch_per_chip,
+        weights: a.weights(),
+        v4: if cmem { on.clone() } else { off.clone() },
+        v4_cmem_on: on,
+        v4_cmem_off: off,
+        v3: old,
+    })
+}
+
+/// One application's result on `chips` chips (CMEM on in the v4 column), computed once per
+/// process: the validation cases read the same runs many times (speed-up, CMEM gain, power,
+/// performance per watt), on several threads at once.
+fn memo(a: &App, chips: u64, v4: &Network, v3: &Network) -> Result<AppResult, String> {
+    type Slot = Arc<OnceLock<Result<AppResult, String>>>;
+    static RUNS: OnceLock<Mutex<HashMap<(&'static str, u64), Slot>>> = OnceLock::new();
+    let slot = {
+        let mut runs = RUNS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        Arc::clone(runs.entry((a.name, chips)).or_default())
+    };
+    slot.get_or_init(|| one(a, v4, v3, true)).clone()
 }
 
 /// Run `apps` (all eight when empty) on `chips`-chip slices of TPU v4 (CMEM on and off; the v4
@@ -983,19 +1093,7 @@ pub fn compare(chips: u64, cmem: bool, apps: &[App]) -> Result<AppsReport, Strin
     };
     let mut out = Vec::new();
     for a in &list {
-        let on = step(a, &v4, Generation::tpu_v4(), true)?;
-        let off = step(a, &v4, Generation::tpu_v4(), false)?;
-        let old = step(a, &v3, Generation::tpu_v3(), false)?;
-        out.push(AppResult {
-            name: a.name,
-            model: a.model,
-            batch_per_chip: a.batch_per_chip,
-            weights: a.weights(),
-            v4: if cmem { on.clone() } else { off.clone() },
-            v4_cmem_on: on,
-            v4_cmem_off: off,
-            v3: old,
-        });
+        out.push(one(a, &v4, &v3, cmem)?);
     }
     Ok(AppsReport {
         chips,
@@ -1042,15 +1140,57 @@ pub struct AppCase {
     pub chips: u64,
     /// CMEM on the v4 slice (`app_speedup`).
     pub cmem: bool,
+    /// The power an `app_power` case reads: which chip (`true`: TPU v3) and which statistic
+    /// of the applications' mean chip powers.
+    pub power: Option<(bool, PowerStatistic)>,
+}
+
+/// Which statistic of the applications' mean chip powers an `app_power` case reads (Table 4's
+/// min/mean/max).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowerStatistic {
+    /// The least.
+    Min,
+    /// The arithmetic mean.
+    Mean,
+    /// The greatest.
+    Max,
+}
+
+impl PowerStatistic {
+    /// The statistic a case names: `min`, `mean` or `max`.
+    pub fn parse(s: &str) -> Option<PowerStatistic> {
+        match s {
+            "min" => Some(PowerStatistic::Min),
+            "mean" => Some(PowerStatistic::Mean),
+            "max" => Some(PowerStatistic::Max),
+            _ => None,
+        }
+    }
 }
 
 impl AppCase {
     fn report(&self) -> Result<AppsReport, String> {
         let apps = match &self.app {
-            None => Vec::new(),
+            None => App::all(),
             Some(n) => vec![App::named(n).ok_or_else(|| format!("`{n}` is not an application"))?],
         };
-        compare(self.chips, self.cmem, &apps)
+        let ((v4_name, v4), (v3_name, v3)) = slices(self.chips)?;
+        let mut out = Vec::new();
+        for a in &apps {
+            let mut r = memo(a, self.chips, &v4, &v3)?;
+            if !self.cmem {
+                r.v4 = r.v4_cmem_off.clone();
+            }
+            out.push(r);
+        }
+        Ok(AppsReport {
+            chips: self.chips,
+            v4_system: v4_name,
+            v3_system: v3_name,
+            cmem: self.cmem,
+            apps: out,
+        })
     }
     /// v4 over v3 (geometric mean without an app).
     pub fn speedup(&self) -> Result<f64, String> {
@@ -1059,6 +1199,26 @@ impl AppCase {
     /// CMEM on over off on v4 (geometric mean without an app).
     pub fn cmem_gain(&self) -> Result<f64, String> {
         Ok(self.report()?.geomean_cmem_gain())
+    }
+    /// TPU v4's performance per watt over v3's (geometric mean without an app).
+    pub fn perf_per_watt_gain(&self) -> Result<f64, String> {
+        self.report()?.geomean_perf_per_watt_gain()
+    }
+    /// CMEM on over off in performance per watt (geometric mean without an app).
+    pub fn cmem_perf_per_watt_gain(&self) -> Result<f64, String> {
+        self.report()?.geomean_cmem_perf_per_watt_gain()
+    }
+    /// The statistic `power` names of the applications' mean chip powers, watts.
+    pub fn power_w(&self) -> Result<f64, String> {
+        let (v3, stat) = self
+            .power
+            .ok_or("an app_power case names its chip and statistic")?;
+        let p = self.report()?.powers_w(v3)?;
+        Ok(match stat {
+            PowerStatistic::Min => p.iter().copied().fold(f64::INFINITY, f64::min),
+            PowerStatistic::Max => p.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            PowerStatistic::Mean => p.iter().sum::<f64>() / p.len().max(1) as f64,
+        })
     }
 }
 
@@ -1245,6 +1405,7 @@ mod tests {
             app: Some("RNN2".into()),
             chips: 128,
             cmem: true,
+            power: None,
         };
         assert!(c.speedup().unwrap_err().contains("not an application"));
     }

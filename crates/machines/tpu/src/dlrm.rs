@@ -278,6 +278,14 @@ pub struct DlrmReport {
     /// Two-way bisection bandwidth of the slice, bytes/s.
     #[serde(rename = "bisection_bandwidth_bytes_per_s")]
     pub bisection_bytes_per_s: f64,
+    /// What the chips did in the step, for the energy model (not printed): the dense GEMMs'
+    /// FLOPs; HBM traffic of the lookups and their read-modify-write updates (3 x the rows'
+    /// bytes, SparseCore placement; the host's DRAM is not the chip's) and of the dense
+    /// weights (3 reads: forward, input and weight gradients); bytes times links of the two
+    /// all-to-alls (each pooled byte bound for another chip crosses the slice's average
+    /// distance) and of the ring all-reduce (2(n-1)/n of the gradients, one link a step).
+    #[serde(skip)]
+    pub activity: podsim_system::energy::Activity,
 }
 
 /// Time one collective on the slice's flow model.
@@ -369,6 +377,21 @@ pub fn step(
     let dense = dense_compute + allreduce;
     let step = embedding.max(dense);
     let m = net.metrics();
+    let sc = placement == Placement::SparseCore;
+    let frac = (n - 1.0) / n;
+    let per_chip = podsim_system::energy::Activity {
+        chips,
+        seconds: step,
+        matrix_flops: 3.0 * model.dense_layers as f64 * 2.0 * b * (width * width) as f64,
+        hbm_bytes: if sc { 3.0 * rows * row_bytes } else { 0.0 }
+            + 3.0 * model.dense_params * ELEM_ACT,
+        onchip_bytes: 0.0,
+        link_bytes: if sc {
+            2.0 * pooled * frac * m.average_distance
+        } else {
+            0.0
+        } + 2.0 * frac * model.dense_params * ELEM_ACT,
+    };
     Ok(DlrmReport {
         chips,
         step_time_s: step,
@@ -378,6 +401,7 @@ pub fn step(
         dense_time_s: dense,
         throughput_examples_per_s: b * n / step,
         bisection_bytes_per_s: m.bisection_bandwidth_bytes_per_s as f64,
+        activity: per_chip.times(n),
     })
 }
 
