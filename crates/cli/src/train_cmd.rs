@@ -87,7 +87,8 @@ pub struct TrainArgs {
     )]
     model_fidelity: String,
     /// Write a Chrome trace-event JSON file of one layer's forward and backward pass for one
-    /// microbatch on every chip (open it in ui.perfetto.dev).
+    /// microbatch on every chip (open it in ui.perfetto.dev); with --energy, a counter track of
+    /// the slice's power by component over that layer.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Search slice shapes (4x4x4 blocks, x <= y <= z, twisted where twistable), partition
@@ -318,6 +319,10 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
             json!("one layer, forward and backward, one microbatch"),
         );
         podsim_report::add_workload(&mut tr, &w, &run, net.endpoints(), 0, "");
+        if let Some(p) = &power {
+            let line = podsim_system::energy::power_timeline(&w, &run, &m.chip, p);
+            podsim_report::add_power(&mut tr, &line);
+        }
         std::fs::write(path, tr.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }

@@ -39,7 +39,8 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     nodes: Option<u32>,
     /// Write a Chrome trace-event JSON file (open it in ui.perfetto.dev): a process per chip,
-    /// a thread per resource, an event per task on each chip and per transfer.
+    /// a thread per resource, an event per task on each chip and per transfer; with --energy,
+    /// a counter track of the machine's power by component.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Turn TPU v4's CMEM off (memory tasks with a working_set then stream from HBM), as
@@ -176,7 +177,11 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
     }
     if let Some(path) = &a.trace {
-        let t = trace(&spec, &r, net.endpoints(), model, a.trace_limit);
+        let mut t = trace(&spec, &r, net.endpoints(), model, a.trace_limit);
+        if let Some(p) = &power {
+            let line = podsim_system::energy::power_timeline(&spec.workload, &r, &spec.chip, p);
+            podsim_report::add_power(&mut t, &line);
+        }
         std::fs::write(path, t.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }

@@ -258,6 +258,47 @@ fn a_training_step_trace_holds_one_layer_on_every_chip() {
 }
 
 #[test]
+fn an_energy_trace_holds_the_power_track_and_its_samples_integrate_to_the_energy() {
+    // examples/workload-data-parallel.toml with --energy: a counter track of the machine's
+    // power by component, whose samples (each holding until the next) integrate to the
+    // joules the run reports, component by component.
+    let dir = std::env::temp_dir().join(format!("podsim-power-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("power.json");
+    let args = [
+        "workload",
+        "examples/workload-data-parallel.toml",
+        "--energy",
+        "--json",
+        "--trace",
+        file.to_str().unwrap(),
+    ];
+    let v = run_json(&args);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let samples: Vec<&Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "power (W)")
+        .collect();
+    assert!(samples.len() >= 3);
+    for part in ["compute", "memory", "network", "idle"] {
+        let mut joules = 0.0;
+        for w in samples.windows(2) {
+            let dt = (w[1]["ts"].as_f64().unwrap() - w[0]["ts"].as_f64().unwrap()) * 1e-6;
+            joules += w[0]["args"][part].as_f64().unwrap() * dt;
+        }
+        let want = v["energy_breakdown_j"][part].as_f64().unwrap();
+        // Timestamps are printed in microseconds to 6 decimals: 1e-6 relative.
+        assert!(
+            (joules - want).abs() <= 1e-6 * want.max(1e-9),
+            "{part}: {joules} vs {want}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn the_dojo_training_step_trace_holds_every_task_on_every_node() {
     // examples/dojo/training-step.toml on a D1 die (360 router positions, 354 nodes and six
     // spares that the workload also counts): every node runs the forward GEMM, both backward
@@ -365,6 +406,10 @@ fn every_trace_nests_on_every_track() {
         (
             "data-parallel",
             "workload examples/workload-data-parallel.toml",
+        ),
+        (
+            "data-parallel-energy",
+            "workload examples/workload-data-parallel.toml --energy",
         ),
         ("dojo-step", "workload examples/dojo/training-step.toml"),
         ("noc", "noc --topology mesh:8x8 --rate 0.3"),

@@ -36,7 +36,7 @@ pub use roofline::{
 };
 pub use scenario::{CollectiveRun, CollectiveRunRow, add_result_trace, result_json, result_text};
 pub use trace::{Trace, check_nesting};
-pub use workload::add_workload;
+pub use workload::{POWER_PID, add_power, add_workload};
 
 /// A command's typed result as the JSON value its `--json` prints and the Python bindings
 /// return: the struct's fields as keys, in the order a JSON object prints them (sorted, as

@@ -46,3 +46,20 @@ pub fn add_workload(
         );
     }
 }
+
+/// The process id of the power track [`add_power`] draws: past every chip and interface.
+pub const POWER_PID: u64 = 1 << 40;
+
+/// Add a run's power over time ([`podsim_system::energy::power_timeline`]) as a counter track
+/// "power (W)" of its own process, one series per component (compute, memory, network, idle).
+pub fn add_power(
+    t: &mut Trace,
+    timeline: &[(podsim_units::SimTime, podsim_system::energy::Breakdown)],
+) {
+    t.process(POWER_PID, "machine power");
+    for (at, b) in timeline {
+        let parts = b.parts();
+        let values: Vec<(&str, f64)> = parts.iter().map(|&(n, w)| (n, w)).collect();
+        t.counter(POWER_PID, "power (W)", *at, &values);
+    }
+}
