@@ -74,6 +74,7 @@ impl NetArgs {
             timing.latency_source(&net)
         };
         Ok(Resolved {
+            chip: spec.chip_name().map(str::to_string),
             net,
             model,
             models,
@@ -117,6 +118,8 @@ pub struct Resolved {
     timing: podsim_system::Timing,
     /// Where the link latency came from: `preset`, `machine file`, `--link-latency` or `default`.
     latency_source: &'static str,
+    /// The chip on every endpoint, where the system names one (for `--energy`).
+    chip: Option<String>,
 }
 
 impl Resolved {
@@ -204,6 +207,12 @@ pub struct CollectiveArgs {
     /// --sweep, an array of them, one per size (the CSV is still written).
     #[arg(long)]
     json: bool,
+    /// Add the collective's energy (one size): every chip's idle power for the run and the
+    /// energy per byte per link the flow model carried (JSON: energy_j, average_power_w,
+    /// energy_breakdown_j, perf_per_watt as algorithm bandwidth per watt, bytes per joule);
+    /// on systems of TPU v4 chips (tpuv4:slice=...), flow model
+    #[arg(long)]
+    energy: bool,
 }
 
 use podsim_report::busbw_points;
@@ -292,11 +301,29 @@ fn check_one_run(a: &CollectiveArgs, r: &Resolved) -> Result<(), Failure> {
             "a heatmap draws one run; give --bytes instead of --sweep",
         ));
     }
+    if a.energy && a.sweep.is_some() {
+        return Err(flag_err(
+            "--energy",
+            "the energy is of one run; give --bytes instead of --sweep",
+        ));
+    }
+    if a.energy && r.model != ModelKind::Flow {
+        return Err(flag_err(
+            "--energy",
+            format!(
+                "the energy of the links comes from the flow model's link loads; the {} model does not report them: add --model flow",
+                r.model.name()
+            ),
+        ));
+    }
+    if a.energy {
+        power_of(r.chip.as_deref())?;
+    }
     if a.heatmap.is_some() && r.model != ModelKind::Flow {
         return Err(flag_err(
             "--heatmap",
             format!(
-                "the heatmap draws the flow model's link loads; the {} model does not report                  them: add --model flow",
+                "the heatmap draws the flow model's link loads; the {} model does not report them: add --model flow",
                 r.model.name()
             ),
         ));
@@ -602,13 +629,62 @@ fn one_size(
         std::fs::write(path, t.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
+    let energy = if a.energy {
+        let power = power_of(r.chip.as_deref())?;
+        let activity = podsim_system::energy::Activity {
+            chips: r.net.endpoints(),
+            seconds: m.time_s,
+            link_bytes: m.link_loads.iter().map(|l| l.wire_bytes).sum(),
+            ..Default::default()
+        };
+        let algbw = if m.time_s > 0.0 {
+            bytes as f64 / m.time_s
+        } else {
+            0.0
+        };
+        Some(podsim_system::energy::EnergyOutput::new(
+            &power,
+            &activity,
+            Some((algbw, "B/s of algorithm bandwidth per W")),
+        ))
+    } else {
+        None
+    };
     if a.json {
-        outln!("{}", job.output(&m));
+        let mut v = job.output(&m);
+        if let (Some(e), Some(obj)) = (&energy, v.as_object_mut()) {
+            if let serde_json::Value::Object(extra) = podsim_report::to_json(e) {
+                obj.extend(extra);
+            }
+        }
+        outln!("{}", v);
     } else {
         let out = CollectiveOutput::new(kind, alg, model, &a.topology, &m);
-        out!("{}", render(&out.rows(r.rows())));
+        let mut rows = out.rows(r.rows());
+        if let Some(e) = &energy {
+            rows.extend(e.rows());
+        }
+        out!("{}", render(&rows));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The power figures of the chip a system names, for `--energy`.
+fn power_of(chip: Option<&str>) -> Result<podsim_system::energy::ChipPower, Failure> {
+    let Some(chip) = chip else {
+        return Err(flag_err(
+            "--energy",
+            "the topology names no chip; give a system of TPU v4 chips (tpuv4:slice=...)",
+        ));
+    };
+    podsim_system::energy::ChipPower::preset(chip).ok_or_else(|| {
+        flag_err(
+            "--energy",
+            format!(
+                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have: Table 4)"
+            ),
+        )
+    })
 }
 
 /// The arguments of `podsim microbench`.

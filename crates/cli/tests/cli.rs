@@ -2341,6 +2341,36 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
     ]);
     let idle = v["energy_breakdown_j"]["idle"].as_f64().unwrap();
     assert!((idle - 90.0 * 64.0 * v["time_s"].as_f64().unwrap()).abs() <= 1e-9 * idle);
+    // A collective's energy: idle over its 64 chips and time; the network's, the bytes the
+    // plan puts on the wire (its own count, bytes_on_wire) at 5 pJ/bit (40 pJ a byte).
+    let v = json(&[
+        "collective",
+        "all-reduce",
+        "--topology",
+        "tpuv4:slice=4x4x4",
+        "--bytes",
+        "64 MiB",
+        "--energy",
+        "--json",
+    ]);
+    let b = &v["energy_breakdown_j"];
+    let idle = b["idle"].as_f64().unwrap();
+    assert!((idle - 90.0 * 64.0 * v["time_s"].as_f64().unwrap()).abs() <= 1e-9 * idle);
+    let net = b["network"].as_f64().unwrap();
+    let wire = v["bytes_on_wire"].as_f64().unwrap();
+    assert!((net - wire * 40e-12).abs() <= 1e-9 * net, "{net} vs {wire}");
+    expect_error(
+        &[
+            "collective",
+            "all-reduce",
+            "--topology",
+            "torus:4x4x4",
+            "--bytes",
+            "1 MiB",
+            "--energy",
+        ],
+        &["--energy", "names no chip"],
+    );
     expect_error(
         &[
             "train",

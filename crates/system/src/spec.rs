@@ -215,6 +215,16 @@ impl SystemSpec {
 }
 
 impl SystemSpec {
+    /// The chip on every endpoint, where the system names one: `tpuv4` on a TPU v4 slice, a
+    /// machine file's chip; `None` for a bare topology.
+    pub fn chip_name(&self) -> Option<&str> {
+        match &self.topology {
+            TopoSpec::TpuV4 { .. } => Some("tpuv4"),
+            TopoSpec::Machine(m) => Some(&m.chip.name),
+            _ => None,
+        }
+    }
+
     /// The OCSes a TPU v4 system programs (distinct switches with circuits), by building its
     /// slice in an empty pod; `None` for other systems.
     pub fn ocs_switches(&self) -> Option<u64> {
