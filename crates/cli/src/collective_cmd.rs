@@ -652,10 +652,10 @@ fn one_size(
     };
     if a.json {
         let mut v = job.output(&m);
-        if let (Some(e), Some(obj)) = (&energy, v.as_object_mut()) {
-            if let serde_json::Value::Object(extra) = podsim_report::to_json(e) {
-                obj.extend(extra);
-            }
+        if let (Some(e), Some(obj)) = (&energy, v.as_object_mut())
+            && let serde_json::Value::Object(extra) = podsim_report::to_json(e)
+        {
+            obj.extend(extra);
         }
         outln!("{}", v);
     } else {
