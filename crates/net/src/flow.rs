@@ -53,9 +53,11 @@ use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
 use crate::{
-    Completion, LinkId, LinkLoad, LinkTable, NetError, NetReport, NetworkModel, Packetization,
-    TransferId, check_send, drain_ps, paths,
+    Completion, Exchange, LinkId, LinkLoad, LinkTable, NetError, NetReport, NetworkModel,
+    Packetization, TransferId, check_send, drain_ps, paths,
 };
+
+mod exchange;
 
 #[derive(Debug, Clone)]
 struct Flow {
@@ -1671,6 +1673,14 @@ impl NetworkModel for FlowModel {
 
     fn name(&self) -> &'static str {
         "flow"
+    }
+
+    fn exchange(
+        &mut self,
+        x: &Exchange<'_>,
+        each: &mut dyn FnMut(&Completion),
+    ) -> Option<Result<(), NetError>> {
+        self.exchange_by_classes(x, each)
     }
 
     fn carried(&self) -> Vec<LinkLoad> {
