@@ -18,6 +18,10 @@ pub const VERIFY_LIMIT: usize = 4_000_000;
 /// its value, with the map's slack), for memory estimates.
 pub const CHECK_ENTRY_BYTES: u64 = 64;
 
+/// Bytes one entry of an exchange's check buffers takes ([`run_exchange`]: dense, a value per
+/// receiver and sender).
+pub const EXCHANGE_ENTRY_BYTES: u64 = 8;
+
 /// What running a plan found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -539,6 +543,120 @@ pub fn run_checking(
         },
         transfers: ops.len(),
     })
+}
+
+/// Run a direct all-to-all of `block` bytes from every rank to every other, rank i on endpoint
+/// `nodes[i]`, as one [`podsim_net::Exchange`] at time zero, when the model takes it: the same
+/// transfers (rank i to rank (i + k) mod n, tagged with their place in the plan, which is
+/// their op's index), the same completions and so the same outcome as [`run_checking`] on the
+/// direct plan, holding nothing per transfer. `None` when the model declines (nothing was
+/// sent). With `verify`, each rank's received blocks are checked in dense buffers (a value
+/// per receiver and sender, [`EXCHANGE_ENTRY_BYTES`] each): every block arrives once, at the
+/// rank it was for, with the value its sender started with.
+pub fn run_exchange(
+    n: usize,
+    block: u64,
+    model: &mut dyn NetworkModel,
+    nodes: &[NodeId],
+    verify: bool,
+) -> Result<Option<Outcome>, RunError> {
+    if nodes.len() < n {
+        return Err(RunError::TooManyRanks {
+            ranks: n,
+            endpoints: nodes.len(),
+        });
+    }
+    let total = n * n.saturating_sub(1);
+    let x = podsim_net::Exchange {
+        at: SimTime::ZERO,
+        nodes: &nodes[..n],
+        bytes: Bytes(block),
+        tag: 0,
+    };
+    // Block (s, t), chunk id s n + t, starts at rank s and must end at rank t: what arrives
+    // at each rank, slot (s, t) in sender-major order (a sender's blocks land in one row),
+    // each receiver's own block in place from the start.
+    const NONE: u64 = u64::MAX;
+    let chunk = |s: usize, t: usize| (s * n + t) as u32;
+    let mut recv: Vec<u64> = Vec::new();
+    // Each node's rank.
+    let mut rank_of: Vec<u32> = Vec::new();
+    if verify {
+        recv = vec![NONE; n * n];
+        for t in 0..n {
+            recv[t * n + t] = initial(t, chunk(t, t));
+        }
+        let top = nodes[..n]
+            .iter()
+            .map(|v| v.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        rank_of = vec![u32::MAX; top];
+        for (r, v) in nodes[..n].iter().enumerate() {
+            rank_of[v.0 as usize] = r as u32;
+        }
+    }
+    let mut end = SimTime::ZERO;
+    let mut done = 0usize;
+    let mut twice: Option<(usize, usize)> = None;
+    podsim_engine::watch::begin("transfers delivered", total as u64);
+    let ran = model.exchange(&x, &mut |c| {
+        done += 1;
+        end = end.max(c.end);
+        if verify {
+            let (s, t) = (
+                rank_of[c.src.0 as usize] as usize,
+                rank_of[c.dst.0 as usize] as usize,
+            );
+            let slot = &mut recv[s * n + t];
+            if *slot != NONE {
+                twice.get_or_insert((s, t));
+            }
+            *slot = initial(s, chunk(s, t));
+        }
+    });
+    match ran {
+        None => return Ok(None),
+        Some(r) => r?,
+    }
+    podsim_engine::watch::done(done as u64);
+    podsim_engine::watch::simulated_ps(end.as_ps());
+    if done != total {
+        return Err(RunError::Wrong(format!(
+            "{done} of the all-to-all's {total} transfers arrived"
+        )));
+    }
+    if verify {
+        if let Some((s, t)) = twice {
+            return Err(RunError::Wrong(format!(
+                "rank {t} received block {} twice",
+                chunk(s, t)
+            )));
+        }
+        for s in 0..n {
+            for t in 0..n {
+                let want = initial(s, chunk(s, t));
+                let got = recv[s * n + t];
+                if got != want {
+                    return Err(RunError::Wrong(format!(
+                        "rank {t} chunk {}: expected {want}, found {:?}",
+                        chunk(s, t),
+                        (got != NONE).then_some(got)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Some(Outcome {
+        time: end - SimTime::ZERO,
+        report: model.report(),
+        verified: if verify {
+            Verified::Passed
+        } else {
+            Verified::Skipped
+        },
+        transfers: total,
+    }))
 }
 
 /// What a transfer in flight carries for the functional check.

@@ -6,7 +6,7 @@
 //! wrap-around link gives the others) with generators ±e_d: node u's `Plus` port in dimension
 //! d leads to u + e_d, its `Minus` port to u - e_d. Adding a group element s to every node
 //! (a translation) therefore maps each node's port p to the translated node's port p, and when
-//! every link has the same spec, links to links of the same bandwidth and latency. Minimal
+//! every link has the same bandwidth and latency, links to links that move bytes alike. Minimal
 //! routing walks the displacement of the destination from the source, a function of their
 //! difference in the group, so the route from s to s + δ is the route from 0 to δ translated
 //! by s, port for port (tested over every pair of random tori, twisted tori included; the
@@ -16,8 +16,14 @@ use podsim_topology::{Network, NodeId};
 
 use crate::{LinkId, LinkTable};
 
+/// Whether two links move bytes alike: the same bandwidth and latency (what they are made of,
+/// electrical or optical as on a TPU v4 slice's block boundaries, does not matter to a model).
+fn same_timing(a: podsim_topology::LinkSpec, b: podsim_topology::LinkSpec) -> bool {
+    a.bandwidth == b.bandwidth && a.latency == b.latency
+}
+
 /// The translations of a torus that wraps in every dimension and whose links all have one
-/// spec: node ids as group elements, added and subtracted, and each link's class (the port it
+/// bandwidth and latency: node ids as group elements, added and subtracted, and each link's class (the port it
 /// leaves its node by, the same at every node).
 #[derive(Debug, Clone)]
 pub struct Translations {
@@ -32,8 +38,8 @@ pub struct Translations {
 
 impl Translations {
     /// The translations of `net` (numbered by `links`), or `None` when it is not a torus in
-    /// every dimension with one link spec throughout (a mesh, blocks whose links differ, a
-    /// network of another kind).
+    /// every dimension with one bandwidth and latency throughout (a mesh, blocks whose links
+    /// differ in either, a network of another kind).
     pub fn of(net: &Network, links: &LinkTable) -> Option<Translations> {
         if !Self::applies(net) {
             return None;
@@ -68,7 +74,7 @@ impl Translations {
             }
         }
         let spec = links.spec(0);
-        if (0..links.len()).any(|l| links.spec(l) != spec) {
+        if (0..links.len()).any(|l| !same_timing(links.spec(l), spec)) {
             return None;
         }
         let ports = c.ports(NodeId(0)).len();
@@ -98,8 +104,8 @@ impl Translations {
     }
 
     /// Whether `net` has translations [`Translations::of`] can use, checked on its description
-    /// alone (a cube wrapping in every dimension, every link of one spec), without numbering
-    /// its links.
+    /// alone (a cube wrapping in every dimension, every link of one bandwidth and latency),
+    /// without numbering its links.
     pub fn applies(net: &Network) -> bool {
         let Network::Cube(c) = net else {
             return false;
@@ -108,7 +114,7 @@ impl Translations {
             return false;
         }
         let spec = c.link();
-        c.links().all(|l| l.spec == spec)
+        c.links().all(|l| same_timing(l.spec, spec))
     }
 
     /// Nodes (group elements).
