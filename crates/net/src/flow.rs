@@ -45,6 +45,12 @@
 //! is in flight. [`FlowMode`] chooses: [`FlowMode::Grouped`] (the default) does all this,
 //! [`FlowMode::FlowByFlow`] ([`FlowModel::with_mode`]) keeps every transfer a flow throughout
 //! (the reference the grouped mode is tested against).
+//!
+//! Exchanges ([`NetworkModel::exchange`], the `exchange` module): an all-to-all of equal
+//! transfers on a vertex-transitive torus, handed over whole, is filled by classes of
+//! translates (n - 1 of them rather than n (n - 1) flows), with the same figures (to within
+//! 10⁻⁹ relative and one picosecond per transfer; the collective's time the same picosecond on
+//! every shape tested).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -12,6 +12,10 @@
 //! Both add packet overheads the same way ([`Packetization`]): a transfer of `b` bytes puts
 //! `b + ceil(b / payload) x header` bytes on the wire.
 //!
+//! An all-to-all may also be handed to a model whole ([`NetworkModel::exchange`]): the flow
+//! model runs it by classes of translates on a torus whose translations carry every transfer
+//! onto another ([`Translations`]), holding per class what it would hold per transfer.
+//!
 //! Architecture invariant: a network model knows topology and routing but nothing of what the
 //! bytes mean; it never reports a transfer faster than its path's slowest link allows.
 
