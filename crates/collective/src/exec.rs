@@ -18,6 +18,10 @@ pub const VERIFY_LIMIT: usize = 4_000_000;
 /// its value, with the map's slack), for memory estimates.
 pub const CHECK_ENTRY_BYTES: u64 = 64;
 
+/// Bytes one entry of an exchange's check buffers takes ([`run_exchange`]: dense, a value per
+/// receiver and sender).
+pub const EXCHANGE_ENTRY_BYTES: u64 = 8;
+
 /// What running a plan found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -541,6 +545,120 @@ pub fn run_checking(
     })
 }
 
+/// Run a direct all-to-all of `block` bytes from every rank to every other, rank i on endpoint
+/// `nodes[i]`, as one [`podsim_net::Exchange`] at time zero, when the model takes it: the same
+/// transfers (rank i to rank (i + k) mod n, tagged with their place in the plan, which is
+/// their op's index), the same completions and so the same outcome as [`run_checking`] on the
+/// direct plan, holding nothing per transfer. `None` when the model declines (nothing was
+/// sent). With `verify`, each rank's received blocks are checked in dense buffers (a value
+/// per receiver and sender, [`EXCHANGE_ENTRY_BYTES`] each): every block arrives once, at the
+/// rank it was for, with the value its sender started with.
+pub fn run_exchange(
+    n: usize,
+    block: u64,
+    model: &mut dyn NetworkModel,
+    nodes: &[NodeId],
+    verify: bool,
+) -> Result<Option<Outcome>, RunError> {
+    if nodes.len() < n {
+        return Err(RunError::TooManyRanks {
+            ranks: n,
+            endpoints: nodes.len(),
+        });
+    }
+    let total = n * n.saturating_sub(1);
+    let x = podsim_net::Exchange {
+        at: SimTime::ZERO,
+        nodes: &nodes[..n],
+        bytes: Bytes(block),
+        tag: 0,
+    };
+    // Block (s, t), chunk id s n + t, starts at rank s and must end at rank t: what arrives
+    // at each rank, slot (s, t) in sender-major order (a sender's blocks land in one row),
+    // each receiver's own block in place from the start.
+    const NONE: u64 = u64::MAX;
+    let chunk = |s: usize, t: usize| (s * n + t) as u32;
+    let mut recv: Vec<u64> = Vec::new();
+    // Each node's rank.
+    let mut rank_of: Vec<u32> = Vec::new();
+    if verify {
+        recv = vec![NONE; n * n];
+        for t in 0..n {
+            recv[t * n + t] = initial(t, chunk(t, t));
+        }
+        let top = nodes[..n]
+            .iter()
+            .map(|v| v.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        rank_of = vec![u32::MAX; top];
+        for (r, v) in nodes[..n].iter().enumerate() {
+            rank_of[v.0 as usize] = r as u32;
+        }
+    }
+    let mut end = SimTime::ZERO;
+    let mut done = 0usize;
+    let mut twice: Option<(usize, usize)> = None;
+    podsim_engine::watch::begin("transfers delivered", total as u64);
+    let ran = model.exchange(&x, &mut |c| {
+        done += 1;
+        end = end.max(c.end);
+        if verify {
+            let (s, t) = (
+                rank_of[c.src.0 as usize] as usize,
+                rank_of[c.dst.0 as usize] as usize,
+            );
+            let slot = &mut recv[s * n + t];
+            if *slot != NONE {
+                twice.get_or_insert((s, t));
+            }
+            *slot = initial(s, chunk(s, t));
+        }
+    });
+    match ran {
+        None => return Ok(None),
+        Some(r) => r?,
+    }
+    podsim_engine::watch::done(done as u64);
+    podsim_engine::watch::simulated_ps(end.as_ps());
+    if done != total {
+        return Err(RunError::Wrong(format!(
+            "{done} of the all-to-all's {total} transfers arrived"
+        )));
+    }
+    if verify {
+        if let Some((s, t)) = twice {
+            return Err(RunError::Wrong(format!(
+                "rank {t} received block {} twice",
+                chunk(s, t)
+            )));
+        }
+        for s in 0..n {
+            for t in 0..n {
+                let want = initial(s, chunk(s, t));
+                let got = recv[s * n + t];
+                if got != want {
+                    return Err(RunError::Wrong(format!(
+                        "rank {t} chunk {}: expected {want}, found {:?}",
+                        chunk(s, t),
+                        (got != NONE).then_some(got)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Some(Outcome {
+        time: end - SimTime::ZERO,
+        report: model.report(),
+        verified: if verify {
+            Verified::Passed
+        } else {
+            Verified::Skipped
+        },
+        transfers: total,
+    }))
+}
+
 /// What a transfer in flight carries for the functional check.
 enum Payload {
     None,
@@ -589,18 +707,64 @@ fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload:
     }
 }
 
-/// Sort `batch` (distinct indices): as it comes (a ring step's dependents arrive in order but
-/// for the one of the last rank, which comes first in the next step) in linear time, else
-/// by sorting.
-fn in_order<T: Ord>(batch: &mut [T]) {
-    let descents = batch.windows(2).filter(|w| w[0] > w[1]).count();
-    match descents {
-        0 => {}
-        1 if batch.last() < batch.first() => {
-            let k = batch.windows(2).position(|w| w[0] > w[1]).unwrap_or(0);
-            batch.rotate_left(k + 1);
+/// Sort `batch` (distinct indices). A batch is mostly a few ascending runs: a ring step's
+/// dependents arrive in order but for the one of the last rank, which comes first in the next
+/// step (a rotation, undone in linear time), and the completions of one instant come in the
+/// order of the sends they came from, a run per send instant. Runs are merged pairwise
+/// through `scratch` (linear time per round, rounds the log of the runs); a batch of many
+/// runs is sorted.
+fn in_order<T: Ord + Copy>(batch: &mut [T], scratch: &mut Vec<T>) {
+    let mut bounds: Vec<usize> = std::iter::once(0)
+        .chain(
+            batch
+                .windows(2)
+                .enumerate()
+                .filter(|(_, w)| w[0] > w[1])
+                .map(|(i, _)| i + 1),
+        )
+        .chain(std::iter::once(batch.len()))
+        .collect();
+    match bounds.len() - 1 {
+        0 | 1 => return,
+        2 if batch.last() < batch.first() => {
+            batch.rotate_left(bounds[1]);
+            return;
         }
-        _ => batch.sort_unstable(),
+        runs if runs > 32 => {
+            batch.sort_unstable();
+            return;
+        }
+        _ => {}
+    }
+    while bounds.len() > 2 {
+        let mut next = Vec::with_capacity(bounds.len() / 2 + 2);
+        for w in bounds.windows(3).step_by(2) {
+            merge(batch, w[0], w[1], w[2], scratch);
+            next.push(w[0]);
+        }
+        if bounds.len().is_multiple_of(2) {
+            // An odd run out: it waits for the next round.
+            next.push(bounds[bounds.len() - 2]);
+        }
+        next.push(batch.len());
+        bounds = next;
+    }
+}
+
+/// Merge the ascending runs `batch[a..b]` and `batch[b..c]` into `batch[a..c]`.
+fn merge<T: Ord + Copy>(batch: &mut [T], a: usize, b: usize, c: usize, scratch: &mut Vec<T>) {
+    scratch.clear();
+    scratch.extend_from_slice(&batch[a..b]);
+    let (mut i, mut j, mut o) = (0, b, a);
+    while i < scratch.len() {
+        if j < c && batch[j] < scratch[i] {
+            batch[o] = batch[j];
+            j += 1;
+        } else {
+            batch[o] = scratch[i];
+            i += 1;
+        }
+        o += 1;
     }
 }
 
@@ -790,6 +954,8 @@ pub fn run_steps<S: Steps + ?Sized>(
     let mut in_flight: StepFlight<Payload> = StepFlight::new(n);
     // The last batch sent, emptied, for the next instant's (a ring step's n entries each).
     let mut spare: Vec<(usize, usize)> = Vec::new();
+    // Scratch space for putting a batch in order.
+    let mut merged: Vec<(usize, usize)> = Vec::new();
     let mut next: Vec<(SimTime, (usize, usize))> = Vec::new();
     let mut done_now: Vec<podsim_net::Completion> = Vec::new();
     let mut done = 0;
@@ -807,7 +973,7 @@ pub fn run_steps<S: Steps + ?Sized>(
                 let Some((t, mut batch)) = to_send.pop_first() else {
                     break;
                 };
-                in_order(&mut batch);
+                in_order(&mut batch, &mut merged);
                 for &(b, r) in &batch {
                     let o = steps.op(b, r);
                     let payload = if verify {
@@ -839,8 +1005,6 @@ pub fn run_steps<S: Steps + ?Sized>(
                     }
                     done += 1;
                     end = end.max(c.end);
-                    podsim_engine::watch::done(done as u64);
-                    podsim_engine::watch::simulated_ps(end.as_ps());
                     let delay = if o.reduces && reduce_ps_per_byte != 0.0 {
                         (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
                     } else {
@@ -852,6 +1016,9 @@ pub fn run_steps<S: Steps + ?Sized>(
                         next.push((at, (b + 1, o.dst)));
                     }
                 }
+                // Progress once per instant (its completions end together).
+                podsim_engine::watch::done(done as u64);
+                podsim_engine::watch::simulated_ps(end.as_ps());
                 // Into the queue a run of equal instants at a time.
                 for run in next.chunk_by(|x, y| x.0 == y.0) {
                     to_send
@@ -886,6 +1053,42 @@ pub fn run_steps<S: Steps + ?Sized>(
 #[cfg(test)]
 mod layout_tests {
     use super::*;
+
+    #[test]
+    fn batches_are_put_in_order() {
+        // In order, rotated, two runs merged, anything else: always sorted.
+        let mut scratch = Vec::new();
+        let mut seed = 7u64;
+        for len in 0..40usize {
+            for kind in 0..5 {
+                let mut v: Vec<usize> = (0..len).map(|i| i * 3).collect();
+                let cut = if len == 0 { 0 } else { (seed as usize) % len };
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                match kind {
+                    1 => v.rotate_left(cut),
+                    2 => {
+                        // Two ascending runs: every other element, then the rest.
+                        let (a, b): (Vec<usize>, Vec<usize>) = v.iter().partition(|&&x| x % 2 == 0);
+                        v = a.into_iter().chain(b).collect();
+                    }
+                    3 => v.reverse(),
+                    4 => {
+                        // Several ascending runs: by residue mod 5.
+                        let mut w = Vec::new();
+                        for m in 0..5 {
+                            w.extend(v.iter().filter(|&&x| x % 5 == m));
+                        }
+                        v = w;
+                    }
+                    _ => {}
+                }
+                let mut want = v.clone();
+                want.sort_unstable();
+                in_order(&mut v, &mut scratch);
+                assert_eq!(v, want, "len {len} kind {kind}");
+            }
+        }
+    }
 
     #[test]
     fn all_reduce_check_reads_every_slot() {

@@ -210,8 +210,12 @@ impl CollectiveJob<'_> {
             };
             // The model and plan, and the functional check's buffers (at most ranks^2
             // entries).
-            crate::memory_estimate(self.net, self.model, crate::transfers(&request))
-                + n * n * u128::from(crate::CHECK_ENTRY_BYTES)
+            let model = if crate::by_exchange(self.net, &request, self.model) {
+                crate::exchange_memory_estimate(self.net)
+            } else {
+                crate::memory_estimate(self.net, self.model, crate::transfers(&request))
+            };
+            model + n * n * u128::from(crate::CHECK_ENTRY_BYTES)
         };
         let side_by_side = || {
             let mut per: Vec<u128> = todo.iter().map(|&b| footprint(b)).collect();

@@ -1016,3 +1016,162 @@ fn all_dimensions_splits_the_buffer_into_a_share_per_dimension_and_direction() {
         "{sent}"
     );
 }
+
+/// A torus that wraps in every dimension, twisted as named when `twisted`.
+fn twisted_torus(dims: &[u32], twisted: bool, gbps: u64, ns: u64) -> Network {
+    let Network::Cube(c) = torus(dims, gbps, ns) else {
+        unreachable!()
+    };
+    Network::Cube(if twisted {
+        c.with_twist(KAryNCube::named_twist(dims).unwrap()).unwrap()
+    } else {
+        c
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    #[test]
+    fn exchanges_give_the_direct_plans_figures(
+        dims in proptest::collection::vec(1u32..=4, 1..=3),
+        twisted in proptest::prelude::any::<bool>(),
+        ns in 0u64..3,
+        block in proptest::sample::select(vec![0u64, 1, 4096, 100_003, 1 << 20]),
+        packets in proptest::prelude::any::<bool>(),
+    ) {
+        // The direct all-to-all as one exchange on the flow model against its plan run
+        // transfer by transfer on the flow-by-flow reference: the same transfers, report
+        // counts, check; the time (the last arrival) within 1e-9 relative (see
+        // podsim-net's flow::exchange: translates can get shares one 36-bit rounding step
+        // apart flow by flow); the peak load and link bytes within 1e-9.
+        let twisted =
+            twisted && KAryNCube::named_twist(&dims).is_some() && dims.iter().all(|&k| k >= 2);
+        let net = twisted_torus(&dims, twisted, 50, 100 * ns);
+        let n = net.node_count() as usize;
+        proptest::prop_assume!(n >= 2);
+        let p = if packets { Packetization { payload: 4096, header: 64 } } else { Packetization::NONE };
+        let mut fast = FlowModel::new(net.clone(), p, false);
+        let a = run_exchange(n, block, &mut fast, &nodes(n), true).unwrap().expect("taken");
+        let plan = plan(&request(Kind::AllToAll, Algorithm::Direct, block * n as u64, &[n as u32])).unwrap();
+        let mut reference = FlowModel::new(net.clone(), p, false).with_mode(podsim_net::FlowMode::FlowByFlow);
+        let b = run_checking(&plan, Kind::AllToAll, &mut reference, &nodes(n), 0.0, VERIFY_LIMIT).unwrap();
+        let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs());
+        proptest::prop_assert!(close(a.time.as_ps() as f64, b.time.as_ps() as f64), "{a:?} {b:?}");
+        proptest::prop_assert_eq!((a.transfers, &a.verified), (b.transfers, &b.verified));
+        let (ra, rb) = (a.report, b.report);
+        proptest::prop_assert_eq!(
+            (ra.bytes_sent, ra.bytes_delivered, ra.bytes_on_wire),
+            (rb.bytes_sent, rb.bytes_delivered, rb.bytes_on_wire)
+        );
+        proptest::prop_assert!(close(ra.max_link_utilization, rb.max_link_utilization));
+        let (la, lb) = (
+            podsim_net::NetworkModel::carried(&fast),
+            podsim_net::NetworkModel::carried(&reference),
+        );
+        for (x, y) in la.iter().zip(&lb) {
+            proptest::prop_assert!(close(x.wire_bytes, y.wire_bytes));
+        }
+    }
+}
+
+/// The flow model, recording every completion: it declines exchanges, so `measure` runs the
+/// direct all-to-all's plan transfer by transfer.
+struct Declining;
+
+impl BuildModel for Declining {
+    fn build(
+        &self,
+        net: &Network,
+        model: ModelKind,
+        packets: Packetization,
+        ecmp: bool,
+        wire_bytes: u128,
+    ) -> Result<Box<dyn podsim_net::NetworkModel>, Box<dyn std::error::Error + Send + Sync>> {
+        let inner = TestModels.build(net, model, packets, ecmp, wire_bytes)?;
+        let log = std::rc::Rc::new(std::cell::RefCell::new(podsim_net::Recording::default()));
+        Ok(Box::new(podsim_net::Endpoints::new(inner).recording(log)))
+    }
+}
+
+#[test]
+fn measure_runs_direct_all_to_alls_on_tori_as_exchanges() {
+    // torus:4x4x4 and a twisted 4x4x8 at 50 GB/s and 300 ns, 16 MiB: the exchange and the
+    // plan (a model that declines exchanges) give the same time to the picosecond, the same
+    // bytes, and both pass the check.
+    for (dims, twisted) in [(vec![4u32, 4, 4], false), (vec![4, 4, 8], true)] {
+        let net = twisted_torus(&dims, twisted, 50, 300);
+        let s = setup(Kind::AllToAll, 16 << 20, ModelKind::Flow);
+        let n = net.node_count() as usize;
+        let r = request(Kind::AllToAll, Algorithm::Direct, 16 << 20, &[n as u32]);
+        assert!(by_exchange(&net, &r, ModelKind::Flow));
+        let a = crate::measure(&net, &s, &TestModels).unwrap();
+        let b = crate::measure(&net, &s, &Declining).unwrap();
+        assert_eq!(a.time_s, b.time_s, "{dims:?}");
+        assert_eq!(
+            (a.bytes_on_wire, a.transfers),
+            (b.bytes_on_wire, b.transfers)
+        );
+        assert!(a.verified && b.verified);
+        assert!((a.max_link_utilization - b.max_link_utilization).abs() < 1e-9);
+        assert_eq!(a.link_loads.len(), b.link_loads.len());
+    }
+    // Not as exchanges: blocks of unequal sizes, a mesh, the analytic model, another algorithm.
+    let net = torus(&[4, 4], 50, 0);
+    let r = |bytes: u64, alg| request(Kind::AllToAll, alg, bytes, &[16]);
+    assert!(!by_exchange(
+        &net,
+        &r(1000, Algorithm::Direct),
+        ModelKind::Flow
+    ));
+    assert!(!by_exchange(
+        &net,
+        &r(1024, Algorithm::Direct),
+        ModelKind::Analytic
+    ));
+    assert!(!by_exchange(
+        &net,
+        &r(1024, Algorithm::DimensionWise),
+        ModelKind::Flow
+    ));
+    assert!(!by_exchange(
+        &cube(&[4, 4], false, 50, 0),
+        &r(1024, Algorithm::Direct),
+        ModelKind::Flow
+    ));
+}
+
+#[test]
+fn an_exchange_is_estimated_by_its_classes_and_checked_densely() {
+    // torus:32x32, 1024 ranks, average distance 16 x 1024/1023 (17 rounded up): transfer by
+    // transfer the flow model's estimate is 1047552 transfers x (200 + 450 + 16 x 17) bytes,
+    // about 966 MB; as an exchange, the tables of 4096 directed links and 2048 endpoint links
+    // (200 bytes each), 1024 nodes and 1023 classes (150 + 150 + 16 x 17 bytes per node),
+    // about 1.8 MB. The check's dense buffers: 1024^2 x 8 bytes = 8.4 MB.
+    let net = torus(&[32, 32], 50, 0);
+    let r = request(Kind::AllToAll, Algorithm::Direct, 1 << 20, &[1024]);
+    let (need, held) = estimate(&net, &r, ModelKind::Flow);
+    assert_eq!(held, 1023);
+    assert_eq!(need, 6144 * 200 + 1024 * 150 + 1024 * (150 + 16 * 17));
+    let per_transfer = memory_estimate(&net, ModelKind::Flow, transfers(&r));
+    assert!(per_transfer > 900_000_000, "{per_transfer}");
+    let mut s = setup(Kind::AllToAll, 1 << 20, ModelKind::Flow);
+    s.memory_limit = 5_000_000;
+    let m = measure(&net, &s).unwrap();
+    assert!(!m.verified);
+    assert!(
+        m.unverified_reason
+            .as_deref()
+            .unwrap()
+            .contains("1048576 buffer entries (8 bytes each)"),
+        "{:?}",
+        m.unverified_reason
+    );
+    s.memory_limit = 12_000_000;
+    assert!(measure(&net, &s).unwrap().verified);
+    s.memory_limit = 1_000_000;
+    assert!(
+        measure(&net, &s)
+            .unwrap_err()
+            .contains("more than the memory limit")
+    );
+}

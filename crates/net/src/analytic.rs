@@ -29,6 +29,22 @@ pub struct AnalyticModel {
     // Per (src, dst): (latency ps, bandwidth of its paths, hops of its first path), so a pair
     // a collective uses again and again is routed once (at most ROUTE_CACHE_PAIRS pairs).
     routes: crate::FastMap<(u64, u64), (u64, f64, u64)>,
+    // Per source: its last transfer's (destination, payload bytes) and what that transfer
+    // cost (time in ps, wire bytes over its links), so that a ring, sending the same bytes to
+    // the same neighbour step after step, works each out once.
+    lanes: Vec<Lane>,
+    // The network's nodes, and emptied lists of completions for reuse.
+    nodes: u64,
+    spare: Vec<Vec<Completion>>,
+}
+
+/// A source's last transfer and its cost (see `AnalyticModel::lanes`).
+#[derive(Debug, Clone, Copy)]
+struct Lane {
+    dst: u64,
+    bytes: u64,
+    time_ps: u64,
+    on_wire: u64,
 }
 
 /// The most source-destination pairs the analytic model keeps routed (about 40 bytes each).
@@ -38,6 +54,7 @@ impl AnalyticModel {
     /// A model of `net` with packet overheads `packets`.
     pub fn new(net: Network, packets: Packetization) -> Self {
         let links = LinkTable::new(&net);
+        let net_nodes = net.node_count();
         AnalyticModel {
             net,
             links,
@@ -47,6 +64,9 @@ impl AnalyticModel {
             now: SimTime::ZERO,
             report: NetReport::default(),
             routes: crate::FastMap::default(),
+            lanes: Vec::new(),
+            nodes: net_nodes,
+            spare: Vec::new(),
         }
     }
 
@@ -103,36 +123,64 @@ impl NetworkModel for AnalyticModel {
         bytes: Bytes,
         tag: u64,
     ) -> Result<TransferId, NetError> {
-        check_send(self.now, self.net.node_count(), at, src, dst)?;
-        let (t, hops) = if src == dst {
-            (SimDuration::ZERO, 0)
-        } else {
-            let r = match self.routes.get(&(src.0, dst.0)) {
-                Some(&r) => r,
-                None => {
-                    let r = self.route(src, dst)?;
-                    if self.routes.len() < ROUTE_CACHE_PAIRS {
-                        self.routes.insert((src.0, dst.0), r);
-                    }
-                    r
+        check_send(self.now, self.nodes, at, src, dst)?;
+        let s = src.0 as usize;
+        let (t, on_wire) = match self.lanes.get(s) {
+            Some(l) if l.dst == dst.0 && l.bytes == bytes.0 => {
+                (SimDuration::from_ps(l.time_ps), l.on_wire)
+            }
+            _ => {
+                let (t, hops) = if src == dst {
+                    (SimDuration::ZERO, 0)
+                } else {
+                    let r = match self.routes.get(&(src.0, dst.0)) {
+                        Some(&r) => r,
+                        None => {
+                            let r = self.route(src, dst)?;
+                            if self.routes.len() < ROUTE_CACHE_PAIRS {
+                                self.routes.insert((src.0, dst.0), r);
+                            }
+                            r
+                        }
+                    };
+                    (self.time_over(r, bytes), r.2)
+                };
+                let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
+                if self.lanes.is_empty() {
+                    let none = Lane {
+                        dst: u64::MAX,
+                        bytes: 0,
+                        time_ps: 0,
+                        on_wire: 0,
+                    };
+                    self.lanes = vec![none; self.net.node_count() as usize];
                 }
-            };
-            (self.time_over(r, bytes), r.2)
+                self.lanes[s] = Lane {
+                    dst: dst.0,
+                    bytes: bytes.0,
+                    time_ps: t.as_ps(),
+                    on_wire,
+                };
+                (t, on_wire)
+            }
         };
         let id = TransferId(self.next_id);
         let end = at + t;
-        let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
         self.report.count_send(bytes.0, on_wire)?;
         self.next_id += 1;
-        self.pending.entry(end).or_default().push(Completion {
-            id,
-            tag,
-            src,
-            dst,
-            bytes,
-            start: at,
-            end,
-        });
+        let spare = &mut self.spare;
+        self.pending
+            .entry(end)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push(Completion {
+                id,
+                tag,
+                src,
+                dst,
+                bytes,
+                start: at,
+                end,
+            });
         Ok(id)
     }
 
@@ -151,12 +199,16 @@ impl NetworkModel for AnalyticModel {
             if *entry.key() > until {
                 break;
             }
-            let done = entry.remove();
+            let mut done = entry.remove();
             self.report.bytes_delivered += done.iter().map(|c| c.bytes.0).sum::<u64>();
             if out.is_empty() {
-                *out = done;
+                // The caller's emptied buffer is kept for a later instant's list.
+                std::mem::swap(out, &mut done);
             } else {
-                out.extend(done);
+                out.append(&mut done);
+            }
+            if done.capacity() > 0 && self.spare.len() < 64 {
+                self.spare.push(done);
             }
         }
         self.now = self.now.max(until);

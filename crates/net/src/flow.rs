@@ -45,6 +45,12 @@
 //! is in flight. [`FlowMode`] chooses: [`FlowMode::Grouped`] (the default) does all this,
 //! [`FlowMode::FlowByFlow`] ([`FlowModel::with_mode`]) keeps every transfer a flow throughout
 //! (the reference the grouped mode is tested against).
+//!
+//! Exchanges ([`NetworkModel::exchange`], the `exchange` module): an all-to-all of equal
+//! transfers on a vertex-transitive torus, handed over whole, is filled by classes of
+//! translates (n - 1 of them rather than n (n - 1) flows), with the same figures (to within
+//! 10⁻⁹ relative and one picosecond per transfer; the collective's time the same picosecond on
+//! every shape tested).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -53,9 +59,11 @@ use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimTime};
 
 use crate::{
-    Completion, LinkId, LinkLoad, LinkTable, NetError, NetReport, NetworkModel, Packetization,
-    TransferId, check_send, drain_ps, paths,
+    Completion, Exchange, LinkId, LinkLoad, LinkTable, NetError, NetReport, NetworkModel,
+    Packetization, TransferId, check_send, drain_ps, paths,
 };
+
+mod exchange;
 
 #[derive(Debug, Clone)]
 struct Flow {
@@ -1671,6 +1679,14 @@ impl NetworkModel for FlowModel {
 
     fn name(&self) -> &'static str {
         "flow"
+    }
+
+    fn exchange(
+        &mut self,
+        x: &Exchange<'_>,
+        each: &mut dyn FnMut(&Completion),
+    ) -> Option<Result<(), NetError>> {
+        self.exchange_by_classes(x, each)
     }
 
     fn carried(&self) -> Vec<LinkLoad> {

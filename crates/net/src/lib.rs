@@ -12,16 +12,22 @@
 //! Both add packet overheads the same way ([`Packetization`]): a transfer of `b` bytes puts
 //! `b + ceil(b / payload) x header` bytes on the wire.
 //!
+//! An all-to-all may also be handed to a model whole ([`NetworkModel::exchange`]): the flow
+//! model runs it by classes of translates on a torus whose translations carry every transfer
+//! onto another ([`Translations`]), holding per class what it would hold per transfer.
+//!
 //! Architecture invariant: a network model knows topology and routing but nothing of what the
 //! bytes mean; it never reports a transfer faster than its path's slowest link allows.
 
 mod analytic;
 mod flow;
 mod graph;
+mod symmetry;
 
 pub use analytic::AnalyticModel;
 pub use flow::{FlowMode, FlowModel};
 pub use graph::{LinkId, LinkTable, paths};
+pub use symmetry::Translations;
 
 use podsim_topology::NodeId;
 use podsim_units::{Bytes, SimDuration, SimTime};
@@ -206,6 +212,37 @@ pub struct LinkLoad {
     pub bandwidth_bytes_per_s: f64,
 }
 
+/// A uniform exchange (an all-to-all): at `at`, every node of `nodes` sends `bytes` to every
+/// other. Sent one by one, the transfers go in rank order: rank i (node `nodes[i]`) to rank
+/// `(i + k) mod n` for k = 1, ..., n - 1, then rank i + 1, and so on; the transfer in place
+/// `p = i (n - 1) + k - 1` of that order gets the p-th id from the model and the tag `tag + p`.
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange<'a> {
+    /// When every transfer is sent.
+    pub at: SimTime,
+    /// The ranks' nodes.
+    pub nodes: &'a [NodeId],
+    /// Payload bytes of each transfer.
+    pub bytes: Bytes,
+    /// The tag of the first transfer (the others follow in order).
+    pub tag: u64,
+}
+
+impl Exchange<'_> {
+    /// The ranks (source, destination) of the transfer in place `p`.
+    pub fn ranks_of(&self, p: u64) -> (usize, usize) {
+        let n = self.nodes.len() as u64;
+        let (i, k) = (p / (n - 1), p % (n - 1) + 1);
+        (i as usize, ((i + k) % n) as usize)
+    }
+
+    /// Transfers in all: n (n - 1).
+    pub fn transfers(&self) -> u64 {
+        let n = self.nodes.len() as u64;
+        n * n.saturating_sub(1)
+    }
+}
+
 /// An endpoint-facing network model.
 pub trait NetworkModel {
     /// Start moving `bytes` from `src` to `dst` at `at` (not before the model's current time).
@@ -240,6 +277,20 @@ pub trait NetworkModel {
     /// model sees no links).
     fn carried(&self) -> Vec<LinkLoad> {
         Vec::new()
+    }
+    /// Run the whole exchange `x` in one call, when the model can do it faster than transfer
+    /// by transfer with the same results (the flow model on a vertex-transitive torus, see
+    /// [`Translations`]): `each` is called once with every transfer's completion, in no
+    /// particular order, and the model is left as if the transfers had been sent one by one
+    /// and the model advanced to the last arrival. `None` when the model does not (it changed
+    /// nothing; the caller sends the transfers one by one). Only an idle model takes one.
+    fn exchange(
+        &mut self,
+        x: &Exchange<'_>,
+        each: &mut dyn FnMut(&Completion),
+    ) -> Option<Result<(), NetError>> {
+        let _ = (x, each);
+        None
     }
 }
 
@@ -372,5 +423,26 @@ impl NetworkModel for Endpoints {
     }
     fn carried(&self) -> Vec<LinkLoad> {
         self.inner.carried()
+    }
+    fn exchange(
+        &mut self,
+        x: &Exchange<'_>,
+        each: &mut dyn FnMut(&Completion),
+    ) -> Option<Result<(), NetError>> {
+        // A recording keeps completions in the order `advance` hands them back, which an
+        // exchange does not follow: such runs go transfer by transfer.
+        if self.log.is_some() {
+            return None;
+        }
+        let overhead = self.overhead.as_ps();
+        let shifted = Exchange {
+            at: SimTime::from_ps(x.at.as_ps().saturating_add(overhead)),
+            ..*x
+        };
+        self.inner.exchange(&shifted, &mut |c| {
+            let mut c = *c;
+            c.start = SimTime::from_ps(c.start.as_ps().saturating_sub(overhead));
+            each(&c);
+        })
     }
 }
