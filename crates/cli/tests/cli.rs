@@ -2341,6 +2341,19 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
     ]);
     let idle = v["energy_breakdown_j"]["idle"].as_f64().unwrap();
     assert!((idle - 90.0 * 64.0 * v["time_s"].as_f64().unwrap()).abs() <= 1e-9 * idle);
+    // The plot: one stacked bar, the four components named in its legend.
+    let dir = std::env::temp_dir().join(format!("podsim-energy-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("e.svg");
+    let mut plotted: Vec<&str> = step[..step.len() - 1].to_vec();
+    plotted.extend(["--plot", svg.to_str().unwrap()]);
+    let o = podsim(&plotted);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for part in ["compute", "memory", "network", "idle", "joules per chip"] {
+        assert!(text.contains(part), "the plot lacks {part}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
     // A collective's energy: idle over its 64 chips and time; the network's, the bytes the
     // plan puts on the wire (its own count, bytes_on_wire) at 5 pJ/bit (40 pJ a byte).
     let v = json(&[

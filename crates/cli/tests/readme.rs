@@ -53,6 +53,10 @@ const SKIP: &[(&str, &str)] = &[
         "needs the Python package installed; python/tests/test_podsim.py checks the bindings",
     ),
     (
+        "podsim train --model gpt3-175b --system tpuv4:slice=8x8x8 --parallel \"[8,1,8,8]\" --partition 2d/2d --energy --plot energy.svg",
+        "writes energy.svg into the working directory (the repository); the block shows the command only",
+    ),
+    (
         "podsim collective all-to-all --topology tpuv4:slice=4x4x8:twisted --bytes \"16 MiB\" --heatmap heat.svg",
         "writes heat.svg into the working directory (the repository); the block shows the command only",
     ),
