@@ -204,22 +204,87 @@ pub fn bars_svg(
 ) -> Result<(), ReportError> {
     let fail = crate::draw_failed(path);
     let n = bars.len().max(1) as f64;
+    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    bar_chart(path, (title, x_desc, y_desc), &labels, ymax, 70, |chart| {
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let x = i as f64;
+                Rectangle::new([(x + 0.15, 0.0), (x + 0.85, b.1)], BLUE.mix(0.7).filled())
+            }))
+            .map_err(|e| fail(&e))?;
+        if let Some((name, y)) = line {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(0.0, y), (n, y)],
+                    8,
+                    6,
+                    RED.stroke_width(2),
+                ))
+                .map_err(|e| fail(&e))?
+                .label(name)
+                .legend(|(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (7, 0)], RED.stroke_width(2))
+                        + PathElement::new(vec![(12, 0), (20, 0)], RED.stroke_width(2))
+                });
+            let u = |v: f64| crate::unit(v, 0.0, ymax, false);
+            let mut lines: Vec<Vec<(f64, f64)>> = bars
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let (l, r) = ((i as f64 + 0.15) / n, (i as f64 + 0.85) / n);
+                    vec![(l, 0.0), (l, u(b.1)), (r, u(b.1)), (r, 0.0)]
+                })
+                .collect();
+            lines.push(vec![(0.0, u(y)), (1.0, u(y))]);
+            let corner = crate::free_corner(
+                &lines,
+                1,
+                name.len(),
+                (800.0, 400.0),
+                SeriesLabelPosition::LowerRight,
+            );
+            crate::legend(chart, corner, path)?;
+        }
+        Ok(())
+    })
+}
+
+/// A bar chart's drawing context: x and y in plain `f64` ranges.
+type BarChart<'a> = ChartContext<
+    'a,
+    SVGBackend<'a>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A bar chart to `path` (900 x 520): `title`, the x and y descriptions, one bar a unit wide per
+/// label (its label under its middle), y from 0 to `ymax`; `draw` puts in the bars and legend.
+fn bar_chart(
+    path: &Path,
+    (title, x_desc, y_desc): (&str, &str, &str),
+    labels: &[String],
+    ymax: f64,
+    y_label_area: u32,
+    draw: impl FnOnce(&mut BarChart<'_>) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
+    let fail = crate::draw_failed(path);
+    let n = labels.len().max(1) as f64;
     let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(50)
-        .y_label_area_size(70)
+        .y_label_area_size(y_label_area)
         .build_cartesian_2d(0.0..n, 0.0..ymax)
         .map_err(|e| fail(&e))?;
-    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc(x_desc)
+    let mut mesh = chart.configure_mesh();
+    if !x_desc.is_empty() {
+        mesh.x_desc(x_desc);
+    }
+    mesh.disable_x_mesh()
         .y_desc(y_desc)
-        .x_labels(bars.len() * 2 + 1)
+        .x_labels(labels.len() * 2 + 1)
         .x_label_formatter(&|v| {
             let i = (v - 0.5).round();
             if (v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
@@ -232,46 +297,7 @@ pub fn bars_svg(
         .axis_desc_style(("sans-serif", 17))
         .draw()
         .map_err(|e| fail(&e))?;
-    chart
-        .draw_series(bars.iter().enumerate().map(|(i, b)| {
-            let x = i as f64;
-            Rectangle::new([(x + 0.15, 0.0), (x + 0.85, b.1)], BLUE.mix(0.7).filled())
-        }))
-        .map_err(|e| fail(&e))?;
-    if let Some((name, y)) = line {
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(0.0, y), (n, y)],
-                8,
-                6,
-                RED.stroke_width(2),
-            ))
-            .map_err(|e| fail(&e))?
-            .label(name)
-            .legend(|(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new(vec![(0, 0), (7, 0)], RED.stroke_width(2))
-                    + PathElement::new(vec![(12, 0), (20, 0)], RED.stroke_width(2))
-            });
-        let u = |v: f64| crate::unit(v, 0.0, ymax, false);
-        let mut lines: Vec<Vec<(f64, f64)>> = bars
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let (l, r) = ((i as f64 + 0.15) / n, (i as f64 + 0.85) / n);
-                vec![(l, 0.0), (l, u(b.1)), (r, u(b.1)), (r, 0.0)]
-            })
-            .collect();
-        lines.push(vec![(0.0, u(y)), (1.0, u(y))]);
-        let corner = crate::free_corner(
-            &lines,
-            1,
-            name.len(),
-            (800.0, 400.0),
-            SeriesLabelPosition::LowerRight,
-        );
-        crate::legend(&mut chart, corner, path)?;
-    }
+    draw(&mut chart)?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -445,59 +471,33 @@ pub fn stacked_bars_svg(
     bars: &[(String, Vec<f64>)],
 ) -> Result<(), ReportError> {
     let fail = crate::draw_failed(path);
-    let n = bars.len().max(1) as f64;
     let top = bars
         .iter()
         .map(|b| b.1.iter().sum::<f64>())
         .fold(0.0, f64::max);
     let ymax = if top > 0.0 { top * 1.1 } else { 1.0 };
-    let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..n, 0.0..ymax)
-        .map_err(|e| fail(&e))?;
     let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .y_desc(y_desc)
-        .x_labels(bars.len() * 2 + 1)
-        .x_label_formatter(&|v| {
-            let i = (v - 0.5).round();
-            if (v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
-                labels.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .label_style(("sans-serif", 15))
-        .axis_desc_style(("sans-serif", 17))
-        .draw()
-        .map_err(|e| fail(&e))?;
-    let palette = [BLUE, RED, GREEN, RGBColor(150, 150, 150), MAGENTA, CYAN];
-    for (p, name) in parts.iter().enumerate() {
-        let colour = palette[p % palette.len()];
-        chart
-            .draw_series(bars.iter().enumerate().map(|(i, b)| {
-                let below: f64 = b.1.iter().take(p).sum();
-                let v = b.1.get(p).copied().unwrap_or(0.0);
-                let x = i as f64;
-                Rectangle::new(
-                    [(x + 0.25, below), (x + 0.75, below + v)],
-                    colour.mix(0.75).filled(),
-                )
-            }))
-            .map_err(|e| fail(&e))?
-            .label(*name)
-            .legend(move |(x, y)| {
-                Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.mix(0.75).filled())
-            });
-    }
-    crate::legend(&mut chart, SeriesLabelPosition::UpperRight, path)?;
-    root.present().map_err(|e| fail(&e))?;
-    Ok(())
+    bar_chart(path, (title, "", y_desc), &labels, ymax, 80, |chart| {
+        let palette = [BLUE, RED, GREEN, RGBColor(150, 150, 150), MAGENTA, CYAN];
+        for (p, name) in parts.iter().enumerate() {
+            let colour = palette[p % palette.len()];
+            chart
+                .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                    let below: f64 = b.1.iter().take(p).sum();
+                    let v = b.1.get(p).copied().unwrap_or(0.0);
+                    let x = i as f64;
+                    Rectangle::new(
+                        [(x + 0.25, below), (x + 0.75, below + v)],
+                        colour.mix(0.75).filled(),
+                    )
+                }))
+                .map_err(|e| fail(&e))?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.mix(0.75).filled())
+                });
+        }
+        crate::legend(chart, SeriesLabelPosition::UpperRight, path)?;
+        Ok(())
+    })
 }

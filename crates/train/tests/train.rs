@@ -30,6 +30,27 @@ fn config(par: &str, part: &str, mapping: Mapping, batch: u64, mb: u64) -> Confi
     }
 }
 
+/// One GPT-3 175B layer on an 8x8x8 torus: model2 = 8 along x, 64-way data parallel, 1D/1D,
+/// batch 64 in one microbatch.
+fn one_layer_with_model2_on_x() -> (Transformer, Machine, Config) {
+    let mut t = Transformer::builtin("gpt3-175b").unwrap();
+    t.layers = 1;
+    let (_, m) = machine([8, 8, 8]);
+    let c = config(
+        "[1,64,1,8]",
+        "1d/1d",
+        Mapping([
+            podsim_train::Axis::Model2,
+            podsim_train::Axis::Data,
+            podsim_train::Axis::Model1,
+            podsim_train::Axis::Pipeline,
+        ]),
+        64,
+        1,
+    );
+    (t, m, c)
+}
+
 #[test]
 fn gpt3_has_175_billion_weights() {
     // Per layer 4 d^2 (Q, K, V, O) + 2 x 4 d^2 (feed-forward) = 12 x 12288^2 = 1,811,939,328;
@@ -101,21 +122,7 @@ fn a_tensor_axis_on_one_torus_ring_costs_the_bidirectional_ring() {
     // ring all-reduce moves 2 x 7/8 of it over 2 links of 50 GB/s: 880.8 us, plus 2 x 7 steps of
     // the 0.3 us ICI hop (the stated ICI latency assumption): 885.0 us per all-reduce; forward 2
     // all-reduces, backward 2 (recomputed forward) + 2: 6 per layer.
-    let mut t = Transformer::builtin("gpt3-175b").unwrap();
-    t.layers = 1;
-    let (_, m) = machine([8, 8, 8]);
-    let c = config(
-        "[1,64,1,8]",
-        "1d/1d",
-        Mapping([
-            podsim_train::Axis::Model2,
-            podsim_train::Axis::Data,
-            podsim_train::Axis::Model1,
-            podsim_train::Axis::Pipeline,
-        ]),
-        64,
-        1,
-    );
+    let (t, m, c) = one_layer_with_model2_on_x();
     let r = analytic(&t, &m, &c).unwrap();
     let bytes = 2048.0 * 12288.0 * 2.0;
     let one = 2.0 * 7.0 / 8.0 * bytes / (2.0 * 50e9) + 2.0 * 7.0 * 0.3e-6;
@@ -235,21 +242,7 @@ fn a_steps_energy_counts_its_collectives_bytes_and_its_idle_power() {
     // (88,080,384 bytes), and the gradient sum over the 64 data replicas, 2 x 63/64 of the
     // gradients (as many bytes as the bf16 weights the step reports per chip). model1 = 1 and
     // pipeline = 1 add nothing.
-    let mut t = Transformer::builtin("gpt3-175b").unwrap();
-    t.layers = 1;
-    let (_, m) = machine([8, 8, 8]);
-    let c = config(
-        "[1,64,1,8]",
-        "1d/1d",
-        Mapping([
-            podsim_train::Axis::Model2,
-            podsim_train::Axis::Data,
-            podsim_train::Axis::Model1,
-            podsim_train::Axis::Pipeline,
-        ]),
-        64,
-        1,
-    );
+    let (t, m, c) = one_layer_with_model2_on_x();
     let r = analytic(&t, &m, &c).unwrap();
     let a = r.activity;
     let per_chip = 6.0 * 2.0 * 7.0 / 8.0 * 50_331_648.0 + 2.0 * 63.0 / 64.0 * r.memory.weights;
