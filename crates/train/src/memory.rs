@@ -116,10 +116,10 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
     } else {
         0.0
     };
-    // With the gradients sharded over data, a layer's gradient shard (over the model axes) is
-    // whole until its reduce-scatter over data ends: one layer's.
+    // With the gradients sharded over data, a layer's gradient shard (over the model axes), or
+    // the embedding's, is whole until its reduce-scatter over data ends: the larger of them.
     let layer_grad = if c.shard.gradients() {
-        t.layer_params() / w_split * ELEM
+        t.layer_params().max(emb) / w_split * ELEM
     } else {
         0.0
     };

@@ -295,6 +295,12 @@ impl Remat {
 ///   reduce-scattered after its backward pass (overlapped); a chip keeps its 1/data shard and
 ///   two gathered layers (the one computing and the one prefetched). Nothing is gathered after
 ///   the optimizer: each chip updates the shard it keeps.
+///
+/// The tied embedding is sharded as the layers are: its gradient reduce-scattered over data
+/// every microbatch (`Gradients`, `Weights`), its weights gathered before the input lookup and
+/// before the logits' backward pass (`Weights`), hidden behind the logits' and loss's work; the
+/// workspace holds the larger of a layer's and the embedding's unsharded gradient, and with
+/// `Weights` the gathered embedding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sharding {
     /// Nothing more than the optimizer state's weight-update sharding.

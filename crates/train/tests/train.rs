@@ -298,11 +298,12 @@ fn each_sharding_stage_splits_what_it_says_over_data() {
     // 32768 x 1024 = 33,554,432: 83,886,080 weights, 10,485,760 a chip over model2 = 8.
     // none: bf16 weights and gradients 2 x 10,485,760 = 20,971,520 bytes each; the optimizer
     // (12 bytes a weight) over the 8 replicas (data x model1): 15,728,640 bytes.
-    // gradients: gradients / 8 = 2,621,440, and the workspace holds one layer's gradient
-    // shard whole, 12,582,912 / 8 x 2 = 3,145,728 bytes more.
+    // gradients: gradients / 8 = 2,621,440, and the workspace holds the larger of a layer's
+    // and the embedding's gradient shard whole until its reduce-scatter: the embedding's,
+    // 33,554,432 / 8 x 2 = 8,388,608 bytes more (a layer's is 12,582,912 / 8 x 2 = 3,145,728).
     // weights: weights / 8 = 2,621,440 too, and the workspace also two gathered layers
-    // (2 x 12,582,912 / 8 x 2 = 6,291,456) and the embedding's shard (33,554,432 / 8 x 2 =
-    // 8,388,608): 3,145,728 + 6,291,456 + 8,388,608 = 17,825,792 bytes more than none's.
+    // (2 x 3,145,728 = 6,291,456) and the gathered embedding shard (8,388,608):
+    // 8,388,608 + 6,291,456 + 8,388,608 = 23,068,672 bytes more than none's.
     let t = small();
     let (_, m) = machine([4, 4, 4]);
     let at = |shard: Sharding| {
@@ -325,12 +326,12 @@ fn each_sharding_stage_splits_what_it_says_over_data() {
     assert_eq!(grads.memory.gradients, 2_621_440.0);
     assert_eq!(grads.memory.optimizer, 15_728_640.0);
     assert_eq!(grads.memory.activations, none.memory.activations);
-    assert_eq!(grads.memory.workspace - none.memory.workspace, 3_145_728.0);
+    assert_eq!(grads.memory.workspace - none.memory.workspace, 8_388_608.0);
     let full = at(Sharding::Weights);
     assert_eq!(full.memory.weights, 2_621_440.0);
     assert_eq!(full.memory.gradients, 2_621_440.0);
     assert_eq!(full.memory.optimizer, 15_728_640.0);
-    assert_eq!(full.memory.workspace - none.memory.workspace, 17_825_792.0);
+    assert_eq!(full.memory.workspace - none.memory.workspace, 23_068_672.0);
     // Gradients or weights sharded over a data axis of one chip: an error, not a no-op.
     let c = Config {
         shard: Sharding::Weights,
@@ -347,9 +348,11 @@ fn fully_sharded_weights_put_each_layers_gathers_and_scatter_on_the_wire() {
     // energy test's configuration) with --shard weights. Per chip on the wire, by hand: the 6
     // model2 all-reduces of 50,331,648 bytes (2 x 7/8 of each), and over the 64-chip data
     // group two all-gathers (forward, backward) and one reduce-scatter of the layer's model2
-    // shard, 12 x 12288^2 / 8 x 2 = 452,984,832 bytes, 63/64 of it each; nothing at the step's
-    // end (model1 = 1). With --shard gradients: the one reduce-scatter per layer, and the
-    // updated weights all-gathered at the end, 63/64 of the bf16 weights per chip.
+    // shard, 12 x 12288^2 / 8 x 2 = 452,984,832 bytes, 63/64 of it each; the same three of
+    // the tied embedding's shard, 50257 x 12288 / 8 x 2 = 154,389,504 bytes; nothing at the
+    // step's end (model1 = 1). With --shard gradients: the one reduce-scatter per layer and
+    // of the embedding, and the updated weights all-gathered at the end, 63/64 of the bf16
+    // weights per chip.
     let mut t = Transformer::builtin("gpt3-175b").unwrap();
     t.layers = 1;
     let (_, m) = machine([8, 8, 8]);
@@ -368,14 +371,15 @@ fn fully_sharded_weights_put_each_layers_gathers_and_scatter_on_the_wire() {
     };
     let model2 = 6.0 * 2.0 * 7.0 / 8.0 * 50_331_648.0;
     let layer = 452_984_832.0 * 63.0 / 64.0;
+    let embedding = 154_389_504.0 * 63.0 / 64.0;
     let full = at(Sharding::Weights);
-    let per_chip = model2 + 3.0 * layer;
+    let per_chip = model2 + 3.0 * (layer + embedding);
     let link = full.activity.link_bytes;
     assert!((link - 512.0 * per_chip).abs() <= 1e-9 * link, "{link}");
     assert_eq!(full.gradient_sync_s, 0.0);
     let grads = at(Sharding::Gradients);
     let weights = grads.memory.weights;
-    let per_chip = model2 + layer + 63.0 / 64.0 * weights;
+    let per_chip = model2 + layer + embedding + 63.0 / 64.0 * weights;
     let link = grads.activity.link_bytes;
     assert!((link - 512.0 * per_chip).abs() <= 1e-9 * link, "{link}");
     // The step-end all-gather of the updated weights over the 64 data chips, 8 along y then 8
