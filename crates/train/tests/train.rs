@@ -457,3 +457,27 @@ fn a_search_up_to_a_sharding_stage_takes_the_least_that_fits() {
         assert!(!analytic(&t, &m, &c).unwrap().fits_in_memory, "{c:?}");
     }
 }
+
+#[test]
+fn the_flow_model_never_times_a_sharded_step_below_the_closed_form() {
+    // The data-axis gathers and scatters of --shard run on the flow model as the layers'
+    // other collectives do: contention-free rings stay a lower bound.
+    let t = Transformer::builtin("gpt3-13b").unwrap();
+    let (net, m) = machine([4, 4, 4]);
+    for shard in [Sharding::Gradients, Sharding::Weights] {
+        let c = Config {
+            shard,
+            ..config("[1,8,1,8]", "1d/1d", Mapping::DEFAULT, 1024, 8)
+        };
+        let a = analytic(&t, &m, &c).unwrap();
+        let mut mk = || podsim_system::flow_model(&net);
+        let f = measured(&t, &m, &net, &c, &mut mk).unwrap();
+        assert!(
+            f.step_time_s >= a.step_time_s * (1.0 - 1e-9),
+            "{shard:?}: flow {} < closed form {}",
+            f.step_time_s,
+            a.step_time_s
+        );
+        assert!((f.compute_time_s - a.compute_time_s).abs() < 1e-9);
+    }
+}
