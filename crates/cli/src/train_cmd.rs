@@ -10,7 +10,8 @@ use podsim_net::Packetization;
 use podsim_report::{Trace, to_json};
 use podsim_system::workload::ChipSpec;
 use podsim_train::{
-    Config, Machine, Mapping, Parallel, Partition, Remat, StepOutput, TrainError, Transformer,
+    Config, Machine, Mapping, Parallel, Partition, Remat, Sharding, StepOutput, TrainError,
+    Transformer,
 };
 use serde_json::json;
 
@@ -20,7 +21,7 @@ use crate::{Failure, read};
 mod search;
 
 /// Built-in model names, for help and errors.
-const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3";
+const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3, palm-540b";
 
 /// The arguments of `podsim train`.
 #[derive(Args)]
@@ -29,7 +30,8 @@ const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3";
 )]
 pub struct TrainArgs {
     /// A built-in model (gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3: the unpublished LLM of
-    /// Table 3 as assumed in validation/tpu-v4-table3.toml) or a TOML model file with the keys
+    /// Table 3 as assumed in validation/tpu-v4-table3.toml, palm-540b: PaLM 540B, trained on
+    /// two 3072-chip pods; --batch 1024 for one pod's half of its 2048) or a TOML model file with the keys
     /// name, layers, d_model, heads, kv_heads, d_ff, ffn_matrices (2, or 3 for gated),
     /// vocabulary, sequence, format (bf16) and batch (see examples/models/).
     #[arg(long, value_name = "NAME|FILE")]
@@ -72,6 +74,26 @@ pub struct TrainArgs {
         value_parser = listed(["full", "none"]),
     )]
     remat: String,
+    /// How far the weights' state is sharded over the data axis (ZeRO stages): none (bf16
+    /// weights and gradients on every replica; the fp32 master weights and Adam moments are
+    /// always split over every replica of a weight, and the gradient sum is an all-reduce),
+    /// optimizer (ZeRO-1: that optimizer split, the all-reduce as reduce-scatter + all-gather
+    /// of the updated weights, the same bytes: the same step as none), gradients (ZeRO-2: also
+    /// the gradient accumulators; each layer's gradient reduce-scattered over data after its
+    /// backward pass, every microbatch, overlapped; the updated weights all-gathered after the
+    /// optimizer, overlapped with the next forward pass) or weights (ZeRO-3 / FSDP: also the
+    /// bf16 weights; each layer's all-gathered over data before its forward and its backward
+    /// pass, every microbatch, prefetched beside the previous layer, its gradient
+    /// reduce-scattered after; memory keeps the 1/data shard and two gathered layers).
+    /// gradients and weights need data > 1. With --search: the most the search may shard;
+    /// each configuration takes the least that fits [default: none].
+    #[arg(
+        long,
+        value_name = "STAGE",
+        default_value = "none",
+        value_parser = listed(["none", "optimizer", "gradients", "weights"]),
+    )]
+    shard: String,
     /// CMEM (TPU v4's 128 MiB on-chip memory): on, a layer's weight shard that fits in half of
     /// it is read at CMEM bandwidth (4.8 TB/s, an assumption) instead of HBM; off, as Fig. 13's
     /// "CMEM off" [default: on; a chip without CMEM has none to turn on or off].
@@ -212,6 +234,12 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     let t = model_of(&a.model)?;
     let remat = Remat::parse(&a.remat)
         .ok_or_else(|| flag_err("--remat", format!("`{}` is not full or none", a.remat)))?;
+    let shard = Sharding::parse(&a.shard).ok_or_else(|| {
+        flag_err(
+            "--shard",
+            format!("`{}` is not none, optimizer, gradients or weights", a.shard),
+        )
+    })?;
     let fidelity = match a.model_fidelity.as_str() {
         "analytic" => ModelKind::Analytic,
         "flow" => ModelKind::Flow,
@@ -234,7 +262,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     };
     let chip = ChipSpec::preset("tpuv4").expect("tpuv4 is a chip preset");
     if a.search {
-        return search::search(a, &t, &chip, batch);
+        return search::search(a, &t, &chip, batch, shard);
     }
     none_given(
         &[
@@ -299,6 +327,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         batch,
         microbatches: a.microbatches.unwrap_or(1),
         remat,
+        shard,
     };
     let pick = podsim_train::Choose {
         mapping: a.mapping.is_none(),

@@ -2434,3 +2434,99 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
         &["--energy", "no power figures"],
     );
 }
+
+/// Issue 36 item 1: `--shard`. PaLM 540B on one 3072-chip pod as PaLM trained it (section 4 of
+/// Chowdhery et al. 2022: 12-way model parallel, 256-way fully sharded data parallel), half of
+/// its 2048-sequence batch.
+#[test]
+fn shard_weights_fits_palm_on_a_pod_and_without_it_says_by_how_much_not() {
+    let run = [
+        "train",
+        "--model",
+        "palm-540b",
+        "--system",
+        "tpuv4:slice=12x16x16",
+        "--parallel",
+        "[1,256,1,12]",
+        "--batch",
+        "1024",
+        "--model-fidelity",
+        "analytic",
+    ];
+    // podsim's PaLM: a layer is Q (18432 x 48 x 384), K and V (one 384-wide head each), O
+    // (48 x 384 x 18432) and three 18432 x 73728 feed-forward matrices: 18432 x (19200 +
+    // 18432 + 221184) = 4,770,496,512 weights; x 118 = 562,918,588,416, + the embedding
+    // 256000 x 18432 = 4,718,592,000: 567,637,180,416 weights, 47,303,098,368 a chip over
+    // model2 = 12, 94,606,196,736 bytes of bf16 weights (88.11 GiB) and as many of gradients:
+    // far over 32 GiB.
+    let mut args = run.to_vec();
+    args.push("--json");
+    let v = json(&args);
+    assert_eq!(v["parameters"], 567_637_180_416.0);
+    assert_eq!(v["shard"], "none");
+    assert_eq!(v["fits_in_memory"], false);
+    assert_eq!(v["memory"]["weights_bytes"], 94_606_196_736.0);
+    assert_eq!(v["memory"]["gradients_bytes"], 94_606_196_736.0);
+    let out = podsim(&run);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("DOES NOT FIT"), "{text}");
+    let over = v["memory_bytes_per_chip"].as_f64().unwrap() - 32.0 * (1u64 << 30) as f64;
+    let line = format!(
+        "over HBM by            {:.2} GiB",
+        over / (1u64 << 30) as f64
+    );
+    assert!(text.contains(&line), "{text} lacks {line}");
+    assert!(text.contains("--shard weights"), "{text}");
+    // --shard weights: the bf16 weights and gradients over the 256 data chips too,
+    // 94,606,196,736 / 256 = 369,555,456 bytes each; it fits.
+    args.extend(["--shard", "weights"]);
+    let v = json(&args);
+    assert_eq!(v["shard"], "weights");
+    assert_eq!(v["fits_in_memory"], true);
+    assert_eq!(v["memory"]["weights_bytes"], 369_555_456.0);
+    assert_eq!(v["memory"]["gradients_bytes"], 369_555_456.0);
+    assert!(v["memory_bytes_per_chip"].as_f64().unwrap() <= 32.0 * (1u64 << 30) as f64);
+    let mfu = v["mfu"].as_f64().unwrap();
+    assert!(mfu > 0.0 && mfu < 1.0, "{mfu}");
+    // ZeRO-1 is the default's weight-update sharding: the same step as none.
+    let one = |shard: &str| {
+        let mut a = vec![
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--system",
+            "tpuv4:slice=4x4x4",
+            "--parallel",
+            "[1,8,1,8]",
+            "--model-fidelity",
+            "analytic",
+            "--json",
+        ];
+        a.extend(["--shard", shard]);
+        json(&a)
+    };
+    let (none, zero1) = (one("none"), one("optimizer"));
+    assert_eq!(zero1["shard"], "optimizer");
+    assert_eq!(none["step_time_s"], zero1["step_time_s"]);
+    assert_eq!(none["memory"], zero1["memory"]);
+    // Errors: a stage podsim does not know, and a split over a data axis of one chip.
+    expect_error(
+        &[&run[..], &["--shard", "zero3"]].concat(),
+        &["--shard", "zero3", "weights"],
+    );
+    expect_error(
+        &[
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--system",
+            "tpuv4:slice=4x4x4",
+            "--parallel",
+            "[1,1,8,8]",
+            "--shard",
+            "gradients",
+        ],
+        &["--shard gradients", "data = 1"],
+    );
+}

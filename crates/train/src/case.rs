@@ -50,6 +50,7 @@ impl TrainCase {
             batch,
             microbatches: self.microbatches.unwrap_or(1),
             remat: self.remat,
+            shard: crate::Sharding::None,
         };
         let c = crate::choose(
             &self.model,

@@ -13,6 +13,17 @@ use crate::Parallel;
 /// [`TrainError::is_input`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TrainError {
+    /// Gradients or weights sharded over a data axis of one chip: there is nothing to shard
+    /// them over.
+    #[error(
+        "--shard {shard} splits over the data axis, and the partition spec {parallel} has data = 1; shard with data > 1, or --shard none"
+    )]
+    ShardWithoutData {
+        /// The sharding stage.
+        shard: &'static str,
+        /// The partition spec.
+        parallel: Parallel,
+    },
     /// The chip is not a TPU whose HBM capacity Table 4 gives.
     #[error("training steps run on TPU chips (tpuv4, tpuv3), not {chip}")]
     NotTpu {

@@ -4,7 +4,7 @@
 use podsim_collective::Kind;
 
 use crate::memory::Shard;
-use crate::{Axis, Config, ELEM, Machine, Remat, Split, TrainError, Transformer};
+use crate::{Axis, Config, ELEM, Machine, Remat, Sharding, Split, TrainError, Transformer};
 
 /// How an axis lies on the slice: per dimension it spans, the factor it takes and the stride
 /// within that dimension.
@@ -125,6 +125,11 @@ struct Pieces {
     weight_2d: bool,
     /// Bytes of the layer's weight shard over model2.
     w_bytes: f64,
+    /// Bytes of the layer's weight shard over the model axes (model2, and model1 with 2D
+    /// weights): what a chip's data group gathers or scatters with `--shard`.
+    w_data_bytes: f64,
+    /// How far the weights are sharded over data.
+    shard: Sharding,
     remat: Remat,
 }
 
@@ -177,6 +182,13 @@ impl Pieces {
             gemms_fwd,
             weight_2d: c.partition.weight == Split::TwoD && x > 1,
             w_bytes: t.layer_params() / y as f64 * ELEM,
+            w_data_bytes: t.layer_params()
+                / match c.partition.weight {
+                    Split::OneD => y,
+                    Split::TwoD => y * x,
+                } as f64
+                * ELEM,
+            shard: c.shard,
             remat: c.remat,
         }
     }
@@ -256,8 +268,23 @@ impl Pieces {
         }
     }
 
+    /// With `--shard weights`: the all-gather over data of the layer's weight shard (before
+    /// any gather over model1), prefetched beside the previous layer's work.
+    fn gather_weights_data(&self, v: &mut Vec<Op>) {
+        if self.shard.weights() {
+            v.push(Op::Coll {
+                name: "gather weights (data)",
+                axis: Axis::Data,
+                kind: Kind::AllGather,
+                bytes: self.w_data_bytes,
+                overlapped: true,
+            });
+        }
+    }
+
     fn forward(&self) -> Vec<Op> {
         let mut fwd = Vec::new();
+        self.gather_weights_data(&mut fwd);
         if self.weight_2d {
             fwd.push(self.gather_weights());
         }
@@ -281,6 +308,7 @@ impl Pieces {
     /// weight gradient, in reverse.
     fn backward(&self, fwd: &[Op]) -> Vec<Op> {
         let mut bwd = Vec::new();
+        self.gather_weights_data(&mut bwd);
         if self.weight_2d {
             bwd.push(self.gather_weights());
         }
@@ -324,6 +352,18 @@ impl Pieces {
                 overlapped: true,
             });
         }
+        if self.shard.gradients() {
+            // The layer's gradient shard summed over data, each chip keeping 1/data of it
+            // (after the model1 reduce-scatter of 2D weights), overlapped with the next
+            // layer's backward pass.
+            bwd.push(Op::Coll {
+                name: "scatter weight gradients (data)",
+                axis: Axis::Data,
+                kind: Kind::ReduceScatter,
+                bytes: self.w_data_bytes,
+                overlapped: true,
+            });
+        }
         bwd
     }
 }
@@ -334,4 +374,86 @@ pub(crate) fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
     let forward = p.forward();
     let backward = p.backward(&forward);
     LayerOps { forward, backward }
+}
+
+#[cfg(test)]
+mod tests {
+    use podsim_collective::Kind;
+    use podsim_system::workload::ChipSpec;
+
+    use super::{Op, layer_ops, spans};
+    use crate::memory::shard;
+    use crate::timer::{Timer, cmem_holds};
+    use crate::{
+        Axis, Config, Machine, Mapping, Parallel, Partition, Remat, Sharding, SliceShape,
+        Transformer,
+    };
+
+    #[test]
+    fn fsdp_gathers_a_layers_weights_over_the_data_ring_before_each_pass() {
+        // One GPT-3 layer's weights, 12 x 12288^2 = 1,811,939,328, over model2 = 8 along x
+        // of an 8x8x8 torus: 226,492,416 a chip, 452,984,832 bytes in bf16, which the 64-chip
+        // data group (8 along y, 8 along z) gathers before the forward and again before the
+        // backward pass, and reduce-scatters (the gradient) after it. In closed form each is
+        // a ring along y then z, one 50 GB/s link a ring (no wraparound pair: the rings are
+        // one way), a 0.3 us hop a step: 7/8 x 452,984,832 / 50e9 over y, then 7/8 of an
+        // eighth of it over z, 7 + 7 steps: 7.9272 ms + 0.9909 ms + 4.2 us = 8.9223 ms.
+        let mut t = Transformer::builtin("gpt3-175b").unwrap();
+        t.layers = 1;
+        let net = SliceShape {
+            dims: [8, 8, 8],
+            twisted: false,
+        }
+        .network()
+        .unwrap();
+        let m = Machine::of(&net, ChipSpec::preset("tpuv4").unwrap()).unwrap();
+        let c = Config {
+            parallel: Parallel([1, 64, 1, 8]),
+            partition: Partition::ALL[0],
+            mapping: Mapping([Axis::Model2, Axis::Data, Axis::Model1, Axis::Pipeline]),
+            batch: 64,
+            microbatches: 1,
+            remat: Remat::Full,
+            shard: Sharding::Weights,
+        };
+        let ops = layer_ops(&t, &c, &shard(&t, &c).unwrap());
+        let data_ops = |list: &[Op]| -> Vec<(Kind, f64, bool)> {
+            list.iter()
+                .filter_map(|o| match o {
+                    Op::Coll {
+                        axis: Axis::Data,
+                        kind,
+                        bytes,
+                        overlapped,
+                        ..
+                    } => Some((*kind, *bytes, *overlapped)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let b = 452_984_832.0;
+        assert_eq!(data_ops(&ops.forward), vec![(Kind::AllGather, b, true)]);
+        assert_eq!(
+            data_ops(&ops.backward),
+            vec![(Kind::AllGather, b, true), (Kind::ReduceScatter, b, true)]
+        );
+        let timer = Timer {
+            t: &t,
+            m: &m,
+            spans: spans(&m, &c).unwrap(),
+            cmem_weights: cmem_holds(&t, &m, &c),
+        };
+        let expect = 7.0 / 8.0 * b / 50e9 + 7.0 / 8.0 * (b / 8.0) / 50e9 + 14.0 * 0.3e-6;
+        let got = timer.collective(Axis::Data, Kind::AllGather, b);
+        assert!((got - expect).abs() < 1e-12, "{got} vs {expect}");
+        assert!((expect - 8.9223e-3).abs() < 1e-7);
+        // Without sharding the layer has no data-axis collective (the gradient sum is the
+        // step's, once).
+        let none = Config {
+            shard: Sharding::None,
+            ..c
+        };
+        let ops = layer_ops(&t, &none, &shard(&t, &none).unwrap());
+        assert!(data_ops(&ops.forward).is_empty() && data_ops(&ops.backward).is_empty());
+    }
 }

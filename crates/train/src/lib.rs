@@ -19,6 +19,12 @@
 //!   per step, overlapped with the last microbatch's backward pass. Optimizer state (fp32
 //!   master weights, Adam's two moments) is split over every replica of a weight (weight-update
 //!   sharding, Xu et al. 2020).
+//! * Sharding over data ([`Sharding`], `--shard`, the ZeRO stages): `optimizer` is that
+//!   default (ZeRO-1); `gradients` (ZeRO-2) also splits the gradient accumulators over D,
+//!   each layer's gradient reduce-scattered over D after its backward pass and the updated
+//!   weights all-gathered once a step; `weights` (ZeRO-3 / FSDP) also splits the bf16 weights,
+//!   each layer's gathered over D before its forward and backward passes (prefetched) and its
+//!   gradient reduce-scattered after, as the 2D weights are over X.
 //! * `pipeline` (P) splits the layers into P stages; microbatches follow a 1F1B schedule (the
 //!   GPipe bubble of (P - 1) stage times; at most P microbatches of activations in flight).
 //!   Each chip sends its activation shard to its counterpart in the next stage.
@@ -73,7 +79,7 @@ pub use output::{
     Choose, MemoryOutput, SearchEntry, SearchOutput, StepFigures, StepOutput, choose, run_search,
     run_step,
 };
-pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Split};
+pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Sharding, Split};
 pub use search::{
     FlowMemo, ModelFor, NoMemo, SearchResult, SliceShape, parallel_specs, search, search_with,
 };

@@ -48,6 +48,12 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
             replicas,
         });
     }
+    if d == 1 && c.shard.gradients() {
+        return Err(TrainError::ShardWithoutData {
+            shard: c.shard.name(),
+            parallel: c.parallel,
+        });
+    }
     let per_shard = c.batch / replicas;
     if c.microbatches == 0 || !per_shard.is_multiple_of(c.microbatches) {
         return Err(TrainError::MicrobatchSplit {
@@ -102,14 +108,33 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
         Remat::Full => in_flight * layers_per_stage as f64 * layer_input,
         Remat::None => in_flight * layers_per_stage as f64 * layer_acts,
     };
-    let gathered = match c.partition.weight {
-        Split::OneD => 0.0,
-        Split::TwoD => 2.0 * t.layer_params() / y as f64 * ELEM,
+    // Weights gathered for the layer computing and the one prefetched: over model1 (2D
+    // weights, as the layers always did, even with model1 = 1) or over data (`--shard
+    // weights`), each a layer's whole model2 shard.
+    let gathered = if c.partition.weight == Split::TwoD || c.shard.weights() {
+        2.0 * t.layer_params() / y as f64 * ELEM
+    } else {
+        0.0
     };
-    let workspace = layer_acts + gathered;
+    // With the gradients sharded over data, a layer's gradient shard (over the model axes), or
+    // the embedding's, is whole until its reduce-scatter over data ends: the larger of them.
+    let layer_grad = if c.shard.gradients() {
+        t.layer_params().max(emb) / w_split * ELEM
+    } else {
+        0.0
+    };
+    // With the weights sharded, the tied embedding (input lookup, logits) is gathered whole
+    // (its model shard) while the first and last stage use it.
+    let embedding = if c.shard.weights() {
+        emb / w_split * ELEM
+    } else {
+        0.0
+    };
+    let workspace = layer_acts + gathered + layer_grad + embedding;
+    let over_data = |yes: bool| if yes { d as f64 } else { 1.0 };
     let memory = MemoryUse {
-        weights: weights_per_chip * ELEM,
-        gradients: weights_per_chip * ELEM,
+        weights: weights_per_chip * ELEM / over_data(c.shard.weights()),
+        gradients: weights_per_chip * ELEM / over_data(c.shard.gradients()),
         optimizer: weights_per_chip * 12.0 / weight_replicas,
         activations,
         workspace,

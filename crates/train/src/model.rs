@@ -117,6 +117,24 @@ impl Transformer {
                 batch: Some(256),
                 source: "the LLM of Table 3 (tpu-v4-isca2023.txt section 4), whose size is unpublished: an assumption, a decoder shaped as LaMDA 137B (Thoppilan et al. 2022: 64 layers, d_model 8192, 128 heads, gated-GELU feed-forward of 65536, 32k SentencePiece vocabulary), 2048 tokens, a batch of 256 sequences (also an assumption)".into(),
             },
+            // PaLM 540B (Chowdhery et al. 2022, arXiv 2204.02311, Table 1): trained on two
+            // TPU v4 pods of 3072 chips, each 12-way model parallel and 256-way fully sharded
+            // data parallel (section 4), so one pod's step is `--batch 1024` with
+            // `--parallel [1,256,1,12] --shard weights`.
+            Transformer {
+                name: "palm-540b".into(),
+                layers: 118,
+                d_model: 18432,
+                heads: 48,
+                kv_heads: 1,
+                d_ff: 4 * 18432,
+                ffn_matrices: 3,
+                vocabulary: 256000,
+                sequence: 2048,
+                format: "bf16".into(),
+                batch: Some(2048),
+                source: "PaLM 540B: Chowdhery et al. 2022 (arXiv 2204.02311), Table 1: 118 layers, d_model 18432, 48 heads, multi-query attention (one key/value head), SwiGLU feed-forward of 4 d_model = 73728, 256k vocabulary, 2048-token sequences, a batch of 2048 sequences (4M tokens, its last and largest). podsim's heads are d_model/heads = 384 wide where PaLM's are 256, so its query, key, value and output projections are 1.5 times PaLM's: 567.6B weights against PaLM's 540.35B".into(),
+            },
         ]
     }
 

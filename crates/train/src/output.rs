@@ -8,7 +8,7 @@ use podsim_topology::Network;
 use serde::Serialize;
 
 use crate::{
-    Config, FlowMemo, Machine, Mapping, StepReport, TrainError, Transformer, analytic,
+    Config, FlowMemo, Machine, Mapping, Sharding, StepReport, TrainError, Transformer, analytic,
     best_microbatches, measured, search_with,
 };
 
@@ -44,6 +44,9 @@ pub struct StepFigures {
     pub microbatch_seqs: u64,
     /// Rematerialisation: `full` or `none`.
     pub remat: &'static str,
+    /// How far the weights' state is sharded over the data axis: `none`, `optimizer`,
+    /// `gradients` or `weights` ([`crate::Sharding`]).
+    pub shard: &'static str,
     /// Which fidelity timed the collectives: `analytic` or `flow`.
     pub fidelity: &'static str,
     /// Seconds per step.
@@ -76,6 +79,10 @@ pub struct StepFigures {
     pub stage_backward_s: f64,
     /// What bounds the step ([`StepReport::bound`]).
     pub bound: &'static str,
+    /// The data axis's size (text only: whether sharding over it can help a step that does
+    /// not fit).
+    #[serde(skip)]
+    pub data: u64,
 }
 
 impl StepFigures {
@@ -90,6 +97,7 @@ impl StepFigures {
             microbatches: c.microbatches,
             microbatch_seqs: r.microbatch_seqs,
             remat: c.remat.name(),
+            shard: c.shard.name(),
             fidelity: r.fidelity,
             step_time_s: r.step_time_s,
             throughput_seqs_per_s: r.throughput_seqs_per_s,
@@ -112,6 +120,7 @@ impl StepFigures {
             stage_forward_s: r.stage_times_s.0,
             stage_backward_s: r.stage_times_s.1,
             bound: r.bound(),
+            data: c.parallel.of(crate::Axis::Data),
         }
     }
 
@@ -120,12 +129,15 @@ impl StepFigures {
         let s = |x: f64| format!("{x:.3} s");
         let m = &self.memory;
         let total = self.memory_bytes_per_chip;
-        vec![
+        let mut rows = vec![
             (
                 "partition".into(),
                 vec![format!(
-                    "{} {}, mapping {}",
-                    self.parallel, self.partition, self.mapping
+                    "{} {}{}, mapping {}",
+                    self.parallel,
+                    self.partition,
+                    self.shard_note(),
+                    self.mapping
                 )],
             ),
             (
@@ -184,7 +196,32 @@ impl StepFigures {
                     gib(m.workspace_bytes)
                 )],
             ),
-        ]
+        ];
+        if !self.fits_in_memory {
+            rows.push((
+                "over HBM by".into(),
+                vec![format!(
+                    "{}{}",
+                    gib(total - hbm as f64),
+                    if self.shard == Sharding::Weights.name() || self.data == 1 {
+                        ""
+                    } else {
+                        "; --shard weights splits the bf16 weights and gradients over data too"
+                    }
+                )],
+            ));
+        }
+        rows
+    }
+
+    /// `, shard S` where the weights' state is sharded over data beyond the optimizer state's
+    /// default, else nothing (so the text of an unsharded step is as it always was).
+    fn shard_note(&self) -> String {
+        if self.shard == Sharding::None.name() {
+            String::new()
+        } else {
+            format!(", shard {}", self.shard)
+        }
     }
 }
 
@@ -439,7 +476,7 @@ impl SearchOutput {
                 vec![
                     e.system.clone(),
                     x.parallel.clone(),
-                    x.partition.clone(),
+                    format!("{}{}", x.partition, x.shard_note()),
                     x.mapping.clone(),
                     x.microbatches.to_string(),
                     x.remat.into(),
@@ -467,7 +504,9 @@ impl SearchOutput {
 
 /// [`search_with`] on the flow model, as `podsim train --search` runs it: the `top` best
 /// configurations of `t` on `chips` chips of `chip` at global batch `batch`, up to
-/// `flow_limit` survivors timed on the flow model, their layer times kept in `memo`.
+/// `flow_limit` survivors timed on the flow model, their layer times kept in `memo`, each
+/// configuration sharded over data as little as fits, up to `shard`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_search(
     t: &Transformer,
     chip: &ChipSpec,
@@ -475,11 +514,12 @@ pub fn run_search(
     batch: u64,
     top: usize,
     flow_limit: usize,
+    shard: Sharding,
     memo: &mut dyn FlowMemo,
 ) -> Result<SearchOutput, TrainError> {
     let start = std::time::Instant::now();
     let mut mk = podsim_system::flow_model;
-    let r = search_with(t, chip, chips, batch, top, flow_limit, &mut mk, memo)?;
+    let r = search_with(t, chip, chips, batch, top, flow_limit, shard, &mut mk, memo)?;
     let results = r
         .results
         .iter()

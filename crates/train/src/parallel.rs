@@ -271,6 +271,79 @@ impl Remat {
     }
 }
 
+/// How far the weights' state is sharded over the data axis (ZeRO stages, Rajbhandari et al.
+/// 2020; `Weights` is PyTorch's FSDP / fully sharded data parallelism). Each stage keeps what
+/// the one before it shards.
+///
+/// * `None`: as podsim always modelled data parallelism: bf16 weights and gradient
+///   accumulators on every replica; the fp32 master weights and Adam moments already split
+///   over every replica of a weight (weight-update sharding, Xu et al. 2020); the gradient sum
+///   once a step as a ring all-reduce overlapped with the last backward pass.
+/// * `Optimizer` (ZeRO-1): the optimizer state split over data and the gradient sum as a
+///   reduce-scatter, each replica updating its shard, then an all-gather of the updated bf16
+///   weights: in a ring the same bytes as the all-reduce. That is what `None` already models,
+///   so this stage is the same step as `None` (named for the user who asks for ZeRO-1).
+/// * `Gradients` (ZeRO-2): the gradient accumulators split over data too: each layer's
+///   gradient is reduce-scattered over data right after its backward pass, every microbatch
+///   (overlapped with the next layer's backward, as DeepSpeed's buckets are), so a chip
+///   keeps 1/data of the accumulators plus one layer's unsharded gradient; the updated
+///   weights are all-gathered over data after the optimizer, overlapped with the next step's
+///   first forward pass.
+/// * `Weights` (ZeRO-3 / FSDP): the bf16 weights split over data too: each layer's weights
+///   are all-gathered over data before its forward and again before its backward pass, every
+///   microbatch (prefetched: overlapped with the previous layer's work), and its gradient
+///   reduce-scattered after its backward pass (overlapped); a chip keeps its 1/data shard and
+///   two gathered layers (the one computing and the one prefetched). Nothing is gathered after
+///   the optimizer: each chip updates the shard it keeps.
+///
+/// The tied embedding is sharded as the layers are: its gradient reduce-scattered over data
+/// every microbatch (`Gradients`, `Weights`), its weights gathered before the input lookup and
+/// before the logits' backward pass (`Weights`), hidden behind the logits' and loss's work; the
+/// workspace holds the larger of a layer's and the embedding's unsharded gradient, and with
+/// `Weights` the gathered embedding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sharding {
+    /// Nothing more than the optimizer state's weight-update sharding.
+    None,
+    /// ZeRO-1: the optimizer state (the same step as `None`).
+    Optimizer,
+    /// ZeRO-2: also the gradient accumulators.
+    Gradients,
+    /// ZeRO-3 / FSDP: also the bf16 weights.
+    Weights,
+}
+
+impl Sharding {
+    /// The four stages, least sharded first.
+    pub const ALL: [Sharding; 4] = [
+        Sharding::None,
+        Sharding::Optimizer,
+        Sharding::Gradients,
+        Sharding::Weights,
+    ];
+    /// The name in `--shard`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sharding::None => "none",
+            Sharding::Optimizer => "optimizer",
+            Sharding::Gradients => "gradients",
+            Sharding::Weights => "weights",
+        }
+    }
+    /// From its name.
+    pub fn parse(s: &str) -> Option<Sharding> {
+        Sharding::ALL.into_iter().find(|x| x.name() == s)
+    }
+    /// Whether the gradient accumulators are split over data (ZeRO-2 and 3).
+    pub fn gradients(self) -> bool {
+        self >= Sharding::Gradients
+    }
+    /// Whether the bf16 weights are split over data (ZeRO-3).
+    pub fn weights(self) -> bool {
+        self == Sharding::Weights
+    }
+}
+
 /// One training configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Config {
@@ -286,4 +359,6 @@ pub struct Config {
     pub microbatches: u64,
     /// Rematerialisation.
     pub remat: Remat,
+    /// How far the weights' state is sharded over the data axis.
+    pub shard: Sharding,
 }

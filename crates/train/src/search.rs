@@ -8,8 +8,8 @@ use podsim_topology::Network;
 
 use crate::layer::{Span, spans};
 use crate::{
-    Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, StepReport, TrainError,
-    Transformer, flow_layer, microbatch_choices,
+    Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, Sharding, StepReport,
+    TrainError, Transformer, flow_layer, microbatch_choices,
 };
 
 /// A slice the OCS can build for a search: chips along x <= y <= z, each a multiple of 4
@@ -124,7 +124,8 @@ pub struct SearchResult {
 /// in closed form, skipping those whose compute-only bound cannot beat the K-th best found,
 /// then the best (up to `flow_limit`, in closed-form order) on the flow model with
 /// `model_for`, until the closed-form figure of the next one (an upper bound on its flow
-/// throughput) cannot beat the K-th best measured.
+/// throughput) cannot beat the K-th best measured. Nothing is sharded over data beyond the
+/// optimizer state ([`Sharding::None`]; [`search_with`] takes a stage).
 pub fn search(
     t: &Transformer,
     chip: &ChipSpec,
@@ -141,6 +142,7 @@ pub fn search(
         batch,
         top,
         flow_limit,
+        Sharding::None,
         model_for,
         &mut NoMemo,
     )
@@ -168,7 +170,12 @@ impl FlowMemo for NoMemo {
     }
 }
 
-/// [`search`], with the flow pass's layer times kept in (and taken from) `memo`.
+/// [`search`], with the flow pass's layer times kept in (and taken from) `memo`, and data
+/// sharding up to `shard`: each configuration takes the least sharded stage up to `shard`
+/// that fits in HBM ([`Sharding::Optimizer`] is the same step as [`Sharding::None`] and is
+/// not tried apart; the gradients and weights stages only where data > 1), so a search with
+/// `shard` at [`Sharding::None`] is the search without sharding, and a larger `shard` prepares
+/// at most three stages of a configuration that does not fit, instead of one.
 #[allow(clippy::too_many_arguments)]
 pub fn search_with(
     t: &Transformer,
@@ -177,6 +184,7 @@ pub fn search_with(
     batch: u64,
     top: usize,
     flow_limit: usize,
+    shard: Sharding,
     model_for: &mut ModelFor<'_>,
     memo: &mut dyn FlowMemo,
 ) -> Result<SearchResult, TrainError> {
@@ -216,20 +224,37 @@ pub fn search_with(
                     batch,
                     microbatches: 1,
                     remat,
+                    shard: Sharding::None,
                 };
                 for mb in microbatch_choices(&base) {
                     let c = Config {
                         microbatches: mb,
                         ..base
                     };
-                    let Ok(prep) = Prepared::new(t, &machines[0].2, &c) else {
-                        continue;
-                    };
-                    let variants = (machines.len() * mappings.len()) as u64;
-                    if !prep.fits(&machines[0].2) {
-                        over += variants;
+                    let stages = [Sharding::None, Sharding::Gradients, Sharding::Weights]
+                        .into_iter()
+                        .filter(|s| *s <= shard && (*s == Sharding::None || parallel.0[1] > 1));
+                    let mut fitting = None;
+                    let mut prepared = false;
+                    for s in stages {
+                        let Ok(prep) = Prepared::new(t, &machines[0].2, &Config { shard: s, ..c })
+                        else {
+                            continue;
+                        };
+                        prepared = true;
+                        if prep.fits(&machines[0].2) {
+                            fitting = Some(prep);
+                            break;
+                        }
+                    }
+                    if !prepared {
                         continue;
                     }
+                    let variants = (machines.len() * mappings.len()) as u64;
+                    let Some(prep) = fitting else {
+                        over += variants;
+                        continue;
+                    };
                     if batch as f64 / prep.bound_s() <= floor(&best) {
                         pruned += variants;
                         continue;

@@ -8,7 +8,8 @@ use crate::layer::{LayerOps, Op, Span, layer_ops, spans};
 use crate::memory::{MemoryUse, Shard, shard};
 use crate::timer::{Timer, cmem_holds};
 use crate::{
-    Axis, Config, ELEM, Machine, Mapping, Remat, Split, TrainError, Transformer, flow_layer,
+    Axis, Config, ELEM, Machine, Mapping, Remat, Sharding, Split, TrainError, Transformer,
+    flow_layer,
 };
 
 /// What a step costs and why.
@@ -180,17 +181,45 @@ impl Prepared {
         let (tf, tb) = (work_f + comm_f, work_b + comm_b);
         let mb = c.microbatches as f64;
         let bubble = (p - 1) as f64 * (tf + tb);
-        // Gradient sum over data (and model1 for 1D weights): a ring all-reduce of the bf16
+        // Gradient sum over data (and model1 for 1D weights), by sharding stage
+        // ([`crate::Sharding`]): without the gradients sharded, a ring all-reduce of the bf16
         // weight gradients (reduce-scatter and all-gather of the updated shard: the same
         // bytes), overlapped with the last microbatch's backward pass over all layers but the
+        // first. With them sharded, the layers reduce-scatter over data as they go (their
+        // ops); what is left is the all-reduce over model1 of the 1D weights' gradient shard,
+        // overlapped as before, and with `gradients` the all-gather over data of the updated
+        // weights, overlapped with the next step's first forward pass over all layers but the
         // first.
         let grad_bytes = sh.weights_per_chip * ELEM;
-        let mut sync = timer.collective(Axis::Data, Kind::AllReduce, grad_bytes);
+        // All layers but the first of a pass (the same expression as ever, for bit-identical
+        // figures).
+        let after_first = |pass: f64| pass * (l - 1.0).max(0.0) / l.max(1.0);
+        let (mut sync_b, sync_f) = match c.shard {
+            Sharding::None | Sharding::Optimizer => (
+                timer.collective(Axis::Data, Kind::AllReduce, grad_bytes),
+                0.0,
+            ),
+            Sharding::Gradients => (
+                0.0,
+                timer.collective(Axis::Data, Kind::AllGather, grad_bytes),
+            ),
+            Sharding::Weights => (0.0, 0.0),
+        };
         if c.partition.weight == Split::OneD {
-            sync += timer.collective(Axis::Model1, Kind::AllReduce, grad_bytes / d as f64);
+            sync_b += timer.collective(Axis::Model1, Kind::AllReduce, grad_bytes / d as f64);
         }
-        let overlap = tb * (l - 1.0).max(0.0) / l.max(1.0);
-        let sync_exposed = (sync - overlap).max(0.0);
+        let sync = sync_b + sync_f;
+        // The tied embedding's shard over the model axes, sharded over data too: with the
+        // gradients sharded its gradient is reduce-scattered over data every microbatch; with
+        // the weights sharded it is also all-gathered before the input lookup and again before
+        // the logits' backward pass. Hidden behind the logits' and loss's work (forward and
+        // backward), exposed where longer.
+        let embedding = embedding_comm(t, &c, |kind, bytes| {
+            timer.collective(Axis::Data, kind, bytes)
+        });
+        let embedding_exposed = (embedding - (self.head.0 + self.head.1)).max(0.0);
+        let sync_exposed =
+            (sync_b - after_first(tb)).max(0.0) + (sync_f - after_first(tf)).max(0.0);
         // Adam on the weight shard this chip updates: read the bf16 gradient, the fp32 weight
         // and two moments, write them and the bf16 weight (2 + 12 + 12 + 2 bytes per weight).
         let replicas = match c.partition.weight {
@@ -199,7 +228,7 @@ impl Prepared {
         } as f64;
         let optimizer = timer.memory(sh.weights_per_chip * 28.0 / replicas);
         let compute = mb * (work_f + work_b) + optimizer;
-        let exposed = mb * (comm_f + comm_b) + sync_exposed;
+        let exposed = mb * (comm_f + comm_b + embedding_exposed) + sync_exposed;
         let step = compute + exposed + bubble;
         let (model_flops, hw_flops) = self.flops;
         let peak = m.chip.matrix.0 as f64 * m.chips() as f64;
@@ -297,10 +326,23 @@ impl Prepared {
         } as f64;
         hbm += sh.weights_per_chip * 28.0 / replicas;
         let grad_bytes = sh.weights_per_chip * ELEM;
-        link += ring_wire_bytes(Kind::AllReduce, d as f64, grad_bytes);
+        // The step's end of the gradient sum over data (the layers' reduce-scatters and weight
+        // gathers of `--shard` are in their ops above).
+        link += match c.shard {
+            Sharding::None | Sharding::Optimizer => {
+                ring_wire_bytes(Kind::AllReduce, d as f64, grad_bytes)
+            }
+            Sharding::Gradients => ring_wire_bytes(Kind::AllGather, d as f64, grad_bytes),
+            Sharding::Weights => 0.0,
+        };
         if c.partition.weight == Split::OneD {
             link += ring_wire_bytes(Kind::AllReduce, x as f64, grad_bytes / d as f64);
         }
+        // The embedding's gathers and scatters of `--shard`, on the stages that hold it (the
+        // first and the last: all with one stage).
+        link += c.microbatches as f64
+            * (p.min(2) as f64 / p as f64)
+            * embedding_comm(t, c, |kind, bytes| ring_wire_bytes(kind, d as f64, bytes));
         // Every stage but the last sends its output forward and every one but the first its
         // gradient back, per microbatch.
         link += 2.0 * send_bytes * c.microbatches as f64 * (p - 1) as f64 / p as f64;
@@ -314,6 +356,27 @@ impl Prepared {
             link_bytes: link * n,
         }
     }
+}
+
+/// The collectives over data of the tied embedding's shard (over the model axes) per
+/// microbatch with `c.shard`, each as `cost(kind, per-rank bytes)` gives it, summed: its
+/// gradient reduce-scattered (gradients and weights sharded), its weights all-gathered for the
+/// forward and the backward pass (weights sharded).
+fn embedding_comm(t: &Transformer, c: &Config, cost: impl Fn(Kind, f64) -> f64) -> f64 {
+    let [_, _, x, y] = c.parallel.0;
+    let w_split = match c.partition.weight {
+        Split::OneD => y,
+        Split::TwoD => y * x,
+    } as f64;
+    let bytes = (t.vocabulary * t.d_model) as f64 / w_split * ELEM;
+    let mut total = 0.0;
+    if c.shard.gradients() {
+        total += cost(Kind::ReduceScatter, bytes);
+    }
+    if c.shard.weights() {
+        total += 2.0 * cost(Kind::AllGather, bytes);
+    }
+    total
 }
 
 /// The bytes a pipeline stage sends per microbatch (its output activations).

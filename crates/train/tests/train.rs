@@ -4,8 +4,8 @@
 use podsim_system::workload::ChipSpec;
 use podsim_topology::Network;
 use podsim_train::{
-    Config, Machine, Mapping, Parallel, Partition, Remat, SliceShape, TrainError, Transformer,
-    analytic, measured, search,
+    Config, Machine, Mapping, Parallel, Partition, Remat, Sharding, SliceShape, TrainError,
+    Transformer, analytic, measured, search,
 };
 
 fn machine(dims: [u32; 3]) -> (Network, Machine) {
@@ -27,6 +27,7 @@ fn config(par: &str, part: &str, mapping: Mapping, batch: u64, mb: u64) -> Confi
         batch,
         microbatches: mb,
         remat: Remat::Full,
+        shard: Sharding::None,
     }
 }
 
@@ -262,4 +263,214 @@ fn a_steps_energy_counts_its_collectives_bytes_and_its_idle_power() {
     // A busy chip draws more than idle and less than idle plus its matrix units at peak.
     let ceiling = 90.0 + peak * p.matrix_pj_per_flop * 1e-12 + 1200e9 * p.hbm_pj_per_byte * 1e-12;
     assert!(e.average_power_w > 90.0 && e.average_power_w < ceiling);
+}
+
+/// A small transformer for hand calculations: 4 layers of d_model 1024 (16 heads of 64, a
+/// feed-forward of 4096), a vocabulary of 32768, 512-token sequences.
+fn small() -> Transformer {
+    Transformer {
+        name: "small".into(),
+        layers: 4,
+        d_model: 1024,
+        heads: 16,
+        kv_heads: 16,
+        d_ff: 4096,
+        ffn_matrices: 2,
+        vocabulary: 32768,
+        sequence: 512,
+        format: "bf16".into(),
+        batch: Some(64),
+        source: "a test".into(),
+    }
+}
+
+#[test]
+fn each_sharding_stage_splits_what_it_says_over_data() {
+    // The small model on a 4x4x4 slice, [1,8,1,8] 1D/1D: model2 = 8, data = 8.
+    // A layer: 12 d^2 = 12 x 1024^2 = 12,582,912 weights; 4 layers 50,331,648, the embedding
+    // 32768 x 1024 = 33,554,432: 83,886,080 weights, 10,485,760 a chip over model2 = 8.
+    // none: bf16 weights and gradients 2 x 10,485,760 = 20,971,520 bytes each; the optimizer
+    // (12 bytes a weight) over the 8 replicas (data x model1): 15,728,640 bytes.
+    // gradients: gradients / 8 = 2,621,440, and the workspace holds the larger of a layer's
+    // and the embedding's gradient shard whole until its reduce-scatter: the embedding's,
+    // 33,554,432 / 8 x 2 = 8,388,608 bytes more (a layer's is 12,582,912 / 8 x 2 = 3,145,728).
+    // weights: weights / 8 = 2,621,440 too, and the workspace also two gathered layers
+    // (2 x 3,145,728 = 6,291,456) and the gathered embedding shard (8,388,608):
+    // 8,388,608 + 6,291,456 + 8,388,608 = 23,068,672 bytes more than none's.
+    let t = small();
+    let (_, m) = machine([4, 4, 4]);
+    let at = |shard: Sharding| {
+        let c = Config {
+            shard,
+            ..config("[1,8,1,8]", "1d/1d", Mapping::DEFAULT, 64, 1)
+        };
+        analytic(&t, &m, &c).unwrap()
+    };
+    let none = at(Sharding::None);
+    assert_eq!(none.memory.weights, 20_971_520.0);
+    assert_eq!(none.memory.gradients, 20_971_520.0);
+    assert_eq!(none.memory.optimizer, 15_728_640.0);
+    // ZeRO-1 is what podsim's data parallelism always was: the same step.
+    let opt = at(Sharding::Optimizer);
+    assert_eq!(opt.memory, none.memory);
+    assert_eq!(opt.step_time_s, none.step_time_s);
+    let grads = at(Sharding::Gradients);
+    assert_eq!(grads.memory.weights, 20_971_520.0);
+    assert_eq!(grads.memory.gradients, 2_621_440.0);
+    assert_eq!(grads.memory.optimizer, 15_728_640.0);
+    assert_eq!(grads.memory.activations, none.memory.activations);
+    assert_eq!(grads.memory.workspace - none.memory.workspace, 8_388_608.0);
+    let full = at(Sharding::Weights);
+    assert_eq!(full.memory.weights, 2_621_440.0);
+    assert_eq!(full.memory.gradients, 2_621_440.0);
+    assert_eq!(full.memory.optimizer, 15_728_640.0);
+    assert_eq!(full.memory.workspace - none.memory.workspace, 23_068_672.0);
+    // Gradients or weights sharded over a data axis of one chip: an error, not a no-op.
+    let c = Config {
+        shard: Sharding::Weights,
+        ..config("[1,1,8,8]", "1d/1d", Mapping::DEFAULT, 64, 1)
+    };
+    let e = analytic(&t, &m, &c).unwrap_err();
+    assert!(matches!(e, TrainError::ShardWithoutData { .. }), "{e}");
+    assert!(e.to_string().contains("data = 1"), "{e}");
+}
+
+#[test]
+fn fully_sharded_weights_put_each_layers_gathers_and_scatter_on_the_wire() {
+    // One GPT-3 layer, model2 = 8 along x of an 8x8x8 torus, 64-way data parallel, 1D/1D (the
+    // energy test's configuration) with --shard weights. Per chip on the wire, by hand: the 6
+    // model2 all-reduces of 50,331,648 bytes (2 x 7/8 of each), and over the 64-chip data
+    // group two all-gathers (forward, backward) and one reduce-scatter of the layer's model2
+    // shard, 12 x 12288^2 / 8 x 2 = 452,984,832 bytes, 63/64 of it each; the same three of
+    // the tied embedding's shard, 50257 x 12288 / 8 x 2 = 154,389,504 bytes; nothing at the
+    // step's end (model1 = 1). With --shard gradients: the one reduce-scatter per layer and
+    // of the embedding, and the updated weights all-gathered at the end, 63/64 of the bf16
+    // weights per chip.
+    let mut t = Transformer::builtin("gpt3-175b").unwrap();
+    t.layers = 1;
+    let (_, m) = machine([8, 8, 8]);
+    let mapping = Mapping([
+        podsim_train::Axis::Model2,
+        podsim_train::Axis::Data,
+        podsim_train::Axis::Model1,
+        podsim_train::Axis::Pipeline,
+    ]);
+    let at = |shard: Sharding| {
+        let c = Config {
+            shard,
+            ..config("[1,64,1,8]", "1d/1d", mapping, 64, 1)
+        };
+        analytic(&t, &m, &c).unwrap()
+    };
+    let model2 = 6.0 * 2.0 * 7.0 / 8.0 * 50_331_648.0;
+    let layer = 452_984_832.0 * 63.0 / 64.0;
+    let embedding = 154_389_504.0 * 63.0 / 64.0;
+    let full = at(Sharding::Weights);
+    let per_chip = model2 + 3.0 * (layer + embedding);
+    let link = full.activity.link_bytes;
+    assert!((link - 512.0 * per_chip).abs() <= 1e-9 * link, "{link}");
+    assert_eq!(full.gradient_sync_s, 0.0);
+    let grads = at(Sharding::Gradients);
+    let weights = grads.memory.weights;
+    let per_chip = model2 + layer + embedding + 63.0 / 64.0 * weights;
+    let link = grads.activity.link_bytes;
+    assert!((link - 512.0 * per_chip).abs() <= 1e-9 * link, "{link}");
+    // The step-end all-gather of the updated weights over the 64 data chips, 8 along y then 8
+    // along z (dimension-wise, one link a ring of 50 GB/s, a 0.3 us hop): 7/8 of the weights
+    // over y and 7/8 of an eighth of them over z, 7 + 7 steps.
+    let ag = 7.0 / 8.0 * weights * (1.0 + 1.0 / 8.0) / 50e9 + 14.0 * 0.3e-6;
+    assert!(
+        (grads.gradient_sync_s - ag).abs() < 1e-12,
+        "{} vs {ag}",
+        grads.gradient_sync_s
+    );
+}
+
+#[test]
+fn a_search_up_to_a_sharding_stage_takes_the_least_that_fits() {
+    // GPT-3 13B on 64 chips, batch 1024, ranked in closed form (no flow survivors). Up to
+    // `none` the search is the search without sharding; up to `weights` it keeps every
+    // configuration that fitted (at `none`, the least stage) and adds ones that fit only
+    // sharded, so fewer are over HBM; and a configuration found sharded does not fit at the
+    // stage below the one it took.
+    let t = Transformer::builtin("gpt3-13b").unwrap();
+    let chip = ChipSpec::preset("tpuv4").unwrap();
+    let mut mk = |net: &Network| podsim_system::flow_model(net);
+    let plain = search(&t, &chip, 64, 1024, 40, 0, &mut mk).unwrap();
+    let mut memo = podsim_train::NoMemo;
+    let none = podsim_train::search_with(
+        &t,
+        &chip,
+        64,
+        1024,
+        40,
+        0,
+        Sharding::None,
+        &mut mk,
+        &mut memo,
+    )
+    .unwrap();
+    assert_eq!(none.over_memory, plain.over_memory);
+    assert_eq!(none.results.len(), plain.results.len());
+    for (a, b) in none.results.iter().zip(&plain.results) {
+        assert_eq!(a.1.config, b.1.config);
+        assert_eq!(a.1.config.shard, Sharding::None);
+    }
+    let full = podsim_train::search_with(
+        &t,
+        &chip,
+        64,
+        1024,
+        40,
+        0,
+        Sharding::Weights,
+        &mut mk,
+        &mut memo,
+    )
+    .unwrap();
+    assert!(full.over_memory < none.over_memory);
+    assert!(full.results.iter().all(|(_, r)| r.fits_in_memory));
+    let sharded: Vec<_> = full
+        .results
+        .iter()
+        .filter(|(_, r)| r.config.shard != Sharding::None)
+        .collect();
+    assert!(!sharded.is_empty());
+    for (shape, r) in sharded {
+        let net = shape.network().unwrap();
+        let m = Machine::of(&net, chip.clone()).unwrap();
+        let below = match r.config.shard {
+            Sharding::Weights => Sharding::Gradients,
+            _ => Sharding::None,
+        };
+        let c = Config {
+            shard: below,
+            ..r.config
+        };
+        assert!(!analytic(&t, &m, &c).unwrap().fits_in_memory, "{c:?}");
+    }
+}
+
+#[test]
+fn the_flow_model_never_times_a_sharded_step_below_the_closed_form() {
+    // The data-axis gathers and scatters of --shard run on the flow model as the layers'
+    // other collectives do: contention-free rings stay a lower bound.
+    let t = Transformer::builtin("gpt3-13b").unwrap();
+    let (net, m) = machine([4, 4, 4]);
+    for shard in [Sharding::Gradients, Sharding::Weights] {
+        let c = Config {
+            shard,
+            ..config("[1,8,1,8]", "1d/1d", Mapping::DEFAULT, 1024, 8)
+        };
+        let a = analytic(&t, &m, &c).unwrap();
+        let mut mk = || podsim_system::flow_model(&net);
+        let f = measured(&t, &m, &net, &c, &mut mk).unwrap();
+        assert!(
+            f.step_time_s >= a.step_time_s * (1.0 - 1e-9),
+            "{shard:?}: flow {} < closed form {}",
+            f.step_time_s,
+            a.step_time_s
+        );
+        assert!((f.compute_time_s - a.compute_time_s).abs() < 1e-9);
+    }
 }

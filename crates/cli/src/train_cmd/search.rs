@@ -17,6 +17,7 @@ pub(super) fn search(
     t: &Transformer,
     chip: &ChipSpec,
     batch: u64,
+    shard: podsim_train::Sharding,
 ) -> Result<ExitCode, Failure> {
     none_given(
         &[
@@ -84,6 +85,7 @@ pub(super) fn search(
         batch,
         a.top,
         a.flow_survivors,
+        shard,
         memo.as_mut(),
     )
     .map_err(failure)?;
