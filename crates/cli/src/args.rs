@@ -130,3 +130,21 @@ impl From<podsim_ranks::RanksError> for Failure {
         Failure::runtime(e.0)
     }
 }
+
+/// The power figures of the chip a system names, for `--energy`.
+pub(crate) fn chip_power(chip: Option<&str>) -> Result<podsim_system::energy::ChipPower, Failure> {
+    let Some(chip) = chip else {
+        return Err(flag_err(
+            "--energy",
+            "the topology names no chip; give a system of TPU v4 chips (tpuv4:slice=...)",
+        ));
+    };
+    podsim_system::energy::ChipPower::preset(chip).ok_or_else(|| {
+        flag_err(
+            "--energy",
+            format!(
+                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have: Table 4)"
+            ),
+        )
+    })
+}

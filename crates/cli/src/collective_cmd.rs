@@ -317,7 +317,7 @@ fn check_one_run(a: &CollectiveArgs, r: &Resolved) -> Result<(), Failure> {
         ));
     }
     if a.energy {
-        power_of(r.chip.as_deref())?;
+        crate::args::chip_power(r.chip.as_deref())?;
     }
     if a.heatmap.is_some() && r.model != ModelKind::Flow {
         return Err(flag_err(
@@ -630,7 +630,7 @@ fn one_size(
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     let energy = if a.energy {
-        let power = power_of(r.chip.as_deref())?;
+        let power = crate::args::chip_power(r.chip.as_deref())?;
         let activity = podsim_system::energy::Activity {
             chips: r.net.endpoints(),
             seconds: m.time_s,
@@ -667,24 +667,6 @@ fn one_size(
         out!("{}", render(&rows));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The power figures of the chip a system names, for `--energy`.
-fn power_of(chip: Option<&str>) -> Result<podsim_system::energy::ChipPower, Failure> {
-    let Some(chip) = chip else {
-        return Err(flag_err(
-            "--energy",
-            "the topology names no chip; give a system of TPU v4 chips (tpuv4:slice=...)",
-        ));
-    };
-    podsim_system::energy::ChipPower::preset(chip).ok_or_else(|| {
-        flag_err(
-            "--energy",
-            format!(
-                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have: Table 4)"
-            ),
-        )
-    })
 }
 
 /// The arguments of `podsim microbench`.

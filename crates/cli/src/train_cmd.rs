@@ -86,7 +86,7 @@ pub struct TrainArgs {
     /// pass, every microbatch, prefetched beside the previous layer, its gradient
     /// reduce-scattered after; memory keeps the 1/data shard and two gathered layers).
     /// gradients and weights need data > 1. With --search: the most the search may shard;
-    /// each configuration takes the least that fits [default: none].
+    /// each configuration takes the least that fits.
     #[arg(
         long,
         value_name = "STAGE",
@@ -220,6 +220,31 @@ fn machine(
     Ok((spec.name, net, m))
 }
 
+/// Draw a step's energy by component, joules per chip of `chips`, as one stacked bar.
+fn energy_plot(
+    path: &std::path::Path,
+    what: &str,
+    chips: u64,
+    e: &podsim_system::energy::EnergyOutput,
+) -> Result<(), Failure> {
+    let per_chip = 1.0 / chips as f64;
+    podsim_report::stacked_bars_svg(
+        path,
+        &format!("{what}: energy of one step"),
+        "joules per chip",
+        &["compute", "memory", "network", "idle"],
+        &[(
+            format!("{:.1} W per chip", e.average_power_w),
+            e.energy_breakdown_j
+                .parts()
+                .iter()
+                .map(|(_, j)| j * per_chip)
+                .collect(),
+        )],
+    )
+    .map_err(|e| Failure::runtime(e.to_string()))
+}
+
 /// A training error as the command reports it: the configuration's is a usage error.
 pub(super) fn failure(e: TrainError) -> Failure {
     if e.is_input() {
@@ -304,17 +329,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     }
     let (name, net, mut m) = machine(system, a.nodes, chip)?;
     let power = if a.energy {
-        Some(
-            podsim_system::energy::ChipPower::preset(&m.chip.name).ok_or_else(|| {
-                flag_err(
-                    "--energy",
-                    format!(
-                        "the chip `{}` has no power figures in podsim (TPU v4 and v3 have: Table 4)",
-                        m.chip.name
-                    ),
-                )
-            })?,
-        )
+        Some(crate::args::chip_power(Some(&m.chip.name))?)
     } else {
         None
     };
@@ -360,19 +375,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         out = out.with_energy(&t, &r, p);
     }
     if let (Some(path), Some(e)) = (&a.plot, &out.energy) {
-        let per_chip = 1.0 / net.endpoints() as f64;
-        let b = &e.energy_breakdown_j;
-        podsim_report::stacked_bars_svg(
-            path,
-            &format!("{} on {}: energy of one step", t.name, name),
-            "joules per chip",
-            &["compute", "memory", "network", "idle"],
-            &[(
-                format!("{:.1} W per chip", e.average_power_w),
-                b.parts().iter().map(|(_, j)| j * per_chip).collect(),
-            )],
-        )
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+        energy_plot(path, &format!("{} on {name}", t.name), net.endpoints(), e)?;
     }
     if a.json {
         outln!("{}", to_json(&out));

@@ -144,17 +144,7 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
                 ),
             ));
         }
-        Some(
-            podsim_system::energy::ChipPower::preset(&spec.chip.name).ok_or_else(|| {
-                flag_err(
-                    "--energy",
-                    format!(
-                        "the chip `{}` has no power figures in podsim (TPU v4 and v3 have: Table 4)",
-                        spec.chip.name
-                    ),
-                )
-            })?,
-        )
+        Some(crate::args::chip_power(Some(&spec.chip.name))?)
     } else {
         None
     };
