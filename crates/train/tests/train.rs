@@ -28,6 +28,8 @@ fn config(par: &str, part: &str, mapping: Mapping, batch: u64, mb: u64) -> Confi
         microbatches: mb,
         remat: Remat::Full,
         shard: Sharding::None,
+        sequence_parallel: false,
+        virtual_stages: 1,
     }
 }
 
