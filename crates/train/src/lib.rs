@@ -76,8 +76,8 @@ pub use machine::{CMEM_BYTES_PER_S, Machine};
 pub use memory::MemoryUse;
 pub use model::{MODEL_KEYS, Transformer};
 pub use output::{
-    Choose, MemoryOutput, OptimizerParts, SearchEntry, SearchOutput, StepFigures, StepOutput, choose, run_search,
-    run_step,
+    Choose, MemoryOutput, OptimizerParts, SearchEntry, SearchOutput, StepFigures, StepOutput,
+    choose, run_search, run_step,
 };
 pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Sharding, Split};
 pub use search::{
