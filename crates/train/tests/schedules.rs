@@ -262,12 +262,12 @@ fn the_flow_model_never_times_sequence_parallelism_below_the_closed_form() {
 #[test]
 fn the_optimizer_state_is_mixed_precision_adams() {
     // ZeRO (Rajbhandari et al. 2020, section 3.1): mixed-precision Adam keeps 2 bytes of bf16
-    // weights, 2 of gradients and 12 of fp32 master weights and moments a weight. GPT-3 1.3B on
-    // model2 = 8 and data = 8: 24 layers x 12 x 2048^2 =
-    // 1,207,959,552 weights + the embedding 50257 x 2048 = 102,926,336, 1,310,885,888 in all,
-    // 163,860,736 a chip: 327,721,472 bytes of weights and of gradients, 1,966,328,832 of
-    // optimizer state (12 bytes each) split over the 8 data replicas (weight-update sharding): 245,791,104,
-    // of which 4/12 master weights (81,930,368) and 8/12 moments (163,860,736).
+    // weights, 2 of gradients and 12 of fp32 master weights and moments a weight. GPT-3 1.3B
+    // on model2 = 8 and data = 8: 24 layers x 12 x 2048^2 = 1,207,959,552 weights + the
+    // embedding 50257 x 2048 = 102,926,336, 1,310,885,888 in all, 163,860,736 a chip:
+    // 327,721,472 bytes of weights and as many of gradients; 12 bytes a weight of optimizer
+    // state, 1,966,328,832, split over the 8 data replicas (weight-update sharding):
+    // 245,791,104, of which 4/12 master weights (81,930,368) and 8/12 moments (163,860,736).
     let t = Transformer::builtin("gpt3-1.3b").unwrap();
     let (_, m) = machine([4, 4, 4]);
     let c = config("[1,8,1,8]", 8, 1, Remat::Full);
