@@ -127,8 +127,9 @@ pub struct TrainArgs {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Search slice shapes (4x4x4 blocks, x <= y <= z, twisted where twistable), partition
-    /// specs, 1D/2D options, rematerialisation, microbatches and mappings for --chips chips:
-    /// every configuration in closed form, the best on the flow model.
+    /// specs, 1D/2D options, rematerialisation, sequence parallelism, virtual stages (1, 2, 4),
+    /// microbatches and mappings for --chips chips: every configuration in closed form, the
+    /// best on the flow model.
     #[arg(long)]
     search: bool,
     /// Chips to search over (a multiple of 64; with --search).

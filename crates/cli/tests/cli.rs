@@ -2530,3 +2530,92 @@ fn shard_weights_fits_palm_on_a_pod_and_without_it_says_by_how_much_not() {
         &["--shard gradients", "data = 1"],
     );
 }
+
+/// Issue 36 item 2: `--sequence-parallel`, `--virtual-stages` and `--remat selective`, in JSON
+/// and text, and their errors.
+#[test]
+fn sequence_parallel_virtual_stages_and_selective_remat_are_reported() {
+    // GPT-3 1.3B (24 layers) over 4 pipeline stages, 2 data replicas, model2 = 8; 8
+    // microbatches.
+    let base = [
+        "train",
+        "--model",
+        "gpt3-1.3b",
+        "--system",
+        "tpuv4:slice=4x4x4",
+        "--parallel",
+        "[4,2,1,8]",
+        "--microbatches",
+        "8",
+        "--model-fidelity",
+        "analytic",
+    ];
+    let plain = json(&[&base[..], &["--json"]].concat());
+    assert_eq!(plain["virtual_stages"], 1);
+    assert_eq!(plain["sequence_parallel"], false);
+    let set = [
+        "--sequence-parallel",
+        "--virtual-stages",
+        "2",
+        "--remat",
+        "selective",
+    ];
+    let v = json(&[&base[..], &set, &["--json"]].concat());
+    assert_eq!(v["virtual_stages"], 2);
+    assert_eq!(v["sequence_parallel"], true);
+    assert_eq!(v["remat"], "selective");
+    // The interleaved bubble: (p - 1)/(V m) = 3/16 of the microbatches' stage times.
+    let f = |k: &str| v[k].as_f64().unwrap();
+    let fraction = f("bubble_time_s") / (8.0 * (f("stage_forward_s") + f("stage_backward_s")));
+    assert!((fraction - 3.0 / 16.0).abs() < 1e-12, "{fraction}");
+    let out = podsim(&[&base[..], &set].concat());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("1D/1D, sequence parallel, 2 virtual stages"),
+        "{text}"
+    );
+    assert!(text.contains("remat selective"), "{text}");
+    // Settings with no effect, and what the interleaved schedule cannot run.
+    let with = |par: &'static str, extra: &[&'static str]| {
+        let mut a = base.to_vec();
+        a[6] = par;
+        a.extend(extra);
+        a
+    };
+    expect_error(
+        &with("[4,16,1,1]", &["--sequence-parallel"]),
+        &["--sequence-parallel", "model2 = 1"],
+    );
+    expect_error(
+        &with(
+            "[4,2,1,8]",
+            &["--sequence-parallel", "--partition", "2d/2d"],
+        ),
+        &["--sequence-parallel", "2D activations"],
+    );
+    expect_error(
+        &with("[1,8,1,8]", &["--virtual-stages", "2"]),
+        &["--virtual-stages 2", "pipeline = 1"],
+    );
+    expect_error(
+        &with("[4,2,1,8]", &["--virtual-stages", "5"]),
+        &["--virtual-stages 5", "24 layers"],
+    );
+    expect_error(
+        &with("[4,2,1,8]", &["--virtual-stages", "0"]),
+        &["--virtual-stages"],
+    );
+    expect_error(
+        &[
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--search",
+            "--chips",
+            "64",
+            "--virtual-stages",
+            "2",
+        ],
+        &["--virtual-stages", "the search chooses it"],
+    );
+}

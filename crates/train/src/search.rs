@@ -119,7 +119,8 @@ pub struct SearchResult {
     pub closed_form_s: f64,
 }
 
-/// Search slice shapes, partition specs, 1D/2D options, rematerialisation, microbatches and
+/// Search slice shapes, partition specs, 1D/2D options, rematerialisation (full, none,
+/// selective), sequence parallelism, virtual stages (1, 2, 4 where valid), microbatches and
 /// axis mappings for `t` on `chips` TPU v4 chips at global batch `batch`: every configuration
 /// in closed form, skipping those whose compute-only bound cannot beat the K-th best found,
 /// then the best (up to `flow_limit`, in closed-form order) on the flow model with
