@@ -32,7 +32,7 @@ pub struct TrainArgs {
     /// A built-in model (gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3: the unpublished LLM of
     /// Table 3 as assumed in validation/tpu-v4-table3.toml, palm-540b: PaLM 540B, trained on
     /// two 3072-chip pods; --batch 1024 for one pod's half of its 2048) or a TOML model file with the keys
-    /// name, layers, d_model, heads, kv_heads, d_ff, ffn_matrices (2, or 3 for gated),
+    /// name, layers, d_model, heads, kv_heads, head_dim, d_ff, ffn_matrices (2, or 3 for gated),
     /// vocabulary, sequence, format (bf16) and batch (see examples/models/).
     #[arg(long, value_name = "NAME|FILE")]
     model: String,

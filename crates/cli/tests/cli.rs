@@ -2453,20 +2453,20 @@ fn shard_weights_fits_palm_on_a_pod_and_without_it_says_by_how_much_not() {
         "--model-fidelity",
         "analytic",
     ];
-    // podsim's PaLM: a layer is Q (18432 x 48 x 384), K and V (one 384-wide head each), O
-    // (48 x 384 x 18432) and three 18432 x 73728 feed-forward matrices: 18432 x (19200 +
-    // 18432 + 221184) = 4,770,496,512 weights; x 118 = 562,918,588,416, + the embedding
-    // 256000 x 18432 = 4,718,592,000: 567,637,180,416 weights, 47,303,098,368 a chip over
-    // model2 = 12, 94,606,196,736 bytes of bf16 weights (88.11 GiB) and as many of gradients:
-    // far over 32 GiB.
+    // PaLM: a layer is Q (18432 x 48 x 256), K and V (one 256-wide head each), O
+    // (48 x 256 x 18432) and three 18432 x 73728 feed-forward matrices: 18432 x (12800 +
+    // 12288 + 221184) = 4,539,285,504 weights; x 118 = 535,635,689,472, + the embedding
+    // 256000 x 18432 = 4,718,592,000: 540,354,281,472 weights (Table 1 of Chowdhery et al.:
+    // 540.35B), 45,029,523,456 a chip over model2 = 12, 90,059,046,912 bytes of bf16 weights
+    // (83.87 GiB) and as many of gradients: far over 32 GiB.
     let mut args = run.to_vec();
     args.push("--json");
     let v = json(&args);
-    assert_eq!(v["parameters"], 567_637_180_416.0);
+    assert_eq!(v["parameters"], 540_354_281_472.0);
     assert_eq!(v["shard"], "none");
     assert_eq!(v["fits_in_memory"], false);
-    assert_eq!(v["memory"]["weights_bytes"], 94_606_196_736.0);
-    assert_eq!(v["memory"]["gradients_bytes"], 94_606_196_736.0);
+    assert_eq!(v["memory"]["weights_bytes"], 90_059_046_912.0);
+    assert_eq!(v["memory"]["gradients_bytes"], 90_059_046_912.0);
     let out = podsim(&run);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
@@ -2479,13 +2479,13 @@ fn shard_weights_fits_palm_on_a_pod_and_without_it_says_by_how_much_not() {
     assert!(text.contains(&line), "{text} lacks {line}");
     assert!(text.contains("--shard weights"), "{text}");
     // --shard weights: the bf16 weights and gradients over the 256 data chips too,
-    // 94,606,196,736 / 256 = 369,555,456 bytes each; it fits.
+    // 90,059,046,912 / 256 = 351,793,152 bytes each; it fits.
     args.extend(["--shard", "weights"]);
     let v = json(&args);
     assert_eq!(v["shard"], "weights");
     assert_eq!(v["fits_in_memory"], true);
-    assert_eq!(v["memory"]["weights_bytes"], 369_555_456.0);
-    assert_eq!(v["memory"]["gradients_bytes"], 369_555_456.0);
+    assert_eq!(v["memory"]["weights_bytes"], 351_793_152.0);
+    assert_eq!(v["memory"]["gradients_bytes"], 351_793_152.0);
     assert!(v["memory_bytes_per_chip"].as_f64().unwrap() <= 32.0 * (1u64 << 30) as f64);
     let mfu = v["mfu"].as_f64().unwrap();
     assert!(mfu > 0.0 && mfu < 1.0, "{mfu}");

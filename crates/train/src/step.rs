@@ -70,8 +70,9 @@ fn flops_per_seq(t: &Transformer, remat: Remat) -> (f64, f64) {
     let model = 3.0 * f;
     let layers_fwd = f - 2.0 * (t.sequence * t.d_model * t.vocabulary) as f64;
     // Selective: the attention's QK^T and weighted sum of the values again, 2 x 2 x s^2 x
-    // (heads x head_dim) FLOPs a layer (Korthikanti et al. 2022, section 4.3).
-    let attention = 4.0 * (t.sequence * t.sequence) as f64 * (t.heads * t.head_dim()) as f64;
+    // the attention's width FLOPs a layer, as the forward counts them (Korthikanti et al.
+    // 2022, section 4.3).
+    let attention = 4.0 * (t.sequence * t.sequence) as f64 * t.attention_width();
     let hw = match remat {
         Remat::Full => model + layers_fwd,
         Remat::None => model,

@@ -276,6 +276,7 @@ fn small() -> Transformer {
         d_model: 1024,
         heads: 16,
         kv_heads: 16,
+        head_dim: None,
         d_ff: 4096,
         ffn_matrices: 2,
         vocabulary: 32768,
