@@ -32,7 +32,7 @@ pub struct TrainArgs {
     /// A built-in model (gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3: the unpublished LLM of
     /// Table 3 as assumed in validation/tpu-v4-table3.toml, palm-540b: PaLM 540B, trained on
     /// two 3072-chip pods; --batch 1024 for one pod's half of its 2048) or a TOML model file with the keys
-    /// name, layers, d_model, heads, kv_heads, d_ff, ffn_matrices (2, or 3 for gated),
+    /// name, layers, d_model, heads, kv_heads, head_dim, d_ff, ffn_matrices (2, or 3 for gated),
     /// vocabulary, sequence, format (bf16) and batch (see examples/models/).
     #[arg(long, value_name = "NAME|FILE")]
     model: String,
@@ -66,14 +66,27 @@ pub struct TrainArgs {
     /// Microbatches per step [default: the fastest count that fits in HBM, closed form].
     #[arg(long, value_name = "N")]
     microbatches: Option<u64>,
-    /// Rematerialisation: full (keep each layer's input, recompute the rest) or none.
+    /// Rematerialisation: full (keep each layer's input, recompute the rest), selective (keep
+    /// all but the attention scores; recompute QK^T, softmax and the weighted sum of values:
+    /// Korthikanti et al. 2022) or none.
     #[arg(
         long,
         value_name = "MODE",
         default_value = "full",
-        value_parser = listed(["full", "none"]),
+        value_parser = listed(["full", "selective", "none"]),
     )]
     remat: String,
+    /// Megatron-LM's sequence parallelism over model2 (needs model2 > 1 and 1d activations):
+    /// layer norms and residuals on 1/model2 of the sequence, each all-reduce over model2 an
+    /// all-gather before the block and a reduce-scatter after it; the kept activations
+    /// between blocks and the pipeline sends split over model2.
+    #[arg(long)]
+    sequence_parallel: bool,
+    /// Chunks of layers per pipeline stage, Megatron-LM's interleaved 1F1B schedule: the bubble
+    /// shrinks V times, the pipeline sends grow V times. V > 1 needs pipeline > 1, layers a
+    /// multiple of pipeline x V and microbatches a multiple of pipeline.
+    #[arg(long, value_name = "V", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    virtual_stages: u64,
     /// How far the weights' state is sharded over the data axis (ZeRO stages): none (bf16
     /// weights and gradients on every replica; the fp32 master weights and Adam moments are
     /// always split over every replica of a weight, and the gradient sum is an all-reduce),
@@ -114,8 +127,9 @@ pub struct TrainArgs {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Search slice shapes (4x4x4 blocks, x <= y <= z, twisted where twistable), partition
-    /// specs, 1D/2D options, rematerialisation, microbatches and mappings for --chips chips:
-    /// every configuration in closed form, the best on the flow model.
+    /// specs, 1D/2D options, rematerialisation, sequence parallelism, virtual stages (1, 2, 4),
+    /// microbatches and mappings for --chips chips: every configuration in closed form, the
+    /// best on the flow model.
     #[arg(long)]
     search: bool,
     /// Chips to search over (a multiple of 64; with --search).
@@ -257,8 +271,12 @@ pub(super) fn failure(e: TrainError) -> Failure {
 /// Run `podsim train`.
 pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     let t = model_of(&a.model)?;
-    let remat = Remat::parse(&a.remat)
-        .ok_or_else(|| flag_err("--remat", format!("`{}` is not full or none", a.remat)))?;
+    let remat = Remat::parse(&a.remat).ok_or_else(|| {
+        flag_err(
+            "--remat",
+            format!("`{}` is not full, selective or none", a.remat),
+        )
+    })?;
     let shard = Sharding::parse(&a.shard).ok_or_else(|| {
         flag_err(
             "--shard",
@@ -343,6 +361,8 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         microbatches: a.microbatches.unwrap_or(1),
         remat,
         shard,
+        sequence_parallel: a.sequence_parallel,
+        virtual_stages: a.virtual_stages,
     };
     let pick = podsim_train::Choose {
         mapping: a.mapping.is_none(),

@@ -2453,20 +2453,20 @@ fn shard_weights_fits_palm_on_a_pod_and_without_it_says_by_how_much_not() {
         "--model-fidelity",
         "analytic",
     ];
-    // podsim's PaLM: a layer is Q (18432 x 48 x 384), K and V (one 384-wide head each), O
-    // (48 x 384 x 18432) and three 18432 x 73728 feed-forward matrices: 18432 x (19200 +
-    // 18432 + 221184) = 4,770,496,512 weights; x 118 = 562,918,588,416, + the embedding
-    // 256000 x 18432 = 4,718,592,000: 567,637,180,416 weights, 47,303,098,368 a chip over
-    // model2 = 12, 94,606,196,736 bytes of bf16 weights (88.11 GiB) and as many of gradients:
-    // far over 32 GiB.
+    // PaLM: a layer is Q (18432 x 48 x 256), K and V (one 256-wide head each), O
+    // (48 x 256 x 18432) and three 18432 x 73728 feed-forward matrices: 18432 x (12800 +
+    // 12288 + 221184) = 4,539,285,504 weights; x 118 = 535,635,689,472, + the embedding
+    // 256000 x 18432 = 4,718,592,000: 540,354,281,472 weights (Table 1 of Chowdhery et al.:
+    // 540.35B), 45,029,523,456 a chip over model2 = 12, 90,059,046,912 bytes of bf16 weights
+    // (83.87 GiB) and as many of gradients: far over 32 GiB.
     let mut args = run.to_vec();
     args.push("--json");
     let v = json(&args);
-    assert_eq!(v["parameters"], 567_637_180_416.0);
+    assert_eq!(v["parameters"], 540_354_281_472.0);
     assert_eq!(v["shard"], "none");
     assert_eq!(v["fits_in_memory"], false);
-    assert_eq!(v["memory"]["weights_bytes"], 94_606_196_736.0);
-    assert_eq!(v["memory"]["gradients_bytes"], 94_606_196_736.0);
+    assert_eq!(v["memory"]["weights_bytes"], 90_059_046_912.0);
+    assert_eq!(v["memory"]["gradients_bytes"], 90_059_046_912.0);
     let out = podsim(&run);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
@@ -2479,13 +2479,13 @@ fn shard_weights_fits_palm_on_a_pod_and_without_it_says_by_how_much_not() {
     assert!(text.contains(&line), "{text} lacks {line}");
     assert!(text.contains("--shard weights"), "{text}");
     // --shard weights: the bf16 weights and gradients over the 256 data chips too,
-    // 94,606,196,736 / 256 = 369,555,456 bytes each; it fits.
+    // 90,059,046,912 / 256 = 351,793,152 bytes each; it fits.
     args.extend(["--shard", "weights"]);
     let v = json(&args);
     assert_eq!(v["shard"], "weights");
     assert_eq!(v["fits_in_memory"], true);
-    assert_eq!(v["memory"]["weights_bytes"], 369_555_456.0);
-    assert_eq!(v["memory"]["gradients_bytes"], 369_555_456.0);
+    assert_eq!(v["memory"]["weights_bytes"], 351_793_152.0);
+    assert_eq!(v["memory"]["gradients_bytes"], 351_793_152.0);
     assert!(v["memory_bytes_per_chip"].as_f64().unwrap() <= 32.0 * (1u64 << 30) as f64);
     let mfu = v["mfu"].as_f64().unwrap();
     assert!(mfu > 0.0 && mfu < 1.0, "{mfu}");
@@ -2528,5 +2528,94 @@ fn shard_weights_fits_palm_on_a_pod_and_without_it_says_by_how_much_not() {
             "gradients",
         ],
         &["--shard gradients", "data = 1"],
+    );
+}
+
+/// Issue 36 item 2: `--sequence-parallel`, `--virtual-stages` and `--remat selective`, in JSON
+/// and text, and their errors.
+#[test]
+fn sequence_parallel_virtual_stages_and_selective_remat_are_reported() {
+    // GPT-3 1.3B (24 layers) over 4 pipeline stages, 2 data replicas, model2 = 8; 8
+    // microbatches.
+    let base = [
+        "train",
+        "--model",
+        "gpt3-1.3b",
+        "--system",
+        "tpuv4:slice=4x4x4",
+        "--parallel",
+        "[4,2,1,8]",
+        "--microbatches",
+        "8",
+        "--model-fidelity",
+        "analytic",
+    ];
+    let plain = json(&[&base[..], &["--json"]].concat());
+    assert_eq!(plain["virtual_stages"], 1);
+    assert_eq!(plain["sequence_parallel"], false);
+    let set = [
+        "--sequence-parallel",
+        "--virtual-stages",
+        "2",
+        "--remat",
+        "selective",
+    ];
+    let v = json(&[&base[..], &set, &["--json"]].concat());
+    assert_eq!(v["virtual_stages"], 2);
+    assert_eq!(v["sequence_parallel"], true);
+    assert_eq!(v["remat"], "selective");
+    // The interleaved bubble: (p - 1)/(V m) = 3/16 of the microbatches' stage times.
+    let f = |k: &str| v[k].as_f64().unwrap();
+    let fraction = f("bubble_time_s") / (8.0 * (f("stage_forward_s") + f("stage_backward_s")));
+    assert!((fraction - 3.0 / 16.0).abs() < 1e-12, "{fraction}");
+    let out = podsim(&[&base[..], &set].concat());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("1D/1D, sequence parallel, 2 virtual stages"),
+        "{text}"
+    );
+    assert!(text.contains("remat selective"), "{text}");
+    // Settings with no effect, and what the interleaved schedule cannot run.
+    let with = |par: &'static str, extra: &[&'static str]| {
+        let mut a = base.to_vec();
+        a[6] = par;
+        a.extend(extra);
+        a
+    };
+    expect_error(
+        &with("[4,16,1,1]", &["--sequence-parallel"]),
+        &["--sequence-parallel", "model2 = 1"],
+    );
+    expect_error(
+        &with(
+            "[4,2,1,8]",
+            &["--sequence-parallel", "--partition", "2d/2d"],
+        ),
+        &["--sequence-parallel", "2D activations"],
+    );
+    expect_error(
+        &with("[1,8,1,8]", &["--virtual-stages", "2"]),
+        &["--virtual-stages 2", "pipeline = 1"],
+    );
+    expect_error(
+        &with("[4,2,1,8]", &["--virtual-stages", "5"]),
+        &["--virtual-stages 5", "24 layers"],
+    );
+    expect_error(
+        &with("[4,2,1,8]", &["--virtual-stages", "0"]),
+        &["--virtual-stages"],
+    );
+    expect_error(
+        &[
+            "train",
+            "--model",
+            "gpt3-1.3b",
+            "--search",
+            "--chips",
+            "64",
+            "--virtual-stages",
+            "2",
+        ],
+        &["--virtual-stages", "the search chooses it"],
     );
 }

@@ -6,6 +6,7 @@
 //! d_model = 4096
 //! heads = 32
 //! kv_heads = 8             # optional (default: heads; fewer for grouped-query attention)
+//! head_dim = 128           # optional (default: d_model / heads)
 //! d_ff = 11008
 //! ffn_matrices = 3         # optional: 2 (in, out; the default) or 3 (gated, as SwiGLU)
 //! vocabulary = 32000
@@ -30,6 +31,8 @@ struct RawModel {
     heads: u64,
     #[serde(default)]
     kv_heads: Option<u64>,
+    #[serde(default)]
+    head_dim: Option<u64>,
     d_ff: u64,
     #[serde(default)]
     ffn_matrices: Option<u64>,
@@ -54,6 +57,7 @@ pub fn parse_model(file: &str, text: &str) -> Result<Transformer, ConfigError> {
         d_model: raw.d_model,
         heads: raw.heads,
         kv_heads: raw.kv_heads.unwrap_or(raw.heads),
+        head_dim: raw.head_dim,
         d_ff: raw.d_ff,
         ffn_matrices: raw.ffn_matrices.unwrap_or(2),
         vocabulary: raw.vocabulary,
@@ -69,4 +73,29 @@ pub fn parse_model(file: &str, text: &str) -> Result<Transformer, ConfigError> {
         why,
     })?;
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_model;
+
+    #[test]
+    fn head_dim_sets_the_heads_width_and_defaults_to_d_model_over_heads() {
+        // PaLM 540B's layer (Chowdhery et al. 2022, Table 1 and its caption: 48 heads of 256,
+        // d_model 18432, one key/value head, a SwiGLU feed-forward of 73728): Q 18432 x 12288,
+        // K and V 18432 x 256 each, O 12288 x 18432 and three 18432 x 73728 matrices:
+        // 18432 x (12288 + 512 + 12288 + 221184) = 4,539,285,504 weights.
+        let text = "layers = 118\nd_model = 18432\nheads = 48\nkv_heads = 1\nhead_dim = 256\n\
+                    d_ff = 73728\nffn_matrices = 3\nvocabulary = 256000\nsequence = 2048\n";
+        let t = parse_model("palm.toml", text).unwrap();
+        assert_eq!(t.head_dim(), 256);
+        assert_eq!(t.layer_params(), 4_539_285_504.0);
+        // Without it: 18432 / 48 = 384 wide.
+        let t = parse_model("palm.toml", &text.replace("head_dim = 256\n", "")).unwrap();
+        assert_eq!(t.head_dim(), 384);
+        // 0 is refused, naming the key.
+        let e =
+            parse_model("palm.toml", &text.replace("head_dim = 256", "head_dim = 0")).unwrap_err();
+        assert_eq!(e.key, "head_dim");
+    }
 }

@@ -518,7 +518,13 @@ fn train_case(
     let remat = match r.remat.as_deref() {
         None => Remat::Full,
         Some(x) => Remat::parse(x).map_or_else(
-            || ctx.err(span.clone(), &k("remat"), "expected full or none"),
+            || {
+                ctx.err(
+                    span.clone(),
+                    &k("remat"),
+                    "expected full, selective or none",
+                )
+            },
             Ok,
         )?,
     };

@@ -51,6 +51,8 @@ impl TrainCase {
             microbatches: self.microbatches.unwrap_or(1),
             remat: self.remat,
             shard: crate::Sharding::None,
+            sequence_parallel: false,
+            virtual_stages: 1,
         };
         let c = crate::choose(
             &self.model,

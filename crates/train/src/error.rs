@@ -24,6 +24,57 @@ pub enum TrainError {
         /// The partition spec.
         parallel: Parallel,
     },
+    /// Sequence parallelism without a tensor axis to split the sequence over.
+    #[error(
+        "--sequence-parallel splits the sequence over model2, and the partition spec {parallel} has model2 = 1: it would have no effect; give model2 > 1 or drop the flag"
+    )]
+    SequenceParallelWithoutModel2 {
+        /// The partition spec.
+        parallel: Parallel,
+    },
+    /// Sequence parallelism with 2D activations, which are already split over model2.
+    #[error(
+        "--sequence-parallel splits the activations over model2, and 2D activations (--partition 2d/...) already are (along d_model): it would have no effect; use 1d activations or drop the flag"
+    )]
+    SequenceParallelWith2d,
+    /// Virtual stages of 0.
+    #[error("--virtual-stages must be at least 1 (1: no interleaving)")]
+    NoVirtualStages,
+    /// Virtual stages without a pipeline.
+    #[error(
+        "--virtual-stages {virtual_stages} interleaves pipeline stages, and the partition spec {parallel} has pipeline = 1: it would have no effect; give pipeline > 1 or --virtual-stages 1"
+    )]
+    VirtualStagesWithoutPipeline {
+        /// Chunks per stage asked for.
+        virtual_stages: u64,
+        /// The partition spec.
+        parallel: Parallel,
+    },
+    /// Layers that do not split into pipeline x virtual stages chunks.
+    #[error(
+        "--virtual-stages {virtual_stages}: {layers} layers do not split into pipeline {pipeline} x {virtual_stages} chunks of equal size"
+    )]
+    VirtualStagesLayers {
+        /// Chunks per stage asked for.
+        virtual_stages: u64,
+        /// Pipeline stages.
+        pipeline: u64,
+        /// The model's layers.
+        layers: u64,
+    },
+    /// Microbatches that are not a multiple of the pipeline stages (Megatron-LM's rule for
+    /// its interleaved schedule).
+    #[error(
+        "--virtual-stages {virtual_stages}: the interleaved schedule needs microbatches a multiple of pipeline = {pipeline} (Megatron-LM's rule), not {microbatches}"
+    )]
+    VirtualStagesMicrobatches {
+        /// Chunks per stage asked for.
+        virtual_stages: u64,
+        /// Pipeline stages.
+        pipeline: u64,
+        /// Microbatches per step.
+        microbatches: u64,
+    },
     /// The chip is not a TPU whose HBM capacity Table 4 gives.
     #[error("training steps run on TPU chips (tpuv4, tpuv3), not {chip}")]
     NotTpu {

@@ -111,8 +111,11 @@ type Shape = (&'static str, u64, u64, u64, u64, bool);
 
 /// What a layer's passes are made of for one configuration.
 struct Pieces {
-    /// The activation split.
-    activation: Split,
+    /// Whether the activations between the blocks are split over model2 (2D activations or
+    /// sequence parallelism).
+    split: bool,
+    /// Sequence parallelism (the split along the sequence, for the collectives' names).
+    sequence_parallel: bool,
     /// The model2 (tensor) axis size.
     y: u64,
     /// Bytes of the layer's activations (tokens x d_model) on a chip.
@@ -145,10 +148,7 @@ impl Pieces {
         let ff_in = t.d_ff.div_ceil(y) * (t.ffn_matrices - 1);
         let ff_out_k = t.d_ff.div_ceil(y);
         let act_bytes = tok as f64 * e as f64 * ELEM;
-        let a_split = match c.partition.activation {
-            Split::OneD => 1.0,
-            Split::TwoD => y as f64,
-        };
+        let a_split = if c.activations_split() { y as f64 } else { 1.0 };
         let s = t.sequence;
         // Vector work: layer norms, residual adds (8 passes over the layer input shard), the
         // activation function (2 passes over the hidden shard).
@@ -173,7 +173,8 @@ impl Pieces {
             ("feed-forward out", tok, e, ff_out_k, 1, true),
         ];
         Pieces {
-            activation: c.partition.activation,
+            split: c.activations_split(),
+            sequence_parallel: c.sequence_parallel,
             y,
             act_bytes,
             norms,
@@ -195,9 +196,13 @@ impl Pieces {
 
     /// The activation collective before a block.
     fn block_in(&self, v: &mut Vec<Op>) {
-        if self.activation == Split::TwoD && self.y > 1 {
+        if self.split && self.y > 1 {
             v.push(Op::Coll {
-                name: "gather activations (model2)",
+                name: if self.sequence_parallel {
+                    "gather sequence (model2)"
+                } else {
+                    "gather activations (model2)"
+                },
                 axis: Axis::Model2,
                 kind: Kind::AllGather,
                 bytes: self.act_bytes,
@@ -209,10 +214,12 @@ impl Pieces {
     /// The activation collective after a block.
     fn block_out(&self, v: &mut Vec<Op>, bwd: bool) {
         if self.y > 1 {
-            let (name, kind) = match (self.activation, bwd) {
-                (Split::OneD, _) => ("all-reduce activations (model2)", Kind::AllReduce),
-                (Split::TwoD, false) => ("scatter activations (model2)", Kind::ReduceScatter),
-                (Split::TwoD, true) => ("scatter gradients (model2)", Kind::ReduceScatter),
+            let (name, kind) = match (self.split, self.sequence_parallel, bwd) {
+                (false, _, _) => ("all-reduce activations (model2)", Kind::AllReduce),
+                (true, false, false) => ("scatter activations (model2)", Kind::ReduceScatter),
+                (true, false, true) => ("scatter gradients (model2)", Kind::ReduceScatter),
+                (true, true, false) => ("scatter sequence (model2)", Kind::ReduceScatter),
+                (true, true, true) => ("scatter sequence gradients (model2)", Kind::ReduceScatter),
             };
             v.push(Op::Coll {
                 name,
@@ -282,6 +289,30 @@ impl Pieces {
         }
     }
 
+    /// With selective recomputation: the attention's QK^T, softmax and weighted sum of the
+    /// values again before the backward pass (Korthikanti et al. 2022, section 4.3).
+    fn recompute_selective(&self, v: &mut Vec<Op>) {
+        if self.remat == Remat::Selective {
+            v.extend([self.gemm(1), self.softmax.clone(), self.gemm(2)]);
+        }
+    }
+
+    /// With sequence parallelism and the blocks' inputs kept (not recomputed with their
+    /// gathers): the block's input, kept split along the sequence, all-gathered again over
+    /// model2 for its weight gradients, overlapped with the input gradient's GEMMs
+    /// (Korthikanti et al. 2022, section 4.2.2).
+    fn gather_kept_input(&self, v: &mut Vec<Op>) {
+        if self.sequence_parallel && self.y > 1 && self.remat != Remat::Full {
+            v.push(Op::Coll {
+                name: "gather sequence for weight gradients (model2)",
+                axis: Axis::Model2,
+                kind: Kind::AllGather,
+                bytes: self.act_bytes,
+                overlapped: true,
+            });
+        }
+    }
+
     fn forward(&self) -> Vec<Op> {
         let mut fwd = Vec::new();
         self.gather_weights_data(&mut fwd);
@@ -312,6 +343,7 @@ impl Pieces {
         if self.weight_2d {
             bwd.push(self.gather_weights());
         }
+        self.recompute_selective(&mut bwd);
         if self.remat == Remat::Full {
             bwd.extend(
                 fwd.iter()
@@ -328,6 +360,7 @@ impl Pieces {
             );
         }
         self.block_in(&mut bwd);
+        self.gather_kept_input(&mut bwd);
         self.grads(&mut bwd, 5);
         bwd.push(self.act_fn.clone());
         bwd.push(self.act_fn.clone());
@@ -336,6 +369,7 @@ impl Pieces {
         bwd.push(self.norms.clone());
         bwd.push(self.norms.clone());
         self.block_in(&mut bwd);
+        self.gather_kept_input(&mut bwd);
         self.grads(&mut bwd, 3);
         self.grads(&mut bwd, 2);
         bwd.push(self.softmax.clone());
@@ -415,6 +449,8 @@ mod tests {
             microbatches: 1,
             remat: Remat::Full,
             shard: Sharding::Weights,
+            sequence_parallel: false,
+            virtual_stages: 1,
         };
         let ops = layer_ops(&t, &c, &shard(&t, &c).unwrap());
         let data_ops = |list: &[Op]| -> Vec<(Kind, f64, bool)> {

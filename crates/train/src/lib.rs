@@ -27,9 +27,21 @@
 //!   gradient reduce-scattered after, as the 2D weights are over X.
 //! * `pipeline` (P) splits the layers into P stages; microbatches follow a 1F1B schedule (the
 //!   GPipe bubble of (P - 1) stage times; at most P microbatches of activations in flight).
-//!   Each chip sends its activation shard to its counterpart in the next stage.
+//!   Each chip sends its activation shard to its counterpart in the next stage. With V
+//!   virtual stages (`--virtual-stages`, Megatron-LM's interleaved 1F1B, Narayanan et al.
+//!   SC'21) each stage holds V chunks of layers: the bubble is (P - 1)/V stage times, a
+//!   microbatch crosses V stage boundaries a stage each way, and the first stage keeps
+//!   L(1 + (P - 1)/(PV)) layers of activations (Korthikanti et al. 2022, section 4.2.3).
+//! * Sequence parallelism (`--sequence-parallel`, Korthikanti et al. 2022, section 4.2.2):
+//!   with 1D activations, the activations between the blocks split over Y along the
+//!   sequence, as 2D activations split them along d_model: an all-gather over Y before each
+//!   block and a reduce-scatter after it replace the all-reduce, the layer norms and
+//!   residuals work on 1/Y of the tokens, and with the blocks' inputs kept (not recomputed)
+//!   each is gathered again, overlapped, for its weight gradients.
 //! * Rematerialisation (`full`, the default): a layer keeps only its input and recomputes its
-//!   forward pass (with its collectives) before its backward pass.
+//!   forward pass (with its collectives) before its backward pass; `selective` (Korthikanti
+//!   et al., section 4.3) keeps all but the attention scores and recomputes the attention's
+//!   QK^T, softmax and weighted sum of the values; `none` keeps everything.
 //!
 //! # The step
 //!
@@ -76,8 +88,8 @@ pub use machine::{CMEM_BYTES_PER_S, Machine};
 pub use memory::MemoryUse;
 pub use model::{MODEL_KEYS, Transformer};
 pub use output::{
-    Choose, MemoryOutput, SearchEntry, SearchOutput, StepFigures, StepOutput, choose, run_search,
-    run_step,
+    Choose, MemoryOutput, OptimizerParts, SearchEntry, SearchOutput, StepFigures, StepOutput,
+    choose, run_search, run_step,
 };
 pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Sharding, Split};
 pub use search::{

@@ -73,6 +73,7 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
             heads: t.heads,
         });
     }
+    check_schedule(t, c)?;
     let seqs = per_shard / c.microbatches;
     let tokens = seqs * t.sequence;
     let layers_per_stage = t.layers.div_ceil(p);
@@ -88,25 +89,32 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
         Split::OneD => d * x,
         Split::TwoD => d,
     } as f64;
-    let a_split = match c.partition.activation {
-        Split::OneD => 1,
-        Split::TwoD => y,
-    } as f64;
+    let a_split = if c.activations_split() { y } else { 1 } as f64;
     let e = t.d_model as f64;
     let layer_input = tokens as f64 * e * ELEM / a_split;
-    let in_flight = c.microbatches.min(p) as f64;
+    let kept_layers = kept_layers(t, c, layers_per_stage);
     let heads_chip = t.heads.div_ceil(y) as f64;
     let s = t.sequence as f64;
     let scores = seqs as f64 * heads_chip * s * s * ELEM;
     let f = t.d_ff as f64 * (t.ffn_matrices - 1) as f64 / y as f64;
     // Activations of one layer that the backward pass reads: inputs of the six GEMMs, the
-    // attention probabilities and the feed-forward hidden activations.
+    // attention probabilities and the feed-forward hidden activations. In Korthikanti et al.
+    // 2022's terms (s tokens, b sequences, h = d_model, a heads, t = model2; bytes), podsim
+    // keeps of their sbh(10 + 24/t) + 5as^2b/t a layer under tensor parallelism (Eq. 2) the
+    // 8sbh of the two layer norms' inputs and the two blocks' inputs (theirs less the two
+    // sbh dropout masks: podsim models no dropout), which sequence parallelism splits over
+    // t (Eq. 3: sbh(34/t + 5as^2b/(ht))) as 2D activations do: `a_split`.
     let layer_acts = tokens as f64 * ELEM * (4.0 * e / a_split + 2.0 * f)
         + scores
         + tokens as f64 * ELEM * 3.0 * (t.heads * t.head_dim()) as f64 / y as f64;
+    // Selective recomputation (Korthikanti et al. 2022, section 4.3) drops what scales with
+    // s^2: their 5as^2b of Eq. 1 (softmax output, its dropout mask and output), podsim's
+    // `scores` (no dropout modelled). Their Table 2, tensor and sequence parallel with
+    // selective recomputation: sbh x 34/t a layer, every term split over the tensor axis.
     let activations = match c.remat {
-        Remat::Full => in_flight * layers_per_stage as f64 * layer_input,
-        Remat::None => in_flight * layers_per_stage as f64 * layer_acts,
+        Remat::Full => kept_layers * layer_input,
+        Remat::None => kept_layers * layer_acts,
+        Remat::Selective => kept_layers * (layer_acts - scores),
     };
     // Weights gathered for the layer computing and the one prefetched: over model1 (2D
     // weights, as the layers always did, even with model1 = 1) or over data (`--shard
@@ -146,4 +154,67 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
         weights_per_chip,
         memory,
     })
+}
+
+/// Sequence parallelism and the interleaved schedule ask for: model2 > 1 and 1D activations
+/// (else the flag has no effect); pipeline > 1, layers in pipeline x V equal chunks and
+/// microbatches a multiple of pipeline (Megatron-LM's rule for its interleaved schedule).
+fn check_schedule(t: &Transformer, c: &Config) -> Result<(), TrainError> {
+    let [p, _, _, y] = c.parallel.0;
+    if c.sequence_parallel && y == 1 {
+        return Err(TrainError::SequenceParallelWithoutModel2 {
+            parallel: c.parallel,
+        });
+    }
+    if c.sequence_parallel && c.partition.activation == Split::TwoD {
+        return Err(TrainError::SequenceParallelWith2d);
+    }
+    let v = c.virtual_stages;
+    if v == 0 {
+        return Err(TrainError::NoVirtualStages);
+    }
+    if v == 1 {
+        return Ok(());
+    }
+    if p == 1 {
+        return Err(TrainError::VirtualStagesWithoutPipeline {
+            virtual_stages: v,
+            parallel: c.parallel,
+        });
+    }
+    if !t.layers.is_multiple_of(p * v) {
+        return Err(TrainError::VirtualStagesLayers {
+            virtual_stages: v,
+            pipeline: p,
+            layers: t.layers,
+        });
+    }
+    if !c.microbatches.is_multiple_of(p) {
+        return Err(TrainError::VirtualStagesMicrobatches {
+            virtual_stages: v,
+            pipeline: p,
+            microbatches: c.microbatches,
+        });
+    }
+    Ok(())
+}
+
+/// Layers' worth of activations the first stage (the one that keeps the most) holds at once.
+///
+/// * 1F1B (one chunk a stage): min(m, p) microbatches in flight, each through the stage's
+///   layers.
+/// * Interleaved, V chunks of L/(pV) layers a stage (Megatron-LM's
+///   `forward_backward_pipelining_with_interleaving`): the first stage runs
+///   2(p - 1) + (V - 1)p warm-up forward chunks (all m V when m = p) and one more before its
+///   first backward: min((V + 1)p - 1, m V) chunks of L/(pV) layers, that is
+///   L (1 + (p - 1)/(p V)) layers for m > p: Korthikanti et al. 2022, section 4.2.3 (their
+///   m is the interleaving stages), against L for 1F1B with m >= p.
+fn kept_layers(t: &Transformer, c: &Config, layers_per_stage: u64) -> f64 {
+    let [p, ..] = c.parallel.0;
+    let v = c.virtual_stages;
+    if v <= 1 {
+        return c.microbatches.min(p) as f64 * layers_per_stage as f64;
+    }
+    let chunks = ((v + 1) * p - 1).min(c.microbatches * v);
+    chunks as f64 * (t.layers / (p * v)) as f64
 }

@@ -13,6 +13,9 @@ pub struct Transformer {
     pub heads: u64,
     /// Key/value heads (= heads without grouped-query attention).
     pub kv_heads: u64,
+    /// Width of an attention head, where it is not d_model / heads (PaLM's 256 for 48 heads
+    /// of an 18432 model); `None`: d_model / heads.
+    pub head_dim: Option<u64>,
     /// Feed-forward hidden width.
     pub d_ff: u64,
     /// Feed-forward matrices (2: in and out; 3: gated, as SwiGLU).
@@ -30,12 +33,13 @@ pub struct Transformer {
 }
 
 /// The keys of a model file, for errors and help.
-pub const MODEL_KEYS: [&str; 11] = [
+pub const MODEL_KEYS: [&str; 12] = [
     "name",
     "layers",
     "d_model",
     "heads",
     "kv_heads",
+    "head_dim",
     "d_ff",
     "ffn_matrices",
     "vocabulary",
@@ -61,6 +65,7 @@ impl Transformer {
             d_model,
             heads,
             kv_heads: heads,
+            head_dim: None,
             d_ff,
             ffn_matrices: 2,
             vocabulary,
@@ -109,6 +114,7 @@ impl Transformer {
                 d_model: 8192,
                 heads: 128,
                 kv_heads: 128,
+                head_dim: None,
                 d_ff: 65536,
                 ffn_matrices: 3,
                 vocabulary: 32000,
@@ -117,7 +123,8 @@ impl Transformer {
                 batch: Some(256),
                 source: "the LLM of Table 3 (tpu-v4-isca2023.txt section 4), whose size is unpublished: an assumption, a decoder shaped as LaMDA 137B (Thoppilan et al. 2022: 64 layers, d_model 8192, 128 heads, gated-GELU feed-forward of 65536, 32k SentencePiece vocabulary), 2048 tokens, a batch of 256 sequences (also an assumption)".into(),
             },
-            // PaLM 540B (Chowdhery et al. 2022, arXiv 2204.02311, Table 1): trained on two
+            // PaLM 540B (Chowdhery et al. 2022, arXiv 2204.02311, Table 1, whose caption gives
+            // the attention head size, always 256): trained on two
             // TPU v4 pods of 3072 chips, each 12-way model parallel and 256-way fully sharded
             // data parallel (section 4), so one pod's step is `--batch 1024` with
             // `--parallel [1,256,1,12] --shard weights`.
@@ -127,13 +134,14 @@ impl Transformer {
                 d_model: 18432,
                 heads: 48,
                 kv_heads: 1,
+                head_dim: Some(256),
                 d_ff: 4 * 18432,
                 ffn_matrices: 3,
                 vocabulary: 256000,
                 sequence: 2048,
                 format: "bf16".into(),
                 batch: Some(2048),
-                source: "PaLM 540B: Chowdhery et al. 2022 (arXiv 2204.02311), Table 1: 118 layers, d_model 18432, 48 heads, multi-query attention (one key/value head), SwiGLU feed-forward of 4 d_model = 73728, 256k vocabulary, 2048-token sequences, a batch of 2048 sequences (4M tokens, its last and largest). podsim's heads are d_model/heads = 384 wide where PaLM's are 256, so its query, key, value and output projections are 1.5 times PaLM's: 567.6B weights against PaLM's 540.35B".into(),
+                source: "PaLM 540B: Chowdhery et al. 2022 (arXiv 2204.02311), Table 1: 118 layers, d_model 18432, 48 heads, multi-query attention (one key/value head), heads 256 wide (not d_model/heads = 384), SwiGLU feed-forward of 4 d_model = 73728, 256k vocabulary, 2048-token sequences, a batch of 2048 sequences (4M tokens, its last and largest): 540.35B weights, as Table 1".into(),
             },
         ]
     }
@@ -162,11 +170,17 @@ impl Transformer {
                 return Err((k, format!("{v} is beyond the 2^24 podsim accepts")));
             }
         }
-        if !self.d_model.is_multiple_of(self.heads) {
+        if self.head_dim == Some(0) {
+            return Err(("head_dim", "must be at least 1".into()));
+        }
+        if self.head_dim.is_some_and(|d| d > 1 << 24) {
+            return Err(("head_dim", "is beyond the 2^24 podsim accepts".into()));
+        }
+        if self.head_dim.is_none() && !self.d_model.is_multiple_of(self.heads) {
             return Err((
                 "heads",
                 format!(
-                    "d_model {} is not a multiple of {} heads",
+                    "d_model {} is not a multiple of {} heads (give head_dim)",
                     self.d_model, self.heads
                 ),
             ));
@@ -195,8 +209,15 @@ impl Transformer {
         Ok(())
     }
 
-    pub(crate) fn head_dim(&self) -> u64 {
-        self.d_model / self.heads
+    /// Width of an attention head: `head_dim`, else d_model / heads.
+    pub fn head_dim(&self) -> u64 {
+        self.head_dim.unwrap_or(self.d_model / self.heads)
+    }
+
+    /// The width the attention's scores and weighted sum work over: heads x head_dim where
+    /// `head_dim` is given, else d_model (as podsim always counted it).
+    pub fn attention_width(&self) -> f64 {
+        self.head_dim.map_or(self.d_model, |d| self.heads * d) as f64
     }
 
     /// Weights of one layer: Q, K, V, O and the feed-forward matrices.
@@ -214,10 +235,11 @@ impl Transformer {
     }
 
     /// Forward FLOPs of one sequence: 2 per weight per token, the attention scores and their
-    /// weighted sum (2 x 2 x s^2 x d_model, causal masking not exploited) and the logits.
+    /// weighted sum (2 x 2 x s^2 x [`Transformer::attention_width`], causal masking not
+    /// exploited) and the logits.
     pub fn forward_flops_per_seq(&self) -> f64 {
         let (s, e) = (self.sequence as f64, self.d_model as f64);
-        let per_layer = 2.0 * self.layer_params() * s + 4.0 * s * s * e;
+        let per_layer = 2.0 * self.layer_params() * s + 4.0 * s * s * self.attention_width();
         self.layers as f64 * per_layer + 2.0 * s * e * self.vocabulary as f64
     }
 }

@@ -19,12 +19,26 @@ pub struct MemoryOutput {
     pub weights_bytes: f64,
     /// bf16 gradient accumulators.
     pub gradients_bytes: f64,
-    /// fp32 master weights and Adam's two moments.
+    /// fp32 master weights and Adam's two moments (12 bytes a weight, split over every replica
+    /// of the weight): `optimizer_parts` splits it.
     pub optimizer_bytes: f64,
     /// Activations kept for the backward pass.
     pub activations_bytes: f64,
     /// The working set of one layer.
     pub workspace_bytes: f64,
+    /// `optimizer_bytes` by part (not added to the total again).
+    pub optimizer_parts: OptimizerParts,
+}
+
+/// The optimizer state of mixed-precision Adam by part (Rajbhandari et al. 2020, ZeRO,
+/// section 3.1: 2 bytes of fp16/bf16 weights, 2 of gradients and K = 12 of optimizer state a
+/// weight: 4 of fp32 master weights, 4 of momentum, 4 of variance), bytes per chip.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OptimizerParts {
+    /// fp32 master weights: 4 of the 12 bytes.
+    pub master_weights_bytes: f64,
+    /// Adam's fp32 momentum and variance: 8 of the 12 bytes.
+    pub adam_moments_bytes: f64,
 }
 
 /// A step's configuration and figures, as a step and each result of a search print them.
@@ -42,8 +56,12 @@ pub struct StepFigures {
     pub microbatches: u64,
     /// Sequences per microbatch per data/model1 shard.
     pub microbatch_seqs: u64,
-    /// Rematerialisation: `full` or `none`.
+    /// Rematerialisation: `full`, `selective` or `none`.
     pub remat: &'static str,
+    /// Megatron-LM's sequence parallelism over model2 ([`Config::sequence_parallel`]).
+    pub sequence_parallel: bool,
+    /// Chunks of layers per pipeline stage (1: 1F1B; more: the interleaved schedule).
+    pub virtual_stages: u64,
     /// How far the weights' state is sharded over the data axis: `none`, `optimizer`,
     /// `gradients` or `weights` ([`crate::Sharding`]).
     pub shard: &'static str,
@@ -97,6 +115,8 @@ impl StepFigures {
             microbatches: c.microbatches,
             microbatch_seqs: r.microbatch_seqs,
             remat: c.remat.name(),
+            sequence_parallel: c.sequence_parallel,
+            virtual_stages: c.virtual_stages,
             shard: c.shard.name(),
             fidelity: r.fidelity,
             step_time_s: r.step_time_s,
@@ -110,6 +130,10 @@ impl StepFigures {
                 optimizer_bytes: r.memory.optimizer,
                 activations_bytes: r.memory.activations,
                 workspace_bytes: r.memory.workspace,
+                optimizer_parts: OptimizerParts {
+                    master_weights_bytes: r.memory.optimizer / 3.0,
+                    adam_moments_bytes: r.memory.optimizer * 2.0 / 3.0,
+                },
             },
             fits_in_memory: r.fits_in_memory,
             compute_time_s: r.compute_time_s,
@@ -215,13 +239,20 @@ impl StepFigures {
     }
 
     /// `, shard S` where the weights' state is sharded over data beyond the optimizer state's
-    /// default, else nothing (so the text of an unsharded step is as it always was).
+    /// default, `, sequence parallel` and `, V virtual stages` where set, else nothing (so the
+    /// text of a step without them is as it always was).
     fn shard_note(&self) -> String {
-        if self.shard == Sharding::None.name() {
-            String::new()
-        } else {
-            format!(", shard {}", self.shard)
+        let mut note = String::new();
+        if self.shard != Sharding::None.name() {
+            note.push_str(&format!(", shard {}", self.shard));
         }
+        if self.sequence_parallel {
+            note.push_str(", sequence parallel");
+        }
+        if self.virtual_stages > 1 {
+            note.push_str(&format!(", {} virtual stages", self.virtual_stages));
+        }
+        note
     }
 }
 

@@ -253,21 +253,27 @@ pub enum Remat {
     Full,
     /// Keep every activation the backward pass needs.
     None,
+    /// Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+    /// Models", arXiv 2205.05198, section 4.3): keep every activation but the attention's
+    /// score-sized ones (its softmax output; podsim models no dropout) and recompute the
+    /// attention's QK^T, softmax and weighted sum of the values before the backward pass.
+    Selective,
 }
 
 impl Remat {
+    /// The three, in the order the search tries them.
+    pub const ALL: [Remat; 3] = [Remat::Full, Remat::None, Remat::Selective];
     /// The name.
     pub fn name(self) -> &'static str {
         match self {
             Remat::Full => "full",
             Remat::None => "none",
+            Remat::Selective => "selective",
         }
     }
     /// From its name.
     pub fn parse(s: &str) -> Option<Remat> {
-        [Remat::Full, Remat::None]
-            .into_iter()
-            .find(|r| r.name() == s)
+        Remat::ALL.into_iter().find(|r| r.name() == s)
     }
 }
 
@@ -361,4 +367,22 @@ pub struct Config {
     pub remat: Remat,
     /// How far the weights' state is sharded over the data axis.
     pub shard: Sharding,
+    /// Megatron-LM's sequence parallelism (Korthikanti et al. 2022, section 4.2.2): with 1D
+    /// activations, the layer norms and residuals run on 1/model2 of the sequence, each
+    /// all-reduce over model2 becomes an all-gather before the block and a reduce-scatter
+    /// after it (the same bytes on a ring), the kept activations outside the blocks and the
+    /// pipeline sends are split over model2.
+    pub sequence_parallel: bool,
+    /// Chunks of layers per pipeline stage (Megatron-LM's interleaved 1F1B schedule, Narayanan
+    /// et al. SC'21, section 2.2.2): 1 is the plain 1F1B schedule.
+    pub virtual_stages: u64,
+}
+
+impl Config {
+    /// Whether the activations between the blocks are split over model2: 2D activations
+    /// (along d_model) or sequence parallelism (along the sequence): the same bytes a chip
+    /// keeps, works on, gathers and scatters.
+    pub(crate) fn activations_split(&self) -> bool {
+        self.partition.activation == Split::TwoD || self.sequence_parallel
+    }
 }

@@ -8,7 +8,7 @@ use podsim_topology::Network;
 
 use crate::layer::{Span, spans};
 use crate::{
-    Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, Sharding, StepReport,
+    Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, Sharding, Split, StepReport,
     TrainError, Transformer, flow_layer, microbatch_choices,
 };
 
@@ -119,7 +119,8 @@ pub struct SearchResult {
     pub closed_form_s: f64,
 }
 
-/// Search slice shapes, partition specs, 1D/2D options, rematerialisation, microbatches and
+/// Search slice shapes, partition specs, 1D/2D options, rematerialisation (full, none,
+/// selective), sequence parallelism, virtual stages (1, 2, 4 where valid), microbatches and
 /// axis mappings for `t` on `chips` TPU v4 chips at global batch `batch`: every configuration
 /// in closed form, skipping those whose compute-only bound cannot beat the K-th best found,
 /// then the best (up to `flow_limit`, in closed-form order) on the flow model with
@@ -201,92 +202,55 @@ pub fn search_with(
     }
     let specs = parallel_specs(t, chips, batch);
     let start = std::time::Instant::now();
-    // Candidates kept: (throughput, shape index, report), best first; more than `top` so the
-    // flow pass has survivors to re-rank.
-    let keep = (top * 4).max(flow_limit);
-    let mut best: Vec<(f64, usize, StepReport)> = Vec::new();
-    let (mut evaluated, mut pruned, mut over) = (0u64, 0u64, 0u64);
-    let floor = |best: &Vec<(f64, usize, StepReport)>| {
-        if best.len() < keep {
-            0.0
-        } else {
-            best[best.len() - 1].0
-        }
+    // Candidates kept: more than `top` so the flow pass has survivors to re-rank.
+    let mut pass = ClosedForm {
+        t,
+        machines: &machines,
+        mappings: Mapping::all(),
+        shard,
+        keep: (top * 4).max(flow_limit),
+        best: Vec::new(),
+        evaluated: 0,
+        pruned: 0,
+        over: 0,
     };
-    let mappings = Mapping::all();
-    for remat in [Remat::Full, Remat::None] {
+    for remat in Remat::ALL {
         for partition in Partition::ALL {
             for parallel in &specs {
-                let base = Config {
-                    parallel: *parallel,
-                    partition,
-                    mapping: Mapping::DEFAULT,
-                    batch,
-                    microbatches: 1,
-                    remat,
-                    shard: Sharding::None,
-                };
-                for mb in microbatch_choices(&base) {
-                    let c = Config {
-                        microbatches: mb,
-                        ..base
+                for (sequence_parallel, virtual_stages) in schedules(t, parallel, partition) {
+                    let base = Config {
+                        parallel: *parallel,
+                        partition,
+                        mapping: Mapping::DEFAULT,
+                        batch,
+                        microbatches: 1,
+                        remat,
+                        shard: Sharding::None,
+                        sequence_parallel,
+                        virtual_stages,
                     };
-                    let stages = [Sharding::None, Sharding::Gradients, Sharding::Weights]
-                        .into_iter()
-                        .filter(|s| *s <= shard && (*s == Sharding::None || parallel.0[1] > 1));
-                    let mut fitting = None;
-                    let mut prepared = false;
-                    for s in stages {
-                        let Ok(prep) = Prepared::new(t, &machines[0].2, &Config { shard: s, ..c })
-                        else {
+                    for mb in microbatch_choices(&base) {
+                        // Megatron-LM's interleaved schedule takes microbatches in multiples
+                        // of the pipeline stages.
+                        if virtual_stages > 1 && !mb.is_multiple_of(parallel.0[0]) {
                             continue;
-                        };
-                        prepared = true;
-                        if prep.fits(&machines[0].2) {
-                            fitting = Some(prep);
-                            break;
                         }
-                    }
-                    if !prepared {
-                        continue;
-                    }
-                    let variants = (machines.len() * mappings.len()) as u64;
-                    let Some(prep) = fitting else {
-                        over += variants;
-                        continue;
-                    };
-                    if batch as f64 / prep.bound_s() <= floor(&best) {
-                        pruned += variants;
-                        continue;
-                    }
-                    for (si, (_, _, m)) in machines.iter().enumerate() {
-                        let mut seen: Vec<[Span; 4]> = Vec::new();
-                        for &mapping in &mappings {
-                            let cm = Config { mapping, ..c };
-                            let Ok(sp) = spans(m, &cm) else {
-                                continue;
-                            };
-                            // Mappings that place every axis alike are one configuration.
-                            if seen.contains(&sp) {
-                                continue;
-                            }
-                            seen.push(sp);
-                            evaluated += 1;
-                            let Ok(r) = prep.finish(t, m, mapping, None) else {
-                                continue;
-                            };
-                            let tp = r.throughput_seqs_per_s;
-                            if tp > floor(&best) {
-                                let at = best.partition_point(|b| b.0 >= tp);
-                                best.insert(at, (tp, si, r));
-                                best.truncate(keep);
-                            }
-                        }
+                        pass.config(&Config {
+                            microbatches: mb,
+                            ..base
+                        });
                     }
                 }
             }
         }
     }
+    let ClosedForm {
+        best,
+        evaluated,
+        pruned,
+        over,
+        ..
+    } = pass;
     let closed_form_s = start.elapsed().as_secs_f64();
     // The flow pass, in closed-form order.
     let mut measured: Vec<(f64, usize, StepReport)> = Vec::new();
@@ -330,4 +294,110 @@ pub fn search_with(
         flow_evaluated,
         closed_form_s,
     })
+}
+
+/// The sequence parallelism and virtual stages a search tries for a partition spec: without
+/// either; sequence parallel where model2 > 1 and the activations are 1D (2D ones are split
+/// over model2 already); 2 and 4 virtual stages where pipeline > 1 and the layers split into
+/// pipeline x V equal chunks.
+fn schedules(t: &Transformer, parallel: &Parallel, partition: Partition) -> Vec<(bool, u64)> {
+    let [p, _, _, y] = parallel.0;
+    let sp_ok = y > 1 && partition.activation == Split::OneD;
+    let mut out = Vec::new();
+    for sp in [false, true] {
+        if sp && !sp_ok {
+            continue;
+        }
+        for v in [1, 2, 4] {
+            if v == 1 || (p > 1 && t.layers.is_multiple_of(p * v)) {
+                out.push((sp, v));
+            }
+        }
+    }
+    out
+}
+
+/// The closed-form pass of a search: the candidates kept, (throughput, shape index, report),
+/// best first, and the counts.
+struct ClosedForm<'a> {
+    t: &'a Transformer,
+    machines: &'a [(SliceShape, Network, Machine)],
+    mappings: Vec<Mapping>,
+    /// The most sharding over data a configuration may take.
+    shard: Sharding,
+    /// How many candidates to keep.
+    keep: usize,
+    best: Vec<(f64, usize, StepReport)>,
+    evaluated: u64,
+    pruned: u64,
+    over: u64,
+}
+
+impl ClosedForm<'_> {
+    /// The throughput a candidate must beat to be kept.
+    fn floor(&self) -> f64 {
+        if self.best.len() < self.keep {
+            0.0
+        } else {
+            self.best[self.best.len() - 1].0
+        }
+    }
+
+    /// Configuration `c` (sharded over data as little as fits, up to `shard`) on every slice
+    /// and every distinct mapping, unless it does not fit or its compute-only bound cannot
+    /// beat the floor.
+    fn config(&mut self, c: &Config) {
+        let (t, machines) = (self.t, self.machines);
+        let stages = [Sharding::None, Sharding::Gradients, Sharding::Weights]
+            .into_iter()
+            .filter(|s| *s <= self.shard && (*s == Sharding::None || c.parallel.0[1] > 1));
+        let mut fitting = None;
+        let mut prepared = false;
+        for s in stages {
+            let Ok(prep) = Prepared::new(t, &machines[0].2, &Config { shard: s, ..*c }) else {
+                continue;
+            };
+            prepared = true;
+            if prep.fits(&machines[0].2) {
+                fitting = Some(prep);
+                break;
+            }
+        }
+        if !prepared {
+            return;
+        }
+        let variants = (machines.len() * self.mappings.len()) as u64;
+        let Some(prep) = fitting else {
+            self.over += variants;
+            return;
+        };
+        if c.batch as f64 / prep.bound_s() <= self.floor() {
+            self.pruned += variants;
+            return;
+        }
+        for (si, (_, _, m)) in machines.iter().enumerate() {
+            let mut seen: Vec<[Span; 4]> = Vec::new();
+            for &mapping in &self.mappings {
+                let cm = Config { mapping, ..*c };
+                let Ok(sp) = spans(m, &cm) else {
+                    continue;
+                };
+                // Mappings that place every axis alike are one configuration.
+                if seen.contains(&sp) {
+                    continue;
+                }
+                seen.push(sp);
+                self.evaluated += 1;
+                let Ok(r) = prep.finish(t, m, mapping, None) else {
+                    continue;
+                };
+                let tp = r.throughput_seqs_per_s;
+                if tp > self.floor() {
+                    let at = self.best.partition_point(|b| b.0 >= tp);
+                    self.best.insert(at, (tp, si, r));
+                    self.best.truncate(self.keep);
+                }
+            }
+        }
+    }
 }

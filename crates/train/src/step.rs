@@ -69,9 +69,14 @@ fn flops_per_seq(t: &Transformer, remat: Remat) -> (f64, f64) {
     let f = t.forward_flops_per_seq();
     let model = 3.0 * f;
     let layers_fwd = f - 2.0 * (t.sequence * t.d_model * t.vocabulary) as f64;
+    // Selective: the attention's QK^T and weighted sum of the values again, 2 x 2 x s^2 x
+    // the attention's width FLOPs a layer, as the forward counts them (Korthikanti et al.
+    // 2022, section 4.3).
+    let attention = 4.0 * (t.sequence * t.sequence) as f64 * t.attention_width();
     let hw = match remat {
         Remat::Full => model + layers_fwd,
         Remat::None => model,
+        Remat::Selective => model + t.layers as f64 * attention,
     };
     (model, hw)
 }
@@ -136,7 +141,8 @@ impl Prepared {
         let l = self.sh.layers_per_stage as f64;
         let stage = l * (self.work.0 + self.work.1) + self.head.0 + self.head.1;
         let p = self.config.parallel.of(Axis::Pipeline) as f64;
-        (self.config.microbatches as f64 + p - 1.0) * stage
+        let v = self.config.virtual_stages as f64;
+        (self.config.microbatches as f64 + (p - 1.0) / v) * stage
     }
 
     /// The step on machine `m` with mapping `mapping`, the collectives in closed form, or as
@@ -167,10 +173,12 @@ impl Prepared {
         let sh = &self.sh;
         let [p, d, x, _] = c.parallel.0;
         let l = sh.layers_per_stage as f64;
-        // The pipeline send of the stage's output (and of its gradient back), over one link.
+        // The pipeline send of the stage's output (and of its gradient back), over one link;
+        // one per chunk with the interleaved schedule.
         let send_bytes = send_bytes_of(t, sh, &c);
+        let v = c.virtual_stages as f64;
         let send = if p > 1 {
-            send_bytes / m.link_bytes_per_s + m.step_latency_s
+            v * (send_bytes / m.link_bytes_per_s + m.step_latency_s)
         } else {
             0.0
         };
@@ -180,7 +188,9 @@ impl Prepared {
         let comm_b = l * bc + send;
         let (tf, tb) = (work_f + comm_f, work_b + comm_b);
         let mb = c.microbatches as f64;
-        let bubble = (p - 1) as f64 * (tf + tb);
+        // The 1F1B bubble, (p - 1) stage times; the interleaved schedule's, (p - 1)/V of them
+        // (Narayanan et al. SC'21, section 2.2.2: bubble fraction (p - 1)/(V m)).
+        let bubble = (p - 1) as f64 * (tf + tb) / v;
         // Gradient sum over data (and model1 for 1D weights), by sharding stage
         // ([`crate::Sharding`]): without the gradients sharded, a ring all-reduce of the bf16
         // weight gradients (reduce-scatter and all-gather of the updated shard: the same
@@ -343,9 +353,10 @@ impl Prepared {
         link += c.microbatches as f64
             * (p.min(2) as f64 / p as f64)
             * embedding_comm(t, c, |kind, bytes| ring_wire_bytes(kind, d as f64, bytes));
-        // Every stage but the last sends its output forward and every one but the first its
-        // gradient back, per microbatch.
-        link += 2.0 * send_bytes * c.microbatches as f64 * (p - 1) as f64 / p as f64;
+        // Every chunk but the last sends its output forward and every one but the first its
+        // gradient back, per microbatch: p V - 1 of the p V chunks (p - 1 of p for 1F1B).
+        let senders = (p * c.virtual_stages - 1) as f64;
+        link += 2.0 * send_bytes * c.microbatches as f64 * senders / p as f64;
         let hw_flops = self.flops.1 * c.batch as f64;
         podsim_system::energy::Activity {
             chips,
@@ -382,10 +393,7 @@ fn embedding_comm(t: &Transformer, c: &Config, cost: impl Fn(Kind, f64) -> f64) 
 /// The bytes a pipeline stage sends per microbatch (its output activations).
 fn send_bytes_of(t: &Transformer, sh: &Shard, c: &Config) -> f64 {
     let y = c.parallel.of(Axis::Model2) as f64;
-    let a_split = match c.partition.activation {
-        Split::OneD => 1.0,
-        Split::TwoD => y,
-    };
+    let a_split = if c.activations_split() { y } else { 1.0 };
     sh.tokens as f64 * t.d_model as f64 * ELEM / a_split
 }
 

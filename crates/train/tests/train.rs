@@ -28,6 +28,8 @@ fn config(par: &str, part: &str, mapping: Mapping, batch: u64, mb: u64) -> Confi
         microbatches: mb,
         remat: Remat::Full,
         shard: Sharding::None,
+        sequence_parallel: false,
+        virtual_stages: 1,
     }
 }
 
@@ -274,6 +276,7 @@ fn small() -> Transformer {
         d_model: 1024,
         heads: 16,
         kv_heads: 16,
+        head_dim: None,
         d_ff: 4096,
         ffn_matrices: 2,
         vocabulary: 32768,

@@ -28,6 +28,8 @@ pub(super) fn search(
             (a.microbatches.is_some(), "--microbatches"),
             (a.trace.is_some(), "--trace"),
             (a.remat != "full", "--remat"),
+            (a.sequence_parallel, "--sequence-parallel"),
+            (a.virtual_stages != 1, "--virtual-stages"),
             (a.model_fidelity != "flow", "--model-fidelity"),
             (a.cmem.is_some(), "--cmem"),
         ],
