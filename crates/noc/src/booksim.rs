@@ -1217,7 +1217,10 @@ impl BookSim {
         } else if cur < dest {
             flags |= TorusStep::PLUS;
         }
-        TorusStep { dim: d as u8, flags }
+        TorusStep {
+            dim: d as u8,
+            flags,
+        }
     }
 
     /// [`Self::compute_route`] off the tabulated mesh.
