@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
     --no-booksim) BOOKSIM=0; shift ;;
     --threads) THREADS=1; shift ;;
     --sweeps) SWEEPS=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "bench-table.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
