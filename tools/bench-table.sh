@@ -3,7 +3,8 @@
 # now, podsim at a baseline commit (the previous release), and BookSim 2 where it is built
 # (tools/booksim/build.sh). Prints a Markdown table with the ratios; BENCHMARKS.md quotes it.
 #
-# Usage: tools/bench-table.sh [--baseline REF] [--repeats N] [--pod] [--threads] [--no-booksim]
+# Usage: tools/bench-table.sh [--baseline REF] [--repeats N] [--pod] [--threads] [--sweeps]
+#                             [--no-booksim]
 #   --baseline REF  the commit to compare with (default: the one named in
 #                   tools/bench-baseline.txt); built once into tools/bench-build/ (ignored by git)
 #   --repeats N     runs of each command; the median is quoted (default 3)
@@ -14,6 +15,13 @@
 #   --threads       also the packet level on a 32x32 mesh on 1, 2, 4 and 8 threads
 #                   (RAYON_NUM_THREADS): wall seconds, speed-up against one thread, and a check
 #                   that every thread count prints the same bytes
+#   --sweeps        also issue 38 item 2: `noc --router booksim --sweep 0.05:0.40:0.05` on the
+#                   8x8 mesh and torus with 1- and 4-flit packets, against BookSim 2 run on the
+#                   same 8 loads one after another (tools/booksim/configs/*.cfg, its default
+#                   sample_period = 1000, podsim's default --cycles 10000), and `--seeds 8` at
+#                   0.3 against BookSim's seed = 1..8: total CPU seconds of each side
+#                   (whole processes, every point's summed for BookSim) and their ratio;
+#                   BookSim's binary from $BOOKSIM_BIN if set (~70 CPU-s a repeat)
 #   --no-booksim    skip BookSim even when it is built (its run takes ~15 CPU-s)
 #
 # Every figure is whole-process: user+system CPU seconds (to the microsecond, from the
@@ -30,6 +38,8 @@ POD=0
 POD_BASE=0
 BOOKSIM=1
 THREADS=0
+SWEEPS=0
+BOOKSIM_BIN="${BOOKSIM_BIN:-$ROOT/tools/booksim/build/booksim2/src/booksim}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --baseline) BASELINE="$2"; shift 2 ;;
@@ -38,7 +48,8 @@ while [ $# -gt 0 ]; do
     --pod-baseline) POD=1; POD_BASE=1; shift ;;
     --no-booksim) BOOKSIM=0; shift ;;
     --threads) THREADS=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --sweeps) SWEEPS=1; shift ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "bench-table.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,7 +58,7 @@ done
 cd "$ROOT"
 echo "building podsim (release)..." >&2
 cargo build --release --locked -p podsim >&2
-NEW="$ROOT/target/release/podsim"
+NEW="${CARGO_TARGET_DIR:-$ROOT/target}/release/podsim"
 BUILD="$ROOT/tools/bench-build"
 mkdir -p "$BUILD"
 BASE_SHA="$(git rev-parse --verify "$BASELINE^{commit}")"
@@ -208,4 +219,55 @@ if [ "$THREADS" = 1 ]; then
   done
   ow="$(median "${owalls[@]}")"
   echo "| packet level, own router, 32x32 mesh at 0.3, 5000 cycles, wall seconds by threads (same bytes on each; the fast engine, in a part per thread) |${cells%;} | 1: $ow s | $(ratio "$ow" "$one") faster on one thread | - | - | speed-up on 2, 4, 8 threads |"
+fi
+if [ "$SWEEPS" = 1 ]; then
+  echo "sweeps and seeds against BookSim..." >&2
+  # cpu_any CMD...: the CPU seconds of one run whatever its exit status (BookSim's is inverted:
+  # 255 when it finished), its output dropped.
+  cpu_any() {
+    python3 -c '
+import os, sys
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1); os.dup2(fd, 2)
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+print(f"{ru.ru_utime + ru.ru_stime:.4f}")
+' "$@"
+  }
+  sum() { python3 -c "import sys; print(f'{sum(map(float, sys.argv[1:])):.4f}')" "$@"; }
+  tmpd="$(mktemp -d)"
+  for cfg in mesh8x8_p1 mesh8x8_p4 torus8x8_p1 torus8x8_p4; do
+    kind="${cfg%%8x8*}"
+    flits="${cfg##*_p}"
+    COMMON=(noc --topology "$kind:8x8" --router booksim --packet-flits "$flits" --json --quiet)
+    SW=("${COMMON[@]}" --sweep 0.05:0.40:0.05 --csv "$tmpd/s.csv" --svg "$tmpd/s.svg" --no-resume)
+    SD=("${COMMON[@]}" --rate 0.3 --seeds 8)
+    read -r ps_sw _ <<<"$(cpu_rss "$NEW" "${SW[@]}")"
+    read -r ps_sd _ <<<"$(cpu_rss "$NEW" "${SD[@]}")"
+    bs_sw="-"; bs_sd="-"
+    if [ "$BOOKSIM" = 1 ] && [ -x "$BOOKSIM_BIN" ]; then
+      sws=(); sds=()
+      for _ in $(seq 1 "$REPEATS"); do
+        t=()
+        for r in 0.05 0.10 0.15 0.20 0.25 0.30 0.35 0.40; do
+          t+=("$(cpu_any "$BOOKSIM_BIN" "$ROOT/tools/booksim/configs/$cfg.cfg" "injection_rate=$r")")
+        done
+        sws+=("$(sum "${t[@]}")")
+        t=()
+        for seed in 1 2 3 4 5 6 7 8; do
+          t+=("$(cpu_any "$BOOKSIM_BIN" "$ROOT/tools/booksim/configs/$cfg.cfg" injection_rate=0.3 "seed=$seed")")
+        done
+        sds+=("$(sum "${t[@]}")")
+      done
+      bs_sw="$(median "${sws[@]}")"; bs_sd="$(median "${sds[@]}")"
+    fi
+    r_sw="-"; r_sd="-"
+    [ "$bs_sw" != "-" ] && r_sw="$(ratio "$bs_sw" "$ps_sw")"
+    [ "$bs_sd" != "-" ] && r_sd="$(ratio "$bs_sd" "$ps_sd")"
+    echo "| sweep, BookSim-exact router, $kind 8x8, $flits-flit, uniform 0.05:0.40:0.05 (8 loads) | $ps_sw CPU-s | - | - | $bs_sw CPU-s (8 runs) | $r_sw | >= 50x BookSim |"
+    echo "| --seeds 8, BookSim-exact router, $kind 8x8, $flits-flit, uniform at 0.3 | $ps_sd CPU-s | - | - | $bs_sd CPU-s (seed = 1..8) | $r_sd | >= 50x BookSim |"
+  done
+  rm -rf "$tmpd"
 fi

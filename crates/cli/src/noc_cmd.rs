@@ -92,6 +92,13 @@ pub struct NocArgs {
     /// Seed of the traffic's random stream.
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
+    /// Run the seeds S..S+N-1 (S from --seed) of the --rate load, or of each --sweep load up
+    /// to the first where a seed saturates, and print the mean, sample standard deviation
+    /// (n - 1) and min-max over the seeds of average latency and accepted throughput (the
+    /// seeds on all cores; the same output on any count). No CSV, plot, links or trace.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
+        conflicts_with_all = ["csv", "svg", "no_resume", "links", "trace", "heatmap"])]
+    seeds: Option<u32>,
     /// Sweep loads FROM:TO:STEP (e.g. 0.05:0.95:0.05), stopping after the first saturated
     /// point; writes the curve to --csv and --svg.
     #[arg(long, value_name = "FROM:TO:STEP")]
@@ -232,6 +239,7 @@ fn noc_err(e: podsim_noc::NocError) -> Failure {
                 "cycles" => "--cycles",
                 "routing" => "--routing",
                 "vcs" => "--vcs",
+                "seeds" => "--seeds",
                 _ => "--topology",
             };
             flag_err(flag, c.why)
@@ -251,10 +259,37 @@ pub fn noc_cmd(a: &NocArgs) -> Result<ExitCode, Failure> {
         ));
     }
     crate::args::trace_limit_needs_trace(a.trace.is_some(), a.trace_limit)?;
+    if let Some(n) = a.seeds {
+        return seeds(&job, n);
+    }
     match &a.sweep {
         Some(s) => sweep(&job, s),
         None => one_load(&job),
     }
+}
+
+/// Run `podsim noc --seeds N`: each load's seeds, their mean and spread.
+fn seeds(job: &NocJob, n: u32) -> Result<ExitCode, Failure> {
+    let a = job.a;
+    let rates = match (&a.sweep, a.rate) {
+        (Some(s), None) => podsim_noc::parse_rates(s).map_err(|e| flag_err("--sweep", e.why))?,
+        (None, Some(r)) => vec![r],
+        _ => {
+            return Err(flag_err(
+                "--seeds",
+                "give one of --rate and --sweep with it",
+            ));
+        }
+    };
+    let (net, cfg) = (&job.net, &job.cfg);
+    let loads = podsim_noc::sweep_seeds(net, job.routing, cfg, &job.base, &rates, n);
+    let loads = loads.map_err(noc_err)?;
+    match (a.json, a.sweep.is_some()) {
+        (true, true) => outln!("{}", podsim_report::to_json(&loads)),
+        (true, false) => outln!("{}", podsim_report::to_json(&loads[0])),
+        _ => out!("{}", podsim_report::noc_seeds_text(&job.title, &loads)),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The loads of a sweep as they ended: each result, with its JSON if it ran now (`None`:

@@ -2617,5 +2617,214 @@ fn sequence_parallel_virtual_stages_and_selective_remat_are_reported() {
             "2",
         ],
         &["--virtual-stages", "the search chooses it"],
+
+/// Issue 38 item 2: every point of a BookSim-mode sweep is the point run alone, to the byte
+/// (the sweep's JSON element as printed against the single run's stdout, and its CSV row
+/// against the row the single run's numbers make), on the four sweep configurations of the
+/// issue (8x8 mesh and torus, 1- and 4-flit packets, 0.05 to 0.40 in steps of 0.05), on two
+/// threads (the points of a batch run side by side); and on podsim's own router once.
+#[test]
+fn sweep_points_are_the_points_run_alone() {
+    let dir = std::env::temp_dir().join(format!("podsim-sweep-alone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, svg) = (dir.join("s.csv"), dir.join("s.svg"));
+    let (csv, svg) = (csv.to_str().unwrap(), svg.to_str().unwrap());
+    for (topology, flits, router) in [
+        ("mesh:8x8", "1", "booksim"),
+        ("mesh:8x8", "4", "booksim"),
+        ("torus:8x8", "1", "booksim"),
+        ("torus:8x8", "4", "booksim"),
+        ("torus:4x4", "2", "podsim"),
+    ] {
+        let common = [
+            "noc",
+            "--topology",
+            topology,
+            "--packet-flits",
+            flits,
+            "--router",
+            router,
+            "--json",
+        ];
+        let mut args = common.to_vec();
+        args.extend(["--sweep", "0.05:0.40:0.05", "--csv", csv, "--svg", svg]);
+        args.push("--no-resume");
+        let out = Command::new(env!("CARGO_BIN_EXE_podsim"))
+            .args(&args)
+            .env("RAYON_NUM_THREADS", "2")
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The array's elements as printed (flat objects: no nested ones without --links),
+        // not parsed and printed again (parsing may move a float's last digit).
+        let text = String::from_utf8(out.stdout).unwrap();
+        let inner = text.trim_end().strip_prefix("[{").unwrap();
+        let inner = inner.strip_suffix("}]").unwrap();
+        let printed: Vec<String> = inner.split("},{").map(|p| format!("{{{p}}}")).collect();
+        assert_eq!(
+            printed.len(),
+            8,
+            "{topology} {flits}: none of these loads saturates"
+        );
+        let rows: Vec<String> = std::fs::read_to_string(csv)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .skip(1)
+            .map(str::to_string)
+            .collect();
+        // A key's value in a flat JSON object, as printed.
+        let field = |json: &str, key: &str| {
+            let at = json.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+            json[at..].split([',', '}']).next().unwrap().to_string()
+        };
+        for (i, point) in printed.iter().enumerate() {
+            let rate = field(point, "offered_flits_per_node_cycle");
+            let mut one = common.to_vec();
+            one.extend(["--rate", &rate]);
+            let alone = podsim(&one);
+            assert!(alone.status.success());
+            let alone = String::from_utf8(alone.stdout).unwrap();
+            assert_eq!(
+                point,
+                alone.trim_end(),
+                "{topology} {flits}-flit {router} at {rate}"
+            );
+            // The CSV row's leading columns are the single run's numbers as printed.
+            let lead = [
+                "offered_flits_per_node_cycle",
+                "generated_flits_per_node_cycle",
+                "accepted_flits_per_node_cycle",
+                "average_latency_cycles",
+            ]
+            .map(|k| field(&alone, k))
+            .join(",");
+            assert!(rows[i].starts_with(&lead), "{} vs {lead}", rows[i]);
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--seeds N`: one seed is the run alone; three are the runs of seeds 1, 2 and 3 alone, their
+/// mean and sample standard deviation computed here from the single runs' printed numbers;
+/// the same bytes on one thread and on three; a sweep of seeds has a summary per load; the
+/// flags it cannot honour are refused.
+#[test]
+fn seeds_report_the_mean_and_spread_of_the_runs_alone() {
+    let base = [
+        "noc",
+        "--topology",
+        "torus:8x8",
+        "--router",
+        "booksim",
+        "--rate",
+        "0.3",
+        "--json",
+    ];
+    let with = |extra: &[&str], threads: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_podsim"))
+            .args(base)
+            .args(extra)
+            .env("RAYON_NUM_THREADS", threads)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let single =
+        |seed: &str| -> Value { serde_json::from_slice(&with(&["--seed", seed], "1")).unwrap() };
+    let one: Value = serde_json::from_slice(&with(&["--seeds", "1"], "2")).unwrap();
+    let alone = single("1");
+    assert_eq!(one["seeds"], 1);
+    assert_eq!(one["latency_mean"], alone["average_latency_cycles"]);
+    assert_eq!(one["accepted_mean"], alone["accepted_flits_per_node_cycle"]);
+    assert_eq!(one["latency_stddev"], 0.0);
+    assert_eq!(one["runs"][0]["flit_hops"], alone["flit_hops"]);
+    let three = with(&["--seeds", "3"], "3");
+    assert_eq!(
+        three,
+        with(&["--seeds", "3"], "1"),
+        "the same bytes on any thread count"
+    );
+    let v: Value = serde_json::from_slice(&three).unwrap();
+    let lat: Vec<f64> = ["1", "2", "3"]
+        .iter()
+        .map(|s| single(s)["average_latency_cycles"].as_f64().unwrap())
+        .collect();
+    let mean = (lat[0] + lat[1] + lat[2]) / 3.0;
+    let var = lat.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 2.0;
+    assert!((v["latency_mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+    assert!((v["latency_stddev"].as_f64().unwrap() - var.sqrt()).abs() < 1e-9);
+    let lo = lat.iter().copied().fold(f64::INFINITY, f64::min);
+    assert_eq!(v["latency_min"].as_f64().unwrap(), lo);
+    assert_eq!(
+        (v["seeds"].clone(), v["first_seed"].clone()),
+        (3.into(), 1.into())
+    );
+    let curve = json(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--sweep",
+        "0.1:0.2:0.1",
+        "--seeds",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(curve.as_array().unwrap().len(), 2);
+    assert_eq!(curve[1]["offered_flits_per_node_cycle"], 0.2);
+    let text = podsim(&[
+        "noc",
+        "--topology",
+        "mesh:4x4",
+        "--rate",
+        "0.1",
+        "--seeds",
+        "2",
+    ]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("lat mean") && text.contains("2 from 1"),
+        "{text}"
+    );
+    expect_error(
+        &[
+            "noc",
+            "--topology",
+            "mesh:4x4",
+            "--rate",
+            "0.1",
+            "--seeds",
+            "2",
+            "--csv",
+            "x.csv",
+        ],
+        &["--seeds", "--csv"],
+    );
+    expect_error(
+        &["noc", "--topology", "mesh:4x4", "--seeds", "2"],
+        &["--seeds", "--rate"],
+    );
+    expect_error(
+        &[
+            "noc",
+            "--topology",
+            "mesh:4x4",
+            "--rate",
+            "0.1",
+            "--seeds",
+            "0",
+        ],
+        &["--seeds"],
     );
 }

@@ -5,12 +5,14 @@
 //! sweep of 16 loads run sequentially and on every core; both router modes (`podsim`,
 //! `booksim`) on the 8x8 mesh and torus at 0.3, with flit-hops per CPU-second; and podsim's
 //! router on its two engines, the fast one `run` takes and the general one (taken when a
-//! packet log is kept), on the 8x8 mesh at 0.3 and a 32x32 mesh at 0.3 (one thread each).
+//! packet log is kept), on the 8x8 mesh at 0.3 and a 32x32 mesh at 0.3 (one thread each); the
+//! booksim mode's sweeps of issue 38 (8x8 mesh and torus, 1 and 4 flits, 0.05 to 0.40) and 8
+//! seeds of one load.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use podsim_noc::{
     NocRouting, PacketLog, Pattern, RouterConfig, RouterMode, RunSpec, parse_rates, run,
-    run_logged, sweep,
+    run_logged, sweep, sweep_seeds,
 };
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
 use podsim_units::{Bandwidth, SimDuration};
@@ -137,6 +139,60 @@ fn router_modes(c: &mut Criterion) {
     g.finish();
 }
 
+/// Issue 38 item 2: the latency-throughput sweeps measured against BookSim 2 (the
+/// `tools/bench-table.sh` rows "sweep, BookSim-exact router"): the booksim mode on the 8x8 mesh
+/// and torus, 1- and 4-flit packets, uniform loads 0.05 to 0.40 in steps of 0.05, BookSim's
+/// default sampling (10,000 cycles: periods of 1,000), one after another on this thread; and
+/// 8 seeds of the 8x8 torus at 0.3 (`--seeds 8`). Prints the CPU-seconds of each, to set
+/// against BookSim's sum over the same points (`tools/bench-table.sh --sweeps` runs both).
+fn booksim_sweeps(c: &mut Criterion) {
+    let mut g = c.benchmark_group("booksim_sweeps");
+    g.sample_size(10);
+    let rates = parse_rates("0.05:0.40:0.05").unwrap();
+    assert_eq!(rates.len(), 8);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for (name, net) in [
+        ("mesh8x8", cube(&[8, 8], false)),
+        ("torus8x8", cube(&[8, 8], true)),
+    ] {
+        for flits in [1, 4] {
+            let cfg = RouterConfig {
+                router: RouterMode::Booksim,
+                packet_flits: flits,
+                ..RouterConfig::default()
+            };
+            let s = RunSpec::new(Pattern::Uniform, 0.1);
+            let go = || sweep(&net, NocRouting::DimensionOrder, &cfg, &s, &rates, false).unwrap();
+            let start = thread_cpu_s();
+            let once = go();
+            if let (Some(a), Some(b)) = (start, thread_cpu_s()) {
+                println!("booksim_sweeps/{name}_p{flits}: {:.3} CPU-s", b - a);
+            }
+            g.throughput(Throughput::Elements(once.iter().map(|r| r.flit_hops).sum()));
+            g.bench_function(format!("{name}_p{flits}"), |b| b.iter(go));
+        }
+    }
+    let net = cube(&[8, 8], true);
+    let cfg = RouterConfig {
+        router: RouterMode::Booksim,
+        ..RouterConfig::default()
+    };
+    let s = RunSpec::new(Pattern::Uniform, 0.3);
+    let go = || {
+        pool.install(|| sweep_seeds(&net, NocRouting::DimensionOrder, &cfg, &s, &[0.3], 8))
+            .unwrap()
+    };
+    let once = go();
+    g.throughput(Throughput::Elements(
+        once[0].runs.iter().map(|r| r.flit_hops).sum(),
+    ));
+    g.bench_function("torus8x8_p1_seeds8_at_0.3", |b| b.iter(go));
+    g.finish();
+}
+
 /// podsim's router on the fast engine (`run`) and on the general one (`run_logged` with a
 /// packet log that keeps nothing, which only the general engine offers): the same results, so
 /// the ratio of the two is the fast engine's gain.
@@ -178,5 +234,12 @@ fn engines(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, flit_hops, sweeps, router_modes, engines);
+criterion_group!(
+    benches,
+    flit_hops,
+    sweeps,
+    router_modes,
+    engines,
+    booksim_sweeps
+);
 criterion_main!(benches);

@@ -734,6 +734,10 @@ struct BookSim {
     /// port from each router towards each destination, `routers * routers` (the terminal port
     /// at the destination), [`BookSim::mesh_port`] tabulated; empty otherwise.
     mesh_ports: Vec<u8>,
+    /// With wrap-around links, at most [`MESH_TABLE_ROUTERS`] routers and at most 64
+    /// dimensions: each (router, destination) pair's [`TorusStep`], `routers * routers`, what
+    /// [`BookSim::compute_route_slow`] derives from the coordinates; empty otherwise.
+    torus_steps: Vec<TorusStep>,
     /// With at most [`HOP_TABLE_ROUTERS`] routers: [`BookSim::hops`] between every two routers,
     /// `routers * routers` (a packet's statistics read it as it leaves); empty otherwise.
     hop_table: Vec<u8>,
@@ -836,6 +840,73 @@ const MESH_TABLE_ROUTERS: usize = 1024;
 
 /// The most routers for which the hops between routers are tabulated (a byte per pair: 64 KiB).
 const HOP_TABLE_ROUTERS: usize = 256;
+
+/// Dimension-order routing's decision at a router for a destination on a network with
+/// wrap-around links, as far as the two coordinates fix it: the first dimension in which they
+/// differ and how to go in it ([`BookSim::torus_step`]); the packet's arrival port, dateline
+/// partition and coin decide the rest ([`torus_route`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TorusStep {
+    dim: u8,
+    flags: u8,
+}
+
+impl TorusStep {
+    /// At the destination: the terminal port.
+    const ARRIVED: TorusStep = TorusStep {
+        dim: u8::MAX,
+        flags: 0,
+    };
+    /// The dimension wraps.
+    const WRAP: u8 = 1;
+    /// The +1 direction: the shorter way round (wrapping), or towards the destination (not).
+    const PLUS: u8 = 2;
+    /// Wrapping, both ways are as long (distance k/2): the packet's coin decides.
+    const TIE: u8 = 4;
+    /// Wrapping, the coordinate is above the destination's: dateline partition 1.
+    const UPPER: u8 = 8;
+}
+
+/// [`BookSim::compute_route_slow`] on a network with wrap-around links from the tabulated
+/// `step` (for `p`, arriving on `in_port`, with `ports` ports of `vcs` VCs): the output port and
+/// VC range, the packet's partition updated as the slow path updates it.
+#[inline(always)]
+fn torus_route(
+    step: TorusStep,
+    in_port: usize,
+    p: &mut Packet,
+    (ports, vcs): (usize, usize),
+) -> (u8, u8, u8) {
+    let last = (vcs - 1) as u8;
+    if step.dim == u8::MAX {
+        return ((ports - 1) as u8, 0, last);
+    }
+    let d = usize::from(step.dim);
+    let turning = in_port / 2 != d;
+    let port = if step.flags & TorusStep::WRAP == 0 {
+        if turning {
+            p.ph = 0;
+        }
+        if step.flags & TorusStep::PLUS != 0 {
+            2 * d
+        } else {
+            2 * d + 1
+        }
+    } else if turning {
+        let plus = step.flags & TorusStep::PLUS != 0
+            || (step.flags & TorusStep::TIE != 0 && (p.coins >> (d % 64)) & 1 == 1);
+        p.ph = u8::from(step.flags & TorusStep::UPPER != 0);
+        if plus { 2 * d } else { 2 * d + 1 }
+    } else {
+        in_port ^ 1
+    };
+    let avail = (vcs / 2) as u8;
+    if p.ph == 0 {
+        (port as u8, 0, last - avail)
+    } else {
+        (port as u8, avail, last)
+    }
+}
 
 impl BookSim {
     fn new(net: &Network, cfg: &RouterConfig, spec: &RunSpec) -> Result<Self, NocError> {
@@ -949,6 +1020,7 @@ impl BookSim {
                 })
                 .collect(),
             mesh_ports: Vec::new(),
+            torus_steps: Vec::new(),
             hop_table: Vec::new(),
             routing_delay: i64::from(cfg.routing_delay),
             vc_alloc_delay: i64::from(cfg.vc_alloc_delay),
@@ -1069,6 +1141,11 @@ impl BookSim {
                 .map(|x| b.mesh_port(x / routers, x % routers))
                 .collect();
         }
+        if torus && routers <= MESH_TABLE_ROUTERS && n <= 64 {
+            b.torus_steps = (0..routers * routers)
+                .map(|x| b.torus_step(x / routers, x % routers))
+                .collect();
+        }
         Ok(b)
     }
 
@@ -1100,7 +1177,50 @@ impl BookSim {
             // A tabulated mesh: no dateline partitions, the packet's own state plays no part.
             return (port, 0, (self.vcs - 1) as u8);
         }
+        if let Some(&dst) = self.dst_of.get(pkt as usize)
+            && let Some(&step) = self.torus_steps.get(r * self.routers + dst as usize)
+        {
+            let p = &mut self.packets[pkt as usize];
+            return torus_route(step, in_port, p, (self.ports, self.vcs));
+        }
         self.compute_route_slow(r, in_port, pkt)
+    }
+
+    /// What dimension-order routing on a network with wrap-around links decides at router `r`
+    /// for a packet to `dst` from the two coordinates alone (tabulated in `torus_steps`):
+    /// [`Self::compute_route_slow`] up to the packet's own state.
+    fn torus_step(&self, r: usize, dst: usize) -> TorusStep {
+        if r == dst {
+            return TorusStep::ARRIVED;
+        }
+        let n = self.dims.len();
+        let here = &self.coords[r * n..r * n + n];
+        let there = &self.coords[dst * n..dst * n + n];
+        let mut d = 0;
+        while here[d] == there[d] {
+            d += 1;
+        }
+        let (cur, dest) = (here[d], there[d]);
+        let k = self.dims[d];
+        let mut flags = 0u8;
+        if self.wrap[d] {
+            flags |= TorusStep::WRAP;
+            let dist2 = i64::from(k) - 2 * i64::from((dest + k - cur) % k);
+            if dist2 > 0 {
+                flags |= TorusStep::PLUS;
+            } else if dist2 == 0 {
+                flags |= TorusStep::TIE;
+            }
+            if cur > dest {
+                flags |= TorusStep::UPPER;
+            }
+        } else if cur < dest {
+            flags |= TorusStep::PLUS;
+        }
+        TorusStep {
+            dim: d as u8,
+            flags,
+        }
     }
 
     /// [`Self::compute_route`] off the tabulated mesh.

@@ -530,6 +530,61 @@ fn mesh_routes_go_in_dimension_order() {
     assert_eq!(big.mesh_port(33 * 32 - 1, 32), 3);
 }
 
+/// The torus route table gives the computed routes: on tori (2-D, 3-D, odd and even radices)
+/// and a network that wraps in one dimension only, for every router, destination, arrival
+/// port, coin and dateline partition the packet brings, the table's port, VC range and the
+/// packet's new partition equal those `compute_route_slow` derives from the coordinates.
+#[test]
+fn torus_route_table_gives_the_computed_routes() {
+    let spec = RunSpec::new(Pattern::Uniform, 0.1);
+    for (dims, wrap) in [
+        (vec![8, 8], vec![true, true]),
+        (vec![5, 4, 3], vec![true, true, true]),
+        (vec![6, 5], vec![true, false]),
+        (vec![4, 7], vec![false, true]),
+    ] {
+        let net = Network::Cube(KAryNCube::new(dims.clone(), wrap, link()).unwrap());
+        let mut b = super::BookSim::new(&net, &booksim(1), &spec).unwrap();
+        let routers = b.routers;
+        assert_eq!(b.torus_steps.len(), routers * routers, "{dims:?}");
+        let table = std::mem::take(&mut b.torus_steps);
+        b.packets = vec![super::Packet::default()];
+        for r in 0..routers {
+            for dst in 0..routers {
+                b.dst_of = vec![dst as u32];
+                for in_port in 0..b.ports {
+                    for coins in [0, u64::MAX, 0b010, 0b101] {
+                        for ph in [0, 1] {
+                            let start = super::Packet {
+                                coins,
+                                ph,
+                                ..super::Packet::default()
+                            };
+                            b.packets[0] = start;
+                            let slow = b.compute_route_slow(r, in_port, 0);
+                            let slow_ph = b.packets[0].ph;
+                            let mut p = start;
+                            let fast = super::torus_route(
+                                table[r * routers + dst],
+                                in_port,
+                                &mut p,
+                                (b.ports, b.vcs),
+                            );
+                            assert_eq!(
+                                (fast, p.ph),
+                                (slow, slow_ph),
+                                "{dims:?} r {r} dst {dst} in {in_port} coins {coins} ph {ph}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let big = super::BookSim::new(&cube(&[33, 32], true), &booksim(1), &spec).unwrap();
+    assert!(big.torus_steps.is_empty());
+}
+
 /// A few packets on an idle network with the link counters running from cycle 0 until the
 /// last tail is out: the counters of every network link (fast path, or the general stage
 /// queues with `general`).

@@ -84,6 +84,7 @@ mod fabric;
 mod lean;
 mod model;
 mod overrides;
+mod seeds;
 mod sim;
 mod spec;
 mod traffic;
@@ -92,6 +93,7 @@ pub use config::{Allocator, Arbitration, ConfigError, LinkCycles, RouterConfig, 
 pub use fabric::{ChannelKind, Fabric, NocRouting};
 pub use model::{PACKET_FLIT_LIMIT, PacketModel};
 pub use overrides::{MAX_ROUTER_CYCLES, RouterOverrides, check_cycles, check_nodes, resolve_run};
+pub use seeds::{SeedSummary, sweep_seeds};
 pub use sim::{ANY_LANE, Audit, Delivered, LinkStat, MAX_PARTS, MIN_ROUTERS_TO_SPLIT, Noc};
 pub use spec::{
     MIN_DRAIN_CYCLES, MIN_WINDOW_CYCLES, NocResult, PATTERNS, PacketLog, Pattern, RunSpec,

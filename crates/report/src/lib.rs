@@ -27,7 +27,7 @@ pub use noc::{
 };
 pub use noc_text::{
     noc_curve_json, noc_curve_text, noc_failed_row, noc_grid, noc_heat_links, noc_heatmap_svg,
-    noc_load_text, noc_title, noc_trace,
+    noc_load_text, noc_seeds_text, noc_title, noc_trace,
 };
 pub use podsim_units::table::render;
 pub use roofline::{

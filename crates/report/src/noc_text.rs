@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use podsim_noc::{LinkStat, NocResult, NocRouting, PacketLog, RouterConfig, RouterMode};
+use podsim_noc::{
+    LinkStat, NocResult, NocRouting, PacketLog, RouterConfig, RouterMode, SeedSummary,
+};
 use podsim_topology::{Network, NodeId};
 use serde_json::Value;
 
@@ -173,6 +175,47 @@ pub fn noc_curve_text(
         out.push_str(&format!("failed: {f}\n"));
     }
     out
+}
+
+/// Several seeds of each load as `podsim noc --seeds` prints them: the heading `title`, a row
+/// per load with the mean, sample standard deviation and range over the seeds of the average
+/// latency and the accepted throughput, and how many seeds saturated.
+pub fn noc_seeds_text(title: &str, loads: &[SeedSummary]) -> String {
+    let mut rows = vec![(
+        "offered".to_string(),
+        [
+            "seeds",
+            "lat mean",
+            "lat sd",
+            "lat min-max",
+            "acc mean",
+            "acc sd",
+            "acc min-max",
+            "saturated",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )];
+    for s in loads {
+        rows.push((
+            format!("{:.3}", s.offered_flits_per_node_cycle),
+            vec![
+                format!("{} from {}", s.seeds, s.first_seed),
+                format!("{:.2}", s.latency_mean),
+                format!("{:.2}", s.latency_stddev),
+                format!("{:.1}-{:.1}", s.latency_min, s.latency_max),
+                format!("{:.4}", s.accepted_mean),
+                format!("{:.4}", s.accepted_stddev),
+                format!("{:.4}-{:.4}", s.accepted_min, s.accepted_max),
+                s.saturated_runs.to_string(),
+            ],
+        ));
+    }
+    format!(
+        "{title}\n{}sd: sample standard deviation over the seeds (n - 1); lat: average latency, \
+         cycles; acc: accepted flits per node per cycle\n",
+        render(&rows)
+    )
 }
 
 /// A sweep's curve as `podsim noc --sweep --json` prints it: each load's JSON, that of a run
