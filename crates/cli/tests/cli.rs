@@ -2617,6 +2617,8 @@ fn sequence_parallel_virtual_stages_and_selective_remat_are_reported() {
             "2",
         ],
         &["--virtual-stages", "the search chooses it"],
+    );
+}
 
 /// Issue 38 item 2: every point of a BookSim-mode sweep is the point run alone, to the byte
 /// (the sweep's JSON element as printed against the single run's stdout, and its CSV row
