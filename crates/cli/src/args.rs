@@ -133,18 +133,24 @@ impl From<podsim_ranks::RanksError> for Failure {
 
 /// The power figures of the chip a system names, for `--energy`.
 pub(crate) fn chip_power(chip: Option<&str>) -> Result<podsim_system::energy::ChipPower, Failure> {
-    let Some(chip) = chip else {
-        return Err(flag_err(
-            "--energy",
-            "the topology names no chip; give a system of TPU v4 chips (tpuv4:slice=...)",
-        ));
-    };
-    podsim_system::energy::ChipPower::preset(chip).ok_or_else(|| {
-        flag_err(
-            "--energy",
-            format!(
-                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have: Table 4)"
-            ),
-        )
-    })
+    podsim_system::energy::ChipPower::of_chip(chip).map_err(|e| flag_err("--energy", e))
+}
+
+/// `flag` needs the flow model's link loads (`lead`: what it does with them): an error on any
+/// other model.
+pub(crate) fn needs_flow(
+    flag: &str,
+    lead: &str,
+    model: podsim_collective::ModelKind,
+) -> Result<(), Failure> {
+    if model == podsim_collective::ModelKind::Flow {
+        return Ok(());
+    }
+    Err(flag_err(
+        flag,
+        format!(
+            "{lead} the flow model's link loads; the {} model does not report them: add --model flow",
+            model.name()
+        ),
+    ))
 }

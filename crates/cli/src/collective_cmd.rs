@@ -307,26 +307,12 @@ fn check_one_run(a: &CollectiveArgs, r: &Resolved) -> Result<(), Failure> {
             "the energy is of one run; give --bytes instead of --sweep",
         ));
     }
-    if a.energy && r.model != ModelKind::Flow {
-        return Err(flag_err(
-            "--energy",
-            format!(
-                "the energy of the links comes from the flow model's link loads; the {} model does not report them: add --model flow",
-                r.model.name()
-            ),
-        ));
-    }
     if a.energy {
+        crate::args::needs_flow("--energy", "the energy of the links comes from", r.model)?;
         crate::args::chip_power(r.chip.as_deref())?;
     }
-    if a.heatmap.is_some() && r.model != ModelKind::Flow {
-        return Err(flag_err(
-            "--heatmap",
-            format!(
-                "the heatmap draws the flow model's link loads; the {} model does not report them: add --model flow",
-                r.model.name()
-            ),
-        ));
+    if a.heatmap.is_some() {
+        crate::args::needs_flow("--heatmap", "the heatmap draws", r.model)?;
     }
     Ok(())
 }
@@ -467,21 +453,13 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
     let context = sweep_context(job, r);
     // Rank 0 (the only process, without MPI) keeps the file; the sizes it does not hold
     // yet run a batch at a time, one per rank, and land in the file in size order.
-    let (rank, ranks) = podsim_ranks::place();
-    podsim_engine::watch::note(format!(
-        "finished sizes are kept in {}; run the sweep again to resume",
-        csv_path.display()
-    ));
-    let mut opened = if rank == 0 {
-        Some(podsim_report::sweep_file::SweepFile::open(
-            &csv_path,
-            &context,
-            podsim_collective::SWEEP_HEADER,
-            !a.no_resume,
-        )?)
-    } else {
-        None
-    };
+    let mut opened = podsim_report::sweep_file::open_on_rank0(
+        &csv_path,
+        &context,
+        podsim_collective::SWEEP_HEADER,
+        !a.no_resume,
+        "sizes",
+    )?;
     let todo: Vec<u64> = podsim_ranks::share(opened.as_ref().map(|(_, kept)| {
         sizes
             .iter()
@@ -492,19 +470,15 @@ fn sweep(job: &Job, r: &Resolved, list: &str) -> Result<ExitCode, Failure> {
     let endpoint = r.models.endpoint.clone();
     podsim_report::progress::count(todo.len() as u64);
     let mut fresh: HashMap<u64, SweepPoint> = HashMap::new();
+    let ranks = podsim_ranks::place().1;
     let batch = job
         .c
         .batch(&todo, rayon::current_num_threads().max(1), ranks);
     for chunk in todo.chunks(batch) {
-        let got = podsim_ranks::spread(chunk.len(), |mine| {
-            use rayon::prelude::*;
-            mine.par_iter()
-                .map(|&i| {
-                    let point = sweep_point(job, &endpoint, chunk[i]);
-                    podsim_report::progress::tick();
-                    point
-                })
-                .collect()
+        let got = podsim_report::sweep_file::run_batch(chunk.len(), |i| {
+            let point = sweep_point(job, &endpoint, chunk[i]);
+            podsim_report::progress::tick();
+            point
         })?;
         if let (Some(got), Some((file, _))) = (got, opened.as_mut()) {
             for (&b, (fields, v)) in chunk.iter().zip(got) {
@@ -629,35 +603,18 @@ fn one_size(
         std::fs::write(path, t.to_json().to_string())
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
-    let energy = if a.energy {
-        let power = crate::args::chip_power(r.chip.as_deref())?;
-        let activity = podsim_system::energy::Activity {
-            chips: r.net.endpoints(),
-            seconds: m.time_s,
-            link_bytes: m.link_loads.iter().map(|l| l.wire_bytes).sum(),
-            ..Default::default()
-        };
-        let algbw = if m.time_s > 0.0 {
-            bytes as f64 / m.time_s
-        } else {
-            0.0
-        };
-        Some(podsim_system::energy::EnergyOutput::new(
-            &power,
-            &activity,
-            Some((algbw, "B/s of algorithm bandwidth per W")),
-        ))
-    } else {
-        None
+    let energy = match a.energy {
+        true => Some(podsim_system::energy::collective(
+            &crate::args::chip_power(r.chip.as_deref())?,
+            r.net.endpoints(),
+            bytes,
+            &m,
+        )),
+        false => None,
     };
     if a.json {
-        let mut v = job.output(&m);
-        if let (Some(e), Some(obj)) = (&energy, v.as_object_mut())
-            && let serde_json::Value::Object(extra) = podsim_report::to_json(e)
-        {
-            obj.extend(extra);
-        }
-        outln!("{}", v);
+        let v = podsim_report::to_json_with(&job.c.output(&m), energy.as_ref());
+        outln!("{v}");
     } else {
         let out = CollectiveOutput::new(kind, alg, model, &a.topology, &m);
         let mut rows = out.rows(r.rows());

@@ -279,37 +279,6 @@ enum Command {
     },
 }
 
-/// The subcommand's name as typed (`collective`, `dram`, ...).
-fn command_name(c: &Command) -> String {
-    let name = match c {
-        Command::Topo { .. } => "topo",
-        Command::Run { .. } => "run",
-        Command::Validate { .. } => "validate",
-        Command::Completions { .. } => "completions",
-        Command::Import(_) => "import",
-        Command::Report(_) => "report",
-        Command::Man { .. } => "man",
-        Command::Collective(_) => "collective",
-        Command::Microbench(_) => "microbench",
-        Command::Gemm(_) => "gemm",
-        Command::Roofline(_) => "roofline",
-        Command::Availability(_) => "availability",
-        Command::Systolic(_) => "systolic",
-        Command::Numerics(_) => "numerics",
-        Command::Noc(_) => "noc",
-        Command::Workload(_) => "workload",
-        Command::Train(_) => "train",
-        Command::Dlrm(_) => "dlrm",
-        Command::Apps(_) => "apps",
-        Command::Schedule(_) => "schedule",
-        Command::Tofu(_) => "tofu",
-        Command::Dojo(_) => "dojo",
-        Command::Dram(_) => "dram",
-        Command::Matmul(_) => "matmul",
-    };
-    name.to_string()
-}
-
 /// An error for the user: printed on one line, with exit code 2 for a usage error (bad flags,
 /// files or names: the user can fix the input) and 1 for a runtime failure (the model could not
 /// finish, an output could not be written).
@@ -370,9 +339,14 @@ impl From<podsim_report::sweep_file::SweepFileError> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse_from(podsim_config::negative_values_last(
-        std::env::args_os().collect(),
-    )) {
+    use clap::{CommandFactory, FromArgMatches};
+    let args = podsim_config::negative_values_last(std::env::args_os().collect());
+    // As `Cli::try_parse_from`, keeping the subcommand's name as typed for the spinner.
+    let parsed = Cli::command().try_get_matches_from(args).and_then(|m| {
+        let name = m.subcommand_name().unwrap_or("").to_string();
+        Ok((Cli::from_arg_matches(&m)?, name))
+    });
+    let (cli, name) = match parsed {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -423,8 +397,8 @@ fn main() -> ExitCode {
     // A spinner for every command but those that count their own steps.
     let spinner = match &cli.command {
         Command::Validate { .. } | Command::Completions { .. } | Command::Man { .. } => None,
-        c => Some(podsim_report::progress::Progress::start(
-            &format!("podsim {}", command_name(c)),
+        _ => Some(podsim_report::progress::Progress::start(
+            &format!("podsim {name}"),
             None,
         )),
     };
@@ -608,19 +582,20 @@ fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
 fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
     use clap::CommandFactory;
     let render = |c: &clap::Command| {
-        man_page(c).map_err(|e| Failure::runtime(format!("cannot render the man page: {e}")))
+        podsim_report::man::page(c)
+            .map_err(|e| Failure::runtime(format!("cannot render the man page: {e}")))
     };
     let Some(dir) = out else {
         out!(
             "{}",
-            String::from_utf8_lossy(&render(&man_command(Cli::command()))?)
+            String::from_utf8_lossy(&render(&podsim_report::man::command(Cli::command()))?)
         );
         return Ok(ExitCode::SUCCESS);
     };
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::runtime(format!("{}: cannot create: {e}", dir.display())))?;
     let mut pages = Vec::new();
-    man_pages(Cli::command(), "podsim", &mut pages);
+    podsim_report::man::pages(Cli::command(), "podsim", &mut pages);
     for (name, cmd) in &pages {
         let path = dir.join(format!("{name}.1"));
         std::fs::write(&path, render(cmd)?)
@@ -628,92 +603,4 @@ fn man(out: Option<&Path>) -> Result<ExitCode, Failure> {
     }
     outln!("{} man pages written to {}", pages.len(), dir.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// One command's man page (roff): clap_mangen's sections, with the help's EXAMPLES section
-/// (`examples.rs`) as an EXAMPLES section of the page, each command on a line of its own.
-fn man_page(c: &clap::Command) -> std::io::Result<Vec<u8>> {
-    let examples = c.get_after_help().map(|s| s.to_string());
-    let c = c.clone().after_help(None::<&str>);
-    let man = clap_mangen::Man::new(c.clone());
-    type Section = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
-    let mut sections: Vec<Section> = vec![
-        clap_mangen::Man::render_title,
-        clap_mangen::Man::render_name_section,
-        clap_mangen::Man::render_synopsis_section,
-        clap_mangen::Man::render_description_section,
-    ];
-    if c.get_arguments().any(|a| !a.is_hide_set()) {
-        sections.push(clap_mangen::Man::render_options_section);
-    }
-    if c.get_subcommands().any(|s| !s.is_hide_set()) {
-        sections.push(clap_mangen::Man::render_subcommands_section);
-    }
-    // `topo`'s list of shorthands and presets.
-    if c.get_after_long_help().is_some() {
-        sections.push(clap_mangen::Man::render_extra_section);
-    }
-    // Each section starts with the page's preamble (the `Aq` string); the page keeps the first.
-    let add = |page: &mut String, section: Section| -> std::io::Result<()> {
-        let mut buf = Vec::new();
-        section(&man, &mut buf)?;
-        let text = String::from_utf8_lossy(&buf).into_owned();
-        let body = if page.is_empty() {
-            text.as_str()
-        } else {
-            text.splitn(3, '\n').nth(2).unwrap_or("")
-        };
-        page.push_str(body);
-        Ok(())
-    };
-    let mut page = String::new();
-    for section in sections {
-        add(&mut page, section)?;
-    }
-    if let Some(text) = examples {
-        page.push_str(&podsim_report::roff_examples(&text));
-    }
-    if c.get_version().is_some() {
-        add(&mut page, clap_mangen::Man::render_version_section)?;
-    }
-    Ok(page.into_bytes())
-}
-
-/// A command as its man page shows it: without the `help` subcommand (each page refers to
-/// its subcommands' pages, and `help` has none), with podsim's version in the footer.
-fn man_command(cmd: clap::Command) -> clap::Command {
-    cmd.disable_help_subcommand(true)
-        .version(env!("CARGO_PKG_VERSION"))
-}
-
-/// Every page `podsim man --out` writes, `name` first then its subcommands' (`podsim-dojo`,
-/// `podsim-dojo-node`, ...) at every depth: the pages a page's SUBCOMMANDS section refers to.
-fn man_pages(cmd: clap::Command, name: &str, pages: &mut Vec<(String, clap::Command)>) {
-    let cmd = man_command(cmd.name(name.to_string()));
-    pages.push((name.to_string(), cmd.clone()));
-    for sub in cmd.get_subcommands() {
-        man_pages(sub.clone(), &format!("{name}-{}", sub.get_name()), pages);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// The machine files built into the binary are those of `examples/machines/`.
-    #[test]
-    fn built_in_machines_are_the_directory() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/machines");
-        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| format!("examples/machines/{}", e.file_name().to_string_lossy()))
-            .filter(|p| p.ends_with(".toml"))
-            .collect();
-        on_disk.sort();
-        let mut built: Vec<String> = podsim_config::MACHINES
-            .iter()
-            .map(|(p, _)| p.to_string())
-            .collect();
-        built.sort();
-        assert_eq!(built, on_disk);
-    }
 }

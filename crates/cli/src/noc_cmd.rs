@@ -333,41 +333,31 @@ fn sweep(job: &NocJob, s: &str) -> Result<ExitCode, Failure> {
         ),
     ]);
     let header = format!("{},error", podsim_report::NOC_CSV_HEADER);
-    podsim_engine::watch::note(format!(
-        "finished loads are kept in {}; run the sweep again to resume",
-        csv_path.display()
-    ));
     // Rank 0 (the only process, without MPI) keeps the file and tells the other ranks
     // which loads it holds already.
-    let (rank, _) = podsim_ranks::place();
-    let mut opened = if rank == 0 {
-        Some(podsim_report::sweep_file::SweepFile::open(
-            &csv_path,
-            &context,
-            &header,
-            !a.no_resume,
-        )?)
-    } else {
-        None
-    };
+    let mut opened = podsim_report::sweep_file::open_on_rank0(
+        &csv_path,
+        &context,
+        &header,
+        !a.no_resume,
+        "loads",
+    )?;
     let curve = sweep_loads(job, &rates, &mut opened)?;
-    if rank != 0 {
+    if opened.is_none() {
         // Another rank: rank 0 writes the curve and prints.
         return Ok(ExitCode::SUCCESS);
     }
     print_curve(job, &curve, &csv_path)
 }
 
-/// A sweep's file, open on rank 0, with the rows it kept by load.
-type Opened = Option<(
-    podsim_report::sweep_file::SweepFile,
-    std::collections::HashMap<String, Vec<String>>,
-)>;
-
 /// Run a sweep's loads not in the file, a batch at a time on every core of every rank; each
 /// lands in the file, in load order, as its batch ends; the sweep stops at the first
 /// saturated load (a kept one included, as it did the first time).
-fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve, Failure> {
+fn sweep_loads(
+    job: &NocJob,
+    rates: &[f64],
+    opened: &mut podsim_report::sweep_file::Opened,
+) -> Result<Curve, Failure> {
     let (rank, ranks) = podsim_ranks::place();
     let (rates, kept_rates): (Vec<f64>, std::collections::HashSet<String>) =
         podsim_ranks::share(opened.as_ref().map(|(_, kept)| {
@@ -391,18 +381,12 @@ fn sweep_loads(job: &NocJob, rates: &[f64], opened: &mut Opened) -> Result<Curve
     let mut curve: Vec<(podsim_noc::NocResult, Option<Value>)> = Vec::new();
     let mut failures = Vec::new();
     for chunk in rates.chunks(batch) {
-        let fresh: Option<Vec<Option<NocPoint>>> = podsim_ranks::spread(chunk.len(), |mine| {
-            use rayon::prelude::*;
-            mine.par_iter()
-                .map(|&i| {
-                    let rate = chunk[i];
-                    (!kept_rates.contains(&rate.to_string())).then(|| {
-                        let point = sweep_point(job, rate);
-                        podsim_report::progress::tick();
-                        point
-                    })
-                })
-                .collect()
+        let fresh = podsim_report::sweep_file::run_batch(chunk.len(), |i| {
+            (!kept_rates.contains(&chunk[i].to_string())).then(|| {
+                let point = sweep_point(job, chunk[i]);
+                podsim_report::progress::tick();
+                point
+            })
         })?;
         let mut stop = false;
         if let (Some(fresh), Some((file, kept))) = (fresh, opened.as_mut()) {

@@ -10,8 +10,7 @@ use podsim_config::parse_scenario;
 use podsim_system::Scenario;
 
 use crate::{
-    Cli, Command, Failure, args, command_name, dispatch, memory_limit, read, scenario_failure,
-    workload_cmd,
+    Cli, Command, Failure, args, dispatch, memory_limit, read, scenario_failure, workload_cmd,
 };
 
 /// The built-in default scenario (also `examples/tpu-v4-twisted-all-to-all.toml`).
@@ -69,7 +68,10 @@ pub(crate) fn scenario_command(
     ) {
         return Err(Failure::usage(format!(
             "{key}: `{}` cannot run inside a scenario (a scenario runs commands that simulate)",
-            command_name(&cli.command)
+            // The command's name: the first word that is not a flag (global flags are refused above).
+            args.iter()
+                .find(|a| !a.starts_with('-'))
+                .map_or("", String::as_str)
         )));
     }
     Ok((cli.command, with_json))

@@ -234,31 +234,6 @@ fn machine(
     Ok((spec.name, net, m))
 }
 
-/// Draw a step's energy by component, joules per chip of `chips`, as one stacked bar.
-fn energy_plot(
-    path: &std::path::Path,
-    what: &str,
-    chips: u64,
-    e: &podsim_system::energy::EnergyOutput,
-) -> Result<(), Failure> {
-    let per_chip = 1.0 / chips as f64;
-    podsim_report::stacked_bars_svg(
-        path,
-        &format!("{what}: energy of one step"),
-        "joules per chip",
-        &["compute", "memory", "network", "idle"],
-        &[(
-            format!("{:.1} W per chip", e.average_power_w),
-            e.energy_breakdown_j
-                .parts()
-                .iter()
-                .map(|(_, j)| j * per_chip)
-                .collect(),
-        )],
-    )
-    .map_err(|e| Failure::runtime(e.to_string()))
-}
-
 /// A training error as the command reports it: the configuration's is a usage error.
 pub(super) fn failure(e: TrainError) -> Failure {
     if e.is_input() {
@@ -395,7 +370,8 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         out = out.with_energy(&t, &r, p);
     }
     if let (Some(path), Some(e)) = (&a.plot, &out.energy) {
-        energy_plot(path, &format!("{} on {name}", t.name), net.endpoints(), e)?;
+        podsim_report::energy_svg(path, &format!("{} on {name}", t.name), net.endpoints(), e)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
     }
     if a.json {
         outln!("{}", to_json(&out));

@@ -2,10 +2,10 @@
 //! on every core by `podsim_validation` with their values kept in a resumable CSV, and their
 //! table or JSON printed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use crate::{Failure, args, read};
+use crate::{Failure, args};
 use podsim_report::sweep_file;
 
 /// `podsim validate`.
@@ -21,7 +21,7 @@ pub(crate) fn validate(
             "only a --csv is resumed; add --csv or drop the flag",
         ));
     }
-    let files = validation_files(dir)?;
+    let files = podsim_config::validation_files(dir).map_err(Failure::usage)?;
     // Every file parsed first (its errors in file order), then every case evaluated on all
     // cores; the table and the first error are those of the serial run, in case order.
     let mut cases = Vec::new();
@@ -113,39 +113,4 @@ pub(crate) fn validate(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The validation case files (name and text): those of `dir`, or the built-in ones, sorted.
-fn validation_files(dir: Option<&Path>) -> Result<Vec<(String, String)>, Failure> {
-    let mut files: Vec<(String, String)> = Vec::new();
-    match dir {
-        None => {
-            files.extend(
-                podsim_validation::CASE_FILES
-                    .iter()
-                    .map(|(n, t)| (n.to_string(), t.to_string())),
-            );
-            files.sort();
-        }
-        Some(d) => {
-            let entries = std::fs::read_dir(d).map_err(|e| {
-                Failure::usage(format!("{}: cannot read directory: {e}", d.display()))
-            })?;
-            let mut paths: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                .collect();
-            paths.sort();
-            if paths.is_empty() {
-                return Err(Failure::usage(format!(
-                    "{}: no validation cases (no .toml file) in this directory",
-                    d.display()
-                )));
-            }
-            for p in paths {
-                files.push((p.display().to_string(), read(&p)?));
-            }
-        }
-    }
-    Ok(files)
 }

@@ -115,15 +115,8 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
                 .2
         }
     };
-    if a.heatmap.is_some() && model != podsim_collective::ModelKind::Flow {
-        return Err(flag_err(
-            "--heatmap",
-            format!(
-                "the heatmap draws the flow model's link loads; the {} model does not report \
-                 them: add --model flow",
-                model.name()
-            ),
-        ));
+    if a.heatmap.is_some() {
+        crate::args::needs_flow("--heatmap", "the heatmap draws", model)?;
     }
     if a.heatmap.is_some() {
         // Refused before the run, not after it.
@@ -134,16 +127,7 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
         podsim_report::link_heatmap::Layout::of(&net).map_err(|e| flag_err("--heatmap", e))?;
     }
     let power = if a.energy {
-        if model != podsim_collective::ModelKind::Flow {
-            return Err(flag_err(
-                "--energy",
-                format!(
-                    "the energy of the links comes from the flow model's link loads; the {} \
-                     model does not report them: add --model flow",
-                    model.name()
-                ),
-            ));
-        }
+        crate::args::needs_flow("--energy", "the energy of the links comes from", model)?;
         Some(crate::args::chip_power(Some(&spec.chip.name))?)
     } else {
         None

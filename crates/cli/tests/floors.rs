@@ -13,6 +13,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("podsim-units", 0),
     ("podsim-numerics", 0),
     ("podsim-ranks", 0),
+    ("podsim-energy", 0),
     // Graphs, the event engine, chips.
     ("podsim-topology", 1),
     ("podsim-engine", 1),

@@ -42,7 +42,7 @@ pub use shorthand::{
     parse_topology, system_from_cli,
 };
 pub use system::parse_system;
-pub use validation::{parse_validation, parse_validation_with};
+pub use validation::{parse_validation, parse_validation_with, validation_files};
 pub use workload::parse_workload;
 
 #[cfg(test)]

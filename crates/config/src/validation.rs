@@ -1216,3 +1216,36 @@ pub fn parse_validation_with(
         })
         .collect()
 }
+
+/// The validation case files (name and text): those of `dir` (every `.toml` in it), or the
+/// built-in ones, sorted; an error naming the directory or the file that cannot be read.
+pub fn validation_files(dir: Option<&std::path::Path>) -> Result<Vec<(String, String)>, String> {
+    let Some(d) = dir else {
+        let mut files: Vec<(String, String)> = podsim_validation::CASE_FILES
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect();
+        files.sort();
+        return Ok(files);
+    };
+    let entries =
+        std::fs::read_dir(d).map_err(|e| format!("{}: cannot read directory: {e}", d.display()))?;
+    let mut paths: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(format!(
+            "{}: no validation cases (no .toml file) in this directory",
+            d.display()
+        ));
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = crate::read_input(&p).map_err(|e| e.to_string())?;
+            Ok((p.display().to_string(), text))
+        })
+        .collect()
+}

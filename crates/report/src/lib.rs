@@ -6,6 +6,7 @@
 mod collective;
 mod html;
 pub mod link_heatmap;
+pub mod man;
 mod metrics;
 mod noc;
 mod noc_text;
@@ -31,7 +32,7 @@ pub use noc_text::{
 };
 pub use podsim_units::table::render;
 pub use roofline::{
-    HeatLink, HeatTile, Roof, Series, bars_svg, heatmap_svg, lines_svg, roofline_svg,
+    HeatLink, HeatTile, Roof, Series, bars_svg, energy_svg, heatmap_svg, lines_svg, roofline_svg,
     stacked_bars_svg,
 };
 pub use scenario::{CollectiveRun, CollectiveRunRow, add_result_trace, result_json, result_text};
@@ -45,6 +46,20 @@ pub use workload::{POWER_PID, add_power, add_workload};
 pub fn to_json(result: &impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(result)
         .unwrap_or_else(|e| serde_json::Value::String(format!("cannot serialize the result: {e}")))
+}
+
+/// `result`'s JSON object with the keys of `extra`'s added (a result and its energy, say).
+pub fn to_json_with(
+    result: &impl serde::Serialize,
+    extra: Option<&impl serde::Serialize>,
+) -> serde_json::Value {
+    let mut v = to_json(result);
+    if let (Some(obj), Some(serde_json::Value::Object(more))) =
+        (v.as_object_mut(), extra.map(to_json))
+    {
+        obj.extend(more);
+    }
+    v
 }
 
 /// Why a report could not be written.

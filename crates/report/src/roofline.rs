@@ -501,3 +501,28 @@ pub fn stacked_bars_svg(
         Ok(())
     })
 }
+
+/// Draw a step's energy by component (compute, memory, network, idle), joules per chip of
+/// `chips`, as one stacked bar titled after `what`.
+pub fn energy_svg(
+    path: &Path,
+    what: &str,
+    chips: u64,
+    e: &podsim_system::energy::EnergyOutput,
+) -> Result<(), ReportError> {
+    let per_chip = 1.0 / chips as f64;
+    stacked_bars_svg(
+        path,
+        &format!("{what}: energy of one step"),
+        "joules per chip",
+        &["compute", "memory", "network", "idle"],
+        &[(
+            format!("{:.1} W per chip", e.average_power_w),
+            e.energy_breakdown_j
+                .parts()
+                .iter()
+                .map(|(_, j)| j * per_chip)
+                .collect(),
+        )],
+    )
+}

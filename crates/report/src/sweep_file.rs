@@ -40,6 +40,44 @@ pub struct SweepFile {
     file: std::fs::File,
 }
 
+/// A sweep's file as a rank holds it: on rank 0 (the only process without MPI) the open file
+/// and the rows it kept, by key; on every other rank `None`.
+pub type Opened = Option<(SweepFile, HashMap<String, Vec<String>>)>;
+
+/// Open a sweep's file on rank 0 only ([`SweepFile::open`]), noting for `--time-limit` that
+/// its finished `points` ("sizes", "loads") are kept there.
+pub fn open_on_rank0(
+    path: &Path,
+    context: &[(&str, String)],
+    header: &str,
+    resume: bool,
+    points: &str,
+) -> Result<Opened, SweepFileError> {
+    podsim_engine::watch::note(format!(
+        "finished {points} are kept in {}; run the sweep again to resume",
+        path.display()
+    ));
+    if podsim_ranks::place().0 != 0 {
+        return Ok(None);
+    }
+    SweepFile::open(path, context, header, resume).map(Some)
+}
+
+/// The `n` points of a batch run on every core of every rank, `run(i)` for point i: on rank
+/// 0 their results in point order, on the others `None` ([`podsim_ranks::spread`]).
+pub fn run_batch<T>(
+    n: usize,
+    run: impl Fn(usize) -> T + Sync,
+) -> Result<Option<Vec<T>>, podsim_ranks::RanksError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Send,
+{
+    podsim_ranks::spread(n, |mine| {
+        use rayon::prelude::*;
+        mine.par_iter().map(|&i| run(i)).collect()
+    })
+}
+
 /// The context keys a resumed file must match (the command line may differ, e.g. in flag
 /// order or in `--json`).
 const NOT_COMPARED: &[&str] = &["command"];

@@ -1,287 +1,8 @@
-//! Energy from activity: a chip's static power over the run's time plus the dynamic energy of
-//! what it did (FLOPs on the matrix units, bytes through each memory level, bytes over links).
-//!
-//! The model is the usual activity-based one (as in Horowitz, "Computing's energy problem",
-//! ISSCC 2014, which tpu-v4-isca2023.txt cites as [Hor14]): every chip draws its static power
-//! (`idle_w`) for the whole run, busy or waiting, so exposed communication shows in the bill;
-//! each FLOP, byte and link crossing adds its own energy. Nothing else is counted: a chip
-//! package's power (ASIC and HBM, as Table 4 measures it), not hosts, switches or cooling.
-//!
-//! Each figure of a [`ChipPower`] names its source. Where the seeds give only a total (Table
-//! 4's mean power under production load) one parameter, the energy per matrix FLOP, is fitted
-//! to it and declared calibrated; the other figures of the seeds (the min/max range, Fig. 13's
-//! performance per watt, CMEM's gain) are then predictions (validation/tpu-v4-energy.toml).
+//! Energy on the machine floor: the component model is [`podsim_energy`] (re-exported here
+//! whole, so `podsim_system::energy::ChipPower` and the rest keep their paths); what needs a
+//! workload's run, the power over time, is here.
 
-use serde::Serialize;
-
-/// What a run did, summed over every chip of the machine.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Activity {
-    /// Chips powered for the run.
-    pub chips: u64,
-    /// Wall-clock time of the run, seconds (every chip is powered for all of it).
-    pub seconds: f64,
-    /// FLOPs on the matrix units (bf16), over all chips.
-    pub matrix_flops: f64,
-    /// Bytes read or written in HBM (or DRAM), over all chips.
-    pub hbm_bytes: f64,
-    /// Bytes read or written in on-chip memory beyond the cores' own (TPU v4's CMEM).
-    pub onchip_bytes: f64,
-    /// Bytes times links crossed, over all transfers (a byte sent two hops counts twice).
-    pub link_bytes: f64,
-}
-
-impl Activity {
-    /// `self` with every total added to `other`'s (chips and seconds kept from `self`).
-    pub fn plus(self, o: Activity) -> Activity {
-        Activity {
-            matrix_flops: self.matrix_flops + o.matrix_flops,
-            hbm_bytes: self.hbm_bytes + o.hbm_bytes,
-            onchip_bytes: self.onchip_bytes + o.onchip_bytes,
-            link_bytes: self.link_bytes + o.link_bytes,
-            ..self
-        }
-    }
-    /// `self` with every total (not chips or seconds) times `k`.
-    pub fn times(self, k: f64) -> Activity {
-        Activity {
-            matrix_flops: self.matrix_flops * k,
-            hbm_bytes: self.hbm_bytes * k,
-            onchip_bytes: self.onchip_bytes * k,
-            link_bytes: self.link_bytes * k,
-            ..self
-        }
-    }
-}
-
-/// A chip's power figures, each with its source.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ChipPower {
-    /// The chip preset these are for.
-    pub chip: &'static str,
-    /// Static power of the package (ASIC and HBM) while powered, watts.
-    pub idle_w: f64,
-    /// Energy per FLOP on the matrix units (bf16), picojoules.
-    pub matrix_pj_per_flop: f64,
-    /// Energy per byte of HBM traffic, picojoules.
-    pub hbm_pj_per_byte: f64,
-    /// Energy per byte of on-chip memory traffic (CMEM), picojoules.
-    pub onchip_pj_per_byte: f64,
-    /// Energy per byte per link crossed, picojoules.
-    pub link_pj_per_byte: f64,
-    /// Where each figure comes from.
-    pub source: &'static str,
-    /// The parameter fitted, and to what.
-    pub calibrated: &'static str,
-}
-
-/// HBM2 access energy, 3.9 pJ per bit (O'Connor et al., "Fine-Grained DRAM: Energy-Efficient
-/// DRAM for Extreme Bandwidth Systems", MICRO 2017: HBM2 about 3.9 pJ/bit), per byte. TPU v3
-/// and v4 both use HBM2 (Table 4).
-pub const HBM2_PJ_PER_BYTE: f64 = 3.9 * 8.0;
-
-/// A large on-chip SRAM (CMEM) access per byte: HBM2's times Horowitz's (ISSCC 2014) ratio of a
-/// 1 MB SRAM access to a DRAM access, 100 pJ to 1.3 nJ per 64 bits. An assumption.
-pub const CMEM_PJ_PER_BYTE: f64 = HBM2_PJ_PER_BYTE * 100.0 / 1300.0;
-
-/// An ICI link's dynamic energy per byte: 5 pJ per bit, a 50 Gb/s-class electrical SerDes'
-/// energy. An assumption; the links' static power is part of the package's idle power
-/// (Table 4 measures the ASIC, whose SerDes are on it).
-pub const ICI_PJ_PER_BYTE: f64 = 5.0 * 8.0;
-
-/// TPU v4's and v3's power figures (tpu-v4-isca2023.txt Table 4: idle 90 W and 123 W).
-pub const TPU_POWER: [ChipPower; 2] = [
-    ChipPower {
-        chip: "tpuv4",
-        idle_w: 90.0,
-        matrix_pj_per_flop: TPUV4_MATRIX_PJ_PER_FLOP,
-        hbm_pj_per_byte: HBM2_PJ_PER_BYTE,
-        onchip_pj_per_byte: CMEM_PJ_PER_BYTE,
-        link_pj_per_byte: ICI_PJ_PER_BYTE,
-        source: "idle 90 W: tpu-v4-isca2023.txt Table 4; HBM2 3.9 pJ/bit: O'Connor et al. MICRO 2017; CMEM: HBM2's x Horowitz ISSCC 2014's 1 MB SRAM / DRAM ratio (assumption); ICI 5 pJ/bit (assumption)",
-        calibrated: "matrix_pj_per_flop: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 170 W",
-    },
-    ChipPower {
-        chip: "tpuv3",
-        idle_w: 123.0,
-        matrix_pj_per_flop: TPUV3_MATRIX_PJ_PER_FLOP,
-        hbm_pj_per_byte: HBM2_PJ_PER_BYTE,
-        onchip_pj_per_byte: CMEM_PJ_PER_BYTE,
-        link_pj_per_byte: ICI_PJ_PER_BYTE,
-        source: "idle 123 W: tpu-v4-isca2023.txt Table 4; HBM2 3.9 pJ/bit: O'Connor et al. MICRO 2017; ICI 5 pJ/bit (assumption)",
-        calibrated: "matrix_pj_per_flop: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 220 W",
-    },
-];
-
-/// TPU v4's energy per matrix FLOP, pJ: calibrated. Fitted (2026-11-27; refitted the same day
-/// when the applications' gradient all-reduce became the all-dimensions one) so that the mean
-/// over the eight production-shaped applications of `podsim apps` on 128 chips (4x4x8 twisted,
-/// CMEM on) of each one's mean chip power is Table 4's 170 W: with the other figures fixed,
-/// power is linear in this one, 90 W + e x (mean matrix FLOP/s per chip, 7.45e13) + (mean of
-/// the other dynamic power, 23.1 W) = 170 W gives e = 0.765 pJ/FLOP.
-/// validation/tpu-v4-energy.toml holds the case it was fitted to (calibrated) and the figures
-/// it predicts.
-pub const TPUV4_MATRIX_PJ_PER_FLOP: f64 = 0.765;
-/// TPU v3's energy per matrix FLOP, pJ: calibrated as TPU v4's, on the same applications on
-/// 128 chips of TPU v3 (8x16) against Table 4's 220 W: 123 W + e x 4.53e13 FLOP/s + 17.8 W
-/// = 220 W gives e = 1.749 pJ/FLOP.
-pub const TPUV3_MATRIX_PJ_PER_FLOP: f64 = 1.749;
-
-impl ChipPower {
-    /// The power figures of chip preset `name`, if podsim has them.
-    pub fn preset(name: &str) -> Option<ChipPower> {
-        TPU_POWER.iter().copied().find(|p| p.chip == name)
-    }
-
-    /// The energy of `a` on chips of this kind.
-    pub fn energy(&self, a: &Activity) -> Energy {
-        let pj = 1e-12;
-        let breakdown = Breakdown {
-            compute: a.matrix_flops * self.matrix_pj_per_flop * pj,
-            memory: (a.hbm_bytes * self.hbm_pj_per_byte + a.onchip_bytes * self.onchip_pj_per_byte)
-                * pj,
-            network: a.link_bytes * self.link_pj_per_byte * pj,
-            idle: self.idle_w * a.seconds * a.chips as f64,
-        };
-        let total = breakdown.total();
-        let chip_seconds = a.seconds * a.chips as f64;
-        Energy {
-            energy_j: total,
-            average_power_w: if chip_seconds > 0.0 {
-                total / chip_seconds
-            } else {
-                0.0
-            },
-            energy_breakdown_j: breakdown,
-        }
-    }
-}
-
-/// Joules by component.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Breakdown {
-    /// The matrix units' dynamic energy.
-    pub compute: f64,
-    /// HBM and on-chip memory traffic.
-    pub memory: f64,
-    /// Bytes over links.
-    pub network: f64,
-    /// Static power over the run, busy or waiting.
-    pub idle: f64,
-}
-
-impl Breakdown {
-    /// The sum of the components.
-    pub fn total(&self) -> f64 {
-        self.compute + self.memory + self.network + self.idle
-    }
-    /// The components by name, in print order.
-    pub fn parts(&self) -> [(&'static str, f64); 4] {
-        [
-            ("compute", self.compute),
-            ("memory", self.memory),
-            ("network", self.network),
-            ("idle", self.idle),
-        ]
-    }
-}
-
-/// A run's energy.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Energy {
-    /// Joules over every chip for the whole run.
-    pub energy_j: f64,
-    /// Mean power of one chip over the run, watts.
-    pub average_power_w: f64,
-    /// Joules by component; they sum to `energy_j`.
-    pub energy_breakdown_j: Breakdown,
-}
-
-/// A run's energy as commands print it (`--energy`): the keys `energy_j`, `average_power_w`,
-/// `energy_breakdown_j` and, where the run has a throughput, `perf_per_watt`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EnergyOutput {
-    /// Joules over every chip for the whole run.
-    pub energy_j: f64,
-    /// Mean power of one chip over the run, watts.
-    pub average_power_w: f64,
-    /// Joules by component (compute, memory, network, idle); they sum to `energy_j`.
-    pub energy_breakdown_j: Breakdown,
-    /// Throughput per watt of the whole machine, in the unit `perf_unit` names.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub perf_per_watt: Option<f64>,
-    /// The unit of `perf_per_watt` (text only).
-    #[serde(skip)]
-    pub perf_unit: &'static str,
-    /// Chips powered (text only).
-    #[serde(skip)]
-    pub chips: u64,
-}
-
-impl EnergyOutput {
-    /// The energy of `a` on chips of `power`; `work_per_s` (the run's throughput, in the unit
-    /// `unit` names per second) gives the performance per watt.
-    pub fn new(
-        power: &ChipPower,
-        a: &Activity,
-        work_per_s: Option<(f64, &'static str)>,
-    ) -> EnergyOutput {
-        let e = power.energy(a);
-        let system_w = e.average_power_w * a.chips as f64;
-        let (perf_per_watt, perf_unit) = match work_per_s {
-            Some((w, unit)) if system_w > 0.0 => (Some(w / system_w), unit),
-            _ => (None, ""),
-        };
-        EnergyOutput {
-            energy_j: e.energy_j,
-            average_power_w: e.average_power_w,
-            energy_breakdown_j: e.energy_breakdown_j,
-            perf_per_watt,
-            perf_unit,
-            chips: a.chips,
-        }
-    }
-
-    /// The rows a command's table adds: energy with its breakdown, power, performance per watt.
-    pub fn rows(&self) -> Vec<(String, Vec<String>)> {
-        let parts = self
-            .energy_breakdown_j
-            .parts()
-            .iter()
-            .map(|(name, j)| {
-                let share = if self.energy_j > 0.0 {
-                    j / self.energy_j * 100.0
-                } else {
-                    0.0
-                };
-                format!("{name} {} ({share:.0}%)", joules(*j))
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut rows = vec![
-            (
-                "energy".to_string(),
-                vec![format!("{}: {parts}", joules(self.energy_j))],
-            ),
-            (
-                "power".to_string(),
-                vec![format!(
-                    "{:.1} W per chip, {} for {} chips",
-                    self.average_power_w,
-                    watts(self.average_power_w * self.chips as f64),
-                    self.chips
-                )],
-            ),
-        ];
-        if let Some(p) = self.perf_per_watt {
-            rows.push((
-                "performance per watt".to_string(),
-                vec![format!("{p:.4e} {}", self.perf_unit)],
-            ));
-        }
-        rows
-    }
-}
+pub use podsim_energy::*;
 
 /// A run's power over time, machine-wide, watts by component: each sample holds from its time
 /// to the next one's. Compute and memory follow the busy intervals (each interval's energy
@@ -378,30 +99,32 @@ pub fn power_timeline(
     out
 }
 
-/// Joules with an SI prefix, e.g. `12.3 kJ`.
-fn joules(j: f64) -> String {
-    si(j, "J")
-}
-
-/// Watts with an SI prefix, e.g. `88.1 kW`.
-fn watts(w: f64) -> String {
-    si(w, "W")
-}
-
-fn si(v: f64, unit: &str) -> String {
-    let a = v.abs();
-    let (scale, prefix) = if a >= 1e6 {
-        (1e6, "M")
-    } else if a >= 1e3 {
-        (1e3, "k")
-    } else if a >= 1.0 || a == 0.0 {
-        (1.0, "")
-    } else if a >= 1e-3 {
-        (1e-3, "m")
-    } else {
-        (1e-6, "u")
+/// A collective's energy on `chips` chips of `power`: every chip's idle power for the
+/// collective's time and the energy per byte per link crossing of what the flow model's links
+/// carried; performance per watt is the algorithm bandwidth (`bytes` per rank over the time)
+/// per watt.
+pub fn collective(
+    power: &ChipPower,
+    chips: u64,
+    bytes: u64,
+    m: &podsim_collective::Measurement,
+) -> EnergyOutput {
+    let activity = Activity {
+        chips,
+        seconds: m.time_s,
+        link_bytes: m.link_loads.iter().map(|l| l.wire_bytes).sum(),
+        ..Default::default()
     };
-    format!("{:.3} {prefix}{unit}", v / scale)
+    let algbw = if m.time_s > 0.0 {
+        bytes as f64 / m.time_s
+    } else {
+        0.0
+    };
+    EnergyOutput::new(
+        power,
+        &activity,
+        Some((algbw, "B/s of algorithm bandwidth per W")),
+    )
 }
 
 #[cfg(test)]
@@ -410,49 +133,6 @@ mod tests {
 
     fn v4() -> ChipPower {
         ChipPower::preset("tpuv4").expect("a preset")
-    }
-
-    #[test]
-    fn the_breakdown_sums_to_the_total_and_idle_scales_with_time() {
-        let a = Activity {
-            chips: 4,
-            seconds: 2.0,
-            matrix_flops: 1e15,
-            hbm_bytes: 1e12,
-            onchip_bytes: 1e11,
-            link_bytes: 1e10,
-        };
-        let e = v4().energy(&a);
-        let b = e.energy_breakdown_j;
-        assert!((b.total() - e.energy_j).abs() <= 1e-9 * e.energy_j);
-        // By hand: idle 90 W x 2 s x 4 chips = 720 J; compute 1e15 x 0.765 pJ = 765 J; memory
-        // 1e12 x 31.2 pJ + 1e11 x 2.4 pJ = 31.2 + 0.24 J; network 1e10 x 40 pJ = 0.4 J.
-        assert!((b.idle - 720.0).abs() < 1e-9);
-        assert!((b.compute - 765.0).abs() < 1e-6);
-        assert!((b.memory - (31.2 + 1e11 * CMEM_PJ_PER_BYTE * 1e-12)).abs() < 1e-9);
-        assert!((b.network - 0.4).abs() < 1e-12);
-        // Average power: the total over 4 chips x 2 s.
-        assert!((e.average_power_w - e.energy_j / 8.0).abs() < 1e-9);
-        // Twice as long at the same activity: twice the idle energy, the rest unchanged.
-        let long = v4().energy(&Activity { seconds: 4.0, ..a });
-        assert!((long.energy_breakdown_j.idle - 2.0 * b.idle).abs() < 1e-9);
-        assert_eq!(long.energy_breakdown_j.compute, b.compute);
-        assert_eq!(long.energy_breakdown_j.memory, b.memory);
-    }
-
-    #[test]
-    fn an_idle_machine_draws_table_4s_idle_power() {
-        // Nothing done for 10 s on 64 chips: each chip draws Table 4's idle power, 90 W on v4 and
-        // 123 W on v3.
-        let a = Activity {
-            chips: 64,
-            seconds: 10.0,
-            ..Default::default()
-        };
-        assert_eq!(v4().energy(&a).average_power_w, 90.0);
-        let v3 = ChipPower::preset("tpuv3").expect("a preset");
-        assert_eq!(v3.energy(&a).average_power_w, 123.0);
-        assert_eq!(v3.energy(&a).energy_j, 123.0 * 64.0 * 10.0);
     }
 
     #[test]
@@ -529,19 +209,5 @@ mod tests {
         // 0.0374 J.
         assert!((want.compute - 0.275e12 * TPUV4_MATRIX_PJ_PER_FLOP * 1e-12).abs() < 1e-9);
         assert!((want.memory - 1.2e9 * HBM2_PJ_PER_BYTE * 1e-12).abs() < 1e-9);
-    }
-
-    #[test]
-    fn performance_per_watt_is_the_work_rate_over_the_machines_power() {
-        // 100 units/s on 2 idle chips of 90 W: 100 / 180 per watt.
-        let a = Activity {
-            chips: 2,
-            seconds: 1.0,
-            ..Default::default()
-        };
-        let o = EnergyOutput::new(&v4(), &a, Some((100.0, "units/s per W")));
-        assert!((o.perf_per_watt.unwrap() - 100.0 / 180.0).abs() < 1e-12);
-        assert_eq!(si(88_100.0, "W"), "88.100 kW");
-        assert_eq!(si(0.0, "J"), "0.000 J");
     }
 }

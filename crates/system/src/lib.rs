@@ -34,6 +34,3 @@ pub mod choices {
     pub use podsim_compute::chips::{CHIPS, Chip, Tiling};
     pub use podsim_net::Packetization;
 }
-
-#[cfg(test)]
-mod tests;

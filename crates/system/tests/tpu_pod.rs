@@ -1,4 +1,7 @@
-use super::tpu_v4::*;
+//! The TPU v4 pod's slices: the links they own rebuild exactly their topology, slices never
+//! share a chip or a circuit.
+
+use podsim_system::tpu_v4::*;
 use podsim_topology::{LinkKind, NodeId, metrics};
 use std::collections::{BTreeSet, HashSet};
 
@@ -240,7 +243,7 @@ fn bad_requests_are_refused() {
 #[test]
 fn a_grid_of_tiles_is_never_slower_than_columns_and_equal_on_one_row() {
     use podsim_compute::chips::Tiling;
-    let arrays = |tiling| crate::workload::Arrays {
+    let arrays = |tiling| podsim_system::workload::Arrays {
         units: 12,
         shape: (16, 16),
         clock_hz: 1_000_000_000,
