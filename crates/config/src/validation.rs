@@ -444,6 +444,12 @@ struct RawTrain {
     remat: Option<String>,
     #[serde(default)]
     fidelity: Option<String>,
+    #[serde(default)]
+    shard: Option<String>,
+    #[serde(default)]
+    sequence_parallel: Option<bool>,
+    #[serde(default)]
+    virtual_stages: Option<u64>,
 }
 
 fn train_case(
@@ -539,6 +545,23 @@ fn train_case(
             );
         }
     };
+    let shard = match r.shard.as_deref() {
+        None => podsim_train::Sharding::None,
+        Some(x) => podsim_train::Sharding::parse(x).map_or_else(
+            || {
+                ctx.err(
+                    span.clone(),
+                    &k("shard"),
+                    "expected none, optimizer, gradients or weights",
+                )
+            },
+            Ok,
+        )?,
+    };
+    let virtual_stages = match r.virtual_stages {
+        Some(0) => return ctx.err(span, &k("virtual_stages"), "expected 1 or more"),
+        v => v.unwrap_or(1),
+    };
     Ok(podsim_train::TrainCase {
         model,
         system,
@@ -549,6 +572,9 @@ fn train_case(
         microbatches: r.microbatches,
         remat,
         flow,
+        shard,
+        sequence_parallel: r.sequence_parallel.unwrap_or(false),
+        virtual_stages,
     })
 }
 
@@ -661,7 +687,10 @@ fn packets(
 
 fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u64, ConfigError> {
     let s = v.get_ref();
-    if matches!(q, Quantity::Goodput | Quantity::DramUtilization) {
+    if matches!(
+        q,
+        Quantity::Goodput | Quantity::DramUtilization | Quantity::TrainMfu
+    ) {
         // A percentage such as "75%", held in thousandths of one.
         return match s.trim().trim_end_matches('%').trim().parse::<f64>() {
             Ok(r) if (0.0..=100.0).contains(&r) => Ok((r * 10.0).round() as u64),
@@ -830,12 +859,15 @@ pub fn parse_validation_with(
                     "only a goodput case reads [case.availability]; drop it",
                 );
             }
-            let is_train = matches!(q, Quantity::TrainThroughput | Quantity::TrainSpeedup);
+            let is_train = matches!(
+                q,
+                Quantity::TrainThroughput | Quantity::TrainSpeedup | Quantity::TrainMfu
+            );
             if let (Some(t), false) = (&c.train, is_train) {
                 return ctx.err(
                     Some(t.span()),
                     &key("train"),
-                    "only a train_throughput or train_speedup case reads [case.train]; drop it",
+                    "only a train_throughput, train_speedup or train_mfu case reads [case.train]; drop it",
                 );
             }
             if let (Some(t), false) = (&c.train_baseline, q == Quantity::TrainSpeedup) {

@@ -27,6 +27,12 @@ pub struct TrainCase {
     pub remat: Remat,
     /// Timed on the flow model (else closed form).
     pub flow: bool,
+    /// How far the weights' state is sharded over the data axis.
+    pub shard: crate::Sharding,
+    /// Megatron-LM's sequence parallelism inside the tensor-parallel group.
+    pub sequence_parallel: bool,
+    /// Interleaved pipeline stages per pipeline rank (1: plain 1F1B).
+    pub virtual_stages: u64,
 }
 
 impl TrainCase {
@@ -50,9 +56,9 @@ impl TrainCase {
             batch,
             microbatches: self.microbatches.unwrap_or(1),
             remat: self.remat,
-            shard: crate::Sharding::None,
-            sequence_parallel: false,
-            virtual_stages: 1,
+            shard: self.shard,
+            sequence_parallel: self.sequence_parallel,
+            virtual_stages: self.virtual_stages,
         };
         let c = crate::choose(
             &self.model,

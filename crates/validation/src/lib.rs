@@ -116,6 +116,8 @@ pub enum Quantity {
     TrainThroughput,
     /// Throughput of `[case.train]` over that of `[case.train_baseline]`, held in thousandths.
     TrainSpeedup,
+    /// Model-FLOPs utilisation of `[case.train]`'s step, a fraction held in thousandths.
+    TrainMfu,
     /// Two-way bisection bandwidth of the system over its baseline's, held in thousandths.
     BisectionRatio,
     /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`podsim_tpu::dlrm`]),
@@ -187,7 +189,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 49] = [
+pub const QUANTITIES: [&str; 50] = [
     "nodes",
     "links",
     "degree_max",
@@ -218,6 +220,7 @@ pub const QUANTITIES: [&str; 49] = [
     "goodput",
     "train_throughput",
     "train_speedup",
+    "train_mfu",
     "bisection_ratio",
     "dlrm_speedup",
     "tofu_node_resource",
@@ -285,6 +288,7 @@ impl Quantity {
             "goodput" => Quantity::Goodput,
             "train_throughput" => Quantity::TrainThroughput,
             "train_speedup" => Quantity::TrainSpeedup,
+            "train_mfu" => Quantity::TrainMfu,
             "bisection_ratio" => Quantity::BisectionRatio,
             "dlrm_speedup" => Quantity::DlrmSpeedup,
             "tofu_node_resource" => Quantity::TofuNodeResource,
@@ -318,6 +322,7 @@ impl Quantity {
                 | Quantity::Goodput
                 | Quantity::TrainThroughput
                 | Quantity::TrainSpeedup
+                | Quantity::TrainMfu
                 | Quantity::DlrmSpeedup
                 | Quantity::TofuNodeResource
                 | Quantity::TofuBarrier
@@ -433,6 +438,15 @@ impl Quantity {
                 "dlrm_speedup needs [case.dlrm_baseline]",
             )?;
             return Ok((base / t * 1000.0).round() as u64);
+        }
+        if self == Quantity::TrainMfu {
+            let r = case
+                .train
+                .as_ref()
+                .ok_or(QuantityError::Missing("a training case needs [case.train]"))?
+                .step()
+                .map_err(|e| QuantityError::Invalid(e.to_string()))?;
+            return Ok((r.mfu * 1000.0).round() as u64);
         }
         if matches!(self, Quantity::TrainThroughput | Quantity::TrainSpeedup) {
             let step = |c: Option<&podsim_train::TrainCase>, what: &'static str| {
@@ -702,6 +716,7 @@ impl Quantity {
             | Quantity::Goodput
             | Quantity::TrainThroughput
             | Quantity::TrainSpeedup
+            | Quantity::TrainMfu
             | Quantity::DlrmSpeedup
             | Quantity::TofuNodeResource
             | Quantity::TofuBarrier
@@ -808,7 +823,9 @@ impl Quantity {
             | Quantity::AppPerfPerWattGain
             | Quantity::AppCmemPerfPerWattGain => ("x", 1000.0),
             Quantity::AppPower => ("W", 1000.0),
-            Quantity::Goodput | Quantity::DramUtilization => ("fraction", 1000.0),
+            Quantity::Goodput | Quantity::DramUtilization | Quantity::TrainMfu => {
+                ("fraction", 1000.0)
+            }
             Quantity::TrainThroughput => ("seqs/s", 1000.0),
             Quantity::RidgePoint => ("FLOP/B", 1000.0),
             Quantity::BisectionScalingExponent => ("exponent", 1000.0),
@@ -874,7 +891,10 @@ impl Quantity {
             format!("{:.3}x", v as f64 / 1000.0)
         } else if self == Quantity::AppPower {
             format!("{:.1} W", v as f64 / 1000.0)
-        } else if matches!(self, Quantity::Goodput | Quantity::DramUtilization) {
+        } else if matches!(
+            self,
+            Quantity::Goodput | Quantity::DramUtilization | Quantity::TrainMfu
+        ) {
             format!("{:.1}%", v as f64 / 10.0)
         } else if self == Quantity::TrainThroughput {
             format!("{:.2} seqs/s", v as f64 / 1000.0)

@@ -17,9 +17,7 @@
 //!   rates as the lookups, twice the bytes.
 //! * **Dense layers** on the TensorCores: 6 FLOPs per dense weight per example (forward and
 //!   backward) as GEMMs through the chip's matrix units, and an all-reduce of the bf16 dense
-//!   gradients over all chips (flow model, all-dimensions: a share of the gradients per
-//!   dimension and direction, every link at once, since "injection bandwidth limits" a
-//!   data-parallel all-reduce, section 3.4).
+//!   gradients over all chips (flow model, dimension-wise).
 //!
 //! The step is the longer of the sparse part (lookups + all-to-alls + updates) and the dense
 //! part: the SparseCores and TensorCores run in parallel (section 3.5, Fig. 10's caption: "the
@@ -373,7 +371,7 @@ pub fn step(
     let allreduce = collective(
         net,
         Kind::AllReduce,
-        Algorithm::AllDimensions,
+        Algorithm::DimensionWise,
         model.dense_params * ELEM_ACT,
     )?;
     let dense = dense_compute + allreduce;
