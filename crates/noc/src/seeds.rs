@@ -111,19 +111,33 @@ pub fn sweep_seeds(
         )
         .into());
     }
+    // The runs in flight at once share the memory limit; a load whose runs do not fit side by
+    // side runs its seeds one at a time under the whole limit (the same numbers either way).
+    let at_once = rayon::current_num_threads().clamp(1, seeds as usize) as u64;
+    let shared = RouterConfig {
+        memory_limit: cfg.memory_limit / at_once,
+        ..cfg.clone()
+    };
+    let one = |cfg: &RouterConfig, rate: f64, k: u64| {
+        let s = RunSpec {
+            rate,
+            seed: spec.seed + k,
+            ..spec.clone()
+        };
+        run(net, routing, cfg, &s)
+    };
     let mut out = Vec::with_capacity(rates.len());
     for &rate in rates {
-        let runs: Vec<NocResult> = (0..u64::from(seeds))
+        let side_by_side: Result<Vec<NocResult>, NocError> = (0..u64::from(seeds))
             .into_par_iter()
-            .map(|k| {
-                let s = RunSpec {
-                    rate,
-                    seed: spec.seed + k,
-                    ..spec.clone()
-                };
-                run(net, routing, cfg, &s)
-            })
-            .collect::<Result<_, _>>()?;
+            .map(|k| one(&shared, rate, k))
+            .collect();
+        let runs = match side_by_side {
+            Err(NocError::Memory { .. }) if at_once > 1 => (0..u64::from(seeds))
+                .map(|k| one(cfg, rate, k))
+                .collect::<Result<Vec<_>, _>>()?,
+            r => r?,
+        };
         let summary = SeedSummary::new(spec.seed, runs);
         let stop = summary.saturated_runs > 0;
         out.push(summary);
