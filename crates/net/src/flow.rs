@@ -2,7 +2,13 @@
 //!
 //! Each transfer becomes one flow per path it is split over (equal shares of its wire bytes).
 //! A flow's path is its routed directed links plus two endpoint links: the source's injection
-//! and the destination's ejection, each `interfaces x link bandwidth`. Whenever the set of
+//! and the destination's ejection, each `interfaces x link bandwidth`. An endpoint link of at
+//! least the capacity of its node's network links in all (out of the node for an injection,
+//! into it for an ejection: a torus chip with an interface per link) can never bind, since
+//! every flow through it also crosses one of those links; it is left off the paths, which
+//! changes no rate (the feasible rates are the same; tested bit for bit) and keeps the flows
+//! a node sends over different links apart, so they stay grouped and their components small
+//! (an all-dimensions all-reduce, six flows out of every chip at once). Whenever the set of
 //! draining flows changes, rates are recomputed by progressive filling: the link with the
 //! smallest fair share (remaining capacity / unfrozen flows) fixes the rate of every unfrozen
 //! flow through it, those flows' rates are taken off every link they cross, and so on. The
@@ -386,6 +392,9 @@ pub struct FlowModel {
     // Per link: its capacity rounded as a lone flow's share is, and its latency in ps.
     lone_share: Vec<f64>,
     latency_ps: Vec<u64>,
+    // Per endpoint link (injection then ejection, as `inject` and `eject` number them): whether
+    // it binds a flow (see `ends`).
+    binds: Vec<bool>,
     packets: Packetization,
     ecmp: bool,
     flows: Vec<Flow>,
@@ -546,6 +555,28 @@ impl FlowModel {
                 eject[c as usize] = sum;
             }
         }
+        // An endpoint link of at least its node's network links' capacity in all (out of the
+        // node for its injection, into it for its ejection) can never bind: every flow through
+        // it crosses one of those links too, so the flows it carries take at most their sum.
+        // Leaving it off a flow's path changes no max-min rate (the feasible rates are the
+        // same), and keeps the flows a node sends on different links apart (grouped mode,
+        // smaller components).
+        let mut out_sum = vec![0.0f64; endpoints];
+        let mut in_sum = vec![0.0f64; endpoints];
+        for (u, out) in out_sum.iter_mut().enumerate() {
+            let mut i = 0;
+            while let Some(l) = links.out_link(NodeId(u as u64), i) {
+                *out += capacity[l];
+                in_sum[links.target(l).0 as usize] += capacity[l];
+                i += 1;
+            }
+        }
+        let binds: Vec<bool> = inject
+            .iter()
+            .zip(&out_sum)
+            .chain(eject.iter().zip(&in_sum))
+            .map(|(&c, &sum)| c < sum)
+            .collect();
         capacity.extend(inject.iter().chain(eject.iter()));
         let n_links = capacity.len();
         let carried = vec![0.0; links.len()];
@@ -562,6 +593,7 @@ impl FlowModel {
             capacity,
             lone_share,
             latency_ps,
+            binds,
             packets,
             ecmp,
             flows: Vec::new(),
@@ -676,6 +708,20 @@ impl FlowModel {
     }
     fn eject(&self, n: NodeId) -> LinkId {
         self.links.len() + self.lanes.len() + n.0 as usize
+    }
+    /// The endpoint links a flow from `src` to `dst` over a route of `hops` network links is
+    /// limited by (the first `.1` of `.0`): the source's injection and the destination's
+    /// ejection, less those that cannot bind (`binds`) when the route crosses the network.
+    fn ends(&self, src: NodeId, dst: NodeId, hops: usize) -> ([LinkId; 2], usize) {
+        let mut out = [0; 2];
+        let mut n = 0;
+        for l in [self.inject(src), self.eject(dst)] {
+            if hops == 0 || self.binds[l - self.links.len()] {
+                out[n] = l;
+                n += 1;
+            }
+        }
+        (out, n)
     }
 
     /// The current rate of every draining flow's transfer, for tests: (transfer, bytes/s).
@@ -1197,16 +1243,17 @@ impl FlowModel {
         }
         let start = self.lane_links.len();
         self.lane_links.extend_from_slice(&route);
-        let ends = [self.inject(src), self.eject(dst)];
+        let (ends, n_ends) = self.ends(src, dst, route.len());
+        let ends = &ends[..n_ends];
         // Alone on its links, a flow's max-min rate is the smallest rounded capacity on its
         // path (progressive filling fixes it at its tightest link), and each link's load is
         // that rate over its capacity, as the recomputation works it out.
         let rate = route
             .iter()
-            .chain(&ends)
+            .chain(ends)
             .map(|&l| self.lone_share[l])
             .fold(f64::INFINITY, |a, b| if b < a { b } else { a });
-        let peak = route.iter().chain(&ends).fold(0.0f64, |p, &l| {
+        let peak = route.iter().chain(ends).fold(0.0f64, |p, &l| {
             let cap = self.capacity[l];
             let left = cap - rate;
             p.max((cap - left) / cap)
@@ -1260,14 +1307,15 @@ impl FlowModel {
             });
         }
         let zero = src == dst || wire == 0;
-        let ends = [self.inject(src), self.eject(dst)];
+        let (ends, n_ends) = self.ends(src, dst, lane.len);
+        let ends = &ends[..n_ends];
         let route = lane.start..lane.start + lane.len;
         if !zero {
             // Alone on every link, or not grouped.
             let path = &self.lane_links[route.clone()];
-            for (k, &l) in path.iter().chain(&ends).enumerate() {
+            for (k, &l) in path.iter().chain(ends).enumerate() {
                 if self.g.busy[l] {
-                    for &u in path.iter().chain(&ends).take(k) {
+                    for &u in path.iter().chain(ends).take(k) {
                         self.g.busy[u] = false;
                     }
                     return Ok(None);
@@ -1277,7 +1325,7 @@ impl FlowModel {
         }
         if let Err(e) = self.report.count_send(bytes.0, on_wire as u64) {
             if !zero {
-                for &u in self.lane_links[route.clone()].iter().chain(&ends) {
+                for &u in self.lane_links[route.clone()].iter().chain(ends) {
                     self.g.busy[u] = false;
                 }
             }
@@ -1339,7 +1387,7 @@ impl FlowModel {
         let g = &mut self.g.groups[gi];
         let start = g.links.len() as u32;
         g.links.extend_from_slice(&self.lane_links[route]);
-        g.links.extend_from_slice(&ends);
+        g.links.extend_from_slice(ends);
         g.mixed |= g.members.first().is_some_and(|m| m.latency != lane.latency);
         g.cs.push(c);
         g.members.push(Member {
@@ -1582,9 +1630,9 @@ impl NetworkModel for FlowModel {
             for &l in &r {
                 self.carried[l] += share;
             }
+            let (ends, n_ends) = self.ends(src, dst, r.len());
             let mut links = r;
-            links.push(self.inject(src));
-            links.push(self.eject(dst));
+            links.extend_from_slice(&ends[..n_ends]);
             // Rate 0 until the next recomputation gives it one (and its drain time).
             self.push_flow(Flow::new(transfer, share, at, latency));
             self.attach(f, &links);

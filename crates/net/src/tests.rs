@@ -599,3 +599,101 @@ proptest! {
         prop_assert_eq!(m.report().bytes_delivered, m.report().bytes_sent);
     }
 }
+
+/// Every flow's links with both of its endpoint links put back (the source's injection and
+/// the destination's ejection), whether or not the model left them off.
+fn with_endpoint_links(net: &Network, flows: &[(Vec<LinkId>, f64)]) -> Vec<(Vec<LinkId>, f64)> {
+    let table = LinkTable::new(net);
+    let nodes = net.node_count() as usize;
+    let mut source = vec![0usize; table.len()];
+    for u in 0..nodes {
+        let mut i = 0;
+        while let Some(l) = table.out_link(NodeId(u as u64), i) {
+            source[l] = u;
+            i += 1;
+        }
+    }
+    flows
+        .iter()
+        .map(|(links, rate)| {
+            let net_links: Vec<LinkId> =
+                links.iter().copied().filter(|&l| l < table.len()).collect();
+            let (first, last) = (net_links[0], net_links[net_links.len() - 1]);
+            let mut all = net_links.clone();
+            all.push(table.len() + source[first]);
+            all.push(table.len() + nodes + table.target(last).0 as usize);
+            (all, *rate)
+        })
+        .collect()
+}
+
+#[test]
+fn endpoint_links_that_cannot_bind_change_no_rate() {
+    // On a 4x4x4 torus each node's NIC is 6 x 50 GB/s, the sum of its six links each way, so
+    // its injection and ejection can never bind and the model leaves them off the flows'
+    // paths. The rates must be bit for bit the max-min rates with them on: every node sends
+    // to eight others at once (its six neighbours and two farther nodes), sizes differing,
+    // and the rates are checked after the sends and after every completion.
+    let net = torus(&[4, 4, 4], true, 50, 0);
+    let mut m =
+        FlowModel::new(net.clone(), Packetization::NONE, false).with_mode(FlowMode::FlowByFlow);
+    let n = 64u64;
+    for u in 0..n {
+        for (j, k) in [1u64, 3, 4, 12, 16, 48, 21, 42].into_iter().enumerate() {
+            let bytes = 100_000 + 7_919 * ((u * 8 + j as u64) % 13);
+            m.send(
+                SimTime::ZERO,
+                NodeId(u),
+                NodeId((u + k) % n),
+                Bytes(bytes),
+                0,
+            )
+            .unwrap();
+        }
+    }
+    let mut checks = 0;
+    loop {
+        let (flows, capacity) = m.draining();
+        if flows.is_empty() {
+            break;
+        }
+        // The endpoint links were left off (this shape is the case the rule is for).
+        assert!(
+            flows
+                .iter()
+                .all(|(l, _)| l.iter().all(|&x| x < capacity.len() - 2 * 64))
+        );
+        let want = max_min_from_scratch(&with_endpoint_links(&net, &flows), &capacity);
+        for ((links, got), want) in flows.iter().zip(&want) {
+            assert_eq!(got.to_bits(), want.to_bits(), "{links:?}: {got} != {want}");
+        }
+        checks += 1;
+        let Some(t) = m.next_completion() else { break };
+        m.advance(t);
+    }
+    assert!(checks > 10, "{checks} events checked");
+}
+
+#[test]
+fn endpoint_links_that_can_bind_are_kept() {
+    // A ring of 8 with one 1 GB/s interface per node against two 1 GB/s links out: the NIC
+    // binds (`endpoint_links_limit_injection`), so it stays on the path.
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(1).unwrap(),
+        latency: SimDuration::ZERO,
+    };
+    let net = Network::Cube(
+        KAryNCube::new(vec![8], vec![true], link)
+            .unwrap()
+            .with_interfaces(1)
+            .unwrap(),
+    );
+    let mut m = FlowModel::new(net, Packetization::NONE, false).with_mode(FlowMode::FlowByFlow);
+    m.send(SimTime::ZERO, NodeId(0), NodeId(1), Bytes(1_000_000), 0)
+        .unwrap();
+    let (flows, capacity) = m.draining();
+    // One network link, then the injection and the ejection.
+    assert_eq!(flows[0].0.len(), 3);
+    assert!(flows[0].0[1..].iter().all(|&l| l >= capacity.len() - 2 * 8));
+}
