@@ -113,18 +113,19 @@ pub const TPU_POWER: [ChipPower; 2] = [
     },
 ];
 
-/// TPU v4's energy per matrix FLOP, pJ: calibrated. Fitted once (2026-11-27) so that the mean
+/// TPU v4's energy per matrix FLOP, pJ: calibrated. Fitted (2026-11-27; refitted 2026-12-01
+/// when the applications' gradient all-reduce became the all-dimensions one) so that the mean
 /// over the eight production-shaped applications of `podsim apps` on 128 chips (4x4x8 twisted,
 /// CMEM on) of each one's mean chip power is Table 4's 170 W: with the other figures fixed,
-/// power is linear in this one, 90 W + e x (mean matrix FLOP/s per chip, 7.58e13) + (mean of
-/// the other dynamic power, 21.9 W) = 170 W gives e = 0.815 pJ/FLOP.
+/// power is linear in this one, 90 W + e x (mean matrix FLOP/s per chip, 7.45e13) + (mean of
+/// the other dynamic power, 23.1 W) = 170 W gives e = 0.765 pJ/FLOP.
 /// validation/tpu-v4-energy.toml holds the case it was fitted to (calibrated) and the figures
 /// it predicts.
-pub const TPUV4_MATRIX_PJ_PER_FLOP: f64 = 0.815;
+pub const TPUV4_MATRIX_PJ_PER_FLOP: f64 = 0.765;
 /// TPU v3's energy per matrix FLOP, pJ: calibrated as TPU v4's, on the same applications on
-/// 128 chips of TPU v3 (8x16) against Table 4's 220 W: 123 W + e x 4.49e13 FLOP/s + 17.5 W
-/// = 220 W gives e = 1.771 pJ/FLOP.
-pub const TPUV3_MATRIX_PJ_PER_FLOP: f64 = 1.771;
+/// 128 chips of TPU v3 (8x16) against Table 4's 220 W: 123 W + e x 4.53e13 FLOP/s + 17.8 W
+/// = 220 W gives e = 1.749 pJ/FLOP.
+pub const TPUV3_MATRIX_PJ_PER_FLOP: f64 = 1.749;
 
 impl ChipPower {
     /// The power figures of chip preset `name`, if podsim has them.
@@ -345,10 +346,10 @@ mod tests {
         let e = v4().energy(&a);
         let b = e.energy_breakdown_j;
         assert!((b.total() - e.energy_j).abs() <= 1e-9 * e.energy_j);
-        // By hand: idle 90 W x 2 s x 4 chips = 720 J; compute 1e15 x 0.815 pJ = 815 J; memory
+        // By hand: idle 90 W x 2 s x 4 chips = 720 J; compute 1e15 x 0.765 pJ = 765 J; memory
         // 1e12 x 31.2 pJ + 1e11 x 2.4 pJ = 31.2 + 0.24 J; network 1e10 x 40 pJ = 0.4 J.
         assert!((b.idle - 720.0).abs() < 1e-9);
-        assert!((b.compute - 815.0).abs() < 1e-6);
+        assert!((b.compute - 765.0).abs() < 1e-6);
         assert!((b.memory - (31.2 + 1e11 * CMEM_PJ_PER_BYTE * 1e-12)).abs() < 1e-9);
         assert!((b.network - 0.4).abs() < 1e-12);
         // Average power: the total over 4 chips x 2 s.

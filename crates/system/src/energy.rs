@@ -205,7 +205,7 @@ mod tests {
         for ((name, g), (_, e)) in got.parts().iter().zip(want.parts()) {
             assert!((g - e).abs() <= 1e-6 * e.max(1e-9), "{name}: {g} vs {e}");
         }
-        // By hand: the GEMM's 275 GFLOP at 0.815 pJ is 0.224 J; the stream's 1.2 GB at 31.2 pJ
+        // By hand: the GEMM's 275 GFLOP at 0.765 pJ is 0.210 J; the stream's 1.2 GB at 31.2 pJ
         // 0.0374 J.
         assert!((want.compute - 0.275e12 * TPUV4_MATRIX_PJ_PER_FLOP * 1e-12).abs() < 1e-9);
         assert!((want.memory - 1.2e9 * HBM2_PJ_PER_BYTE * 1e-12).abs() < 1e-9);

@@ -40,8 +40,10 @@
 //!   revisited here.
 //! * backward: per GEMM, the input gradient (reading the weight again) and the weight gradient;
 //!   a recurrence's weight gradient is one GEMM over all its timesteps after the loop.
-//! * gradient all-reduce: the bf16 gradients are summed over all chips (dimension-wise
-//!   all-reduce on the flow model of the slice, [`podsim_collective`]), in buckets of at least
+//! * gradient all-reduce: the bf16 gradients are summed over all chips (the all-dimensions
+//!   all-reduce on the flow model of the slice, [`podsim_collective`]: a share per dimension
+//!   and direction, every link at once, as "injection bandwidth limits" a data-parallel
+//!   all-reduce, section 3.4), in buckets of at least
 //!   [`BUCKET_BYTES`], each issued when its last layer's backward pass is done, overlapping the
 //!   rest of the backward pass.
 //! * the optimizer update streams each weight's state through HBM once all sums are done.
@@ -772,7 +774,7 @@ pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
     let mut sums: Vec<usize> = Vec::new();
     let all_reduce = |bytes: u64| Work::Collective {
         kind: Kind::AllReduce,
-        algorithm: Algorithm::DimensionWise,
+        algorithm: Algorithm::AllDimensions,
         bytes: Bytes(bytes),
     };
     for (i, op) in d.ops.iter().enumerate().rev() {
@@ -1112,9 +1114,13 @@ pub fn memory_estimate(chips: u64) -> Result<u128, String> {
     for net in [&v4, &v3] {
         let dims = net.rank_grid();
         for kind in [Kind::AllReduce, Kind::AllToAll] {
+            let algorithm = match kind {
+                Kind::AllReduce => Algorithm::AllDimensions,
+                _ => Algorithm::DimensionWise,
+            };
             let r = podsim_collective::Request {
                 kind,
-                algorithm: Algorithm::DimensionWise,
+                algorithm,
                 bytes: 1 << 20,
                 ranks: chips as usize,
                 dims: dims.clone(),

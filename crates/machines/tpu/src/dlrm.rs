@@ -17,7 +17,9 @@
 //!   rates as the lookups, twice the bytes.
 //! * **Dense layers** on the TensorCores: 6 FLOPs per dense weight per example (forward and
 //!   backward) as GEMMs through the chip's matrix units, and an all-reduce of the bf16 dense
-//!   gradients over all chips (flow model, dimension-wise).
+//!   gradients over all chips (flow model, all-dimensions: a share of the gradients per
+//!   dimension and direction, every link at once, since "injection bandwidth limits" a
+//!   data-parallel all-reduce, section 3.4).
 //!
 //! The step is the longer of the sparse part (lookups + all-to-alls + updates) and the dense
 //! part: the SparseCores and TensorCores run in parallel (section 3.5, Fig. 10's caption: "the
@@ -371,7 +373,7 @@ pub fn step(
     let allreduce = collective(
         net,
         Kind::AllReduce,
-        Algorithm::DimensionWise,
+        Algorithm::AllDimensions,
         model.dense_params * ELEM_ACT,
     )?;
     let dense = dense_compute + allreduce;
