@@ -160,9 +160,10 @@ pub struct TrainArgs {
     /// Add the step's energy: joules over the slice with their breakdown (compute, memory,
     /// network, idle), mean power per chip and model FLOP/s per watt (JSON: energy_j,
     /// average_power_w, energy_breakdown_j, perf_per_watt). Each chip draws Table 4's idle power
-    /// for the whole step, plus energy per matrix FLOP (fitted to Table 4's mean power),
-    /// per HBM and CMEM byte and per byte per link (crates/system/src/energy.rs names each
-    /// source); TPU v4 and v3 chips only (not with --search)
+    /// for the whole step, plus its matrix units' power while they stream (fitted to Table 4's
+    /// mean power) and energy per HBM and CMEM byte and per byte per link
+    /// (crates/energy/src/lib.rs names each source); TPU v4 and v3 chips only (not with
+    /// --search)
     #[arg(long)]
     energy: bool,
     /// Draw the step's energy by component (compute, memory, network, idle), joules per chip

@@ -61,9 +61,10 @@ pub struct WorkloadArgs {
     json: bool,
     /// Add the run's energy: joules over the machine with their breakdown (compute, memory,
     /// network, idle) and mean power per chip (JSON: energy_j, average_power_w,
-    /// energy_breakdown_j). Each chip draws its idle power for the whole run, plus energy per
-    /// matrix FLOP, per HBM and CMEM byte and per byte per link the flow model carried
-    /// (crates/system/src/energy.rs names each source); TPU v4 and v3 chips, flow model
+    /// energy_breakdown_j). Each chip draws its idle power for the whole run, plus its matrix
+    /// units' power while they stream and energy per HBM and CMEM byte and per byte per link
+    /// the flow model carried (crates/energy/src/lib.rs names each source); TPU v4 and v3
+    /// chips, flow model
     #[arg(long)]
     energy: bool,
 }

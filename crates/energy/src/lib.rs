@@ -1,14 +1,26 @@
 //! Energy from activity: a chip's static power over the run's time plus the dynamic energy of
-//! what it did (FLOPs on the matrix units, bytes through each memory level, bytes over links).
+//! what it did (time its matrix units streamed, bytes through each memory level, bytes over
+//! links).
 //!
 //! The model is the usual activity-based one (as in Horowitz, "Computing's energy problem",
 //! ISSCC 2014, which tpu-v4-isca2023.txt cites as [Hor14]): every chip draws its static power
 //! (`idle_w`) for the whole run, busy or waiting, so exposed communication shows in the bill;
-//! each FLOP, byte and link crossing adds its own energy. Nothing else is counted: a chip
-//! package's power (ASIC and HBM, as Table 4 measures it), not hosts, switches or cooling.
+//! each byte and link crossing adds its own energy, and the matrix units draw their power for
+//! every second they stream. Nothing else is counted: a chip package's power (ASIC and HBM, as
+//! Table 4 measures it), not hosts, switches or cooling.
+//!
+//! The matrix units are charged by the time they stream, not by the useful FLOPs: a systolic
+//! array's processing elements register their inputs and multiply-accumulate on every clock
+//! edge of a pass, whether or not the tile fills the array (the lecture's `pe` module,
+//! ece327-tensor-core-systolic-lecture.txt: `a_reg <= ain; b_reg <= bin; d_reg <= d_reg +
+//! a_reg * b_reg` with no enable), so a GEMM that fills a quarter of the array, or spends its
+//! time filling and draining it, costs its time's energy, not a quarter of it. Between passes
+//! the units draw nothing beyond the package's static power (clock gating, which the TPU v4
+//! paper names among its design improvements, section 5).
 //!
 //! Each figure of a [`ChipPower`] names its source. Where the seeds give only a total (Table
-//! 4's mean power under production load) one parameter, the energy per matrix FLOP, is fitted
+//! 4's mean power under production load) one parameter, the matrix units' power while they
+//! stream, is fitted
 //! to it and declared calibrated; the other figures of the seeds (the min/max range, Fig. 13's
 //! performance per watt, CMEM's gain) are then predictions (validation/tpu-v4-energy.toml).
 
@@ -23,6 +35,8 @@ pub struct Activity {
     pub seconds: f64,
     /// FLOPs on the matrix units (bf16), over all chips.
     pub matrix_flops: f64,
+    /// Seconds the matrix units streamed (each GEMM's time on its arrays), summed over chips.
+    pub matrix_busy_s: f64,
     /// Bytes read or written in HBM (or DRAM), over all chips.
     pub hbm_bytes: f64,
     /// Bytes read or written in on-chip memory beyond the cores' own (TPU v4's CMEM).
@@ -36,6 +50,7 @@ impl Activity {
     pub fn plus(self, o: Activity) -> Activity {
         Activity {
             matrix_flops: self.matrix_flops + o.matrix_flops,
+            matrix_busy_s: self.matrix_busy_s + o.matrix_busy_s,
             hbm_bytes: self.hbm_bytes + o.hbm_bytes,
             onchip_bytes: self.onchip_bytes + o.onchip_bytes,
             link_bytes: self.link_bytes + o.link_bytes,
@@ -46,6 +61,7 @@ impl Activity {
     pub fn times(self, k: f64) -> Activity {
         Activity {
             matrix_flops: self.matrix_flops * k,
+            matrix_busy_s: self.matrix_busy_s * k,
             hbm_bytes: self.hbm_bytes * k,
             onchip_bytes: self.onchip_bytes * k,
             link_bytes: self.link_bytes * k,
@@ -61,8 +77,8 @@ pub struct ChipPower {
     pub chip: &'static str,
     /// Static power of the package (ASIC and HBM) while powered, watts.
     pub idle_w: f64,
-    /// Energy per FLOP on the matrix units (bf16), picojoules.
-    pub matrix_pj_per_flop: f64,
+    /// Power of a chip's matrix units while they stream, watts (beyond `idle_w`).
+    pub matrix_busy_w: f64,
     /// Energy per byte of HBM traffic, picojoules.
     pub hbm_pj_per_byte: f64,
     /// Energy per byte of on-chip memory traffic (CMEM), picojoules.
@@ -94,38 +110,39 @@ pub const TPU_POWER: [ChipPower; 2] = [
     ChipPower {
         chip: "tpuv4",
         idle_w: 90.0,
-        matrix_pj_per_flop: TPUV4_MATRIX_PJ_PER_FLOP,
+        matrix_busy_w: TPUV4_MATRIX_BUSY_W,
         hbm_pj_per_byte: HBM2_PJ_PER_BYTE,
         onchip_pj_per_byte: CMEM_PJ_PER_BYTE,
         link_pj_per_byte: ICI_PJ_PER_BYTE,
         source: "idle 90 W: tpu-v4-isca2023.txt Table 4; HBM2 3.9 pJ/bit: O'Connor et al. MICRO 2017; CMEM: HBM2's x Horowitz ISSCC 2014's 1 MB SRAM / DRAM ratio (assumption); ICI 5 pJ/bit (assumption)",
-        calibrated: "matrix_pj_per_flop: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 170 W",
+        calibrated: "matrix_busy_w: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 170 W",
     },
     ChipPower {
         chip: "tpuv3",
         idle_w: 123.0,
-        matrix_pj_per_flop: TPUV3_MATRIX_PJ_PER_FLOP,
+        matrix_busy_w: TPUV3_MATRIX_BUSY_W,
         hbm_pj_per_byte: HBM2_PJ_PER_BYTE,
         onchip_pj_per_byte: CMEM_PJ_PER_BYTE,
         link_pj_per_byte: ICI_PJ_PER_BYTE,
         source: "idle 123 W: tpu-v4-isca2023.txt Table 4; HBM2 3.9 pJ/bit: O'Connor et al. MICRO 2017; ICI 5 pJ/bit (assumption)",
-        calibrated: "matrix_pj_per_flop: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 220 W",
+        calibrated: "matrix_busy_w: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 220 W",
     },
 ];
 
-/// TPU v4's energy per matrix FLOP, pJ: calibrated. Fitted (2026-11-27; refitted 2026-12-01
-/// when the applications' gradient all-reduce became the all-dimensions one) so that the mean
-/// over the eight production-shaped applications of `podsim apps` on 128 chips (4x4x8 twisted,
-/// CMEM on) of each one's mean chip power is Table 4's 170 W: with the other figures fixed,
-/// power is linear in this one, 90 W + e x (mean matrix FLOP/s per chip, 7.45e13) + (mean of
-/// the other dynamic power, 23.1 W) = 170 W gives e = 0.765 pJ/FLOP.
+/// TPU v4's matrix units' power while they stream, watts: calibrated. Fitted once (2026-12-01)
+/// so that the mean over the eight production-shaped applications of `podsim apps` on 128 chips
+/// (4x4x8 twisted, CMEM on) of each one's mean chip power is Table 4's 170 W: with the other
+/// figures fixed, power is linear in this one, 90 W + P x (mean share of the step the matrix
+/// units stream, 0.4309) + (mean of the other dynamic power, 23.07 W) = 170 W gives P =
+/// 132.1 W. (It replaces an energy per useful matrix FLOP, fitted the same way: 0.765 pJ/FLOP;
+/// see the module docs for why time, not FLOPs.)
 /// validation/tpu-v4-energy.toml holds the case it was fitted to (calibrated) and the figures
 /// it predicts.
-pub const TPUV4_MATRIX_PJ_PER_FLOP: f64 = 0.765;
-/// TPU v3's energy per matrix FLOP, pJ: calibrated as TPU v4's, on the same applications on
-/// 128 chips of TPU v3 (8x16) against Table 4's 220 W: 123 W + e x 4.53e13 FLOP/s + 17.8 W
-/// = 220 W gives e = 1.749 pJ/FLOP.
-pub const TPUV3_MATRIX_PJ_PER_FLOP: f64 = 1.749;
+pub const TPUV4_MATRIX_BUSY_W: f64 = 132.1;
+/// TPU v3's matrix units' power while they stream, watts: calibrated as TPU v4's, on the same
+/// applications on 128 chips of TPU v3 (8x16) against Table 4's 220 W: 123 W + P x 0.5192 +
+/// 17.78 W = 220 W gives P = 152.6 W.
+pub const TPUV3_MATRIX_BUSY_W: f64 = 152.6;
 
 impl ChipPower {
     /// The power figures of chip preset `name`, if podsim has them.
@@ -153,7 +170,7 @@ impl ChipPower {
     pub fn energy(&self, a: &Activity) -> Energy {
         let pj = 1e-12;
         let breakdown = Breakdown {
-            compute: a.matrix_flops * self.matrix_pj_per_flop * pj,
+            compute: a.matrix_busy_s * self.matrix_busy_w,
             memory: (a.hbm_bytes * self.hbm_pj_per_byte + a.onchip_bytes * self.onchip_pj_per_byte)
                 * pj,
             network: a.link_bytes * self.link_pj_per_byte * pj,
@@ -339,6 +356,7 @@ mod tests {
             chips: 4,
             seconds: 2.0,
             matrix_flops: 1e15,
+            matrix_busy_s: 3.0,
             hbm_bytes: 1e12,
             onchip_bytes: 1e11,
             link_bytes: 1e10,
@@ -346,10 +364,18 @@ mod tests {
         let e = v4().energy(&a);
         let b = e.energy_breakdown_j;
         assert!((b.total() - e.energy_j).abs() <= 1e-9 * e.energy_j);
-        // By hand: idle 90 W x 2 s x 4 chips = 720 J; compute 1e15 x 0.765 pJ = 765 J; memory
-        // 1e12 x 31.2 pJ + 1e11 x 2.4 pJ = 31.2 + 0.24 J; network 1e10 x 40 pJ = 0.4 J.
+        // By hand: idle 90 W x 2 s x 4 chips = 720 J; compute: 3 chip-seconds of streaming at
+        // the matrix units' power; memory 1e12 x 31.2 pJ + 1e11 x 2.4 pJ = 31.2 + 0.24 J;
+        // network 1e10 x 40 pJ = 0.4 J.
         assert!((b.idle - 720.0).abs() < 1e-9);
-        assert!((b.compute - 765.0).abs() < 1e-6);
+        assert!((b.compute - 3.0 * TPUV4_MATRIX_BUSY_W).abs() < 1e-9);
+        // The matrix units cost their streaming time, not their useful FLOPs: the same time
+        // with half the FLOPs (a tile half the array's width) costs the same.
+        let half = v4().energy(&Activity {
+            matrix_flops: 0.5e15,
+            ..a
+        });
+        assert_eq!(half.energy_breakdown_j.compute, b.compute);
         assert!((b.memory - (31.2 + 1e11 * CMEM_PJ_PER_BYTE * 1e-12)).abs() < 1e-9);
         assert!((b.network - 0.4).abs() < 1e-12);
         // Average power: the total over 4 chips x 2 s.

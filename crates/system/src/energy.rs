@@ -6,7 +6,7 @@ pub use podsim_energy::*;
 
 /// A run's power over time, machine-wide, watts by component: each sample holds from its time
 /// to the next one's. Compute and memory follow the busy intervals (each interval's energy
-/// spread evenly over it); the network is the run's link energy spread evenly over the run
+/// spread evenly over it: the matrix units draw their streaming power while busy); the network is the run's link energy spread evenly over the run
 /// (the flow model reports what each link carried, not when); idle is constant.
 pub fn power_timeline(
     w: &crate::workload::Workload,
@@ -32,16 +32,11 @@ pub fn power_timeline(
         let (c, m) = match (&w.tasks[i.task].work, i.resource) {
             (
                 Work::Compute {
-                    flops,
-                    unit: Unit::Matrix,
-                    ..
-                },
+                    unit: Unit::Matrix, ..
+                }
+                | Work::Gemm { .. },
                 Resource::Matrix,
-            ) => (flops.0 as f64 * power.matrix_pj_per_flop * pj, 0.0),
-            (Work::Gemm { m, n, k, .. }, Resource::Matrix) => (
-                2.0 * *m as f64 * *n as f64 * *k as f64 * power.matrix_pj_per_flop * pj,
-                0.0,
-            ),
+            ) => (power.matrix_busy_w * dur, 0.0),
             (Work::Memory { bytes, working_set }, Resource::Memory) => {
                 let onchip =
                     matches!((working_set, chip.cmem), (Some(ws), Some(c)) if ws.0 <= c.bytes);
@@ -205,9 +200,11 @@ mod tests {
         for ((name, g), (_, e)) in got.parts().iter().zip(want.parts()) {
             assert!((g - e).abs() <= 1e-6 * e.max(1e-9), "{name}: {g} vs {e}");
         }
-        // By hand: the GEMM's 275 GFLOP at 0.765 pJ is 0.210 J; the stream's 1.2 GB at 31.2 pJ
-        // 0.0374 J.
-        assert!((want.compute - 0.275e12 * TPUV4_MATRIX_PJ_PER_FLOP * 1e-12).abs() < 1e-9);
+        // By hand: the GEMM's 275 GFLOP at half of TPU v4's 275.2512 TFLOP/s streams the matrix
+        // units for 275e9 / 137.6256e12 = 1.998174 ms (to the picosecond, rounded up), at their
+        // streaming power; the stream's 1.2 GB at 31.2 pJ is 0.0374 J.
+        let busy = (275e9_f64 / (0.5 * 275.2512e12) * 1e12).ceil() / 1e12;
+        assert!((want.compute - busy * TPUV4_MATRIX_BUSY_W).abs() < 1e-12);
         assert!((want.memory - 1.2e9 * HBM2_PJ_PER_BYTE * 1e-12).abs() < 1e-9);
     }
 }

@@ -1137,6 +1137,7 @@ impl Exec<'_> {
                 let chips = chips_of(&t.group, self.chips).unwrap_or_default();
                 if *unit == Unit::Matrix {
                     self.activity.matrix_flops += flops.0 as f64 * chips.len() as f64;
+                    self.activity.matrix_busy_s += d.as_secs_f64() * chips.len() as f64;
                 }
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
@@ -1155,6 +1156,7 @@ impl Exec<'_> {
                 let chips = chips_of(&t.group, self.chips).unwrap_or_default();
                 self.activity.matrix_flops +=
                     2.0 * *m as f64 * *n as f64 * *k as f64 * chips.len() as f64;
+                self.activity.matrix_busy_s += d.as_secs_f64() * chips.len() as f64;
                 self.runs[r].jobs_left = chips.len() as u64;
                 for c in chips {
                     self.enqueue(c, Resource::Matrix, r, d);

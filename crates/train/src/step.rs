@@ -244,7 +244,7 @@ impl Prepared {
         let peak = m.chip.matrix.0 as f64 * m.chips() as f64;
         let tput = c.batch as f64 / step;
         let memory = sh.memory;
-        let activity = self.activity(t, m, &c, &timer, step, send_bytes);
+        let activity = self.activity(t, m, &c, &timer, step, send_bytes)?;
         Ok(StepReport {
             config: c,
             step_time_s: step,
@@ -285,14 +285,14 @@ impl Prepared {
         timer: &Timer<'_>,
         seconds: f64,
         send_bytes: f64,
-    ) -> podsim_system::energy::Activity {
+    ) -> Result<podsim_system::energy::Activity, TrainError> {
         let sh = &self.sh;
         let [p, d, x, y] = c.parallel.0;
         let chips = m.chips();
         let n = chips as f64;
-        let (mut hbm, mut onchip, mut link) = (0.0, 0.0, 0.0);
+        let (mut hbm, mut onchip, mut link, mut busy) = (0.0, 0.0, 0.0, 0.0);
         let size = |a: Axis| timer.spans[a.index()].size as f64;
-        let mut ops = |list: &[Op], k: f64| {
+        let mut ops = |list: &[Op], k: f64| -> Result<(), TrainError> {
             for o in list {
                 match *o {
                     Op::Gemm {
@@ -303,6 +303,7 @@ impl Prepared {
                         weight,
                         ..
                     } => {
+                        busy += k * count as f64 * timer.streaming(rows, cols, inner)?;
                         let count = count as f64;
                         let streamed = (rows * inner + rows * cols) as f64 * ELEM * count;
                         let w = (inner * cols) as f64 * ELEM * count;
@@ -319,10 +320,11 @@ impl Prepared {
                     } => link += k * ring_wire_bytes(kind, size(axis), bytes),
                 }
             }
+            Ok(())
         };
         let runs = sh.layers_per_stage as f64 * c.microbatches as f64;
-        ops(&self.ops.forward, runs);
-        ops(&self.ops.backward, runs);
+        ops(&self.ops.forward, runs)?;
+        ops(&self.ops.backward, runs)?;
         // The last stage's logits (three GEMMs of tokens x d_model x vocabulary/model2) and
         // loss (four passes over the logits), on one stage in p.
         let v_chip = t.vocabulary.div_ceil(y) as f64;
@@ -330,6 +332,12 @@ impl Prepared {
         let e = t.d_model as f64;
         let head = 3.0 * (tok * e + tok * v_chip + e * v_chip) * ELEM + 4.0 * tok * v_chip * ELEM;
         hbm += head * c.microbatches as f64 / p as f64;
+        let (v, tk, dm) = (t.vocabulary.div_ceil(y), sh.tokens, t.d_model);
+        busy += (timer.streaming(tk, v, dm)?
+            + timer.streaming(tk, dm, v)?
+            + timer.streaming(dm, v, tk)?)
+            * c.microbatches as f64
+            / p as f64;
         let replicas = match c.partition.weight {
             Split::OneD => d * x,
             Split::TwoD => d,
@@ -358,14 +366,15 @@ impl Prepared {
         let senders = (p * c.virtual_stages - 1) as f64;
         link += 2.0 * send_bytes * c.microbatches as f64 * senders / p as f64;
         let hw_flops = self.flops.1 * c.batch as f64;
-        podsim_system::energy::Activity {
+        Ok(podsim_system::energy::Activity {
             chips,
             seconds,
             matrix_flops: hw_flops,
+            matrix_busy_s: busy * n,
             hbm_bytes: hbm * n,
             onchip_bytes: onchip * n,
             link_bytes: link * n,
-        }
+        })
     }
 }
 

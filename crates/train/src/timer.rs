@@ -25,13 +25,7 @@ impl Timer<'_> {
     /// A GEMM's time: the GEMM model's, or its operands' and result's traffic where that is
     /// longer; a weight operand comes from CMEM when the layer's weights are held there.
     pub(crate) fn gemm(&self, m: u64, n: u64, k: u64, weight: bool) -> Result<f64, TrainError> {
-        let compute = self
-            .m
-            .chip
-            .arrays
-            .gemm_time(m, n, k, &self.t.format)
-            .map_err(TrainError::Gemm)?
-            .as_secs_f64();
+        let compute = self.streaming(m, n, k)?;
         let hbm = self.m.chip.memory.bytes_per_s() as f64;
         let streamed = (m * k + m * n) as f64 * ELEM;
         let w = (k * n) as f64 * ELEM;
@@ -41,6 +35,18 @@ impl Timer<'_> {
             (streamed + w) / hbm
         };
         Ok(compute.max(memory))
+    }
+
+    /// The time a GEMM streams through the matrix units (the GEMM model's, whatever its
+    /// traffic): what the units draw their power for.
+    pub(crate) fn streaming(&self, m: u64, n: u64, k: u64) -> Result<f64, TrainError> {
+        Ok(self
+            .m
+            .chip
+            .arrays
+            .gemm_time(m, n, k, &self.t.format)
+            .map_err(TrainError::Gemm)?
+            .as_secs_f64())
     }
 
     pub(crate) fn memory(&self, bytes: f64) -> f64 {

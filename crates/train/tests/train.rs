@@ -262,8 +262,13 @@ fn a_steps_energy_counts_its_collectives_bytes_and_its_idle_power() {
     let b = e.energy_breakdown_j;
     assert!((b.total() - e.energy_j).abs() <= 1e-9 * e.energy_j);
     assert!((b.idle - 90.0 * r.step_time_s * 512.0).abs() <= 1e-9 * b.idle);
-    // A busy chip draws more than idle and less than idle plus its matrix units at peak.
-    let ceiling = 90.0 + peak * p.matrix_pj_per_flop * 1e-12 + 1200e9 * p.hbm_pj_per_byte * 1e-12;
+    // The matrix units stream at most for the whole step on every chip, and at least for the
+    // hardware FLOPs at peak.
+    assert!(a.matrix_busy_s <= r.step_time_s * 512.0 * (1.0 + 1e-9));
+    assert!(a.matrix_busy_s >= hw / peak * (1.0 - 1e-9));
+    // A busy chip draws more than idle and less than idle plus its matrix units streaming and
+    // its HBM at full rate for the whole step.
+    let ceiling = 90.0 + p.matrix_busy_w + 1200e9 * p.hbm_pj_per_byte * 1e-12;
     assert!(e.average_power_w > 90.0 && e.average_power_w < ceiling);
 }
 

@@ -385,6 +385,7 @@ pub fn step(
         chips,
         seconds: step,
         matrix_flops: 3.0 * model.dense_layers as f64 * 2.0 * b * (width * width) as f64,
+        matrix_busy_s: dense_compute,
         hbm_bytes: if sc { 3.0 * rows * row_bytes } else { 0.0 }
             + 3.0 * model.dense_params * ELEM_ACT,
         onchip_bytes: 0.0,
