@@ -144,6 +144,13 @@ enum Command {
         /// The most events the trace keeps; the file says how many were cut.
         #[arg(long, value_name = "N", default_value_t = args::DEFAULT_TRACE_LIMIT)]
         trace_limit: usize,
+        /// Add each collective's and workload's energy on every system, as `collective --energy`
+        /// and `workload --energy` give it (JSON: energy_j, average_power_w,
+        /// energy_breakdown_j, perf_per_watt in each system's object); every such run must be
+        /// on the flow model and on chips with power figures (TPU v4 and v3); metrics and
+        /// command runs take none (a command run takes `--energy` in its own args)
+        #[arg(long)]
+        energy: bool,
     },
     /// Run a collective on a topology and report its time, algorithm and bus bandwidth
     /// (nccl-tests conventions) and the physical lower bound; the result is checked.
@@ -437,7 +444,14 @@ fn dispatch(command: Command) -> Result<ExitCode, Failure> {
             json,
             trace,
             trace_limit,
-        } => run_cmd::run(scenario.as_deref(), json, trace.as_deref(), trace_limit),
+            energy,
+        } => run_cmd::run(
+            scenario.as_deref(),
+            json,
+            trace.as_deref(),
+            trace_limit,
+            energy,
+        ),
         Command::Validate {
             dir,
             csv,

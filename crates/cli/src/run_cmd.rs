@@ -115,6 +115,7 @@ pub(crate) fn run(
     json: bool,
     trace: Option<&Path>,
     trace_limit: usize,
+    energy: bool,
 ) -> Result<ExitCode, Failure> {
     args::trace_limit_needs_trace(trace.is_some(), trace_limit)?;
     let mut t = podsim_report::Trace::new(trace_limit);
@@ -128,7 +129,7 @@ pub(crate) fn run(
                 .parse::<toml::Table>()
                 .is_ok_and(|t| t.contains_key("machine"))
             {
-                return workload_cmd::run_file(p, json, trace, trace_limit);
+                return workload_cmd::run_file(p, json, trace, trace_limit, energy);
             }
             let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
             podsim_config::parse_scenario_with(&p.display().to_string(), &text, &|m| {
@@ -142,6 +143,23 @@ pub(crate) fn run(
     for (i, r) in scenario.runs.iter().enumerate() {
         if let podsim_system::RunSpec::Command { args } = r {
             commands.insert(i, scenario_command(&scenario, i, args, json)?);
+        }
+    }
+    // With --energy, the runs it applies to, checked before anything runs.
+    let mut with_energy = vec![false; scenario.runs.len()];
+    if energy {
+        for (i, slot) in with_energy.iter_mut().enumerate() {
+            *slot = podsim_report::energy_applies(&scenario, i)
+                .map_err(|e| args::flag_err("--energy", e))?;
+        }
+        if !with_energy.contains(&true) {
+            return Err(args::flag_err(
+                "--energy",
+                format!(
+                    "{}: no collective or workload run to give an energy to (metrics and command runs take none; a command run takes --energy in its own args)",
+                    scenario.file
+                ),
+            ));
         }
     }
     let mut out = Vec::new();
@@ -180,11 +198,25 @@ pub(crate) fn run(
         if trace.is_some() {
             podsim_report::add_result_trace(&mut t, &scenario, &result, &mut traced_runs);
         }
+        let energies = if with_energy[i] {
+            podsim_report::result_energy(&scenario, &result)
+                .map_err(|e| args::flag_err("--energy", e))?
+        } else {
+            Vec::new()
+        };
         if json {
-            out.extend(podsim_report::result_json(&scenario, &result));
+            let mut objects = podsim_report::result_json(&scenario, &result);
+            for (v, (_, e)) in objects.iter_mut().zip(&energies) {
+                *v = podsim_report::to_json_with(v, Some(e));
+            }
+            out.extend(objects);
         } else {
             outln!();
             out!("{}", podsim_report::result_text(&scenario, &result));
+            for (system, e) in &energies {
+                outln!("energy on {system}:");
+                out!("{}", podsim_units::table::render(&e.rows()));
+            }
         }
     }
     if let Some(path) = trace {

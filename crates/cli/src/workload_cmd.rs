@@ -75,6 +75,7 @@ pub fn run_file(
     json: bool,
     trace: Option<&std::path::Path>,
     trace_limit: usize,
+    energy: bool,
 ) -> Result<ExitCode, Failure> {
     workload_cmd(&WorkloadArgs {
         file: file.to_path_buf(),
@@ -86,7 +87,7 @@ pub fn run_file(
         trace_limit,
         heatmap: None,
         json,
-        energy: false,
+        energy,
     })
 }
 

@@ -2830,3 +2830,58 @@ fn seeds_report_the_mean_and_spread_of_the_runs_alone() {
         &["--seeds"],
     );
 }
+
+/// Issue 37: `podsim run --energy` gives each collective and workload run of a scenario the
+/// energy its own command gives it (a second path: `collective --energy`, `workload
+/// --energy`), and refuses a scenario where it would change nothing or cannot be honoured.
+#[test]
+fn run_energy_is_each_runs_own_energy() {
+    let runs = json(&["run", "--energy", "--json"]);
+    let twisted = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["topology"] == "4x4x8 twisted")
+        .expect("the default scenario's 4x4x8 twisted row");
+    let alone = json(&[
+        "collective",
+        "all-to-all",
+        "--topology",
+        "tpuv4:slice=4x4x8:twisted",
+        "--bytes",
+        "16 MiB",
+        "--energy",
+        "--json",
+    ]);
+    for key in ["energy_j", "average_power_w", "perf_per_watt"] {
+        assert_eq!(twisted[key], alone[key], "{key}");
+    }
+    assert_eq!(twisted["energy_breakdown_j"], alone["energy_breakdown_j"]);
+    // Without --energy the rows have no energy keys.
+    let plain = json(&["run", "--json"]);
+    assert!(plain[0].get("energy_j").is_none());
+    // A workload file through `run` is `workload`'s.
+    let file = "examples/workload-data-parallel.toml";
+    let via_run = json(&["run", file, "--energy", "--json"]);
+    let direct = json(&["workload", file, "--energy", "--json"]);
+    assert_eq!(via_run["energy_j"], direct["energy_j"]);
+    // Refused: a scenario with no run that takes energy, and a collective on chips without
+    // power figures.
+    expect_error(
+        &["run", "examples/k-computer.toml", "--energy"],
+        &["--energy", "no collective or workload run"],
+    );
+    let dir = std::env::temp_dir().join(format!("podsim-run-energy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"s\"\n[[system]]\nname = \"t\"\ntopology = \"torus:4x4\"\nlink_bandwidth = \"50 GB/s\"\n[[run]]\nwhat = \"collective\"\nkind = \"all-reduce\"\nbytes = \"1 MiB\"\nsystems = [\"t\"]\n",
+    )
+    .unwrap();
+    expect_error(
+        &["run", scenario.to_str().unwrap(), "--energy"],
+        &["--energy", "`run[0]`", "system `t`", "names no chip"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

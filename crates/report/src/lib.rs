@@ -35,7 +35,10 @@ pub use roofline::{
     HeatLink, HeatTile, Roof, Series, bars_svg, energy_svg, heatmap_svg, lines_svg, roofline_svg,
     stacked_bars_svg,
 };
-pub use scenario::{CollectiveRun, CollectiveRunRow, add_result_trace, result_json, result_text};
+pub use scenario::{
+    CollectiveRun, CollectiveRunRow, add_result_trace, energy_applies, result_energy, result_json,
+    result_text,
+};
 pub use trace::{Trace, check_nesting};
 pub use workload::{POWER_PID, add_power, add_workload};
 

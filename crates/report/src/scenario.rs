@@ -201,3 +201,72 @@ pub fn result_text(scenario: &Scenario, result: &RunResult) -> String {
         } => collective_run(scenario, setup, results, *baseline_time_s).text(),
     }
 }
+
+/// Whether `podsim run --energy` can give `run` its energy: `Ok(true)` for a collective on the
+/// flow model over systems whose chips have power figures and for a workload on the flow model
+/// whose chip has them, `Ok(false)` for a run that takes no time or runs its own command line
+/// (metrics, command runs), and why not otherwise (naming the run and system). Asked of every
+/// run before any runs.
+pub fn energy_applies(scenario: &Scenario, index: usize) -> Result<bool, String> {
+    use podsim_system::RunSpec;
+    let run = &scenario.runs[index];
+    let at = format!("{}: `run[{index}]`", scenario.file);
+    let flow = |m: podsim_collective::ModelKind| {
+        if m == podsim_collective::ModelKind::Flow {
+            Ok(())
+        } else {
+            Err(format!(
+                "{at}: the energy of the links comes from the flow model's link loads; this run uses the {} model",
+                m.name()
+            ))
+        }
+    };
+    match run {
+        RunSpec::Metrics { .. } | RunSpec::Command { .. } => Ok(false),
+        RunSpec::Collective { systems, setup, .. } => {
+            flow(setup.model)?;
+            for &i in systems {
+                let s = &scenario.systems[i];
+                podsim_system::energy::ChipPower::of_chip(s.chip_name())
+                    .map_err(|e| format!("{at}: system `{}`: {e}", s.name))?;
+            }
+            Ok(true)
+        }
+        RunSpec::Workload { spec } => {
+            flow(spec.model)?;
+            podsim_system::energy::ChipPower::of_chip(Some(&spec.chip.name))
+                .map_err(|e| format!("{at}: workload `{}`: {e}", spec.name))?;
+            Ok(true)
+        }
+    }
+}
+
+/// The energy of each system's part of `result` (a run [`energy_applies`] to), in the order
+/// `result_json` gives its objects: a collective's energy on each system (its chips' idle power
+/// for the collective's time and the bytes its links carried; performance per watt as
+/// algorithm bandwidth per watt), a workload's over its machine.
+pub fn result_energy(
+    scenario: &Scenario,
+    result: &RunResult,
+) -> Result<Vec<(String, podsim_system::energy::EnergyOutput)>, String> {
+    use podsim_system::energy::{ChipPower, EnergyOutput};
+    match result {
+        RunResult::Metrics(_) | RunResult::Command { .. } => Ok(Vec::new()),
+        RunResult::Collective { setup, results, .. } => results
+            .iter()
+            .map(|(i, m, _)| {
+                let s = &scenario.systems[*i];
+                let power = ChipPower::of_chip(s.chip_name())?;
+                let e = podsim_system::energy::collective(&power, m.ranks as u64, setup.bytes, m);
+                Ok((s.name.clone(), e))
+            })
+            .collect(),
+        RunResult::Workload { spec, result, .. } => {
+            let power = ChipPower::of_chip(Some(&spec.chip.name))?;
+            Ok(vec![(
+                spec.system.name.clone(),
+                EnergyOutput::new(&power, &result.activity, None),
+            )])
+        }
+    }
+}
