@@ -667,7 +667,7 @@ enum Payload {
 }
 
 /// The values of `chunks` at rank `src` when it sends them (a flag not yet raised is a zero).
-#[inline]
+#[inline(always)]
 fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Payload, RunError> {
     let value = |c: u32| match (bufs.get(src, c), combine) {
         (Some(v), _) => Ok(v),
@@ -683,7 +683,7 @@ fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Pa
 }
 
 /// Land `payload` in `chunks` of rank `dst`.
-#[inline]
+#[inline(always)]
 fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload: Payload) {
     let mut put = |c: u32, v: u64| {
         let slot = bufs.slot(dst, c);
