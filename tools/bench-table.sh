@@ -4,7 +4,7 @@
 # (tools/booksim/build.sh). Prints a Markdown table with the ratios; BENCHMARKS.md quotes it.
 #
 # Usage: tools/bench-table.sh [--baseline REF] [--repeats N] [--pod] [--threads] [--sweeps]
-#                             [--no-booksim]
+#                             [--analytic] [--ranks] [--no-booksim]
 #   --baseline REF  the commit to compare with (default: the one named in
 #                   tools/bench-baseline.txt); built once into tools/bench-build/ (ignored by git)
 #   --repeats N     runs of each command; the median is quoted (default 3)
@@ -22,6 +22,14 @@
 #                   0.3 against BookSim's seed = 1..8: total CPU seconds of each side
 #                   (whole processes, every point's summed for BookSim) and their ratio;
 #                   BookSim's binary from $BOOKSIM_BIN if set (~70 CPU-s a repeat)
+#   --analytic      also issue 38 item 6: the 4096-chip ring all-reduce of 64 MiB on the analytic
+#                   model (`collective all-reduce --model analytic`, torus:16x16x16 and tpuv4:pod),
+#                   CPU seconds and peak RSS against the baseline (about 1 CPU-s a run)
+#   --ranks         also issue 38 item 5: `validate` (the whole table) and `train --model gpt3-175b
+#                   --search --chips 512` as one process (now and the baseline) and under
+#                   `mpirun -n 2` (now, built with `--features mpi` into target/mpi): wall seconds,
+#                   and a check that the two ranks print the bytes one process prints; needs
+#                   OpenMPI's mpirun (about 2 min)
 #   --no-booksim    skip BookSim even when it is built (its run takes ~15 CPU-s)
 #
 # Every figure is whole-process: user+system CPU seconds (to the microsecond, from the
@@ -39,6 +47,8 @@ POD_BASE=0
 BOOKSIM=1
 THREADS=0
 SWEEPS=0
+ANALYTIC=0
+RANKS=0
 BOOKSIM_BIN="${BOOKSIM_BIN:-$ROOT/tools/booksim/build/booksim2/src/booksim}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,7 +59,9 @@ while [ $# -gt 0 ]; do
     --no-booksim) BOOKSIM=0; shift ;;
     --threads) THREADS=1; shift ;;
     --sweeps) SWEEPS=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    --analytic) ANALYTIC=1; shift ;;
+    --ranks) RANKS=1; shift ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "bench-table.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -188,6 +200,49 @@ if [ "$POD" = 1 ]; then
   fi
   echo "| flow, ring all-reduce 64 MiB, 4096 chips (torus:16x16x16) | $NEW_R4 CPU-s, $NEW_R4M MiB | $OLD_R4 CPU-s, $OLD_R4M MiB | $R4 | ASTRA-sim analytical: 1.9 CPU-s (issue 18) | - | < 2 CPU-s, < 1 GB |"
   echo "| flow, all-to-all 16 MiB, 1024 chips (torus:8x8x16) | $NEW_A1 CPU-s, $NEW_A1M MiB | $OLD_A1 CPU-s, $OLD_A1M MiB | $A1 | - | - | < 5 s |"
+fi
+if [ "$ANALYTIC" = 1 ]; then
+  echo "analytic ring at pod scale..." >&2
+  for topo in torus:16x16x16 tpuv4:pod; do
+    A=(collective all-reduce --topology "$topo" --bytes "64 MiB" --model analytic --json)
+    cmp -s <("$NEW" "${A[@]}") <("$OLD" "${A[@]}") \
+      || { echo "bench-table.sh: the analytic ring on $topo printed other bytes than the baseline" >&2; exit 1; }
+    read -r NEW_AN NEW_ANM <<<"$(cpu_rss "$NEW" "${A[@]}")"
+    read -r OLD_AN OLD_ANM <<<"$(cpu_rss "$OLD" "${A[@]}")"
+    echo "| analytic, ring all-reduce 64 MiB, 4096 chips ($topo; same bytes as the baseline) | $NEW_AN CPU-s, $NEW_ANM MiB | $OLD_AN CPU-s, $OLD_ANM MiB | $(ratio "$OLD_AN" "$NEW_AN") faster | - | - | < 0.5 CPU-s |"
+  done
+fi
+if [ "$RANKS" = 1 ]; then
+  echo "validate and train --search over two MPI ranks..." >&2
+  command -v mpirun >/dev/null 2>&1 || { echo "bench-table.sh: --ranks needs OpenMPI's mpirun" >&2; exit 1; }
+  CARGO_TARGET_DIR="$ROOT/target/mpi" cargo build --release --locked -p podsim --features mpi >&2
+  MPI_BIN="$ROOT/target/mpi/release/podsim"
+  # wall CMD...: the wall seconds of one run, its output dropped.
+  wall() {
+    python3 -c '
+import os, subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(f"{time.monotonic() - t:.3f}")
+' "$@"
+  }
+  MPIRUN=(mpirun --allow-run-as-root --oversubscribe -n 2)
+  for what in validate search; do
+    case "$what" in
+      validate) R=(validate); label="validate, the whole table" ;;
+      search) R=(train --model gpt3-175b --search --chips 512); label="train --search, gpt3-175b on 512 chips" ;;
+    esac
+    cmp -s <("$MPI_BIN" "${R[@]}" 2>/dev/null) <("${MPIRUN[@]}" "$MPI_BIN" "${R[@]}" 2>/dev/null) \
+      || { echo "bench-table.sh: $what on two ranks printed other bytes than one process" >&2; exit 1; }
+    one=(); two=(); base=()
+    for _ in $(seq 1 "$REPEATS"); do
+      one+=("$(wall "$NEW" "${R[@]}")")
+      two+=("$(wall "${MPIRUN[@]}" "$MPI_BIN" "${R[@]}")")
+      base+=("$(wall "$OLD" "${R[@]}")")
+    done
+    o="$(median "${one[@]}")"; t="$(median "${two[@]}")"; b="$(median "${base[@]}")"
+    echo "| $label, wall seconds: one process / \`mpirun -n 2\` (same bytes) | $o s / $t s | $b s (one process) | $(ratio "$b" "$t") faster on two ranks | - | - | two ranks print one process's bytes |"
+  done
 fi
 if [ "$THREADS" = 1 ]; then
   echo "packet level on threads..." >&2

@@ -1,12 +1,17 @@
 //! `podsim validate`: the validation cases read (built in or from a directory), evaluated
-//! on every core by `podsim_validation` with their values kept in a resumable CSV, and their
-//! table or JSON printed.
+//! on every core (and, started by `mpirun` on a build with the `mpi` feature, spread over the
+//! ranks) by `podsim_validation` with their values kept in a resumable CSV, and their table or
+//! JSON printed by rank 0, the same as one process.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use crate::{Failure, args};
 use podsim_report::sweep_file;
+
+/// A case's value, or its error as (message, whether the input is at fault), as it crosses
+/// between ranks.
+type Wire = Result<Option<u64>, (String, bool)>;
 
 /// `podsim validate`.
 pub(crate) fn validate(
@@ -31,8 +36,12 @@ pub(crate) fn validate(
         }
     }
     let keys = podsim_validation::case_keys(cases.iter().map(|(f, _)| *f));
+    // Rank 0 (the only process, without MPI) keeps the CSV; every rank learns which cases it
+    // holds, and the others run a batch at a time, case i of a batch on rank i mod N (on every
+    // core of it), their values gathered on rank 0 in case order.
+    let (rank, ranks) = podsim_ranks::place();
     let mut sweep = match csv {
-        Some(path) => {
+        Some(path) if rank == 0 => {
             let mut context = sweep_file::base_context();
             context.push((
                 "cases",
@@ -49,27 +58,45 @@ pub(crate) fn validate(
                 !no_resume,
             )?)
         }
-        None => None,
+        _ => None,
     };
+    let kept: Vec<bool> = podsim_ranks::share((rank == 0).then(|| {
+        keys.iter()
+            .map(|k| sweep.as_ref().is_some_and(|(_, kept)| kept.contains_key(k)))
+            .collect()
+    }))?;
     let bar = podsim_report::progress::Progress::start("podsim validate", Some(cases.len() as u64));
-    // Cases run a batch at a time on every core; each batch lands in the CSV in case order.
-    let batch = rayon::current_num_threads().max(1);
+    // Cases run a batch at a time on every core of every rank; each batch lands in the CSV in
+    // case order.
+    let batch = rayon::current_num_threads().max(1) * ranks;
     let mut results: Vec<Result<Option<u64>, Failure>> = Vec::with_capacity(cases.len());
-    for (chunk, chunk_keys) in cases.chunks(batch).zip(keys.chunks(batch)) {
-        let kept = |i: usize| {
-            sweep
-                .as_ref()
-                .is_some_and(|(_, kept)| kept.contains_key(&chunk_keys[i]))
+    for ((chunk, chunk_keys), chunk_kept) in cases
+        .chunks(batch)
+        .zip(keys.chunks(batch))
+        .zip(kept.chunks(batch))
+    {
+        let got: Option<Vec<Option<Wire>>> = sweep_file::run_batch(chunk.len(), |i| {
+            if chunk_kept[i] {
+                return None;
+            }
+            let (file, case) = &chunk[i];
+            let r =
+                podsim_validation::evaluate(case, file).map_err(|e| (e.to_string(), e.is_usage()));
+            bar.inc();
+            Some(r)
+        })?;
+        let Some(got) = got else {
+            // Another rank: rank 0 writes and prints.
+            continue;
         };
-        let got = podsim_validation::evaluate_batch(chunk, kept, || bar.inc());
         for (g, key) in got.into_iter().zip(chunk_keys) {
             let r = match g {
                 Some(r) => {
-                    let r = r.map_err(|e| {
-                        if e.is_usage() {
-                            Failure::usage(e.to_string())
+                    let r = r.map_err(|(msg, usage)| {
+                        if usage {
+                            Failure::usage(msg)
                         } else {
-                            Failure::runtime(e.to_string())
+                            Failure::runtime(msg)
                         }
                     });
                     if let Some((file, _)) = sweep.as_mut() {
@@ -98,6 +125,9 @@ pub(crate) fn validate(
         }
     }
     bar.finish();
+    if rank != 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut reports = Vec::with_capacity(cases.len());
     for ((_, c), got) in cases.iter().zip(results) {
         reports.push(podsim_validation::CaseReport::new(c, got?));

@@ -45,6 +45,14 @@ const SKIP: &[(&str, &str)] = &[
         "needs MPI and the binary the block's `cargo build` makes; crates/cli/tests/mpi.rs checks it",
     ),
     (
+        "mpirun -n 4 target/release/podsim validate",
+        "needs MPI and the binary the block's `cargo build` makes; crates/cli/tests/mpi.rs checks it",
+    ),
+    (
+        "mpirun -n 4 target/release/podsim train --model gpt3-175b --search --chips 512",
+        "needs MPI and the binary the block's `cargo build` makes; crates/cli/tests/mpi.rs checks it (on 64 chips)",
+    ),
+    (
         "pip install ./python",
         "installs a Python package (needs maturin and the network)",
     ),

@@ -3,7 +3,12 @@
 //! * the direct all-to-all of 16 MiB per rank on the flow model, run as one exchange by
 //!   translation classes: 1024 chips (torus 8x8x16), regular and twisted, and 4096 chips
 //!   (torus 16x16x16);
-//! * the ring all-reduce of 16 MiB per rank on the analytic model over 4096 chips.
+//! * the ring all-reduce of 16 MiB per rank on the analytic model over 4096 chips;
+//! * group `analytic_ring` (item 6): the 4096-chip ring all-reduce of 64 MiB per rank on the
+//!   analytic model, as `podsim collective all-reduce --topology torus:16x16x16 --bytes
+//!   "64 MiB" --model analytic` runs it (timed step by step, no queue: `steps`), and the same
+//!   through a model that declines the contention-free shortcut, so that it takes the queue
+//!   of transfers and completions the previous release ran (`queue`, the tests' oracle).
 //!
 //! The models are built here as `podsim-system` builds them for these networks (no endpoint
 //! overhead), so the bench needs nothing above this crate.
@@ -12,9 +17,14 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use podsim_collective::{Algorithm, BuildModel, Kind, ModelKind, Setup};
-use podsim_net::{AnalyticModel, FlowModel, NetworkModel, Packetization};
+use podsim_net::{
+    AnalyticModel, Completion, FlowModel, NetError, NetReport, NetworkModel, Packetization,
+    TransferId,
+};
+use podsim_topology::NodeId;
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
 use podsim_units::{Bandwidth, SimDuration};
+use podsim_units::{Bytes, SimTime};
 
 /// The analytic and flow models, as `podsim-system` builds them for a torus.
 struct Models;
@@ -33,6 +43,53 @@ impl BuildModel for Models {
             ModelKind::Flow => Ok(Box::new(FlowModel::new(net.clone(), packets, ecmp))),
             ModelKind::Packet => Err("the packet level is built by podsim-system".into()),
         }
+    }
+}
+
+/// The analytic model behind a model that declines `alone` (every run takes the queue).
+struct Queue(AnalyticModel);
+
+impl NetworkModel for Queue {
+    fn send(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+        tag: u64,
+    ) -> Result<TransferId, NetError> {
+        self.0.send(at, src, dst, bytes, tag)
+    }
+    fn next_completion(&mut self) -> Option<SimTime> {
+        self.0.next_completion()
+    }
+    fn advance(&mut self, until: SimTime) -> Vec<Completion> {
+        self.0.advance(until)
+    }
+    fn advance_into(&mut self, until: SimTime, out: &mut Vec<Completion>) {
+        self.0.advance_into(until, out)
+    }
+    fn report(&self) -> NetReport {
+        self.0.report()
+    }
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+}
+
+/// The analytic model as `Queue`.
+struct Queued;
+
+impl BuildModel for Queued {
+    fn build(
+        &self,
+        net: &Network,
+        _model: ModelKind,
+        packets: Packetization,
+        _ecmp: bool,
+        _wire_bytes: u128,
+    ) -> Result<Box<dyn NetworkModel>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Box::new(Queue(AnalyticModel::new(net.clone(), packets))))
     }
 }
 
@@ -94,5 +151,32 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn analytic_ring(c: &mut Criterion) {
+    let mut g = c.benchmark_group("analytic_ring");
+    g.sample_size(10);
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(50).expect("50 GB/s"),
+        latency: SimDuration::ZERO,
+    };
+    // torus:16x16x16 as the command line builds it (50 GB/s, no hop latency).
+    let pod = Network::Cube(KAryNCube::new(vec![16; 3], vec![true; 3], link).expect("torus"));
+    let ring = Setup {
+        bytes: 64 << 20,
+        ..setup(Kind::AllReduce, ModelKind::Analytic)
+    };
+    let want = podsim_collective::measure(&pod, &ring, &Models).expect("runs");
+    let old = podsim_collective::measure(&pod, &ring, &Queued).expect("runs");
+    assert_eq!(want.time_s.to_bits(), old.time_s.to_bits());
+    g.bench_function("steps_64MiB_4096", |b| b.iter(|| run(&pod, &ring)));
+    g.bench_function("queue_64MiB_4096", |b| {
+        b.iter(|| {
+            let m = podsim_collective::measure(&pod, &ring, &Queued).expect("runs");
+            assert!(m.verified);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, analytic_ring);
 criterion_main!(benches);

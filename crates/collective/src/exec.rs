@@ -667,7 +667,7 @@ enum Payload {
 }
 
 /// The values of `chunks` at rank `src` when it sends them (a flag not yet raised is a zero).
-#[inline]
+#[inline(always)]
 fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Payload, RunError> {
     let value = |c: u32| match (bufs.get(src, c), combine) {
         (Some(v), _) => Ok(v),
@@ -683,7 +683,7 @@ fn read(bufs: &Bufs, src: usize, chunks: &Chunks, combine: Combine) -> Result<Pa
 }
 
 /// Land `payload` in `chunks` of rank `dst`.
-#[inline]
+#[inline(always)]
 fn land(bufs: &mut Bufs, dst: usize, chunks: &Chunks, combine: Combine, payload: Payload) {
     let mut put = |c: u32, v: u64| {
         let slot = bufs.slot(dst, c);
@@ -912,6 +912,100 @@ impl<T> StepFlight<T> {
     }
 }
 
+/// [`run_steps`] on a model whose transfers do not affect one another
+/// ([`NetworkModel::alone`]: the analytic model), with no queue: a transfer's send time is
+/// known as soon as its dependency's end is, so the steps are timed in order, step b's sends
+/// from step b - 1's ends (rank r's transfer of step b leaves when the one it received in step
+/// b - 1 has arrived, plus the reduction's time, exactly as [`run_steps`] releases it: there
+/// `advance` hands back every completion at its own end), and the data moved and checked in
+/// the same order where the steps allow it ([`Steps::in_step_order`]). The same times, figures
+/// and verdict as [`run_steps`]' queue on the same model, bit for bit (tested on random tori;
+/// that path is the oracle). `None`, with the model unchanged but for the caches its costs
+/// fill, when the model does not cost transfers alone, the steps do not allow it, or
+/// anything would fail: the queue then runs, and fails as it does.
+pub(crate) fn run_steps_alone<S: Steps + ?Sized>(
+    steps: &S,
+    kind: Kind,
+    model: &mut dyn NetworkModel,
+    nodes: &[NodeId],
+    reduce_ps_per_byte: f64,
+    verify: bool,
+) -> Option<Outcome> {
+    let n = steps.ranks();
+    let blocks = steps.steps();
+    let total = steps.transfers();
+    if total == 0 || !steps.in_step_order() {
+        return None;
+    }
+    // The first transfer asks the model; a model that does not cost transfers alone says so
+    // before anything is built.
+    let first = steps.op(0, 0);
+    model.alone(
+        SimTime::ZERO,
+        nodes[0],
+        nodes[first.dst],
+        Bytes(first.bytes),
+    )?;
+    let mut bufs = if verify {
+        initial_buffers(kind, n, steps.chunks())
+    } else {
+        Bufs::Sparse(Vec::new())
+    };
+    podsim_engine::watch::begin("transfers delivered", total as u64);
+    // When each rank's transfer of the step in hand leaves, and of the next.
+    let mut ready = vec![SimTime::ZERO; n];
+    let mut next = vec![SimTime::ZERO; n];
+    let (mut bytes, mut on_wire) = (0u128, 0u128);
+    let mut end = SimTime::ZERO;
+    for b in 0..blocks {
+        if steps.starts_chain(b) {
+            ready.fill(SimTime::ZERO);
+        }
+        for (r, &at) in ready.iter().enumerate() {
+            let o = steps.op(b, r);
+            let (e, w) = model.alone(at, nodes[r], nodes[o.dst], Bytes(o.bytes))?;
+            bytes += u128::from(o.bytes);
+            on_wire += u128::from(w);
+            end = end.max(e);
+            let delay = if o.reduces && reduce_ps_per_byte != 0.0 {
+                (o.bytes as f64 * reduce_ps_per_byte).ceil() as u64
+            } else {
+                0
+            };
+            next[o.dst] = e + SimDuration::from_ps(delay);
+            if verify {
+                let payload = read(&bufs, r, &o.chunks, o.combine).ok()?;
+                land(&mut bufs, o.dst, &o.chunks, o.combine, payload);
+            }
+        }
+        std::mem::swap(&mut ready, &mut next);
+        podsim_engine::watch::done(((b + 1) * n) as u64);
+        podsim_engine::watch::simulated_ps(end.as_ps());
+    }
+    if verify {
+        check(kind, n, steps.chunks(), &bufs).ok()?;
+    }
+    let settled = podsim_net::Settled {
+        transfers: total as u64,
+        bytes,
+        on_wire,
+        until: end,
+    };
+    if !model.settle(settled) {
+        return None;
+    }
+    Some(Outcome {
+        time: end - SimTime::ZERO,
+        report: model.report(),
+        verified: if verify {
+            Verified::Passed
+        } else {
+            Verified::Skipped
+        },
+        transfers: total,
+    })
+}
+
 /// Run a plan given in steps ([`Steps`]) on `model`, rank i on endpoint `nodes[i]`: the same
 /// sends at the same instants in the same order, the same completions taken the same way and
 /// the same functional check as [`run_checking`] on the equivalent materialised plan (so the
@@ -933,6 +1027,9 @@ pub fn run_steps<S: Steps + ?Sized>(
         });
     }
     let verify = entries(kind, n, chunks) <= verify_limit;
+    if let Some(out) = run_steps_alone(steps, kind, model, nodes, reduce_ps_per_byte, verify) {
+        return Ok(out);
+    }
     let mut bufs = if verify {
         initial_buffers(kind, n, chunks)
     } else {

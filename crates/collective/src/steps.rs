@@ -43,6 +43,14 @@ pub trait Steps {
     fn starts_chain(&self, b: usize) -> bool;
     /// What rank `r` sends in step `b`.
     fn op(&self, b: usize, r: usize) -> StepOp;
+    /// Whether moving the data step by step (every transfer of step `b`, in rank order, read
+    /// at its sender and landed at its receiver, before any of step `b + 1`) leaves every
+    /// buffer as any order its dependencies allow does, so that a run on a contention-free
+    /// model may be timed and checked that way ([`crate::run_steps`]). False unless an
+    /// implementation shows it.
+    fn in_step_order(&self) -> bool {
+        false
+    }
     /// Transfers in all.
     fn transfers(&self) -> usize {
         self.steps() * self.ranks()
@@ -166,6 +174,19 @@ impl Steps for RingSteps {
     fn starts_chain(&self, b: usize) -> bool {
         let (p, s) = self.pass_of(b);
         s == 0 && p.starts_chain
+    }
+    /// True: in step s of a pass rank i sends chunk i + sigma (o - s) and receives chunk
+    /// i - sigma + sigma (o - s), never the same one (n >= 2), so the order within a step does
+    /// not matter; and the only earlier read a landing could race is of the same chunk at the
+    /// same rank, which is either the landing's own dependency chain (the chunk a rank
+    /// received in step s - 1 and sends in step s), or, for an all-reduce's all-gather landing
+    /// chunk c at rank j in its step s, rank j's send of c in the reduce-scatter's step s,
+    /// exactly n - 1 steps earlier on the landing's chain (step B sent by rank j - 1 waits on
+    /// step B - k sent by rank j - 1 - k; k = n - 1 is rank j). Each read comes before the
+    /// landings that could change it, as in step order. The bidirectional ring's two rings
+    /// use disjoint chunks.
+    fn in_step_order(&self) -> bool {
+        true
     }
     fn op(&self, b: usize, i: usize) -> StepOp {
         let n = self.ranks;

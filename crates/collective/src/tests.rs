@@ -1,4 +1,5 @@
 use super::*;
+use crate::exec::run_steps_alone;
 use podsim_net::{AnalyticModel, FlowModel, Packetization};
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network, NodeId};
 use podsim_units::{Bandwidth, SimDuration};
@@ -841,6 +842,166 @@ impl Steps for Broken {
             o.chunks = Chunks::Range(0, 1);
         }
         o
+    }
+    // Claimed for the ring with the wrong chunk (its dependencies are the ring's), so that
+    // the analytic model's run in steps (`run_steps_alone`) checks it too; not for the one
+    // whose all-gather does not wait, whose reads race its landings.
+    fn in_step_order(&self) -> bool {
+        !self.early
+    }
+}
+
+#[test]
+fn the_analytic_run_in_steps_catches_a_wrong_plan_and_leaves_it_to_the_queue() {
+    // The ring with a wrong chunk fails the step-by-step check (so nothing is settled: the
+    // model is left unsent), and the queue then fails it as it always has
+    // (`streaming_verification_catches_a_wrong_plan`); the one whose all-gather does not wait
+    // does not claim step order and is not run so; the right ring passes.
+    let net = torus(&[4, 4], 10, 50);
+    let r = request(Kind::AllReduce, Algorithm::Ring, 1 << 20, &[4, 4]);
+    for early in [true, false] {
+        let bad = Broken {
+            ring: RingSteps::new(&r).unwrap(),
+            early,
+        };
+        let mut a = AnalyticModel::new(net.clone(), Packetization::NONE);
+        assert!(run_steps_alone(&bad, Kind::AllReduce, &mut a, &nodes(16), 0.0, true).is_none());
+        assert_eq!(
+            podsim_net::NetworkModel::report(&a),
+            podsim_net::NetReport::default()
+        );
+    }
+    let good = RingSteps::new(&r).unwrap();
+    let mut a = AnalyticModel::new(net.clone(), Packetization::NONE);
+    let out = run_steps_alone(&good, Kind::AllReduce, &mut a, &nodes(16), 0.0, true).unwrap();
+    assert_eq!(out.verified, Verified::Passed);
+    // 2 (n - 1) = 30 steps of 16 transfers, each of 2^20 / 16 bytes: 30 x 2^20 bytes.
+    assert_eq!(out.transfers, 30 * 16);
+    assert_eq!(out.report.bytes_sent, 30 << 20);
+}
+
+/// A model that hands every call to the one inside but for the contention-free shortcut
+/// ([`podsim_net::NetworkModel::alone`]), which it declines: runs on it take the queue; and a
+/// count of the transfers sent through it.
+struct Queued<M> {
+    inner: M,
+    sent: u64,
+    shortcut: bool,
+}
+
+impl<M: podsim_net::NetworkModel> podsim_net::NetworkModel for Queued<M> {
+    fn send(
+        &mut self,
+        at: podsim_units::SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: podsim_units::Bytes,
+        tag: u64,
+    ) -> Result<podsim_net::TransferId, podsim_net::NetError> {
+        self.sent += 1;
+        self.inner.send(at, src, dst, bytes, tag)
+    }
+    fn next_completion(&mut self) -> Option<podsim_units::SimTime> {
+        self.inner.next_completion()
+    }
+    fn advance(&mut self, until: podsim_units::SimTime) -> Vec<podsim_net::Completion> {
+        self.inner.advance(until)
+    }
+    fn advance_into(
+        &mut self,
+        until: podsim_units::SimTime,
+        out: &mut Vec<podsim_net::Completion>,
+    ) {
+        self.inner.advance_into(until, out)
+    }
+    fn report(&self) -> podsim_net::NetReport {
+        self.inner.report()
+    }
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn alone(
+        &mut self,
+        at: podsim_units::SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: podsim_units::Bytes,
+    ) -> Option<(podsim_units::SimTime, u64)> {
+        if self.shortcut {
+            self.inner.alone(at, src, dst, bytes)
+        } else {
+            None
+        }
+    }
+    fn settle(&mut self, s: podsim_net::Settled) -> bool {
+        self.shortcut && self.inner.settle(s)
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #[test]
+    fn analytic_rings_in_steps_match_the_queue(
+        dims in proptest::collection::vec(1u32..=4, 1..=3),
+        wrap in proptest::prelude::any::<bool>(),
+        blocks in proptest::prelude::any::<bool>(),
+        ns in 0u64..4,
+        which in 0usize..4,
+        bytes in proptest::sample::select(vec![0u64, 1, 7, 4095, 100_003, 1 << 20, u64::MAX / 3]),
+        packets in proptest::prelude::any::<bool>(),
+        reduce in proptest::sample::select(vec![0.0f64, 0.37, 2.5]),
+        overhead_ns in proptest::sample::select(vec![0u64, 0, 700]),
+        verify in proptest::prelude::any::<bool>(),
+    ) {
+        // The rings timed step by step on the analytic model (`run_steps_alone`) against the
+        // queue of `run_steps` on the same model (the path every model takes, and the oracle):
+        // the same outcome to the bit, or the same error, and the models left alike. Blocks
+        // of half the size in every even dimension, whose links between them are slower and
+        // longer, make a step's transfers take different times.
+        let link = |gbps, ns| LinkSpec {
+            kind: LinkKind::Electrical,
+            bandwidth: Bandwidth::from_gbps(gbps).unwrap(),
+            latency: SimDuration::from_ns(ns),
+        };
+        let mut c = KAryNCube::new(dims.clone(), vec![wrap; dims.len()], link(50, 100 * ns)).unwrap();
+        if blocks && dims.iter().all(|&k| k % 2 == 0) {
+            let shape = dims.iter().map(|&k| k / 2).collect();
+            c = c.with_blocks(podsim_topology::Blocks { shape, between: link(7, 1000 + 33 * ns) }).unwrap();
+        }
+        let net = Network::Cube(c);
+        let n = net.node_count() as usize;
+        let (kind, alg) = [
+            (Kind::AllReduce, Algorithm::Ring),
+            (Kind::AllReduce, Algorithm::BidirectionalRing),
+            (Kind::ReduceScatter, Algorithm::Ring),
+            (Kind::AllGather, Algorithm::Ring),
+        ][which];
+        let steps = RingSteps::new(&request(kind, alg, bytes, &dims)).unwrap();
+        let p = if packets { Packetization { payload: 4096, header: 64 } } else { Packetization::NONE };
+        let model = |shortcut| {
+            let inner = podsim_net::Endpoints::new(Box::new(AnalyticModel::new(net.clone(), p)))
+                .with_overhead(SimDuration::from_ns(overhead_ns));
+            Queued { inner, sent: 0, shortcut }
+        };
+        let (mut fast, mut queued) = (model(true), model(false));
+        let limit = if verify { VERIFY_LIMIT } else { 0 };
+        let print = |r: Result<Outcome, RunError>| match r {
+            Ok(out) => Ok(fingerprint(&out, &[])),
+            Err(e) => Err(e.to_string()),
+        };
+        let a = run_steps(&steps, kind, &mut fast, &nodes(n), reduce, limit);
+        let b = run_steps(&steps, kind, &mut queued, &nodes(n), reduce, limit);
+        let ok = a.is_ok();
+        proptest::prop_assert_eq!(print(a), print(b));
+        use podsim_net::NetworkModel as _;
+        proptest::prop_assert_eq!(fast.report(), queued.report());
+        proptest::prop_assert_eq!(fast.next_completion(), queued.next_completion());
+        // Where the run succeeds, the queue sent every transfer and the steps none (a failing
+        // one is left to the queue, which fails it as it does).
+        if ok {
+            proptest::prop_assert_eq!(queued.sent as usize, steps.transfers());
+            proptest::prop_assert_eq!(fast.sent, 0);
+        }
     }
 }
 

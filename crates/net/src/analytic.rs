@@ -6,7 +6,7 @@ use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimDuration, SimTime};
 
 use crate::{
-    Completion, LinkTable, NetError, NetReport, NetworkModel, Packetization, TransferId,
+    Completion, LinkTable, NetError, NetReport, NetworkModel, Packetization, Settled, TransferId,
     check_send, drain_ps, paths,
 };
 
@@ -97,7 +97,71 @@ impl AnalyticModel {
     fn time_over(&self, (latency, bw, _): (u64, f64, u64), bytes: Bytes) -> SimDuration {
         let nic = f64::from(self.net.interfaces()) * self.net.link().bandwidth.bytes_per_s() as f64;
         let wire = self.packets.wire_bytes(bytes.0) as f64;
-        SimDuration::from_ps(latency + drain_ps(wire, bw.min(nic)))
+        // Saturating: a time past 64 bits of picoseconds is the end of time (the collective
+        // refuses it), not a wrapped small one.
+        SimDuration::from_ps(latency.saturating_add(drain_ps(wire, bw.min(nic))))
+    }
+
+    /// What a transfer from `src` to `dst` of `bytes` costs: its time and its wire bytes over
+    /// its links (a pair routed once; a source's last pair and size remembered).
+    #[inline]
+    fn cost(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+    ) -> Result<(SimDuration, u64), NetError> {
+        let s = src.0 as usize;
+        if let Some(l) = self.lanes.get(s)
+            && l.dst == dst.0
+            && l.bytes == bytes.0
+        {
+            return Ok((SimDuration::from_ps(l.time_ps), l.on_wire));
+        }
+        self.cost_anew(src, dst, bytes)
+    }
+
+    /// [`AnalyticModel::cost`] of a pair or size that is not its source's last.
+    #[inline(never)]
+    fn cost_anew(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+    ) -> Result<(SimDuration, u64), NetError> {
+        let s = src.0 as usize;
+        let (t, hops) = if src == dst {
+            (SimDuration::ZERO, 0)
+        } else {
+            let r = match self.routes.get(&(src.0, dst.0)) {
+                Some(&r) => r,
+                None => {
+                    let r = self.route(src, dst)?;
+                    if self.routes.len() < ROUTE_CACHE_PAIRS {
+                        self.routes.insert((src.0, dst.0), r);
+                    }
+                    r
+                }
+            };
+            (self.time_over(r, bytes), r.2)
+        };
+        let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
+        if self.lanes.is_empty() {
+            let none = Lane {
+                dst: u64::MAX,
+                bytes: 0,
+                time_ps: 0,
+                on_wire: 0,
+            };
+            self.lanes = vec![none; self.net.node_count() as usize];
+        }
+        self.lanes[s] = Lane {
+            dst: dst.0,
+            bytes: bytes.0,
+            time_ps: t.as_ps(),
+            on_wire,
+        };
+        Ok((t, on_wire))
     }
 
     /// The time a lone transfer of `bytes` from `src` to `dst` takes.
@@ -124,46 +188,7 @@ impl NetworkModel for AnalyticModel {
         tag: u64,
     ) -> Result<TransferId, NetError> {
         check_send(self.now, self.nodes, at, src, dst)?;
-        let s = src.0 as usize;
-        let (t, on_wire) = match self.lanes.get(s) {
-            Some(l) if l.dst == dst.0 && l.bytes == bytes.0 => {
-                (SimDuration::from_ps(l.time_ps), l.on_wire)
-            }
-            _ => {
-                let (t, hops) = if src == dst {
-                    (SimDuration::ZERO, 0)
-                } else {
-                    let r = match self.routes.get(&(src.0, dst.0)) {
-                        Some(&r) => r,
-                        None => {
-                            let r = self.route(src, dst)?;
-                            if self.routes.len() < ROUTE_CACHE_PAIRS {
-                                self.routes.insert((src.0, dst.0), r);
-                            }
-                            r
-                        }
-                    };
-                    (self.time_over(r, bytes), r.2)
-                };
-                let on_wire = self.packets.checked_on_wire(bytes.0, hops)?;
-                if self.lanes.is_empty() {
-                    let none = Lane {
-                        dst: u64::MAX,
-                        bytes: 0,
-                        time_ps: 0,
-                        on_wire: 0,
-                    };
-                    self.lanes = vec![none; self.net.node_count() as usize];
-                }
-                self.lanes[s] = Lane {
-                    dst: dst.0,
-                    bytes: bytes.0,
-                    time_ps: t.as_ps(),
-                    on_wire,
-                };
-                (t, on_wire)
-            }
-        };
+        let (t, on_wire) = self.cost(src, dst, bytes)?;
         let id = TransferId(self.next_id);
         let end = at + t;
         self.report.count_send(bytes.0, on_wire)?;
@@ -182,6 +207,46 @@ impl NetworkModel for AnalyticModel {
                 end,
             });
         Ok(id)
+    }
+
+    fn alone(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+    ) -> Option<(SimTime, u64)> {
+        if !self.pending.is_empty() {
+            return None;
+        }
+        check_send(self.now, self.nodes, at, src, dst).ok()?;
+        let (t, on_wire) = self.cost(src, dst, bytes).ok()?;
+        Some((at + t, on_wire))
+    }
+
+    fn settle(&mut self, s: Settled) -> bool {
+        // The sums `send` and `advance` would have reached, each checked as `count_send`
+        // checks them transfer by transfer (a sum of non-negative terms overflows at the end
+        // if anywhere).
+        let fits = |a: u64, b: u128| u64::try_from(u128::from(a) + b).ok();
+        let r = &self.report;
+        let (Some(sent), Some(wire), Some(delivered), Some(next)) = (
+            fits(r.bytes_sent, s.bytes),
+            fits(r.bytes_on_wire, s.on_wire),
+            fits(r.bytes_delivered, s.bytes),
+            self.next_id.checked_add(s.transfers),
+        ) else {
+            return false;
+        };
+        if !self.pending.is_empty() {
+            return false;
+        }
+        self.report.bytes_sent = sent;
+        self.report.bytes_on_wire = wire;
+        self.report.bytes_delivered = delivered;
+        self.next_id = next;
+        self.now = self.now.max(s.until);
+        true
     }
 
     fn next_completion(&mut self) -> Option<SimTime> {

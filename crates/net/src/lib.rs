@@ -292,6 +292,47 @@ pub trait NetworkModel {
         let _ = (x, each);
         None
     }
+    /// On a model where a transfer takes the same time whatever else is in flight (the
+    /// analytic model): when a transfer sent at `at` from `src` to `dst` would end and the
+    /// wire bytes it would put on links (payload plus packet overheads, times links crossed),
+    /// exactly as [`NetworkModel::send`] would make them, without sending it (nothing is
+    /// counted; [`NetworkModel::settle`] counts such transfers afterwards). `None` when the
+    /// model's transfers interact (the flow and packet models), when the model is not idle
+    /// (a transfer is in flight), when it records completions, or when `send` would refuse
+    /// the transfer: the caller then sends it.
+    fn alone(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+    ) -> Option<(SimTime, u64)> {
+        let _ = (at, src, dst, bytes);
+        None
+    }
+    /// Count transfers a caller timed with [`NetworkModel::alone`] as if each had been sent
+    /// and delivered, and move the model's time to `s.until` (the last of their ends): the
+    /// model is then as `send` and `advance` would have left it. `false`, changing nothing,
+    /// when a count would overflow 64 bits (where `send` would have refused one of them) or
+    /// the model does not take such transfers.
+    fn settle(&mut self, s: Settled) -> bool {
+        let _ = s;
+        false
+    }
+}
+
+/// Transfers run on a contention-free model without being sent ([`NetworkModel::alone`]),
+/// for [`NetworkModel::settle`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settled {
+    /// How many.
+    pub transfers: u64,
+    /// Their payload bytes, summed.
+    pub bytes: u128,
+    /// Their wire bytes times links crossed, summed.
+    pub on_wire: u128,
+    /// The last of their ends.
+    pub until: SimTime,
 }
 
 /// The checks every model makes before accepting a send: not in the past, both ends exist
@@ -423,6 +464,23 @@ impl NetworkModel for Endpoints {
     }
     fn carried(&self) -> Vec<LinkLoad> {
         self.inner.carried()
+    }
+    fn alone(
+        &mut self,
+        at: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        bytes: Bytes,
+    ) -> Option<(SimTime, u64)> {
+        // A recording keeps every completion: such runs send.
+        if self.log.is_some() {
+            return None;
+        }
+        let start = SimTime::from_ps(at.as_ps().saturating_add(self.overhead.as_ps()));
+        self.inner.alone(start, src, dst, bytes)
+    }
+    fn settle(&mut self, s: Settled) -> bool {
+        self.log.is_none() && self.inner.settle(s)
     }
     fn exchange(
         &mut self,

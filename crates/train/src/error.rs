@@ -9,8 +9,8 @@ use crate::Parallel;
 
 /// Why a configuration cannot run, a network is not a machine a step takes, or a partition
 /// spec, mapping or CMEM setting is not understood. Every variant but [`TrainError::Flow`],
-/// [`TrainError::Workload`] and [`TrainError::Memo`] is bad input (see
-/// [`TrainError::is_input`]).
+/// [`TrainError::Workload`] and [`TrainError::Memo`] is bad input, and
+/// [`TrainError::Elsewhere`] where it says so (see [`TrainError::is_input`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TrainError {
     /// Gradients or weights sharded over a data axis of one chip: there is nothing to shard
@@ -304,15 +304,28 @@ pub enum TrainError {
     /// The layer times the flow model measured could not be kept.
     #[error("flow model: {0}")]
     Memo(#[from] SweepFileError),
+    /// A survivor timed on another MPI rank failed (`podsim train --search` under `mpirun`,
+    /// [`crate::FlowRunner`]), or the ranks could not exchange their times: the message as it
+    /// was given there, and whether the input was at fault.
+    #[error("{message}")]
+    Elsewhere {
+        /// The error's message.
+        message: String,
+        /// Whether it was bad input ([`TrainError::is_input`] there).
+        input: bool,
+    },
 }
 
 impl TrainError {
     /// Whether the error is the input's (a machine, partition spec, mapping, setting or
     /// configuration a step does not take) rather than a failed run.
     pub fn is_input(&self) -> bool {
-        !matches!(
-            self,
-            TrainError::Flow(_) | TrainError::Workload(_) | TrainError::Memo(_)
-        )
+        match self {
+            TrainError::Elsewhere { input, .. } => *input,
+            e => !matches!(
+                e,
+                TrainError::Flow(_) | TrainError::Workload(_) | TrainError::Memo(_)
+            ),
+        }
     }
 }

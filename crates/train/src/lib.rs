@@ -93,7 +93,8 @@ pub use output::{
 };
 pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Sharding, Split};
 pub use search::{
-    FlowMemo, ModelFor, NoMemo, SearchResult, SliceShape, parallel_specs, search, search_with,
+    FlowMemo, FlowRunner, LayerTimes, ModelFor, NoMemo, SearchResult, Serial, SliceShape,
+    parallel_specs, search, search_by, search_with,
 };
 pub use step::{Prepared, StepReport, analytic, best_microbatches, measured, microbatch_choices};
 

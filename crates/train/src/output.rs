@@ -8,8 +8,8 @@ use podsim_topology::Network;
 use serde::Serialize;
 
 use crate::{
-    Config, FlowMemo, Machine, Mapping, Sharding, StepReport, TrainError, Transformer, analytic,
-    best_microbatches, measured, search_with,
+    Config, FlowMemo, FlowRunner, Machine, Mapping, Sharding, StepReport, TrainError, Transformer,
+    analytic, best_microbatches, measured, search_by,
 };
 
 /// Memory per chip in [`StepFigures`], bytes.
@@ -535,8 +535,9 @@ impl SearchOutput {
 
 /// [`search_with`] on the flow model, as `podsim train --search` runs it: the `top` best
 /// configurations of `t` on `chips` chips of `chip` at global batch `batch`, up to
-/// `flow_limit` survivors timed on the flow model, their layer times kept in `memo`, each
-/// configuration sharded over data as little as fits, up to `shard`.
+/// `flow_limit` survivors timed on the flow model by `runner` (the same result with any), their
+/// layer times kept in `memo`, each configuration sharded over data as little as fits, up to
+/// `shard`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_search(
     t: &Transformer,
@@ -547,10 +548,13 @@ pub fn run_search(
     flow_limit: usize,
     shard: Sharding,
     memo: &mut dyn FlowMemo,
+    runner: &mut dyn FlowRunner,
 ) -> Result<SearchOutput, TrainError> {
     let start = std::time::Instant::now();
-    let mut mk = podsim_system::flow_model;
-    let r = search_with(t, chip, chips, batch, top, flow_limit, shard, &mut mk, memo)?;
+    let mk = podsim_system::flow_model;
+    let r = search_by(
+        t, chip, chips, batch, top, flow_limit, shard, &mk, memo, runner,
+    )?;
     let results = r
         .results
         .iter()

@@ -98,8 +98,45 @@ pub fn parallel_specs(t: &Transformer, chips: u64, batch: u64) -> Vec<Parallel> 
     out
 }
 
-/// Builds a fresh network model for a network (the flow model, for the search's survivors).
-pub type ModelFor<'a> = dyn FnMut(&Network) -> Result<Box<dyn NetworkModel>, String> + 'a;
+/// Builds a fresh network model for a network (the flow model, for the search's survivors);
+/// called from any thread the search's [`FlowRunner`] times survivors on.
+pub type ModelFor<'a> = dyn Fn(&Network) -> Result<Box<dyn NetworkModel>, String> + Sync + 'a;
+
+/// One survivor's flow-model layer times, (forward, backward) seconds, or why it has none.
+pub type LayerTimes = Result<(f64, f64), TrainError>;
+
+/// How a search's flow pass times its survivors: [`FlowRunner::batch`] of them at a time, in
+/// closed-form order, each by `each(i)`, wherever the runner puts them ([`Serial`]: here, one
+/// after another; `podsim train --search` under `mpirun`: one per MPI rank). The pass then
+/// takes the times in order and stops where the one-at-a-time pass stops, so any batch gives
+/// the same result (those timed past the stop are dropped, never kept in the memo).
+pub trait FlowRunner {
+    /// How many survivors to time at once (at least 1).
+    fn batch(&self) -> usize;
+    /// `each(i)` for every i below `n`, in order, the same on every rank; the error when the
+    /// times could not be gathered.
+    fn run(
+        &mut self,
+        n: usize,
+        each: &(dyn Fn(usize) -> LayerTimes + Sync),
+    ) -> Result<Vec<LayerTimes>, TrainError>;
+}
+
+/// A [`FlowRunner`] that times one survivor at a time, here.
+pub struct Serial;
+
+impl FlowRunner for Serial {
+    fn batch(&self) -> usize {
+        1
+    }
+    fn run(
+        &mut self,
+        n: usize,
+        each: &(dyn Fn(usize) -> LayerTimes + Sync),
+    ) -> Result<Vec<LayerTimes>, TrainError> {
+        Ok((0..n).map(each).collect())
+    }
+}
 
 /// What a search found.
 #[derive(Debug, Clone)]
@@ -153,7 +190,8 @@ pub fn search(
 /// a kill, say) reuses them instead of measuring again: a key naming the slice and the
 /// configuration -> (forward, backward) seconds of one layer.
 pub trait FlowMemo {
-    /// The times kept for `key`, if any.
+    /// The times kept for `key` before the search began, if any (what the search puts is for
+    /// the next search; a batch's keys are all looked up before any of its times is put).
     fn get(&mut self, key: &str) -> Option<(f64, f64)>;
     /// Keep the times just measured for `key`; the error says why they could not be kept.
     fn put(&mut self, key: &str, times: (f64, f64)) -> Result<(), SweepFileError>;
@@ -188,6 +226,35 @@ pub fn search_with(
     shard: Sharding,
     model_for: &mut ModelFor<'_>,
     memo: &mut dyn FlowMemo,
+) -> Result<SearchResult, TrainError> {
+    search_by(
+        t,
+        chip,
+        chips,
+        batch,
+        top,
+        flow_limit,
+        shard,
+        model_for,
+        memo,
+        &mut Serial,
+    )
+}
+
+/// [`search_with`], its survivors timed by `runner` a batch at a time (the same result with
+/// any runner and batch: see [`FlowRunner`]).
+#[allow(clippy::too_many_arguments)]
+pub fn search_by(
+    t: &Transformer,
+    chip: &ChipSpec,
+    chips: u64,
+    batch: u64,
+    top: usize,
+    flow_limit: usize,
+    shard: Sharding,
+    model_for: &ModelFor<'_>,
+    memo: &mut dyn FlowMemo,
+    runner: &mut dyn FlowRunner,
 ) -> Result<SearchResult, TrainError> {
     let top = top.max(1);
     let shapes = SliceShape::all(chips);
@@ -252,34 +319,69 @@ pub fn search_with(
         ..
     } = pass;
     let closed_form_s = start.elapsed().as_secs_f64();
-    // The flow pass, in closed-form order.
+    // The flow pass, in closed-form order, a batch of survivors at a time: each stops where
+    // the pass one survivor at a time stops (its limit, or a closed-form figure, an upper
+    // bound on the flow's, that cannot beat the K-th best measured).
     let mut measured: Vec<(f64, usize, StepReport)> = Vec::new();
     let mut flow_evaluated = 0u64;
-    for (tp, si, r) in &best {
-        if flow_evaluated as usize >= flow_limit {
+    let stops = |measured: &[(f64, usize, StepReport)], flow_evaluated: u64, tp: f64| {
+        flow_evaluated as usize >= flow_limit
+            || (measured.len() >= top && tp <= measured[top - 1].0)
+    };
+    let mut next = 0;
+    'pass: while next < best.len() {
+        if stops(&measured, flow_evaluated, best[next].0) {
             break;
         }
-        if measured.len() >= top && *tp <= measured[top - 1].0 {
-            break;
-        }
-        let (shape, net, m) = &machines[*si];
+        let take = runner
+            .batch()
+            .max(1)
+            .min(flow_limit - flow_evaluated as usize)
+            .min(best.len() - next);
+        let cands = &best[next..next + take];
         // The key: the slice and every setting of the configuration (no commas, for CSV).
-        let key = format!("{} {:?}", shape.shorthand(), r.config).replace(',', ";");
-        let layer = match memo.get(&key) {
-            Some(times) => times,
-            None => {
-                let mut mk = || model_for(net);
-                let times = flow_layer(t, m, net, &r.config, &mut mk)?;
-                memo.put(&key, times)?;
-                times
-            }
+        let keys: Vec<String> = cands
+            .iter()
+            .map(|(_, si, r)| {
+                format!("{} {:?}", machines[*si].0.shorthand(), r.config).replace(',', ";")
+            })
+            .collect();
+        let kept: Vec<Option<(f64, f64)>> = keys.iter().map(|k| memo.get(k)).collect();
+        let todo: Vec<usize> = (0..take).filter(|&j| kept[j].is_none()).collect();
+        let fresh = if todo.is_empty() {
+            Vec::new()
+        } else {
+            runner.run(todo.len(), &|i| {
+                let (_, si, r) = &cands[todo[i]];
+                let (_, net, m) = &machines[*si];
+                flow_layer(t, m, net, &r.config, &mut || model_for(net))
+            })?
         };
-        let prep = Prepared::new(t, m, &r.config)?;
-        let f = prep.finish(t, m, r.config.mapping, Some(layer))?;
-        flow_evaluated += 1;
-        let ftp = f.throughput_seqs_per_s;
-        let at = measured.partition_point(|b| b.0 >= ftp);
-        measured.insert(at, (ftp, *si, f));
+        let mut fresh = fresh.into_iter();
+        for ((tp, si, r), (key, kept)) in cands.iter().zip(keys.iter().zip(kept)) {
+            if stops(&measured, flow_evaluated, *tp) {
+                break 'pass;
+            }
+            let layer = match kept {
+                Some(times) => times,
+                None => {
+                    let times = fresh.next().ok_or_else(|| TrainError::Elsewhere {
+                        message: "flow model: a survivor's times are missing".to_string(),
+                        input: false,
+                    })??;
+                    memo.put(key, times)?;
+                    times
+                }
+            };
+            let (_, _, m) = &machines[*si];
+            let prep = Prepared::new(t, m, &r.config)?;
+            let f = prep.finish(t, m, r.config.mapping, Some(layer))?;
+            flow_evaluated += 1;
+            let ftp = f.throughput_seqs_per_s;
+            let at = measured.partition_point(|b| b.0 >= ftp);
+            measured.insert(at, (ftp, *si, f));
+        }
+        next += take;
     }
     let ranked = if flow_limit == 0 { best } else { measured };
     Ok(SearchResult {

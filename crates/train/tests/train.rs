@@ -482,3 +482,135 @@ fn the_flow_model_never_times_a_sharded_step_below_the_closed_form() {
         assert!((f.compute_time_s - a.compute_time_s).abs() < 1e-9);
     }
 }
+
+/// A memo that keeps `kept` and records what the search puts, in order.
+struct Recorder {
+    kept: std::collections::HashMap<String, (f64, f64)>,
+    put: Vec<(String, (f64, f64))>,
+}
+
+impl podsim_train::FlowMemo for Recorder {
+    fn get(&mut self, key: &str) -> Option<(f64, f64)> {
+        self.kept.get(key).copied()
+    }
+    fn put(
+        &mut self,
+        key: &str,
+        times: (f64, f64),
+    ) -> Result<(), podsim_report::sweep_file::SweepFileError> {
+        self.put.push((key.to_string(), times));
+        Ok(())
+    }
+}
+
+/// Times `batch` survivors at a time, here, in reverse order (as ranks finishing in any order
+/// would), handing them back in order.
+struct Batches(usize);
+
+impl podsim_train::FlowRunner for Batches {
+    fn batch(&self) -> usize {
+        self.0
+    }
+    fn run(
+        &mut self,
+        n: usize,
+        each: &(dyn Fn(usize) -> podsim_train::LayerTimes + Sync),
+    ) -> Result<Vec<podsim_train::LayerTimes>, TrainError> {
+        let mut out: Vec<_> = (0..n).rev().map(each).collect();
+        out.reverse();
+        Ok(out)
+    }
+}
+
+#[test]
+fn a_search_timing_survivors_in_batches_finds_what_one_at_a_time_finds() {
+    // GPT-3 1.3B on 64 chips, the best 3 of up to 12 flow survivors: the pass one survivor at a
+    // time (`search_with`) is the oracle. In batches of 2, 5 and 12, with nothing kept and
+    // with every other time kept from the first run, the search ranks the same steps, times
+    // as many survivors and puts the same times in the same order (none of those timed past
+    // its stop).
+    let t = Transformer::builtin("gpt3-1.3b").unwrap();
+    let chip = ChipSpec::preset("tpuv4").unwrap();
+    let mk = |net: &Network| podsim_system::flow_model(net);
+    let fresh = || Recorder {
+        kept: Default::default(),
+        put: Vec::new(),
+    };
+    let mut one = fresh();
+    let oracle = podsim_train::search_with(
+        &t,
+        &chip,
+        64,
+        512,
+        3,
+        12,
+        Sharding::None,
+        &mut { mk },
+        &mut one,
+    )
+    .unwrap();
+    // The stop by the closed-form bound (after the 3 best) falls inside the limit, so batches
+    // of more than one time past it.
+    assert!(
+        oracle.flow_evaluated >= 3 && oracle.flow_evaluated < 12,
+        "{}",
+        oracle.flow_evaluated
+    );
+    assert_eq!(one.put.len() as u64, oracle.flow_evaluated);
+    let show = |r: &podsim_train::SearchResult| {
+        let steps: Vec<String> = r
+            .results
+            .iter()
+            .map(|(s, x)| {
+                format!(
+                    "{} {:?} {}",
+                    s.shorthand(),
+                    x.config,
+                    x.throughput_seqs_per_s.to_bits()
+                )
+            })
+            .collect();
+        (
+            steps,
+            r.configurations_evaluated,
+            r.pruned,
+            r.over_memory,
+            r.flow_evaluated,
+        )
+    };
+    let half: std::collections::HashMap<String, (f64, f64)> =
+        one.put.iter().step_by(2).cloned().collect();
+    for batch in [2, 5, 12] {
+        for keep in [false, true] {
+            let mut memo = Recorder {
+                kept: if keep {
+                    half.clone()
+                } else {
+                    Default::default()
+                },
+                put: Vec::new(),
+            };
+            let r = podsim_train::search_by(
+                &t,
+                &chip,
+                64,
+                512,
+                3,
+                12,
+                Sharding::None,
+                &mk,
+                &mut memo,
+                &mut Batches(batch),
+            )
+            .unwrap();
+            assert_eq!(show(&r), show(&oracle), "batch {batch}, kept {keep}");
+            let want: Vec<_> = one
+                .put
+                .iter()
+                .filter(|(k, _)| !(keep && half.contains_key(k)))
+                .cloned()
+                .collect();
+            assert_eq!(memo.put, want, "batch {batch}, kept {keep}");
+        }
+    }
+}

@@ -1,11 +1,12 @@
 //! `podsim train --search`: the search of Table 3 (`podsim_train::run_search`), its flow-model
-//! measurements kept in a sweep CSV when `--csv` is given.
+//! measurements kept in a sweep CSV when `--csv` is given, its flow-model survivors spread over
+//! MPI ranks when `mpirun` starts it (the same output as one process, printed by rank 0).
 
 use std::process::ExitCode;
 
 use podsim_report::to_json;
 use podsim_system::workload::ChipSpec;
-use podsim_train::{FlowMemo, NoMemo, Transformer};
+use podsim_train::{FlowMemo, FlowRunner, LayerTimes, NoMemo, TrainError, Transformer};
 
 use super::{TrainArgs, failure};
 use crate::Failure;
@@ -57,6 +58,9 @@ pub(super) fn search(
             "only a --csv is resumed; add --csv or drop the flag",
         ));
     }
+    // Rank 0 (the only process, without MPI) keeps the CSV; every rank sees the times kept in
+    // it, so that every rank takes the same survivors in the same batches, one per rank.
+    let rank = podsim_ranks::place().0;
     let mut memo: Box<dyn FlowMemo> = match &a.csv {
         Some(path) => {
             let mut context = podsim_report::sweep_file::base_context();
@@ -70,12 +74,20 @@ pub(super) fn search(
                 "measured configurations are kept in {}; run the search again to resume",
                 path.display()
             ));
-            let (file, kept) = podsim_report::sweep_file::SweepFile::open(
-                path,
-                &context,
-                "configuration,forward_s,backward_s",
-                !a.no_resume,
-            )?;
+            let opened = if rank == 0 {
+                Some(podsim_report::sweep_file::SweepFile::open(
+                    path,
+                    &context,
+                    "configuration,forward_s,backward_s",
+                    !a.no_resume,
+                )?)
+            } else {
+                None
+            };
+            let (file, kept) = match opened {
+                Some((file, kept)) => (Some(file), podsim_ranks::share(Some(kept))?),
+                None => (None, podsim_ranks::share(None)?),
+            };
             Box::new(CsvMemo { file, kept })
         }
         None => Box::new(NoMemo),
@@ -89,8 +101,15 @@ pub(super) fn search(
         a.flow_survivors,
         shard,
         memo.as_mut(),
+        &mut OverRanks {
+            ranks: podsim_ranks::place().1,
+        },
     )
     .map_err(failure)?;
+    if rank != 0 {
+        // Another rank: rank 0 prints.
+        return Ok(ExitCode::SUCCESS);
+    }
     if a.json {
         outln!("{}", to_json(&r));
         return Ok(ExitCode::SUCCESS);
@@ -104,10 +123,53 @@ pub(super) fn search(
 }
 
 /// The search's flow-model layer times in a sweep CSV: one row per configuration measured,
-/// appended as it is done, reused when the search runs again.
+/// appended as it is done (by rank 0, which holds the file), reused when the search runs
+/// again.
 struct CsvMemo {
-    file: podsim_report::sweep_file::SweepFile,
+    file: Option<podsim_report::sweep_file::SweepFile>,
     kept: std::collections::HashMap<String, Vec<String>>,
+}
+
+/// The search's survivors timed one per MPI rank at a time (started by `mpirun` on a build
+/// with the `mpi` feature; one process is one rank, timing them one after another), their
+/// times gathered on every rank: each survivor's two seconds as their bits, so every rank
+/// takes exactly the values the one that timed them found, and an error as its message and
+/// whether the input was at fault.
+struct OverRanks {
+    ranks: usize,
+}
+
+impl FlowRunner for OverRanks {
+    fn batch(&self) -> usize {
+        self.ranks
+    }
+    fn run(
+        &mut self,
+        n: usize,
+        each: &(dyn Fn(usize) -> LayerTimes + Sync),
+    ) -> Result<Vec<LayerTimes>, TrainError> {
+        if self.ranks <= 1 {
+            return Ok((0..n).map(each).collect());
+        }
+        let gather = |e: podsim_ranks::RanksError| TrainError::Elsewhere {
+            message: e.to_string(),
+            input: false,
+        };
+        type Wire = Result<(u64, u64), (String, bool)>;
+        let got: Option<Vec<Wire>> = podsim_report::sweep_file::run_batch(n, |i| match each(i) {
+            Ok((fwd, bwd)) => Ok((fwd.to_bits(), bwd.to_bits())),
+            Err(e) => Err((e.to_string(), e.is_input())),
+        })
+        .map_err(gather)?;
+        let all: Vec<Wire> = podsim_ranks::share(got).map_err(gather)?;
+        Ok(all
+            .into_iter()
+            .map(|w| match w {
+                Ok((fwd, bwd)) => Ok((f64::from_bits(fwd), f64::from_bits(bwd))),
+                Err((message, input)) => Err(TrainError::Elsewhere { message, input }),
+            })
+            .collect())
+    }
 }
 
 impl FlowMemo for CsvMemo {
@@ -120,6 +182,9 @@ impl FlowMemo for CsvMemo {
         key: &str,
         (fwd, bwd): (f64, f64),
     ) -> Result<(), podsim_report::sweep_file::SweepFileError> {
-        self.file.append(&format!("{key},{fwd},{bwd}"))
+        match self.file.as_mut() {
+            Some(file) => file.append(&format!("{key},{fwd},{bwd}")),
+            None => Ok(()),
+        }
     }
 }
