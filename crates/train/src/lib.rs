@@ -83,10 +83,10 @@ use podsim_units::SimDuration;
 
 pub use case::TrainCase;
 pub use error::TrainError;
-pub use flow::{flow_layer, layer_run};
+pub use flow::{flow_layer, flow_layers, layer_run};
 pub use machine::{CMEM_BYTES_PER_S, Machine};
 pub use memory::MemoryUse;
-pub use model::{MODEL_KEYS, Transformer};
+pub use model::{MODEL_KEYS, Moe, Transformer};
 pub use output::{
     Choose, MemoryOutput, OptimizerParts, SearchEntry, SearchOutput, StepFigures, StepOutput,
     choose, run_search, run_step,
@@ -95,7 +95,9 @@ pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Sharding, 
 pub use search::{
     FlowMemo, ModelFor, NoMemo, SearchResult, SliceShape, parallel_specs, search, search_with,
 };
-pub use step::{Prepared, StepReport, analytic, best_microbatches, measured, microbatch_choices};
+pub use step::{
+    LayerTimes, Prepared, StepReport, analytic, best_microbatches, measured, microbatch_choices,
+};
 
 /// Bytes per element of activations, weights and gradients (bf16).
 pub(crate) const ELEM: f64 = 2.0;

@@ -8,8 +8,8 @@ use podsim_topology::Network;
 
 use crate::layer::{Span, spans};
 use crate::{
-    Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, Sharding, Split, StepReport,
-    TrainError, Transformer, flow_layer, microbatch_choices,
+    Config, LayerTimes, Machine, Mapping, Parallel, Partition, Prepared, Remat, Sharding, Split,
+    StepReport, TrainError, Transformer, flow_layers, microbatch_choices,
 };
 
 /// A slice the OCS can build for a search: chips along x <= y <= z, each a multiple of 4
@@ -217,7 +217,8 @@ pub fn search_with(
     for remat in Remat::ALL {
         for partition in Partition::ALL {
             for parallel in &specs {
-                for (sequence_parallel, virtual_stages) in schedules(t, parallel, partition) {
+                for (sequence_parallel, virtual_stages, expert) in schedules(t, parallel, partition)
+                {
                     let base = Config {
                         parallel: *parallel,
                         partition,
@@ -228,6 +229,7 @@ pub fn search_with(
                         shard: Sharding::None,
                         sequence_parallel,
                         virtual_stages,
+                        expert,
                     };
                     for mb in microbatch_choices(&base) {
                         // Megatron-LM's interleaved schedule takes microbatches in multiples
@@ -265,12 +267,12 @@ pub fn search_with(
         let (shape, net, m) = &machines[*si];
         // The key: the slice and every setting of the configuration (no commas, for CSV).
         let key = format!("{} {:?}", shape.shorthand(), r.config).replace(',', ";");
-        let layer = match memo.get(&key) {
+        let layer = match memo_get(memo, &key, t.moe.is_some()) {
             Some(times) => times,
             None => {
                 let mut mk = || model_for(net);
-                let times = flow_layer(t, m, net, &r.config, &mut mk)?;
-                memo.put(&key, times)?;
+                let times = flow_layers(t, m, net, &r.config, &mut mk)?;
+                memo_put(memo, &key, &times)?;
                 times
             }
         };
@@ -296,13 +298,45 @@ pub fn search_with(
     })
 }
 
-/// The sequence parallelism and virtual stages a search tries for a partition spec: without
-/// either; sequence parallel where model2 > 1 and the activations are 1D (2D ones are split
-/// over model2 already); 2 and 4 virtual stages where pipeline > 1 and the layers split into
-/// pipeline x V equal chunks.
-fn schedules(t: &Transformer, parallel: &Parallel, partition: Partition) -> Vec<(bool, u64)> {
-    let [p, _, _, y] = parallel.0;
+/// The layer times kept for `key`: a dense layer's under the key, an MoE model's MoE layer
+/// under `key moe` and its all-to-alls' time under `key all-to-all` (the first of its pair).
+fn memo_get(memo: &mut dyn FlowMemo, key: &str, moe: bool) -> Option<LayerTimes> {
+    let dense = memo.get(key)?;
+    if !moe {
+        return Some(LayerTimes { dense, moe: None });
+    }
+    let (f, b) = memo.get(&format!("{key} moe"))?;
+    let (a2a, _) = memo.get(&format!("{key} all-to-all"))?;
+    Some(LayerTimes {
+        dense,
+        moe: Some((f, b, a2a)),
+    })
+}
+
+/// Keep `times` for `key` as [`memo_get`] reads them.
+fn memo_put(memo: &mut dyn FlowMemo, key: &str, times: &LayerTimes) -> Result<(), SweepFileError> {
+    memo.put(key, times.dense)?;
+    if let Some((f, b, a2a)) = times.moe {
+        memo.put(&format!("{key} moe"), (f, b))?;
+        memo.put(&format!("{key} all-to-all"), (a2a, 0.0))?;
+    }
+    Ok(())
+}
+
+/// The sequence parallelism, virtual stages and expert axes a search tries for a partition
+/// spec: without either; sequence parallel where model2 > 1 and the activations are 1D (2D
+/// ones are split over model2 already); 2 and 4 virtual stages where pipeline > 1 and the
+/// layers split into pipeline x V equal chunks; for an MoE model, every expert axis that
+/// divides data and the experts (1 alone for a dense model).
+fn schedules(t: &Transformer, parallel: &Parallel, partition: Partition) -> Vec<(bool, u64, u64)> {
+    let [p, d, _, y] = parallel.0;
     let sp_ok = y > 1 && partition.activation == Split::OneD;
+    let experts: Vec<u64> = match &t.moe {
+        None => vec![1],
+        Some(moe) => (1..=d)
+            .filter(|e| d.is_multiple_of(*e) && moe.experts.is_multiple_of(*e))
+            .collect(),
+    };
     let mut out = Vec::new();
     for sp in [false, true] {
         if sp && !sp_ok {
@@ -310,7 +344,9 @@ fn schedules(t: &Transformer, parallel: &Parallel, partition: Partition) -> Vec<
         }
         for v in [1, 2, 4] {
             if v == 1 || (p > 1 && t.layers.is_multiple_of(p * v)) {
-                out.push((sp, v));
+                for &e in &experts {
+                    out.push((sp, v, e));
+                }
             }
         }
     }
@@ -376,7 +412,7 @@ impl ClosedForm<'_> {
             return;
         }
         for (si, (_, _, m)) in machines.iter().enumerate() {
-            let mut seen: Vec<[Span; 4]> = Vec::new();
+            let mut seen: Vec<[Span; 6]> = Vec::new();
             for &mapping in &self.mappings {
                 let cm = Config { mapping, ..*c };
                 let Ok(sp) = spans(m, &cm) else {
