@@ -155,4 +155,50 @@ mod tests {
             parse_model("palm.toml", &text.replace("head_dim = 256", "head_dim = 0")).unwrap_err();
         assert_eq!(e.key, "head_dim");
     }
+
+    #[test]
+    fn expert_keys_make_a_mixture_of_experts_and_are_refused_where_they_do_nothing() {
+        let dense = "layers = 4\nd_model = 1024\nheads = 16\nd_ff = 4096\nvocabulary = 32000\n\
+                     sequence = 512\n";
+        let moe = format!(
+            "{dense}experts = 8\nexperts_per_token = 2\nexpert_capacity_factor = 1.25\n\
+             expert_every = 2\n"
+        );
+        let t = parse_model("moe.toml", &moe).unwrap();
+        let x = t.moe.as_ref().unwrap();
+        assert_eq!((x.experts, x.per_token, x.every), (8, 2, 2));
+        assert_eq!(x.capacity_factor, 1.25);
+        // The experts' feed-forward defaults to the model's (2 matrices here).
+        assert_eq!(x.ffn_matrices, 2);
+        // 2 of the 4 layers are MoE layers.
+        assert_eq!(t.moe_layers(), 2);
+        // A dense model (no experts, or 0) takes no other expert key.
+        for key in ["experts_per_token = 2", "expert_every = 2"] {
+            let e = parse_model("d.toml", &format!("{dense}{key}\n")).unwrap_err();
+            assert_eq!(e.key, key.split(' ').next().unwrap());
+            assert!(e.why.contains("no effect"), "{}", e.why);
+        }
+        let e =
+            parse_model("d.toml", &format!("{dense}experts = 0\nexpert_every = 2\n")).unwrap_err();
+        assert_eq!(e.key, "expert_every");
+        // experts needs top-k and the capacity factor; one expert is not a mixture.
+        let e = parse_model("m.toml", &format!("{dense}experts = 8\n")).unwrap_err();
+        assert_eq!(e.key, "experts_per_token");
+        let e = parse_model(
+            "m.toml",
+            &format!("{dense}experts = 8\nexperts_per_token = 2\n"),
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "expert_capacity_factor");
+        let e = parse_model("m.toml", &moe.replace("experts = 8", "experts = 1")).unwrap_err();
+        assert_eq!(e.key, "experts");
+        let e = parse_model(
+            "m.toml",
+            &moe.replace("experts_per_token = 2", "experts_per_token = 9"),
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "experts_per_token");
+        let e = parse_model("m.toml", &moe.replace("1.25", "0.0")).unwrap_err();
+        assert_eq!(e.key, "expert_capacity_factor");
+    }
 }

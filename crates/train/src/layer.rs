@@ -78,7 +78,10 @@ fn lay(m: &Machine, name: &'static str, p: u64, s: u64) -> Result<Span, TrainErr
         if a_lo >= a_hi {
             continue;
         }
-        if a_hi % a_lo != 0 || a_lo % lo != 0 {
+        // The axis must take whole factors of the dimension: start at a multiple of it and,
+        // where it ends inside it, end on a factor of its length (an axis of the mapping that
+        // does not is caught by the next one; the expert axis, carved out of data, is not).
+        if a_hi % a_lo != 0 || a_lo % lo != 0 || (a_hi < hi && hi % a_hi != 0) {
             return Err(TrainError::Uneven {
                 axis: name,
                 size: s,
