@@ -44,8 +44,8 @@ pub struct OptimizerParts {
 /// A step's configuration and figures, as a step and each result of a search print them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepFigures {
-    /// The partition spec, `[P,D,M1,M2]`, or `[P,D,M1,M2,E]` with an expert axis of E > 1
-    /// (carved out of the data axis).
+    /// The partition spec, `[P,D,M1,M2]`, or for an MoE model `[P,D,M1,M2,E]` with its
+    /// expert axis E (carved out of the data axis; 1: every chip holds every expert).
     pub parallel: String,
     /// 1D/2D activation/weight.
     pub partition: String,
@@ -115,7 +115,12 @@ impl StepFigures {
     pub fn new(r: &StepReport) -> StepFigures {
         let c = &r.config;
         StepFigures {
-            parallel: c.parallel.with_expert(c.expert),
+            parallel: if r.moe {
+                let [p, d, m1, m2] = c.parallel.0;
+                format!("[{p},{d},{m1},{m2},{}]", c.expert.max(1))
+            } else {
+                c.parallel.to_string()
+            },
             partition: c.partition.to_string(),
             mapping: c.mapping.to_string(),
             batch: c.batch,
@@ -217,10 +222,14 @@ impl StepFigures {
                 (
                     "expert all-to-all".into(),
                     vec![format!(
-                        "{} ({:.1}% of the step; dispatch and combine over {e} chip{} of the expert axis, part of the exposed communication)",
-                        s(self.expert_all_to_all_s),
+                        "{:.4} s ({:.1}% of the step: {})",
+                        self.expert_all_to_all_s,
                         100.0 * self.expert_all_to_all_s / self.step_time_s.max(f64::MIN_POSITIVE),
-                        if e == 1 { "" } else { "s" },
+                        if e == 1 {
+                            "no expert axis, every chip holds every expert".to_string()
+                        } else {
+                            format!("dispatch and combine over the {e} chips of the expert axis")
+                        },
                     )],
                 ),
             );
@@ -494,6 +503,10 @@ pub struct SearchOutput {
     pub flow_evaluated: u64,
     /// Seconds the search took.
     pub wall_time_s: f64,
+    /// Whether the model is a mixture of experts (text only: the table's spec then names the
+    /// expert axis).
+    #[serde(skip)]
+    pub moe: bool,
 }
 
 impl SearchOutput {
@@ -523,7 +536,11 @@ impl SearchOutput {
             "#".to_string(),
             vec![
                 "slice".into(),
-                "[P,D,M1,M2]".into(),
+                if self.moe {
+                    "[P,D,M1,M2,E]".into()
+                } else {
+                    "[P,D,M1,M2]".into()
+                },
                 "act/weight".into(),
                 "mapping".into(),
                 "microbatches".into(),
@@ -603,5 +620,6 @@ pub fn run_search(
         over_memory: r.over_memory,
         flow_evaluated: r.flow_evaluated,
         wall_time_s: start.elapsed().as_secs_f64(),
+        moe: t.moe.is_some(),
     })
 }
