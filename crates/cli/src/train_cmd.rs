@@ -321,6 +321,14 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         .ok_or_else(|| flag_err("--parallel", "give the partition spec (e.g. [8,1,8,8])"))?;
     let (parallel, expert) =
         Parallel::parse_with_expert(parallel).map_err(|e| flag_err("--parallel", e))?;
+    if let (Some(e), None) = (expert, &t.moe) {
+        // Even expert=1: a setting with no effect.
+        return Err(failure(TrainError::ExpertOnDense {
+            expert: e,
+            model: t.name.clone(),
+        }));
+    }
+    let expert = expert.unwrap_or(1);
     let partition = match &a.partition {
         None => Partition::ALL[0],
         Some(s) => Partition::parse(s).ok_or_else(|| {

@@ -510,6 +510,11 @@ fn train_refuses_expert_axes_and_keys_that_do_nothing_or_do_not_split() {
             ],
             "--parallel expert=2: the model gpt3-1.3b is dense",
         ),
+        // Even an expert axis of 1 has no effect there.
+        (
+            &["--model", "gpt3-1.3b", "--parallel", "[1,128,1,1,1]"],
+            "--parallel expert=1: the model gpt3-1.3b is dense",
+        ),
         // The expert axis is carved out of data: 3 does not divide 128.
         (
             &["--model", moe, "--parallel", "[1,128,1,1,3]"],
@@ -543,6 +548,15 @@ fn train_refuses_expert_axes_and_keys_that_do_nothing_or_do_not_split() {
         assert_eq!(code, 2, "{args:?}: {e}");
         assert!(e.contains(want), "{args:?}: {e}");
     }
+    // Nor does the search shard an MoE model's gradients or weights.
+    let (code, e) = fails(&[
+        "train", "--model", moe, "--search", "--chips", "128", "--shard", "weights",
+    ]);
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("--shard weights with a mixture of experts"),
+        "{e}"
+    );
     // A model file's expert keys on a dense model name the file and the key.
     let dir = std::env::temp_dir().join(format!("podsim-moe-keys-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

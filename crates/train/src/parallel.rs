@@ -131,7 +131,7 @@ impl Parallel {
     /// The expert axis is refused here ([`Parallel::parse_with_expert`] takes it).
     pub fn parse(s: &str) -> Result<Parallel, TrainError> {
         match Parallel::parse_with_expert(s)? {
-            (p, 1) => Ok(p),
+            (p, None) => Ok(p),
             _ => Err(TrainError::ExpertNotTaken {
                 spec: s.to_string(),
             }),
@@ -139,9 +139,9 @@ impl Parallel {
     }
 
     /// From `pipeline=P,data=D,model1=M1,model2=M2[,expert=E]` (every axis named once) or
-    /// `[P,D,M1,M2]` / `[P,D,M1,M2,E]`: the partition spec and the expert axis's size E (1
-    /// where not given), which is carved out of the data axis (E divides D).
-    pub fn parse_with_expert(s: &str) -> Result<(Parallel, u64), TrainError> {
+    /// `[P,D,M1,M2]` / `[P,D,M1,M2,E]`: the partition spec and the expert axis's size E where
+    /// given (it is carved out of the data axis: E divides D; not given, 1).
+    pub fn parse_with_expert(s: &str) -> Result<(Parallel, Option<u64>), TrainError> {
         let t = s.trim();
         if let Some(inner) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
             let v: Vec<&str> = inner.split(',').map(str::trim).collect();
@@ -151,14 +151,19 @@ impl Parallel {
                 });
             }
             let mut out = [0u64; 5];
-            out[4] = 1;
+            let given = v.len() == 5;
             for (o, x) in out.iter_mut().zip(v) {
                 *o = x.parse().map_err(|_| TrainError::NotWholeNumber {
                     value: x.to_string(),
                 })?;
             }
             let p = Parallel::checked([out[0], out[1], out[2], out[3]])?;
-            return Ok((p, checked_expert(out[4])?));
+            let expert = if given {
+                Some(checked_expert(out[4])?)
+            } else {
+                None
+            };
+            return Ok((p, expert));
         }
         let mut out = [0u64; 4];
         let mut given = [false; 4];
@@ -199,10 +204,11 @@ impl Parallel {
         if let Some(a) = Axis::ALL.into_iter().find(|a| !given[a.index()]) {
             return Err(TrainError::AxisMissing { axis: a.name() });
         }
-        Ok((
-            Parallel::checked(out)?,
-            checked_expert(expert.unwrap_or(1))?,
-        ))
+        let expert = match expert {
+            Some(e) => Some(checked_expert(e)?),
+            None => None,
+        };
+        Ok((Parallel::checked(out)?, expert))
     }
 
     /// The spec with the expert axis: `[P,D,M1,M2]` where it is 1, else `[P,D,M1,M2,E]`.

@@ -412,17 +412,19 @@ impl ClosedForm<'_> {
             return;
         }
         for (si, (_, _, m)) in machines.iter().enumerate() {
-            let mut seen: Vec<[Span; 6]> = Vec::new();
+            let mut seen: Vec<[Span; 5]> = Vec::new();
             for &mapping in &self.mappings {
                 let cm = Config { mapping, ..*c };
                 let Ok(sp) = spans(m, &cm) else {
                     continue;
                 };
-                // Mappings that place every axis alike are one configuration.
-                if seen.contains(&sp) {
+                // Mappings that place every axis alike are one configuration (the expert
+                // replicas follow from the data and expert axes).
+                let key = [sp[0], sp[1], sp[2], sp[3], sp[4]];
+                if seen.contains(&key) {
                     continue;
                 }
-                seen.push(sp);
+                seen.push(key);
                 self.evaluated += 1;
                 let Ok(r) = prep.finish(t, m, mapping, None) else {
                     continue;

@@ -279,15 +279,15 @@ fn the_expert_axis_refuses_what_has_no_effect_or_does_not_split() {
     // The spec's forms: named, bracket, and the plain parse refuses the expert axis.
     assert_eq!(
         Parallel::parse_with_expert("pipeline=1,data=128,model1=1,model2=1,expert=128").unwrap(),
-        (Parallel([1, 128, 1, 1]), 128)
+        (Parallel([1, 128, 1, 1]), Some(128))
     );
     assert_eq!(
         Parallel::parse_with_expert("[1,32,1,4,8]").unwrap(),
-        (Parallel([1, 32, 1, 4]), 8)
+        (Parallel([1, 32, 1, 4]), Some(8))
     );
     assert_eq!(
         Parallel::parse_with_expert("[1,32,1,4]").unwrap(),
-        (Parallel([1, 32, 1, 4]), 1)
+        (Parallel([1, 32, 1, 4]), None)
     );
     assert!(Parallel::parse("[1,32,1,4,8]").is_err());
     assert_eq!(Parallel([1, 32, 1, 4]).with_expert(8), "[1,32,1,4,8]");

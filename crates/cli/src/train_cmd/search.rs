@@ -39,6 +39,11 @@ pub(super) fn search(
         &[(a.energy, "--energy"), (a.plot.is_some(), "--plot")],
         "a search ranks by throughput and reports no energy; run the step it finds with --energy",
     )?;
+    if t.moe.is_some() && shard.gradients() {
+        return Err(failure(podsim_train::TrainError::ShardWithExperts {
+            shard: shard.name(),
+        }));
+    }
     let chips = a
         .chips
         .ok_or_else(|| flag_err("--chips", "the search needs the slice's chips (e.g. 512)"))?;
