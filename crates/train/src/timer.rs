@@ -15,9 +15,16 @@ pub(crate) struct Timer<'a> {
 }
 
 /// Whether CMEM holds a layer's weights for `c`: CMEM is on and the weight shard the GEMMs read
-/// (after any gather) fits in half of it, the other half left to activations.
+/// (after any gather) fits in half of it, the other half left to activations; for an MoE model,
+/// the larger of a dense layer's and an MoE layer's (its attention, router and the experts a
+/// chip holds).
 pub(crate) fn cmem_holds(t: &Transformer, m: &Machine, c: &Config) -> bool {
-    let shard = t.layer_params() / c.parallel.of(Axis::Model2) as f64 * ELEM;
+    let mut layer = t.layer_params();
+    if let Some(moe) = &t.moe {
+        let local = (moe.experts / c.expert.max(1)) as f64;
+        layer = layer.max(t.attention_params() + t.router_params() + local * t.expert_params());
+    }
+    let shard = layer / c.parallel.of(Axis::Model2) as f64 * ELEM;
     m.cmem_on && shard <= m.cmem_bytes as f64 / 2.0
 }
 
