@@ -21,7 +21,7 @@ use crate::{Failure, read};
 mod search;
 
 /// Built-in model names, for help and errors.
-const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3, palm-540b";
+const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3, palm-540b, glam-64b-64e";
 
 /// The arguments of `podsim train`.
 #[derive(Args)]
@@ -31,9 +31,16 @@ const MODELS: &str = "gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3, palm-540b";
 pub struct TrainArgs {
     /// A built-in model (gpt3-175b, gpt3-13b, gpt3-1.3b, llm-table3: the unpublished LLM of
     /// Table 3 as assumed in validation/tpu-v4-table3.toml, palm-540b: PaLM 540B, trained on
-    /// two 3072-chip pods; --batch 1024 for one pod's half of its 2048) or a TOML model file with the keys
+    /// two 3072-chip pods; --batch 1024 for one pod's half of its 2048, glam-64b-64e: GLaM
+    /// 64B/64E, Du et al. 2022, ICML, Table 4: a mixture of experts of 64 experts, top-2, in
+    /// every other layer, trained on 1024 TPU v4 chips) or a TOML model file with the keys
     /// name, layers, d_model, heads, kv_heads, head_dim, d_ff, ffn_matrices (2, or 3 for gated),
-    /// vocabulary, sequence, format (bf16) and batch (see examples/models/).
+    /// vocabulary, sequence, format (bf16) and batch, and for a mixture of experts experts
+    /// (per MoE layer; 0 or absent: dense), experts_per_token (top-k), expert_capacity_factor
+    /// (each expert's capacity over its even share of the routed tokens), expert_every (every
+    /// N-th layer's feed-forward is an MoE layer; default 1) and expert_ffn_matrices (default:
+    /// ffn_matrices) (see examples/models/). MFU counts the weights a token uses (its
+    /// experts_per_token experts, not every expert, nor the capacity's padding).
     #[arg(long, value_name = "NAME|FILE")]
     model: String,
     /// The slice: tpuv4:slice=AxBxC[:twisted], or any mesh or torus shorthand of 1 to 3
@@ -49,7 +56,15 @@ pub struct TrainArgs {
     /// Table 3's partition spec: pipeline=P,data=D,model1=M1,model2=M2 or [P,D,M1,M2]; the
     /// product is the slice's chips. model2 splits heads and the feed-forward width (tensor
     /// parallelism), model1 splits the batch (and the weights along d_model with 2D weights).
-    /// Quote the bracket form in a shell ("[8,1,8,8]": zsh reads brackets as a pattern).
+    /// An MoE model takes an expert axis, expert=E (or [P,D,M1,M2,E]), carved out of the data
+    /// axis as GShard and GLaM do: E divides data and the experts, each chip holds experts/E
+    /// of each MoE layer's experts, the data axis's first E replicas (where the mapping lays
+    /// data) exchange tokens in each MoE layer (a dispatch all-to-all before the experts and a
+    /// combine after, forward, again when recomputed, and backward; tokens x d_model x
+    /// experts_per_token x capacity factor x 2 bytes a chip), and the experts' gradients are
+    /// summed over the data/E replicas only [default: 1, every chip holds every expert and
+    /// no tokens move]. Quote the bracket form in a shell ("[8,1,8,8]": zsh reads brackets as
+    /// a pattern).
     #[arg(long, value_name = "SPEC", required_unless_present = "search")]
     parallel: Option<String>,
     /// Activation/weight partitioning, 1d or 2d each (Table 3's option) [default: 1d/1d].
@@ -112,8 +127,11 @@ pub struct TrainArgs {
     /// "CMEM off" [default: on; a chip without CMEM has none to turn on or off].
     #[arg(long, value_name = "ON|OFF", value_parser = listed(["on", "off"]))]
     cmem: Option<String>,
-    /// How collectives are timed: analytic (closed form, contention-free rings) or flow (the
-    /// layer runs as a workload on the slice's flow model, every group at once).
+    /// How collectives are timed: analytic (closed form, contention-free rings; an all-to-all
+    /// as its most loaded link under minimal routing of the untwisted torus, every dimension
+    /// at once, plus the longest route's latency) or flow (the layer runs as a workload on the
+    /// slice's flow model, every group at once: an MoE layer's all-to-alls over the
+    /// dimensions the expert axis lies on, where a twisted torus shows its gain).
     #[arg(
         long,
         value_name = "FIDELITY",
@@ -128,8 +146,9 @@ pub struct TrainArgs {
     trace: Option<PathBuf>,
     /// Search slice shapes (4x4x4 blocks, x <= y <= z, twisted where twistable), partition
     /// specs, 1D/2D options, rematerialisation, sequence parallelism, virtual stages (1, 2, 4),
-    /// microbatches and mappings for --chips chips: every configuration in closed form, the
-    /// best on the flow model.
+    /// microbatches and mappings for --chips chips (and for an MoE model every expert axis that
+    /// divides data and the experts): every configuration in closed form, the best on the
+    /// flow model.
     #[arg(long)]
     search: bool,
     /// Chips to search over (a multiple of 64; with --search).
@@ -152,7 +171,7 @@ pub struct TrainArgs {
     no_resume: bool,
     /// Print one JSON object. A step: step_time_s, throughput_seqs_per_s, mfu, hfu,
     /// memory_bytes_per_chip, fits_in_memory, compute_time_s, exposed_communication_s,
-    /// bubble_time_s, and more. A search: results (best first, each with system, parallel,
+    /// bubble_time_s, expert_all_to_all_s (0 for a dense model), and more. A search: results (best first, each with system, parallel,
     /// partition, throughput_seqs_per_s, and more), configurations_evaluated,
     /// configurations_per_s.
     #[arg(long)]
@@ -301,7 +320,16 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         .parallel
         .as_deref()
         .ok_or_else(|| flag_err("--parallel", "give the partition spec (e.g. [8,1,8,8])"))?;
-    let parallel = Parallel::parse(parallel).map_err(|e| flag_err("--parallel", e))?;
+    let (parallel, expert) =
+        Parallel::parse_with_expert(parallel).map_err(|e| flag_err("--parallel", e))?;
+    if let (Some(e), None) = (expert, &t.moe) {
+        // Even expert=1: a setting with no effect.
+        return Err(failure(TrainError::ExpertOnDense {
+            expert: e,
+            model: t.name.clone(),
+        }));
+    }
+    let expert = expert.unwrap_or(1);
     let partition = match &a.partition {
         None => Partition::ALL[0],
         Some(s) => Partition::parse(s).ok_or_else(|| {
@@ -339,6 +367,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
         shard,
         sequence_parallel: a.sequence_parallel,
         virtual_stages: a.virtual_stages,
+        expert,
     };
     let pick = podsim_train::Choose {
         mapping: a.mapping.is_none(),

@@ -497,6 +497,93 @@ fn train_refuses_bad_configurations_with_the_reason() {
 }
 
 #[test]
+fn train_refuses_expert_axes_and_keys_that_do_nothing_or_do_not_split() {
+    let moe = "examples/models/glam-like-moe.toml";
+    let cases: &[(&[&str], &str)] = &[
+        // A dense model has no experts to split.
+        (
+            &[
+                "--model",
+                "gpt3-1.3b",
+                "--parallel",
+                "pipeline=1,data=128,model1=1,model2=1,expert=2",
+            ],
+            "--parallel expert=2: the model gpt3-1.3b is dense",
+        ),
+        // Even an expert axis of 1 has no effect there.
+        (
+            &["--model", "gpt3-1.3b", "--parallel", "[1,128,1,1,1]"],
+            "--parallel expert=1: the model gpt3-1.3b is dense",
+        ),
+        // The expert axis is carved out of data: 3 does not divide 128.
+        (
+            &["--model", moe, "--parallel", "[1,128,1,1,3]"],
+            "does not divide data = 128",
+        ),
+        // Nor can it be larger than data: 64 of a data axis of 32.
+        (
+            &["--model", moe, "--parallel", "[1,32,1,4,64]"],
+            "64 does not divide data = 32",
+        ),
+        (
+            &[
+                "--model",
+                moe,
+                "--parallel",
+                "[1,128,1,1,128]",
+                "--shard",
+                "weights",
+            ],
+            "with a mixture of experts is not modelled",
+        ),
+        (
+            &["--model", moe, "--parallel", "[1,128,1,1,128,2]"],
+            "takes four sizes",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["train", "--system", "tpuv4:slice=4x4x8"];
+        args.extend_from_slice(extra);
+        let (code, e) = fails(&args);
+        assert_eq!(code, 2, "{args:?}: {e}");
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    // Nor does the search shard an MoE model's gradients or weights.
+    let (code, e) = fails(&[
+        "train", "--model", moe, "--search", "--chips", "128", "--shard", "weights",
+    ]);
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("--shard weights with a mixture of experts"),
+        "{e}"
+    );
+    // A model file's expert keys on a dense model name the file and the key.
+    let dir = std::env::temp_dir().join(format!("podsim-moe-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("dense.toml");
+    std::fs::write(
+        &file,
+        "layers = 4\nd_model = 1024\nheads = 16\nd_ff = 4096\nvocabulary = 32000\nsequence = 512\nbatch = 64\nexperts_per_token = 2\n",
+    )
+    .unwrap();
+    let (code, e) = fails(&[
+        "train",
+        "--model",
+        file.to_str().unwrap(),
+        "--system",
+        "tpuv4:slice=4x4x4",
+        "--parallel",
+        "[1,64,1,1]",
+    ]);
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("dense.toml") && e.contains("experts_per_token") && e.contains("no effect"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn train_says_when_a_configuration_does_not_fit_in_hbm() {
     // GPT-3 175B with no pipeline and no rematerialisation on 64 chips: 175e9 weights / 64
     // model-parallel chips x 16 bytes (bf16 weight and gradient, fp32 master and two moments)

@@ -59,6 +59,7 @@ impl TrainCase {
             shard: self.shard,
             sequence_parallel: self.sequence_parallel,
             virtual_stages: self.virtual_stages,
+            expert: 1,
         };
         let c = crate::choose(
             &self.model,

@@ -37,6 +37,50 @@ pub enum TrainError {
         "--sequence-parallel splits the activations over model2, and 2D activations (--partition 2d/...) already are (along d_model): it would have no effect; use 1d activations or drop the flag"
     )]
     SequenceParallelWith2d,
+    /// An expert axis where the partition spec is read without one (a validation case).
+    #[error("`{spec}`: the expert axis is not taken here; give the four axes")]
+    ExpertNotTaken {
+        /// The spec as given.
+        spec: String,
+    },
+    /// An expert axis on a dense model.
+    #[error(
+        "--parallel expert={expert}: the model {model} is dense (no `experts` key), so the expert axis would have no effect; drop it or give the model experts"
+    )]
+    ExpertOnDense {
+        /// The expert axis's size.
+        expert: u64,
+        /// The model's name.
+        model: String,
+    },
+    /// An expert axis that does not divide the data axis it is carved from.
+    #[error(
+        "--parallel expert={expert}: the expert axis is carved out of the data axis, and {expert} does not divide data = {data}"
+    )]
+    ExpertNotInData {
+        /// The expert axis's size.
+        expert: u64,
+        /// The data axis's size.
+        data: u64,
+    },
+    /// Experts that do not split evenly over the expert axis.
+    #[error(
+        "--parallel expert={expert}: the model's {experts} experts do not split evenly over {expert} chips (give an expert axis that divides {experts})"
+    )]
+    ExpertsSplit {
+        /// The expert axis's size.
+        expert: u64,
+        /// The model's experts per MoE layer.
+        experts: u64,
+    },
+    /// Gradients or weights sharded over data on an MoE model.
+    #[error(
+        "--shard {shard} with a mixture of experts is not modelled (its experts' state would shard over the expert replicas); use --shard none or optimizer"
+    )]
+    ShardWithExperts {
+        /// The sharding stage.
+        shard: &'static str,
+    },
     /// Virtual stages of 0.
     #[error("--virtual-stages must be at least 1 (1: no interleaving)")]
     NoVirtualStages,

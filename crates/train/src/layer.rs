@@ -18,8 +18,9 @@ pub(crate) struct Span {
     pub(crate) parts: [(u64, u64); 3],
 }
 
-/// Where the axes lie, and why not when they cannot.
-pub(crate) fn spans(m: &Machine, c: &Config) -> Result<[Span; 4], TrainError> {
+/// Where the axes lie (the four of the mapping, then the expert axis and the expert
+/// replicas, carved out of the data axis), and why not when they cannot.
+pub(crate) fn spans(m: &Machine, c: &Config) -> Result<[Span; 6], TrainError> {
     let chips = m.chips();
     if c.parallel.chips() != chips {
         return Err(TrainError::ChipCount {
@@ -28,49 +29,70 @@ pub(crate) fn spans(m: &Machine, c: &Config) -> Result<[Span; 4], TrainError> {
             chips,
         });
     }
+    let mut out = [Span {
+        stride: 1,
+        size: 1,
+        parts: [(1, 1); 3],
+    }; 6];
+    let mut p = 1u64;
+    let mut data_at = 1u64;
+    for a in c.mapping.0 {
+        let s = c.parallel.of(a);
+        if a == Axis::Data {
+            data_at = p;
+        }
+        if s == 1 {
+            // An axis of one chip lies nowhere (its default span).
+            continue;
+        }
+        out[a.index()] = lay(m, a.name(), p, s)?;
+        p *= s;
+    }
+    let (d, e) = (c.parallel.of(Axis::Data), c.expert.max(1));
+    if e > 1 && d.is_multiple_of(e) {
+        out[Axis::Expert.index()] = lay(m, Axis::Expert.name(), data_at, e)?;
+        if d > e {
+            out[Axis::ExpertData.index()] = lay(m, Axis::Data.name(), data_at * e, d / e)?;
+        }
+    } else {
+        out[Axis::ExpertData.index()] = out[Axis::Data.index()];
+    }
+    Ok(out)
+}
+
+/// The span of an axis `name` of `s` chips laid after `p` chips (its stride in chip ids).
+fn lay(m: &Machine, name: &'static str, p: u64, s: u64) -> Result<Span, TrainError> {
     let dim_lo: [u64; 3] = [
         1,
         u64::from(m.dims[0]),
         u64::from(m.dims[0]) * u64::from(m.dims[1]),
     ];
-    let mut out = [Span {
-        stride: 1,
-        size: 1,
+    let mut span = Span {
+        stride: p,
+        size: s,
         parts: [(1, 1); 3],
-    }; 4];
-    let mut p = 1u64;
-    for a in c.mapping.0 {
-        let s = c.parallel.of(a);
-        if s == 1 {
-            // An axis of one chip lies nowhere (its default span).
+    };
+    for d in 0..3 {
+        let (lo, hi) = (dim_lo[d], dim_lo[d] * u64::from(m.dims[d]));
+        let (a_lo, a_hi) = (p.max(lo), (p * s).min(hi));
+        if a_lo >= a_hi {
             continue;
         }
-        let mut span = Span {
-            stride: p,
-            size: s,
-            parts: [(1, 1); 3],
-        };
-        for d in 0..3 {
-            let (lo, hi) = (dim_lo[d], dim_lo[d] * u64::from(m.dims[d]));
-            let (a_lo, a_hi) = (p.max(lo), (p * s).min(hi));
-            if a_lo >= a_hi {
-                continue;
-            }
-            if a_hi % a_lo != 0 || a_lo % lo != 0 {
-                return Err(TrainError::Uneven {
-                    axis: a.name(),
-                    size: s,
-                    after: p,
-                    dim: ["x", "y", "z"][d],
-                    length: m.dims[d],
-                });
-            }
-            span.parts[d] = (a_hi / a_lo, a_lo / lo);
+        // The axis must take whole factors of the dimension: start at a multiple of it and,
+        // where it ends inside it, end on a factor of its length (an axis of the mapping that
+        // does not is caught by the next one; the expert axis, carved out of data, is not).
+        if a_hi % a_lo != 0 || a_lo % lo != 0 || (a_hi < hi && hi % a_hi != 0) {
+            return Err(TrainError::Uneven {
+                axis: name,
+                size: s,
+                after: p,
+                dim: ["x", "y", "z"][d],
+                length: m.dims[d],
+            });
         }
-        out[a.index()] = span;
-        p *= s;
+        span.parts[d] = (a_hi / a_lo, a_lo / lo);
     }
-    Ok(out)
+    Ok(span)
 }
 
 /// One piece of a layer's work on every chip.
@@ -134,10 +156,25 @@ struct Pieces {
     /// How far the weights are sharded over data.
     shard: Sharding,
     remat: Remat,
+    /// In an MoE layer: its router, expert GEMMs and all-to-alls.
+    moe: Option<MoePieces>,
+}
+
+/// What an MoE layer does in place of the dense feed-forward.
+struct MoePieces {
+    /// The router: tokens x experts by d_model.
+    router: Shape,
+    /// The experts' GEMMs on a chip, in and out: each of its experts on its capacity's rows.
+    ffn: [Shape; 2],
+    /// The experts' activation function.
+    act_fn: Op,
+    /// Bytes each chip sends and receives in the dispatch (and the combine): its rows of
+    /// d_model (nccl-tests' per-rank buffer).
+    a2a_bytes: f64,
 }
 
 impl Pieces {
-    fn new(t: &Transformer, c: &Config, sh: &Shard) -> Pieces {
+    fn new(t: &Transformer, c: &Config, sh: &Shard, moe_layer: bool) -> Pieces {
         let [_, _, x, y] = c.parallel.0;
         let (e, dh) = (t.d_model, t.head_dim());
         let tok = sh.tokens;
@@ -191,6 +228,79 @@ impl Pieces {
                 * ELEM,
             shard: c.shard,
             remat: c.remat,
+            moe: match &t.moe {
+                Some(moe) if moe_layer => {
+                    // Each chip of the expert group holds experts / expert experts and computes
+                    // its tokens x experts_per_token x capacity factor rows, padded, as
+                    // `local` GEMMs of `cap` rows (one per expert it holds).
+                    let local = moe.experts / c.expert.max(1);
+                    let rows = crate::memory::expert_rows(tok, moe);
+                    let cap = rows.div_ceil(local);
+                    let fe_in = t.d_ff.div_ceil(y) * (moe.ffn_matrices - 1);
+                    Some(MoePieces {
+                        router: ("router", tok, moe.experts, e, 1, true),
+                        ffn: [
+                            ("expert feed-forward in", cap, fe_in, e, local, true),
+                            ("expert feed-forward out", cap, e, ff_out_k, local, true),
+                        ],
+                        act_fn: Op::Memory {
+                            name: "expert activation function",
+                            bytes: 2.0 * (cap * local) as f64 * fe_in as f64 * ELEM,
+                        },
+                        a2a_bytes: rows as f64 * e as f64 * ELEM,
+                    })
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// An MoE layer's all-to-all over the expert axis.
+    fn all_to_all(&self, v: &mut Vec<Op>, name: &'static str) {
+        if let Some(x) = &self.moe {
+            v.push(Op::Coll {
+                name,
+                axis: Axis::Expert,
+                kind: Kind::AllToAll,
+                bytes: x.a2a_bytes,
+                overlapped: false,
+            });
+        }
+    }
+
+    /// The feed-forward block's GEMMs and activation function forward: the dense layer's, or
+    /// an MoE layer's router, dispatch, experts and combine.
+    fn ffn_forward(&self, v: &mut Vec<Op>) {
+        match &self.moe {
+            None => v.extend([self.gemm(4), self.act_fn.clone(), self.gemm(5)]),
+            Some(x) => {
+                v.push(shape_op(x.router));
+                self.all_to_all(v, "expert dispatch (expert)");
+                v.extend([shape_op(x.ffn[0]), x.act_fn.clone(), shape_op(x.ffn[1])]);
+                self.all_to_all(v, "expert combine (expert)");
+            }
+        }
+    }
+
+    /// The feed-forward block's backward: the combine's gradient sent back to the experts,
+    /// their gradients, the dispatch's gradient sent back to the tokens and the router's.
+    fn ffn_backward(&self, v: &mut Vec<Op>) {
+        match &self.moe {
+            None => {
+                self.grads(v, 5);
+                v.push(self.act_fn.clone());
+                v.push(self.act_fn.clone());
+                self.grads(v, 4);
+            }
+            Some(x) => {
+                self.all_to_all(v, "expert combine gradients (expert)");
+                shape_grads(v, x.ffn[1]);
+                v.push(x.act_fn.clone());
+                v.push(x.act_fn.clone());
+                shape_grads(v, x.ffn[0]);
+                self.all_to_all(v, "expert dispatch gradients (expert)");
+                shape_grads(v, x.router);
+            }
         }
     }
 
@@ -232,37 +342,12 @@ impl Pieces {
     }
 
     fn gemm(&self, i: usize) -> Op {
-        let (name, m, n, k, count, weight) = self.gemms_fwd[i];
-        Op::Gemm {
-            name,
-            m,
-            n,
-            k,
-            count,
-            weight,
-        }
+        shape_op(self.gemms_fwd[i])
     }
 
-    /// The input gradient (m x k by k x n transposed: m, k, n) and the weight gradient (k x m
-    /// by m x n: k, n, m) of forward GEMM `i`.
+    /// The input gradient and the weight gradient of forward GEMM `i` ([`shape_grads`]).
     fn grads(&self, v: &mut Vec<Op>, i: usize) {
-        let (name, m, n, k, count, weight) = self.gemms_fwd[i];
-        v.push(Op::Gemm {
-            name,
-            m,
-            n: k,
-            k: n,
-            count,
-            weight,
-        });
-        v.push(Op::Gemm {
-            name,
-            m: k,
-            n,
-            k: m,
-            count,
-            weight: false,
-        });
+        shape_grads(v, self.gemms_fwd[i]);
     }
 
     fn gather_weights(&self) -> Op {
@@ -330,7 +415,7 @@ impl Pieces {
         self.block_out(&mut fwd, false);
         fwd.push(self.norms.clone());
         self.block_in(&mut fwd);
-        fwd.extend([self.gemm(4), self.act_fn.clone(), self.gemm(5)]);
+        self.ffn_forward(&mut fwd);
         self.block_out(&mut fwd, false);
         fwd
     }
@@ -361,10 +446,7 @@ impl Pieces {
         }
         self.block_in(&mut bwd);
         self.gather_kept_input(&mut bwd);
-        self.grads(&mut bwd, 5);
-        bwd.push(self.act_fn.clone());
-        bwd.push(self.act_fn.clone());
-        self.grads(&mut bwd, 4);
+        self.ffn_backward(&mut bwd);
         self.block_out(&mut bwd, true);
         bwd.push(self.norms.clone());
         bwd.push(self.norms.clone());
@@ -402,9 +484,54 @@ impl Pieces {
     }
 }
 
-/// The layer's ops for this configuration.
+/// A forward GEMM as an op.
+fn shape_op((name, m, n, k, count, weight): Shape) -> Op {
+    Op::Gemm {
+        name,
+        m,
+        n,
+        k,
+        count,
+        weight,
+    }
+}
+
+/// The input gradient (m x k by k x n transposed: m, k, n) and the weight gradient (k x m by
+/// m x n: k, n, m) of a forward GEMM.
+fn shape_grads(v: &mut Vec<Op>, (name, m, n, k, count, weight): Shape) {
+    v.push(Op::Gemm {
+        name,
+        m,
+        n: k,
+        k: n,
+        count,
+        weight,
+    });
+    v.push(Op::Gemm {
+        name,
+        m: k,
+        n,
+        k: m,
+        count,
+        weight: false,
+    });
+}
+
+/// A dense layer's ops for this configuration.
 pub(crate) fn layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> LayerOps {
-    let p = Pieces::new(t, c, sh);
+    ops_of(&Pieces::new(t, c, sh, false))
+}
+
+/// An MoE layer's ops for this configuration (`None` for a dense model): the dense layer's
+/// with the feed-forward block's GEMMs replaced by the router, the dispatch all-to-all over
+/// the expert axis, the experts' GEMMs and the combine all-to-all, forward (and again in a
+/// full recomputation) and backward (the combine's and the dispatch's gradients).
+pub(crate) fn moe_layer_ops(t: &Transformer, c: &Config, sh: &Shard) -> Option<LayerOps> {
+    t.moe.as_ref()?;
+    Some(ops_of(&Pieces::new(t, c, sh, true)))
+}
+
+fn ops_of(p: &Pieces) -> LayerOps {
     let forward = p.forward();
     let backward = p.backward(&forward);
     LayerOps { forward, backward }
@@ -451,6 +578,7 @@ mod tests {
             shard: Sharding::Weights,
             sequence_parallel: false,
             virtual_stages: 1,
+            expert: 1,
         };
         let ops = layer_ops(&t, &c, &shard(&t, &c).unwrap());
         let data_ops = |list: &[Op]| -> Vec<(Kind, f64, bool)> {

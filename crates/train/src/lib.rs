@@ -38,6 +38,21 @@
 //!   block and a reduce-scatter after it replace the all-reduce, the layer norms and
 //!   residuals work on 1/Y of the tokens, and with the blocks' inputs kept (not recomputed)
 //!   each is gathered again, overlapped, for its weight gradients.
+//! * Mixture of experts ([`Moe`], GShard: Lepikhin et al. 2021; Switch: Fedus et al. 2022;
+//!   GLaM: Du et al. 2022): every `every`-th layer's feed-forward is `experts` feed-forward
+//!   networks, of which a router picks `per_token` for each token. The expert axis E
+//!   ([`Config::expert`], `expert=E` in `--parallel`) is carved out of the data axis, as GShard
+//!   and GLaM shard experts over the data-parallel replicas: E divides data, each chip holds
+//!   experts/E of each MoE layer's experts (split over the model axes as a dense feed-forward
+//!   is), and its tokens x per_token x capacity factor rows (each expert padded to its
+//!   capacity) go to the chips holding their experts in a dispatch all-to-all over the E chips
+//!   and come back in a combine all-to-all (tokens x d_model x per_token x capacity factor x 2
+//!   bytes a chip each; with model2 > 1 each tensor rank exchanges the tokens it holds), forward,
+//!   again when a full recomputation reruns the forward, and backward (their gradients): six a
+//!   MoE layer and microbatch with `full`, four without. The experts' gradients are summed over
+//!   their data/E replicas only, and their optimizer state split over those. MFU counts the
+//!   weights a token uses (its per_token experts, not the capacity's padding). Sharding
+//!   gradients or weights over data is not modelled with experts.
 //! * Rematerialisation (`full`, the default): a layer keeps only its input and recomputes its
 //!   forward pass (with its collectives) before its backward pass; `selective` (Korthikanti
 //!   et al., section 4.3) keeps all but the attention scores and recomputes the attention's
@@ -83,20 +98,22 @@ use podsim_units::SimDuration;
 
 pub use case::TrainCase;
 pub use error::TrainError;
-pub use flow::{flow_layer, layer_run};
+pub use flow::{flow_layer, flow_layers, layer_run};
 pub use machine::{CMEM_BYTES_PER_S, Machine};
 pub use memory::MemoryUse;
-pub use model::{MODEL_KEYS, Transformer};
+pub use model::{MODEL_KEYS, Moe, Transformer};
 pub use output::{
     Choose, MemoryOutput, OptimizerParts, SearchEntry, SearchOutput, StepFigures, StepOutput,
     choose, run_search, run_step,
 };
 pub use parallel::{Axis, Config, Mapping, Parallel, Partition, Remat, Sharding, Split};
 pub use search::{
-    FlowMemo, FlowRunner, LayerTimes, ModelFor, NoMemo, SearchResult, Serial, SliceShape,
+    FlowMemo, FlowRunner, ModelFor, NoMemo, SearchResult, Serial, SliceShape, SurvivorTimes,
     parallel_specs, search, search_by, search_with,
 };
-pub use step::{Prepared, StepReport, analytic, best_microbatches, measured, microbatch_choices};
+pub use step::{
+    LayerTimes, Prepared, StepReport, analytic, best_microbatches, measured, microbatch_choices,
+};
 
 /// Bytes per element of activations, weights and gradients (bf16).
 pub(crate) const ELEM: f64 = 2.0;

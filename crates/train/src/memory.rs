@@ -12,8 +12,14 @@ pub(crate) struct Shard {
     pub(crate) seqs: u64,
     /// Layers per stage (the largest stage).
     pub(crate) layers_per_stage: u64,
-    /// Weights per chip (largest stage, with the embedding).
+    /// Weights per chip (largest stage, with the embedding; the experts this chip holds
+    /// included).
     pub(crate) weights_per_chip: f64,
+    /// Of them, the experts' (0 for a dense model): their replicas are data / expert (x
+    /// model1 with 1D weights), not data.
+    pub(crate) expert_weights_per_chip: f64,
+    /// MoE layers in the largest stage (0 for a dense model); its other layers are dense.
+    pub(crate) moe_layers_per_stage: u64,
     pub(crate) memory: MemoryUse,
 }
 
@@ -74,21 +80,39 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
         });
     }
     check_schedule(t, c)?;
+    check_experts(t, c)?;
     let seqs = per_shard / c.microbatches;
     let tokens = seqs * t.sequence;
     let layers_per_stage = t.layers.div_ceil(p);
     let emb = (t.vocabulary * t.d_model) as f64;
-    let stage_params = layers_per_stage as f64 * t.layer_params() + emb;
+    // The largest stage's MoE layers: the model's, spread over the stages, at most its layers.
+    let moe_layers_per_stage = t.moe_layers().div_ceil(p).min(layers_per_stage);
     let w_split = match c.partition.weight {
         Split::OneD => y,
         Split::TwoD => y * x,
     } as f64;
-    let weights_per_chip = stage_params / w_split;
     // Replicas of each weight shard: data, and model1 when weights are not split over it.
     let weight_replicas = match c.partition.weight {
         Split::OneD => d * x,
         Split::TwoD => d,
     } as f64;
+    let (weights_per_chip, expert_weights_per_chip) = match &t.moe {
+        None => {
+            let stage_params = layers_per_stage as f64 * t.layer_params() + emb;
+            (stage_params / w_split, 0.0)
+        }
+        Some(moe) => {
+            // Each chip of an expert group holds experts / expert of each MoE layer's experts,
+            // split over the model axes as a dense feed-forward is.
+            let dense = (layers_per_stage - moe_layers_per_stage) as f64 * t.layer_params()
+                + moe_layers_per_stage as f64 * (t.attention_params() + t.router_params())
+                + emb;
+            let local = (moe.experts / c.expert.max(1)) as f64;
+            let experts = moe_layers_per_stage as f64 * local * t.expert_params();
+            ((dense + experts) / w_split, experts / w_split)
+        }
+    };
+    let dense_weights_per_chip = weights_per_chip - expert_weights_per_chip;
     let a_split = if c.activations_split() { y } else { 1 } as f64;
     let e = t.d_model as f64;
     let layer_input = tokens as f64 * e * ELEM / a_split;
@@ -104,9 +128,22 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
     // 8sbh of the two layer norms' inputs and the two blocks' inputs (theirs less the two
     // sbh dropout masks: podsim models no dropout), which sequence parallelism splits over
     // t (Eq. 3: sbh(34/t + 5as^2b/(ht))) as 2D activations do: `a_split`.
-    let layer_acts = tokens as f64 * ELEM * (4.0 * e / a_split + 2.0 * f)
+    let mut layer_acts = tokens as f64 * ELEM * (4.0 * e / a_split + 2.0 * f)
         + scores
         + tokens as f64 * ELEM * 3.0 * (t.heads * t.head_dim()) as f64 / y as f64;
+    if let Some(moe) = &t.moe {
+        // An MoE layer keeps, in place of the dense feed-forward's hidden activations, its
+        // experts' (tokens x experts_per_token x capacity factor rows), and the dispatched
+        // tokens in and the experts' outputs before the combine; the stage's layers on
+        // average.
+        let rows = expert_rows(tokens, moe) as f64;
+        let fe = t.d_ff as f64 * (moe.ffn_matrices - 1) as f64 / y as f64;
+        let moe_acts =
+            layer_acts - tokens as f64 * ELEM * 2.0 * f + rows * ELEM * (2.0 * fe + 2.0 * e);
+        let m = moe_layers_per_stage as f64;
+        let n = layers_per_stage as f64;
+        layer_acts = ((n - m) * layer_acts + m * moe_acts) / n;
+    }
     // Selective recomputation (Korthikanti et al. 2022, section 4.3) drops what scales with
     // s^2: their 5as^2b of Eq. 1 (softmax output, its dropout mask and output), podsim's
     // `scores` (no dropout modelled). Their Table 2, tensor and sequence parallel with
@@ -120,7 +157,15 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
     // weights, as the layers always did, even with model1 = 1) or over data (`--shard
     // weights`), each a layer's whole model2 shard.
     let gathered = if c.partition.weight == Split::TwoD || c.shard.weights() {
-        2.0 * t.layer_params() / y as f64 * ELEM
+        let moe_layer = match &t.moe {
+            Some(moe) if moe_layers_per_stage > 0 => {
+                t.attention_params()
+                    + t.router_params()
+                    + (moe.experts / c.expert.max(1)) as f64 * t.expert_params()
+            }
+            _ => 0.0,
+        };
+        2.0 * t.layer_params().max(moe_layer) / y as f64 * ELEM
     } else {
         0.0
     };
@@ -143,7 +188,12 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
     let memory = MemoryUse {
         weights: weights_per_chip * ELEM / over_data(c.shard.weights()),
         gradients: weights_per_chip * ELEM / over_data(c.shard.gradients()),
-        optimizer: weights_per_chip * 12.0 / weight_replicas,
+        optimizer: if expert_weights_per_chip > 0.0 {
+            dense_weights_per_chip * 12.0 / weight_replicas
+                + expert_weights_per_chip * 12.0 * c.expert.max(1) as f64 / weight_replicas
+        } else {
+            weights_per_chip * 12.0 / weight_replicas
+        },
         activations,
         workspace,
     };
@@ -152,8 +202,40 @@ pub(crate) fn shard(t: &Transformer, c: &Config) -> Result<Shard, TrainError> {
         seqs,
         layers_per_stage,
         weights_per_chip,
+        expert_weights_per_chip,
+        moe_layers_per_stage,
         memory,
     })
+}
+
+/// The rows an MoE layer's experts on a chip compute per microbatch: its tokens x
+/// experts_per_token x capacity factor (each of the group's experts padded to its capacity),
+/// rounded up.
+pub(crate) fn expert_rows(tokens: u64, moe: &crate::model::Moe) -> u64 {
+    ((tokens * moe.per_token) as f64 * moe.capacity_factor).ceil() as u64
+}
+
+/// The expert axis asks for: an MoE model (else it has no effect), a size dividing data and
+/// the experts; an MoE model takes no sharding of gradients or weights over data.
+fn check_experts(t: &Transformer, c: &Config) -> Result<(), TrainError> {
+    let e = c.expert.max(1);
+    let d = c.parallel.of(crate::Axis::Data);
+    match &t.moe {
+        None if e > 1 => Err(TrainError::ExpertOnDense {
+            expert: e,
+            model: t.name.clone(),
+        }),
+        None => Ok(()),
+        Some(_) if c.shard.gradients() => Err(TrainError::ShardWithExperts {
+            shard: c.shard.name(),
+        }),
+        Some(_) if !d.is_multiple_of(e) => Err(TrainError::ExpertNotInData { expert: e, data: d }),
+        Some(moe) if !moe.experts.is_multiple_of(e) => Err(TrainError::ExpertsSplit {
+            expert: e,
+            experts: moe.experts,
+        }),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Sequence parallelism and the interleaved schedule ask for: model2 > 1 and 1D activations

@@ -44,7 +44,8 @@ pub struct OptimizerParts {
 /// A step's configuration and figures, as a step and each result of a search print them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepFigures {
-    /// The partition spec, `[P,D,M1,M2]`.
+    /// The partition spec, `[P,D,M1,M2]`, or for an MoE model `[P,D,M1,M2,E]` with its
+    /// expert axis E (carved out of the data axis; 1: every chip holds every expert).
     pub parallel: String,
     /// 1D/2D activation/weight.
     pub partition: String,
@@ -91,6 +92,9 @@ pub struct StepFigures {
     pub optimizer_time_s: f64,
     /// Gradient sum before overlap, seconds.
     pub gradient_sync_s: f64,
+    /// The MoE layers' all-to-alls over the expert axis on the step's critical path, seconds
+    /// ([`StepReport::expert_all_to_all_s`]; 0 for a dense model).
+    pub expert_all_to_all_s: f64,
     /// Forward time of one microbatch on one stage, seconds.
     pub stage_forward_s: f64,
     /// Backward time of one microbatch on one stage, seconds.
@@ -101,6 +105,9 @@ pub struct StepFigures {
     /// not fit).
     #[serde(skip)]
     pub data: u64,
+    /// The expert axis's size (text only), where the model is an MoE model.
+    #[serde(skip)]
+    pub expert: Option<u64>,
 }
 
 impl StepFigures {
@@ -108,7 +115,12 @@ impl StepFigures {
     pub fn new(r: &StepReport) -> StepFigures {
         let c = &r.config;
         StepFigures {
-            parallel: c.parallel.to_string(),
+            parallel: if r.moe {
+                let [p, d, m1, m2] = c.parallel.0;
+                format!("[{p},{d},{m1},{m2},{}]", c.expert.max(1))
+            } else {
+                c.parallel.to_string()
+            },
             partition: c.partition.to_string(),
             mapping: c.mapping.to_string(),
             batch: c.batch,
@@ -141,10 +153,12 @@ impl StepFigures {
             bubble_time_s: r.bubble_time_s,
             optimizer_time_s: r.optimizer_time_s,
             gradient_sync_s: r.gradient_sync_s,
+            expert_all_to_all_s: r.expert_all_to_all_s,
             stage_forward_s: r.stage_times_s.0,
             stage_backward_s: r.stage_times_s.1,
             bound: r.bound(),
             data: c.parallel.of(crate::Axis::Data),
+            expert: expert_of(r),
         }
     }
 
@@ -201,6 +215,26 @@ impl StepFigures {
                 )],
             ),
             ("pipeline bubble".into(), vec![s(self.bubble_time_s)]),
+        ];
+        if let Some(e) = self.expert {
+            rows.insert(
+                rows.len() - 1,
+                (
+                    "expert all-to-all".into(),
+                    vec![format!(
+                        "{:.4} s ({:.1}% of the step: {})",
+                        self.expert_all_to_all_s,
+                        100.0 * self.expert_all_to_all_s / self.step_time_s.max(f64::MIN_POSITIVE),
+                        if e == 1 {
+                            "no expert axis, every chip holds every expert".to_string()
+                        } else {
+                            format!("dispatch and combine over the {e} chips of the expert axis")
+                        },
+                    )],
+                ),
+            );
+        }
+        rows.extend([
             ("bound by".into(), vec![self.bound.into()]),
             (
                 "memory per chip".into(),
@@ -220,14 +254,17 @@ impl StepFigures {
                     gib(m.workspace_bytes)
                 )],
             ),
-        ];
+        ]);
         if !self.fits_in_memory {
             rows.push((
                 "over HBM by".into(),
                 vec![format!(
                     "{}{}",
                     gib(total - hbm as f64),
-                    if self.shard == Sharding::Weights.name() || self.data == 1 {
+                    if self.shard == Sharding::Weights.name()
+                        || self.data == 1
+                        || self.expert.is_some()
+                    {
                         ""
                     } else {
                         "; --shard weights splits the bf16 weights and gradients over data too"
@@ -254,6 +291,11 @@ impl StepFigures {
         }
         note
     }
+}
+
+/// The expert axis of `r`'s step where its model is an MoE model.
+fn expert_of(r: &StepReport) -> Option<u64> {
+    r.moe.then_some(r.config.expert.max(1))
 }
 
 fn gib(b: f64) -> String {
@@ -461,6 +503,10 @@ pub struct SearchOutput {
     pub flow_evaluated: u64,
     /// Seconds the search took.
     pub wall_time_s: f64,
+    /// Whether the model is a mixture of experts (text only: the table's spec then names the
+    /// expert axis).
+    #[serde(skip)]
+    pub moe: bool,
 }
 
 impl SearchOutput {
@@ -490,7 +536,11 @@ impl SearchOutput {
             "#".to_string(),
             vec![
                 "slice".into(),
-                "[P,D,M1,M2]".into(),
+                if self.moe {
+                    "[P,D,M1,M2,E]".into()
+                } else {
+                    "[P,D,M1,M2]".into()
+                },
                 "act/weight".into(),
                 "mapping".into(),
                 "microbatches".into(),
@@ -574,5 +624,6 @@ pub fn run_search(
         over_memory: r.over_memory,
         flow_evaluated: r.flow_evaluated,
         wall_time_s: start.elapsed().as_secs_f64(),
+        moe: t.moe.is_some(),
     })
 }

@@ -85,6 +85,14 @@ pub enum Axis {
     Model1,
     /// Tensor axis (Y).
     Model2,
+    /// The expert axis: the first `expert` of the data replicas (the data axis's fastest
+    /// part), among which an MoE layer's experts are split and its tokens exchanged
+    /// (all-to-all). Not one of the mapping's axes: it lies where the data axis does.
+    Expert,
+    /// The data replicas of one expert: the data axis less the expert axis (data / expert of
+    /// them, each `expert` data replicas apart), over which expert weights' gradients are
+    /// summed.
+    ExpertData,
 }
 
 impl Axis {
@@ -97,6 +105,8 @@ impl Axis {
             Axis::Data => "data",
             Axis::Model1 => "model1",
             Axis::Model2 => "model2",
+            Axis::Expert => "expert",
+            Axis::ExpertData => "expert replicas",
         }
     }
     pub(crate) fn index(self) -> usize {
@@ -118,31 +128,63 @@ impl Parallel {
         self.0.iter().product()
     }
     /// From `pipeline=P,data=D,model1=M1,model2=M2` (every axis named once) or `[P,D,M1,M2]`.
+    /// The expert axis is refused here ([`Parallel::parse_with_expert`] takes it).
     pub fn parse(s: &str) -> Result<Parallel, TrainError> {
+        match Parallel::parse_with_expert(s)? {
+            (p, None) => Ok(p),
+            _ => Err(TrainError::ExpertNotTaken {
+                spec: s.to_string(),
+            }),
+        }
+    }
+
+    /// From `pipeline=P,data=D,model1=M1,model2=M2[,expert=E]` (every axis named once) or
+    /// `[P,D,M1,M2]` / `[P,D,M1,M2,E]`: the partition spec and the expert axis's size E where
+    /// given (it is carved out of the data axis: E divides D; not given, 1).
+    pub fn parse_with_expert(s: &str) -> Result<(Parallel, Option<u64>), TrainError> {
         let t = s.trim();
         if let Some(inner) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
             let v: Vec<&str> = inner.split(',').map(str::trim).collect();
-            if v.len() != 4 {
+            if v.len() != 4 && v.len() != 5 {
                 return Err(TrainError::ParallelSizes {
                     spec: s.to_string(),
                 });
             }
-            let mut out = [0u64; 4];
+            let mut out = [0u64; 5];
+            let given = v.len() == 5;
             for (o, x) in out.iter_mut().zip(v) {
                 *o = x.parse().map_err(|_| TrainError::NotWholeNumber {
                     value: x.to_string(),
                 })?;
             }
-            return Parallel::checked(out);
+            let p = Parallel::checked([out[0], out[1], out[2], out[3]])?;
+            let expert = if given {
+                Some(checked_expert(out[4])?)
+            } else {
+                None
+            };
+            return Ok((p, expert));
         }
         let mut out = [0u64; 4];
         let mut given = [false; 4];
+        let mut expert = None;
         for part in t.split(',') {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| TrainError::ExpectedAxisSize {
                     part: part.to_string(),
                 })?;
+            if k.trim() == "expert" {
+                if expert.is_some() {
+                    return Err(TrainError::AxisTwice {
+                        axis: "expert".into(),
+                    });
+                }
+                expert = Some(v.trim().parse().map_err(|_| TrainError::NotWholeNumber {
+                    value: v.trim().to_string(),
+                })?);
+                continue;
+            }
             let a = Axis::ALL
                 .into_iter()
                 .find(|a| a.name() == k.trim())
@@ -162,7 +204,20 @@ impl Parallel {
         if let Some(a) = Axis::ALL.into_iter().find(|a| !given[a.index()]) {
             return Err(TrainError::AxisMissing { axis: a.name() });
         }
-        Parallel::checked(out)
+        let expert = match expert {
+            Some(e) => Some(checked_expert(e)?),
+            None => None,
+        };
+        Ok((Parallel::checked(out)?, expert))
+    }
+
+    /// The spec with the expert axis: `[P,D,M1,M2]` where it is 1, else `[P,D,M1,M2,E]`.
+    pub fn with_expert(&self, expert: u64) -> String {
+        if expert <= 1 {
+            return self.to_string();
+        }
+        let [p, d, m1, m2] = self.0;
+        format!("[{p},{d},{m1},{m2},{expert}]")
     }
 
     fn checked(v: [u64; 4]) -> Result<Parallel, TrainError> {
@@ -174,6 +229,17 @@ impl Parallel {
         }
         Ok(Parallel(v))
     }
+}
+
+/// The expert axis's size, between 1 and 2^20.
+fn checked_expert(e: u64) -> Result<u64, TrainError> {
+    if e == 0 || e > 1 << 20 {
+        return Err(TrainError::AxisSize {
+            axis: "expert",
+            size: e,
+        });
+    }
+    Ok(e)
 }
 
 impl fmt::Display for Parallel {
@@ -376,6 +442,10 @@ pub struct Config {
     /// Chunks of layers per pipeline stage (Megatron-LM's interleaved 1F1B schedule, Narayanan
     /// et al. SC'21, section 2.2.2): 1 is the plain 1F1B schedule.
     pub virtual_stages: u64,
+    /// The expert axis ([`Axis::Expert`]): an MoE model's experts split over this many of the
+    /// data replicas (GShard's and GLaM's expert parallelism); it divides data. 1: every chip
+    /// holds every expert and no tokens are exchanged.
+    pub expert: u64,
 }
 
 impl Config {

@@ -8,8 +8,8 @@ use podsim_topology::Network;
 
 use crate::layer::{Span, spans};
 use crate::{
-    Config, Machine, Mapping, Parallel, Partition, Prepared, Remat, Sharding, Split, StepReport,
-    TrainError, Transformer, flow_layer, microbatch_choices,
+    Config, LayerTimes, Machine, Mapping, Parallel, Partition, Prepared, Remat, Sharding, Split,
+    StepReport, TrainError, Transformer, flow_layers, microbatch_choices,
 };
 
 /// A slice the OCS can build for a search: chips along x <= y <= z, each a multiple of 4
@@ -102,8 +102,8 @@ pub fn parallel_specs(t: &Transformer, chips: u64, batch: u64) -> Vec<Parallel> 
 /// called from any thread the search's [`FlowRunner`] times survivors on.
 pub type ModelFor<'a> = dyn Fn(&Network) -> Result<Box<dyn NetworkModel>, String> + Sync + 'a;
 
-/// One survivor's flow-model layer times, (forward, backward) seconds, or why it has none.
-pub type LayerTimes = Result<(f64, f64), TrainError>;
+/// One survivor's flow-model layer times, or why it has none.
+pub type SurvivorTimes = Result<LayerTimes, TrainError>;
 
 /// How a search's flow pass times its survivors: [`FlowRunner::batch`] of them at a time, in
 /// closed-form order, each by `each(i)`, wherever the runner puts them ([`Serial`]: here, one
@@ -118,8 +118,8 @@ pub trait FlowRunner {
     fn run(
         &mut self,
         n: usize,
-        each: &(dyn Fn(usize) -> LayerTimes + Sync),
-    ) -> Result<Vec<LayerTimes>, TrainError>;
+        each: &(dyn Fn(usize) -> SurvivorTimes + Sync),
+    ) -> Result<Vec<SurvivorTimes>, TrainError>;
 }
 
 /// A [`FlowRunner`] that times one survivor at a time, here.
@@ -132,8 +132,8 @@ impl FlowRunner for Serial {
     fn run(
         &mut self,
         n: usize,
-        each: &(dyn Fn(usize) -> LayerTimes + Sync),
-    ) -> Result<Vec<LayerTimes>, TrainError> {
+        each: &(dyn Fn(usize) -> SurvivorTimes + Sync),
+    ) -> Result<Vec<SurvivorTimes>, TrainError> {
         Ok((0..n).map(each).collect())
     }
 }
@@ -284,7 +284,8 @@ pub fn search_by(
     for remat in Remat::ALL {
         for partition in Partition::ALL {
             for parallel in &specs {
-                for (sequence_parallel, virtual_stages) in schedules(t, parallel, partition) {
+                for (sequence_parallel, virtual_stages, expert) in schedules(t, parallel, partition)
+                {
                     let base = Config {
                         parallel: *parallel,
                         partition,
@@ -295,6 +296,7 @@ pub fn search_by(
                         shard: Sharding::None,
                         sequence_parallel,
                         virtual_stages,
+                        expert,
                     };
                     for mb in microbatch_choices(&base) {
                         // Megatron-LM's interleaved schedule takes microbatches in multiples
@@ -346,7 +348,8 @@ pub fn search_by(
                 format!("{} {:?}", machines[*si].0.shorthand(), r.config).replace(',', ";")
             })
             .collect();
-        let kept: Vec<Option<(f64, f64)>> = keys.iter().map(|k| memo.get(k)).collect();
+        let moe = t.moe.is_some();
+        let kept: Vec<Option<LayerTimes>> = keys.iter().map(|k| memo_get(memo, k, moe)).collect();
         let todo: Vec<usize> = (0..take).filter(|&j| kept[j].is_none()).collect();
         let fresh = if todo.is_empty() {
             Vec::new()
@@ -354,7 +357,7 @@ pub fn search_by(
             runner.run(todo.len(), &|i| {
                 let (_, si, r) = &cands[todo[i]];
                 let (_, net, m) = &machines[*si];
-                flow_layer(t, m, net, &r.config, &mut || model_for(net))
+                flow_layers(t, m, net, &r.config, &mut || model_for(net))
             })?
         };
         let mut fresh = fresh.into_iter();
@@ -369,7 +372,7 @@ pub fn search_by(
                         message: "flow model: a survivor's times are missing".to_string(),
                         input: false,
                     })??;
-                    memo.put(key, times)?;
+                    memo_put(memo, key, &times)?;
                     times
                 }
             };
@@ -398,13 +401,45 @@ pub fn search_by(
     })
 }
 
-/// The sequence parallelism and virtual stages a search tries for a partition spec: without
-/// either; sequence parallel where model2 > 1 and the activations are 1D (2D ones are split
-/// over model2 already); 2 and 4 virtual stages where pipeline > 1 and the layers split into
-/// pipeline x V equal chunks.
-fn schedules(t: &Transformer, parallel: &Parallel, partition: Partition) -> Vec<(bool, u64)> {
-    let [p, _, _, y] = parallel.0;
+/// The layer times kept for `key`: a dense layer's under the key, an MoE model's MoE layer
+/// under `key moe` and its all-to-alls' time under `key all-to-all` (the first of its pair).
+fn memo_get(memo: &mut dyn FlowMemo, key: &str, moe: bool) -> Option<LayerTimes> {
+    let dense = memo.get(key)?;
+    if !moe {
+        return Some(LayerTimes { dense, moe: None });
+    }
+    let (f, b) = memo.get(&format!("{key} moe"))?;
+    let (a2a, _) = memo.get(&format!("{key} all-to-all"))?;
+    Some(LayerTimes {
+        dense,
+        moe: Some((f, b, a2a)),
+    })
+}
+
+/// Keep `times` for `key` as [`memo_get`] reads them.
+fn memo_put(memo: &mut dyn FlowMemo, key: &str, times: &LayerTimes) -> Result<(), SweepFileError> {
+    memo.put(key, times.dense)?;
+    if let Some((f, b, a2a)) = times.moe {
+        memo.put(&format!("{key} moe"), (f, b))?;
+        memo.put(&format!("{key} all-to-all"), (a2a, 0.0))?;
+    }
+    Ok(())
+}
+
+/// The sequence parallelism, virtual stages and expert axes a search tries for a partition
+/// spec: without either; sequence parallel where model2 > 1 and the activations are 1D (2D
+/// ones are split over model2 already); 2 and 4 virtual stages where pipeline > 1 and the
+/// layers split into pipeline x V equal chunks; for an MoE model, every expert axis that
+/// divides data and the experts (1 alone for a dense model).
+fn schedules(t: &Transformer, parallel: &Parallel, partition: Partition) -> Vec<(bool, u64, u64)> {
+    let [p, d, _, y] = parallel.0;
     let sp_ok = y > 1 && partition.activation == Split::OneD;
+    let experts: Vec<u64> = match &t.moe {
+        None => vec![1],
+        Some(moe) => (1..=d)
+            .filter(|e| d.is_multiple_of(*e) && moe.experts.is_multiple_of(*e))
+            .collect(),
+    };
     let mut out = Vec::new();
     for sp in [false, true] {
         if sp && !sp_ok {
@@ -412,7 +447,9 @@ fn schedules(t: &Transformer, parallel: &Parallel, partition: Partition) -> Vec<
         }
         for v in [1, 2, 4] {
             if v == 1 || (p > 1 && t.layers.is_multiple_of(p * v)) {
-                out.push((sp, v));
+                for &e in &experts {
+                    out.push((sp, v, e));
+                }
             }
         }
     }
@@ -478,17 +515,19 @@ impl ClosedForm<'_> {
             return;
         }
         for (si, (_, _, m)) in machines.iter().enumerate() {
-            let mut seen: Vec<[Span; 4]> = Vec::new();
+            let mut seen: Vec<[Span; 5]> = Vec::new();
             for &mapping in &self.mappings {
                 let cm = Config { mapping, ..*c };
                 let Ok(sp) = spans(m, &cm) else {
                     continue;
                 };
-                // Mappings that place every axis alike are one configuration.
-                if seen.contains(&sp) {
+                // Mappings that place every axis alike are one configuration (the expert
+                // replicas follow from the data and expert axes).
+                let key = [sp[0], sp[1], sp[2], sp[3], sp[4]];
+                if seen.contains(&key) {
                     continue;
                 }
-                seen.push(sp);
+                seen.push(key);
                 self.evaluated += 1;
                 let Ok(r) = prep.finish(t, m, mapping, None) else {
                     continue;

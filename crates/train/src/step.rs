@@ -4,13 +4,24 @@ use podsim_collective::Kind;
 use podsim_net::NetworkModel;
 use podsim_topology::Network;
 
-use crate::layer::{LayerOps, Op, Span, layer_ops, spans};
+use crate::layer::{LayerOps, Op, Span, layer_ops, moe_layer_ops, spans};
 use crate::memory::{MemoryUse, Shard, shard};
 use crate::timer::{Timer, cmem_holds};
 use crate::{
     Axis, Config, ELEM, Machine, Mapping, Remat, Sharding, Split, TrainError, Transformer,
-    flow_layer,
+    flow_layers,
 };
+
+/// One layer's exposed communication per microbatch as the flow model measured it
+/// ([`flow_layers`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerTimes {
+    /// A dense layer's: forward, backward, seconds.
+    pub dense: (f64, f64),
+    /// An MoE layer's: forward, backward and the time its all-to-alls took, seconds (`None`
+    /// for a dense model).
+    pub moe: Option<(f64, f64, f64)>,
+}
 
 /// What a step costs and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +52,13 @@ pub struct StepReport {
     pub optimizer_time_s: f64,
     /// Gradient sum over data (and model1 for 1D weights), seconds, before overlap.
     pub gradient_sync_s: f64,
+    /// The MoE layers' all-to-alls over the expert axis (dispatch and combine, forward, in a
+    /// full recomputation and backward) on the step's critical path: microbatches x the
+    /// largest stage's MoE layers x their time in a layer, seconds (part of the exposed
+    /// communication; 0 for a dense model).
+    pub expert_all_to_all_s: f64,
+    /// Whether the model is a mixture of experts.
+    pub moe: bool,
     /// Per microbatch and stage: forward, backward, seconds.
     pub stage_times_s: (f64, f64),
     /// Sequences per microbatch per data/model1 shard.
@@ -88,8 +106,12 @@ pub struct Prepared {
     config: Config,
     sh: Shard,
     ops: LayerOps,
+    /// An MoE layer's ops (`None` for a dense model).
+    moe_ops: Option<LayerOps>,
     /// Chip work per layer: forward, backward.
     work: (f64, f64),
+    /// Chip work per MoE layer: forward, backward.
+    moe_work: (f64, f64),
     /// The last stage's logits and loss: forward, backward.
     head: (f64, f64),
     flops: (f64, f64),
@@ -100,6 +122,7 @@ impl Prepared {
     pub fn new(t: &Transformer, chip: &Machine, c: &Config) -> Result<Prepared, TrainError> {
         let sh = shard(t, c)?;
         let ops = layer_ops(t, c, &sh);
+        let moe_ops = moe_layer_ops(t, c, &sh);
         let timer = Timer {
             t,
             m: chip,
@@ -108,10 +131,14 @@ impl Prepared {
                 stride: 1,
                 size: 1,
                 parts: [(1, 1); 3],
-            }; 4],
+            }; 6],
         };
         let (fw, _) = timer.pass(&ops.forward)?;
         let (bw, _) = timer.pass(&ops.backward)?;
+        let moe_work = match &moe_ops {
+            Some(o) => (timer.pass(&o.forward)?.0, timer.pass(&o.backward)?.0),
+            None => (0.0, 0.0),
+        };
         let y = c.parallel.of(Axis::Model2);
         // The last stage's logits: tokens x d_model by d_model x vocabulary/model2, forward and
         // the two backward GEMMs; the loss as four memory passes over the logits.
@@ -124,7 +151,9 @@ impl Prepared {
             config: *c,
             sh,
             ops,
+            moe_ops,
             work: (fw, bw),
+            moe_work,
             head: (logits_f + loss, logits_b + loss),
             flops: flops_per_seq(t, c.remat),
         })
@@ -138,22 +167,31 @@ impl Prepared {
     /// A lower bound on the step time whatever the slice and mapping: its chip work and the
     /// bubble that work alone makes, seconds.
     pub fn bound_s(&self) -> f64 {
-        let l = self.sh.layers_per_stage as f64;
-        let stage = l * (self.work.0 + self.work.1) + self.head.0 + self.head.1;
+        let (l, lm) = self.stage_layers();
+        let stage = l * (self.work.0 + self.work.1)
+            + lm * (self.moe_work.0 + self.moe_work.1)
+            + self.head.0
+            + self.head.1;
         let p = self.config.parallel.of(Axis::Pipeline) as f64;
         let v = self.config.virtual_stages as f64;
         (self.config.microbatches as f64 + (p - 1.0) / v) * stage
     }
 
+    /// The largest stage's dense layers and MoE layers.
+    fn stage_layers(&self) -> (f64, f64) {
+        let moe = self.sh.moe_layers_per_stage;
+        ((self.sh.layers_per_stage - moe) as f64, moe as f64)
+    }
+
     /// The step on machine `m` with mapping `mapping`, the collectives in closed form, or as
-    /// measured per layer (forward, backward: seconds of exposed communication per layer and
-    /// microbatch, from [`flow_layer`]).
+    /// measured per layer (seconds of exposed communication per layer and microbatch, from
+    /// [`flow_layers`]).
     pub fn finish(
         &self,
         t: &Transformer,
         m: &Machine,
         mapping: Mapping,
-        measured: Option<(f64, f64)>,
+        measured: Option<LayerTimes>,
     ) -> Result<StepReport, TrainError> {
         let c = Config {
             mapping,
@@ -167,12 +205,31 @@ impl Prepared {
             cmem_weights: cmem_holds(t, m, &c),
         };
         let (fc, bc) = match measured {
-            Some(v) => v,
+            Some(v) => v.dense,
             None => timer.layer(&self.ops.forward, &self.ops.backward)?,
+        };
+        // An MoE layer's exposed communication and its all-to-alls' time.
+        let (mfc, mbc, ma2a) = match (&self.moe_ops, measured.and_then(|v| v.moe)) {
+            (None, _) => (0.0, 0.0, 0.0),
+            (Some(_), Some(v)) => v,
+            (Some(o), None) => {
+                let (f, b) = timer.layer(&o.forward, &o.backward)?;
+                let mut a2a = 0.0;
+                for op in o.forward.iter().chain(&o.backward) {
+                    if let Op::Coll {
+                        kind: Kind::AllToAll,
+                        ..
+                    } = op
+                    {
+                        a2a += timer.op(op)?.0;
+                    }
+                }
+                (f, b, a2a)
+            }
         };
         let sh = &self.sh;
         let [p, d, x, _] = c.parallel.0;
-        let l = sh.layers_per_stage as f64;
+        let (l, lm) = self.stage_layers();
         // The pipeline send of the stage's output (and of its gradient back), over one link;
         // one per chunk with the interleaved schedule.
         let send_bytes = send_bytes_of(t, sh, &c);
@@ -182,10 +239,23 @@ impl Prepared {
         } else {
             0.0
         };
-        let work_f = l * self.work.0 + self.head.0;
-        let work_b = l * self.work.1 + self.head.1;
-        let comm_f = l * fc + send;
-        let comm_b = l * bc + send;
+        let (work_f, work_b, comm_f, comm_b) = if self.moe_ops.is_none() {
+            (
+                l * self.work.0 + self.head.0,
+                l * self.work.1 + self.head.1,
+                l * fc + send,
+                l * bc + send,
+            )
+        } else {
+            (
+                l * self.work.0 + lm * self.moe_work.0 + self.head.0,
+                l * self.work.1 + lm * self.moe_work.1 + self.head.1,
+                l * fc + lm * mfc + send,
+                l * bc + lm * mbc + send,
+            )
+        };
+        // The layers of a pass (dense and MoE), for the overlap of the gradient sum.
+        let l = l + lm;
         let (tf, tb) = (work_f + comm_f, work_b + comm_b);
         let mb = c.microbatches as f64;
         // The 1F1B bubble, (p - 1) stage times; the interleaved schedule's, (p - 1)/V of them
@@ -201,10 +271,17 @@ impl Prepared {
         // weights, overlapped with the next step's first forward pass over all layers but the
         // first.
         let grad_bytes = sh.weights_per_chip * ELEM;
+        // The experts' gradients: summed over their data / expert replicas only.
+        let expert_bytes = sh.expert_weights_per_chip * ELEM;
         // All layers but the first of a pass (the same expression as ever, for bit-identical
         // figures).
         let after_first = |pass: f64| pass * (l - 1.0).max(0.0) / l.max(1.0);
         let (mut sync_b, sync_f) = match c.shard {
+            Sharding::None | Sharding::Optimizer if expert_bytes > 0.0 => (
+                timer.collective(Axis::Data, Kind::AllReduce, grad_bytes - expert_bytes)
+                    + timer.collective(Axis::ExpertData, Kind::AllReduce, expert_bytes),
+                0.0,
+            ),
             Sharding::None | Sharding::Optimizer => (
                 timer.collective(Axis::Data, Kind::AllReduce, grad_bytes),
                 0.0,
@@ -216,7 +293,15 @@ impl Prepared {
             Sharding::Weights => (0.0, 0.0),
         };
         if c.partition.weight == Split::OneD {
-            sync_b += timer.collective(Axis::Model1, Kind::AllReduce, grad_bytes / d as f64);
+            // Each chip sums over model1 the shard over data it updates: 1/data of the dense
+            // weights, 1/(data/expert) of the experts'.
+            let shard = if expert_bytes > 0.0 {
+                (grad_bytes - expert_bytes) / d as f64
+                    + expert_bytes * c.expert.max(1) as f64 / d as f64
+            } else {
+                grad_bytes / d as f64
+            };
+            sync_b += timer.collective(Axis::Model1, Kind::AllReduce, shard);
         }
         let sync = sync_b + sync_f;
         // The tied embedding's shard over the model axes, sharded over data too: with the
@@ -236,7 +321,7 @@ impl Prepared {
             Split::OneD => d * x,
             Split::TwoD => d,
         } as f64;
-        let optimizer = timer.memory(sh.weights_per_chip * 28.0 / replicas);
+        let optimizer = timer.memory(updated_weights(sh, c.expert) * 28.0 / replicas);
         let compute = mb * (work_f + work_b) + optimizer;
         let exposed = mb * (comm_f + comm_b + embedding_exposed) + sync_exposed;
         let step = compute + exposed + bubble;
@@ -258,6 +343,8 @@ impl Prepared {
             bubble_time_s: bubble,
             optimizer_time_s: optimizer,
             gradient_sync_s: sync,
+            expert_all_to_all_s: mb * lm * ma2a,
+            moe: self.moe_ops.is_some(),
             stage_times_s: (tf, tb),
             microbatch_seqs: sh.seqs,
             fidelity: if measured.is_some() {
@@ -322,9 +409,15 @@ impl Prepared {
             }
             Ok(())
         };
-        let runs = sh.layers_per_stage as f64 * c.microbatches as f64;
+        let (l, lm) = self.stage_layers();
+        let runs = l * c.microbatches as f64;
         ops(&self.ops.forward, runs)?;
         ops(&self.ops.backward, runs)?;
+        if let Some(o) = &self.moe_ops {
+            let runs = lm * c.microbatches as f64;
+            ops(&o.forward, runs)?;
+            ops(&o.backward, runs)?;
+        }
         // The last stage's logits (three GEMMs of tokens x d_model x vocabulary/model2) and
         // loss (four passes over the logits), on one stage in p.
         let v_chip = t.vocabulary.div_ceil(y) as f64;
@@ -342,11 +435,17 @@ impl Prepared {
             Split::OneD => d * x,
             Split::TwoD => d,
         } as f64;
-        hbm += sh.weights_per_chip * 28.0 / replicas;
+        hbm += updated_weights(sh, c.expert) * 28.0 / replicas;
         let grad_bytes = sh.weights_per_chip * ELEM;
+        let expert_bytes = sh.expert_weights_per_chip * ELEM;
+        let e = c.expert.max(1) as f64;
         // The step's end of the gradient sum over data (the layers' reduce-scatters and weight
-        // gathers of `--shard` are in their ops above).
+        // gathers of `--shard` are in their ops above); the experts' over their replicas.
         link += match c.shard {
+            Sharding::None | Sharding::Optimizer if expert_bytes > 0.0 => {
+                ring_wire_bytes(Kind::AllReduce, d as f64, grad_bytes - expert_bytes)
+                    + ring_wire_bytes(Kind::AllReduce, d as f64 / e, expert_bytes)
+            }
             Sharding::None | Sharding::Optimizer => {
                 ring_wire_bytes(Kind::AllReduce, d as f64, grad_bytes)
             }
@@ -399,6 +498,19 @@ fn embedding_comm(t: &Transformer, c: &Config, cost: impl Fn(Kind, f64) -> f64) 
     total
 }
 
+/// The weights a chip's optimizer updates, counted against the dense weights' replicas: the
+/// dense weights, and the experts' `expert` times over (they have expert times fewer
+/// replicas, so each chip updates that much more of them). The weights per chip for a dense
+/// model.
+fn updated_weights(sh: &Shard, expert: u64) -> f64 {
+    if sh.expert_weights_per_chip > 0.0 {
+        sh.weights_per_chip - sh.expert_weights_per_chip
+            + sh.expert_weights_per_chip * expert.max(1) as f64
+    } else {
+        sh.weights_per_chip
+    }
+}
+
 /// The bytes a pipeline stage sends per microbatch (its output activations).
 fn send_bytes_of(t: &Transformer, sh: &Shard, c: &Config) -> f64 {
     let y = c.parallel.of(Axis::Model2) as f64;
@@ -423,7 +535,7 @@ fn compose(
     t: &Transformer,
     m: &Machine,
     c: &Config,
-    measured: Option<(f64, f64)>,
+    measured: Option<LayerTimes>,
 ) -> Result<StepReport, TrainError> {
     spans(m, c)?;
     Prepared::new(t, m, c)?.finish(t, m, c.mapping, measured)
@@ -443,7 +555,7 @@ pub fn measured(
     c: &Config,
     model_for: &mut dyn FnMut() -> Result<Box<dyn NetworkModel>, String>,
 ) -> Result<StepReport, TrainError> {
-    let layer = flow_layer(t, m, net, c, model_for)?;
+    let layer = flow_layers(t, m, net, c, model_for)?;
     compose(t, m, c, Some(layer))
 }
 

@@ -9,15 +9,22 @@ use crate::{Axis, Config, ELEM, Machine, TrainError, Transformer};
 pub(crate) struct Timer<'a> {
     pub(crate) t: &'a Transformer,
     pub(crate) m: &'a Machine,
-    pub(crate) spans: [Span; 4],
+    pub(crate) spans: [Span; 6],
     /// Whether the layer's weight shard is read from CMEM.
     pub(crate) cmem_weights: bool,
 }
 
 /// Whether CMEM holds a layer's weights for `c`: CMEM is on and the weight shard the GEMMs read
-/// (after any gather) fits in half of it, the other half left to activations.
+/// (after any gather) fits in half of it, the other half left to activations; for an MoE model,
+/// the larger of a dense layer's and an MoE layer's (its attention, router and the experts a
+/// chip holds).
 pub(crate) fn cmem_holds(t: &Transformer, m: &Machine, c: &Config) -> bool {
-    let shard = t.layer_params() / c.parallel.of(Axis::Model2) as f64 * ELEM;
+    let mut layer = t.layer_params();
+    if let Some(moe) = &t.moe {
+        let local = (moe.experts / c.expert.max(1)) as f64;
+        layer = layer.max(t.attention_params() + t.router_params() + local * t.expert_params());
+    }
+    let shard = layer / c.parallel.of(Axis::Model2) as f64 * ELEM;
     m.cmem_on && shard <= m.cmem_bytes as f64 / 2.0
 }
 
@@ -63,6 +70,9 @@ impl Timer<'_> {
         if span.size <= 1 {
             return 0.0;
         }
+        if kind == Kind::AllToAll {
+            return self.all_to_all(span, bytes);
+        }
         let dims_spanned = span.parts.iter().filter(|p| p.0 > 1).count();
         let mut time = 0.0;
         let mut data = bytes;
@@ -99,6 +109,50 @@ impl Timer<'_> {
             data /= f as f64;
         }
         time
+    }
+
+    /// A direct all-to-all of `bytes` per rank (an equal share to every rank of the group) over
+    /// the chips of `span`, in closed form: every dimension's links carry their traffic at once,
+    /// so the time is the most loaded link's bytes over its rate, plus the latency of the
+    /// longest route. Under minimal routing of a regular torus or mesh, the group's f chips
+    /// along a dimension (s apart) exchange B/f with each other; summed over the group, a
+    /// ring that closes through the wraparound (f s = the dimension, which wraps) puts
+    /// B x D(f) / (2 f) on each of its directed links, D(f) = the sum over offsets j of
+    /// min(j, f - j) (f^2/4 for even f; B f/8); a line (the ring does not close) B x
+    /// floor(f^2/4) / f on its middle links; the s groups interleaved along the dimension
+    /// share each link (s times the load), and through switches each chip's own link carries
+    /// its (f - 1)/f x B. The longest route crosses floor(f/2) (ring) or f - 1 (line) steps
+    /// of s hops per dimension. It balances ties and sees no twist: on a twisted torus the
+    /// flow model's minimal routes are shorter, which this does not count.
+    fn all_to_all(&self, span: Span, bytes: f64) -> f64 {
+        let mut load: f64 = 0.0;
+        let mut latency = 0.0;
+        for d in 0..3 {
+            let (f, stride) = span.parts[d];
+            if f <= 1 {
+                continue;
+            }
+            let beta = self.m.dim_bytes_per_s[d];
+            let alpha = self.m.dim_latency_s[d];
+            let ff = f as f64;
+            let (per_link, steps) = if self.m.switched[d] {
+                ((ff - 1.0) / ff * bytes, 1.0)
+            } else if f * stride == u64::from(self.m.dims[d]) && self.m.wrap[d] {
+                let ring: u64 = (0..f).map(|j| j.min(f - j)).sum();
+                (
+                    stride as f64 * bytes * ring as f64 / (2.0 * ff),
+                    (f / 2) as f64 * stride as f64,
+                )
+            } else {
+                (
+                    stride as f64 * bytes * (f * f / 4) as f64 / ff,
+                    (f - 1) as f64 * stride as f64,
+                )
+            };
+            load = load.max(per_link / beta);
+            latency += steps * alpha;
+        }
+        load + latency
     }
 
     pub(crate) fn op(&self, op: &Op) -> Result<(f64, bool), TrainError> {

@@ -32,6 +32,7 @@ fn config(par: &str, batch: u64, mb: u64, remat: Remat) -> Config {
         shard: Sharding::None,
         sequence_parallel: false,
         virtual_stages: 1,
+        expert: 1,
     }
 }
 

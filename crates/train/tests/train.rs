@@ -30,6 +30,7 @@ fn config(par: &str, part: &str, mapping: Mapping, batch: u64, mb: u64) -> Confi
         shard: Sharding::None,
         sequence_parallel: false,
         virtual_stages: 1,
+        expert: 1,
     }
 }
 
@@ -289,6 +290,7 @@ fn small() -> Transformer {
         format: "bf16".into(),
         batch: Some(64),
         source: "a test".into(),
+        moe: None,
     }
 }
 

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use podsim_report::to_json;
 use podsim_system::workload::ChipSpec;
-use podsim_train::{FlowMemo, FlowRunner, LayerTimes, NoMemo, TrainError, Transformer};
+use podsim_train::{
+    FlowMemo, FlowRunner, LayerTimes, NoMemo, SurvivorTimes, TrainError, Transformer,
+};
 
 use super::{TrainArgs, failure};
 use crate::Failure;
@@ -40,6 +42,11 @@ pub(super) fn search(
         &[(a.energy, "--energy"), (a.plot.is_some(), "--plot")],
         "a search ranks by throughput and reports no energy; run the step it finds with --energy",
     )?;
+    if t.moe.is_some() && shard.gradients() {
+        return Err(failure(podsim_train::TrainError::ShardWithExperts {
+            shard: shard.name(),
+        }));
+    }
     let chips = a
         .chips
         .ok_or_else(|| flag_err("--chips", "the search needs the slice's chips (e.g. 512)"))?;
@@ -146,8 +153,8 @@ impl FlowRunner for OverRanks {
     fn run(
         &mut self,
         n: usize,
-        each: &(dyn Fn(usize) -> LayerTimes + Sync),
-    ) -> Result<Vec<LayerTimes>, TrainError> {
+        each: &(dyn Fn(usize) -> SurvivorTimes + Sync),
+    ) -> Result<Vec<SurvivorTimes>, TrainError> {
         if self.ranks <= 1 {
             return Ok((0..n).map(each).collect());
         }
@@ -155,9 +162,13 @@ impl FlowRunner for OverRanks {
             message: e.to_string(),
             input: false,
         };
-        type Wire = Result<(u64, u64), (String, bool)>;
+        // A dense layer's two seconds and an MoE layer's three, as their bits.
+        type Wire = Result<((u64, u64), Option<(u64, u64, u64)>), (String, bool)>;
         let got: Option<Vec<Wire>> = podsim_report::sweep_file::run_batch(n, |i| match each(i) {
-            Ok((fwd, bwd)) => Ok((fwd.to_bits(), bwd.to_bits())),
+            Ok(LayerTimes { dense, moe }) => Ok((
+                (dense.0.to_bits(), dense.1.to_bits()),
+                moe.map(|(f, b, a)| (f.to_bits(), b.to_bits(), a.to_bits())),
+            )),
             Err(e) => Err((e.to_string(), e.is_input())),
         })
         .map_err(gather)?;
@@ -165,7 +176,11 @@ impl FlowRunner for OverRanks {
         Ok(all
             .into_iter()
             .map(|w| match w {
-                Ok((fwd, bwd)) => Ok((f64::from_bits(fwd), f64::from_bits(bwd))),
+                Ok(((fwd, bwd), moe)) => Ok(LayerTimes {
+                    dense: (f64::from_bits(fwd), f64::from_bits(bwd)),
+                    moe: moe
+                        .map(|(f, b, a)| (f64::from_bits(f), f64::from_bits(b), f64::from_bits(a))),
+                }),
                 Err((message, input)) => Err(TrainError::Elsewhere { message, input }),
             })
             .collect())
