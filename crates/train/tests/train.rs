@@ -516,8 +516,8 @@ impl podsim_train::FlowRunner for Batches {
     fn run(
         &mut self,
         n: usize,
-        each: &(dyn Fn(usize) -> podsim_train::LayerTimes + Sync),
-    ) -> Result<Vec<podsim_train::LayerTimes>, TrainError> {
+        each: &(dyn Fn(usize) -> podsim_train::SurvivorTimes + Sync),
+    ) -> Result<Vec<podsim_train::SurvivorTimes>, TrainError> {
         let mut out: Vec<_> = (0..n).rev().map(each).collect();
         out.reverse();
         Ok(out)
