@@ -35,6 +35,23 @@ pub struct Outcome {
     pub transfers: usize,
 }
 
+impl Outcome {
+    /// A run that ended at `end` (it started at zero) with the model's `report`, its buffers
+    /// checked (`verify`: a failed check is an error before this) or not, and `transfers` run.
+    fn at(end: SimTime, report: NetReport, verify: bool, transfers: usize) -> Outcome {
+        Outcome {
+            time: end - SimTime::ZERO,
+            report,
+            verified: if verify {
+                Verified::Passed
+            } else {
+                Verified::Skipped
+            },
+            transfers,
+        }
+    }
+}
+
 /// The functional check's verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verified {
@@ -533,16 +550,7 @@ pub fn run_checking(
     if verify {
         check(kind, plan.ranks, plan.chunks, &bufs)?;
     }
-    Ok(Outcome {
-        time: end - SimTime::ZERO,
-        report: model.report(),
-        verified: if verify {
-            Verified::Passed
-        } else {
-            Verified::Skipped
-        },
-        transfers: ops.len(),
-    })
+    Ok(Outcome::at(end, model.report(), verify, ops.len()))
 }
 
 /// Run a direct all-to-all of `block` bytes from every rank to every other, rank i on endpoint
@@ -647,16 +655,7 @@ pub fn run_exchange(
             }
         }
     }
-    Ok(Some(Outcome {
-        time: end - SimTime::ZERO,
-        report: model.report(),
-        verified: if verify {
-            Verified::Passed
-        } else {
-            Verified::Skipped
-        },
-        transfers: total,
-    }))
+    Ok(Some(Outcome::at(end, model.report(), verify, total)))
 }
 
 /// What a transfer in flight carries for the functional check.
@@ -994,16 +993,7 @@ pub(crate) fn run_steps_alone<S: Steps + ?Sized>(
     if !model.settle(settled) {
         return None;
     }
-    Some(Outcome {
-        time: end - SimTime::ZERO,
-        report: model.report(),
-        verified: if verify {
-            Verified::Passed
-        } else {
-            Verified::Skipped
-        },
-        transfers: total,
-    })
+    Some(Outcome::at(end, model.report(), verify, total))
 }
 
 /// Run a plan given in steps ([`Steps`]) on `model`, rank i on endpoint `nodes[i]`: the same
@@ -1135,16 +1125,7 @@ pub fn run_steps<S: Steps + ?Sized>(
     if verify {
         check(kind, n, chunks, &bufs)?;
     }
-    Ok(Outcome {
-        time: end - SimTime::ZERO,
-        report: model.report(),
-        verified: if verify {
-            Verified::Passed
-        } else {
-            Verified::Skipped
-        },
-        transfers: total,
-    })
+    Ok(Outcome::at(end, model.report(), verify, total))
 }
 
 #[cfg(test)]
