@@ -1617,7 +1617,7 @@ impl NetworkModel for FlowModel {
             flows_left: routes.len(),
         });
         for r in routes {
-            let latency = r.iter().map(|&l| self.links.spec(l).latency.as_ps()).sum();
+            let latency = r.iter().map(|&l| self.latency_ps[l]).sum();
             let f = self.flows.len();
             if src == dst || wire == 0 {
                 self.push_flow(Flow::new(transfer, 0.0, at, latency));

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use podsim_collective::{Algorithm, Kind, Plan, Request};
 use podsim_engine::EventQueue;
-use podsim_net::{NetworkModel, TransferId};
+use podsim_net::{FastMap, NetworkModel, TransferId};
 use podsim_topology::{Network, NodeId};
 use podsim_units::{Bandwidth, Bytes, FlopRate, Flops, SimDuration, SimTime};
 
@@ -1028,10 +1028,10 @@ pub fn run(
         first_run: Vec::new(),
         task_dependents: vec![Vec::new(); w.tasks.len()],
         queue: EventQueue::new(),
-        res_queue: HashMap::new(),
-        res_busy: HashMap::new(),
+        res_queue: FastMap::default(),
+        res_busy: FastMap::default(),
         plans: HashMap::new(),
-        flights: HashMap::new(),
+        flights: FastMap::default(),
         busy: vec![0u64; chips as usize],
         intervals: Vec::new(),
         done_runs: 0,
@@ -1088,11 +1088,13 @@ struct Exec<'a> {
     /// Compute and memory completions: (chip, resource).
     queue: EventQueue<(u64, Resource)>,
     /// Jobs waiting per (chip, resource): (run, duration).
-    res_queue: HashMap<(u64, Resource), VecDeque<(usize, SimDuration)>>,
+    // Looked up once or more per job and per transfer, never iterated: FxHash's mixing
+    // (`podsim_net::FastMap`) where SipHash was most of a pod-scale layer's time.
+    res_queue: FastMap<(u64, Resource), VecDeque<(usize, SimDuration)>>,
     /// The run holding each busy (chip, resource), and since when.
-    res_busy: HashMap<(u64, Resource), (usize, SimTime)>,
+    res_busy: FastMap<(u64, Resource), (usize, SimTime)>,
     plans: HashMap<PlanKey, Rc<PlanInfo>>,
-    flights: HashMap<TransferId, Flight>,
+    flights: FastMap<TransferId, Flight>,
     /// Compute picoseconds per chip.
     busy: Vec<u64>,
     intervals: Vec<Interval>,
