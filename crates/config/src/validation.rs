@@ -93,6 +93,74 @@ struct RawCase {
     tenstorrent: Option<Spanned<RawTenstorrent>>,
     #[serde(default)]
     app: Option<Spanned<RawApp>>,
+    #[serde(default)]
+    mlperf: Option<Spanned<RawMlperf>>,
+}
+
+/// `[case.mlperf]` as written: an MLPerf Training 2.0 benchmark on TPU v4 and the case's A100
+/// machine file (tpu-v4-isca2023.txt Figs. 14-15, Table 6).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMlperf {
+    /// bert or resnet.
+    benchmark: String,
+    /// TPU v4 chips: 64 (Table 6) or 4096 (Figs. 14-15).
+    chips: u64,
+    /// `mlperf_power`: the chip, a100 or tpuv4.
+    #[serde(default)]
+    chip: Option<String>,
+}
+
+fn mlperf_case(
+    ctx: &Ctx<'_>,
+    raw: &Spanned<RawMlperf>,
+    q: Quantity,
+    key: &str,
+) -> Result<podsim_tpu::mlperf::MlperfCase, ConfigError> {
+    use podsim_tpu::mlperf::{Benchmark, MlperfCase, tpu_v4};
+    let r = raw.get_ref();
+    let sp = Some(raw.span());
+    let Some(benchmark) = Benchmark::parse(&r.benchmark) else {
+        return ctx.err(
+            sp,
+            &format!("{key}.benchmark"),
+            format!("`{}` is not bert or resnet", r.benchmark),
+        );
+    };
+    if let Err(e) = tpu_v4(benchmark, r.chips) {
+        return ctx.err(sp, &format!("{key}.chips"), e);
+    }
+    let power_of_a100 = match (q, r.chip.as_deref()) {
+        (Quantity::MlperfPower, Some("a100")) => Some(true),
+        (Quantity::MlperfPower, Some("tpuv4")) => Some(false),
+        (Quantity::MlperfPower, Some(other)) => {
+            return ctx.err(
+                sp,
+                &format!("{key}.chip"),
+                format!("`{other}` is not a100 or tpuv4"),
+            );
+        }
+        (Quantity::MlperfPower, None) => {
+            return ctx.err(
+                sp,
+                &format!("{key}.chip"),
+                "an mlperf_power case needs chip = \"a100\" or \"tpuv4\"",
+            );
+        }
+        (_, Some(_)) => {
+            return ctx.err(
+                sp,
+                &format!("{key}.chip"),
+                "only an mlperf_power case reads chip; drop the key",
+            );
+        }
+        (_, None) => None,
+    };
+    Ok(MlperfCase {
+        benchmark,
+        chips: r.chips,
+        power_of_a100,
+    })
 }
 
 /// `[case.app]` as written: the applications of the TPU v4 paper's Figs. 12-13.
@@ -712,7 +780,7 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             ),
         };
     }
-    if q == Quantity::AppPower {
+    if matches!(q, Quantity::AppPower | Quantity::MlperfPower) {
         // Watts such as "170 W", held in milliwatts.
         return match s.trim().trim_end_matches('W').trim().parse::<f64>() {
             Ok(r) if r >= 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
@@ -745,6 +813,8 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             | Quantity::AppCmemGain
             | Quantity::AppPerfPerWattGain
             | Quantity::AppCmemPerfPerWattGain
+            | Quantity::MlperfSpeedup
+            | Quantity::MlperfPowerRatio
     ) {
         // A ratio such as "1.63", held in thousandths.
         return match s.trim().trim_end_matches('x').parse::<f64>() {
@@ -999,6 +1069,31 @@ pub fn parse_validation_with(
                 }
                 (None, false) => None,
             };
+            let mlperf = match (&c.mlperf, q.is_mlperf()) {
+                (Some(m), true) => Some(mlperf_case(&ctx, m, q, &key("mlperf"))?),
+                (Some(m), false) => {
+                    return ctx.err(
+                        Some(m.span()),
+                        &key("mlperf"),
+                        "only an mlperf_* case (mlperf_speedup, mlperf_power, mlperf_power_ratio) reads [case.mlperf]; drop it",
+                    );
+                }
+                (None, true) => {
+                    return ctx.err(
+                        Some(c.quantity.span()),
+                        &key("mlperf"),
+                        "an mlperf_* case needs [case.mlperf] with benchmark = \"bert\" or \"resnet\" and chips",
+                    );
+                }
+                (None, false) => None,
+            };
+            if q.is_mlperf() && c.machine.is_none() {
+                return ctx.err(
+                    Some(c.quantity.span()),
+                    &key("machine"),
+                    "an mlperf_* case runs its A100s on [case.machine] (file = \"examples/machines/dgx-a100.toml\", nodes)",
+                );
+            }
             let names: Vec<&str> = CaseClass::ALL.iter().map(|(n, _)| *n).collect();
             let class = match &c.class {
                 None => {
@@ -1062,6 +1157,7 @@ pub fn parse_validation_with(
                 Some(p) => packets(&ctx, p, &key)?,
             };
             let mut case = ValidationCase {
+                mlperf,
                 class,
                 calibrated_by,
                 tolerance_reason,

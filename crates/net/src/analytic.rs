@@ -6,12 +6,13 @@ use podsim_topology::{Network, NodeId};
 use podsim_units::{Bytes, SimDuration, SimTime};
 
 use crate::{
-    Completion, LinkTable, NetError, NetReport, NetworkModel, Packetization, Settled, TransferId,
-    check_send, drain_ps, paths,
+    Completion, LinkId, LinkTable, NetError, NetReport, NetworkModel, Packetization, Settled,
+    TransferId, check_send, drain_ps, paths,
 };
 
 /// Alpha-beta costs: a transfer takes the latency of its path plus its wire bytes over the
-/// bandwidth of the path's slowest link (summed over equal-cost paths when it is split). It
+/// bandwidth of its paths (spread evenly over equal-cost paths when it is split: their sum
+/// where they share no link, less where they do; `AnalyticModel::route`). It
 /// ignores every other transfer, so it is optimistic under contention; the flow model is not.
 pub struct AnalyticModel {
     net: Network,
@@ -36,6 +37,9 @@ pub struct AnalyticModel {
     // The network's nodes, and emptied lists of completions for reuse.
     nodes: u64,
     spare: Vec<Vec<Completion>>,
+    // What a chip's interfaces can inject together, bytes/s (worked out once: on a machine
+    // file the network's link is found by a scan of every link).
+    nic: f64,
 }
 
 /// A source's last transfer and its cost (see `AnalyticModel::lanes`).
@@ -55,7 +59,9 @@ impl AnalyticModel {
     pub fn new(net: Network, packets: Packetization) -> Self {
         let links = LinkTable::new(&net);
         let net_nodes = net.node_count();
+        let nic = f64::from(net.interfaces()) * net.link().bandwidth.bytes_per_s() as f64;
         AnalyticModel {
+            nic,
             net,
             links,
             packets,
@@ -70,8 +76,12 @@ impl AnalyticModel {
         }
     }
 
-    /// A pair's route: (latency ps, the summed bandwidth of its paths, each its slowest link,
-    /// hops of the first path).
+    /// A pair's route: (latency ps, the bandwidth of its paths together, hops of the first
+    /// path). A transfer spreads evenly over its k paths (as the flow model's equal-cost
+    /// sub-flows do), so a link that c of the paths cross carries c/k of it and the paths
+    /// together move bytes at min over their links of (link bandwidth x k / c): the sum of
+    /// the paths' rates where they share no link, one link's rate where they all leave the
+    /// source by it (a NIC, a host's port on a fat tree).
     fn route(&self, src: NodeId, dst: NodeId) -> Result<(u64, f64, u64), NetError> {
         let ps = paths(&self.net, &self.links, src, dst);
         if ps.is_empty() || ps.iter().any(|p| p.is_empty()) {
@@ -81,21 +91,27 @@ impl AnalyticModel {
             .iter()
             .map(|&l| self.links.spec(l).latency.as_ps())
             .sum::<u64>();
-        let bw: f64 = ps
-            .iter()
-            .map(|p| {
-                p.iter()
-                    .map(|&l| self.links.spec(l).bandwidth.bytes_per_s())
-                    .min()
-                    .unwrap_or(u64::MAX) as f64
-            })
-            .sum();
+        let bw = if ps.len() == 1 {
+            ps[0]
+                .iter()
+                .map(|&l| self.links.spec(l).bandwidth.bytes_per_s())
+                .min()
+                .unwrap_or(u64::MAX) as f64
+        } else {
+            let mut crossed: Vec<LinkId> = ps.iter().flatten().copied().collect();
+            crossed.sort_unstable();
+            let k = ps.len() as f64;
+            crossed
+                .chunk_by(|a, b| a == b)
+                .map(|c| self.links.spec(c[0]).bandwidth.bytes_per_s() as f64 * k / c.len() as f64)
+                .fold(f64::INFINITY, f64::min)
+        };
         Ok((latency, bw, ps[0].len() as u64))
     }
 
     /// The time of a lone transfer over a route (`route`'s latency and bandwidth).
     fn time_over(&self, (latency, bw, _): (u64, f64, u64), bytes: Bytes) -> SimDuration {
-        let nic = f64::from(self.net.interfaces()) * self.net.link().bandwidth.bytes_per_s() as f64;
+        let nic = self.nic;
         let wire = self.packets.wire_bytes(bytes.0) as f64;
         // Saturating: a time past 64 bits of picoseconds is the end of time (the collective
         // refuses it), not a wrapped small one.

@@ -697,3 +697,22 @@ fn endpoint_links_that_can_bind_are_kept() {
     assert_eq!(flows[0].0.len(), 3);
     assert!(flows[0].0[1..].iter().all(|&l| l >= capacity.len() - 2 * 8));
 }
+
+#[test]
+fn the_analytic_model_spreads_a_transfer_over_paths_that_share_a_link() {
+    // k = 4 fat tree: hosts 0 and 15 are joined by 4 equal-cost paths, all leaving host 0 by
+    // its one 1 GB/s link and reaching host 15 by its one. Spread evenly, each path carries a
+    // quarter and the host links carry it all: 1e6 B / 1e9 B/s = 1 ms, the flow model's time
+    // (fat_tree_flows_spread_over_equal_cost_paths), not a quarter of it.
+    let link = LinkSpec {
+        kind: LinkKind::Electrical,
+        bandwidth: Bandwidth::from_gbps(1).unwrap(),
+        latency: SimDuration::ZERO,
+    };
+    let net = Network::FatTree(podsim_topology::FatTree::new(4, link).unwrap());
+    let m = crate::AnalyticModel::new(net, Packetization::NONE);
+    let t = m
+        .lone_time(NodeId(0), NodeId(15), Bytes(1_000_000))
+        .unwrap();
+    assert_eq!(t.as_ps(), 1_000_000_000);
+}

@@ -173,6 +173,16 @@ pub enum Quantity {
     /// The min, mean or max over the applications of each one's mean chip power on `[case.app]`'s
     /// chip (`chip`, `statistic`), held in milliwatts.
     AppPower,
+    /// MLPerf Training 2.0 (`[case.mlperf]`): the A100's time to train over TPU v4's, the
+    /// A100s being the case's machine file ([`podsim_tpu::mlperf`]; Figs. 14-15), held in
+    /// thousandths.
+    MlperfSpeedup,
+    /// The mean chip power of `[case.mlperf]`'s chip running its benchmark (Table 6), held in
+    /// milliwatts.
+    MlperfPower,
+    /// The A100's mean chip power over TPU v4's on `[case.mlperf]`'s benchmark (Table 6's
+    /// ratio), held in thousandths.
+    MlperfPowerRatio,
 }
 
 /// A Tenstorrent case: `[case.tenstorrent]`.
@@ -189,7 +199,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 50] = [
+pub const QUANTITIES: [&str; 53] = [
     "nodes",
     "links",
     "degree_max",
@@ -240,6 +250,9 @@ pub const QUANTITIES: [&str; 50] = [
     "app_perf_per_watt_gain",
     "app_cmem_perf_per_watt_gain",
     "app_power",
+    "mlperf_speedup",
+    "mlperf_power",
+    "mlperf_power_ratio",
 ];
 
 impl Quantity {
@@ -308,6 +321,9 @@ impl Quantity {
             "app_perf_per_watt_gain" => Quantity::AppPerfPerWattGain,
             "app_cmem_perf_per_watt_gain" => Quantity::AppCmemPerfPerWattGain,
             "app_power" => Quantity::AppPower,
+            "mlperf_speedup" => Quantity::MlperfSpeedup,
+            "mlperf_power" => Quantity::MlperfPower,
+            "mlperf_power_ratio" => Quantity::MlperfPowerRatio,
             _ => return None,
         })
     }
@@ -340,6 +356,17 @@ impl Quantity {
                 | Quantity::AppPerfPerWattGain
                 | Quantity::AppCmemPerfPerWattGain
                 | Quantity::AppPower
+                | Quantity::MlperfSpeedup
+                | Quantity::MlperfPower
+                | Quantity::MlperfPowerRatio
+        )
+    }
+
+    /// Whether the quantity is measured on `[case.mlperf]`'s submissions.
+    pub fn is_mlperf(self) -> bool {
+        matches!(
+            self,
+            Quantity::MlperfSpeedup | Quantity::MlperfPower | Quantity::MlperfPowerRatio
         )
     }
 
@@ -422,6 +449,22 @@ impl Quantity {
                 Quantity::AppPerfPerWattGain => c.perf_per_watt_gain(),
                 Quantity::AppCmemPerfPerWattGain => c.cmem_perf_per_watt_gain(),
                 _ => c.power_w(),
+            }
+            .map_err(QuantityError::Invalid)?;
+            return Ok((v * 1000.0).round() as u64);
+        }
+        if self.is_mlperf() {
+            let c = case
+                .mlperf
+                .as_ref()
+                .ok_or(QuantityError::Missing("an MLPerf case needs [case.mlperf]"))?;
+            let a100 = case.system.as_ref().ok_or(QuantityError::Missing(
+                "an MLPerf case runs the A100s of its [case.machine]",
+            ))?;
+            let v = match self {
+                Quantity::MlperfSpeedup => c.speedup(a100),
+                Quantity::MlperfPower => c.power_w(a100),
+                _ => c.power_ratio(a100),
             }
             .map_err(QuantityError::Invalid)?;
             return Ok((v * 1000.0).round() as u64);
@@ -733,7 +776,10 @@ impl Quantity {
             | Quantity::AppCmemGain
             | Quantity::AppPerfPerWattGain
             | Quantity::AppCmemPerfPerWattGain
-            | Quantity::AppPower => return self.measure_compute(case),
+            | Quantity::AppPower
+            | Quantity::MlperfSpeedup
+            | Quantity::MlperfPower
+            | Quantity::MlperfPowerRatio => return self.measure_compute(case),
             Quantity::PutThroughput | Quantity::InjectionRate => {
                 let micro = if self == Quantity::PutThroughput {
                     Micro::PutThroughput
@@ -821,8 +867,10 @@ impl Quantity {
             | Quantity::AppSpeedup
             | Quantity::AppCmemGain
             | Quantity::AppPerfPerWattGain
-            | Quantity::AppCmemPerfPerWattGain => ("x", 1000.0),
-            Quantity::AppPower => ("W", 1000.0),
+            | Quantity::AppCmemPerfPerWattGain
+            | Quantity::MlperfSpeedup
+            | Quantity::MlperfPowerRatio => ("x", 1000.0),
+            Quantity::AppPower | Quantity::MlperfPower => ("W", 1000.0),
             Quantity::Goodput | Quantity::DramUtilization | Quantity::TrainMfu => {
                 ("fraction", 1000.0)
             }
@@ -887,9 +935,11 @@ impl Quantity {
                 | Quantity::AppCmemGain
                 | Quantity::AppPerfPerWattGain
                 | Quantity::AppCmemPerfPerWattGain
+                | Quantity::MlperfSpeedup
+                | Quantity::MlperfPowerRatio
         ) {
             format!("{:.3}x", v as f64 / 1000.0)
-        } else if self == Quantity::AppPower {
+        } else if matches!(self, Quantity::AppPower | Quantity::MlperfPower) {
             format!("{:.1} W", v as f64 / 1000.0)
         } else if matches!(
             self,
@@ -1053,6 +1103,8 @@ pub struct ValidationCase {
     pub tenstorrent: Option<TtCase>,
     /// The applications of an `app_speedup` or `app_cmem_gain` case (`[case.app]`).
     pub app: Option<podsim_tpu::apps::AppCase>,
+    /// The submissions of an `mlperf_*` case (`[case.mlperf]`).
+    pub mlperf: Option<podsim_tpu::mlperf::MlperfCase>,
 }
 
 /// Which of Table VI's rows a `tofu_barrier` case reads.

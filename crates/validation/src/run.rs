@@ -96,6 +96,10 @@ pub const CASE_FILES: &[(&str, &str)] = &[
         include_str!("../../../validation/tpu-v4-energy.toml"),
     ),
     (
+        "validation/tpu-v4-mlperf.toml",
+        include_str!("../../../validation/tpu-v4-mlperf.toml"),
+    ),
+    (
         "validation/gpu-clusters.toml",
         include_str!("../../../validation/gpu-clusters.toml"),
     ),

@@ -259,7 +259,7 @@ fn conv(ops: &mut Vec<Op>, name: &str, b: u64, hw: u64, cin: u64, cout: u64, kk:
 
 /// ResNet-50 (He et al. 2016, Table 1; v1.5 as MLPerf trains it, stride on the 3x3): 224 x 224
 /// inputs, bottleneck stages of 3, 4, 6, 3 blocks.
-fn resnet50(b: u64) -> DenseModel {
+pub(crate) fn resnet50(b: u64) -> DenseModel {
     let mut ops = Vec::new();
     conv(&mut ops, "conv1 7x7", b, 112, 3, 64, 7);
     // Max pool: read the 112^2 x 64 map, write the 56^2 one.
@@ -473,7 +473,7 @@ fn ptb_lstm(b: u64) -> DenseModel {
 /// A BERT encoder (Devlin et al. 2018): `layers` of width `d`, `heads` heads, feed-forward
 /// `ff`, `b` sequences of `s` tokens; the masked-LM head on 15% of the tokens over the 30,522
 /// wordpieces; Adam.
-fn bert(layers: u64, d: u64, heads: u64, ff: u64, b: u64, s: u64) -> DenseModel {
+pub(crate) fn bert(layers: u64, d: u64, heads: u64, ff: u64, b: u64, s: u64) -> DenseModel {
     let tok = b * s;
     let dh = d / heads;
     let mut ops = vec![Op::vector("embeddings", 3 * tok * d * ELEM)];
@@ -650,6 +650,22 @@ pub fn gemm_time(chip: &ChipSpec, m: u64, n: u64, k: u64) -> Result<SimDuration,
 
 /// A dense model's step on `chip` as a workload: see the module docs.
 pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
+    workload_with(d, chip, Algorithm::AllDimensions, BUCKET_BYTES, 1)
+}
+
+/// [`workload`] with the gradients summed by `algorithm` in buckets of at least
+/// `bucket_bytes` (a machine file's GPUs sum them with another algorithm than a torus's, and
+/// each framework fuses its own bucket size), and the optimizer's update sharded over
+/// `optimizer_shards` chips (1: every chip updates every weight; n: each updates its 1/n, as
+/// cross-replica weight-update sharding does, the summed gradients reduce-scattered and the
+/// new weights all-gathered, which together move what the all-reduce moves).
+pub fn workload_with(
+    d: &DenseModel,
+    chip: &ChipSpec,
+    algorithm: Algorithm,
+    bucket_bytes: u64,
+    optimizer_shards: u64,
+) -> Result<Workload, String> {
     let model_bytes = d.weights() * ELEM;
     let mut w = Workload::default();
     // Tasks of the previous layer, which the next one waits for.
@@ -774,7 +790,7 @@ pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
     let mut sums: Vec<usize> = Vec::new();
     let all_reduce = |bytes: u64| Work::Collective {
         kind: Kind::AllReduce,
-        algorithm: Algorithm::AllDimensions,
+        algorithm,
         bytes: Bytes(bytes),
     };
     for (i, op) in d.ops.iter().enumerate().rev() {
@@ -835,7 +851,7 @@ pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
                 )?];
             }
         }
-        if bucket > 0 && (bucket >= BUCKET_BYTES || i == 0) {
+        if bucket > 0 && (bucket >= bucket_bytes || i == 0) {
             w.tasks.push(Task {
                 name: format!("all-reduce gradients ({} B)", bucket),
                 work: all_reduce(bucket),
@@ -852,7 +868,10 @@ pub fn workload(d: &DenseModel, chip: &ChipSpec) -> Result<Workload, String> {
     push(
         &mut w,
         "optimizer update".into(),
-        mem(d.weights() * d.optimizer_bytes_per_weight, None),
+        mem(
+            (d.weights() * d.optimizer_bytes_per_weight).div_ceil(optimizer_shards.max(1)),
+            None,
+        ),
         &after,
         1,
     )?;

@@ -7,6 +7,8 @@
 //! * [`apps`]: the TPU v4 paper's eight production applications as public models,
 //!   data-parallel steps on v4 and v3 slices through the workload executor and [`dlrm`],
 //!   Figs. 12-13.
+//! * [`mlperf`]: MLPerf Training 2.0's BERT and ResNet-50 on TPU v4 slices and DGX A100
+//!   machine files through the same step model, Figs. 14-15 and Table 6.
 //! * [`schedule`]: Table 2's slice mix and a pod scheduler with host failures.
 //! * [`availability`]: a pod's goodput with OCS or static wiring, closed form and Monte Carlo.
 //! * [`outputs`]: what `podsim availability` and `podsim apps` report, JSON and text.
@@ -25,6 +27,7 @@
 pub mod apps;
 pub mod availability;
 pub mod dlrm;
+pub mod mlperf;
 pub mod outputs;
 pub mod schedule;
 
