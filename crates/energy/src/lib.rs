@@ -167,7 +167,7 @@ impl ChipPower {
         };
         ChipPower::preset(chip).ok_or_else(|| {
             format!(
-                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have: Table 4)"
+                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have, from Table 4; the A100, from Table 6)"
             )
         })
     }
