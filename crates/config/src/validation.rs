@@ -757,7 +757,10 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
     let s = v.get_ref();
     if matches!(
         q,
-        Quantity::Goodput | Quantity::DramUtilization | Quantity::TrainMfu
+        Quantity::Goodput
+            | Quantity::DramUtilization
+            | Quantity::TrainMfu
+            | Quantity::AppOcsPowerShare
     ) {
         // A percentage such as "75%", held in thousandths of one.
         return match s.trim().trim_end_matches('%').trim().parse::<f64>() {
@@ -1057,7 +1060,7 @@ pub fn parse_validation_with(
                     return ctx.err(
                         Some(a.span()),
                         &key("app"),
-                        "only an app_* case (app_speedup, app_cmem_gain, app_perf_per_watt_gain, app_cmem_perf_per_watt_gain, app_power) reads [case.app]; drop it",
+                        "only an app_* case (app_speedup, app_cmem_gain, app_perf_per_watt_gain, app_cmem_perf_per_watt_gain, app_power, app_ocs_power_share) reads [case.app]; drop it",
                     );
                 }
                 (None, true) => {

@@ -27,6 +27,7 @@
 use serde::Serialize;
 
 pub mod gpu;
+pub mod optics;
 
 /// What a run did, summed over every chip of the machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

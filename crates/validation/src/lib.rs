@@ -173,6 +173,10 @@ pub enum Quantity {
     /// The min, mean or max over the applications of each one's mean chip power on `[case.app]`'s
     /// chip (`chip`, `statistic`), held in milliwatts.
     AppPower,
+    /// The optical fabric's share of a TPU v4 pod's power with chips at the mean over
+    /// `[case.app]`'s applications of each one's TPU v4 power
+    /// ([`podsim_tpu::apps::ocs_power_share`]; section 2.10's "<3%"), held in thousandths.
+    AppOcsPowerShare,
     /// MLPerf Training 2.0 (`[case.mlperf]`): the A100's time to train over TPU v4's, the
     /// A100s being the case's machine file ([`podsim_tpu::mlperf`]; Figs. 14-15), held in
     /// thousandths.
@@ -199,7 +203,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 53] = [
+pub const QUANTITIES: [&str; 54] = [
     "nodes",
     "links",
     "degree_max",
@@ -250,6 +254,7 @@ pub const QUANTITIES: [&str; 53] = [
     "app_perf_per_watt_gain",
     "app_cmem_perf_per_watt_gain",
     "app_power",
+    "app_ocs_power_share",
     "mlperf_speedup",
     "mlperf_power",
     "mlperf_power_ratio",
@@ -265,6 +270,7 @@ impl Quantity {
                 | Quantity::AppPerfPerWattGain
                 | Quantity::AppCmemPerfPerWattGain
                 | Quantity::AppPower
+                | Quantity::AppOcsPowerShare
         )
     }
 
@@ -321,6 +327,7 @@ impl Quantity {
             "app_perf_per_watt_gain" => Quantity::AppPerfPerWattGain,
             "app_cmem_perf_per_watt_gain" => Quantity::AppCmemPerfPerWattGain,
             "app_power" => Quantity::AppPower,
+            "app_ocs_power_share" => Quantity::AppOcsPowerShare,
             "mlperf_speedup" => Quantity::MlperfSpeedup,
             "mlperf_power" => Quantity::MlperfPower,
             "mlperf_power_ratio" => Quantity::MlperfPowerRatio,
@@ -356,6 +363,7 @@ impl Quantity {
                 | Quantity::AppPerfPerWattGain
                 | Quantity::AppCmemPerfPerWattGain
                 | Quantity::AppPower
+                | Quantity::AppOcsPowerShare
                 | Quantity::MlperfSpeedup
                 | Quantity::MlperfPower
                 | Quantity::MlperfPowerRatio
@@ -448,6 +456,7 @@ impl Quantity {
                 Quantity::AppCmemGain => c.cmem_gain(),
                 Quantity::AppPerfPerWattGain => c.perf_per_watt_gain(),
                 Quantity::AppCmemPerfPerWattGain => c.cmem_perf_per_watt_gain(),
+                Quantity::AppOcsPowerShare => c.ocs_power_share(),
                 _ => c.power_w(),
             }
             .map_err(QuantityError::Invalid)?;
@@ -777,6 +786,7 @@ impl Quantity {
             | Quantity::AppPerfPerWattGain
             | Quantity::AppCmemPerfPerWattGain
             | Quantity::AppPower
+            | Quantity::AppOcsPowerShare
             | Quantity::MlperfSpeedup
             | Quantity::MlperfPower
             | Quantity::MlperfPowerRatio => return self.measure_compute(case),
@@ -871,9 +881,10 @@ impl Quantity {
             | Quantity::MlperfSpeedup
             | Quantity::MlperfPowerRatio => ("x", 1000.0),
             Quantity::AppPower | Quantity::MlperfPower => ("W", 1000.0),
-            Quantity::Goodput | Quantity::DramUtilization | Quantity::TrainMfu => {
-                ("fraction", 1000.0)
-            }
+            Quantity::Goodput
+            | Quantity::DramUtilization
+            | Quantity::TrainMfu
+            | Quantity::AppOcsPowerShare => ("fraction", 1000.0),
             Quantity::TrainThroughput => ("seqs/s", 1000.0),
             Quantity::RidgePoint => ("FLOP/B", 1000.0),
             Quantity::BisectionScalingExponent => ("exponent", 1000.0),
@@ -943,7 +954,10 @@ impl Quantity {
             format!("{:.1} W", v as f64 / 1000.0)
         } else if matches!(
             self,
-            Quantity::Goodput | Quantity::DramUtilization | Quantity::TrainMfu
+            Quantity::Goodput
+                | Quantity::DramUtilization
+                | Quantity::TrainMfu
+                | Quantity::AppOcsPowerShare
         ) {
             format!("{:.1}%", v as f64 / 10.0)
         } else if self == Quantity::TrainThroughput {

@@ -1156,6 +1156,20 @@ pub fn memory_estimate(chips: u64) -> Result<u128, String> {
     Ok(most)
 }
 
+/// The optical fabric's share of a TPU v4 pod's power (section 2.10's "<3%"): its 48 OCSes
+/// and one optics module per block-side end of each optical link (64 blocks x 6 faces x 16,
+/// `podsim_system::tpu_v4`), over that plus 4096 chips at `chip_w` each. The hosts are not
+/// counted (no seed gives their power), so this is the share of the chips' and the fabric's
+/// power, an upper bound on the share of a total that includes hosts.
+pub fn ocs_power_share(chip_w: f64) -> f64 {
+    use podsim_system::energy::optics::{OPTICS_400G_W, PALOMAR_OCS_W};
+    use podsim_system::tpu_v4::{BLOCK_SIDE, BLOCKS, ocs_needed};
+    let ocs = f64::from(ocs_needed(BLOCK_SIDE)) * PALOMAR_OCS_W;
+    let modules = (BLOCKS as u32 * 6 * BLOCK_SIDE * BLOCK_SIDE) as f64 * OPTICS_400G_W;
+    let chips = (BLOCKS as u32 * BLOCK_SIDE.pow(3)) as f64 * chip_w;
+    (ocs + modules) / (ocs + modules + chips)
+}
+
 /// An application comparison as a validation case names it (`[case.app]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppCase {
@@ -1232,6 +1246,14 @@ impl AppCase {
     /// CMEM on over off in performance per watt (geometric mean without an app).
     pub fn cmem_perf_per_watt_gain(&self) -> Result<f64, String> {
         self.report()?.geomean_cmem_perf_per_watt_gain()
+    }
+    /// The optical fabric's share of a pod's power ([`ocs_power_share`]) with chips at the
+    /// mean over these applications of each one's mean TPU v4 power.
+    pub fn ocs_power_share(&self) -> Result<f64, String> {
+        let p = self.report()?.powers_w(false)?;
+        Ok(ocs_power_share(
+            p.iter().sum::<f64>() / p.len().max(1) as f64,
+        ))
     }
     /// The statistic `power` names of the applications' mean chip powers, watts.
     pub fn power_w(&self) -> Result<f64, String> {
@@ -1415,6 +1437,16 @@ mod tests {
             })
             .sum();
         assert_eq!(sums, 102_000_000);
+    }
+
+    #[test]
+    fn the_optical_fabric_share_counts_ocses_modules_and_chips_by_hand() {
+        // 48 OCSes x 108 W = 5,184 W; 64 blocks x 6 faces x 16 links = 6,144 modules x 8.5 W =
+        // 52,224 W; 4096 chips x 170 W = 696,320 W: 57,408 / 753,728 = 0.07617.
+        let share = ocs_power_share(170.0);
+        assert!((share - 57_408.0 / 753_728.0).abs() < 1e-12, "{share}");
+        // No chips' power: the fabric is all of it.
+        assert_eq!(ocs_power_share(0.0), 1.0);
     }
 
     #[test]
