@@ -26,6 +26,8 @@
 
 use serde::Serialize;
 
+pub mod tenstorrent;
+
 /// What a run did, summed over every chip of the machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Activity {
@@ -147,7 +149,11 @@ pub const TPUV3_MATRIX_BUSY_W: f64 = 152.6;
 impl ChipPower {
     /// The power figures of chip preset `name`, if podsim has them.
     pub fn preset(name: &str) -> Option<ChipPower> {
-        TPU_POWER.iter().copied().find(|p| p.chip == name)
+        TPU_POWER
+            .iter()
+            .chain(&tenstorrent::TENSTORRENT_POWER)
+            .copied()
+            .find(|p| p.chip == name)
     }
 
     /// The power figures of the chip a system names (`None`: it names none), or why there
