@@ -60,6 +60,23 @@ pub fn energy(
     }
 }
 
+/// A chip's mean power at full load, watts: every Tensix core streaming, the DRAM delivering
+/// its spec (banks x `data_rate` x 2 bytes) and each byte crossing one NoC hop
+/// ([`podsim_system::energy::tenstorrent::full_load`], the point Wormhole's FPU power is
+/// fitted to).
+pub fn full_load_power_w(chip: TtChip, data_rate: f64) -> Result<f64, TtError> {
+    let s = Study {
+        chip,
+        ..Study::u_benchmark(data_rate)
+    };
+    let spec = s.spec_bytes_per_s(s.grid()?.dram_banks());
+    let (p, _) = power(chip_name(chip))?;
+    Ok(
+        p.energy(&podsim_system::energy::tenstorrent::full_load(spec))
+            .average_power_w,
+    )
+}
+
 /// What a DRAM study run did: its seconds (NoC cycles at the chip's clock), the bytes read from
 /// DRAM and every link's flits (requests and data, headers included); no compute.
 pub fn dram_activity(s: &Study, r: &StudyRun) -> Result<Activity, TtError> {
