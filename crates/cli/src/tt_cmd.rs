@@ -110,8 +110,9 @@ pub struct DramArgs {
     /// mean power and bandwidth per watt, bytes per joule (JSON: energy_j, average_power_w,
     /// energy_breakdown_j, perf_per_watt). The chip draws its idle power (Wormhole 19 W,
     /// tt-smi; Grayskull: an assumption) for the run's NoC cycles, plus 7.5 pJ/bit for every
-    /// byte read from DRAM (Micron's GDDR6 figure) and 0.5 pJ/bit per byte per NoC link the
-    /// packets crossed (an assumption); no compute. crates/energy/src/tenstorrent.rs names
+    /// byte read from DRAM (Micron's GDDR6 figure; Grayskull's LPDDR4 at the same, an
+    /// assumption) and 0.5 pJ/bit per byte per NoC link the packets crossed (an assumption);
+    /// no compute. crates/energy/src/tenstorrent.rs names
     /// each source; a mean power above the board's TBP (n150 160 W, e150 200 W) is refused
     #[arg(long)]
     energy: bool,
