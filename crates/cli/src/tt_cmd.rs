@@ -6,12 +6,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use podsim_system::energy::EnergyOutput;
+use podsim_tenstorrent::TtError;
+use podsim_tenstorrent::energy as tt_energy;
 use podsim_tenstorrent::matmul::MatmulOutput;
 use podsim_tenstorrent::request::{self as tt, DramRequest, MatmulRequest};
 use podsim_tenstorrent::study::{self as tt_study, DramOutput};
 
 use crate::Failure;
-use crate::args::{listed, print};
+use crate::args::{flag_err, listed, print};
 
 /// The arguments of `podsim dram`.
 #[derive(Args)]
@@ -103,6 +106,16 @@ pub struct DramArgs {
     /// overlapping_routes, max_link_utilization, reader_coordinates, and more).
     #[arg(long)]
     json: bool,
+    /// Add the run's energy: joules with their breakdown (compute, memory, network, idle),
+    /// mean power and bandwidth per watt, bytes per joule (JSON: energy_j, average_power_w,
+    /// energy_breakdown_j, perf_per_watt). The chip draws its idle power (Wormhole 19 W,
+    /// tt-smi; Grayskull: an assumption) for the run's NoC cycles, plus 7.5 pJ/bit for every
+    /// byte read from DRAM (Micron's GDDR6 figure; Grayskull's LPDDR4 at the same, an
+    /// assumption) and 0.5 pJ/bit per byte per NoC link the packets crossed (an assumption);
+    /// no compute. crates/energy/src/tenstorrent.rs names
+    /// each source; a mean power above the board's TBP (n150 160 W, e150 200 W) is refused
+    #[arg(long)]
+    energy: bool,
 }
 
 /// The arguments of `podsim matmul`.
@@ -164,6 +177,16 @@ pub struct MatmulArgs {
     /// imbalance, and more).
     #[arg(long)]
     json: bool,
+    /// Add the matmul's energy: joules with their breakdown (compute, memory, network,
+    /// idle), mean power and useful FLOP/s (2 M K N over the time) per watt (JSON: energy_j,
+    /// average_power_w, energy_breakdown_j, perf_per_watt). The Wormhole draws its idle 19 W
+    /// (tt-smi) for the whole matmul; each compute core, while it computes, 1/72 of the
+    /// Tensix FPUs' power (122.6 W, calibrated so that all 72 cores streaming with the DRAM
+    /// at its 288 GB/s spec draw the n150's 160 W TBP); 7.5 pJ/bit per in1 byte read (Micron's
+    /// GDDR6 figure) and 0.5 pJ/bit per byte per NoC link crossed by in1, in0 and the output
+    /// (an assumption). crates/energy/src/tenstorrent.rs names each source
+    #[arg(long)]
+    energy: bool,
 }
 
 /// `podsim dram`.
@@ -195,7 +218,39 @@ pub fn dram_cmd(a: &DramArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = &a.heatmap {
         tt::heatmap_svg(path, &study, &r).map_err(Failure::runtime)?;
     }
-    print(a.json, &out, DramOutput::text)
+    let energy = match a.energy {
+        true => Some(tt_energy::dram_energy(&study, &r).map_err(energy_failure)?),
+        false => None,
+    };
+    print_with_energy(a.json, &out, DramOutput::text, energy.as_ref())
+}
+
+/// Why `--energy` cannot be given: no figures for the chip is the flag's error; a figure that
+/// would break an invariant is the run's.
+fn energy_failure(e: TtError) -> Failure {
+    match e {
+        TtError::NoPowerFigures(_) => flag_err("--energy", e),
+        e => Failure::runtime(e),
+    }
+}
+
+/// Print `out` as [`print`] does, with `energy`'s keys added to its JSON object and its rows
+/// after its text.
+fn print_with_energy<T: serde::Serialize>(
+    json: bool,
+    out: &T,
+    text: impl Fn(&T) -> String,
+    energy: Option<&EnergyOutput>,
+) -> Result<ExitCode, Failure> {
+    let Some(e) = energy else {
+        return print(json, out, text);
+    };
+    if json {
+        outln!("{}", podsim_report::to_json_with(out, Some(e)));
+    } else {
+        out!("{}{}", text(out), podsim_report::render(&e.rows()));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `podsim matmul`.
@@ -213,5 +268,9 @@ pub fn matmul_cmd(a: &MatmulArgs) -> Result<ExitCode, Failure> {
     }
     .run()?;
     podsim_report::progress::simulated(out.time_s);
-    print(a.json, &out, MatmulOutput::text)
+    let energy = match a.energy {
+        true => Some(tt_energy::matmul_energy(&out).map_err(energy_failure)?),
+        false => None,
+    };
+    print_with_energy(a.json, &out, MatmulOutput::text, energy.as_ref())
 }

@@ -2501,6 +2501,67 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
     );
 }
 
+/// Issue 37 item 2: `--energy` on `dram` and `matmul` (Wormhole, Grayskull): the four keys,
+/// the breakdown summing to the total, the help naming the keys, and nothing added without it.
+#[test]
+fn dram_and_matmul_energy_are_reported_and_conserved() {
+    let check = |args: &[&str], perf_unit_per_s: &str| {
+        let v = json(args);
+        let total = v["energy_j"].as_f64().unwrap();
+        let b = &v["energy_breakdown_j"];
+        let parts: f64 = ["compute", "memory", "network", "idle"]
+            .iter()
+            .map(|k| b[k].as_f64().unwrap())
+            .sum();
+        assert!(
+            (parts - total).abs() <= 1e-9 * total,
+            "{args:?}: {parts} vs {total}"
+        );
+        let w = v["average_power_w"].as_f64().unwrap();
+        assert!(w > 0.0 && w <= 200.0, "{args:?}: {w} W");
+        let ppw = v["perf_per_watt"].as_f64().unwrap();
+        let rate = v[perf_unit_per_s].as_f64().unwrap();
+        assert!((ppw - rate / w).abs() <= 1e-6 * ppw, "{args:?}");
+        let plain: Vec<&str> = args.iter().copied().filter(|a| *a != "--energy").collect();
+        assert!(json(&plain).get("energy_j").is_none(), "{plain:?}");
+        v
+    };
+    // dram: idle 19 W over the run's NoC cycles at 1 GHz; no compute.
+    let v = check(&["dram", "--energy", "--json"], "bandwidth_bytes_per_s");
+    let cycles = v["cycles"].as_f64().unwrap();
+    let idle = v["energy_breakdown_j"]["idle"].as_f64().unwrap();
+    assert!((idle - 19.0 * cycles / 1e9).abs() <= 1e-9 * idle);
+    assert_eq!(v["energy_breakdown_j"]["compute"].as_f64(), Some(0.0));
+    check(
+        &["dram", "--chip", "grayskull", "--energy", "--json"],
+        "bandwidth_bytes_per_s",
+    );
+    // matmul: perf per watt is 2 M K N over the time, per watt.
+    let v = json(&[
+        "matmul", "--m", "32", "--k", "8192", "--n", "3072", "--energy", "--json",
+    ]);
+    let flops = 2.0 * 32.0 * 8192.0 * 3072.0 / v["time_s"].as_f64().unwrap();
+    let ppw = v["perf_per_watt"].as_f64().unwrap();
+    assert!((ppw - flops / v["average_power_w"].as_f64().unwrap()).abs() <= 1e-6 * ppw);
+    assert!(v["energy_breakdown_j"]["compute"].as_f64().unwrap() > 0.0);
+    for cmd in ["dram", "matmul"] {
+        let o = podsim(&[cmd, "--help"]);
+        let help = String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for key in [
+            "--energy",
+            "energy_j",
+            "average_power_w",
+            "energy_breakdown_j",
+            "perf_per_watt",
+        ] {
+            assert!(help.contains(key), "{cmd} --help lacks {key}");
+        }
+    }
+}
+
 /// Issue 36 item 1: `--shard`. PaLM 540B on one 3072-chip pod as PaLM trained it (section 4 of
 /// Chowdhery et al. 2022: 12-way model parallel, 256-way fully sharded data parallel), half of
 /// its 2048-sequence batch.

@@ -666,6 +666,13 @@ const COMMANDS: &[(&str, &[&str])] = &[
     ),
     ("dram-grayskull", &["dram", "--chip", "grayskull"]),
     ("dram-shared-vcs", &["dram", "--vcs", "shared"]),
+    ("dram-wormhole-energy", &["dram", "--energy"]),
+    (
+        "matmul-energy-json",
+        &[
+            "matmul", "--m", "32", "--k", "8192", "--n", "3072", "--energy", "--json",
+        ],
+    ),
     (
         "matmul-llama-ff1",
         &["matmul", "--m", "32", "--k", "8192", "--n", "3584"],

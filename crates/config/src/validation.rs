@@ -377,6 +377,13 @@ fn tt_case(
             );
         }
     };
+    if q == Quantity::TtFullLoadPower && r.harvested_rows.is_some() {
+        return ctx.err(
+            sp,
+            &format!("{key}.harvested_rows"),
+            "a full load keeps every Tensix core streaming; harvested rows change nothing here: drop them",
+        );
+    }
     if matmul.is_some() && (r.chip.is_some() || r.harvested_rows.is_some()) {
         return ctx.err(
             sp,
@@ -783,7 +790,10 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             ),
         };
     }
-    if matches!(q, Quantity::AppPower | Quantity::MlperfPower) {
+    if matches!(
+        q,
+        Quantity::AppPower | Quantity::MlperfPower | Quantity::TtFullLoadPower
+    ) {
         // Watts such as "170 W", held in milliwatts.
         return match s.trim().trim_end_matches('W').trim().parse::<f64>() {
             Ok(r) if r >= 0.0 && r.is_finite() => Ok((r * 1000.0).round() as u64),
@@ -1031,24 +1041,21 @@ pub fn parse_validation_with(
                     })
                 }
             };
-            let is_tt = matches!(
-                q,
-                Quantity::DramBandwidth | Quantity::DramUtilization | Quantity::MatmulDramBandwidth
-            );
+            let is_tt = q.is_tenstorrent();
             let tenstorrent = match (&c.tenstorrent, is_tt) {
                 (Some(t), true) => Some(tt_case(&ctx, t, q, &key("tenstorrent"))?),
                 (Some(t), false) => {
                     return ctx.err(
                         Some(t.span()),
                         &key("tenstorrent"),
-                        "only a dram_bandwidth, dram_utilization or matmul_dram_bandwidth case reads [case.tenstorrent]; drop it",
+                        "only a dram_bandwidth, dram_utilization, matmul_dram_bandwidth or tt_full_load_power case reads [case.tenstorrent]; drop it",
                     );
                 }
                 (None, true) => {
                     return ctx.err(
                         None,
                         &key("tenstorrent"),
-                        "a dram_bandwidth, dram_utilization or matmul_dram_bandwidth case needs [case.tenstorrent] with data_rate",
+                        "a dram_bandwidth, dram_utilization, matmul_dram_bandwidth or tt_full_load_power case needs [case.tenstorrent] with data_rate",
                     );
                 }
                 (None, false) => None,

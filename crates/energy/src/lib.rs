@@ -28,6 +28,7 @@ use serde::Serialize;
 
 pub mod gpu;
 pub mod optics;
+pub mod tenstorrent;
 
 /// What a run did, summed over every chip of the machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -153,6 +154,7 @@ impl ChipPower {
         TPU_POWER
             .iter()
             .chain(gpu::GPU_POWER.iter())
+            .chain(&tenstorrent::TENSTORRENT_POWER)
             .copied()
             .find(|p| p.chip == name)
     }
@@ -168,7 +170,7 @@ impl ChipPower {
         };
         ChipPower::preset(chip).ok_or_else(|| {
             format!(
-                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have, from Table 4; the A100, from Table 6)"
+                "the chip `{chip}` has no power figures in podsim (TPU v4 and v3 have, from Table 4; the A100, from Table 6; Wormhole and Grayskull, from their boards' specifications)"
             )
         })
     }

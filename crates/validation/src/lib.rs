@@ -157,6 +157,10 @@ pub enum Quantity {
     /// The DRAM-bound matmul's DRAM bandwidth for `[case.tenstorrent]`'s shape
     /// ([`podsim_tenstorrent::matmul`]), bytes/s.
     MatmulDramBandwidth,
+    /// A Tenstorrent chip's mean power at full load: every Tensix core streaming, the DRAM at
+    /// the spec rate of `[case.tenstorrent]`'s chip and data rate, a NoC hop a byte
+    /// ([`podsim_tenstorrent::energy::full_load_power_w`]), held in milliwatts.
+    TtFullLoadPower,
     /// TPU v3 step time over TPU v4's for `[case.app]` ([`podsim_tpu::apps`]; the geometric
     /// mean of the eight applications when it names none), held in thousandths.
     AppSpeedup,
@@ -203,7 +207,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 54] = [
+pub const QUANTITIES: [&str; 55] = [
     "nodes",
     "links",
     "degree_max",
@@ -249,6 +253,7 @@ pub const QUANTITIES: [&str; 54] = [
     "dram_bandwidth",
     "dram_utilization",
     "matmul_dram_bandwidth",
+    "tt_full_load_power",
     "app_speedup",
     "app_cmem_gain",
     "app_perf_per_watt_gain",
@@ -322,6 +327,7 @@ impl Quantity {
             "dram_bandwidth" => Quantity::DramBandwidth,
             "dram_utilization" => Quantity::DramUtilization,
             "matmul_dram_bandwidth" => Quantity::MatmulDramBandwidth,
+            "tt_full_load_power" => Quantity::TtFullLoadPower,
             "app_speedup" => Quantity::AppSpeedup,
             "app_cmem_gain" => Quantity::AppCmemGain,
             "app_perf_per_watt_gain" => Quantity::AppPerfPerWattGain,
@@ -333,6 +339,17 @@ impl Quantity {
             "mlperf_power_ratio" => Quantity::MlperfPowerRatio,
             _ => return None,
         })
+    }
+
+    /// Whether the quantity is measured on `[case.tenstorrent]`'s chip.
+    pub fn is_tenstorrent(self) -> bool {
+        matches!(
+            self,
+            Quantity::DramBandwidth
+                | Quantity::DramUtilization
+                | Quantity::MatmulDramBandwidth
+                | Quantity::TtFullLoadPower
+        )
     }
 
     /// Whether the quantity is measured on a compute model (no `[case.system]`).
@@ -358,6 +375,7 @@ impl Quantity {
                 | Quantity::DramBandwidth
                 | Quantity::DramUtilization
                 | Quantity::MatmulDramBandwidth
+                | Quantity::TtFullLoadPower
                 | Quantity::AppSpeedup
                 | Quantity::AppCmemGain
                 | Quantity::AppPerfPerWattGain
@@ -381,13 +399,15 @@ impl Quantity {
     /// The value of a compute quantity (or of a quantity measured without a network) for
     /// `case`.
     pub fn measure_compute(self, case: &ValidationCase) -> Result<u64, QuantityError> {
-        if matches!(
-            self,
-            Quantity::DramBandwidth | Quantity::DramUtilization | Quantity::MatmulDramBandwidth
-        ) {
+        if self.is_tenstorrent() {
             let c = case.tenstorrent.as_ref().ok_or(QuantityError::Missing(
                 "a Tenstorrent case needs [case.tenstorrent]",
             ))?;
+            if self == Quantity::TtFullLoadPower {
+                let w = podsim_tenstorrent::energy::full_load_power_w(c.chip, c.data_rate)
+                    .map_err(|e| QuantityError::Invalid(e.to_string()))?;
+                return Ok((w * 1000.0).round() as u64);
+            }
             if self == Quantity::DramUtilization {
                 let study = podsim_tenstorrent::study::Study {
                     chip: c.chip,
@@ -781,6 +801,7 @@ impl Quantity {
             | Quantity::DramBandwidth
             | Quantity::DramUtilization
             | Quantity::MatmulDramBandwidth
+            | Quantity::TtFullLoadPower
             | Quantity::AppSpeedup
             | Quantity::AppCmemGain
             | Quantity::AppPerfPerWattGain
@@ -880,7 +901,7 @@ impl Quantity {
             | Quantity::AppCmemPerfPerWattGain
             | Quantity::MlperfSpeedup
             | Quantity::MlperfPowerRatio => ("x", 1000.0),
-            Quantity::AppPower | Quantity::MlperfPower => ("W", 1000.0),
+            Quantity::AppPower | Quantity::MlperfPower | Quantity::TtFullLoadPower => ("W", 1000.0),
             Quantity::Goodput
             | Quantity::DramUtilization
             | Quantity::TrainMfu
@@ -950,7 +971,10 @@ impl Quantity {
                 | Quantity::MlperfPowerRatio
         ) {
             format!("{:.3}x", v as f64 / 1000.0)
-        } else if matches!(self, Quantity::AppPower | Quantity::MlperfPower) {
+        } else if matches!(
+            self,
+            Quantity::AppPower | Quantity::MlperfPower | Quantity::TtFullLoadPower
+        ) {
             format!("{:.1} W", v as f64 / 1000.0)
         } else if matches!(
             self,
@@ -1112,8 +1136,8 @@ pub struct ValidationCase {
     pub tofu_node: Option<(podsim_topology::TofuGeneration, podsim_tofu::node::Resource)>,
     /// The barrier of a `tofu_barrier` or `tofu_barrier_latency` case (`[case.tofu_barrier]`).
     pub tofu_barrier: Option<BarrierCase>,
-    /// The Tenstorrent setting of a `dram_bandwidth` or `matmul_dram_bandwidth` case
-    /// (`[case.tenstorrent]`).
+    /// The Tenstorrent setting of a `dram_bandwidth`, `dram_utilization`,
+    /// `matmul_dram_bandwidth` or `tt_full_load_power` case (`[case.tenstorrent]`).
     pub tenstorrent: Option<TtCase>,
     /// The applications of an `app_speedup` or `app_cmem_gain` case (`[case.app]`).
     pub app: Option<podsim_tpu::apps::AppCase>,

@@ -40,6 +40,10 @@ pub const CASE_FILES: &[(&str, &str)] = &[
         include_str!("../../../validation/tenstorrent-dram.toml"),
     ),
     (
+        "validation/tenstorrent-energy.toml",
+        include_str!("../../../validation/tenstorrent-energy.toml"),
+    ),
+    (
         "validation/dojo.toml",
         include_str!("../../../validation/dojo.toml"),
     ),

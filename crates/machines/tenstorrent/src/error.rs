@@ -145,6 +145,14 @@ pub enum TtError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// `--energy` on a chip podsim has no power figures for.
+    #[error(
+        "the chip `{0}` has no power figures in podsim (Wormhole and Grayskull have: crates/energy/src/tenstorrent.rs)"
+    )]
+    NoPowerFigures(String),
+    /// An energy figure that would break an invariant (not finite, negative, above the TBP).
+    #[error("energy: {0}")]
+    Energy(String),
 }
 
 /// The message, for callers that report errors as text.

@@ -10,6 +10,8 @@
 //!   efficiency, the u-benchmark.
 //! * [`matmul`]: the DRAM-bound 1-D sharded matmul: compute gating the readers through
 //!   circular-buffer slots, in0 multicast or unicast, tiles.
+//! * [`energy`]: `--energy`: a run's activity (seconds, DRAM bytes, NoC link bytes, the
+//!   cores' compute) and its energy on the chip's power figures, checked against the TBP.
 //! * [`TtError`]: why any of them failed.
 //! * [`request`]: the study and the matmul as `podsim dram` and `podsim matmul` ask for them,
 //!   checked by name and size; a study's drawings.
@@ -20,6 +22,7 @@
 //! one- and two-row Wormhole harvest (property test).
 
 pub mod dram;
+pub mod energy;
 mod error;
 pub mod matmul;
 pub mod placement;

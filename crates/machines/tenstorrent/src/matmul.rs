@@ -136,6 +136,13 @@ pub struct MatmulRun {
     pub block_rows: u64,
     /// in1 bytes read.
     pub in1_bytes: u64,
+    /// Seconds of compute summed over the compute cores (core-seconds, for `--energy`).
+    pub core_compute_s: f64,
+    /// Bytes times NoC links crossed: in1's requests and data as the packet-level NoC carried
+    /// them (header flits included), in0's blocks over the union of their routes from the top
+    /// row to the cores (multicast; every route, unicast) and the output shards to the top row,
+    /// each rounded up to whole flits (for `--energy`).
+    pub noc_link_bytes: f64,
 }
 
 /// A matmul as `podsim matmul --json` prints it: the settings by name and what the run
@@ -179,6 +186,12 @@ pub struct MatmulOutput {
     /// The tile's width (text only).
     #[serde(skip)]
     pub tile_width: u64,
+    /// Compute core-seconds (`--energy` only).
+    #[serde(skip)]
+    pub core_compute_s: f64,
+    /// Bytes times NoC links crossed (`--energy` only).
+    #[serde(skip)]
+    pub noc_link_bytes: f64,
 }
 
 impl MatmulOutput {
@@ -209,6 +222,8 @@ impl MatmulOutput {
             block_rows: r.block_rows,
             in1_bytes: r.in1_bytes,
             tile_width: mm.tile_width,
+            core_compute_s: r.core_compute_s,
+            noc_link_bytes: r.noc_link_bytes,
         }
     }
 
@@ -469,6 +484,12 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, TtError> {
     if gate.end.iter().any(|e| e.len() as u64 != blocks) {
         return Err(TtError::ComputeUnfinished);
     }
+    let noc_link_bytes = run
+        .links
+        .iter()
+        .map(|l| (l.2 * tt_dram::FLIT_BYTES) as f64)
+        .sum::<f64>()
+        + in0_and_output_link_bytes(&g, mm, m, kb, blocks, &tiles, &cores, &placed)?;
     let slowest = finish.iter().copied().max().unwrap_or(1).max(1);
     let time_s = slowest as f64 / clock;
     let in1_bytes = run.bytes;
@@ -482,7 +503,56 @@ pub fn run(mm: &Matmul) -> Result<MatmulRun, TtError> {
         tiles_per_bank: tiles,
         block_rows: kb,
         in1_bytes,
+        core_compute_s: work.iter().sum::<u64>() as f64 * blocks as f64 / clock,
+        noc_link_bytes,
     })
+}
+
+/// Bytes times NoC links of in0 and the output, which the model moves without packets: in0's
+/// slice of K block `j` held on top-row tile `j x cores / blocks` (the top rows' worker tiles in
+/// order, as `--placement top-rows` takes them), sent on NoC 1 (the other NoC) to every core,
+/// multicast over the union of the routes or unicast over each; core `c`'s output shard to
+/// top-row tile `c` on NoC 1. Sizes are rounded up to whole 32-byte flits.
+#[allow(clippy::too_many_arguments)]
+fn in0_and_output_link_bytes(
+    g: &podsim_topology::TtGrid,
+    mm: &Matmul,
+    m: u64,
+    kb: u64,
+    blocks: u64,
+    tiles: &[u64],
+    cores: &[usize],
+    placed: &[(u32, u32)],
+) -> Result<f64, TtError> {
+    let top = tt_placement::place(g, tt_placement::Placement::TopRows, Noc::Noc1)?;
+    let flits = |bytes: u64| (bytes.div_ceil(tt_dram::FLIT_BYTES) * tt_dram::FLIT_BYTES) as f64;
+    let n = cores.len() as u64;
+    // Links from each top-row tile to the cores: their union (multicast) or their sum.
+    let links_from = |s: usize| -> u64 {
+        let routes = cores
+            .iter()
+            .map(|&b| tt_placement::data_links(g, Noc::Noc1, top[s], placed[b]));
+        match mm.in0 {
+            In0::Multicast => routes
+                .flatten()
+                .collect::<std::collections::HashSet<_>>()
+                .len() as u64,
+            In0::Unicast => routes.map(|r| r.len() as u64).sum(),
+        }
+    };
+    let per_sender: Vec<u64> = (0..n as usize).map(links_from).collect();
+    let in0: f64 = (0..blocks)
+        .map(|j| per_sender[((j * n) / blocks) as usize] as f64 * flits(m * kb * 2))
+        .sum();
+    let out: f64 = cores
+        .iter()
+        .enumerate()
+        .map(|(c, &b)| {
+            let hops = tt_placement::data_links(g, Noc::Noc1, placed[b], top[c]).len() as f64;
+            hops * flits(m * tiles[b] * mm.tile_width * 2)
+        })
+        .sum();
+    Ok(in0 + out)
 }
 
 #[cfg(test)]
