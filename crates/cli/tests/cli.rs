@@ -2368,13 +2368,8 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
         "--json",
     ];
     let v = json(&step);
-    let total = v["energy_j"].as_f64().unwrap();
+    let total = breakdown_sums_to_total(&v, "train");
     let b = &v["energy_breakdown_j"];
-    let parts: f64 = ["compute", "memory", "network", "idle"]
-        .iter()
-        .map(|k| b[k].as_f64().unwrap())
-        .sum();
-    assert!((parts - total).abs() <= 1e-9 * total, "{parts} vs {total}");
     // Idle: Table 4's 90 W on each of the 64 chips for the whole step.
     let step_s = v["step_time_s"].as_f64().unwrap();
     let idle = b["idle"].as_f64().unwrap();
@@ -2492,9 +2487,9 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
             "--model",
             "gpt3-1.3b",
             "--system",
-            "examples/machines/dgx-a100.toml",
+            "examples/machines/dgx-h100.toml",
             "--parallel",
-            "[1,2,1,8]",
+            "[1,1,1,8]",
             "--energy",
         ],
         &["--energy", "no power figures"],
@@ -2507,16 +2502,7 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
 fn dram_and_matmul_energy_are_reported_and_conserved() {
     let check = |args: &[&str], perf_unit_per_s: &str| {
         let v = json(args);
-        let total = v["energy_j"].as_f64().unwrap();
-        let b = &v["energy_breakdown_j"];
-        let parts: f64 = ["compute", "memory", "network", "idle"]
-            .iter()
-            .map(|k| b[k].as_f64().unwrap())
-            .sum();
-        assert!(
-            (parts - total).abs() <= 1e-9 * total,
-            "{args:?}: {parts} vs {total}"
-        );
+        breakdown_sums_to_total(&v, &format!("{args:?}"));
         let w = v["average_power_w"].as_f64().unwrap();
         assert!(w > 0.0 && w <= 200.0, "{args:?}: {w} W");
         let ppw = v["perf_per_watt"].as_f64().unwrap();
@@ -3011,4 +2997,20 @@ fn run_energy_is_each_runs_own_energy() {
         &["--energy", "`run[0]`", "system `t`", "names no chip"],
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The energy breakdown of `v` (a command's `--energy --json` output) sums to its `energy_j`,
+/// which it returns; `what` names the run in the failure.
+fn breakdown_sums_to_total(v: &Value, what: &str) -> f64 {
+    let total = v["energy_j"].as_f64().unwrap();
+    let b = &v["energy_breakdown_j"];
+    let parts: f64 = ["compute", "memory", "network", "idle"]
+        .iter()
+        .map(|k| b[k].as_f64().unwrap())
+        .sum();
+    assert!(
+        (parts - total).abs() <= 1e-9 * total,
+        "{what}: {parts} vs {total}"
+    );
+    total
 }

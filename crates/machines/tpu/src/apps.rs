@@ -930,25 +930,33 @@ pub fn step(
             let chip = chip_of(&generation, cmem)?;
             let w = workload(d, &chip)?;
             let mut model = podsim_system::machine::flow_model(net)?;
-            let r = podsim_system::workload::run(&w, net, &chip, model.as_mut())
-                .map_err(|e| format!("{}: {e}", app.name))?;
-            // Chip 0's compute and memory stand for every chip's; the links carried every
-            // chip's collectives.
-            let n = net.endpoints();
-            let a = r.activity;
-            let activity = Activity {
-                chips: n,
-                seconds: r.time_s,
-                link_bytes: a.link_bytes,
-                ..a.times(n as f64)
-            };
-            Ok(StepTime {
-                step_time_s: r.time_s,
-                exposed_communication_s: Some(r.exposed_communication_s),
-                activity,
-            })
+            run_step(&w, net, &chip, model.as_mut()).map_err(|e| format!("{}: {e}", app.name))
         }
     }
+}
+
+/// A dense model's step workload `w` run on `net`'s chips of `chip` under `model`: chip 0's
+/// compute and memory stand for every chip's, the links carried every chip's collectives.
+pub(crate) fn run_step(
+    w: &Workload,
+    net: &Network,
+    chip: &ChipSpec,
+    model: &mut dyn podsim_net::NetworkModel,
+) -> Result<StepTime, String> {
+    let r = podsim_system::workload::run(w, net, chip, model).map_err(|e| e.to_string())?;
+    let n = net.endpoints();
+    let a = r.activity;
+    let activity = Activity {
+        chips: n,
+        seconds: r.time_s,
+        link_bytes: a.link_bytes,
+        ..a.times(n as f64)
+    };
+    Ok(StepTime {
+        step_time_s: r.time_s,
+        exposed_communication_s: Some(r.exposed_communication_s),
+        activity,
+    })
 }
 
 /// One application on both slices.

@@ -31,13 +31,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use podsim_collective::{Algorithm, ModelKind};
 use podsim_net::Packetization;
-use podsim_system::energy::{Activity, ChipPower};
+use podsim_system::energy::ChipPower;
 use podsim_system::workload::ChipSpec;
 use podsim_system::{SystemSpec, TopoSpec};
 use podsim_topology::Network;
 use podsim_units::FlopRate;
 
-use crate::apps::{DenseModel, StepTime, bert, resnet50, workload_with};
+use crate::apps::{DenseModel, StepTime, bert, resnet50, run_step, workload_with};
 
 /// ImageNet's training images (the ILSVRC 2012 training set MLPerf's ResNet trains on).
 pub const IMAGENET_IMAGES: f64 = 1_281_167.0;
@@ -250,20 +250,7 @@ fn run(s: &Submission, net: &Network, chip: ChipSpec, model: ModelKind) -> Resul
     let w = workload_with(&s.model, &chip, algorithm, s.bucket_bytes, shards)?;
     let mut m = podsim_system::machine::new_model(net, model, Packetization::NONE, false)
         .map_err(|e| e.to_string())?;
-    let r = podsim_system::workload::run(&w, net, &chip, m.as_mut()).map_err(|e| e.to_string())?;
-    let n = net.endpoints();
-    let a = r.activity;
-    let activity = Activity {
-        chips: n,
-        seconds: r.time_s,
-        link_bytes: a.link_bytes,
-        ..a.times(n as f64)
-    };
-    let step = StepTime {
-        step_time_s: r.time_s,
-        exposed_communication_s: Some(r.exposed_communication_s),
-        activity,
-    };
+    let step = run_step(&w, net, &chip, m.as_mut())?;
     let power = ChipPower::preset(&chip.name)
         .ok_or_else(|| format!("the chip `{}` has no power figures", chip.name))?;
     Ok(Run {
