@@ -1408,6 +1408,32 @@ mod tests {
     }
 
     #[test]
+    fn a_sharded_update_streams_its_share_of_the_optimizer_state() {
+        // One 1024 x 1024 weight (1,048,576 weights) at 20 optimizer bytes each: 20,971,520 B
+        // the update streams on one chip, 327,680 B on each of 64 shards.
+        let d = DenseModel {
+            ops: vec![Op::gemm("fc", 8, 1024, 1024)],
+            optimizer_bytes_per_weight: 20,
+        };
+        let chip = ChipSpec::preset("tpuv4").unwrap();
+        let update = |shards| {
+            let w =
+                workload_with(&d, &chip, Algorithm::AllDimensions, BUCKET_BYTES, shards).unwrap();
+            let t = w
+                .tasks
+                .iter()
+                .find(|t| t.name == "optimizer update")
+                .unwrap();
+            match &t.work {
+                Work::Memory { bytes, .. } => bytes.0,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(update(1), 20_971_520);
+        assert_eq!(update(64), 327_680);
+    }
+
+    #[test]
     fn a_recurrence_reuses_its_stack_and_other_layers_the_whole_model() {
         // PTB LSTM: the recurrent weights of its stack are 2 x 4 x 1500 x 1500 x 2 B = 36 MB
         // (they fit CMEM's 128 MiB); any other weight's working set is every weight, 51M x 2 B.
