@@ -210,7 +210,8 @@ pub struct CollectiveArgs {
     /// Add the collective's energy (one size): every chip's idle power for the run and the
     /// energy per byte per link the flow model carried (JSON: energy_j, average_power_w,
     /// energy_breakdown_j, perf_per_watt as algorithm bandwidth per watt, bytes per joule);
-    /// on systems of TPU v4 chips (tpuv4:slice=...), flow model
+    /// on systems of chips with power figures (TPU v4 and v3 slices, A100 machine files), flow
+    /// model; a mean power above the chip's stated limit (the A100's 400 W) is refused
     #[arg(long)]
     energy: bool,
 }
@@ -604,12 +605,15 @@ fn one_size(
             .map_err(|e| Failure::runtime(format!("{}: cannot write: {e}", path.display())))?;
     }
     let energy = match a.energy {
-        true => Some(podsim_system::energy::collective(
-            &crate::args::chip_power(r.chip.as_deref())?,
-            r.net.endpoints(),
-            bytes,
-            &m,
-        )),
+        true => Some(
+            podsim_system::energy::collective(
+                &crate::args::chip_power(r.chip.as_deref())?,
+                r.net.endpoints(),
+                bytes,
+                &m,
+            )
+            .map_err(Failure::runtime)?,
+        ),
         false => None,
     };
     if a.json {

@@ -397,7 +397,7 @@ pub fn train_cmd(a: &TrainArgs) -> Result<ExitCode, Failure> {
     }
     let mut out = StepOutput::new(&t, &name, net.endpoints(), &m, &r, pick.mapping);
     if let Some(p) = &power {
-        out = out.with_energy(&t, &r, p);
+        out = out.with_energy(&t, &r, p).map_err(Failure::runtime)?;
     }
     if let (Some(path), Some(e)) = (&a.plot, &out.energy) {
         podsim_report::energy_svg(path, &format!("{} on {name}", t.name), net.endpoints(), e)

@@ -163,7 +163,7 @@ pub fn workload_cmd(a: &WorkloadArgs) -> Result<ExitCode, Failure> {
     }
     let mut out = podsim_system::workload::WorkloadOutput::new(&spec, &r, model, net.endpoints());
     if let Some(p) = &power {
-        out = out.with_energy(&r, p);
+        out = out.with_energy(&r, p).map_err(Failure::runtime)?;
     }
     if a.json {
         outln!("{}", podsim_report::to_json(&out));

@@ -2494,6 +2494,18 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
         ],
         &["--energy", "no power figures"],
     );
+    // The data-parallel example keeps the A100s' tensor cores streaming most of the run:
+    // 432.9 W a chip by the power figures, above the A100's 400 W TDP, so it is refused.
+    expect_error(
+        &[
+            "workload",
+            "examples/workload-data-parallel.toml",
+            "--system",
+            "examples/machines/dgx-a100.toml",
+            "--energy",
+        ],
+        &["432.9 W", "400 W limit"],
+    );
 }
 
 /// Issue 37 item 2: `--energy` on `dram` and `matmul` (Wormhole, Grayskull): the four keys,

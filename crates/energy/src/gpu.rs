@@ -14,8 +14,8 @@ pub const A100_IDLE_W: f64 = 90.0;
 /// P x 0.7595 (the share of the step the tensor cores stream) = 380 W gives P = 347.6 W. Fully
 /// busy, 90 + 347.6 W would exceed the A100's 400 W limit, which GPU software enforces by
 /// lowering the clock (section 7.2's 1280 MHz on BERT): podsim models that cap only as the
-/// clock a run states (`podsim_tpu::mlperf::A100_BERT_CLOCK_HZ`), so a run whose tensor cores
-/// stream more than 89% of its time reports more than the A100 could draw.
+/// clock a run states (`podsim_tpu::mlperf::A100_BERT_CLOCK_HZ`), and refuses a run whose
+/// mean power comes out above [`A100_TDP_W`] ([`crate::ChipPower::check`]).
 pub const A100_MATRIX_BUSY_W: f64 = 347.6;
 
 /// GPU power figures, each with its source.
@@ -28,4 +28,33 @@ pub const GPU_POWER: [ChipPower; 1] = [ChipPower {
     link_pj_per_byte: ICI_PJ_PER_BYTE,
     source: "idle 90 W: an assumption (TPU v4's Table 4 idle, no A100 figure published); HBM2e at HBM2's 3.9 pJ/bit (O'Connor et al. MICRO 2017; an assumption for HBM2e); NVLink and InfiniBand at 5 pJ/bit (an assumption, as ICI)",
     calibrated: "matrix_busy_w: fitted so that MLPerf BERT on 64 A100s draws Table 6's 380 W a chip",
+    limit_w: Some(A100_TDP_W),
 }];
+
+/// The A100 SXM's maximum thermal design power, watts (NVIDIA A100 datasheet: 400 W).
+pub const A100_TDP_W: f64 = 400.0;
+
+#[cfg(test)]
+mod tests {
+    use crate::{Activity, ChipPower};
+
+    #[test]
+    fn a100_runs_above_its_tdp_are_refused() {
+        let p = ChipPower::preset("a100").unwrap();
+        // One chip for a second, tensor cores streaming 80% of it: 90 W + 0.8 x 347.6 W =
+        // 368.08 W, under 400 W; streaming all of it: 437.6 W, over.
+        let at = |busy: f64| {
+            p.energy(&Activity {
+                chips: 1,
+                seconds: 1.0,
+                matrix_busy_s: busy,
+                ..Default::default()
+            })
+        };
+        let under = at(0.8);
+        assert!((under.average_power_w - 368.08).abs() < 1e-9);
+        assert!(p.check(&under).is_ok());
+        let why = p.check(&at(1.0)).unwrap_err();
+        assert!(why.contains("437.6 W") && why.contains("400 W"), "{why}");
+    }
+}

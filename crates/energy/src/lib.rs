@@ -93,6 +93,10 @@ pub struct ChipPower {
     pub source: &'static str,
     /// The parameter fitted, and to what.
     pub calibrated: &'static str,
+    /// The most a chip can draw, watts, where its maker states a limit (the A100's TDP, a
+    /// Tenstorrent board's TBP): a run whose mean power per chip comes out above it is outside
+    /// what the figures describe and is refused ([`ChipPower::check`]), not printed.
+    pub limit_w: Option<f64>,
 }
 
 /// HBM2 access energy, 3.9 pJ per bit (O'Connor et al., "Fine-Grained DRAM: Energy-Efficient
@@ -120,6 +124,7 @@ pub const TPU_POWER: [ChipPower; 2] = [
         link_pj_per_byte: ICI_PJ_PER_BYTE,
         source: "idle 90 W: tpu-v4-isca2023.txt Table 4; HBM2 3.9 pJ/bit: O'Connor et al. MICRO 2017; CMEM: HBM2's x Horowitz ISSCC 2014's 1 MB SRAM / DRAM ratio (assumption); ICI 5 pJ/bit (assumption)",
         calibrated: "matrix_busy_w: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 170 W",
+        limit_w: None,
     },
     ChipPower {
         chip: "tpuv3",
@@ -130,6 +135,7 @@ pub const TPU_POWER: [ChipPower; 2] = [
         link_pj_per_byte: ICI_PJ_PER_BYTE,
         source: "idle 123 W: tpu-v4-isca2023.txt Table 4; HBM2 3.9 pJ/bit: O'Connor et al. MICRO 2017; ICI 5 pJ/bit (assumption)",
         calibrated: "matrix_busy_w: fitted so that the eight production-shaped applications' mean power on 128 chips (podsim apps) is Table 4's mean, 220 W",
+        limit_w: None,
     },
 ];
 
@@ -175,6 +181,19 @@ impl ChipPower {
         })
     }
 
+    /// `e` (an energy on chips of this kind), or why it cannot be printed: a figure that is not
+    /// finite or is negative, or a mean power per chip above the chip's stated limit.
+    pub fn check(&self, e: &Energy) -> Result<(), String> {
+        check_figures(e)?;
+        match self.limit_w {
+            Some(limit) if e.average_power_w > limit * (1.0 + 1e-9) => Err(format!(
+                "the run's mean power, {:.1} W per chip, is above the {}'s {limit} W limit: a chip that busy would lower its clock to stay under it, which podsim's power figures do not model",
+                e.average_power_w, self.chip
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The energy of `a` on chips of this kind.
     pub fn energy(&self, a: &Activity) -> Energy {
         let pj = 1e-12;
@@ -196,6 +215,23 @@ impl ChipPower {
             },
             energy_breakdown_j: breakdown,
         }
+    }
+}
+
+/// Every figure of `e` finite and non-negative, or the first that is not.
+pub(crate) fn check_figures(e: &Energy) -> Result<(), String> {
+    let b = e.energy_breakdown_j;
+    let figures = [
+        ("energy_j", e.energy_j),
+        ("average_power_w", e.average_power_w),
+        ("compute", b.compute),
+        ("memory", b.memory),
+        ("network", b.network),
+        ("idle", b.idle),
+    ];
+    match figures.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
+        Some((name, v)) => Err(format!("{name} = {v}: not a finite, non-negative figure")),
+        None => Ok(()),
     }
 }
 
@@ -267,21 +303,22 @@ impl EnergyOutput {
         power: &ChipPower,
         a: &Activity,
         work_per_s: Option<(f64, &'static str)>,
-    ) -> EnergyOutput {
+    ) -> Result<EnergyOutput, String> {
         let e = power.energy(a);
+        power.check(&e)?;
         let system_w = e.average_power_w * a.chips as f64;
         let (perf_per_watt, perf_unit) = match work_per_s {
             Some((w, unit)) if system_w > 0.0 => (Some(w / system_w), unit),
             _ => (None, ""),
         };
-        EnergyOutput {
+        Ok(EnergyOutput {
             energy_j: e.energy_j,
             average_power_w: e.average_power_w,
             energy_breakdown_j: e.energy_breakdown_j,
             perf_per_watt,
             perf_unit,
             chips: a.chips,
-        }
+        })
     }
 
     /// The rows a command's table adds: energy with its breakdown, power, performance per watt.
@@ -419,7 +456,7 @@ mod tests {
             seconds: 1.0,
             ..Default::default()
         };
-        let o = EnergyOutput::new(&v4(), &a, Some((100.0, "units/s per W")));
+        let o = EnergyOutput::new(&v4(), &a, Some((100.0, "units/s per W"))).unwrap();
         assert!((o.perf_per_watt.unwrap() - 100.0 / 180.0).abs() < 1e-12);
         assert_eq!(si(88_100.0, "W"), "88.100 kW");
         assert_eq!(si(0.0, "J"), "0.000 J");

@@ -108,6 +108,7 @@ pub const TENSTORRENT_POWER: [ChipPower; 2] = [
         link_pj_per_byte: TT_NOC_PJ_PER_BYTE_HOP,
         source: "idle 19 W: tt-smi on an idle n150 (tenstorrent/tt-kmd pull request 212); GDDR6 7.5 pJ/bit: Micron, micron.com/products/ultra-bandwidth-solutions; NoC 0.5 pJ/bit per hop (assumption); L1: GDDR6's x Horowitz ISSCC 2014's 1 MB SRAM / DRAM ratio (assumption)",
         calibrated: "matrix_busy_w: fitted so that every Tensix core streaming with the DRAM at its 288 GB/s spec, one NoC hop a byte, draws the n150's 160 W TBP (docs.tenstorrent.com/aibs/wormhole/specifications.html; a board limit, not a measurement)",
+        limit_w: Some(N150_TBP_W),
     },
     ChipPower {
         chip: "grayskull",
@@ -118,6 +119,7 @@ pub const TENSTORRENT_POWER: [ChipPower; 2] = [
         link_pj_per_byte: TT_NOC_PJ_PER_BYTE_HOP,
         source: "idle 19 W: Wormhole's (assumption); LPDDR4 at GDDR6's 7.5 pJ/bit (assumption; Micron's GDDR6 figure); NoC 0.5 pJ/bit per hop (assumption); matrix_busy_w: Wormhole's fitted energy per peak FP8 FLOP x the e150's 332 TFLOPS (assumption)",
         calibrated: "none on Grayskull: matrix_busy_w carries Wormhole's fit (to the n150's TBP) per FLOP; the e150's full-load power is then a prediction of its 200 W TBP",
+        limit_w: Some(E150_TBP_W),
     },
 ];
 
@@ -163,18 +165,7 @@ impl BoardPower {
     /// `e`, or why it cannot be printed: a figure that is not finite or is negative, or a mean
     /// power per chip above the board's TBP (which the fit makes the most a chip can draw).
     pub fn check(&self, e: &Energy) -> Result<(), String> {
-        let b = e.energy_breakdown_j;
-        let figures = [
-            ("energy_j", e.energy_j),
-            ("average_power_w", e.average_power_w),
-            ("compute", b.compute),
-            ("memory", b.memory),
-            ("network", b.network),
-            ("idle", b.idle),
-        ];
-        if let Some((name, v)) = figures.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
-            return Err(format!("{name} = {v}: not a finite, non-negative figure"));
-        }
+        crate::check_figures(e)?;
         if e.average_power_w > self.tbp_w * (1.0 + 1e-9) {
             return Err(format!(
                 "a mean {:.1} W per chip is above the {}'s {} W TBP: the run's activity is outside what the power figures were fitted to",

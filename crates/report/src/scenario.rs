@@ -257,7 +257,7 @@ pub fn result_energy(
             .map(|(i, m, _)| {
                 let s = &scenario.systems[*i];
                 let power = ChipPower::of_chip(s.chip_name())?;
-                let e = podsim_system::energy::collective(&power, m.ranks as u64, setup.bytes, m);
+                let e = podsim_system::energy::collective(&power, m.ranks as u64, setup.bytes, m)?;
                 Ok((s.name.clone(), e))
             })
             .collect(),
@@ -265,7 +265,7 @@ pub fn result_energy(
             let power = ChipPower::of_chip(Some(&spec.chip.name))?;
             Ok(vec![(
                 spec.system.name.clone(),
-                EnergyOutput::new(&power, &result.activity, None),
+                EnergyOutput::new(&power, &result.activity, None)?,
             )])
         }
     }

@@ -97,13 +97,14 @@ pub fn power_timeline(
 /// A collective's energy on `chips` chips of `power`: every chip's idle power for the
 /// collective's time and the energy per byte per link crossing of what the flow model's links
 /// carried; performance per watt is the algorithm bandwidth (`bytes` per rank over the time)
-/// per watt.
+/// per watt. An energy the chip's figures cannot stand for is an error
+/// ([`ChipPower::check`]).
 pub fn collective(
     power: &ChipPower,
     chips: u64,
     bytes: u64,
     m: &podsim_collective::Measurement,
-) -> EnergyOutput {
+) -> Result<EnergyOutput, String> {
     let activity = Activity {
         chips,
         seconds: m.time_s,

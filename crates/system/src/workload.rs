@@ -543,9 +543,9 @@ impl<'a> WorkloadOutput<'a> {
         mut self,
         r: &WorkloadResult,
         power: &crate::energy::ChipPower,
-    ) -> WorkloadOutput<'a> {
-        self.energy = Some(crate::energy::EnergyOutput::new(power, &r.activity, None));
-        self
+    ) -> Result<WorkloadOutput<'a>, String> {
+        self.energy = Some(crate::energy::EnergyOutput::new(power, &r.activity, None)?);
+        Ok(self)
     }
 }
 

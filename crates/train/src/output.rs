@@ -365,14 +365,14 @@ impl StepOutput {
         t: &Transformer,
         r: &StepReport,
         power: &podsim_system::energy::ChipPower,
-    ) -> StepOutput {
+    ) -> Result<StepOutput, String> {
         let model_flops_per_s = 3.0 * t.forward_flops_per_seq() * r.throughput_seqs_per_s;
         self.energy = Some(podsim_system::energy::EnergyOutput::new(
             power,
             &r.activity,
             Some((model_flops_per_s, "model FLOP/s per W")),
-        ));
-        self
+        )?);
+        Ok(self)
     }
 
     /// The text `podsim train` prints: a line naming the model and system, then the table.

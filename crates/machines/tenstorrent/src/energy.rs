@@ -51,7 +51,8 @@ pub fn energy(
     board
         .check(&p.energy(a))
         .map_err(|why| TtError::Energy(format!("{chip}: {why}")))?;
-    let out = EnergyOutput::new(&p, a, work_per_s);
+    let out = EnergyOutput::new(&p, a, work_per_s)
+        .map_err(|why| TtError::Energy(format!("{chip}: {why}")))?;
     match out.perf_per_watt {
         Some(v) if !v.is_finite() || v < 0.0 => Err(TtError::Energy(format!(
             "{chip}: perf_per_watt = {v}: not a finite, non-negative figure"
