@@ -114,18 +114,22 @@ fn packet_headers_cost_bandwidth() {
     assert_eq!(finish(&mut m)[0].end.as_ps(), 4_608_000);
 }
 
-#[test]
-fn fat_tree_flows_spread_over_equal_cost_paths() {
-    // k = 4: hosts 0 and 15 are in different pods, 4 paths. With ECMP a lone transfer is limited
-    // only by the host links (1 link each way): same time as one path, but each core link
-    // carries a quarter.
+/// A k = 4 fat tree of 1 GB/s links without latency.
+fn fat_tree_k4() -> Network {
     let link = LinkSpec {
         kind: LinkKind::Electrical,
         bandwidth: Bandwidth::from_gbps(1).unwrap(),
         latency: SimDuration::ZERO,
     };
-    let net = Network::FatTree(podsim_topology::FatTree::new(4, link).unwrap());
-    let mut m = FlowModel::new(net, Packetization::NONE, true);
+    Network::FatTree(podsim_topology::FatTree::new(4, link).unwrap())
+}
+
+#[test]
+fn fat_tree_flows_spread_over_equal_cost_paths() {
+    // k = 4: hosts 0 and 15 are in different pods, 4 paths. With ECMP a lone transfer is limited
+    // only by the host links (1 link each way): same time as one path, but each core link
+    // carries a quarter.
+    let mut m = FlowModel::new(fat_tree_k4(), Packetization::NONE, true);
     m.send(SimTime::ZERO, NodeId(0), NodeId(15), Bytes(1_000_000), 0)
         .unwrap();
     let loads = m.link_loads();
@@ -704,13 +708,7 @@ fn the_analytic_model_spreads_a_transfer_over_paths_that_share_a_link() {
     // its one 1 GB/s link and reaching host 15 by its one. Spread evenly, each path carries a
     // quarter and the host links carry it all: 1e6 B / 1e9 B/s = 1 ms, the flow model's time
     // (fat_tree_flows_spread_over_equal_cost_paths), not a quarter of it.
-    let link = LinkSpec {
-        kind: LinkKind::Electrical,
-        bandwidth: Bandwidth::from_gbps(1).unwrap(),
-        latency: SimDuration::ZERO,
-    };
-    let net = Network::FatTree(podsim_topology::FatTree::new(4, link).unwrap());
-    let m = crate::AnalyticModel::new(net, Packetization::NONE);
+    let m = crate::AnalyticModel::new(fat_tree_k4(), Packetization::NONE);
     let t = m
         .lone_time(NodeId(0), NodeId(15), Bytes(1_000_000))
         .unwrap();
