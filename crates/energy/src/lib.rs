@@ -344,12 +344,14 @@ impl EnergyOutput {
             ),
             (
                 "power".to_string(),
-                vec![format!(
-                    "{:.1} W per chip, {} for {} chips",
-                    self.average_power_w,
-                    watts(self.average_power_w * self.chips as f64),
-                    self.chips
-                )],
+                vec![match self.chips {
+                    1 => format!("{:.1} W, one chip", self.average_power_w),
+                    n => format!(
+                        "{:.1} W per chip, {} for {n} chips",
+                        self.average_power_w,
+                        watts(self.average_power_w * n as f64),
+                    ),
+                }],
             ),
         ];
         if let Some(p) = self.perf_per_watt {
