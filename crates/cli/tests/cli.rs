@@ -2495,7 +2495,8 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
         &["--energy", "no power figures"],
     );
     // The data-parallel example keeps the A100s' tensor cores streaming most of the run:
-    // 432.9 W a chip by the power figures, above the A100's 400 W TDP, so it is refused.
+    // 527.2 W a chip by the power figures (90 W idle + 448.5 W x a busy share near 0.97),
+    // above the A100's 400 W TDP, so it is refused.
     expect_error(
         &[
             "workload",
@@ -2504,7 +2505,7 @@ fn energy_is_reported_conserved_and_refused_where_it_cannot_be() {
             "examples/machines/dgx-a100.toml",
             "--energy",
         ],
-        &["432.9 W", "400 W limit"],
+        &["527.2 W", "400 W limit"],
     );
 }
 

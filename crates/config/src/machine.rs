@@ -20,6 +20,11 @@
 //! tiling = "grid"                    #   grid (default) or columns: how the arrays share a product
 //! memory = "80 GiB"                  # capacity
 //! memory_bandwidth = "3.35 TB/s"
+//! matrix_efficiency = 0.85           # optional: the fraction of the matrix units' modelled
+//!                                    #   rate a GEMM kernel sustains (default 1)
+//! memory_efficiency = 0.4            # optional: the fraction of memory_bandwidth the work
+//!                                    #   outside GEMMs sustains (default 1)
+//! efficiency_source = "..."          # where those two come from (needed with either)
 //! source = "..."
 //!
 //! [[link]]                           # a link class
@@ -48,7 +53,7 @@ use toml::Spanned;
 
 use podsim_system::choices::Tiling;
 use podsim_system::cluster::{
-    Fabric, LinkClass, MachineChip, MachineSpec, MatrixUnit, Scope, Tier,
+    Fabric, Fraction, LinkClass, MachineChip, MachineSpec, MatrixUnit, Scope, Tier,
 };
 use podsim_system::{SystemSpec, TopoSpec};
 use podsim_units::{Bandwidth, Bytes, FlopRate, Frequency, SimDuration};
@@ -98,6 +103,12 @@ struct RawChip {
     memory: Option<Spanned<String>>,
     #[serde(default)]
     memory_bandwidth: Option<Spanned<String>>,
+    #[serde(default)]
+    matrix_efficiency: Option<Spanned<f64>>,
+    #[serde(default)]
+    memory_efficiency: Option<Spanned<f64>>,
+    #[serde(default)]
+    efficiency_source: Option<Spanned<String>>,
     #[serde(default)]
     source: Option<String>,
 }
@@ -589,6 +600,16 @@ fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigErro
         (None, None) => return Err(need("name")),
     };
     let unit = matrix_unit(ctx, raw)?;
+    if let (Some(v), Some(p)) = (&raw.matrix_flops, &preset) {
+        return ctx.err(
+            Some(v.span()),
+            "chip.matrix_flops",
+            format!(
+                "the {} preset's matrix units set its peak; drop matrix_flops, or give matrix_unit, matrix_units and clock to change them",
+                p.name
+            ),
+        );
+    }
     let matrix_flops = match (&raw.matrix_flops, unit, &preset) {
         (Some(v), Some(_), _) => {
             return ctx.err(
@@ -656,12 +677,50 @@ fn chip(ctx: &Ctx<'_>, raw: &Spanned<RawChip>) -> Result<MachineChip, ConfigErro
         },
         (None, None) => return Err(need("memory")),
     };
+    let fraction = |v: &Option<Spanned<f64>>, key: &str| -> Result<Option<Fraction>, ConfigError> {
+        match v {
+            None => Ok(None),
+            Some(e) if Fraction::new(*e.get_ref()).is_some() => Ok(Fraction::new(*e.get_ref())),
+            Some(e) => ctx.err(
+                Some(e.span()),
+                key,
+                format!(
+                    "{} is no fraction of the peak; expected a number above 0 and at most 1, such as 0.85",
+                    e.get_ref()
+                ),
+            ),
+        }
+    };
+    let matrix_efficiency = fraction(&raw.matrix_efficiency, "chip.matrix_efficiency")?;
+    let memory_efficiency = fraction(&raw.memory_efficiency, "chip.memory_efficiency")?;
+    match (
+        &raw.efficiency_source,
+        matrix_efficiency.or(memory_efficiency),
+    ) {
+        (None, Some(_)) => {
+            return ctx.err(
+                Some(span),
+                "chip.efficiency_source",
+                "matrix_efficiency and memory_efficiency name where they come from (a measurement, a fit, an assumption); give efficiency_source",
+            );
+        }
+        (Some(v), None) => {
+            return ctx.err(
+                Some(v.span()),
+                "chip.efficiency_source",
+                "names the source of matrix_efficiency or memory_efficiency, and the chip states neither; drop the key",
+            );
+        }
+        _ => {}
+    }
     Ok(MachineChip {
         name,
         matrix_flops,
         memory,
         memory_bandwidth,
         matrix_unit: unit,
+        matrix_efficiency,
+        memory_efficiency,
         source: raw.source.clone().unwrap_or_default(),
     })
 }

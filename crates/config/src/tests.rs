@@ -558,3 +558,69 @@ fn command_runs_hold_a_command_line_and_take_no_other_keys() {
         assert!(e.to_string().contains(says), "{e}");
     }
 }
+
+#[test]
+fn a_training_case_takes_an_inline_model_and_counts_megatrons_flops() {
+    // GPT-3 175B's shape as a table of model-file keys, on a 4x4x4 TPU v4 slice (64 chips,
+    // [1,1,8,8]), a batch of 16.
+    let text = r#"
+[[case]]
+figure = "f"
+source = "s"
+class = "prediction"
+quantity = "QUANTITY"
+published = "PUBLISHED"
+tolerance = "TOLERANCE"
+tolerance_reason = "r"
+[case.train]
+model = { name = "gpt-like", layers = 2, d_model = 12288, heads = 96, d_ff = 49152, vocabulary = 51200, sequence = 2048, batch = 16 }
+system = "tpuv4:slice=4x4x4"
+parallel = "[1,1,8,8]"
+partition = "1d/1d"
+"#;
+    let case = |q: &str, p: &str, t: &str| {
+        let t = text
+            .replace("QUANTITY", q)
+            .replace("PUBLISHED", p)
+            .replace("TOLERANCE", t);
+        parse_validation("v.toml", &t).unwrap().remove(0)
+    };
+    let seqs = case("train_throughput", "1", "0.1").evaluate().unwrap().unwrap() as f64 / 1000.0;
+    let flops = case("train_tflops_per_chip", "100 TFLOP/s", "10 TFLOP/s")
+        .evaluate()
+        .unwrap()
+        .unwrap() as f64;
+    // Megatron's count a sequence (Narayanan et al. 2021, section 5.1), by hand:
+    // 96 x 2048 x 2 x 12288^2 x (1 + 2048/73728 + 51200/(16 x 2 x 12288)) =
+    // 5.9374e13 x (1 + 0.027778 + 0.130208) = 6.8754e13 FLOPs; FLOP/s a chip = that x the
+    // sequences a second / 64 chips.
+    let per_seq = 96.0 * 2048.0 * 2.0 * 12288f64.powi(2)
+        * (1.0 + 2048.0 / 73728.0 + 51200.0 / (16.0 * 2.0 * 12288.0));
+    assert!((per_seq / 6.8754e13 - 1.0).abs() < 1e-4);
+    // seqs is rounded to thousandths of a sequence a second.
+    assert!((flops / (per_seq * seqs / 64.0) - 1.0).abs() < 1e-3, "{flops} {seqs}");
+    // A table that is no model names the inner key; a number is neither name nor table.
+    let e = parse_validation(
+        "v.toml",
+        &text
+            .replace("QUANTITY", "train_throughput")
+            .replace("PUBLISHED", "1")
+            .replace("TOLERANCE", "0.1")
+            .replace("d_model = 12288, ", ""),
+    )
+    .unwrap_err();
+    assert!(e.key.contains("train.model") && e.why.contains("d_model"), "{e}");
+    let e = parse_validation(
+        "v.toml",
+        &text
+            .replace("QUANTITY", "train_throughput")
+            .replace("PUBLISHED", "1")
+            .replace("TOLERANCE", "0.1")
+            .replace(
+                "model = { name = \"gpt-like\", layers = 2, d_model = 12288, heads = 96, d_ff = 49152, vocabulary = 51200, sequence = 2048, batch = 16 }",
+                "model = 3",
+            ),
+    )
+    .unwrap_err();
+    assert!(e.why.contains("built-in model's name"), "{e}");
+}

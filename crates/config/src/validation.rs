@@ -499,11 +499,12 @@ fn machine_ref(
     crate::machine::machine_system(path, &text, nodes)
 }
 
-/// `[case.train]` as written: a built-in model and a step's configuration.
+/// `[case.train]` as written: a model (a built-in's name, or an inline table of a model file's
+/// keys) and a step's configuration.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTrain {
-    model: String,
+    model: toml::Value,
     system: String,
     #[serde(default)]
     nodes: Option<u32>,
@@ -537,24 +538,46 @@ fn train_case(
     let span = Some(raw.span());
     let r = raw.get_ref();
     let k = |x: &str| format!("{key}.{x}");
-    let model = Transformer::builtin(&r.model).map_or_else(
-        || {
-            let names: Vec<String> = Transformer::builtins()
-                .into_iter()
-                .map(|m| m.name)
-                .collect();
-            ctx.err(
-                span.clone(),
+    let model = match &r.model {
+        toml::Value::String(name) => Transformer::builtin(name).map_or_else(
+            || {
+                let names: Vec<String> = Transformer::builtins()
+                    .into_iter()
+                    .map(|m| m.name)
+                    .collect();
+                ctx.err(
+                    span.clone(),
+                    &k("model"),
+                    format!(
+                        "`{name}` is not a built-in model ({}); or give a table of a model file's keys",
+                        names.join(", ")
+                    ),
+                )
+            },
+            Ok,
+        )?,
+        toml::Value::Table(table) => {
+            let text = toml::to_string(table).or_else(|e| ctx.err(span.clone(), &k("model"), e))?;
+            crate::model::parse_model(&k("model"), &text).map_err(|e| ConfigError {
+                file: ctx.file.into(),
+                line: span
+                    .clone()
+                    .map(|s| crate::error::line_of(ctx.text, s.start)),
+                key: format!("{}.{}", k("model"), e.key),
+                why: e.why,
+            })?
+        }
+        other => {
+            return ctx.err(
+                span,
                 &k("model"),
                 format!(
-                    "`{}` is not a built-in model ({})",
-                    r.model,
-                    names.join(", ")
+                    "expected a built-in model's name or a table of a model file's keys (layers, d_model, heads, ...), not a {}",
+                    other.type_str()
                 ),
-            )
-        },
-        Ok,
-    )?;
+            );
+        }
+    };
     let system = if r.system.ends_with(".toml") {
         machine_ref(
             ctx,
@@ -839,7 +862,10 @@ fn value(ctx: &Ctx<'_>, q: Quantity, v: &Spanned<String>, key: &str) -> Result<u
             ),
         };
     }
-    if matches!(q, Quantity::PeakFlops | Quantity::Fp32Flops) {
+    if matches!(
+        q,
+        Quantity::PeakFlops | Quantity::Fp32Flops | Quantity::TrainTflopsPerChip
+    ) {
         return s.parse::<FlopRate>().map(|r| r.0).or_else(|e| {
             ctx.err(
                 Some(v.span()),
@@ -944,13 +970,16 @@ pub fn parse_validation_with(
             }
             let is_train = matches!(
                 q,
-                Quantity::TrainThroughput | Quantity::TrainSpeedup | Quantity::TrainMfu
+                Quantity::TrainThroughput
+                    | Quantity::TrainSpeedup
+                    | Quantity::TrainMfu
+                    | Quantity::TrainTflopsPerChip
             );
             if let (Some(t), false) = (&c.train, is_train) {
                 return ctx.err(
                     Some(t.span()),
                     &key("train"),
-                    "only a train_throughput, train_speedup or train_mfu case reads [case.train]; drop it",
+                    "only a train_throughput, train_speedup, train_mfu or train_tflops_per_chip case reads [case.train]; drop it",
                 );
             }
             if let (Some(t), false) = (&c.train_baseline, q == Quantity::TrainSpeedup) {

@@ -36,7 +36,7 @@ fn time_to_train_is_samples_over_batch_times_the_step() {
     let steps = 5_533_259.0 / 16_384.0;
     assert!((r.time_to_train_s - steps * r.step.step_time_s).abs() < 1e-12);
     // The A100 on BERT runs at section 7.2's measured 1280 MHz, so no chip is busier than
-    // its whole step and its power stays under the 400 W limit (90 W idle + 347.6 W x busy).
+    // its whole step and its power stays under the 400 W limit (90 W idle + 448.5 W x busy).
     let busy = r.step.activity.matrix_busy_s / r.step.activity.chips as f64;
     assert!(busy <= r.step.step_time_s);
     assert!(r.power_w > 90.0 && r.power_w < 400.0, "{} W", r.power_w);

@@ -10,13 +10,14 @@ pub const A100_IDLE_W: f64 = 90.0;
 /// The A100's tensor cores' power while they stream, watts: calibrated. Fitted once so that
 /// MLPerf BERT on 64 A100s (`podsim_tpu::mlperf::run_a100`, eight nodes of
 /// examples/machines/dgx-a100.toml) draws Table 6's 380 W a chip: with the other figures
-/// fixed the power is linear in this one, 115.99 W (idle and the memory and links' energy) +
-/// P x 0.7595 (the share of the step the tensor cores stream) = 380 W gives P = 347.6 W. Fully
-/// busy, 90 + 347.6 W would exceed the A100's 400 W limit, which GPU software enforces by
+/// fixed the power is linear in this one, 107.74 W (idle and the memory and links' energy) +
+/// P x 0.6071 (the share of the step the tensor cores stream, at the machine file's fitted
+/// kernel efficiencies) = 380 W gives P = 448.5 W. Fully busy, 90 + 448.5 W would exceed the
+/// A100's 400 W limit, which GPU software enforces by
 /// lowering the clock (section 7.2's 1280 MHz on BERT): podsim models that cap only as the
 /// clock a run states (`podsim_tpu::mlperf::A100_BERT_CLOCK_HZ`), and refuses a run whose
 /// mean power comes out above [`A100_TDP_W`] ([`crate::ChipPower::check`]).
-pub const A100_MATRIX_BUSY_W: f64 = 347.6;
+pub const A100_MATRIX_BUSY_W: f64 = 448.5;
 
 /// GPU power figures, each with its source.
 pub const GPU_POWER: [ChipPower; 1] = [ChipPower {
@@ -41,8 +42,8 @@ mod tests {
     #[test]
     fn a100_runs_above_its_tdp_are_refused() {
         let p = ChipPower::preset("a100").unwrap();
-        // One chip for a second, tensor cores streaming 80% of it: 90 W + 0.8 x 347.6 W =
-        // 368.08 W, under 400 W; streaming all of it: 437.6 W, over.
+        // One chip for a second, tensor cores streaming 60% of it: 90 W + 0.6 x 448.5 W =
+        // 359.1 W, under 400 W; streaming all of it: 538.5 W, over.
         let at = |busy: f64| {
             p.energy(&Activity {
                 chips: 1,
@@ -51,10 +52,10 @@ mod tests {
                 ..Default::default()
             })
         };
-        let under = at(0.8);
-        assert!((under.average_power_w - 368.08).abs() < 1e-9);
+        let under = at(0.6);
+        assert!((under.average_power_w - 359.1).abs() < 1e-9);
         assert!(p.check(&under).is_ok());
         let why = p.check(&at(1.0)).unwrap_err();
-        assert!(why.contains("437.6 W") && why.contains("400 W"), "{why}");
+        assert!(why.contains("538.5 W") && why.contains("400 W"), "{why}");
     }
 }

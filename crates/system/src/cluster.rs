@@ -44,8 +44,47 @@ pub struct MachineChip {
     pub memory_bandwidth: podsim_units::Bandwidth,
     /// Its matrix units, where the file or the preset states them.
     pub matrix_unit: Option<MatrixUnit>,
+    /// The fraction of its matrix units' modelled rate a GEMM kernel sustains, where the file
+    /// states one (`matrix_efficiency`; none: the tiling model's rate).
+    pub matrix_efficiency: Option<Fraction>,
+    /// The fraction of its memory bandwidth the work outside GEMMs sustains, where the file
+    /// states one (`memory_efficiency`; none: the full bandwidth).
+    pub memory_efficiency: Option<Fraction>,
     /// Where the figures come from.
     pub source: String,
+}
+
+/// A fraction in (0, 1], finite (so equality is total).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Fraction(f64);
+
+impl Eq for Fraction {}
+
+impl Fraction {
+    /// `v` if it is finite, above 0 and at most 1.
+    pub fn new(v: f64) -> Option<Fraction> {
+        (v.is_finite() && v > 0.0 && v <= 1.0).then_some(Fraction(v))
+    }
+
+    /// Its value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl MachineChip {
+    /// The memory bandwidth the chip's kernels sustain: `memory_bandwidth` x
+    /// `memory_efficiency` (the full bandwidth where the file states no efficiency).
+    pub fn sustained_memory_bandwidth(&self) -> Result<podsim_units::Bandwidth, String> {
+        let e = self.memory_efficiency.map_or(1.0, Fraction::get);
+        let b = (self.memory_bandwidth.bytes_per_s() as f64 * e).round() as u64;
+        podsim_units::Bandwidth::from_bytes_per_s(b).ok_or_else(|| {
+            format!(
+                "chip `{}`: memory_bandwidth x memory_efficiency is no bandwidth",
+                self.name
+            )
+        })
+    }
 }
 
 /// A chip's matrix units: `count` arrays of `rows` x `cols` multiply-accumulate cells at

@@ -77,6 +77,10 @@ pub struct Arrays {
     /// How a unit gets its next weight tile: serially, or double-buffered as a TPU's MXUs
     /// (`podsim_compute::gemm::WeightLoad`).
     pub weight_load: podsim_compute::gemm::WeightLoad,
+    /// The fraction of the tiling model's rate a GEMM kernel sustains (0 < e <= 1): 1 for a
+    /// preset, a machine file's `matrix_efficiency` otherwise. A product's time is the tiling
+    /// model's divided by it.
+    pub efficiency: f64,
 }
 
 impl Arrays {
@@ -133,7 +137,7 @@ impl Arrays {
                 .map_err(|e| e.to_string())?;
             cycles = cycles.min(r.cycles);
         }
-        let ps = (cycles as f64 * 1e12 / self.clock_hz as f64).ceil();
+        let ps = (cycles as f64 * 1e12 / self.clock_hz as f64 / self.efficiency).ceil();
         if !(ps.is_finite() && ps < u64::MAX as f64) {
             return Err("the product takes longer than 64-bit picoseconds hold".into());
         }
@@ -163,6 +167,7 @@ impl ChipSpec {
                 clock_hz: c.clock_hz,
                 tiling: c.tiling,
                 weight_load: c.weight_load,
+                efficiency: 1.0,
                 formats: c
                     .matrix_formats
                     .split(',')
@@ -187,7 +192,20 @@ impl ChipSpec {
     /// units describe (units taking BF16, as the file's `matrix_flops` counts them; no vector
     /// rate or on-chip memory level, which the file does not state).
     pub fn of_machine(c: &crate::cluster::MachineChip) -> Result<ChipSpec, String> {
-        if let Some(p) = ChipSpec::preset(&c.name) {
+        if let Some(mut p) = ChipSpec::preset(&c.name) {
+            // The file's figures where it states them (its loader fills the rest from the
+            // preset, so these are the preset's own otherwise).
+            p.memory = c.sustained_memory_bandwidth()?;
+            p.arrays.efficiency = c
+                .matrix_efficiency
+                .map_or(1.0, crate::cluster::Fraction::get);
+            if let Some(u) = c.matrix_unit {
+                p.matrix = c.matrix_flops;
+                p.arrays.units = u64::from(u.count);
+                p.arrays.shape = (u64::from(u.rows), u64::from(u.cols));
+                p.arrays.clock_hz = u.clock.as_hz();
+                p.arrays.tiling = u.tiling;
+            }
             return Ok(p);
         }
         let u = c.matrix_unit.ok_or_else(|| {
@@ -200,7 +218,7 @@ impl ChipSpec {
             name: c.name.clone(),
             matrix: c.matrix_flops,
             vector: None,
-            memory: c.memory_bandwidth,
+            memory: c.sustained_memory_bandwidth()?,
             cmem: None,
             arrays: Arrays {
                 units: u64::from(u.count),
@@ -211,6 +229,9 @@ impl ChipSpec {
                 // A machine file does not say how its units load weights: serially, the
                 // tiling model's default.
                 weight_load: podsim_compute::gemm::WeightLoad::Serial,
+                efficiency: c
+                    .matrix_efficiency
+                    .map_or(1.0, crate::cluster::Fraction::get),
             },
             source: c.source.clone(),
         })

@@ -250,6 +250,7 @@ fn a_grid_of_tiles_is_never_slower_than_columns_and_equal_on_one_row() {
         formats: vec!["bf16".into()],
         tiling,
         weight_load: podsim_compute::gemm::WeightLoad::Serial,
+        efficiency: 1.0,
     };
     let (cols, grid) = (arrays(Tiling::Columns), arrays(Tiling::Grid));
     for (m, n, k) in [
@@ -274,4 +275,35 @@ fn a_grid_of_tiles_is_never_slower_than_columns_and_equal_on_one_row() {
         grid.gemm_time(2048, 64, 512, "bf16").unwrap()
             < cols.gemm_time(2048, 64, 512, "bf16").unwrap()
     );
+}
+
+#[test]
+fn a_machine_files_efficiencies_slow_its_gemms_and_its_memory() {
+    use podsim_system::cluster::{Fraction, MachineChip};
+    use podsim_system::workload::ChipSpec;
+    use podsim_units::{Bandwidth, Bytes, FlopRate};
+    // The a100 preset as a machine file states it, at peak, then at half of the tiling
+    // model's rate and a quarter of HBM's bandwidth.
+    let peak = ChipSpec::preset("a100").unwrap();
+    let chip = |m: Option<f64>, b: Option<f64>| MachineChip {
+        name: "a100".into(),
+        matrix_flops: peak.matrix,
+        memory: Bytes(80 << 30),
+        memory_bandwidth: Bandwidth::from_bytes_per_s(2_039_000_000_000).unwrap(),
+        matrix_unit: None,
+        matrix_efficiency: m.and_then(Fraction::new),
+        memory_efficiency: b.and_then(Fraction::new),
+        source: String::new(),
+    };
+    let full = ChipSpec::of_machine(&chip(None, None)).unwrap();
+    assert_eq!(full, peak);
+    let slow = ChipSpec::of_machine(&chip(Some(0.5), Some(0.25))).unwrap();
+    // Twice the time, to the picosecond the model rounds up to.
+    let (m, n, k) = (4096, 4608, 12288);
+    let t = |c: &ChipSpec| c.arrays.gemm_time(m, n, k, "bf16").unwrap().as_ps();
+    assert!(t(&slow).abs_diff(2 * t(&full)) <= 1, "{} {}", t(&slow), t(&full));
+    // 2039 GB/s x 0.25 = 509.75 GB/s.
+    assert_eq!(slow.memory.bytes_per_s(), 509_750_000_000);
+    // The peak MFU counts against is the datasheet's, unchanged.
+    assert_eq!(slow.matrix, FlopRate(peak.matrix.0));
 }

@@ -118,6 +118,10 @@ pub enum Quantity {
     TrainSpeedup,
     /// Model-FLOPs utilisation of `[case.train]`'s step, a fraction held in thousandths.
     TrainMfu,
+    /// A step's hardware FLOP/s per chip as Megatron-LM counts them (Narayanan et al. 2021,
+    /// SC'21, arXiv 2104.04473, section 5.1: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) a
+    /// step of B sequences, full recomputation included), over the step time and the chips.
+    TrainTflopsPerChip,
     /// Two-way bisection bandwidth of the system over its baseline's, held in thousandths.
     BisectionRatio,
     /// Time of `[case.dlrm_baseline]` over that of `[case.dlrm]` ([`podsim_tpu::dlrm`]),
@@ -207,7 +211,7 @@ pub struct TtCase {
 }
 
 /// The quantity names a case may use.
-pub const QUANTITIES: [&str; 55] = [
+pub const QUANTITIES: [&str; 56] = [
     "nodes",
     "links",
     "degree_max",
@@ -239,6 +243,7 @@ pub const QUANTITIES: [&str; 55] = [
     "train_throughput",
     "train_speedup",
     "train_mfu",
+    "train_tflops_per_chip",
     "bisection_ratio",
     "dlrm_speedup",
     "tofu_node_resource",
@@ -313,6 +318,7 @@ impl Quantity {
             "train_throughput" => Quantity::TrainThroughput,
             "train_speedup" => Quantity::TrainSpeedup,
             "train_mfu" => Quantity::TrainMfu,
+            "train_tflops_per_chip" => Quantity::TrainTflopsPerChip,
             "bisection_ratio" => Quantity::BisectionRatio,
             "dlrm_speedup" => Quantity::DlrmSpeedup,
             "tofu_node_resource" => Quantity::TofuNodeResource,
@@ -363,6 +369,7 @@ impl Quantity {
                 | Quantity::TrainThroughput
                 | Quantity::TrainSpeedup
                 | Quantity::TrainMfu
+                | Quantity::TrainTflopsPerChip
                 | Quantity::DlrmSpeedup
                 | Quantity::TofuNodeResource
                 | Quantity::TofuBarrier
@@ -519,6 +526,30 @@ impl Quantity {
                 .step()
                 .map_err(|e| QuantityError::Invalid(e.to_string()))?;
             return Ok((r.mfu * 1000.0).round() as u64);
+        }
+        if self == Quantity::TrainTflopsPerChip {
+            let c = case
+                .train
+                .as_ref()
+                .ok_or(QuantityError::Missing("a training case needs [case.train]"))?;
+            let r = c
+                .step()
+                .map_err(|e| QuantityError::Invalid(e.to_string()))?;
+            let t = &c.model;
+            let (s, l, h, v) = (
+                t.sequence as f64,
+                t.layers as f64,
+                t.d_model as f64,
+                t.vocabulary as f64,
+            );
+            let flops = 96.0
+                * r.config.batch as f64
+                * s
+                * l
+                * h
+                * h
+                * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+            return Ok((flops / r.step_time_s / r.config.parallel.chips() as f64).round() as u64);
         }
         if matches!(self, Quantity::TrainThroughput | Quantity::TrainSpeedup) {
             let step = |c: Option<&podsim_train::TrainCase>, what: &'static str| {
@@ -789,6 +820,7 @@ impl Quantity {
             | Quantity::TrainThroughput
             | Quantity::TrainSpeedup
             | Quantity::TrainMfu
+            | Quantity::TrainTflopsPerChip
             | Quantity::DlrmSpeedup
             | Quantity::TofuNodeResource
             | Quantity::TofuBarrier
@@ -910,7 +942,9 @@ impl Quantity {
             Quantity::RidgePoint => ("FLOP/B", 1000.0),
             Quantity::BisectionScalingExponent => ("exponent", 1000.0),
             Quantity::PutLatency | Quantity::TofuBarrierLatency => ("s", 1e12),
-            Quantity::PeakFlops | Quantity::Fp32Flops => ("FLOP/s", 1.0),
+            Quantity::PeakFlops | Quantity::Fp32Flops | Quantity::TrainTflopsPerChip => {
+                ("FLOP/s", 1.0)
+            }
             Quantity::Sram => ("B", 1.0),
             Quantity::BisectionBandwidth
             | Quantity::InjectionBandwidth
@@ -955,7 +989,10 @@ impl Quantity {
 
     /// Print a value of this quantity for people.
     pub fn show(self, v: u64) -> String {
-        if matches!(self, Quantity::PeakFlops | Quantity::Fp32Flops) {
+        if matches!(
+            self,
+            Quantity::PeakFlops | Quantity::Fp32Flops | Quantity::TrainTflopsPerChip
+        ) {
             format!("{:.3} TFLOP/s", v as f64 / 1e12)
         } else if matches!(
             self,
