@@ -585,7 +585,11 @@ partition = "1d/1d"
             .replace("TOLERANCE", t);
         parse_validation("v.toml", &t).unwrap().remove(0)
     };
-    let seqs = case("train_throughput", "1", "0.1").evaluate().unwrap().unwrap() as f64 / 1000.0;
+    let seqs = case("train_throughput", "1", "0.1")
+        .evaluate()
+        .unwrap()
+        .unwrap() as f64
+        / 1000.0;
     let flops = case("train_tflops_per_chip", "100 TFLOP/s", "10 TFLOP/s")
         .evaluate()
         .unwrap()
@@ -594,11 +598,17 @@ partition = "1d/1d"
     // 96 x 2048 x 2 x 12288^2 x (1 + 2048/73728 + 51200/(16 x 2 x 12288)) =
     // 5.9374e13 x (1 + 0.027778 + 0.130208) = 6.8754e13 FLOPs; FLOP/s a chip = that x the
     // sequences a second / 64 chips.
-    let per_seq = 96.0 * 2048.0 * 2.0 * 12288f64.powi(2)
+    let per_seq = 96.0
+        * 2048.0
+        * 2.0
+        * 12288f64.powi(2)
         * (1.0 + 2048.0 / 73728.0 + 51200.0 / (16.0 * 2.0 * 12288.0));
     assert!((per_seq / 6.8754e13 - 1.0).abs() < 1e-4);
     // seqs is rounded to thousandths of a sequence a second.
-    assert!((flops / (per_seq * seqs / 64.0) - 1.0).abs() < 1e-3, "{flops} {seqs}");
+    assert!(
+        (flops / (per_seq * seqs / 64.0) - 1.0).abs() < 1e-3,
+        "{flops} {seqs}"
+    );
     // A table that is no model names the inner key; a number is neither name nor table.
     let e = parse_validation(
         "v.toml",
@@ -609,7 +619,10 @@ partition = "1d/1d"
             .replace("d_model = 12288, ", ""),
     )
     .unwrap_err();
-    assert!(e.key.contains("train.model") && e.why.contains("d_model"), "{e}");
+    assert!(
+        e.key.contains("train.model") && e.why.contains("d_model"),
+        "{e}"
+    );
     let e = parse_validation(
         "v.toml",
         &text

@@ -301,7 +301,12 @@ fn a_machine_files_efficiencies_slow_its_gemms_and_its_memory() {
     // Twice the time, to the picosecond the model rounds up to.
     let (m, n, k) = (4096, 4608, 12288);
     let t = |c: &ChipSpec| c.arrays.gemm_time(m, n, k, "bf16").unwrap().as_ps();
-    assert!(t(&slow).abs_diff(2 * t(&full)) <= 1, "{} {}", t(&slow), t(&full));
+    assert!(
+        t(&slow).abs_diff(2 * t(&full)) <= 1,
+        "{} {}",
+        t(&slow),
+        t(&full)
+    );
     // 2039 GB/s x 0.25 = 509.75 GB/s.
     assert_eq!(slow.memory.bytes_per_s(), 509_750_000_000);
     // The peak MFU counts against is the datasheet's, unchanged.
