@@ -43,12 +43,14 @@ def gemm(array, dataflow, m, n, k):
     return _json.loads(_podsim.gemm(array, dataflow, int(m), int(n), int(k)))
 
 
-def workload(path, model=None):
-    """A workload file run on its machine (as `podsim workload FILE --json`); a missing file
-    raises FileNotFoundError."""
-    return _json.loads(_podsim.workload(str(path), model))
+def workload(path, model=None, energy=False):
+    """A workload file run on its machine (as `podsim workload FILE --json`; with energy=True,
+    `--energy`'s keys too: energy_j, average_power_w, energy_breakdown_j, perf_per_watt); a
+    missing file raises FileNotFoundError."""
+    return _json.loads(_podsim.workload(str(path), model, bool(energy)))
 
 
-def dram(chip="wormhole", placement="next-to-bank", data_rate=None):
-    """The Tenstorrent DRAM study (as `podsim dram --json`), its u-benchmark by default."""
-    return _json.loads(_podsim.dram(chip, placement, data_rate))
+def dram(chip="wormhole", placement="next-to-bank", data_rate=None, energy=False):
+    """The Tenstorrent DRAM study (as `podsim dram --json`), its u-benchmark by default; with
+    energy=True, `--energy`'s keys too."""
+    return _json.loads(_podsim.dram(chip, placement, data_rate, bool(energy)))

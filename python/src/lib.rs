@@ -52,10 +52,12 @@ fn gemm(array: &str, dataflow: &str, m: u64, n: u64, k: u64) -> PyResult<String>
 }
 
 /// A workload file run on its machine: the keys of `podsim workload FILE --json` (step time,
-/// compute, communication, what overlap did not hide, the critical path, each task's span).
+/// compute, communication, what overlap did not hide, the critical path, each task's span);
+/// with `energy`, those of `--energy` too (energy_j, average_power_w, energy_breakdown_j,
+/// perf_per_watt).
 #[pyfunction]
-#[pyo3(signature = (path, model=None))]
-fn workload(path: &str, model: Option<&str>) -> PyResult<String> {
+#[pyo3(signature = (path, model=None, energy=false))]
+fn workload(path: &str, model: Option<&str>, energy: bool) -> PyResult<String> {
     // A file that is missing or cannot be read is an OSError, as `open(path)` raises, with
     // the errno, the reason and the file name; a directory is an IsADirectoryError.
     let opened = std::fs::File::open(path).and_then(|f| f.metadata());
@@ -83,15 +85,15 @@ fn workload(path: &str, model: Option<&str>) -> PyResult<String> {
             _ => PyOSError::new_err(args),
         });
     }
-    json(results::workload(path, model))
+    json(results::workload(path, model, energy))
 }
 
 /// The Tenstorrent DRAM study, its u-benchmark setting with the placement and data rate
-/// given: the keys of `podsim dram --json`.
+/// given: the keys of `podsim dram --json`; with `energy`, those of `--energy` too.
 #[pyfunction]
-#[pyo3(signature = (chip, placement, data_rate=None))]
-fn dram(chip: &str, placement: &str, data_rate: Option<f64>) -> PyResult<String> {
-    json(results::dram(chip, placement, data_rate))
+#[pyo3(signature = (chip, placement, data_rate=None, energy=false))]
+fn dram(chip: &str, placement: &str, data_rate: Option<f64>, energy: bool) -> PyResult<String> {
+    json(results::dram(chip, placement, data_rate, energy))
 }
 
 /// The module.

@@ -109,8 +109,8 @@ pub fn gemm(array: &str, dataflow: &str, m: u64, n: u64, k: u64) -> Outcome {
     Ok(podsim_report::to_json(&GemmOutput::new(&spec, g)))
 }
 
-/// A workload file run on its machine: `podsim workload FILE [--model M] --json`.
-pub fn workload(path: &str, model: Option<&str>) -> Outcome {
+/// A workload file run on its machine: `podsim workload FILE [--model M] [--energy] --json`.
+pub fn workload(path: &str, model: Option<&str>, energy: bool) -> Outcome {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let spec = podsim_config::parse_workload(path, &text).map_err(|e| e.to_string())?;
     let model = match model {
@@ -121,16 +121,34 @@ pub fn workload(path: &str, model: Option<&str>) -> Outcome {
                 .2
         }
     };
+    // As the command: the energy needs the flow model's link loads and the chip's figures,
+    // both checked before the run.
+    let power = if energy {
+        if model != podsim_collective::ModelKind::Flow {
+            return Err(format!(
+                "energy: the energy of the links comes from the flow model's link loads; the {} model does not report them: give model=\"flow\"",
+                model.name()
+            ));
+        }
+        Some(
+            podsim_system::energy::ChipPower::of_chip(Some(&spec.chip.name))
+                .map_err(|e| format!("energy: {e}"))?,
+        )
+    } else {
+        None
+    };
     let (net, r) =
         podsim_system::scenario::run_workload(&spec, model).map_err(|e| e.to_string())?;
-    Ok(podsim_report::to_json(
-        &podsim_system::workload::WorkloadOutput::new(&spec, &r, model, net.endpoints()),
-    ))
+    let mut out = podsim_system::workload::WorkloadOutput::new(&spec, &r, model, net.endpoints());
+    if let Some(p) = &power {
+        out = out.with_energy(&r, p)?;
+    }
+    Ok(podsim_report::to_json(&out))
 }
 
 /// The Tenstorrent DRAM study, its u-benchmark setting with the chip, placement and data rate
-/// given: `podsim dram --chip C --placement P [--data-rate R] --json`.
-pub fn dram(chip: &str, placement: &str, data_rate: Option<f64>) -> Outcome {
+/// given: `podsim dram --chip C --placement P [--data-rate R] [--energy] --json`.
+pub fn dram(chip: &str, placement: &str, data_rate: Option<f64>, energy: bool) -> Outcome {
     use podsim_tenstorrent::placement::Placement;
     use podsim_tenstorrent::study::{self as tt_study, DramOutput, Study};
     let chip = match chip {
@@ -152,5 +170,10 @@ pub fn dram(chip: &str, placement: &str, data_rate: Option<f64>) -> Outcome {
         ..Study::u_benchmark(rate)
     };
     let r = tt_study::run(&s)?;
-    Ok(podsim_report::to_json(&DramOutput::new(&s, &r)))
+    let out = DramOutput::new(&s, &r);
+    if !energy {
+        return Ok(podsim_report::to_json(&out));
+    }
+    let e = podsim_tenstorrent::energy::dram_energy(&s, &r).map_err(|e| format!("energy: {e}"))?;
+    Ok(podsim_report::to_json_with(&out, Some(&e)))
 }

@@ -68,6 +68,27 @@ def main():
     d = podsim.dram()
     assert abs(d["bandwidth_bytes_per_s"] - 267e9) < 0.5e9, d
     assert d["chip"] == "wormhole" and d["placement"] == "next-to-bank" and d["noc"] == 0, d
+    # With energy=True, `--energy`'s keys. The DRAM u-benchmark moves 13,369,344 B: at the
+    # GDDR6 7.5 pJ/bit that is 13369344 x 8 x 7.5e-12 J of memory energy, and the board draws
+    # its idle 19 W for the run, bytes over bandwidth seconds.
+    assert "energy_j" not in d, d
+    de = podsim.dram(energy=True)
+    parts = de["energy_breakdown_j"]
+    assert close(parts["memory"], 13369344 * 8 * 7.5e-12, 1e-9), de
+    assert close(parts["idle"], 19.0 * de["bytes"] / de["bandwidth_bytes_per_s"], 1e-3), de
+    assert close(sum(parts.values()), de["energy_j"], 1e-12), de
+    # A workload's breakdown sums to its total, which is the mean power per chip over the run.
+    we = podsim.workload(ROOT / "examples" / "workload-data-parallel.toml", energy=True)
+    assert close(sum(we["energy_breakdown_j"].values()), we["energy_j"], 1e-12), we
+    assert close(we["energy_j"], we["average_power_w"] * we["time_s"] * we["chips"], 1e-9), we
+    assert we["time_s"] == w["time_s"], (we, w)
+    # The links' energy needs the flow model: refused on the analytic one, as the command does.
+    try:
+        podsim.workload(ROOT / "examples" / "workload-data-parallel.toml", "analytic", True)
+    except ValueError as e:
+        assert "flow" in str(e), e
+    else:
+        raise AssertionError("energy on the analytic model should raise")
     # A missing workload file raises FileNotFoundError, as open() would, naming the file.
     missing = ROOT / "examples" / "no-such-workload.toml"
     try:

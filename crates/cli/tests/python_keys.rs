@@ -199,21 +199,36 @@ fn gemm_has_the_keys_of_gemm() {
 fn workload_has_the_keys_of_workload() {
     let file = repo().join("examples/workload-data-parallel.toml");
     let file = file.to_str().expect("a UTF-8 path");
-    same(python::workload(file, None), &["workload", file]);
+    same(python::workload(file, None, false), &["workload", file]);
     same(
-        python::workload(file, Some("analytic")),
+        python::workload(file, Some("analytic"), false),
         &["workload", file, "--model", "analytic"],
+    );
+    same(
+        python::workload(file, None, true),
+        &["workload", file, "--energy"],
     );
 }
 
 #[test]
 fn dram_has_the_keys_of_dram() {
     same(
-        python::dram("wormhole", "next-to-bank", None),
+        python::dram("wormhole", "next-to-bank", None, false),
         &["dram", "--chip", "wormhole", "--placement", "next-to-bank"],
     );
     same(
-        python::dram("grayskull", "top-rows", Some(7.4e9)),
+        python::dram("wormhole", "next-to-bank", None, true),
+        &[
+            "dram",
+            "--chip",
+            "wormhole",
+            "--placement",
+            "next-to-bank",
+            "--energy",
+        ],
+    );
+    same(
+        python::dram("grayskull", "top-rows", Some(7.4e9), false),
         &[
             "dram",
             "--chip",
