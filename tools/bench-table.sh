@@ -12,7 +12,7 @@
 #                   all-to-all (the baseline's 4096-chip ring takes minutes and ~11 GB; it runs
 #                   only with --pod-baseline)
 #   --pod-baseline  run the baseline on the pod-scale rows too
-#   --threads       also the packet level on a 32x32 mesh on 1, 2, 4 and 8 threads
+#   --threads       also the packet level on a 32x32 mesh and a 16x16x16 torus on 1, 2, 4 and 8 threads
 #                   (RAYON_NUM_THREADS): wall seconds, speed-up against one thread, and a check
 #                   that every thread count prints the same bytes
 #   --sweeps        also issue 38 item 2: `noc --router booksim --sweep 0.05:0.40:0.05` on the
@@ -246,34 +246,39 @@ print(f"{time.monotonic() - t:.3f}")
 fi
 if [ "$THREADS" = 1 ]; then
   echo "packet level on threads..." >&2
-  BIG=(noc --topology mesh:32x32 --rate 0.3 --cycles 5000 --json)
-  ref="$(mktemp)"
-  RAYON_NUM_THREADS=1 "$NEW" "${BIG[@]}" >"$ref"
-  cells=""
-  one=""
-  for t in 1 2 4 8; do
-    walls=()
-    for _ in $(seq 1 "$REPEATS"); do
-      out="$(mktemp)"; err="$(mktemp)"
-      RAYON_NUM_THREADS=$t /usr/bin/time -f "%e" "$NEW" "${BIG[@]}" >"$out" 2>"$err"
-      cmp -s "$out" "$ref" || { echo "bench-table.sh: $t threads printed other bytes than one" >&2; exit 1; }
-      walls+=("$(tail -1 "$err")")
-      rm -f "$out" "$err"
+  # threads_row LABEL ARGS...: wall seconds of `podsim ARGS` on 1, 2, 4 and 8 threads (every
+  # count checked to print one thread's bytes), and the baseline's on one thread.
+  threads_row() {
+    local label="$1"; shift
+    local ref; ref="$(mktemp)"
+    RAYON_NUM_THREADS=1 "$NEW" "$@" >"$ref"
+    local cells="" one="" t w ow out err
+    for t in 1 2 4 8; do
+      local walls=()
+      for _ in $(seq 1 "$REPEATS"); do
+        out="$(mktemp)"; err="$(mktemp)"
+        RAYON_NUM_THREADS=$t /usr/bin/time -f "%e" "$NEW" "$@" >"$out" 2>"$err"
+        cmp -s "$out" "$ref" || { echo "bench-table.sh: $t threads printed other bytes than one" >&2; exit 1; }
+        walls+=("$(tail -1 "$err")")
+        rm -f "$out" "$err"
+      done
+      w="$(median "${walls[@]}")"
+      [ -z "$one" ] && one="$w"
+      cells="$cells $t: $w s ($(ratio "$one" "$w"));"
     done
-    w="$(median "${walls[@]}")"
-    [ -z "$one" ] && one="$w"
-    cells="$cells $t: $w s ($(ratio "$one" "$w"));"
-  done
-  rm -f "$ref"
-  owalls=()
-  for _ in $(seq 1 "$REPEATS"); do
-    err="$(mktemp)"
-    RAYON_NUM_THREADS=1 /usr/bin/time -f "%e" "$OLD" "${BIG[@]}" >/dev/null 2>"$err"
-    owalls+=("$(tail -1 "$err")")
-    rm -f "$err"
-  done
-  ow="$(median "${owalls[@]}")"
-  echo "| packet level, own router, 32x32 mesh at 0.3, 5000 cycles, wall seconds by threads (same bytes on each; the fast engine, in a part per thread) |${cells%;} | 1: $ow s | $(ratio "$ow" "$one") faster on one thread | - | - | speed-up on 2, 4, 8 threads |"
+    rm -f "$ref"
+    local owalls=()
+    for _ in $(seq 1 "$REPEATS"); do
+      err="$(mktemp)"
+      RAYON_NUM_THREADS=1 /usr/bin/time -f "%e" "$OLD" "$@" >/dev/null 2>"$err"
+      owalls+=("$(tail -1 "$err")")
+      rm -f "$err"
+    done
+    ow="$(median "${owalls[@]}")"
+    echo "| packet level, own router, $label, wall seconds by threads (same bytes on each; the fast engine, in four parts per thread) |${cells%;} | 1: $ow s | $(ratio "$ow" "$one") faster on one thread | - | - | >= 1.7x on 2 threads |"
+  }
+  threads_row "32x32 mesh at 0.3, 5000 cycles" noc --topology mesh:32x32 --rate 0.3 --cycles 5000 --json
+  threads_row "16x16x16 torus at 0.3, 500 cycles" noc --topology torus:16x16x16 --rate 0.3 --cycles 500 --json
 fi
 if [ "$SWEEPS" = 1 ]; then
   echo "sweeps and seeds against BookSim..." >&2

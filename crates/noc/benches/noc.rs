@@ -234,12 +234,48 @@ fn engines(c: &mut Criterion) {
     g.finish();
 }
 
+/// Issue 38 item 4: the fast engine on a large network on one thread (a pool of one) and on
+/// all of the machine's (run from outside the pool, as `podsim noc` runs it: four parts a
+/// thread, the interfaces and the next cycle's draw beside them): the same results, so the
+/// ratio of the two is the speed-up. Shorter runs than the command's (`tools/bench-table.sh
+/// --threads` times those).
+fn threads(c: &mut Criterion) {
+    let mut g = c.benchmark_group("threads");
+    g.sample_size(10);
+    for (name, net, cycles) in [
+        ("mesh32x32", cube(&[32, 32], false), 1_000),
+        ("torus16x16x16", cube(&[16, 16, 16], true), 100),
+    ] {
+        let cfg = RouterConfig::default();
+        let s = RunSpec {
+            cycles,
+            sample_cycles: cycles / 2,
+            ..RunSpec::new(Pattern::Uniform, 0.3)
+        };
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let go = || run(&net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+        let once = one.install(go);
+        assert_eq!(once, go());
+        g.throughput(Throughput::Elements(once.flit_hops));
+        g.bench_function(format!("{name}_1thread"), |b| b.iter(|| one.install(go)));
+        g.bench_function(
+            format!("{name}_{}threads", rayon::current_num_threads()),
+            |b| b.iter(go),
+        );
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     flit_hops,
     sweeps,
     router_modes,
     engines,
-    booksim_sweeps
+    booksim_sweeps,
+    threads
 );
 criterion_main!(benches);

@@ -98,6 +98,18 @@ impl NocRouting {
     }
 }
 
+/// Every equal-cost path of a route, each its hops' links and VC classes.
+pub(crate) type Paths = Vec<Vec<(u32, u8)>>;
+
+/// A route found ahead of its packet by [`Fabric::find`].
+#[derive(Debug)]
+pub(crate) enum Found {
+    /// The route was cached.
+    Cached(RouteRef),
+    /// It was not: its paths, or why there are none.
+    Paths(Result<Paths, String>),
+}
+
 /// One route: its network links and the VC class of each hop.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RouteRef {
@@ -449,8 +461,34 @@ impl Fabric {
         (pairs as f64 * per).min(u64::MAX as f64) as u64
     }
 
-    /// The route from endpoint `src` to `dst`, computed once and cached.
-    pub(crate) fn route(&mut self, src: u32, dst: u32) -> Result<RouteRef, String> {
+    /// The route from endpoint `src` to `dst` as [`Fabric::route_found`] will give it, found
+    /// ahead without changing the cache: the cached route (which never changes once
+    /// cached), else its paths.
+    pub(crate) fn find(&self, src: u32, dst: u32) -> Found {
+        let slot = src as usize * self.endpoints + dst as usize;
+        match self.dense.get(slot).filter(|r| r.count > 0) {
+            Some(r) => Found::Cached(*r),
+            None => match self.cache.get(&(src, dst)) {
+                Some(r) => Found::Cached(*r),
+                None => Found::Paths(self.compute(NodeId(u64::from(src)), NodeId(u64::from(dst)))),
+            },
+        }
+    }
+
+    /// The route from endpoint `src` to `dst`, computed once and cached; where `found` holds
+    /// what [`Fabric::find`] gave for it, the cached route it found, or the paths it found
+    /// (used if the route is not cached yet).
+    pub(crate) fn route_found(
+        &mut self,
+        src: u32,
+        dst: u32,
+        found: Option<Found>,
+    ) -> Result<RouteRef, String> {
+        let found = match found {
+            Some(Found::Cached(r)) => return Ok(r),
+            Some(Found::Paths(p)) => Some(p),
+            None => None,
+        };
         let slot = src as usize * self.endpoints + dst as usize;
         if let Some(r) = self.dense.get(slot).filter(|r| r.count > 0) {
             return Ok(*r);
@@ -458,7 +496,10 @@ impl Fabric {
         if let Some(r) = self.cache.get(&(src, dst)) {
             return Ok(*r);
         }
-        let found = self.compute(NodeId(u64::from(src)), NodeId(u64::from(dst)))?;
+        let found = match found {
+            Some(found) => found?,
+            None => self.compute(NodeId(u64::from(src)), NodeId(u64::from(dst)))?,
+        };
         let len = found.first().map_or(0, Vec::len);
         if found.iter().any(|p| p.len() != len) || len > u16::MAX as usize {
             return Err(format!("paths from n{src} to n{dst} differ in length"));
@@ -492,7 +533,7 @@ impl Fabric {
     }
 
     /// Every path (links and classes) from `src` to `dst`.
-    fn compute(&self, src: NodeId, dst: NodeId) -> Result<Vec<Vec<(u32, u8)>>, String> {
+    fn compute(&self, src: NodeId, dst: NodeId) -> Result<Paths, String> {
         if src == dst {
             return Ok(vec![Vec::new()]);
         }

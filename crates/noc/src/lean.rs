@@ -2,8 +2,9 @@
 //! stage, round-robin arbitration, channels that take a flit every cycle, at most 8 VCs and
 //! at most 16 input and 16 output ports per router (64 input VCs in all, the VCs of a port
 //! rounded up to a power of two), in one part or, where [`Noc`] would split the network
-//! across threads and every channel has the same latency, in as many parts of whole 64-router
-//! words, one per thread. It decides exactly as
+//! across threads and every channel has the same latency, in parts of whole 64-router words,
+//! four per thread, which the threads share out as they come free, while beside them the
+//! interfaces eject and send and the traffic's next cycle is drawn. It decides exactly as
 //! [`Noc`] does (the same flits cross the same switches in the same cycles; tests compare the
 //! two whole, and the parts with one part), with each router's state in one value of
 //! fixed-size arrays and its allocators as operations on bit masks of its input VCs. [`Noc`]
@@ -16,7 +17,7 @@ use std::collections::VecDeque;
 
 use crate::NocError;
 use crate::config::Arbitration;
-use crate::fabric::{CLASS_SHIFT, Fabric};
+use crate::fabric::{CLASS_SHIFT, Fabric, Found};
 use crate::sim::{Arrival, Audit, Delivered, Flit, LinkStat, Noc, Packet, Route};
 
 /// Ports per router (in and out) and VCs per port the fast engine takes.
@@ -142,9 +143,9 @@ pub(crate) struct Lean {
     /// The latency of every router's channels, in and out, where they all have the same
     /// one (the usual case), else 0.
     uniform: u16,
-    /// The parts the routers step in, one thread each: the first router of each (a multiple
-    /// of 64) and the number of routers; one part unless the network is split across
-    /// threads, which needs `uniform`.
+    /// The parts the routers step in, shared out over the threads: the first router of each
+    /// (a multiple of 64) and the number of routers; one part unless the network is split
+    /// across threads, which needs `uniform`.
     bounds: Vec<usize>,
     /// The first buffer slot of each part, and the number of slots.
     slot_bounds: Vec<usize>,
@@ -173,7 +174,11 @@ pub(crate) struct Lean {
 /// channel slots its crossings fill (the first part's are the slots themselves, taken out of
 /// their wheels while the routers step): flits to routers and to interfaces, credits; the
 /// flit-hops, whether a flit crossed and the flits that found their buffer full.
+///
+/// Aligned to two cache lines, so that the parts' counts, written as their routers send, are
+/// never in one line (which the threads would pass back and forth).
 #[derive(Debug, Clone, Default)]
+#[repr(align(128))]
 struct PartOut {
     outbox: [Vec<Arrival>; 2],
     credits: Vec<u32>,
@@ -394,13 +399,17 @@ impl Lean {
         } else {
             0
         };
-        // The parts: as many as the general engine takes (one per thread on a large network),
-        // each whole 64-router words of the busy bits, with its routers' buffer slots in one run.
+        // The parts: four for each part the general engine takes (one per thread on a large
+        // network), each whole 64-router words of the busy bits, with its routers' buffer slots
+        // in one run. Four a thread, so that the threads even out the parts' work and what runs
+        // beside them (see `Lean::evaluate`): the thread that ends its share first takes the
+        // next part.
         let n = routers.len();
         let mut bounds = vec![0];
         let words = n.div_ceil(64);
-        for k in 1..s.parts.max(1) {
-            let b = k * words / s.parts * 64;
+        let parts = if s.parts > 1 { 4 * s.parts } else { 1 };
+        for k in 1..parts {
+            let b = k * words / parts * 64;
             if b > bounds[bounds.len() - 1] && b < n {
                 bounds.push(b);
             }
@@ -483,7 +492,7 @@ impl Lean {
     pub(crate) fn now(&self) -> u64 {
         self.now
     }
-    /// The parts the routers step in (one per thread on a large network, else one).
+    /// The parts the routers step in (four per thread on a large network, else one).
     pub(crate) fn parts(&self) -> usize {
         self.outs.len()
     }
@@ -492,16 +501,25 @@ impl Lean {
         self.flit_hops
     }
 
-    /// As [`Noc::inject`].
+    /// As [`Noc::inject`], with the route where it was found ahead (`found`).
     pub(crate) fn inject(
         &mut self,
         src: usize,
         dst: usize,
         flits: u32,
         tag: u64,
+        found: Option<Found>,
     ) -> Result<(), NocError> {
-        let (p, route) =
-            crate::sim::new_packet(&mut self.f, self.now, src, dst, flits, tag, self.serial)?;
+        let (p, route) = crate::sim::new_packet(
+            &mut self.f,
+            self.now,
+            src,
+            dst,
+            flits,
+            tag,
+            self.serial,
+            found,
+        )?;
         self.serial += 1;
         let id = crate::sim::store(
             &mut self.packets,
@@ -582,40 +600,51 @@ impl Lean {
         }
     }
 
-    /// One cycle, as [`Noc::step`]; [`Stuck`] where it reports a deadlock.
-    pub(crate) fn step(&mut self) -> Result<(), Stuck> {
+    /// One cycle, as [`Noc::step`]; [`Stuck`] where it reports a deadlock. `beside` runs
+    /// once during the cycle, beside the routers where they step in parts on several
+    /// threads; it reads the fabric as it is (routes are added to it only between cycles).
+    pub(crate) fn step(&mut self, beside: &mut (dyn FnMut(&Fabric) + Send)) -> Result<(), Stuck> {
         let now = self.now;
         podsim_engine::watch::cycles(now);
         let slot = (now % self.wheel as u64) as usize;
-        let done_before = self.done.len();
         let mut arrivals = std::mem::take(&mut self.to_ifaces[slot]);
-        for a in arrivals.drain(..) {
-            self.eject(a);
-        }
-        self.to_ifaces[slot] = arrivals;
-        self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
-        // Credits: the interfaces' here; the routers' here with one part, else in each part
-        // (increments, in any order).
         let mut credits = std::mem::take(&mut self.credits[slot]);
         let one = self.outs.len() == 1;
-        for &c in &credits {
-            if c & TO_NI != 0 {
-                self.ni[((c & !TO_NI) >> 3) as usize].credits[(c & 7) as usize] += 1;
-            } else if one {
-                self.routers[(c >> 6) as usize].credits[(c & 63) as usize] += 1;
+        if one {
+            // Ejections, credits and the interfaces, then the routers.
+            let done_before = self.done.len();
+            for a in arrivals.drain(..) {
+                self.eject(a);
+            }
+            self.done[done_before..].sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
+            for &c in &credits {
+                if c & TO_NI != 0 {
+                    self.ni[((c & !TO_NI) >> 3) as usize].credits[(c & 7) as usize] += 1;
+                } else {
+                    self.routers[(c >> 6) as usize].credits[(c & 63) as usize] += 1;
+                }
+            }
+            credits.clear();
+            self.interfaces(slot);
+        } else {
+            // In parts: each ejection's credit goes back to its router with the cycle's
+            // credits, which the parts take (increments, in any order); the interfaces take
+            // the ejected flits, their credits and send beside the parts (see `evaluate`).
+            for a in &arrivals {
+                let up = self.ch_up[(a.to & !TO_NI) as usize];
+                let iv = ((up & 15) << self.sh | u32::from(a.vc)) & 63;
+                credits.push((up >> 4) << 6 | iv);
             }
         }
-        if one {
-            credits.clear();
-        }
-        self.interfaces(slot);
         // The routers' part, with the VC index's shift known at compile time.
         match self.sh {
-            0 => self.evaluate::<0>(slot, &credits),
-            1 => self.evaluate::<1>(slot, &credits),
-            2 => self.evaluate::<2>(slot, &credits),
-            _ => self.evaluate::<3>(slot, &credits),
+            0 => self.evaluate::<0>(slot, &credits, &mut arrivals, beside),
+            1 => self.evaluate::<1>(slot, &credits, &mut arrivals, beside),
+            2 => self.evaluate::<2>(slot, &credits, &mut arrivals, beside),
+            _ => self.evaluate::<3>(slot, &credits, &mut arrivals, beside),
         }
+        arrivals.clear();
+        self.to_ifaces[slot] = arrivals;
         credits.clear();
         self.credits[slot] = credits;
         if self.injected > self.ejected && now.saturating_sub(self.last_progress) >= self.watchdog {
@@ -626,18 +655,27 @@ impl Lean {
     }
 
     /// The routers' arrivals, then each router with work allocates and sends (`SH` is
-    /// [`Router::sh`]), part by part: on one thread, or with several parts one per thread,
-    /// their sends then put in the channel slots in the order of the parts, which is the
+    /// [`Router::sh`]), part by part: on one thread, or with several parts on the pool's
+    /// threads, their sends then put in the channel slots in the order of the parts, which is the
     /// order of the routers, as one part would have put them. `credits` are this cycle's
-    /// credits when the parts take them (several parts), else empty.
-    fn evaluate<const SH: u32>(&mut self, slot: usize, credits: &[u32]) {
+    /// credits when the parts take them (several parts), else empty; `beside` runs beside
+    /// the parts (see [`Lean::step`]), and with several parts so do the interfaces: they
+    /// take the flits `ejected` this cycle and the interfaces' credits in `credits`, and send
+    /// into the channel slot before the parts' sends, as one part would have them.
+    fn evaluate<const SH: u32>(
+        &mut self,
+        slot: usize,
+        credits: &[u32],
+        ejected: &mut Vec<Arrival>,
+        beside: &mut (dyn FnMut(&Fabric) + Send),
+    ) {
         let arrivals = std::mem::take(&mut self.to_routers[slot]);
         if !arrivals.is_empty() {
             self.last_progress = self.now;
         }
         let due = self.slot_after(slot, self.uniform);
         let uniform = self.uniform != 0;
-        if uniform {
+        if uniform && self.outs.len() == 1 {
             let o = &mut self.outs[0];
             o.outbox = [
                 std::mem::take(&mut self.to_routers[due]),
@@ -662,8 +700,18 @@ impl Lean {
             bounds,
             slot_bounds,
             outs,
+            ni,
+            queues,
+            busy,
+            packets,
+            free_packets,
+            done,
+            misordered,
+            injected,
+            ejected: ejected_count,
             ..
         } = self;
+        let f: &Fabric = f;
         let shared = Shared {
             now: *now,
             v: *v,
@@ -689,6 +737,7 @@ impl Lean {
                 }),
             };
             shard.run::<SH>(&shared, &arrivals, credits);
+            beside(f);
         } else {
             use rayon::prelude::*;
             let words: Vec<usize> = bounds.iter().map(|&b| b.div_ceil(64)).collect();
@@ -711,9 +760,48 @@ impl Lean {
                     wheels: None,
                 })
                 .collect();
-            shards
-                .par_iter_mut()
-                .for_each(|s| s.run::<SH>(&shared, &arrivals, credits));
+            let mut ends = Ends {
+                now: *now,
+                v: *v,
+                ifaces: f.ifaces,
+                ni,
+                queues,
+                busy,
+                packets,
+                routes,
+                free_packets,
+                done,
+                misordered,
+                injected,
+                ejected: ejected_count,
+                progressed: false,
+            };
+            let sent = &mut to_routers[due];
+            rayon::join(
+                || {
+                    shards
+                        .par_iter_mut()
+                        .for_each(|s| s.run::<SH>(&shared, &arrivals, credits));
+                },
+                || {
+                    let done_before = ends.done.len();
+                    for a in ejected.drain(..) {
+                        ends.eject(a.flit);
+                    }
+                    ends.done[done_before..]
+                        .sort_unstable_by_key(|d| (d.dst, d.src, d.created, d.tag));
+                    for &c in credits {
+                        if c & TO_NI != 0 {
+                            ends.ni[((c & !TO_NI) >> 3) as usize].credits[(c & 7) as usize] += 1;
+                        }
+                    }
+                    ends.interfaces(|_, a| sent.push(a));
+                    beside(f);
+                },
+            );
+            if ends.progressed {
+                self.last_progress = self.now;
+            }
         }
         for o in &mut self.outs {
             self.flit_hops += std::mem::take(&mut o.flit_hops);
@@ -722,18 +810,18 @@ impl Lean {
                 self.last_progress = self.now;
             }
         }
-        if uniform {
-            let (first, rest) = self.outs.split_at_mut(1);
-            let first = &mut first[0];
-            for o in rest {
-                first.outbox[0].append(&mut o.outbox[0]);
-                first.outbox[1].append(&mut o.outbox[1]);
-                first.credits.append(&mut o.credits);
-            }
-            let [to_routers, to_ifaces] = std::mem::take(&mut first.outbox);
+        if uniform && self.outs.len() == 1 {
+            let [to_routers, to_ifaces] = std::mem::take(&mut self.outs[0].outbox);
             self.to_routers[due] = to_routers;
             self.to_ifaces[due] = to_ifaces;
-            self.credits[due] = std::mem::take(&mut first.credits);
+            self.credits[due] = std::mem::take(&mut self.outs[0].credits);
+        } else if uniform {
+            // The interfaces' sends are in the slot already; the parts' follow in order.
+            for o in &mut self.outs {
+                self.to_routers[due].append(&mut o.outbox[0]);
+                self.to_ifaces[due].append(&mut o.outbox[1]);
+                self.credits[due].append(&mut o.credits);
+            }
         }
         let mut arrivals = arrivals;
         arrivals.clear();
@@ -748,28 +836,91 @@ impl Lean {
     /// As [`Noc`]'s ejection: the interface takes the flit and frees its slot at once.
     fn eject(&mut self, a: Arrival) {
         let c = (a.to & !TO_NI) as usize;
-        let flit = a.flit;
         let up = self.ch_up[c];
         let rt = &mut self.routers[(up >> 4) as usize];
         rt.credits[(((up & 15) << rt.sh | u32::from(a.vc)) & 63) as usize] += 1;
-        self.last_progress = self.now;
-        self.ejected += 1;
+        let mut ends = self.ends();
+        ends.eject(a.flit);
+        if ends.progressed {
+            self.last_progress = self.now;
+        }
+    }
+
+    /// Every endpoint with work sends (see [`Ends::interfaces`]), into the channel slots.
+    fn interfaces(&mut self, slot: usize) {
+        let wheel = self.wheel;
+        let mut to_routers = std::mem::take(&mut self.to_routers);
+        let mut ends = self.ends();
+        ends.interfaces(|lat, a| to_routers[slot_after(slot, lat, wheel)].push(a));
+        if ends.progressed {
+            self.last_progress = self.now;
+        }
+        self.to_routers = to_routers;
+    }
+
+    /// The interfaces' state, apart from the routers'.
+    fn ends(&mut self) -> Ends<'_> {
+        Ends {
+            now: self.now,
+            v: self.v,
+            ifaces: self.f.ifaces,
+            ni: &mut self.ni,
+            queues: &mut self.queues,
+            busy: &mut self.busy,
+            packets: &mut self.packets,
+            routes: &self.routes,
+            free_packets: &mut self.free_packets,
+            done: &mut self.done,
+            misordered: &mut self.misordered,
+            injected: &mut self.injected,
+            ejected: &mut self.ejected,
+            progressed: false,
+        }
+    }
+}
+
+/// The network interfaces and the packets they send and take: what changes at the network's
+/// ends, apart from the routers (so that it can change beside them).
+struct Ends<'a> {
+    now: u64,
+    v: usize,
+    ifaces: usize,
+    ni: &'a mut [Ni],
+    queues: &'a mut [VecDeque<u32>],
+    busy: &'a mut [u64],
+    packets: &'a mut Vec<Packet>,
+    routes: &'a [Route],
+    free_packets: &'a mut Vec<u32>,
+    done: &'a mut Vec<Delivered>,
+    misordered: &'a mut u64,
+    injected: &'a mut u64,
+    ejected: &'a mut u64,
+    /// Whether a flit was sent or taken.
+    progressed: bool,
+}
+
+impl Ends<'_> {
+    /// The interface takes an ejected flit (its credit is the caller's to return).
+    fn eject(&mut self, flit: Flit) {
+        self.progressed = true;
+        *self.ejected += 1;
         crate::sim::arrive(
-            &mut self.packets,
-            &self.routes,
+            self.packets,
+            self.routes,
             flit,
             self.now,
-            &mut self.misordered,
-            &mut self.done,
-            &mut self.free_packets,
+            self.misordered,
+            self.done,
+            self.free_packets,
         );
     }
 
     /// Every endpoint with work: each idle interface takes the next queued packet onto a free
-    /// VC of its injection channel; each busy one sends a flit if it holds a credit.
-    fn interfaces(&mut self, slot: usize) {
+    /// VC of its injection channel; each busy one sends a flit if it holds a credit, by
+    /// `send` (with its channel's latency).
+    fn interfaces(&mut self, mut send: impl FnMut(u16, Arrival)) {
         let v = self.v;
-        let ifaces = self.f.ifaces;
+        let ifaces = self.ifaces;
         let all = (u32::MAX >> (32 - v)) as u8;
         for word in 0..self.busy.len() {
             let mut bits = self.busy[word];
@@ -805,14 +956,16 @@ impl Lean {
                             hop: 0,
                             tail,
                         };
-                        let due = self.slot_after(slot, x.latency);
-                        self.to_routers[due].push(Arrival {
-                            to: x.down,
-                            vc: u16::from(x.vc),
-                            flit,
-                        });
-                        self.last_progress = self.now;
-                        self.injected += 1;
+                        send(
+                            x.latency,
+                            Arrival {
+                                to: x.down,
+                                vc: u16::from(x.vc),
+                                flit,
+                            },
+                        );
+                        self.progressed = true;
+                        *self.injected += 1;
                         let y = &mut self.ni[n];
                         y.credits[usize::from(x.vc)] -= 1;
                         y.flits += 1;

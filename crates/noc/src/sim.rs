@@ -906,7 +906,7 @@ impl Noc {
         tag: u64,
         serial: u64,
     ) -> Result<(), NocError> {
-        let (p, route) = new_packet(&mut self.f, self.now, src, dst, flits, tag, serial)?;
+        let (p, route) = new_packet(&mut self.f, self.now, src, dst, flits, tag, serial, None)?;
         self.serial = serial + 1;
         let id = store(
             &mut self.packets,
@@ -1404,7 +1404,9 @@ pub(crate) fn store(
 }
 
 /// A packet of `flits` flits from endpoint `src` to `dst`, handed over at cycle `now` as
-/// number `serial` (which picks among equal-cost paths and ejection interfaces), and its route.
+/// number `serial` (which picks among equal-cost paths and ejection interfaces), and its route
+/// (`found`: the route, where it was found ahead; see [`Fabric::route_found`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn new_packet(
     f: &mut Fabric,
     now: u64,
@@ -1413,6 +1415,7 @@ pub(crate) fn new_packet(
     flits: u32,
     tag: u64,
     serial: u64,
+    found: Option<crate::fabric::Found>,
 ) -> Result<(Packet, Route), NocError> {
     let e = f.endpoints;
     if src >= e || dst >= e {
@@ -1426,7 +1429,9 @@ pub(crate) fn new_packet(
             "a packet has 1 to 65535 flits, got {flits}"
         )));
     }
-    let r = f.route(src as u32, dst as u32).map_err(NocError::Route)?;
+    let r = f
+        .route_found(src as u32, dst as u32, found)
+        .map_err(NocError::Route)?;
     let choice = if r.count == 1 {
         0
     } else {

@@ -192,6 +192,40 @@ fn dateline_classes_keep_the_same_torus_moving() {
     assert!(noc.audit().conserved());
 }
 
+/// A route found ahead (`Fabric::find`, what the traffic driver does a cycle early, beside
+/// the routers) is the route `route_found` caches without it: the same hops on every pair
+/// of a torus and a mesh, and once cached, `find` gives the cached route itself.
+#[test]
+fn routes_found_ahead_are_the_routes_found_at_injection() {
+    use crate::fabric::Found;
+    for net in [cube(&[4, 4], true), cube(&[5, 3], false)] {
+        let cfg = RouterConfig::default();
+        let mut ahead = Fabric::new(&net, NocRouting::DimensionOrder, &cfg).unwrap();
+        let mut plain = Fabric::new(&net, NocRouting::DimensionOrder, &cfg).unwrap();
+        let n = net.endpoints() as u32;
+        for s in 0..n {
+            for d in 0..n {
+                let found = ahead.find(s, d);
+                assert!(matches!(found, Found::Paths(Ok(_))), "{s} -> {d}");
+                let a = ahead.route_found(s, d, Some(found)).unwrap();
+                let b = plain.route_found(s, d, None).unwrap();
+                let words = |f: &Fabric, r: crate::fabric::RouteRef| {
+                    let at = r.start as usize..r.start as usize + r.len as usize * r.count as usize;
+                    f.arena[at].to_vec()
+                };
+                assert_eq!((a.len, a.count), (b.len, b.count));
+                assert_eq!(words(&ahead, a), words(&plain, b), "{s} -> {d}");
+                match ahead.find(s, d) {
+                    Found::Cached(c) => {
+                        assert_eq!((c.start, c.len, c.count), (a.start, a.len, a.count))
+                    }
+                    other => panic!("{s} -> {d}: not cached: {other:?}"),
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn dateline_rule_agrees_with_the_routing_layer() {
     // The fabric's rule (class 0 entering a dimension, 1 from the wrap-around hop on) gives the
@@ -204,7 +238,7 @@ fn dateline_rule_agrees_with_the_routing_layer() {
         let n = c.node_count() as u32;
         for s in 0..n {
             for d in 0..n {
-                let r = f.route(s, d).unwrap();
+                let r = f.route_found(s, d, None).unwrap();
                 let at = r.start as usize..r.start as usize + r.len as usize;
                 let words = &f.arena[at];
                 let links: Vec<u32> = words.iter().map(|w| w & !(1 << 31)).collect();
@@ -1023,9 +1057,12 @@ fn a_stuck_fast_run_reports_as_the_general_engine_does() {
     assert_eq!(g, lean.unwrap_err().to_string());
 }
 
-/// The fast engine in parts, one per thread (networks of 512 routers or more), decides as in
-/// one part: the same results, link counters included, on 1, 2 and 3 threads, where the parts
-/// are 576, 256 + 320 and 192 + 192 + 192 routers of a 24x24 mesh and a 24x24 torus.
+/// The fast engine in parts, four per thread (networks of 512 routers or more), decides as in
+/// one part: the same results, link counters included, on 1, 2 and 3 threads, where a 24x24
+/// mesh's and a 24x24 torus's 576 routers (9 words of 64) are one part, 8 parts (7 of 64
+/// routers and one of 128: k x 9 / 8 words) and 9 parts of 64 (twelve asked, 9 words); and
+/// run from outside the pool (the pool's other threads kept looking for the parts' work
+/// until the run ends), as on one thread.
 #[test]
 fn the_fast_engine_in_parts_decides_as_in_one() {
     for net in [cube(&[24, 24], false), cube(&[24, 24], true)] {
@@ -1050,9 +1087,11 @@ fn the_fast_engine_in_parts_decides_as_in_one() {
                 })
             })
             .collect();
-        assert_eq!(runs.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(runs.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 8, 9]);
         assert!(runs[0].1.flit_hops > 0);
         assert_eq!(runs[0].1, runs[1].1);
         assert_eq!(runs[0].1, runs[2].1);
+        let outside = run_logged(&net, NocRouting::DimensionOrder, &c, &spec, None).unwrap();
+        assert_eq!(runs[0].1, outside);
     }
 }

@@ -9,7 +9,7 @@ use podsim_topology::Network;
 
 use crate::NocError;
 use crate::config::{ConfigError, RouterConfig, RouterMode};
-use crate::fabric::NocRouting;
+use crate::fabric::{Fabric, Found, NocRouting};
 use crate::lean::Lean;
 use crate::sim::{Delivered, LinkStat, Noc};
 use crate::spec::{
@@ -149,16 +149,68 @@ fn on_pool<T: Send>(pooled: bool, run: impl FnOnce() -> T + Send) -> T {
     if !pooled || rayon::current_thread_index().is_some() {
         return run();
     }
-    // Called from outside the pool, `join` runs both closures on the pool's threads and
-    // waits for them.
-    rayon::join(run, || ()).0
+    // Called from outside the pool, the scope runs `run` on one of the pool's threads; each
+    // of the others (as many as there are cores to run them) keeps looking for the parts'
+    // work until the run ends, rather than falling asleep between two cycles and being woken
+    // for each (tens of microseconds a cycle).
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let keepers = rayon::current_num_threads().min(cores).saturating_sub(1);
+    rayon::scope(|s| {
+        for _ in 0..keepers {
+            s.spawn(|_| keep_looking(&stop));
+        }
+        // The keepers stop however `run` ends (a panic too, or the scope would wait forever).
+        let _stop = StopOnDrop(&stop);
+        run()
+    })
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Run the pool's pending work until `stop` is set: spinning at first when there is none,
+/// then yielding the core to other threads between looks, but never sleeping.
+fn keep_looking(stop: &std::sync::atomic::AtomicBool) {
+    let mut idle = 0u32;
+    while !stop.load(std::sync::atomic::Ordering::Acquire) {
+        if rayon::yield_now() == Some(rayon::Yield::Executed) {
+            idle = 0;
+        } else if idle < 1 << 12 {
+            idle += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// What [`drive`] needs of a packet-level engine: [`Noc`] and [`Lean`] decide alike.
 trait Engine {
     fn endpoints(&self) -> usize;
-    fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError>;
-    fn step(&mut self) -> Result<(), NocError>;
+    /// Inject a packet, with its route where it was found ahead (`found`, on the fabric
+    /// [`Engine::finds_ahead`] gives).
+    fn inject(
+        &mut self,
+        src: usize,
+        dst: usize,
+        flits: u32,
+        tag: u64,
+        found: Option<Found>,
+    ) -> Result<(), NocError>;
+    /// The fabric whose routes the next cycle's packets may be found ahead on, if the engine
+    /// takes them.
+    fn finds_ahead(&self) -> Option<&Fabric> {
+        None
+    }
+    /// One cycle, `beside` run once during it (given [`Engine::finds_ahead`]'s fabric).
+    fn step(&mut self, beside: &mut (dyn FnMut(Option<&Fabric>) + Send)) -> Result<(), NocError>;
     fn ejected(&self) -> u64;
     fn take_delivered(&mut self, out: &mut Vec<Delivered>);
     fn now(&self) -> u64;
@@ -172,10 +224,18 @@ impl Engine for Noc {
     fn endpoints(&self) -> usize {
         self.fabric().endpoints()
     }
-    fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError> {
+    fn inject(
+        &mut self,
+        src: usize,
+        dst: usize,
+        flits: u32,
+        tag: u64,
+        _found: Option<Found>,
+    ) -> Result<(), NocError> {
         Noc::inject(self, src, dst, flits, tag)
     }
-    fn step(&mut self) -> Result<(), NocError> {
+    fn step(&mut self, beside: &mut (dyn FnMut(Option<&Fabric>) + Send)) -> Result<(), NocError> {
+        beside(None);
         Ok(Noc::step(self)?)
     }
     fn ejected(&self) -> u64 {
@@ -205,12 +265,22 @@ impl Engine for Lean {
     fn endpoints(&self) -> usize {
         self.fabric().endpoints()
     }
-    fn inject(&mut self, src: usize, dst: usize, flits: u32, tag: u64) -> Result<(), NocError> {
-        Lean::inject(self, src, dst, flits, tag)
+    fn inject(
+        &mut self,
+        src: usize,
+        dst: usize,
+        flits: u32,
+        tag: u64,
+        found: Option<Found>,
+    ) -> Result<(), NocError> {
+        Lean::inject(self, src, dst, flits, tag, found)
     }
-    fn step(&mut self) -> Result<(), NocError> {
+    fn finds_ahead(&self) -> Option<&Fabric> {
+        Some(self.fabric())
+    }
+    fn step(&mut self, beside: &mut (dyn FnMut(Option<&Fabric>) + Send)) -> Result<(), NocError> {
         // The general engine, run again, reports the deadlock with its cycle of waits.
-        Lean::step(self).map_err(|_| {
+        Lean::step(self, &mut |f: &Fabric| beside(Some(f))).map_err(|_| {
             NocError::Sim(SimError::Deadlock {
                 at: podsim_units::SimTime::ZERO,
                 waiting: Vec::new(),
@@ -240,6 +310,14 @@ impl Engine for Lean {
     }
 }
 
+/// A cycle's packets, drawn ahead: their (source, destination) pairs in order and, where the
+/// engine finds routes ahead, each one's route.
+#[derive(Default)]
+struct Ahead {
+    pairs: Vec<(u32, u32)>,
+    found: Vec<Option<Found>>,
+}
+
 /// Run `spec`'s traffic on `noc` (built idle, for `net`): warm-up, measurement window, drain.
 fn drive<E: Engine>(
     noc: &mut E,
@@ -259,16 +337,42 @@ fn drive<E: Engine>(
         (p * 18_446_744_073_709_551_616.0) as u64
     };
     let mut generated = 0u64;
-    let mut tick = |noc: &mut E, measured: bool, generated: &mut u64| -> Result<(), NocError> {
+    // A cycle's packets (source, destination) are drawn a cycle ahead, in the same order as
+    // drawing them in their own cycle would, during the cycle before (beside the routers,
+    // where they step on several threads), with their routes (cached, or the paths of those
+    // not yet cached); the next cycle injects them.
+    let mut draw = |f: Option<&Fabric>, next: &mut Ahead| {
+        next.pairs.clear();
+        next.found.clear();
         for src in 0..e {
             let draw = rng.next_u64();
             if draw < threshold || threshold == u64::MAX {
                 let dst = dests.next(src, &mut rng);
-                noc.inject(src, dst, flits, u64::from(measured))?;
-                *generated += u64::from(flits);
+                next.pairs.push((src as u32, dst as u32));
             }
         }
-        noc.step()?;
+        if let Some(f) = f {
+            next.found
+                .extend(next.pairs.iter().map(|&(s, d)| Some(f.find(s, d))));
+        }
+    };
+    let mut next = Ahead::default();
+    let mut now = Ahead::default();
+    draw(noc.finds_ahead(), &mut next);
+    let mut tick = |noc: &mut E, measured: bool, generated: &mut u64| -> Result<(), NocError> {
+        std::mem::swap(&mut now, &mut next);
+        for (k, &(src, dst)) in now.pairs.iter().enumerate() {
+            let found = now.found.get_mut(k).and_then(Option::take);
+            noc.inject(
+                src as usize,
+                dst as usize,
+                flits,
+                u64::from(measured),
+                found,
+            )?;
+            *generated += u64::from(flits);
+        }
+        noc.step(&mut |f| draw(f, &mut next))?;
         Ok(())
     };
     let mut got: Vec<Delivered> = Vec::new();
