@@ -235,7 +235,7 @@ fn engines(c: &mut Criterion) {
 }
 
 /// Issue 38 item 4: the fast engine on a large network on one thread (a pool of one) and on
-/// all of the machine's (run from outside the pool, as `podsim noc` runs it: four parts a
+/// all of the machine's (run from outside the pool, as `podsim noc` runs it: eight parts a
 /// thread, the interfaces and the next cycle's draw beside them): the same results, so the
 /// ratio of the two is the speed-up. Shorter runs than the command's (`tools/bench-table.sh
 /// --threads` times those).

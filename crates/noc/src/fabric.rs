@@ -482,11 +482,11 @@ impl Fabric {
         &mut self,
         src: u32,
         dst: u32,
-        found: Option<Found>,
+        found: Option<&Found>,
     ) -> Result<RouteRef, String> {
         let found = match found {
-            Some(Found::Cached(r)) => return Ok(r),
-            Some(Found::Paths(p)) => Some(p),
+            Some(Found::Cached(r)) => return Ok(*r),
+            Some(Found::Paths(p)) => Some(p.as_ref().map_err(Clone::clone)),
             None => None,
         };
         let slot = src as usize * self.endpoints + dst as usize;
@@ -496,9 +496,15 @@ impl Fabric {
         if let Some(r) = self.cache.get(&(src, dst)) {
             return Ok(*r);
         }
+        // Paths found ahead are read here and dropped where they were found (the thread
+        // that allocated them frees them, off the cycle's own thread).
+        let computed;
         let found = match found {
             Some(found) => found?,
-            None => self.compute(NodeId(u64::from(src)), NodeId(u64::from(dst)))?,
+            None => {
+                computed = self.compute(NodeId(u64::from(src)), NodeId(u64::from(dst)))?;
+                &computed
+            }
         };
         let len = found.first().map_or(0, Vec::len);
         if found.iter().any(|p| p.len() != len) || len > u16::MAX as usize {

@@ -1415,7 +1415,7 @@ pub(crate) fn new_packet(
     flits: u32,
     tag: u64,
     serial: u64,
-    found: Option<crate::fabric::Found>,
+    found: Option<&crate::fabric::Found>,
 ) -> Result<(Packet, Route), NocError> {
     let e = f.endpoints;
     if src >= e || dst >= e {

@@ -207,7 +207,7 @@ fn routes_found_ahead_are_the_routes_found_at_injection() {
             for d in 0..n {
                 let found = ahead.find(s, d);
                 assert!(matches!(found, Found::Paths(Ok(_))), "{s} -> {d}");
-                let a = ahead.route_found(s, d, Some(found)).unwrap();
+                let a = ahead.route_found(s, d, Some(&found)).unwrap();
                 let b = plain.route_found(s, d, None).unwrap();
                 let words = |f: &Fabric, r: crate::fabric::RouteRef| {
                     let at = r.start as usize..r.start as usize + r.len as usize * r.count as usize;
@@ -1057,15 +1057,15 @@ fn a_stuck_fast_run_reports_as_the_general_engine_does() {
     assert_eq!(g, lean.unwrap_err().to_string());
 }
 
-/// The fast engine in parts, four per thread (networks of 512 routers or more), decides as in
-/// one part: the same results, link counters included, on 1, 2 and 3 threads, where a 24x24
-/// mesh's and a 24x24 torus's 576 routers (9 words of 64) are one part, 8 parts (7 of 64
-/// routers and one of 128: k x 9 / 8 words) and 9 parts of 64 (twelve asked, 9 words); and
-/// run from outside the pool (the pool's other threads kept looking for the parts' work
+/// The fast engine in parts, eight per thread (networks of 512 routers or more), decides as
+/// in one part: the same results, link counters included, on 1, 2 and 3 threads, where a
+/// 48x24 mesh's and a 48x24 torus's 1152 routers (18 words of 64) are one part, 16 parts (14
+/// of 64 routers and two of 128: k x 18 / 16 words) and 18 parts of 64 (24 asked, 18 words);
+/// and run from outside the pool (the pool's other threads kept looking for the parts' work
 /// until the run ends), as on one thread.
 #[test]
 fn the_fast_engine_in_parts_decides_as_in_one() {
-    for net in [cube(&[24, 24], false), cube(&[24, 24], true)] {
+    for net in [cube(&[48, 24], false), cube(&[48, 24], true)] {
         let c = cfg(1, 1, 2);
         let spec = RunSpec {
             cycles: 600,
@@ -1087,7 +1087,7 @@ fn the_fast_engine_in_parts_decides_as_in_one() {
                 })
             })
             .collect();
-        assert_eq!(runs.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 8, 9]);
+        assert_eq!(runs.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 16, 18]);
         assert!(runs[0].1.flit_hops > 0);
         assert_eq!(runs[0].1, runs[1].1);
         assert_eq!(runs[0].1, runs[2].1);

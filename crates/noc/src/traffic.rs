@@ -202,7 +202,7 @@ trait Engine {
         dst: usize,
         flits: u32,
         tag: u64,
-        found: Option<Found>,
+        found: Option<&Found>,
     ) -> Result<(), NocError>;
     /// The fabric whose routes the next cycle's packets may be found ahead on, if the engine
     /// takes them.
@@ -230,7 +230,7 @@ impl Engine for Noc {
         dst: usize,
         flits: u32,
         tag: u64,
-        _found: Option<Found>,
+        _found: Option<&Found>,
     ) -> Result<(), NocError> {
         Noc::inject(self, src, dst, flits, tag)
     }
@@ -271,7 +271,7 @@ impl Engine for Lean {
         dst: usize,
         flits: u32,
         tag: u64,
-        found: Option<Found>,
+        found: Option<&Found>,
     ) -> Result<(), NocError> {
         Lean::inject(self, src, dst, flits, tag, found)
     }
@@ -362,7 +362,9 @@ fn drive<E: Engine>(
     let mut tick = |noc: &mut E, measured: bool, generated: &mut u64| -> Result<(), NocError> {
         std::mem::swap(&mut now, &mut next);
         for (k, &(src, dst)) in now.pairs.iter().enumerate() {
-            let found = now.found.get_mut(k).and_then(Option::take);
+            // Read, not taken: what it holds is dropped when the next cycle's are drawn,
+            // beside the routers.
+            let found = now.found.get(k).and_then(Option::as_ref);
             noc.inject(
                 src as usize,
                 dst as usize,
