@@ -21,6 +21,9 @@ for _v in VARIANTS:
     TITLE[_v] = TITLE[_b] + (", separable input-first allocators" if _s == "sif" else ", routing_delay = 0")
 # examples/booksim/mesh88.cfg, which `podsim import booksim` is shown on
 VARIANTS.append("mesh8x8_p1_sif_rd0_cd1")
+for v in ["mesh8x8_p1_sp2", "torus8x8_p4_sp2"]:
+    VARIANTS.append(v)
+    TITLE[v] = TITLE[v[: -len("_sp2")]] + ", input_speedup = output_speedup = 2"
 TITLE["mesh8x8_p1_sif_rd0_cd1"] = TITLE["mesh8x8_p1"] + ", separable input-first, routing_delay = 0, credit_delay = 1 (examples/booksim/mesh88.cfg)"
 
 

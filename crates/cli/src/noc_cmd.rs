@@ -72,7 +72,8 @@ pub struct NocArgs {
     /// periods agree within 5%, saturated when the average latency passes 500 cycles; k-ary
     /// n-cubes with dor routing). Its delays are keys of the --config file: routing_delay,
     /// vc_alloc_delay, sw_alloc_delay, st_prepare_delay, st_final_delay, credit_delay,
-    /// channel_latency, allocator, alloc_iters [default: podsim, or the --config file's].
+    /// channel_latency, allocator (islip, separable-input-first, separable-output-first),
+    /// alloc_iters, input_speedup, output_speedup [default: podsim, or the --config file's].
     #[arg(
         long,
         value_name = "MODE",

@@ -168,6 +168,7 @@ impl BooksimImport {
             let allocator = |v: &str| match v {
                 "islip" => Some(Allocator::Islip),
                 "separable_input_first" => Some(Allocator::SeparableInputFirst),
+                "separable_output_first" => Some(Allocator::SeparableOutputFirst),
                 _ => None,
             };
             match (allocator(&allocators.0), allocator(&allocators.1)) {
@@ -175,9 +176,12 @@ impl BooksimImport {
                 _ => note(
                     "vc_allocator",
                     &format!("{} (sw_allocator = {})", allocators.0, allocators.1),
-                    "the BookSim mode runs islip or separable_input_first, the same for both",
+                    "the BookSim mode runs islip, separable_input_first or separable_output_first, the same for both",
                 ),
             }
+            cfg.input_speedup = small(num("input_speedup", 1)?);
+            cfg.output_speedup = small(num("output_speedup", 1)?);
+            honoured.extend(["input_speedup", "output_speedup"]);
             if num("use_noc_latency", 1)? == 0 {
                 cfg.channel_latency = Some(1);
             }
@@ -217,13 +221,20 @@ impl BooksimImport {
             }
         }
         honoured.extend(["vc_allocator", "sw_allocator", "alloc_iters"]);
-        for (key, want) in [
+        let speedups: &[_] = if mode == RouterMode::Booksim {
+            &[]
+        } else {
+            &[("input_speedup", "1"), ("output_speedup", "1")]
+        };
+        for &(key, want) in [
             ("arb_type", "round_robin"),
             ("wait_for_tail_credit", "0"),
-            ("input_speedup", "1"),
-            ("output_speedup", "1"),
             ("internal_speedup", "1.0"),
-        ] {
+            ("output_buffer_size", "-1"),
+        ]
+        .iter()
+        .chain(speedups)
+        {
             let v = text(key, want);
             if v != want && !(key == "internal_speedup" && v == "1") {
                 note(key, &v, &format!("podsim's routers run {key} = {want}"));
@@ -429,6 +440,21 @@ mod tests {
             .unwrap();
         assert_eq!(b.not_honoured.len(), 1, "{:?}", b.not_honoured);
         assert_eq!(b.router.allocator, Allocator::Islip);
+        // Separable output-first and the speedups are taken too, and written to the router
+        // file; the podsim router lists the speedups as not run.
+        let text = "vc_allocator = separable_output_first; sw_allocator = separable_output_first;\ninput_speedup = 2; output_speedup = 3;\n";
+        let b = BooksimImport::parse("m.cfg", text, RouterMode::Booksim).unwrap();
+        assert!(b.not_honoured.is_empty(), "{:?}", b.not_honoured);
+        assert_eq!(b.router.allocator, Allocator::SeparableOutputFirst);
+        assert_eq!((b.router.input_speedup, b.router.output_speedup), (2, 3));
+        assert!(
+            b.router_toml.contains("output_speedup = 3"),
+            "{}",
+            b.router_toml
+        );
+        let b = BooksimImport::parse("m.cfg", text, RouterMode::Podsim).unwrap();
+        assert_eq!(b.not_honoured.len(), 5, "{:?}", b.not_honoured);
+        assert!(b.not_honoured[3].starts_with("input_speedup = 2"));
     }
 
     #[test]

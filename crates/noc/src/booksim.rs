@@ -418,7 +418,7 @@ fn allocate_bits<T: Pointers + ?Sized>(
     matched: &mut [u8],
 ) -> u64 {
     match kind {
-        Allocator::Islip if iters == 1 => {
+        Allocator::Islip | Allocator::SeparableOutputFirst if iters == 1 => {
             // One round: every input granted accepts, and the pointers move. (Only the asking
             // inputs' grants are read; clearing all `n` is a loop of fixed length.)
             grants[..n].fill(0);
@@ -439,7 +439,7 @@ fn allocate_bits<T: Pointers + ?Sized>(
             }
             granted
         }
-        Allocator::Islip => {
+        Allocator::Islip | Allocator::SeparableOutputFirst => {
             let (mut free_in, mut free_out) = (ins, outs);
             for iter in 0..iters {
                 // Grant: each free output picks a free asking input; accept: each input picks
@@ -527,7 +527,7 @@ fn shared_port_bits(
         asking |= 1 << j;
     }
     match kind {
-        Allocator::Islip => {
+        Allocator::Islip | Allocator::SeparableOutputFirst => {
             // The heads that may take each VC: all the asking heads when they may take the
             // same VCs (always on a mesh, whose heads all may take any free VC), which saves
             // a loop over each head's VCs.
@@ -638,7 +638,7 @@ fn allocate<T: Pointers + ?Sized>(
         return;
     }
     match kind {
-        Allocator::Islip => {
+        Allocator::Islip | Allocator::SeparableOutputFirst => {
             for iter in 0..iters {
                 // Grant: each free output picks, round-robin from its pointer, a free input.
                 s.touched_out.clear();
@@ -748,8 +748,14 @@ struct BookSim {
     crossbar_delay: i64,
     credit_delay: u64,
     latency: u64,
+    /// The allocator as run: separable output-first runs as one round of iSLIP, which it
+    /// equals (see [`Allocator::SeparableOutputFirst`]).
     allocator: Allocator,
     alloc_iters: u32,
+    /// Crossbar inputs per input port and outputs per output port (BookSim's
+    /// `input_speedup`, `output_speedup`); above 1 only the stage queues run.
+    in_speedup: usize,
+    out_speedup: usize,
     /// Every match of the switch allocator moves its pointers (one iSLIP round, or the
     /// separable allocator).
     one_round: bool,
@@ -778,6 +784,18 @@ struct BookSim {
     credits_q: Vec<VecDeque<(u64, u16, u16)>>,
     va_gptr: Vec<u16>,
     va_aptr: Vec<u16>,
+    /// The stage queues' switch allocator: each crossbar output's grant pointer, by (router,
+    /// port, output of the port), and each crossbar input's accept pointer and round-robin
+    /// offset among its VCs, by (router, port, input of the port) (BookSim's
+    /// `_sw_rr_offset`). With speedups of 1 these are one a port, as the fast case's
+    /// [`Port`] fields are.
+    sw_gptr: Vec<u16>,
+    sw_aptr: Vec<u16>,
+    sw_rr: Vec<u16>,
+    /// With an output speedup: by (router, port), the first cycle the output's channel is
+    /// free, so that the flits crossing to one output in a cycle leave one a cycle, in the
+    /// order they crossed (BookSim's output queue, `_output_buffer`).
+    out_free: Vec<u64>,
     scratch: Scratch,
     // Channels: events by arrival cycle modulo the wheel's size.
     wheel: usize,
@@ -986,7 +1004,11 @@ impl BookSim {
             })
             .collect();
         let latency = u64::from(cfg.channel_latency.unwrap_or(if torus { 2 } else { 1 }));
-        let wheel = (latency as usize + 3).next_power_of_two();
+        let (si, so) = (cfg.input_speedup as usize, cfg.output_speedup as usize);
+        // An output's queue holds at most what its VCs downstream have credits for, so a flit
+        // leaves at most `vcs * depth` cycles after it crossed.
+        let queued = if so > 1 { vcs * depth } else { 0 };
+        let wheel = (latency as usize + 3 + queued).next_power_of_two();
         let p = spec.rate / f64::from(cfg.packet_flits);
         let threshold = if p >= 1.0 {
             u64::MAX
@@ -1028,9 +1050,17 @@ impl BookSim {
             crossbar_delay: i64::from(cfg.st_prepare_delay + cfg.st_final_delay),
             credit_delay: u64::from(cfg.credit_delay),
             latency,
-            allocator: cfg.allocator,
-            alloc_iters: cfg.alloc_iters,
-            one_round: cfg.alloc_iters == 1 || cfg.allocator == Allocator::SeparableInputFirst,
+            allocator: match cfg.allocator {
+                Allocator::SeparableOutputFirst => Allocator::Islip,
+                a => a,
+            },
+            alloc_iters: match cfg.allocator {
+                Allocator::Islip => cfg.alloc_iters,
+                _ => 1,
+            },
+            in_speedup: si,
+            out_speedup: so,
+            one_round: cfg.alloc_iters == 1 || cfg.allocator != Allocator::Islip,
             packet_flits: cfg.packet_flits,
             watchdog: cfg.watchdog_cycles,
             cycle_ps: {
@@ -1045,6 +1075,8 @@ impl BookSim {
                 && cfg.vc_alloc_delay == 1
                 && cfg.sw_alloc_delay == 1
                 && cfg.st_prepare_delay + cfg.st_final_delay == 1
+                && si == 1
+                && so == 1
                 && ports * vcs <= 64,
             bit_port: (0..ports * vcs).map(|j| (j / vcs) as u16).collect(),
             bit_vc: (0..ports * vcs).map(|j| (j % vcs) as u16).collect(),
@@ -1062,15 +1094,24 @@ impl BookSim {
             credits_q: vec![VecDeque::new(); routers],
             va_gptr: vec![0; routers * nio],
             va_aptr: vec![0; routers * nio],
+            sw_gptr: vec![0; routers * ports * so],
+            sw_aptr: vec![0; routers * ports * si],
+            // BookSim starts crossbar input i's offset at its first VC, i % input_speedup.
+            sw_rr: (0..routers * ports * si).map(|i| (i % si) as u16).collect(),
+            out_free: if so > 1 {
+                vec![0; routers * ports]
+            } else {
+                Vec::new()
+            },
             scratch: Scratch {
                 reqs: Vec::new(),
-                best_out: vec![u32::MAX; nio],
-                best_in: vec![u32::MAX; nio],
-                inmatch: vec![-1; nio],
-                outmatch: vec![-1; nio],
+                best_out: vec![u32::MAX; nio.max(ports * so)],
+                best_in: vec![u32::MAX; nio.max(ports * si)],
+                inmatch: vec![-1; nio.max(ports * si)],
+                outmatch: vec![-1; nio.max(ports * so)],
                 touched_in: Vec::new(),
                 touched_out: Vec::new(),
-                sw_label: vec![-1; ports * ports],
+                sw_label: vec![-1; ports * si * ports * so],
                 port_count: vec![0; ports],
                 items: Vec::new(),
                 res: Vec::new(),
@@ -2310,6 +2351,18 @@ impl BookSim {
     /// far end one channel latency and one cycle later.
     fn send(&mut self, r: usize, x: Crossing, after: u64) {
         let pn = self.ports;
+        let after = if self.out_speedup > 1 {
+            // The output's queue: the flit leaves when those queued before it have.
+            let free = &mut self.out_free[r * pn + x.output as usize];
+            let at = (self.now + after).max(*free);
+            *free = at + 1;
+            // The queue holds at most what the output's VCs downstream have credits for, which
+            // the wheel was sized for.
+            debug_assert!(at - self.now + self.latency + 1 < self.wheel as u64);
+            at - self.now
+        } else {
+            after
+        };
         if x.output as usize == pn - 1 {
             let s = self.slot(after + 2);
             self.eject_at[s].push(FlitEvent {
@@ -2493,7 +2546,7 @@ impl BookSim {
         let dist = |a: usize, from: usize| if a >= from { a - from } else { a + nio - from };
         let gp = r * nio;
         match self.allocator {
-            Allocator::Islip => {
+            Allocator::Islip | Allocator::SeparableOutputFirst => {
                 // Grant: each asked-for VC grants the head nearest its pointer.
                 let union = heads.iter().fold(0u32, |m, h| m | h.2);
                 let mut grant = [u16::MAX; 32];
@@ -2617,13 +2670,17 @@ impl BookSim {
     /// port `items[k]` won, or a stall (no credit, or another VC or input won).
     fn sa_evaluate(&mut self, r: usize, items: &[(u16, u16)], res: &mut Vec<i32>) {
         let (pn, v) = (self.ports, self.vcs);
+        let (si, so) = (self.in_speedup, self.out_speedup);
+        // The crossbar's inputs and outputs (BookSim's expanded ports): input VC `c` of port
+        // `p` crosses on input `p * si + c % si`, to output `o * so + p % so` of port `o`.
+        let (ni, no) = (pn * si, pn * so);
         let rr = r * pn;
         res.clear();
         res.resize(items.len(), PENDING);
         self.scratch.reqs.clear();
-        // Inputs and outputs asked for so far (as bits, ports modulo 64), and whether two
-        // requests share one.
-        let (mut ins, mut outs, mut clash) = (0u64, 0u64, pn > 64);
+        // Inputs and outputs asked for so far (as bits, modulo 64), and whether two requests
+        // share one.
+        let (mut ins, mut outs, mut clash) = (0u64, 0u64, ni > 64 || no > 64);
         for (k, &(p, c)) in items.iter().enumerate() {
             let p = p as usize;
             let idx = (rr + p) * v + c as usize;
@@ -2634,19 +2691,20 @@ impl BookSim {
                 self.credit_stall(rr + op as usize, self.sw_alloc_delay as u64);
                 continue;
             }
-            let cell = p * pn + op as usize;
+            let (ei, eo) = (p * si + c as usize % si, op as usize * so + p % so);
+            let cell = ei * no + eo;
             let held = self.scratch.sw_label[cell];
             if held < 0 {
                 self.scratch.sw_label[cell] = c as i16;
-                self.scratch.reqs.push((p as u16, u16::from(op)));
-                let (ib, ob) = (1u64 << (p & 63), 1u64 << (op & 63));
+                self.scratch.reqs.push((ei as u16, eo as u16));
+                let (ib, ob) = (1u64 << (ei & 63), 1u64 << (eo & 63));
                 clash |= ins & ib != 0 || outs & ob != 0;
                 ins |= ib;
                 outs |= ob;
             } else {
-                // Two VCs of one input want one output: the nearer one round-robin from the
-                // input's offset keeps the request.
-                let off = self.port[rr + p].sw_rr as usize;
+                // Two VCs of one crossbar input want one output: the nearer one round-robin
+                // from the input's offset keeps the request.
+                let off = self.sw_rr[ni * r + ei] as usize;
                 let d = |x: usize| (x + v - off) % v;
                 if d(c as usize) < d(held as usize) {
                     self.scratch.sw_label[cell] = c as i16;
@@ -2654,13 +2712,15 @@ impl BookSim {
             }
         }
         let reqs = std::mem::take(&mut self.scratch.reqs);
+        let gptr = &mut self.sw_gptr[no * r..no * (r + 1)];
+        let aptr = &mut self.sw_aptr[ni * r..ni * (r + 1)];
         if clash {
             allocate(
                 self.allocator,
                 self.alloc_iters,
-                pn,
-                pn,
-                &mut self.port[rr..rr + pn],
+                ni,
+                no,
+                &mut (gptr, aptr),
                 &reqs,
                 &mut self.scratch,
             );
@@ -2669,8 +2729,8 @@ impl BookSim {
             for &(i, o) in &reqs {
                 let (iu, ou) = (i as usize, o as usize);
                 self.scratch.inmatch[iu] = ou as i32;
-                self.port[rr + ou].sw_gptr = if iu + 1 == pn { 0 } else { iu as u16 + 1 };
-                self.port[rr + iu].sw_aptr = if ou + 1 == pn { 0 } else { ou as u16 + 1 };
+                gptr[ou] = after(iu, ni);
+                aptr[iu] = after(ou, no);
             }
         }
         for (k, &(p, c)) in items.iter().enumerate() {
@@ -2678,16 +2738,18 @@ impl BookSim {
                 continue;
             }
             let p = p as usize;
-            let m = self.scratch.inmatch[p];
-            if m >= 0 && self.scratch.sw_label[p * pn + m as usize] == c as i16 {
-                self.port[rr + p].sw_rr = after(c as usize, v);
-                res[k] = m;
+            let ei = p * si + c as usize % si;
+            let m = self.scratch.inmatch[ei];
+            if m >= 0 && self.scratch.sw_label[ei * no + m as usize] == c as i16 {
+                // BookSim: the offset moves to the crossbar input's next VC.
+                self.sw_rr[ni * r + ei] = ((c as usize + si) % v) as u16;
+                res[k] = m / so as i32;
             } else {
                 res[k] = STALL;
             }
         }
         for &(i, o) in &reqs {
-            self.scratch.sw_label[i as usize * pn + o as usize] = -1;
+            self.scratch.sw_label[i as usize * no + o as usize] = -1;
         }
         self.scratch.reqs = reqs;
     }

@@ -216,6 +216,125 @@ fn booksim_runs_repeat_for_a_seed() {
     assert_eq!(swept[1], a);
 }
 
+/// BookSim's separable output-first allocator with round-robin arbiters is one round of iSLIP:
+/// each output picks an asking input round-robin, each input one of the outputs that picked it,
+/// both pointers move past a match (allocators/separable_output_first.cpp, islip.cpp,
+/// arbiters/roundrobin_arb.cpp), and with BookSim's default priorities (`priority = none`)
+/// nothing else differs. BookSim itself prints the same statistics for both
+/// (`booksim mesh8x8_p4.cfg injection_rate=0.35` and `torus8x8_p1.cfg injection_rate=0.35`,
+/// with and without `vc_allocator=separable_output_first sw_allocator=separable_output_first`:
+/// every line the same; tools/booksim/README.md). So podsim's runs must be equal too, and, as
+/// in BookSim, `alloc_iters` does not change a separable allocator.
+#[test]
+fn separable_output_first_decides_as_one_islip_round() {
+    for (net, flits, rate) in [
+        (cube(&[6, 6], false), 4, 0.35),
+        (cube(&[6, 6], true), 1, 0.5),
+        (cube(&[4, 4, 4], true), 2, 0.6),
+    ] {
+        let s = spec(rate, 2_000);
+        let islip = run(&net, NocRouting::DimensionOrder, &booksim(flits), &s).unwrap();
+        for iters in [1, 3] {
+            let sof = RouterConfig {
+                allocator: Allocator::SeparableOutputFirst,
+                alloc_iters: iters,
+                ..booksim(flits)
+            };
+            let got = run(&net, NocRouting::DimensionOrder, &sof, &s).unwrap();
+            assert_eq!(got, islip, "{} at {rate}", net.shorthand());
+        }
+    }
+    // A second iSLIP round is another allocator (its own numbers).
+    let two = RouterConfig {
+        alloc_iters: 2,
+        ..booksim(1)
+    };
+    let net = cube(&[6, 6], true);
+    let s = spec(0.6, 2_000);
+    assert_ne!(
+        run(&net, NocRouting::DimensionOrder, &two, &s).unwrap(),
+        run(&net, NocRouting::DimensionOrder, &booksim(1), &s).unwrap()
+    );
+}
+
+fn speedup(packet_flits: u32, si: u32, so: u32) -> RouterConfig {
+    RouterConfig {
+        input_speedup: si,
+        output_speedup: so,
+        ..booksim(packet_flits)
+    }
+}
+
+/// A speedup adds crossbar ports, not pipeline stages: a lone packet meets no other, so it
+/// takes the same T0 as without (`a_lone_packet_takes_booksims_pipeline_latency`: 77 cycles
+/// corner to corner on the 8x8 mesh, 55 + 3 for 4 flits across the 8x8 torus).
+#[test]
+fn a_lone_packet_is_as_fast_with_speedups() {
+    let mesh = cube(&[8, 8], false);
+    let torus = cube(&[8, 8], true);
+    for (si, so) in [(2, 1), (1, 2), (2, 2), (4, 3)] {
+        assert_eq!(
+            lone_packet(&mesh, &speedup(1, si, so), 0, 63).unwrap(),
+            (77, 14)
+        );
+        assert_eq!(
+            lone_packet(&torus, &speedup(4, si, so), 0, 36).unwrap(),
+            (58, 8)
+        );
+    }
+}
+
+/// Input and output speedups of 2 against BookSim's own curves with them
+/// (tools/booksim/configs/mesh8x8_p1_sp2.cfg, torus8x8_p4_sp2.cfg; curves/*_sp2.csv, made by
+/// BookSim 2 at 28f43299): latency within 5% below 80% of saturation, accepted rate past
+/// saturation within 3%. 8x8 mesh, 1-flit: 42.815 at 0.40 (row 0.400; 55.368 without the
+/// speedups, curves/mesh8x8_p1.csv, so the speedups matter), 55.965 at 0.45 (row 0.450);
+/// unstable at 0.55, accepted 0.4729 (row 0.550). 8x8 torus, 4-flit: 37.339 at 0.30, 42.432 at
+/// 0.50 (rows 0.300, 0.500); unstable at 0.75, accepted 0.6733 (row 0.750).
+#[test]
+fn speedups_match_booksims_curves() {
+    let mesh = cube(&[8, 8], false);
+    let torus = cube(&[8, 8], true);
+    let rel = |got: f64, want: f64| (got - want).abs() / want;
+    for (net, flits, rate, want) in [
+        (&mesh, 1, 0.40, 42.815),
+        (&mesh, 1, 0.45, 55.965),
+        (&torus, 4, 0.30, 37.339),
+        (&torus, 4, 0.50, 42.432),
+    ] {
+        let r = run(
+            net,
+            NocRouting::DimensionOrder,
+            &speedup(flits, 2, 2),
+            &spec(rate, 10_000),
+        )
+        .unwrap();
+        assert!(!r.saturated);
+        assert!(
+            rel(r.average_latency_cycles, want) < 0.05,
+            "{} at {rate}: {} vs BookSim's {want}",
+            net.shorthand(),
+            r.average_latency_cycles
+        );
+    }
+    for (net, flits, rate, want) in [(&mesh, 1, 0.55, 0.4729), (&torus, 4, 0.75, 0.6733)] {
+        let r = run(
+            net,
+            NocRouting::DimensionOrder,
+            &speedup(flits, 2, 2),
+            &spec(rate, 10_000),
+        )
+        .unwrap();
+        assert!(r.saturated, "BookSim is unstable at {rate}");
+        assert!(
+            rel(r.accepted_flits_per_node_cycle, want) < 0.03,
+            "{} at {rate}: accepted {}",
+            net.shorthand(),
+            r.accepted_flits_per_node_cycle
+        );
+    }
+}
+
 /// Bad settings name their key; networks and routings BookSim's router does not model are
 /// refused, not run.
 #[test]
@@ -271,6 +390,8 @@ fn booksim_settings_are_checked() {
             },
             "routing_delay",
         ),
+        (speedup(1, 0, 1), "input_speedup"),
+        (speedup(1, 1, 9), "output_speedup"),
     ] {
         assert_eq!(key(cfg, &net, d), want);
     }
@@ -291,6 +412,18 @@ fn booksim_settings_are_checked() {
     assert_eq!(cfg.router, RouterMode::Booksim);
     assert_eq!(cfg.routing_delay, 0);
     assert_eq!(cfg.allocator, Allocator::SeparableInputFirst);
+    let cfg: RouterConfig = toml::from_str(
+        "router = \"booksim\"\nallocator = \"separable-output-first\"\ninput_speedup = 2\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.allocator, Allocator::SeparableOutputFirst);
+    assert_eq!((cfg.input_speedup, cfg.output_speedup), (2, 1));
+    // A speedup is BookSim's router's: the podsim router does not run it.
+    let podsim = RouterConfig {
+        output_speedup: 2,
+        ..RouterConfig::default()
+    };
+    assert_eq!(podsim.validate().unwrap_err().key, "output_speedup");
     let bad = toml::from_str::<RouterConfig>("router = \"bookism\"\n").unwrap_err();
     assert!(bad.to_string().contains("router"), "{bad}");
 }

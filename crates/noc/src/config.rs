@@ -88,6 +88,13 @@ pub enum Allocator {
     /// each input picks one of its requests round-robin, each output one of the picks.
     #[serde(alias = "separable_input_first")]
     SeparableInputFirst,
+    /// Separable output-first (BookSim's `separable_output_first` with `round_robin`
+    /// arbiters): each output picks one of the inputs requesting it round-robin, each input one
+    /// of the outputs that picked it; the two arbiters' pointers move past a match. With equal
+    /// priorities (BookSim's default `priority = none`) this decides as one round of iSLIP, and
+    /// it runs as that; like BookSim, it takes no `alloc_iters`.
+    #[serde(alias = "separable_output_first")]
+    SeparableOutputFirst,
 }
 
 impl Allocator {
@@ -96,6 +103,7 @@ impl Allocator {
         match self {
             Allocator::Islip => "islip",
             Allocator::SeparableInputFirst => "separable-input-first",
+            Allocator::SeparableOutputFirst => "separable-output-first",
         }
     }
 }
@@ -169,7 +177,7 @@ pub struct RouterConfig {
     /// VC has `buffer_flits`.
     pub cover_round_trip: bool,
     /// The router model: `podsim` (default) or `booksim` (BookSim 2's `iq` router; the keys
-    /// below up to `alloc_iters` are its knobs and only it reads them).
+    /// below up to `output_speedup` are its knobs and only it reads them).
     #[serde(skip_serializing_if = "is_default")]
     pub router: RouterMode,
     /// BookSim mode: cycles of route computation (BookSim `routing_delay`, default 1; 0 is
@@ -198,13 +206,24 @@ pub struct RouterConfig {
     /// links. Injection and ejection channels always take 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub channel_latency: Option<u32>,
-    /// BookSim mode: the VC and switch allocators (`islip`, default, or
-    /// `separable-input-first`), with round-robin arbiters.
+    /// BookSim mode: the VC and switch allocators (`islip`, default,
+    /// `separable-input-first` or `separable-output-first`), with round-robin arbiters.
     #[serde(skip_serializing_if = "is_default")]
     pub allocator: Allocator,
     /// BookSim mode: iSLIP iterations per allocation (`alloc_iters`, default 1).
     #[serde(skip_serializing_if = "is_one")]
     pub alloc_iters: u32,
+    /// BookSim mode: crossbar inputs per router input port (`input_speedup`, default 1): input
+    /// VC `c` of a port crosses the switch on its input `c % input_speedup`, so a port may send
+    /// that many flits a cycle from VCs on different inputs.
+    #[serde(skip_serializing_if = "is_one")]
+    pub input_speedup: u32,
+    /// BookSim mode: crossbar outputs per router output port (`output_speedup`, default 1):
+    /// input port `p` reaches an output on its crossbar output `p % output_speedup`, so that
+    /// many flits may cross to one output port in a cycle; they wait in the output's queue
+    /// (BookSim's `output_buffer_size = -1`: unbounded) and leave on its channel one a cycle.
+    #[serde(skip_serializing_if = "is_one")]
+    pub output_speedup: u32,
     /// The most memory, in bytes, a simulation built to this configuration may hold: it is
     /// refused up front, naming its estimate, when the estimate is larger. Not a key of
     /// configuration files (the command line's `--memory-limit` sets it); default: no limit.
@@ -238,6 +257,8 @@ impl Default for RouterConfig {
             channel_latency: None,
             allocator: Allocator::Islip,
             alloc_iters: 1,
+            input_speedup: 1,
+            output_speedup: 1,
             memory_limit: u64::MAX,
         }
     }
@@ -324,6 +345,24 @@ impl RouterConfig {
             range("channel_latency", u64::from(l), 1, 65_535)?;
         }
         range("alloc_iters", u64::from(self.alloc_iters), 1, 64)?;
+        range("input_speedup", u64::from(self.input_speedup), 1, 8)?;
+        range("output_speedup", u64::from(self.output_speedup), 1, 8)?;
+        if self.router != RouterMode::Booksim {
+            for (key, v) in [
+                ("input_speedup", self.input_speedup),
+                ("output_speedup", self.output_speedup),
+            ] {
+                if v != 1 {
+                    return Err(ConfigError::new(
+                        key,
+                        format!(
+                            "sets BookSim's iq router, which the podsim router does not run \
+                             (got {v}); drop it, or set router = \"booksim\""
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -15,9 +15,17 @@ use crate::{HeatLink, Trace, render};
 /// settings (BookSim's delays and allocators when `cfg` runs BookSim's router).
 pub fn noc_title(traffic: &str, net: &Network, routing: NocRouting, cfg: &RouterConfig) -> String {
     if cfg.router == RouterMode::Booksim {
+        let speedup = if (cfg.input_speedup, cfg.output_speedup) == (1, 1) {
+            String::new()
+        } else {
+            format!(
+                ", speedup {} in, {} out",
+                cfg.input_speedup, cfg.output_speedup
+            )
+        };
         format!(
             "{} on {}, {} routing; BookSim iq routers, {} VCs x {} flits, {}-flit packets, \
-             delays {}/{}/{}/{}+{} (route/VA/SA/crossbar), {} allocators",
+             delays {}/{}/{}/{}+{} (route/VA/SA/crossbar), {} allocators{}",
             traffic,
             net.shorthand(),
             routing.name(),
@@ -29,7 +37,8 @@ pub fn noc_title(traffic: &str, net: &Network, routing: NocRouting, cfg: &Router
             cfg.sw_alloc_delay,
             cfg.st_prepare_delay,
             cfg.st_final_delay,
-            cfg.allocator.name()
+            cfg.allocator.name(),
+            speedup
         )
     } else {
         format!(
