@@ -781,7 +781,6 @@ struct BookSim {
     va_q: Vec<VecDeque<Entry>>,
     sa_q: Vec<VecDeque<Entry>>,
     xbar_q: Vec<VecDeque<Crossing>>,
-    credits_q: Vec<VecDeque<(u64, u16, u16)>>,
     va_gptr: Vec<u16>,
     va_aptr: Vec<u16>,
     /// The stage queues' switch allocator: each crossbar output's grant pointer, by (router,
@@ -849,6 +848,10 @@ struct BookSim {
     rng: SimRng,
     route_rng: SimRng,
     dests: Destinations,
+    /// Tests: the stage queues step the cycle's routers in the reverse order (nothing may
+    /// depend on that order).
+    #[cfg(test)]
+    reversed: bool,
 }
 
 const NO_PACKET: u32 = u32::MAX;
@@ -1008,7 +1011,9 @@ impl BookSim {
         // An output's queue holds at most what its VCs downstream have credits for, so a flit
         // leaves at most `vcs * depth` cycles after it crossed.
         let queued = if so > 1 { vcs * depth } else { 0 };
-        let wheel = (latency as usize + 3 + queued).next_power_of_two();
+        // A credit is written on the wheel for the cycle its router takes it, `credit_delay`
+        // after it arrives.
+        let wheel = (latency as usize + 3 + queued + cfg.credit_delay as usize).next_power_of_two();
         let p = spec.rate / f64::from(cfg.packet_flits);
         let threshold = if p >= 1.0 {
             u64::MAX
@@ -1091,7 +1096,6 @@ impl BookSim {
             va_q: vec![VecDeque::new(); routers],
             sa_q: vec![VecDeque::new(); routers],
             xbar_q: vec![VecDeque::new(); routers],
-            credits_q: vec![VecDeque::new(); routers],
             va_gptr: vec![0; routers * nio],
             va_aptr: vec![0; routers * nio],
             sw_gptr: vec![0; routers * ports * so],
@@ -1170,6 +1174,8 @@ impl BookSim {
             rng: streams.stream("noc.booksim.traffic"),
             route_rng: streams.stream("noc.booksim.routing"),
             dests: Destinations::new(&spec.pattern, net, routers)?,
+            #[cfg(test)]
+            reversed: false,
         };
         if routers <= HOP_TABLE_ROUTERS {
             // At most 255 hops between 256 routers.
@@ -1400,7 +1406,7 @@ impl BookSim {
         let counting = self.phase != Phase::Draining;
         // Ejection: retire flits, return credits.
         let mut ej = std::mem::take(&mut self.eject_at[slot]);
-        let back = self.slot(2);
+        let back = self.slot(2 + self.credit_delay);
         let arrived = ej.len() as u64;
         if arrived > 0 {
             self.in_network -= arrived;
@@ -1718,11 +1724,6 @@ impl BookSim {
     /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
     /// allocation is evaluated and the switch winners leave.
     fn step_router_fast<const P: usize, const V: usize>(&mut self, r: usize) {
-        // Without a credit delay credits never wait in the queue (see `step`): leave it untouched.
-        let credits_waiting = self.credit_delay > 0 && !self.credits_q[r].is_empty();
-        if credits_waiting {
-            self.take_credits(r);
-        }
         let Rt {
             route_m: route_b,
             va_m: va_b,
@@ -1772,8 +1773,7 @@ impl BookSim {
         rt.route_m = route_m;
         rt.va_m = va_m;
         rt.sa_m = sa_m;
-        let busy =
-            route_m | va_m | sa_m != 0 || (self.credit_delay > 0 && !self.credits_q[r].is_empty());
+        let busy = route_m | va_m | sa_m != 0;
         if busy && rt.stamp != self.now + 1 {
             rt.stamp = self.now + 1;
             self.next_active.push(r as u32);
@@ -2163,18 +2163,6 @@ impl BookSim {
         (won, self.one_round)
     }
 
-    /// Credits due now reach the output's buffer state.
-    fn take_credits(&mut self, r: usize) {
-        let (pn, v) = (self.ports, self.vcs);
-        while let Some(&(t, port, vc)) = self.credits_q[r].front() {
-            if t > self.now {
-                break;
-            }
-            self.credits_q[r].pop_front();
-            self.ivc[(r * pn + port as usize) * v + vc as usize].occ -= 1;
-        }
-    }
-
     /// One cycle of router `r` (BookSim `IQRouter::_InternalStep` and `WriteOutputs`).
     fn step_router(&mut self, r: usize) {
         if self.fast {
@@ -2186,7 +2174,6 @@ impl BookSim {
         }
         let now = self.now as i64;
         let (pn, v) = (self.ports, self.vcs);
-        self.take_credits(r);
         // Route evaluate.
         for e in self.route_q[r].iter_mut() {
             if e.time >= 0 {
@@ -2275,8 +2262,7 @@ impl BookSim {
         let busy = !(self.route_q[r].is_empty()
             && self.va_q[r].is_empty()
             && self.sa_q[r].is_empty()
-            && self.xbar_q[r].is_empty()
-            && self.credits_q[r].is_empty());
+            && self.xbar_q[r].is_empty());
         if busy && self.rt[r].stamp != self.now + 1 {
             self.rt[r].stamp = self.now + 1;
             self.next_active.push(r as u32);
@@ -2335,7 +2321,7 @@ impl BookSim {
             let s = self.slot(2);
             self.inj_credit_at[s].push((r * v + c) as u32);
         } else {
-            let s = self.slot(self.latency + 1);
+            let s = self.slot(self.latency + 1 + self.credit_delay);
             self.credits_at[s].push(self.port[r * pn + p].up_occ + c as u32);
         }
         if ivc.len > 0 {
@@ -2768,34 +2754,35 @@ impl BookSim {
             }
         } else {
             let mut fl = std::mem::take(&mut self.flits_at[slot]);
+            if self.out_speedup > 1 {
+                // BookSim takes a router's arriving flits in the order of its input ports
+                // (`_in_queue_flits` is a map by input), and so queues them for the switch in
+                // that order; with an output speedup that order is the order in which flits
+                // that crossed together leave an output (at most one flit a channel a cycle).
+                fl.sort_by_key(|e| (e.router, e.port));
+            }
             for e in fl.drain(..) {
                 self.wake(e.router);
                 self.receive(e);
             }
             self.flits_at[slot] = fl;
         }
+        // The credits the routers take now (written for the cycle they arrive plus
+        // `credit_delay`, BookSim's `_proc_credits`): each router would take them at the start
+        // of its step, before anything reads them, and a router with nothing queued has
+        // nothing to do with them.
         let mut cr = std::mem::take(&mut self.credits_at[slot]);
-        if self.credit_delay == 0 {
-            // Processed in the router's next step before anything reads it; a router with
-            // nothing queued has nothing to do with it.
-            for &i in &cr {
-                self.ivc[i as usize].occ -= 1;
-            }
-            cr.clear();
+        for &i in &cr {
+            self.ivc[i as usize].occ -= 1;
         }
-        for i in cr.drain(..) {
-            let (pn, v) = (self.ports, self.vcs);
-            let i = i as usize;
-            let r = i / (pn * v);
-            self.wake(r as u32);
-            self.credits_q[r].push_back((
-                self.now + self.credit_delay,
-                (i / v % pn) as u16,
-                (i % v) as u16,
-            ));
-        }
+        cr.clear();
         self.credits_at[slot] = cr;
-        let active = std::mem::take(&mut self.active);
+        #[cfg_attr(not(test), allow(unused_mut))]
+        let mut active = std::mem::take(&mut self.active);
+        #[cfg(test)]
+        if self.reversed {
+            active.reverse();
+        }
         if self.fast {
             // Flits are written now and read one cycle and a channel latency after the
             // crossbar's cycle; credits are written now.
@@ -2804,7 +2791,7 @@ impl BookSim {
             let (fs, es, cs, is) = (
                 (now + lat + 2) & mask,
                 (now + 3) & mask,
-                (now + lat + 1) & mask,
+                (now + lat + 1 + self.credit_delay as usize) & mask,
                 (now + 2) & mask,
             );
             // The slots are taken out (swapped with the outbox's empty vectors) and put back.
@@ -2983,6 +2970,24 @@ pub(crate) fn run_general(
     run_mode(net, NocRouting::DimensionOrder, cfg, spec, None, true)
 }
 
+/// As [`run_general`], the routers of each cycle stepped in the reverse order.
+#[cfg(test)]
+pub(crate) fn run_reversed(
+    net: &Network,
+    cfg: &RouterConfig,
+    spec: &RunSpec,
+) -> Result<NocResult, NocError> {
+    REVERSED.with(|r| r.set(true));
+    let got = run_mode(net, NocRouting::DimensionOrder, cfg, spec, None, true);
+    REVERSED.with(|r| r.set(false));
+    got
+}
+
+#[cfg(test)]
+thread_local! {
+    static REVERSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 fn run_mode(
     net: &Network,
     routing: NocRouting,
@@ -3042,6 +3047,10 @@ fn run_mode(
     let mut b = BookSim::new(net, cfg, spec)?;
     crate::spec::announce(net, spec);
     b.fast &= !general;
+    #[cfg(test)]
+    {
+        b.reversed = REVERSED.with(|r| r.get());
+    }
     let stable = b.run(spec.cycles / u64::from(MAX_SAMPLES), &mut log)?;
     let s = &b.stats;
     let n = s.packets;
