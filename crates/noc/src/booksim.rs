@@ -352,6 +352,30 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The set bits of `m` (lowest first, or with `keys` in the order of their keys: BookSim's
+/// queue order, see [`BookSim::keys`]) written to `out`: returns how many.
+#[inline(always)]
+fn by_key(m: u64, keys: Option<&[u64]>, out: &mut [u8; 64]) -> usize {
+    if m & m.wrapping_sub(1) == 0 {
+        // None or one (the usual case).
+        out[0] = m.trailing_zeros() as u8;
+        return usize::from(m != 0);
+    }
+    let mut n = 0;
+    for j in bits(m) {
+        let mut k = n;
+        if let Some(keys) = keys {
+            while k > 0 && keys[out[k - 1] as usize] > keys[j] {
+                out[k] = out[k - 1];
+                k -= 1;
+            }
+        }
+        out[k] = j as u8;
+        n += 1;
+    }
+    n
+}
+
 /// The bit of `mask` (not empty) nearest `from` (below 64) round-robin: the lowest at or after
 /// it, else the lowest. By a rotation, so that no branch depends on where the pointer stands:
 /// rotated right by `from`, the bits at or after it come first, then those before it.
@@ -399,18 +423,18 @@ impl Pointers for [Port] {
     }
 }
 
-/// [`allocate`] on bit sets, for at most 64 inputs and outputs (`n` of each): `ins` are the
+/// [`allocate`] on bit sets, for at most 64 inputs and outputs (`ni` and `no`): `ins` are the
 /// asking inputs and `req[i]` the outputs input `i` asks for; `outs` are the outputs asked for
 /// and `col[o]` the inputs asking for output `o` (entries outside `ins` and `outs` are not
 /// read). Returns the matched inputs, `matched[i]` holding each one's output; `grants` is
-/// scratch of `n` entries. Round-robin picks are [`rr_pick`] from the pointers, which is the
+/// scratch of `max(ni, no)` entries. Round-robin picks are [`rr_pick`] from the pointers, which is the
 /// smallest round-robin distance that [`allocate`] takes.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn allocate_bits<T: Pointers + ?Sized>(
     kind: Allocator,
     iters: u32,
-    n: usize,
+    (ni, no): (usize, usize),
     ptrs: &mut T,
     (ins, req): (u64, &[u64]),
     (outs, col): (u64, &[u64]),
@@ -420,8 +444,8 @@ fn allocate_bits<T: Pointers + ?Sized>(
     match kind {
         Allocator::Islip | Allocator::SeparableOutputFirst if iters == 1 => {
             // One round: every input granted accepts, and the pointers move. (Only the asking
-            // inputs' grants are read; clearing all `n` is a loop of fixed length.)
-            grants[..n].fill(0);
+            // inputs' grants are read; clearing all `ni` is a loop of fixed length.)
+            grants[..ni].fill(0);
             let mut granted = 0u64;
             for o in bits(outs) {
                 let cand = col[o] & ins;
@@ -435,7 +459,7 @@ fn allocate_bits<T: Pointers + ?Sized>(
             for i in bits(granted) {
                 let o = rr_pick(grants[i], ptrs.aptr(i));
                 matched[i] = o as u8;
-                ptrs.matched(i, o, n, n);
+                ptrs.matched(i, o, ni, no);
             }
             granted
         }
@@ -467,7 +491,7 @@ fn allocate_bits<T: Pointers + ?Sized>(
                     free_in &= !(1 << i);
                     free_out &= !(1 << o);
                     if iter == 0 {
-                        ptrs.matched(i, o, n, n);
+                        ptrs.matched(i, o, ni, no);
                     }
                 }
             }
@@ -490,7 +514,7 @@ fn allocate_bits<T: Pointers + ?Sized>(
                 let i = rr_pick(grants[o], ptrs.gptr(o));
                 matched[i] = o as u8;
                 won |= 1 << i;
-                ptrs.matched(i, o, n, n);
+                ptrs.matched(i, o, ni, no);
             }
             won
         }
@@ -756,6 +780,16 @@ struct BookSim {
     /// `input_speedup`, `output_speedup`); above 1 only the stage queues run.
     in_speedup: usize,
     out_speedup: usize,
+    /// A speedup in the fast case: the switch allocates over crossbar ports
+    /// ([`Self::sa_fast_sp`]), and the order of BookSim's stage queues, which the bit sets do
+    /// not keep, is kept as each input VC's place in them, `keys`, from each router's count of
+    /// entries queued, `seq` (BookSim's queue order decides which of the flits that crossed to
+    /// one output together leaves first).
+    sp: bool,
+    /// An output speedup in the fast case: `keys` and `seq` are kept.
+    ordered: bool,
+    keys: Vec<u64>,
+    seq: Vec<u64>,
     /// Every match of the switch allocator moves its pointers (one iSLIP round, or the
     /// separable allocator).
     one_round: bool,
@@ -1065,6 +1099,10 @@ impl BookSim {
             },
             in_speedup: si,
             out_speedup: so,
+            sp: si > 1 || so > 1,
+            ordered: so > 1,
+            keys: if so > 1 { vec![0; slots] } else { Vec::new() },
+            seq: if so > 1 { vec![0; routers] } else { Vec::new() },
             one_round: cfg.alloc_iters == 1 || cfg.allocator != Allocator::Islip,
             packet_flits: cfg.packet_flits,
             watchdog: cfg.watchdog_cycles,
@@ -1080,8 +1118,8 @@ impl BookSim {
                 && cfg.vc_alloc_delay == 1
                 && cfg.sw_alloc_delay == 1
                 && cfg.st_prepare_delay + cfg.st_final_delay == 1
-                && si == 1
-                && so == 1
+                && ports * si <= 64
+                && ports * so <= 64
                 && ports * vcs <= 64,
             bit_port: (0..ports * vcs).map(|j| (j / vcs) as u16).collect(),
             bit_vc: (0..ports * vcs).map(|j| (j % vcs) as u16).collect(),
@@ -1120,11 +1158,11 @@ impl BookSim {
                 items: Vec::new(),
                 res: Vec::new(),
                 heads_of: vec![0; ports],
-                req: vec![0; ports],
-                col: vec![0; ports],
-                grants: vec![0; ports],
-                matched: vec![0; ports],
-                vcs_of: vec![0; ports],
+                req: vec![0; ports * si],
+                col: vec![0; ports * so],
+                grants: vec![0; ports * si.max(so)],
+                matched: vec![0; ports * si],
+                vcs_of: vec![0; ports * so],
                 heads: Vec::new(),
                 picks: Vec::new(),
             },
@@ -1556,6 +1594,7 @@ impl BookSim {
         let fl = std::mem::take(&mut self.flits_at[slot]);
         // The arrays this loop touches, taken apart once so that their places and lengths stay
         // in registers (a vector's growth in the loop would otherwise make every one reload).
+        let ordered = self.ordered;
         let BookSim {
             ivc,
             buf,
@@ -1563,6 +1602,8 @@ impl BookSim {
             active,
             mesh_ports,
             dst_of,
+            keys,
+            seq,
             ..
         } = self;
         let (ivc, buf, rt) = (&mut ivc[..], &mut buf[..], &mut rt[..]);
@@ -1588,6 +1629,12 @@ impl BookSim {
                 rr.route_m |= 1 << j;
             } else if state == ACTIVE && len == 0 {
                 rr.sa_m |= 1 << j;
+            } else {
+                continue;
+            }
+            if ordered {
+                // `queued`.
+                keys[idx] = seq[r] + u64::from(e.port);
             }
         }
         let mut fl = fl;
@@ -1615,8 +1662,10 @@ impl BookSim {
                 x.state = ROUTING;
                 x.route = route;
                 self.rt[r].route_m |= 1 << j;
+                self.queued(r, idx);
             } else if state == ACTIVE && len == 0 {
                 self.rt[r].sa_m |= 1 << j;
+                self.queued(r, idx);
             }
         }
         self.flits_at[slot] = fl;
@@ -1642,6 +1691,7 @@ impl BookSim {
             ivc.route = self.compute_route(r, e.port as usize, e.flit >> 2);
             self.ivc[idx] = ivc;
             self.rt[r].route_m |= 1 << j;
+            self.queued(r, idx);
             return;
         }
         self.ivc[idx] = ivc;
@@ -1667,6 +1717,7 @@ impl BookSim {
             if self.fast {
                 self.ivc[idx].route = self.compute_route(r, entry.input as usize, flit >> 2);
                 self.rt[r].route_m |= self.bit(entry);
+                self.queued(r, idx);
             } else {
                 self.route_q[r].push_back(entry);
             }
@@ -1694,10 +1745,25 @@ impl BookSim {
         1 << (e.input as usize * self.vcs + e.vc as usize)
     }
 
+    /// In the fast case with an output speedup, input VC `idx` of router `r` joins the back
+    /// of a stage's queue as a flit arrives (see [`BookSim::keys`]): BookSim queues a cycle's
+    /// arrivals in the order of their input ports, before the router's step, which moves the
+    /// router's count past them ([`Self::step_router_fast_sp`]).
+    #[inline]
+    fn queued(&mut self, r: usize, idx: usize) {
+        if self.ordered {
+            self.keys[idx] = self.seq[r] + (idx / self.vcs % self.ports) as u64;
+        }
+    }
+
     /// Queue an input VC for VC allocation.
     fn push_va(&mut self, r: usize, e: Entry) {
         if self.fast {
             self.rt[r].va_m |= self.bit(e);
+            self.queued(
+                r,
+                (r * self.ports + e.input as usize) * self.vcs + e.vc as usize,
+            );
         } else {
             self.va_q[r].push_back(e);
         }
@@ -1707,6 +1773,10 @@ impl BookSim {
     fn push_sa(&mut self, r: usize, e: Entry) {
         if self.fast {
             self.rt[r].sa_m |= self.bit(e);
+            self.queued(
+                r,
+                (r * self.ports + e.input as usize) * self.vcs + e.vc as usize,
+            );
         } else {
             self.sa_q[r].push_back(e);
         }
@@ -1752,22 +1822,11 @@ impl BookSim {
         // Switch allocation update: the losers ask again, the winners leave.
         let mut sa_m = va_won | (sa_b & !won);
         if won != 0 {
-            let (again, heads) = self.switch_fast::<P, V>(r, won, move_ptrs);
+            let (again, heads) = self.switch_fast::<P, V, false>(r, won, move_ptrs, &[]);
             sa_m |= again;
-            // The next packet's head at the front of a VC its tail left: route computation, or
-            // straight to VC allocation with lookahead routing (`start_head`).
-            let base = r * nio;
-            for j in bits(heads) {
-                let idx = base + j;
-                let flit = self.buf[self.ivc[idx].head as usize * self.ivc.len() + idx];
-                self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
-                self.ivc[idx].state = ROUTING;
-                if self.routing_delay > 0 {
-                    route_m |= 1 << j;
-                } else {
-                    va_m |= 1 << j;
-                }
-            }
+            let (route, va) = self.start_heads(r, heads, nio);
+            route_m |= route;
+            va_m |= va;
         }
         let rt = &mut self.rt[r];
         rt.route_m = route_m;
@@ -1780,17 +1839,214 @@ impl BookSim {
         }
     }
 
+    /// The next packet's head at the front of each VC of router `r` (of `nio` input VCs) whose
+    /// bit is in `heads` (its tail left): route computation, or straight to VC allocation with
+    /// lookahead routing (`start_head`). Returns their bits for the route set and for the VC
+    /// allocation set.
+    #[inline(always)]
+    fn start_heads(&mut self, r: usize, heads: u64, nio: usize) -> (u64, u64) {
+        let base = r * nio;
+        for j in bits(heads) {
+            let idx = base + j;
+            let flit = self.buf[self.ivc[idx].head as usize * self.ivc.len() + idx];
+            self.ivc[idx].route = self.compute_route(r, self.bit_port[j] as usize, flit >> 2);
+            self.ivc[idx].state = ROUTING;
+        }
+        if self.routing_delay > 0 {
+            (heads, 0)
+        } else {
+            (0, heads)
+        }
+    }
+
+    /// [`Self::step_router_fast`] with an input or output speedup: the switch allocates over
+    /// the crossbar's ports ([`Self::sa_fast_sp`]), and with an output speedup the winners
+    /// cross in BookSim's queue order and each VC that joins a queue takes its place at the
+    /// back ([`BookSim::keys`]) in the order BookSim's updates push them: route computation's,
+    /// then VC allocation's (winners and losers, in its queue's order), then switch
+    /// allocation's (losers, and winners with a flit behind, in its queue's order).
+    fn step_router_fast_sp<const P: usize, const V: usize>(&mut self, r: usize) {
+        let Rt {
+            route_m: route_b,
+            va_m: va_b,
+            sa_m: sa_b,
+            ..
+        } = self.rt[r];
+        let (va_won, va_lost) = if va_b != 0 {
+            self.va_fast::<P, V>(r, va_b)
+        } else {
+            (0, 0)
+        };
+        let won = if sa_b != 0 {
+            self.sa_fast_sp(r, sa_b)
+        } else {
+            0
+        };
+        let (pn, v) = self.shape::<P, V>();
+        let nio = pn * v;
+        let base = r * nio;
+        let mut route_m = 0;
+        let mut va_m = route_b | va_lost;
+        let mut sa_m = va_won | (sa_b & !won);
+        // The winners whose VC leaves every queue (its last flit left).
+        let mut gone = 0u64;
+        if won != 0 {
+            let mut order = [0u8; 64];
+            let keys = self.ordered.then(|| &self.keys[base..base + nio]);
+            let n = by_key(won, keys, &mut order);
+            let (again, heads) = self.switch_fast::<P, V, true>(r, won, false, &order[..n]);
+            sa_m |= again;
+            let (route, va) = self.start_heads(r, heads, nio);
+            route_m |= route;
+            va_m |= va;
+            gone = won & !(again | heads);
+        }
+        if self.ordered {
+            let keys = &mut self.keys[base..base + nio];
+            let seq = &mut self.seq[r];
+            // Past this cycle's arrivals (`queued`).
+            *seq += pn as u64;
+            for m in [route_b, va_b, sa_b & !gone] {
+                let mut order = [0u8; 64];
+                let n = by_key(m, Some(keys), &mut order);
+                for &j in &order[..n] {
+                    keys[j as usize] = *seq;
+                    *seq += 1;
+                }
+            }
+        }
+        let rt = &mut self.rt[r];
+        rt.route_m = route_m;
+        rt.va_m = va_m;
+        rt.sa_m = sa_m;
+        if route_m | va_m | sa_m != 0 && rt.stamp != self.now + 1 {
+            rt.stamp = self.now + 1;
+            self.next_active.push(r as u32);
+        }
+    }
+
+    /// Switch allocation at router `r` for the active input VCs whose bits are `sa_b` (fast
+    /// case with speedups): [`Self::sa_fast`] over the crossbar's ports (BookSim's expanded
+    /// inputs and outputs). Input VC `c` of port `p` asks on crossbar input `p * si + c % si`
+    /// for crossbar output `o * so + p % so` of its output port `o`; the allocator matches
+    /// crossbar inputs to outputs and moves its pointers; a matched input sends its VC that
+    /// asked for the output nearest its round-robin offset, which then moves to that VC + `si`
+    /// (BookSim's `_sw_rr_offset`). Returns the winners' bits.
+    fn sa_fast_sp(&mut self, r: usize, sa_b: u64) -> u64 {
+        let (pn, v) = (self.ports, self.vcs);
+        let (si, so) = (self.in_speedup, self.out_speedup);
+        let (ni, no) = (pn * si, pn * so);
+        let nio = pn * v;
+        let rr = r * pn;
+        let base = rr * v;
+        let depth = self.depth;
+        let ivc = &self.ivc[base..base + nio];
+        if sa_b.is_power_of_two() {
+            // One VC asking (the usual case): it wins if its output VC has room, and the
+            // pointers move past it.
+            let j = sa_b.trailing_zeros() as usize;
+            let (op, ov) = ivc[j].out;
+            let o = op as usize;
+            if ivc[o * v + ov as usize].occ as usize >= depth {
+                let now = self.now;
+                mark_blocked(
+                    &mut self.port_blocked[rr + o],
+                    &mut self.blocked_until[rr + o],
+                    now,
+                    now + 1,
+                );
+                return 0;
+            }
+            let (p, c) = (j / v, j % v);
+            let (ei, eo) = (p * si + c % si, o * so + p % so);
+            self.sw_gptr[no * r + eo] = after(ei, ni);
+            self.sw_aptr[ni * r + ei] = after(eo, no);
+            self.sw_rr[ni * r + ei] = ((c + si) % v) as u16;
+            return sa_b;
+        }
+        let sc = &mut self.scratch;
+        let (col, vcs_of, req) = (&mut sc.col[..no], &mut sc.vcs_of[..no], &mut sc.req[..ni]);
+        col.fill(0);
+        vcs_of.fill(0);
+        req.fill(0);
+        let (mut ins, mut outs, mut stalled, mut dup) = (0u64, 0u64, 0u64, 0u64);
+        for j in bits(sa_b) {
+            let (op, ov) = ivc[j].out;
+            let o = op as usize;
+            if ivc[o * v + ov as usize].occ as usize >= depth {
+                stalled |= 1 << o;
+                continue;
+            }
+            let (p, c) = (j / v, j % v);
+            let (ei, eo) = (p * si + c % si, o * so + p % so);
+            let (ib, ob) = (1u64 << ei, 1u64 << eo);
+            dup |= (ins & ib) | (outs & ob);
+            ins |= ib;
+            outs |= ob;
+            col[eo] |= ib;
+            req[ei] |= ob;
+            vcs_of[eo] |= 1 << j;
+        }
+        let now = self.now;
+        for o in bits(stalled) {
+            mark_blocked(
+                &mut self.port_blocked[rr + o],
+                &mut self.blocked_until[rr + o],
+                now,
+                now + 1,
+            );
+        }
+        let gptr = &mut self.sw_gptr[no * r..no * (r + 1)];
+        let aptr = &mut self.sw_aptr[ni * r..ni * (r + 1)];
+        let matched = if dup == 0 {
+            // Each crossbar output has one asker and each input one request: all match.
+            for ei in bits(ins) {
+                let eo = req[ei].trailing_zeros() as usize;
+                sc.matched[ei] = eo as u8;
+                gptr[eo] = after(ei, ni);
+                aptr[ei] = after(eo, no);
+            }
+            ins
+        } else {
+            allocate_bits(
+                self.allocator,
+                self.alloc_iters,
+                (ni, no),
+                &mut (gptr, aptr),
+                (ins, &*req),
+                (outs, &*col),
+                &mut sc.grants,
+                &mut sc.matched,
+            )
+        };
+        let vc_bits = u64::MAX >> (64 - v);
+        let rrp = &mut self.sw_rr[ni * r..ni * (r + 1)];
+        let mut won = 0u64;
+        for ei in bits(matched) {
+            let eo = sc.matched[ei] as usize;
+            let p = ei / si;
+            // The VCs of the crossbar input (those of port `p` on it) that asked for `eo`.
+            let on_input = (0..v).step_by(si).fold(0u64, |m, c| m | 1 << c) << (ei % si);
+            let cands = (sc.vcs_of[eo] >> (p * v)) & vc_bits & on_input;
+            let c = rr_pick(cands, rrp[ei] as usize);
+            rrp[ei] = ((c + si) % v) as u16;
+            won |= 1 << (p * v + c);
+        }
+        won
+    }
+
     /// [`Self::switch_win`] for the input VCs of router `r` whose bits are `won` (fast case: a
     /// one-cycle crossbar): their front flits leave for the next router or the terminal, their
     /// credits go upstream. Returns the bits of the VCs with a flit of the same packet behind
     /// (they ask for the switch again) and of those with the next packet's head at the front
     /// (left in their state for the caller to start). With `move_ptrs` the switch allocator's
     /// pointers move past each winner, as a match with no competition moves them.
-    fn switch_fast<const P: usize, const V: usize>(
+    fn switch_fast<const P: usize, const V: usize, const SP: bool>(
         &mut self,
         r: usize,
         won: u64,
         move_ptrs: bool,
+        order: &[u8],
     ) -> (u64, u64) {
         let slots = self.ivc.len();
         let ((pn, v), depth) = (self.shape::<P, V>(), self.depth);
@@ -1806,7 +2062,25 @@ impl BookSim {
         let pt = &mut self.port[r * pn..(r + 1) * pn];
         let (bit_port, bit_vc) = (&self.bit_port[..], &self.bit_vc[..]);
         let (mut again, mut heads, mut hops) = (0u64, 0u64, 0u64);
-        for j in bits(won) {
+        // With a speedup, the winners in BookSim's queue order (`order`), else by bit.
+        let (mut rest, mut k) = (won, 0);
+        let (now, mask, lat) = (self.now, self.wheel - 1, self.latency);
+        let queue = SP && self.out_speedup > 1;
+        loop {
+            let j = if SP {
+                if k == order.len() {
+                    break;
+                }
+                k += 1;
+                order[k - 1] as usize
+            } else {
+                if rest == 0 {
+                    break;
+                }
+                let j = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                j
+            };
             // By arithmetic when the shape is known at compile time, else by table.
             let (p, c) = match (j.checked_div(V), j.checked_rem(V)) {
                 (Some(p), Some(c)) => (p, c as u16),
@@ -1838,12 +2112,29 @@ impl BookSim {
             // The terminal port's neighbour is the router itself, and its port is not read.
             let eject = o == pn - 1;
             hops += u64::from(!eject);
-            flits[usize::from(eject)].push(FlitEvent {
+            let ev = FlitEvent {
                 router: pt[o].nbr,
                 port: u16::from(op) ^ 1,
                 vc: u16::from(ov),
                 flit,
-            });
+            };
+            // The output's queue ([`Self::send`]): a flit that cannot leave in the crossbar's
+            // cycle goes on the channel's later slot.
+            let at = if queue {
+                let free = &mut self.out_free[r * pn + o];
+                let at = (now + 1).max(*free);
+                *free = at + 1;
+                at
+            } else {
+                now + 1
+            };
+            if at == now + 1 {
+                flits[usize::from(eject)].push(ev);
+            } else if eject {
+                self.eject_at[(at as usize + 2) & mask].push(ev);
+            } else {
+                self.flits_at[(at + lat + 1) as usize & mask].push(ev);
+            }
             credits[usize::from(p == pn - 1)].push(pt[p].up_occ + u32::from(c));
             let more = u64::from(x.len > 0).wrapping_neg() & (1 << j);
             let tails = u64::from(tail).wrapping_neg();
@@ -2142,7 +2433,7 @@ impl BookSim {
         let matched = allocate_bits(
             self.allocator,
             self.alloc_iters,
-            pn,
+            (pn, pn),
             pt,
             (ins, &*req),
             (outs, col),
@@ -2167,9 +2458,11 @@ impl BookSim {
     fn step_router(&mut self, r: usize) {
         if self.fast {
             // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
-            return match (self.ports, self.vcs) {
-                (5, 4) => self.step_router_fast::<5, 4>(r),
-                _ => self.step_router_fast::<0, 0>(r),
+            return match (self.ports, self.vcs, self.sp) {
+                (5, 4, false) => self.step_router_fast::<5, 4>(r),
+                (_, _, false) => self.step_router_fast::<0, 0>(r),
+                (5, 4, true) => self.step_router_fast_sp::<5, 4>(r),
+                (_, _, true) => self.step_router_fast_sp::<0, 0>(r),
             };
         }
         let now = self.now as i64;
@@ -2754,7 +3047,7 @@ impl BookSim {
             }
         } else {
             let mut fl = std::mem::take(&mut self.flits_at[slot]);
-            if self.out_speedup > 1 {
+            if self.out_speedup > 1 && !self.fast {
                 // BookSim takes a router's arriving flits in the order of its input ports
                 // (`_in_queue_flits` is a map by input), and so queues them for the switch in
                 // that order; with an output speedup that order is the order in which flits
@@ -2803,15 +3096,25 @@ impl BookSim {
             };
             swap(self);
             // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
-            match (self.ports, self.vcs) {
-                (5, 4) => {
+            match (self.ports, self.vcs, self.sp) {
+                (5, 4, false) => {
                     for &r in &active {
                         self.step_router_fast::<5, 4>(r as usize);
                     }
                 }
-                _ => {
+                (_, _, false) => {
                     for &r in &active {
                         self.step_router_fast::<0, 0>(r as usize);
+                    }
+                }
+                (5, 4, true) => {
+                    for &r in &active {
+                        self.step_router_fast_sp::<5, 4>(r as usize);
+                    }
+                }
+                (_, _, true) => {
+                    for &r in &active {
+                        self.step_router_fast_sp::<0, 0>(r as usize);
                     }
                 }
             }

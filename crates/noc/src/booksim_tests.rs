@@ -467,8 +467,9 @@ fn booksim_settings_are_checked() {
 
 /// Where every stage takes one cycle the router keeps its stage queues as bit sets; that gives
 /// the queues' numbers exactly, meshes and tori, 1- and 4-flit packets, lookahead routing, both
-/// allocators and two iSLIP rounds, below and past saturation; the per-link counters (flits and
-/// cycles blocked on credits) included, as the results are compared whole.
+/// allocators and two iSLIP rounds, input and output speedups, below and past saturation; the
+/// per-link counters (flits and cycles blocked on credits) included, as the results are compared
+/// whole.
 #[test]
 fn the_one_cycle_fast_path_gives_the_stage_queues_numbers() {
     for (net, cfg, rate) in [
@@ -502,6 +503,30 @@ fn the_one_cycle_fast_path_gives_the_stage_queues_numbers() {
                 ..booksim(1)
             },
             0.6,
+        ),
+        // Speedups: the switch over crossbar ports, and with an output speedup the order
+        // in which flits that crossed together leave.
+        (cube(&[8, 8], false), speedup(1, 2, 2), 0.45),
+        (cube(&[8, 8], false), speedup(1, 2, 2), 0.6),
+        (cube(&[8, 8], true), speedup(4, 2, 1), 0.6),
+        (cube(&[8, 8], true), speedup(4, 1, 2), 0.75),
+        (
+            cube(&[6, 6], false),
+            RouterConfig {
+                allocator: Allocator::SeparableInputFirst,
+                credit_delay: 1,
+                ..speedup(3, 3, 3)
+            },
+            0.5,
+        ),
+        (
+            cube(&[4, 4, 4], true),
+            RouterConfig {
+                routing_delay: 0,
+                alloc_iters: 2,
+                ..speedup(2, 2, 2)
+            },
+            0.5,
         ),
     ] {
         let s = spec(rate, 3_000);
@@ -584,7 +609,7 @@ fn the_bit_set_allocator_matches_the_request_list_allocator() {
         let won = super::allocate_bits(
             kind,
             iters,
-            n,
+            (n, n),
             &mut (&mut g2[..], &mut a2[..]),
             (ins, &req),
             (outs, &col),
