@@ -4,7 +4,7 @@
 # (tools/booksim/build.sh). Prints a Markdown table with the ratios; BENCHMARKS.md quotes it.
 #
 # Usage: tools/bench-table.sh [--baseline REF] [--repeats N] [--pod] [--threads] [--sweeps]
-#                             [--analytic] [--ranks] [--no-booksim]
+#                             [--analytic] [--ranks] [--configs] [--no-booksim]
 #   --baseline REF  the commit to compare with (default: the one named in
 #                   tools/bench-baseline.txt); built once into tools/bench-build/ (ignored by git)
 #   --repeats N     runs of each command; the median is quoted (default 3)
@@ -30,6 +30,11 @@
 #                   `mpirun -n 2` (now, built with `--features mpi` into target/mpi): wall seconds,
 #                   and a check that the two ranks print the bytes one process prints; needs
 #                   OpenMPI's mpirun (about 2 min)
+#   --configs       also issue 38 item 3: one run at 0.3 of each BookSim configuration of the item
+#                   (allocators, routing and credit delays, speedups, meshes and tori, 1- and
+#                   4-flit packets; tools/booksim/configs_speed.py), podsim, the baseline and
+#                   BookSim in turn: CPU seconds and the pair-by-pair ratio BookSim / podsim
+#                   (~100 CPU-s a repeat); needs BookSim
 #   --no-booksim    skip BookSim even when it is built (its run takes ~15 CPU-s)
 #
 # Every figure is whole-process: user+system CPU seconds (to the microsecond, from the
@@ -49,6 +54,7 @@ THREADS=0
 SWEEPS=0
 ANALYTIC=0
 RANKS=0
+CONFIGS=0
 BOOKSIM_BIN="${BOOKSIM_BIN:-$ROOT/tools/booksim/build/booksim2/src/booksim}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -61,7 +67,8 @@ while [ $# -gt 0 ]; do
     --sweeps) SWEEPS=1; shift ;;
     --analytic) ANALYTIC=1; shift ;;
     --ranks) RANKS=1; shift ;;
-    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+    --configs) CONFIGS=1; shift ;;
+    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
     *) echo "bench-table.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -330,4 +337,14 @@ print(f"{ru.ru_utime + ru.ru_stime:.4f}")
     echo "| --seeds 8, BookSim-exact router, $kind 8x8, $flits-flit, uniform at 0.3 | $ps_sd CPU-s | - | - | $bs_sd CPU-s (seed = 1..8) | $r_sd | >= 50x BookSim |"
   done
   rm -rf "$tmpd"
+fi
+if [ "$CONFIGS" = 1 ]; then
+  if [ "$BOOKSIM" = 1 ] && [ -x "$BOOKSIM_BIN" ]; then
+    echo "every BookSim configuration, single runs..." >&2
+    echo "| what (uniform at 0.3, --cycles 10000) | podsim CPU-s | baseline CPU-s | BookSim 2 CPU-s | BookSim / podsim | target |"
+    echo "|---|---|---|---|---|---|"
+    python3 "$ROOT/tools/booksim/configs_speed.py" "$NEW" "$BOOKSIM_BIN" --baseline "$OLD" --repeats "$REPEATS"
+  else
+    echo "--configs needs BookSim (tools/booksim/build.sh, or \$BOOKSIM_BIN)" >&2
+  fi
 fi

@@ -2151,6 +2151,7 @@ impl BookSim {
     /// again next cycle. The heads are grouped by output port; a port with one asker gives it
     /// the free VC of its range nearest its accept pointer, as [`Self::va_evaluate`] does, and
     /// a port with more runs [`Self::va_port`].
+    #[inline(always)]
     fn va_fast<const P: usize, const V: usize>(&mut self, r: usize, va_b: u64) -> (u64, u64) {
         let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
