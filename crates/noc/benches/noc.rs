@@ -7,11 +7,12 @@
 //! router on its two engines, the fast one `run` takes and the general one (taken when a
 //! packet log is kept), on the 8x8 mesh at 0.3 and a 32x32 mesh at 0.3 (one thread each); the
 //! booksim mode's sweeps of issue 38 (8x8 mesh and torus, 1 and 4 flits, 0.05 to 0.40) and 8
-//! seeds of one load.
+//! seeds of one load; and single booksim-mode runs of issue 38 item 3's configurations
+//! (allocators, lookahead routing, credit delays, speedups).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use podsim_noc::{
-    NocRouting, PacketLog, Pattern, RouterConfig, RouterMode, RunSpec, parse_rates, run,
+    Allocator, NocRouting, PacketLog, Pattern, RouterConfig, RouterMode, RunSpec, parse_rates, run,
     run_logged, sweep, sweep_seeds,
 };
 use podsim_topology::{KAryNCube, LinkKind, LinkSpec, Network};
@@ -193,6 +194,74 @@ fn booksim_sweeps(c: &mut Criterion) {
     g.finish();
 }
 
+/// Issue 38 item 3: one booksim-mode run at 0.3 of each kind of configuration BookSim offers
+/// (tools/booksim/configs_speed.py times the same against BookSim 2), flit-hops per second.
+fn booksim_configs(c: &mut Criterion) {
+    let mut g = c.benchmark_group("booksim_configs");
+    g.sample_size(10);
+    let booksim = |flits: u32| RouterConfig {
+        router: RouterMode::Booksim,
+        packet_flits: flits,
+        ..RouterConfig::default()
+    };
+    let mesh = cube(&[8, 8], false);
+    let torus = cube(&[8, 8], true);
+    for (name, net, cfg) in [
+        ("mesh8x8_p1_islip", &mesh, booksim(1)),
+        ("torus8x8_p4_islip", &torus, booksim(4)),
+        (
+            "mesh8x8_p1_sif_rd0_cd2",
+            &mesh,
+            RouterConfig {
+                allocator: Allocator::SeparableInputFirst,
+                routing_delay: 0,
+                credit_delay: 2,
+                ..booksim(1)
+            },
+        ),
+        (
+            "mesh8x8_p4_sof",
+            &mesh,
+            RouterConfig {
+                allocator: Allocator::SeparableOutputFirst,
+                ..booksim(4)
+            },
+        ),
+        (
+            "mesh8x8_p1_islip2",
+            &mesh,
+            RouterConfig {
+                alloc_iters: 2,
+                ..booksim(1)
+            },
+        ),
+        (
+            "mesh8x8_p1_speedup2",
+            &mesh,
+            RouterConfig {
+                input_speedup: 2,
+                output_speedup: 2,
+                ..booksim(1)
+            },
+        ),
+        (
+            "torus8x8_p4_speedup2",
+            &torus,
+            RouterConfig {
+                input_speedup: 2,
+                output_speedup: 2,
+                ..booksim(4)
+            },
+        ),
+    ] {
+        let s = RunSpec::new(Pattern::Uniform, 0.3);
+        let go = || run(net, NocRouting::DimensionOrder, &cfg, &s).unwrap();
+        g.throughput(Throughput::Elements(go().flit_hops));
+        g.bench_function(name, |b| b.iter(go));
+    }
+    g.finish();
+}
+
 /// podsim's router on the fast engine (`run`) and on the general one (`run_logged` with a
 /// packet log that keeps nothing, which only the general engine offers): the same results, so
 /// the ratio of the two is the fast engine's gain.
@@ -276,6 +345,7 @@ criterion_group!(
     router_modes,
     engines,
     booksim_sweeps,
+    booksim_configs,
     threads
 );
 criterion_main!(benches);
