@@ -352,6 +352,35 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// BookSim's expanded crossbar ports (with `input_speedup` `si` and `output_speedup` `so`),
+/// tabulated: input VC `c` of port `p` (bit `j = p * vcs + c`) crosses on crossbar input
+/// `input[j] = p * si + c % si`, towards crossbar output `o * so + out_of[p]` of its output port
+/// `o` (`out_of[p] = p % so`); crossbar input `i` serves the VCs `on_input[i % si]` of its port
+/// (`c % si == i % si`), and its round-robin offset moves from VC `c` to `next[c] = (c + si) %
+/// vcs` when `c` wins.
+#[derive(Debug, Clone, Default)]
+struct Crossbar {
+    input: Vec<u8>,
+    out_of: Vec<u8>,
+    on_input: Vec<u64>,
+    next: Vec<u16>,
+}
+
+impl Crossbar {
+    fn new((ports, vcs): (usize, usize), (si, so): (usize, usize)) -> Self {
+        Crossbar {
+            input: (0..ports * vcs)
+                .map(|j| (j / vcs * si + j % vcs % si) as u8)
+                .collect(),
+            out_of: (0..ports).map(|p| (p % so) as u8).collect(),
+            on_input: (0..si)
+                .map(|k| (k..vcs).step_by(si).fold(0u64, |m, c| m | 1 << c))
+                .collect(),
+            next: (0..vcs).map(|c| ((c + si) % vcs) as u16).collect(),
+        }
+    }
+}
+
 /// The set bits of `m` (lowest first, or with `keys` in the order of their keys: BookSim's
 /// queue order, see [`BookSim::keys`]) written to `out`: returns how many.
 #[inline(always)]
@@ -786,6 +815,8 @@ struct BookSim {
     /// entries queued, `seq` (BookSim's queue order decides which of the flits that crossed to
     /// one output together leaves first).
     sp: bool,
+    /// With a speedup, the crossbar's numbering tabulated for the fast case.
+    xbar: Crossbar,
     /// An output speedup in the fast case: `keys` and `seq` are kept.
     ordered: bool,
     keys: Vec<u64>,
@@ -1100,6 +1131,7 @@ impl BookSim {
             in_speedup: si,
             out_speedup: so,
             sp: si > 1 || so > 1,
+            xbar: Crossbar::new((ports, vcs), (si, so)),
             ordered: so > 1,
             keys: if so > 1 { vec![0; slots] } else { Vec::new() },
             seq: if so > 1 { vec![0; routers] } else { Vec::new() },
@@ -1878,7 +1910,7 @@ impl BookSim {
             (0, 0)
         };
         let won = if sa_b != 0 {
-            self.sa_fast_sp(r, sa_b)
+            self.sa_fast_sp::<P, V>(r, sa_b)
         } else {
             0
         };
@@ -1932,8 +1964,8 @@ impl BookSim {
     /// crossbar inputs to outputs and moves its pointers; a matched input sends its VC that
     /// asked for the output nearest its round-robin offset, which then moves to that VC + `si`
     /// (BookSim's `_sw_rr_offset`). Returns the winners' bits.
-    fn sa_fast_sp(&mut self, r: usize, sa_b: u64) -> u64 {
-        let (pn, v) = (self.ports, self.vcs);
+    fn sa_fast_sp<const P: usize, const V: usize>(&mut self, r: usize, sa_b: u64) -> u64 {
+        let (pn, v) = self.shape::<P, V>();
         let (si, so) = (self.in_speedup, self.out_speedup);
         let (ni, no) = (pn * si, pn * so);
         let nio = pn * v;
@@ -1957,11 +1989,12 @@ impl BookSim {
                 );
                 return 0;
             }
+            let x = &self.xbar;
             let (p, c) = (j / v, j % v);
-            let (ei, eo) = (p * si + c % si, o * so + p % so);
+            let (ei, eo) = (x.input[j] as usize, o * so + x.out_of[p] as usize);
             self.sw_gptr[no * r + eo] = after(ei, ni);
             self.sw_aptr[ni * r + ei] = after(eo, no);
-            self.sw_rr[ni * r + ei] = ((c + si) % v) as u16;
+            self.sw_rr[ni * r + ei] = x.next[c];
             return sa_b;
         }
         let sc = &mut self.scratch;
@@ -1977,8 +2010,10 @@ impl BookSim {
                 stalled |= 1 << o;
                 continue;
             }
-            let (p, c) = (j / v, j % v);
-            let (ei, eo) = (p * si + c % si, o * so + p % so);
+            let (ei, eo) = (
+                self.xbar.input[j] as usize,
+                o * so + self.xbar.out_of[j / v] as usize,
+            );
             let (ib, ob) = (1u64 << ei, 1u64 << eo);
             dup |= (ins & ib) | (outs & ob);
             ins |= ib;
@@ -2022,14 +2057,14 @@ impl BookSim {
         let vc_bits = u64::MAX >> (64 - v);
         let rrp = &mut self.sw_rr[ni * r..ni * (r + 1)];
         let mut won = 0u64;
+        let x = &self.xbar;
         for ei in bits(matched) {
             let eo = sc.matched[ei] as usize;
-            let p = ei / si;
+            let (p, k) = (ei / si, ei % si);
             // The VCs of the crossbar input (those of port `p` on it) that asked for `eo`.
-            let on_input = (0..v).step_by(si).fold(0u64, |m, c| m | 1 << c) << (ei % si);
-            let cands = (sc.vcs_of[eo] >> (p * v)) & vc_bits & on_input;
+            let cands = (sc.vcs_of[eo] >> (p * v)) & vc_bits & x.on_input[k];
             let c = rr_pick(cands, rrp[ei] as usize);
-            rrp[ei] = ((c + si) % v) as u16;
+            rrp[ei] = x.next[c];
             won |= 1 << (p * v + c);
         }
         won
