@@ -550,19 +550,23 @@ fn allocate_bits<T: Pointers + ?Sized>(
     }
 }
 
-/// One round of VC allocation at output port `op` (of `v` VCs) among the heads `heads`
-/// (input-VC bits, more than one), as [`BookSim::va_shared_port`] does it, on bit sets: `free(j)`
-/// is the VC bits head `j` may take; `gptr` and `aptr` are the router's pointers over its
-/// (port, VC) outputs and inputs. Returns the heads granted a VC (each one's `aptr` then
-/// points just past it) and those that got none.
+/// VC allocation at output port `op` (of `v` VCs) among the heads `heads` (input-VC bits, more
+/// than one), as [`BookSim::va_shared_port`] (one round) and [`BookSim::va_port`] (`iters`
+/// iSLIP rounds) do it, on bit sets: `free(j)` is the VC bits head `j` may take; `gptr` and
+/// `aptr` are the router's pointers over its (port, VC) outputs and inputs. Returns the heads
+/// granted a VC, each one's VC in `picks` (the VC's number in the port), and those that got
+/// none. The pointers move past the matches of the first round only.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn shared_port_bits(
     kind: Allocator,
+    iters: u32,
     (op, v): (usize, usize),
     heads: u64,
     free: impl Fn(usize) -> u32,
     gptr: &mut [u16],
     aptr: &mut [u16],
+    picks: &mut [u8; 64],
 ) -> (u64, u64) {
     let nio = gptr.len();
     let base = op * v;
@@ -592,23 +596,37 @@ fn shared_port_bits(
                     }
                 }
             }
-            // Grant: each asked-for VC grants the head nearest its pointer; accept: each head
-            // takes the granting VC nearest its pointer.
-            let mut granted = [0u32; 64];
-            let mut got = 0u64;
-            for ov in bits(u64::from(union)) {
-                let candidates = if union == common { asking } else { want[ov] };
-                let j = rr_pick(candidates, gptr[base + ov] as usize);
-                granted[j] |= 1 << ov;
-                got |= 1 << j;
+            // Grant: each asked-for VC still free grants the unmatched head nearest its
+            // pointer; accept: each head takes the granting VC nearest its pointer.
+            let (mut heads_left, mut vcs_left) = (asking, union);
+            for round in 0..iters {
+                let mut granted = [0u32; 64];
+                let mut got = 0u64;
+                for ov in bits(u64::from(vcs_left)) {
+                    let candidates = if union == common { asking } else { want[ov] } & heads_left;
+                    if candidates == 0 {
+                        continue;
+                    }
+                    let j = rr_pick(candidates, gptr[base + ov] as usize);
+                    granted[j] |= 1 << ov;
+                    got |= 1 << j;
+                }
+                if got == 0 {
+                    break;
+                }
+                for j in bits(got) {
+                    let o = nearest(granted[j], aptr[j] as usize, base, v);
+                    if round == 0 {
+                        gptr[o] = after(j, nio);
+                        aptr[j] = after(o, nio);
+                    }
+                    picks[j] = (o - base) as u8;
+                    won |= 1 << j;
+                    heads_left &= !(1 << j);
+                    vcs_left &= !(1 << (o - base));
+                }
             }
-            lost |= heads & !lost & !got;
-            for j in bits(got) {
-                let o = nearest(granted[j], aptr[j] as usize, base, v);
-                gptr[o] = after(j, nio);
-                aptr[j] = after(o, nio);
-                won |= 1 << j;
-            }
+            lost |= heads & !lost & !won;
         }
         Allocator::SeparableInputFirst => {
             // Input arbiters: each head picks the free VC nearest its pointer; output arbiters:
@@ -626,6 +644,7 @@ fn shared_port_bits(
                 lost |= picked[ov] & !(1 << j);
                 gptr[base + ov] = after(j, nio);
                 aptr[j] = after(base + ov, nio);
+                picks[j] = ov as u8;
             }
         }
     }
@@ -2295,55 +2314,27 @@ impl BookSim {
             ivc[j].state = ACTIVE;
             won |= 1 << j;
         }
-        if self.alloc_iters == 1 {
-            for op in bits(shared) {
-                let (w, l) = shared_port_bits(
-                    self.allocator,
-                    (op, v),
-                    heads_of[op],
-                    |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !pt[op].in_use,
-                    gptr,
-                    aptr,
-                );
-                lost |= l;
-                for j in bits(w) {
-                    // `aptr[j]` now follows the granted output.
-                    let pick = if aptr[j] == 0 {
-                        nio - 1
-                    } else {
-                        aptr[j] as usize - 1
-                    };
-                    let ov = pick - op * v;
-                    pt[op].in_use |= 1 << ov;
-                    ivc[j].out = (op as u8, ov as u8);
-                    ivc[j].state = ACTIVE;
-                    won |= 1 << j;
-                }
-            }
-            return (won, lost);
-        }
+        // Heads sharing a port: one allocation (all its rounds) a port.
+        let mut picks = [0u8; 64];
         for op in bits(shared) {
-            let heads = self.scratch.heads_of[op];
-            let mut items = std::mem::take(&mut self.scratch.items);
-            let mut res = std::mem::take(&mut self.scratch.res);
-            items.clear();
-            items.extend(bits(heads).map(|j| (self.bit_port[j], self.bit_vc[j])));
-            res.clear();
-            res.resize(items.len(), PENDING);
-            self.va_port(r, op, &items, &mut res);
-            for (k, j) in bits(heads).enumerate() {
-                if res[k] >= 0 {
-                    let (op, ov) = (res[k] as usize / v, res[k] as usize % v);
-                    self.port[r * pn + op].in_use |= 1 << ov;
-                    self.ivc[base + j].out = (op as u8, ov as u8);
-                    self.ivc[base + j].state = ACTIVE;
-                    won |= 1 << j;
-                } else {
-                    lost |= 1 << j;
-                }
+            let (w, l) = shared_port_bits(
+                self.allocator,
+                self.alloc_iters,
+                (op, v),
+                heads_of[op],
+                |j| vc_range(ivc[j].route.1, ivc[j].route.2) & !pt[op].in_use,
+                gptr,
+                aptr,
+                &mut picks,
+            );
+            lost |= l;
+            for j in bits(w) {
+                let ov = usize::from(picks[j]);
+                pt[op].in_use |= 1 << ov;
+                ivc[j].out = (op as u8, ov as u8);
+                ivc[j].state = ACTIVE;
+                won |= 1 << j;
             }
-            self.scratch.items = items;
-            self.scratch.res = res;
         }
         (won, lost)
     }

@@ -630,20 +630,23 @@ fn the_bit_set_allocator_matches_the_request_list_allocator() {
 }
 
 /// VC allocation at one output port with several heads on bit sets (`shared_port_bits`)
-/// against one round of the request-list allocator (`allocate`) over the requests (head, each
-/// VC it may take), which is what the general path's `va_shared_port` computes: the same
-/// grants and pointers, random heads, VC ranges and pointers (in one trial of three every head
-/// may take the same VCs, as on a mesh), both allocators.
+/// against the request-list allocator (`allocate`) over the requests (head, each VC it may
+/// take), which is what the general path's `va_shared_port` and `va_port` compute: the same
+/// grants, VCs and pointers, random heads, VC ranges and pointers (in one trial of three every
+/// head may take the same VCs, as on a mesh), iSLIP of one to three rounds and the separable
+/// allocator.
 #[test]
-fn the_bit_set_vc_allocation_matches_one_allocator_round() {
+fn the_bit_set_vc_allocation_matches_the_request_list_allocator() {
     let mut rng = Lcg(11);
-    for trial in 0..4000 {
+    for trial in 0..6000 {
         let (ports, v) = [(5, 4), (5, 2), (7, 8), (3, 16)][trial % 4];
-        let kind = if trial / 4 % 2 == 0 {
-            Allocator::Islip
-        } else {
-            Allocator::SeparableInputFirst
-        };
+        // iSLIP of 1, 2 and 3 rounds, and the separable allocator (one pass).
+        let (kind, iters) = [
+            (Allocator::Islip, 1),
+            (Allocator::SeparableInputFirst, 1),
+            (Allocator::Islip, 2),
+            (Allocator::Islip, 3),
+        ][trial / 4 % 4];
         let nio = ports * v;
         let op = rng.below(ports);
         let mut heads = 0u64;
@@ -667,7 +670,7 @@ fn the_bit_set_vc_allocation_matches_one_allocator_round() {
         let mut s = scratch(nio);
         super::allocate(
             kind,
-            1,
+            iters,
             nio,
             nio,
             &mut (&mut g1[..], &mut a1[..]),
@@ -675,8 +678,17 @@ fn the_bit_set_vc_allocation_matches_one_allocator_round() {
             &mut s,
         );
         let (mut g2, mut a2) = (gptr, aptr);
-        let (won, lost) =
-            super::shared_port_bits(kind, (op, v), heads, |j| free[j], &mut g2, &mut a2);
+        let mut picks = [0u8; 64];
+        let (won, lost) = super::shared_port_bits(
+            kind,
+            iters,
+            (op, v),
+            heads,
+            |j| free[j],
+            &mut g2,
+            &mut a2,
+            &mut picks,
+        );
         assert_eq!(won | lost, heads);
         assert_eq!(won & lost, 0);
         for j in super::bits(heads) {
@@ -687,10 +699,10 @@ fn the_bit_set_vc_allocation_matches_one_allocator_round() {
                 "trial {trial}: head {j} of {reqs:?}"
             );
             if granted {
-                // `shared_port_bits` leaves the accept pointer just past the granted VC.
+                // The same VC.
                 assert_eq!(
-                    usize::from(a2[j]),
-                    (s.inmatch[j] as usize + 1) % nio,
+                    op * v + usize::from(picks[j]),
+                    s.inmatch[j] as usize,
                     "trial {trial}"
                 );
             }
