@@ -1699,6 +1699,56 @@ impl BookSim {
         let (pn, v) = self.shape::<P, V>();
         let (slots, depth) = (self.ivc.len(), self.depth);
         let mut fl = std::mem::take(&mut self.flits_at[slot]);
+        if !self.torus_steps.is_empty() {
+            // A tabulated torus: as `arrive_fast`, each head's route from the table's step
+            // and its packet (`compute_route`).
+            let (now, routers, ordered) = (self.now, self.routers, self.ordered);
+            let BookSim {
+                ivc,
+                buf,
+                rt,
+                active,
+                torus_steps,
+                dst_of,
+                packets,
+                keys,
+                seq,
+                ..
+            } = self;
+            let (ivc, buf, rt) = (&mut ivc[..], &mut buf[..], &mut rt[..]);
+            let (torus_steps, dst_of) = (&torus_steps[..], &dst_of[..]);
+            for e in &fl {
+                let r = e.router as usize;
+                let rr = &mut rt[r];
+                // `wake`.
+                if rr.stamp != now {
+                    rr.stamp = now;
+                    active.push(e.router);
+                }
+                let j = e.port as usize * v + e.vc as usize;
+                let idx = r * pn * v + j;
+                let x = &mut ivc[idx];
+                let (state, len) = enqueue(x, buf, (slots, depth), idx, e.flit);
+                if state == IDLE {
+                    let pkt = (e.flit >> 2) as usize;
+                    let step = torus_steps[r * routers + dst_of[pkt] as usize];
+                    x.state = ROUTING;
+                    x.route = torus_route(step, e.port as usize, &mut packets[pkt], (pn, v));
+                    rr.route_m |= 1 << j;
+                } else if state == ACTIVE && len == 0 {
+                    rr.sa_m |= 1 << j;
+                } else {
+                    continue;
+                }
+                if ordered {
+                    // `queued`.
+                    keys[idx] = seq[r] + u64::from(e.port);
+                }
+            }
+            fl.clear();
+            self.flits_at[slot] = fl;
+            return;
+        }
         for e in fl.drain(..) {
             self.wake(e.router);
             let r = e.router as usize;
