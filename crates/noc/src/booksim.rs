@@ -341,6 +341,15 @@ fn mark_blocked(blocked: &mut u64, charged: &mut u64, from: u64, until: u64) {
     }
 }
 
+/// [`mark_blocked`] for this cycle on each of a router's output ports (`blocked` and `until`
+/// its ports' entries) whose bit is in `stalled`: switch allocation found a flit for it whose
+/// output VC had no credit.
+fn mark_stalled(blocked: &mut [u64], until: &mut [u64], stalled: u64, now: u64) {
+    for o in bits(stalled) {
+        mark_blocked(&mut blocked[o], &mut until[o], now, now + 1);
+    }
+}
+
 /// The set bits of `m`, lowest first.
 fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
@@ -1636,9 +1645,18 @@ impl BookSim {
     /// case with a routing stage: [`Self::receive`] with the network's shape `(P, V)` known
     /// (as in [`Self::shape`]).
     fn arrive_fast<const P: usize, const V: usize>(&mut self, slot: usize) {
-        if self.torus || self.mesh_ports.is_empty() {
-            return self.arrive_fast_routed::<P, V>(slot);
+        if !self.mesh_ports.is_empty() {
+            self.arrive_tabulated::<P, V, false>(slot)
+        } else if !self.torus_steps.is_empty() {
+            self.arrive_tabulated::<P, V, true>(slot)
+        } else {
+            self.arrive_fast_routed::<P, V>(slot)
         }
+    }
+
+    /// [`Self::arrive_fast`] where the routes are tabulated, a mesh's ports (`TORUS` false) or
+    /// a torus's steps (`TORUS`), each head's route looked up in the loop (`compute_route`).
+    fn arrive_tabulated<const P: usize, const V: usize, const TORUS: bool>(&mut self, slot: usize) {
         let (pn, v) = self.shape::<P, V>();
         let (slots, depth, now) = (self.ivc.len(), self.depth, self.now);
         let (routers, last) = (self.routers, (self.vcs - 1) as u8);
@@ -1652,13 +1670,15 @@ impl BookSim {
             rt,
             active,
             mesh_ports,
+            torus_steps,
             dst_of,
+            packets,
             keys,
             seq,
             ..
         } = self;
         let (ivc, buf, rt) = (&mut ivc[..], &mut buf[..], &mut rt[..]);
-        let (mesh_ports, dst_of) = (&mesh_ports[..], &dst_of[..]);
+        let (mesh_ports, torus_steps, dst_of) = (&mesh_ports[..], &torus_steps[..], &dst_of[..]);
         for e in &fl {
             let r = e.router as usize;
             let rr = &mut rt[r];
@@ -1672,11 +1692,15 @@ impl BookSim {
             let x = &mut ivc[idx];
             let (state, len) = enqueue(x, buf, (slots, depth), idx, e.flit);
             if state == IDLE {
-                // `start_head` in the fast case, the route from the mesh's table
-                // (`compute_route`).
-                let port = mesh_ports[r * routers + dst_of[(e.flit >> 2) as usize] as usize];
+                // `start_head` in the fast case.
+                let pkt = (e.flit >> 2) as usize;
+                let at = r * routers + dst_of[pkt] as usize;
                 x.state = ROUTING;
-                x.route = (port, 0, last);
+                x.route = if TORUS {
+                    torus_route(torus_steps[at], e.port as usize, &mut packets[pkt], (pn, v))
+                } else {
+                    (mesh_ports[at], 0, last)
+                };
                 rr.route_m |= 1 << j;
             } else if state == ACTIVE && len == 0 {
                 rr.sa_m |= 1 << j;
@@ -1693,62 +1717,12 @@ impl BookSim {
         self.flits_at[slot] = fl;
     }
 
-    /// [`Self::arrive_fast`] where routes are computed rather than tabulated (tori, and meshes
-    /// too large for the table).
+    /// [`Self::arrive_fast`] where routes are computed rather than tabulated (networks too large
+    /// for the tables).
     fn arrive_fast_routed<const P: usize, const V: usize>(&mut self, slot: usize) {
         let (pn, v) = self.shape::<P, V>();
         let (slots, depth) = (self.ivc.len(), self.depth);
         let mut fl = std::mem::take(&mut self.flits_at[slot]);
-        if !self.torus_steps.is_empty() {
-            // A tabulated torus: as `arrive_fast`, each head's route from the table's step
-            // and its packet (`compute_route`).
-            let (now, routers, ordered) = (self.now, self.routers, self.ordered);
-            let BookSim {
-                ivc,
-                buf,
-                rt,
-                active,
-                torus_steps,
-                dst_of,
-                packets,
-                keys,
-                seq,
-                ..
-            } = self;
-            let (ivc, buf, rt) = (&mut ivc[..], &mut buf[..], &mut rt[..]);
-            let (torus_steps, dst_of) = (&torus_steps[..], &dst_of[..]);
-            for e in &fl {
-                let r = e.router as usize;
-                let rr = &mut rt[r];
-                // `wake`.
-                if rr.stamp != now {
-                    rr.stamp = now;
-                    active.push(e.router);
-                }
-                let j = e.port as usize * v + e.vc as usize;
-                let idx = r * pn * v + j;
-                let x = &mut ivc[idx];
-                let (state, len) = enqueue(x, buf, (slots, depth), idx, e.flit);
-                if state == IDLE {
-                    let pkt = (e.flit >> 2) as usize;
-                    let step = torus_steps[r * routers + dst_of[pkt] as usize];
-                    x.state = ROUTING;
-                    x.route = torus_route(step, e.port as usize, &mut packets[pkt], (pn, v));
-                    rr.route_m |= 1 << j;
-                } else if state == ACTIVE && len == 0 {
-                    rr.sa_m |= 1 << j;
-                } else {
-                    continue;
-                }
-                if ordered {
-                    // `queued`.
-                    keys[idx] = seq[r] + u64::from(e.port);
-                }
-            }
-            fl.clear();
-            self.flits_at[slot] = fl;
-            return;
-        }
         for e in fl.drain(..) {
             self.wake(e.router);
             let r = e.router as usize;
@@ -1849,7 +1823,7 @@ impl BookSim {
     /// In the fast case with an output speedup, input VC `idx` of router `r` joins the back
     /// of a stage's queue as a flit arrives (see [`BookSim::keys`]): BookSim queues a cycle's
     /// arrivals in the order of their input ports, before the router's step, which moves the
-    /// router's count past them ([`Self::step_router_fast_sp`]).
+    /// router's count past them ([`Self::step_router_fast`]).
     #[inline]
     fn queued(&mut self, r: usize, idx: usize) {
         if self.ordered {
@@ -1894,7 +1868,14 @@ impl BookSim {
     /// ports it allocates, and switch allocation, which runs after it, reads neither those nor
     /// the VCs it grants, whose bits join the switch set for the next cycle); then switch
     /// allocation is evaluated and the switch winners leave.
-    fn step_router_fast<const P: usize, const V: usize>(&mut self, r: usize) {
+    ///
+    /// With `SP` (an input or output speedup) the switch allocates over the crossbar's ports
+    /// ([`Self::sa_fast_sp`]), and with an output speedup the winners cross in BookSim's queue
+    /// order and each VC that joins a queue takes its place at the back ([`BookSim::keys`]) in
+    /// the order BookSim's updates push them: route computation's, then VC allocation's
+    /// (winners and losers, in its queue's order), then switch allocation's (losers, and
+    /// winners with a flit behind, in its queue's order).
+    fn step_router_fast<const P: usize, const V: usize, const SP: bool>(&mut self, r: usize) {
         let Rt {
             route_m: route_b,
             va_m: va_b,
@@ -1906,28 +1887,56 @@ impl BookSim {
         } else {
             (0, 0)
         };
-        let (won, move_ptrs) = if sa_b != 0 {
-            self.sa_fast::<P, V>(r, sa_b)
-        } else {
+        let (won, move_ptrs) = if sa_b == 0 {
             (0, false)
+        } else if SP {
+            // `sa_fast_sp` moves the pointers itself.
+            (self.sa_fast_sp::<P, V>(r, sa_b), false)
+        } else {
+            self.sa_fast::<P, V>(r, sa_b)
         };
         // Route update: the routes were computed when the heads reached the front, and a head
         // keeps the state `ROUTING` until it is granted a VC (only `IDLE` and `ACTIVE` are read
         // in the fast case; the stage sets tell the other two apart).
         let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
+        let base = r * nio;
         // The stage sets, read above, are written whole below: nothing else adds to them
         // during the step.
         let mut route_m = 0;
         let mut va_m = route_b | va_lost;
         // Switch allocation update: the losers ask again, the winners leave.
         let mut sa_m = va_won | (sa_b & !won);
+        // The winners whose VC leaves every queue (its last flit left).
+        let mut gone = 0u64;
         if won != 0 {
-            let (again, heads) = self.switch_fast::<P, V, false>(r, won, move_ptrs, &[]);
+            let mut order = [0u8; 64];
+            let n = if SP {
+                let keys = self.ordered.then(|| &self.keys[base..base + nio]);
+                by_key(won, keys, &mut order)
+            } else {
+                0
+            };
+            let (again, heads) = self.switch_fast::<P, V, SP>(r, won, move_ptrs, &order[..n]);
             sa_m |= again;
             let (route, va) = self.start_heads(r, heads, nio);
             route_m |= route;
             va_m |= va;
+            gone = won & !(again | heads);
+        }
+        if SP && self.ordered {
+            let keys = &mut self.keys[base..base + nio];
+            let seq = &mut self.seq[r];
+            // Past this cycle's arrivals (`queued`).
+            *seq += pn as u64;
+            for m in [route_b, va_b, sa_b & !gone] {
+                let mut order = [0u8; 64];
+                let n = by_key(m, Some(keys), &mut order);
+                for &j in &order[..n] {
+                    keys[j as usize] = *seq;
+                    *seq += 1;
+                }
+            }
         }
         let rt = &mut self.rt[r];
         rt.route_m = route_m;
@@ -1960,70 +1969,19 @@ impl BookSim {
         }
     }
 
-    /// [`Self::step_router_fast`] with an input or output speedup: the switch allocates over
-    /// the crossbar's ports ([`Self::sa_fast_sp`]), and with an output speedup the winners
-    /// cross in BookSim's queue order and each VC that joins a queue takes its place at the
-    /// back ([`BookSim::keys`]) in the order BookSim's updates push them: route computation's,
-    /// then VC allocation's (winners and losers, in its queue's order), then switch
-    /// allocation's (losers, and winners with a flit behind, in its queue's order).
-    fn step_router_fast_sp<const P: usize, const V: usize>(&mut self, r: usize) {
-        let Rt {
-            route_m: route_b,
-            va_m: va_b,
-            sa_m: sa_b,
-            ..
-        } = self.rt[r];
-        let (va_won, va_lost) = if va_b != 0 {
-            self.va_fast::<P, V>(r, va_b)
-        } else {
-            (0, 0)
-        };
-        let won = if sa_b != 0 {
-            self.sa_fast_sp::<P, V>(r, sa_b)
-        } else {
-            0
-        };
+    /// Whether the output VC of input VC `j` (its bit) of router `r`, alone in asking for the
+    /// switch, has room downstream; if not, its output port is charged a cycle blocked on
+    /// credits.
+    #[inline(always)]
+    fn lone_fits<const P: usize, const V: usize>(&mut self, r: usize, j: usize) -> bool {
         let (pn, v) = self.shape::<P, V>();
-        let nio = pn * v;
-        let base = r * nio;
-        let mut route_m = 0;
-        let mut va_m = route_b | va_lost;
-        let mut sa_m = va_won | (sa_b & !won);
-        // The winners whose VC leaves every queue (its last flit left).
-        let mut gone = 0u64;
-        if won != 0 {
-            let mut order = [0u8; 64];
-            let keys = self.ordered.then(|| &self.keys[base..base + nio]);
-            let n = by_key(won, keys, &mut order);
-            let (again, heads) = self.switch_fast::<P, V, true>(r, won, false, &order[..n]);
-            sa_m |= again;
-            let (route, va) = self.start_heads(r, heads, nio);
-            route_m |= route;
-            va_m |= va;
-            gone = won & !(again | heads);
+        let base = r * pn * v;
+        let (op, ov) = self.ivc[base + j].out;
+        if self.ivc[base + op as usize * v + ov as usize].occ as usize >= self.depth {
+            self.credit_stall(r * pn + op as usize, 1);
+            return false;
         }
-        if self.ordered {
-            let keys = &mut self.keys[base..base + nio];
-            let seq = &mut self.seq[r];
-            // Past this cycle's arrivals (`queued`).
-            *seq += pn as u64;
-            for m in [route_b, va_b, sa_b & !gone] {
-                let mut order = [0u8; 64];
-                let n = by_key(m, Some(keys), &mut order);
-                for &j in &order[..n] {
-                    keys[j as usize] = *seq;
-                    *seq += 1;
-                }
-            }
-        }
-        let rt = &mut self.rt[r];
-        rt.route_m = route_m;
-        rt.va_m = va_m;
-        rt.sa_m = sa_m;
-        if route_m | va_m | sa_m != 0 && rt.stamp != self.now + 1 {
-            rt.stamp = self.now + 1;
-            self.next_active.push(r as u32);
-        }
+        true
     }
 
     /// Switch allocation at router `r` for the active input VCs whose bits are `sa_b` (fast
@@ -2037,27 +1995,14 @@ impl BookSim {
         let (pn, v) = self.shape::<P, V>();
         let (si, so) = (self.in_speedup, self.out_speedup);
         let (ni, no) = (pn * si, pn * so);
-        let nio = pn * v;
-        let rr = r * pn;
-        let base = rr * v;
-        let depth = self.depth;
-        let ivc = &self.ivc[base..base + nio];
         if sa_b.is_power_of_two() {
             // One VC asking (the usual case): it wins if its output VC has room, and the
             // pointers move past it.
             let j = sa_b.trailing_zeros() as usize;
-            let (op, ov) = ivc[j].out;
-            let o = op as usize;
-            if ivc[o * v + ov as usize].occ as usize >= depth {
-                let now = self.now;
-                mark_blocked(
-                    &mut self.port_blocked[rr + o],
-                    &mut self.blocked_until[rr + o],
-                    now,
-                    now + 1,
-                );
+            if !self.lone_fits::<P, V>(r, j) {
                 return 0;
             }
+            let o = self.ivc[r * pn * v + j].out.0 as usize;
             let x = &self.xbar;
             let (p, c) = (j / v, j % v);
             let (ei, eo) = (x.input[j] as usize, o * so + x.out_of[p] as usize);
@@ -2066,6 +2011,11 @@ impl BookSim {
             self.sw_rr[ni * r + ei] = x.next[c];
             return sa_b;
         }
+        let nio = pn * v;
+        let rr = r * pn;
+        let base = rr * v;
+        let depth = self.depth;
+        let ivc = &self.ivc[base..base + nio];
         let sc = &mut self.scratch;
         let (col, vcs_of, req) = (&mut sc.col[..no], &mut sc.vcs_of[..no], &mut sc.req[..ni]);
         col.fill(0);
@@ -2091,15 +2041,12 @@ impl BookSim {
             req[ei] |= ob;
             vcs_of[eo] |= 1 << j;
         }
-        let now = self.now;
-        for o in bits(stalled) {
-            mark_blocked(
-                &mut self.port_blocked[rr + o],
-                &mut self.blocked_until[rr + o],
-                now,
-                now + 1,
-            );
-        }
+        mark_stalled(
+            &mut self.port_blocked[rr..rr + pn],
+            &mut self.blocked_until[rr..rr + pn],
+            stalled,
+            self.now,
+        );
         let gptr = &mut self.sw_gptr[no * r..no * (r + 1)];
         let aptr = &mut self.sw_aptr[ni * r..ni * (r + 1)];
         let matched = if dup == 0 {
@@ -2398,30 +2345,18 @@ impl BookSim {
     /// leaves their pointers to it), and after one allocator round it only repeats what the
     /// allocator did.
     fn sa_fast<const P: usize, const V: usize>(&mut self, r: usize, sa_b: u64) -> (u64, bool) {
+        if sa_b.is_power_of_two() {
+            // One VC asking (the usual case): it wins if its output VC has room
+            // (`switch_fast` moves the pointers).
+            let won = self.lone_fits::<P, V>(r, sa_b.trailing_zeros() as usize);
+            return (sa_b & u64::from(won).wrapping_neg(), won);
+        }
         let (pn, v) = self.shape::<P, V>();
         let nio = pn * v;
         let rr = r * pn;
         let base = rr * v;
         let depth = self.depth;
         let ivc = &self.ivc[base..base + nio];
-        if sa_b.is_power_of_two() {
-            // One VC asking (the usual case): it wins if its output VC has room
-            // (`switch_fast` moves the pointers).
-            let j = sa_b.trailing_zeros() as usize;
-            let (op, ov) = ivc[j].out;
-            if ivc[op as usize * v + ov as usize].occ as usize >= depth {
-                let o = rr + op as usize;
-                let now = self.now;
-                mark_blocked(
-                    &mut self.port_blocked[o],
-                    &mut self.blocked_until[o],
-                    now,
-                    now + 1,
-                );
-                return (0, false);
-            }
-            return (sa_b, true);
-        }
         // The asking VCs with a credit, their inputs and outputs, and the outputs of those
         // without one (charged once each); the requests by input and by output, written as
         // they are found (cleared whole first: a fixed count of stores costs less than a loop
@@ -2452,17 +2387,12 @@ impl BookSim {
             col[op as usize] |= pb;
             vcs_of[op as usize] |= 1 << j;
         }
-        if stalled != 0 {
-            let now = self.now;
-            for o in bits(stalled) {
-                mark_blocked(
-                    &mut self.port_blocked[rr + o],
-                    &mut self.blocked_until[rr + o],
-                    now,
-                    now + 1,
-                );
-            }
-        }
+        mark_stalled(
+            &mut self.port_blocked[rr..rr + pn],
+            &mut self.blocked_until[rr..rr + pn],
+            stalled,
+            self.now,
+        );
         if dup == 0 {
             // Every asking VC is alone at its input and its output: each output grants its
             // one asker, each input accepts its one grant, and the VC is its input's only
@@ -2531,16 +2461,21 @@ impl BookSim {
         (won, self.one_round)
     }
 
+    /// The fast case's router step for this network: compiled for the usual shape (a 2-D
+    /// network with 4 VCs, its sizes known at compile time) or any, with or without speedups.
+    fn fast_step(&self) -> fn(&mut Self, usize) {
+        match (self.ports, self.vcs, self.sp) {
+            (5, 4, false) => Self::step_router_fast::<5, 4, false>,
+            (_, _, false) => Self::step_router_fast::<0, 0, false>,
+            (5, 4, true) => Self::step_router_fast::<5, 4, true>,
+            (_, _, true) => Self::step_router_fast::<0, 0, true>,
+        }
+    }
+
     /// One cycle of router `r` (BookSim `IQRouter::_InternalStep` and `WriteOutputs`).
     fn step_router(&mut self, r: usize) {
         if self.fast {
-            // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
-            return match (self.ports, self.vcs, self.sp) {
-                (5, 4, false) => self.step_router_fast::<5, 4>(r),
-                (_, _, false) => self.step_router_fast::<0, 0>(r),
-                (5, 4, true) => self.step_router_fast_sp::<5, 4>(r),
-                (_, _, true) => self.step_router_fast_sp::<0, 0>(r),
-            };
+            return self.fast_step()(self, r);
         }
         let now = self.now as i64;
         let (pn, v) = (self.ports, self.vcs);
@@ -3011,7 +2946,8 @@ impl BookSim {
     }
 
     /// Output port `o` (router * ports + port) holds a flit for want of a credit from now, for
-    /// `cycles` cycles (general path).
+    /// `cycles` cycles.
+    #[inline]
     fn credit_stall(&mut self, o: usize, cycles: u64) {
         let now = self.now;
         mark_blocked(
@@ -3172,28 +3108,9 @@ impl BookSim {
                 std::mem::swap(&mut b.outbox.inj_credits, &mut b.inj_credit_at[is]);
             };
             swap(self);
-            // The usual shape (a 2-D network with 4 VCs) with its sizes known at compile time.
-            match (self.ports, self.vcs, self.sp) {
-                (5, 4, false) => {
-                    for &r in &active {
-                        self.step_router_fast::<5, 4>(r as usize);
-                    }
-                }
-                (_, _, false) => {
-                    for &r in &active {
-                        self.step_router_fast::<0, 0>(r as usize);
-                    }
-                }
-                (5, 4, true) => {
-                    for &r in &active {
-                        self.step_router_fast_sp::<5, 4>(r as usize);
-                    }
-                }
-                (_, _, true) => {
-                    for &r in &active {
-                        self.step_router_fast_sp::<0, 0>(r as usize);
-                    }
-                }
+            let step = self.fast_step();
+            for &r in &active {
+                step(self, r as usize);
             }
             swap(self);
         } else {

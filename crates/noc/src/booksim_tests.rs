@@ -296,19 +296,17 @@ fn speedups_match_booksims_curves() {
     let mesh = cube(&[8, 8], false);
     let torus = cube(&[8, 8], true);
     let rel = |got: f64, want: f64| (got - want).abs() / want;
+    let sp2 = |net: &Network, flits: u32, rate: f64| {
+        let cfg = speedup(flits, 2, 2);
+        run(net, NocRouting::DimensionOrder, &cfg, &spec(rate, 10_000)).unwrap()
+    };
     for (net, flits, rate, want) in [
         (&mesh, 1, 0.40, 42.815),
         (&mesh, 1, 0.45, 55.965),
         (&torus, 4, 0.30, 37.339),
         (&torus, 4, 0.50, 42.432),
     ] {
-        let r = run(
-            net,
-            NocRouting::DimensionOrder,
-            &speedup(flits, 2, 2),
-            &spec(rate, 10_000),
-        )
-        .unwrap();
+        let r = sp2(net, flits, rate);
         assert!(!r.saturated);
         assert!(
             rel(r.average_latency_cycles, want) < 0.05,
@@ -318,13 +316,7 @@ fn speedups_match_booksims_curves() {
         );
     }
     for (net, flits, rate, want) in [(&mesh, 1, 0.55, 0.4729), (&torus, 4, 0.75, 0.6733)] {
-        let r = run(
-            net,
-            NocRouting::DimensionOrder,
-            &speedup(flits, 2, 2),
-            &spec(rate, 10_000),
-        )
-        .unwrap();
+        let r = sp2(net, flits, rate);
         assert!(r.saturated, "BookSim is unstable at {rate}");
         assert!(
             rel(r.accepted_flits_per_node_cycle, want) < 0.03,
