@@ -384,7 +384,16 @@ fn to_lanes(rs: &[Router]) -> Lanes {
 }
 
 fn main() {
-    let per_vc: f64 = std::env::args().nth(1).map_or(1.6, |a| a.parse().unwrap());
+    let per_vc: f64 = match std::env::args().nth(1) {
+        None => 1.6,
+        Some(a) => match a.parse::<f64>() {
+            Ok(d) if d.is_finite() && (0.0..=N as f64).contains(&d) => d,
+            _ => {
+                eprintln!("lane-sa: the argument (asking VCs a router): expected a number from 0 to {N}, got {a:?}");
+                std::process::exit(2);
+            }
+        },
+    };
     let groups = 4096;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let routers: Vec<Router> = (0..groups * L)
